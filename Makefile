@@ -1,0 +1,47 @@
+# quiver: `make demo` runs the main job on bundled data, `make test` installs
+# what is missing, builds and runs every test (plain, ASan+UBSan, fuzzers).
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 20
+WERROR     ?= ON
+
+.PHONY: all deps build test test-plain test-asan test-fuzz demo install bench clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+build:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQV_WERROR=$(WERROR) >/dev/null
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: deps test-plain test-asan test-fuzz
+
+test-plain: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-asan:
+	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DQV_SANITIZE=ON -DQV_WERROR=$(WERROR) >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+test-fuzz:
+	CC=clang-14 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQV_FUZZ=ON -DQV_BUILD_TESTS=OFF -DQV_WERROR=$(WERROR) >/dev/null
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	bash fuzz/run-all.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+demo: deps build
+	bash examples/demo.sh $(BUILD)/quiver
+
+install: build
+	cmake --install $(BUILD)
+
+bench: build
+	cmake --build $(BUILD) --target benchmarks -j $(JOBS)
+	bash bench/run.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

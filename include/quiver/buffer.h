@@ -1,0 +1,35 @@
+/* quiver: shared ownership of memory that zero-copy views point into.
+ *
+ * Follows the C Data Interface pattern: a release callback plus private
+ * data. A QvOwner is reference-counted (thread-safe); the callback runs when
+ * the last reference is dropped, e.g. to munmap a file or free a body. */
+#ifndef QUIVER_BUFFER_H
+#define QUIVER_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct QvOwner QvOwner;
+
+/* New owner with one reference; NULL on allocation failure (the callback
+ * is then NOT called: the caller still owns `private_data`). */
+QvOwner *qv_owner_new(void (*release)(void *private_data), void *private_data);
+/* NULL-safe. */
+void qv_owner_retain(QvOwner *owner);
+void qv_owner_release(QvOwner *owner);
+
+/* 64-byte-aligned allocation (Arrow's recommended alignment) and its owner. */
+void *qv_aligned_alloc(size_t size);
+void qv_aligned_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

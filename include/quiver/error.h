@@ -1,0 +1,61 @@
+/* quiver: status codes and the error struct used by every function.
+ *
+ * Every fallible function returns a QvStatus (QV_OK == 0) and takes an optional
+ * `QvError *` that receives a human-readable message naming what was wrong and
+ * where. The library never prints, aborts or exits. */
+#ifndef QUIVER_ERROR_H
+#define QUIVER_ERROR_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int QvStatus;
+
+enum {
+  QV_OK = 0,
+  QV_EINVAL = 1,      /* input is malformed (bad bytes, violated invariant) */
+  QV_ENOMEM = 2,      /* allocation failed */
+  QV_EIO = 3,         /* read/write/open/mmap failed */
+  QV_ENOTSUP = 4,     /* well-formed but not supported by quiver */
+  QV_ELIMIT = 5,      /* a configured limit (size, depth, count) was exceeded */
+  QV_ETRUNCATED = 6,  /* input ended in the middle of a structure */
+  QV_EARG = 7,        /* the caller passed invalid arguments */
+  QV_EOS = 8          /* not an error: end of stream reached */
+};
+
+#define QV_ERROR_MESSAGE_SIZE 1024
+
+typedef struct QvError {
+  QvStatus code;
+  char message[QV_ERROR_MESSAGE_SIZE];
+} QvError;
+
+/* Short constant name of a status ("QV_EINVAL"). */
+const char *qv_status_name(QvStatus status);
+
+/* Clears an error struct (code QV_OK, empty message). NULL is accepted. */
+void qv_error_clear(QvError *error);
+
+/* Sets code and printf-style message; returns `code` so callers can
+ * `return qv_error_set(err, QV_EINVAL, "...")`. NULL `error` is accepted. */
+QvStatus qv_error_set(QvError *error, QvStatus code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Prepends "prefix: " to the message already in `error`; returns error->code. */
+QvStatus qv_error_prefix(QvError *error, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,303 @@
+/* quiver: the Arrow IPC metadata (Message.fbs, Schema.fbs, Tensor.fbs,
+ * SparseTensor.fbs, File.fbs) as plain C structs, with a verifying decoder
+ * and an encoder.
+ *
+ * Decoded structs own their memory (strings and arrays are copied into an
+ * arena released with qv_message_release / qv_footer_release), so they do not
+ * depend on the lifetime of the bytes they were decoded from. Enum values are
+ * the spec's numbers. */
+#ifndef QUIVER_FORMAT_H
+#define QUIVER_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MetadataVersion */
+enum { QV_METADATA_V1 = 0, QV_METADATA_V2, QV_METADATA_V3, QV_METADATA_V4, QV_METADATA_V5 };
+/* MessageHeader union tags */
+enum {
+  QV_HEADER_NONE = 0,
+  QV_HEADER_SCHEMA = 1,
+  QV_HEADER_DICTIONARY_BATCH = 2,
+  QV_HEADER_RECORD_BATCH = 3,
+  QV_HEADER_TENSOR = 4,
+  QV_HEADER_SPARSE_TENSOR = 5
+};
+/* Type union tags */
+typedef enum QvTypeId {
+  QV_TYPE_NONE = 0,
+  QV_TYPE_NULL = 1,
+  QV_TYPE_INT = 2,
+  QV_TYPE_FLOATING_POINT = 3,
+  QV_TYPE_BINARY = 4,
+  QV_TYPE_UTF8 = 5,
+  QV_TYPE_BOOL = 6,
+  QV_TYPE_DECIMAL = 7,
+  QV_TYPE_DATE = 8,
+  QV_TYPE_TIME = 9,
+  QV_TYPE_TIMESTAMP = 10,
+  QV_TYPE_INTERVAL = 11,
+  QV_TYPE_LIST = 12,
+  QV_TYPE_STRUCT = 13,
+  QV_TYPE_UNION = 14,
+  QV_TYPE_FIXED_SIZE_BINARY = 15,
+  QV_TYPE_FIXED_SIZE_LIST = 16,
+  QV_TYPE_MAP = 17,
+  QV_TYPE_DURATION = 18,
+  QV_TYPE_LARGE_BINARY = 19,
+  QV_TYPE_LARGE_UTF8 = 20,
+  QV_TYPE_LARGE_LIST = 21,
+  QV_TYPE_RUN_END_ENCODED = 22,
+  QV_TYPE_BINARY_VIEW = 23,
+  QV_TYPE_UTF8_VIEW = 24,
+  QV_TYPE_LIST_VIEW = 25,
+  QV_TYPE_LARGE_LIST_VIEW = 26,
+  QV_TYPE_ID_COUNT = 27
+} QvTypeId;
+
+enum { QV_PRECISION_HALF = 0, QV_PRECISION_SINGLE = 1, QV_PRECISION_DOUBLE = 2 };
+enum { QV_DATE_DAY = 0, QV_DATE_MILLISECOND = 1 };
+enum { QV_TIME_SECOND = 0, QV_TIME_MILLISECOND, QV_TIME_MICROSECOND, QV_TIME_NANOSECOND };
+enum { QV_INTERVAL_YEAR_MONTH = 0, QV_INTERVAL_DAY_TIME = 1, QV_INTERVAL_MONTH_DAY_NANO = 2 };
+enum { QV_UNION_SPARSE = 0, QV_UNION_DENSE = 1 };
+enum { QV_ENDIAN_LITTLE = 0, QV_ENDIAN_BIG = 1 };
+enum { QV_FEATURE_UNUSED = 0, QV_FEATURE_DICTIONARY_REPLACEMENT = 1, QV_FEATURE_COMPRESSED_BODY = 2 };
+enum { QV_DICTIONARY_KIND_DENSE_ARRAY = 0 };
+enum { QV_CODEC_LZ4_FRAME = 0, QV_CODEC_ZSTD = 1 };
+enum { QV_COMPRESSION_BUFFER = 0 };
+/* SparseTensorIndex union tags */
+enum {
+  QV_SPARSE_INDEX_NONE = 0,
+  QV_SPARSE_INDEX_COO = 1,
+  QV_SPARSE_INDEX_CSX = 2,
+  QV_SPARSE_INDEX_CSF = 3
+};
+enum { QV_CSX_ROW = 0, QV_CSX_COLUMN = 1 };
+
+typedef struct QvKeyValue {
+  const char *key;   /* NULL when absent */
+  size_t key_len;
+  const char *value; /* NULL when absent */
+  size_t value_len;
+} QvKeyValue;
+
+typedef struct QvIntType {
+  int32_t bit_width;
+  bool is_signed;
+} QvIntType;
+
+/* A member of the Type union, with its parameters. */
+typedef struct QvType {
+  QvTypeId id;
+  union {
+    QvIntType int_;
+    struct { int16_t precision; } floating_point;
+    struct { int32_t precision, scale, bit_width; } decimal;
+    struct { int16_t unit; } date;
+    struct { int16_t unit; int32_t bit_width; } time;
+    struct { int16_t unit; const char *timezone; size_t timezone_len; } timestamp; /* NULL: none */
+    struct { int16_t unit; } interval;
+    struct { int16_t unit; } duration;
+    struct { int32_t byte_width; } fixed_size_binary;
+    struct { int32_t list_size; } fixed_size_list;
+    struct { bool keys_sorted; } map;
+    struct { int16_t mode; bool has_type_ids; int64_t n_type_ids; const int32_t *type_ids; } union_;
+  } u;
+} QvType;
+
+typedef struct QvDictionaryEncoding {
+  int64_t id;
+  bool has_index_type; /* absent means signed 32-bit */
+  QvIntType index_type;
+  bool is_ordered;
+  int16_t kind;
+} QvDictionaryEncoding;
+
+typedef struct QvField {
+  const char *name; /* NULL when absent */
+  size_t name_len;
+  bool nullable;
+  QvType type;
+  const QvDictionaryEncoding *dictionary; /* NULL when not dictionary-encoded */
+  int64_t n_children;
+  const struct QvField *children;
+  int64_t n_metadata;
+  const QvKeyValue *metadata;
+} QvField;
+
+typedef struct QvSchema {
+  int16_t endianness;
+  int64_t n_fields;
+  const QvField *fields;
+  int64_t n_metadata;
+  const QvKeyValue *metadata;
+  int64_t n_features;
+  const int64_t *features;
+} QvSchema;
+
+typedef struct QvBuffer {
+  int64_t offset;
+  int64_t length;
+} QvBuffer;
+
+typedef struct QvFieldNode {
+  int64_t length;
+  int64_t null_count;
+} QvFieldNode;
+
+typedef struct QvRecordBatch {
+  int64_t length;
+  int64_t n_nodes;
+  const QvFieldNode *nodes;
+  int64_t n_buffers;
+  const QvBuffer *buffers;
+  bool has_compression;
+  int8_t codec;
+  int8_t method;
+  bool has_variadic_buffer_counts;
+  int64_t n_variadic_buffer_counts;
+  const int64_t *variadic_buffer_counts;
+} QvRecordBatch;
+
+typedef struct QvDictionaryBatch {
+  int64_t id;
+  QvRecordBatch data;
+  bool is_delta;
+} QvDictionaryBatch;
+
+typedef struct QvTensorDim {
+  int64_t size;
+  const char *name; /* NULL when absent */
+  size_t name_len;
+} QvTensorDim;
+
+typedef struct QvTensorMeta {
+  QvType type;
+  int64_t ndim;
+  const QvTensorDim *shape;
+  bool has_strides;
+  int64_t n_strides;
+  const int64_t *strides;
+  QvBuffer data;
+} QvTensorMeta;
+
+typedef struct QvSparseCOO {
+  QvIntType indices_type;
+  bool has_indices_strides;
+  int64_t n_indices_strides;
+  const int64_t *indices_strides;
+  QvBuffer indices_buffer;
+  bool is_canonical;
+} QvSparseCOO;
+
+typedef struct QvSparseCSX {
+  int16_t compressed_axis;
+  QvIntType indptr_type;
+  QvBuffer indptr_buffer;
+  QvIntType indices_type;
+  QvBuffer indices_buffer;
+} QvSparseCSX;
+
+typedef struct QvSparseCSF {
+  QvIntType indptr_type;
+  int64_t n_indptr_buffers;
+  const QvBuffer *indptr_buffers;
+  QvIntType indices_type;
+  int64_t n_indices_buffers;
+  const QvBuffer *indices_buffers;
+  int64_t n_axis_order;
+  const int32_t *axis_order;
+} QvSparseCSF;
+
+typedef struct QvSparseTensorMeta {
+  QvType type;
+  int64_t ndim;
+  const QvTensorDim *shape;
+  int64_t non_zero_length;
+  uint8_t index_kind; /* QV_SPARSE_INDEX_* */
+  union {
+    QvSparseCOO coo;
+    QvSparseCSX csx;
+    QvSparseCSF csf;
+  } index;
+  QvBuffer data;
+} QvSparseTensorMeta;
+
+typedef struct QvMessage {
+  int16_t version;
+  uint8_t header_type; /* QV_HEADER_* */
+  union {
+    QvSchema schema;
+    QvRecordBatch record_batch;
+    QvDictionaryBatch dictionary_batch;
+    QvTensorMeta tensor;
+    QvSparseTensorMeta sparse_tensor;
+  } header;
+  int64_t body_length;
+  int64_t n_metadata;
+  const QvKeyValue *metadata;
+  void *private_data; /* arena; owned */
+} QvMessage;
+
+typedef struct QvBlock {
+  int64_t offset;
+  int32_t meta_data_length;
+  int64_t body_length;
+} QvBlock;
+
+typedef struct QvFooter {
+  int16_t version;
+  bool has_schema;
+  QvSchema schema;
+  int64_t n_dictionaries;
+  const QvBlock *dictionaries;
+  int64_t n_record_batches;
+  const QvBlock *record_batches;
+  int64_t n_metadata;
+  const QvKeyValue *metadata;
+  void *private_data;
+} QvFooter;
+
+typedef struct QvDecodeOptions {
+  unsigned max_depth;  /* FlatBuffers table nesting; 0 = 64 */
+  size_t max_tables;   /* 0 = 1,000,000 */
+} QvDecodeOptions;
+
+/* Verifies then decodes a Message FlatBuffer. On error *out is left empty
+ * (safe to release). Semantic checks: known union tags and enum values,
+ * required fields, non-negative lengths and sizes. */
+QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
+                           QvMessage *out, QvError *error);
+void qv_message_release(QvMessage *msg);
+
+/* Encodes to a FlatBuffer; *out is malloc'd, free() it. */
+QvStatus qv_message_encode(const QvMessage *msg, uint8_t **out, size_t *out_size, QvError *error);
+
+QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
+                          QvFooter *out, QvError *error);
+void qv_footer_release(QvFooter *footer);
+QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_size,
+                          QvError *error);
+
+/* Names for display: "Schema", "Int", "V5", ... ("?" when unknown). */
+const char *qv_header_type_name(uint8_t header_type);
+const char *qv_type_id_name(QvTypeId id);
+const char *qv_metadata_version_name(int16_t version);
+const char *qv_sparse_index_name(uint8_t kind); /* "COO", "CSR"/"CSC" need the axis: see below */
+
+/* Writes a short human description of a type ("int32", "timestamp[us, tz=UTC]",
+ * "float64", "list", "decimal128(10, 2)") into buf. Returns buf. */
+char *qv_type_describe(const QvType *type, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,234 @@
+/* Back-to-front FlatBuffers builder. Objects are written from the end of the
+ * buffer towards its start, so children (written first) sit after their
+ * parents and every uoffset points forward. A QvFbRef is an object's distance
+ * from the end of the buffer, which stays valid as the buffer grows. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flatbuf/flatbuf.h"
+
+void qv_fb_builder_init(QvFbBuilder *b) {
+  memset(b, 0, sizeof *b);
+  b->min_align = 1;
+}
+
+void qv_fb_builder_release(QvFbBuilder *b) {
+  free(b->buf);
+  free(b->field_offs);
+  free(b->vtables);
+  qv_fb_builder_init(b);
+}
+
+static bool reserve(QvFbBuilder *b, size_t n) {
+  if (b->failed) return false;
+  if (n > QV_FB_MAX_SIZE - b->used) {
+    b->failed = true;
+    return false;
+  }
+  if (b->cap - b->used >= n) return true;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap - b->used < n) cap *= 2;
+  uint8_t *nb = malloc(cap);
+  if (nb == NULL) {
+    b->failed = true;
+    return false;
+  }
+  if (b->used) memcpy(nb + cap - b->used, b->buf + b->cap - b->used, b->used);
+  free(b->buf);
+  b->buf = nb;
+  b->cap = cap;
+  return true;
+}
+
+static void push(QvFbBuilder *b, const void *data, size_t n) {
+  if (!reserve(b, n)) return;
+  b->used += n;
+  if (n) memcpy(b->buf + b->cap - b->used, data, n);
+}
+
+static void push_zeros(QvFbBuilder *b, size_t n) {
+  if (!reserve(b, n)) return;
+  b->used += n;
+  memset(b->buf + b->cap - b->used, 0, n);
+}
+
+/* Pads so that after `extra` more bytes the write position is `align`-aligned. */
+static void align_for(QvFbBuilder *b, size_t align, size_t extra) {
+  if (align > b->min_align) b->min_align = align;
+  size_t pad = (align - ((b->used + extra) % align)) % align;
+  push_zeros(b, pad);
+}
+
+static void push_u32(QvFbBuilder *b, uint32_t v) { push(b, &v, 4); }
+
+/* uoffset from the slot about to be written to the object `ref`. */
+static void push_uoffset(QvFbBuilder *b, QvFbRef ref) {
+  align_for(b, 4, 0);
+  push_u32(b, (uint32_t)(b->used + 4 - ref));
+}
+
+QvFbRef qv_fb_create_string(QvFbBuilder *b, const char *s, size_t len) {
+  if (b->in_table) b->failed = true; /* strings must be built before the table */
+  align_for(b, 4, len + 1);
+  push_zeros(b, 1);
+  push(b, s, len);
+  push_u32(b, (uint32_t)len);
+  return b->failed ? 0 : (QvFbRef)b->used;
+}
+
+QvFbRef qv_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
+                            size_t align) {
+  if (b->in_table || count > UINT32_MAX || (elem_size && count > QV_FB_MAX_SIZE / elem_size))
+    b->failed = true;
+  if (align < 4) align = 4;
+  align_for(b, 4, count * elem_size);
+  align_for(b, align, count * elem_size);
+  push(b, data, count * elem_size);
+  push_u32(b, (uint32_t)count);
+  return b->failed ? 0 : (QvFbRef)b->used;
+}
+
+QvFbRef qv_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t count) {
+  if (b->in_table || count > UINT32_MAX / 4) b->failed = true;
+  align_for(b, 4, count * 4);
+  for (size_t i = count; i-- > 0;) push_uoffset(b, refs[i]);
+  push_u32(b, (uint32_t)count);
+  return b->failed ? 0 : (QvFbRef)b->used;
+}
+
+void qv_fb_table_start(QvFbBuilder *b) {
+  if (b->in_table) b->failed = true;
+  b->in_table = true;
+  b->table_start_used = b->used;
+  if (b->field_offs) memset(b->field_offs, 0, b->n_slots_cap * sizeof *b->field_offs);
+  b->max_slot_plus1 = 0;
+}
+
+static void record_field(QvFbBuilder *b, unsigned slot) {
+  if (!b->in_table || slot > 1000) {
+    b->failed = true;
+    return;
+  }
+  if (slot >= b->n_slots_cap) {
+    unsigned ncap = b->n_slots_cap ? b->n_slots_cap : 16;
+    while (ncap <= slot) ncap *= 2;
+    uint32_t *n = realloc(b->field_offs, ncap * sizeof *n);
+    if (n == NULL) {
+      b->failed = true;
+      return;
+    }
+    memset(n + b->n_slots_cap, 0, (ncap - b->n_slots_cap) * sizeof *n);
+    b->field_offs = n;
+    b->n_slots_cap = ncap;
+  }
+  b->field_offs[slot] = (uint32_t)b->used;
+  if (slot + 1 > b->max_slot_plus1) b->max_slot_plus1 = slot + 1;
+}
+
+void qv_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size) {
+  align_for(b, size, 0);
+  push(b, v, size);
+  record_field(b, slot);
+}
+
+void qv_fb_add_u8(QvFbBuilder *b, unsigned slot, uint8_t v, uint8_t def) {
+  if (v != def) qv_fb_add_scalar(b, slot, &v, 1);
+}
+void qv_fb_add_bool(QvFbBuilder *b, unsigned slot, bool v, bool def) {
+  qv_fb_add_u8(b, slot, v ? 1 : 0, def ? 1 : 0);
+}
+void qv_fb_add_i16(QvFbBuilder *b, unsigned slot, int16_t v, int16_t def) {
+  if (v != def) qv_fb_add_scalar(b, slot, &v, 2);
+}
+void qv_fb_add_i32(QvFbBuilder *b, unsigned slot, int32_t v, int32_t def) {
+  if (v != def) qv_fb_add_scalar(b, slot, &v, 4);
+}
+void qv_fb_add_i64(QvFbBuilder *b, unsigned slot, int64_t v, int64_t def) {
+  if (v != def) qv_fb_add_scalar(b, slot, &v, 8);
+}
+void qv_fb_add_f64(QvFbBuilder *b, unsigned slot, double v, double def) {
+  if (memcmp(&v, &def, sizeof v) != 0) qv_fb_add_scalar(b, slot, &v, 8);
+}
+
+void qv_fb_add_struct(QvFbBuilder *b, unsigned slot, const void *data, size_t size,
+                      size_t align) {
+  align_for(b, align ? align : 1, 0);
+  push(b, data, size);
+  record_field(b, slot);
+}
+
+void qv_fb_add_ref(QvFbBuilder *b, unsigned slot, QvFbRef ref) {
+  if (ref == 0) return;
+  push_uoffset(b, ref);
+  record_field(b, slot);
+}
+
+QvFbRef qv_fb_table_end(QvFbBuilder *b) {
+  if (!b->in_table) b->failed = true;
+  if (b->failed) {
+    b->in_table = false;
+    return 0;
+  }
+  align_for(b, 4, 0);
+  push_zeros(b, 4); /* soffset to the vtable, patched below */
+  b->in_table = false;
+  if (b->failed) return 0;
+  QvFbRef table_ref = (QvFbRef)b->used;
+  size_t table_size = table_ref - b->table_start_used;
+  size_t n = b->max_slot_plus1;
+  size_t vt_size = 4 + 2 * n;
+  if (table_size > UINT16_MAX || vt_size > UINT16_MAX) {
+    b->failed = true;
+    return 0;
+  }
+  uint16_t vt[4 + 2 * 1001];
+  vt[0] = (uint16_t)vt_size;
+  vt[1] = (uint16_t)table_size;
+  for (size_t i = 0; i < n; i++)
+    vt[2 + i] = b->field_offs[i] ? (uint16_t)(table_ref - b->field_offs[i]) : 0;
+
+  /* deduplicate against vtables already written */
+  QvFbRef vt_ref = 0;
+  for (size_t i = 0; i < b->n_vtables; i++) {
+    const uint8_t *old = b->buf + b->cap - b->vtables[i];
+    if (memcmp(old, vt, vt_size) == 0) {
+      vt_ref = b->vtables[i];
+      break;
+    }
+  }
+  if (vt_ref == 0) {
+    push(b, vt, vt_size);
+    if (b->failed) return 0;
+    vt_ref = (QvFbRef)b->used;
+    if (b->n_vtables == b->vtables_cap) {
+      size_t ncap = b->vtables_cap ? 2 * b->vtables_cap : 16;
+      QvFbRef *nv = realloc(b->vtables, ncap * sizeof *nv);
+      if (nv == NULL) {
+        b->failed = true;
+        return 0;
+      }
+      b->vtables = nv;
+      b->vtables_cap = ncap;
+    }
+    b->vtables[b->n_vtables++] = vt_ref;
+  }
+  int32_t soff = (int32_t)((int64_t)vt_ref - (int64_t)table_ref);
+  memcpy(b->buf + b->cap - table_ref, &soff, 4);
+  return table_ref;
+}
+
+QvStatus qv_fb_finish(QvFbBuilder *b, QvFbRef root, const uint8_t **out, size_t *out_size,
+                      QvError *error) {
+  if (b->in_table)
+    return qv_error_set(error, QV_EARG, "FlatBuffers builder: finish called inside a table");
+  if (root == 0 && !b->failed)
+    return qv_error_set(error, QV_EARG, "FlatBuffers builder: no root table");
+  align_for(b, b->min_align, 4);
+  push_uoffset(b, root);
+  if (b->failed)
+    return qv_error_set(error, QV_ENOMEM,
+                        "FlatBuffers builder: allocation failed, buffer over 2 GiB or misuse");
+  *out = b->buf + b->cap - b->used;
+  *out_size = b->used;
+  return QV_OK;
+}

@@ -1,0 +1,208 @@
+/* A small, strict FlatBuffers reader, verifier and builder.
+ *
+ * Generic: nothing here knows about Arrow. Little-endian hosts only (as the
+ * wire format is little-endian and quiver targets x86-64/aarch64).
+ *
+ * Reader: every accessor is bounds-checked against the buffer, so even a
+ * buffer that skipped verification cannot make an accessor read outside it;
+ * an out-of-bounds or absent field reads as its default / as empty.
+ *
+ * Verifier: driven by a schema description (QvFbTableDesc) and checks every
+ * offset, vtable, vector length, string terminator and alignment up front,
+ * with a depth limit and a table-count limit, and reports the first violation
+ * with a path ("Message.header: union type 9 is not a known MessageHeader").
+ *
+ * Builder: back-to-front construction, vtable deduplication, deterministic. */
+#ifndef QUIVER_FLATBUF_H
+#define QUIVER_FLATBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/error.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "quiver's FlatBuffers layer supports little-endian hosts only"
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest buffer the layer accepts: FlatBuffers offsets are 32-bit. */
+#define QV_FB_MAX_SIZE ((size_t)0x7FFFFFFF)
+
+/* ---------------------------------------------------------------- reader */
+
+typedef struct QvFbTable {
+  const uint8_t *buf; /* NULL: absent/invalid table */
+  size_t size;
+  size_t pos;    /* table start */
+  size_t vt;     /* vtable start */
+  uint16_t vt_size;
+} QvFbTable;
+
+typedef struct QvFbString {
+  const char *data; /* NULL when absent */
+  size_t len;
+} QvFbString;
+
+typedef struct QvFbVector {
+  const uint8_t *buf; /* NULL when absent */
+  size_t size;
+  size_t pos; /* first element */
+  size_t len; /* element count (clamped so that len*elem_size fits the buffer) */
+  size_t elem_size;
+} QvFbVector;
+
+/* Root table of a finished buffer (optionally size-prefixed: no). */
+bool qv_fb_root(const uint8_t *buf, size_t size, QvFbTable *out);
+static inline bool qv_fb_table_valid(QvFbTable t) { return t.buf != NULL; }
+
+/* Position of a field's bytes, or 0 when absent / out of bounds. */
+size_t qv_fb_field_pos(QvFbTable t, unsigned slot, size_t width);
+bool qv_fb_has(QvFbTable t, unsigned slot);
+
+uint8_t qv_fb_u8(QvFbTable t, unsigned slot, uint8_t def);
+int8_t qv_fb_i8(QvFbTable t, unsigned slot, int8_t def);
+bool qv_fb_bool(QvFbTable t, unsigned slot, bool def);
+int16_t qv_fb_i16(QvFbTable t, unsigned slot, int16_t def);
+uint16_t qv_fb_u16(QvFbTable t, unsigned slot, uint16_t def);
+int32_t qv_fb_i32(QvFbTable t, unsigned slot, int32_t def);
+uint32_t qv_fb_u32(QvFbTable t, unsigned slot, uint32_t def);
+int64_t qv_fb_i64(QvFbTable t, unsigned slot, int64_t def);
+uint64_t qv_fb_u64(QvFbTable t, unsigned slot, uint64_t def);
+float qv_fb_f32(QvFbTable t, unsigned slot, float def);
+double qv_fb_f64(QvFbTable t, unsigned slot, double def);
+
+/* Inline struct of `size` bytes: pointer into the buffer, or NULL. */
+const uint8_t *qv_fb_struct(QvFbTable t, unsigned slot, size_t size);
+QvFbTable qv_fb_table(QvFbTable t, unsigned slot);
+QvFbString qv_fb_string(QvFbTable t, unsigned slot);
+QvFbVector qv_fb_vector(QvFbTable t, unsigned slot, size_t elem_size);
+
+/* Vector element access; out-of-range index reads as 0 / absent. */
+const uint8_t *qv_fb_vec_at(QvFbVector v, size_t i);
+uint8_t qv_fb_vec_u8(QvFbVector v, size_t i);
+int16_t qv_fb_vec_i16(QvFbVector v, size_t i);
+int32_t qv_fb_vec_i32(QvFbVector v, size_t i);
+int64_t qv_fb_vec_i64(QvFbVector v, size_t i);
+double qv_fb_vec_f64(QvFbVector v, size_t i);
+QvFbTable qv_fb_vec_table(QvFbVector v, size_t i);
+QvFbString qv_fb_vec_string(QvFbVector v, size_t i);
+
+/* Little-endian loads from raw bytes (for structs). */
+static inline int32_t qv_fb_load_i32(const uint8_t *p) {
+  return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+}
+static inline int64_t qv_fb_load_i64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return (int64_t)v;
+}
+
+/* -------------------------------------------------------------- verifier */
+
+typedef enum QvFbKind {
+  QV_FB_SCALAR,       /* size = 1,2,4,8 */
+  QV_FB_STRUCT,       /* size, align */
+  QV_FB_STRING,
+  QV_FB_TABLE,        /* table = sub-table description */
+  QV_FB_VEC_SCALAR,   /* size = element size */
+  QV_FB_VEC_STRUCT,   /* size, align of element */
+  QV_FB_VEC_STRING,
+  QV_FB_VEC_TABLE,    /* table = element description */
+  QV_FB_UNION         /* slot is the value slot; its ubyte tag is slot-1 */
+} QvFbKind;
+
+struct QvFbTableDesc;
+
+typedef struct QvFbUnionDesc {
+  const char *name;                           /* e.g. "MessageHeader" */
+  unsigned n_members;                         /* tags 1..n_members-1 */
+  const struct QvFbTableDesc *const *members; /* index = tag; NULL = unknown */
+} QvFbUnionDesc;
+
+typedef struct QvFbFieldDesc {
+  const char *name;
+  uint16_t slot;
+  uint8_t kind;     /* QvFbKind */
+  uint8_t required;
+  uint16_t size;    /* scalar / struct / element size */
+  uint16_t align;   /* struct alignment */
+  const struct QvFbTableDesc *table;
+  const QvFbUnionDesc *union_desc;
+} QvFbFieldDesc;
+
+typedef struct QvFbTableDesc {
+  const char *name;
+  unsigned n_fields;
+  const QvFbFieldDesc *fields;
+} QvFbTableDesc;
+
+typedef struct QvFbVerifyOptions {
+  unsigned max_depth;   /* nested tables; 0 = default 64 */
+  size_t max_tables;    /* total tables visited; 0 = default 1,000,000 */
+} QvFbVerifyOptions;
+
+/* Verifies that buf[0..size) is a well-formed FlatBuffer whose root is a
+ * `root` table. QV_OK, or QV_EINVAL with the first violation in `error`. */
+QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root,
+                      const QvFbVerifyOptions *options, QvError *error);
+
+/* --------------------------------------------------------------- builder */
+
+typedef uint32_t QvFbRef; /* offset from the end of the buffer; 0 = none */
+
+typedef struct QvFbBuilder {
+  uint8_t *buf;      /* data occupies buf[cap-used .. cap) */
+  size_t cap;
+  size_t used;
+  size_t min_align;
+  /* current table */
+  bool in_table;
+  size_t table_start_used;
+  uint32_t *field_offs; /* per slot: `used` value after the field was written, 0 = absent */
+  unsigned n_slots_cap;
+  unsigned max_slot_plus1;
+  /* written vtables, for deduplication */
+  QvFbRef *vtables;
+  size_t n_vtables, vtables_cap;
+  bool failed; /* allocation failure or misuse: every later call is a no-op */
+} QvFbBuilder;
+
+void qv_fb_builder_init(QvFbBuilder *b);
+void qv_fb_builder_release(QvFbBuilder *b);
+
+QvFbRef qv_fb_create_string(QvFbBuilder *b, const char *s, size_t len);
+/* Vector of scalars or structs, `count` elements of `elem_size` bytes. */
+QvFbRef qv_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
+                            size_t align);
+/* Vector of tables or strings. */
+QvFbRef qv_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t count);
+
+void qv_fb_table_start(QvFbBuilder *b);
+/* Scalars are omitted when equal to their default (as flatc does). */
+void qv_fb_add_u8(QvFbBuilder *b, unsigned slot, uint8_t v, uint8_t def);
+void qv_fb_add_bool(QvFbBuilder *b, unsigned slot, bool v, bool def);
+void qv_fb_add_i16(QvFbBuilder *b, unsigned slot, int16_t v, int16_t def);
+void qv_fb_add_i32(QvFbBuilder *b, unsigned slot, int32_t v, int32_t def);
+void qv_fb_add_i64(QvFbBuilder *b, unsigned slot, int64_t v, int64_t def);
+void qv_fb_add_f64(QvFbBuilder *b, unsigned slot, double v, double def);
+/* Force a scalar even when it equals its default (e.g. union tags). */
+void qv_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size);
+void qv_fb_add_struct(QvFbBuilder *b, unsigned slot, const void *data, size_t size, size_t align);
+void qv_fb_add_ref(QvFbBuilder *b, unsigned slot, QvFbRef ref); /* ignored when ref == 0 */
+QvFbRef qv_fb_table_end(QvFbBuilder *b);
+
+/* Writes the root offset. On success *out points into the builder (valid
+ * until release) and *out_size is the finished size. */
+QvStatus qv_fb_finish(QvFbBuilder *b, QvFbRef root, const uint8_t **out, size_t *out_size,
+                      QvError *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,278 @@
+/* Schema-driven FlatBuffers verifier. Everything an accessor may later touch
+ * is checked here first: offsets, vtables, lengths, terminators, alignment,
+ * required fields, union tags, plus limits on depth and table count (shared
+ * sub-tables could otherwise make a small buffer expensive to walk). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "flatbuf/flatbuf.h"
+
+#define PATH_MAX_LEN 512
+
+typedef struct Verifier {
+  const uint8_t *buf;
+  size_t size;
+  unsigned depth, max_depth;
+  size_t tables, max_tables;
+  QvError *error;
+  char path[PATH_MAX_LEN];
+  size_t path_len;
+} Verifier;
+
+static uint16_t load_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t load_u32(const uint8_t *p) { return (uint32_t)qv_fb_load_i32(p); }
+
+static bool in_bounds(const Verifier *v, size_t pos, size_t width) {
+  return pos <= v->size && width <= v->size - pos;
+}
+
+static QvStatus fail(Verifier *v, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static QvStatus fail(Verifier *v, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return qv_error_set(v->error, QV_EINVAL, "%s: %s", v->path, msg);
+}
+
+/* Path segments are appended and truncated back, like a stack. */
+static size_t path_push(Verifier *v, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static size_t path_push(Verifier *v, const char *fmt, ...) {
+  size_t old = v->path_len;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(v->path + old, PATH_MAX_LEN - old, fmt, ap);
+  va_end(ap);
+  if (n > 0) v->path_len = old + (size_t)n < PATH_MAX_LEN ? old + (size_t)n : PATH_MAX_LEN - 1;
+  return old;
+}
+static void path_pop(Verifier *v, size_t old) {
+  v->path_len = old;
+  v->path[old] = '\0';
+}
+
+/* Follows a uoffset at `pos` (which must be 4-aligned and inside). */
+static QvStatus follow(Verifier *v, size_t pos, size_t *target, const char *what) {
+  if (pos % 4 != 0) return fail(v, "%s offset at %zu is not 4-byte aligned", what, pos);
+  if (!in_bounds(v, pos, 4)) return fail(v, "%s offset at %zu is outside the buffer", what, pos);
+  uint32_t rel = load_u32(v->buf + pos);
+  if (rel == 0) return fail(v, "%s offset at %zu is zero", what, pos);
+  if ((size_t)rel >= v->size - pos)
+    return fail(v, "%s offset %u at %zu points outside the buffer (size %zu)", what, rel, pos,
+                v->size);
+  *target = pos + rel;
+  return QV_OK;
+}
+
+static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc);
+
+static QvStatus verify_string_at(Verifier *v, size_t pos) {
+  size_t s;
+  QvStatus st = follow(v, pos, &s, "string");
+  if (st) return st;
+  if (s % 4 != 0) return fail(v, "string at %zu is not 4-byte aligned", s);
+  if (!in_bounds(v, s, 4)) return fail(v, "string length at %zu is outside the buffer", s);
+  uint32_t len = load_u32(v->buf + s);
+  if (!in_bounds(v, s + 4, (size_t)len + 1))
+    return fail(v, "string of length %u at %zu runs past the end of the buffer", len, s);
+  if (v->buf[s + 4 + len] != 0) return fail(v, "string at %zu is not NUL-terminated", s);
+  return QV_OK;
+}
+
+/* Checks a vector header and extent; returns its element start and count. */
+static QvStatus verify_vector_at(Verifier *v, size_t pos, size_t elem_size, size_t align,
+                                 size_t *elems, size_t *count) {
+  size_t s;
+  QvStatus st = follow(v, pos, &s, "vector");
+  if (st) return st;
+  if (s % 4 != 0) return fail(v, "vector at %zu is not 4-byte aligned", s);
+  if (!in_bounds(v, s, 4)) return fail(v, "vector length at %zu is outside the buffer", s);
+  uint32_t len = load_u32(v->buf + s);
+  if (align > 4 && (s + 4) % align != 0)
+    return fail(v, "vector elements at %zu are not %zu-byte aligned", s + 4, align);
+  if ((size_t)len > (v->size - s - 4) / elem_size)
+    return fail(v, "vector of %u elements of %zu bytes at %zu runs past the end of the buffer",
+                len, elem_size, s);
+  *elems = s + 4;
+  *count = len;
+  return QV_OK;
+}
+
+static const char *kind_name(unsigned kind) {
+  switch (kind) {
+    case QV_FB_SCALAR: return "scalar";
+    case QV_FB_STRUCT: return "struct";
+    case QV_FB_STRING: return "string";
+    case QV_FB_TABLE: return "table";
+    case QV_FB_UNION: return "union";
+    default: return "vector";
+  }
+}
+
+/* Field position inside the table, or 0 when absent; checks width. */
+static QvStatus field_pos(Verifier *v, size_t table, size_t vt, uint16_t vt_size,
+                          uint16_t table_size, unsigned slot, size_t width, size_t align,
+                          size_t *out) {
+  *out = 0;
+  size_t entry = 4 + 2 * (size_t)slot;
+  if (entry + 2 > vt_size) return QV_OK;
+  uint16_t off = load_u16(v->buf + vt + entry);
+  if (off == 0) return QV_OK;
+  if ((size_t)off + width > table_size)
+    return fail(v, "field of %zu bytes at offset %u lies outside its table (%u bytes)", width,
+                off, table_size);
+  size_t pos = table + off;
+  if (align > 1 && pos % align != 0)
+    return fail(v, "field at %zu is not %zu-byte aligned", pos, align);
+  *out = pos;
+  return QV_OK;
+}
+
+static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_size,
+                             uint16_t table_size, const QvFbFieldDesc *f) {
+  size_t width, align;
+  switch (f->kind) {
+    case QV_FB_SCALAR: width = align = f->size; break;
+    case QV_FB_STRUCT: width = f->size; align = f->align ? f->align : 1; break;
+    default: width = align = 4; break; /* offsets */
+  }
+  size_t pos;
+  QvStatus st = field_pos(v, table, vt, vt_size, table_size, f->slot, width, align, &pos);
+  if (st) return st;
+
+  if (f->kind == QV_FB_UNION) {
+    size_t tag_pos;
+    st = field_pos(v, table, vt, vt_size, table_size, f->slot - 1u, 1, 1, &tag_pos);
+    if (st) return st;
+    uint8_t tag = tag_pos ? v->buf[tag_pos] : 0;
+    const QvFbUnionDesc *u = f->union_desc;
+    if (tag == 0) {
+      if (f->required) return fail(v, "required union is NONE");
+      return QV_OK; /* a value without a tag is ignored, as flatc does */
+    }
+    if (tag >= u->n_members || u->members[tag] == NULL)
+      return fail(v, "union type %u is not a known %s", tag, u->name);
+    if (pos == 0) return fail(v, "union type %u is set but the %s value is missing", tag, u->name);
+    size_t target;
+    if ((st = follow(v, pos, &target, "table"))) return st;
+    size_t old = path_push(v, "(%s)", u->members[tag]->name);
+    st = verify_table(v, target, u->members[tag]);
+    path_pop(v, old);
+    return st;
+  }
+
+  if (pos == 0) {
+    if (f->required) return fail(v, "required %s field is missing", kind_name(f->kind));
+    return QV_OK;
+  }
+
+  size_t elems, count;
+  switch (f->kind) {
+    case QV_FB_SCALAR:
+    case QV_FB_STRUCT:
+      return QV_OK;
+    case QV_FB_STRING:
+      return verify_string_at(v, pos);
+    case QV_FB_TABLE: {
+      size_t target;
+      if ((st = follow(v, pos, &target, "table"))) return st;
+      return verify_table(v, target, f->table);
+    }
+    case QV_FB_VEC_SCALAR:
+      return verify_vector_at(v, pos, f->size, f->size, &elems, &count);
+    case QV_FB_VEC_STRUCT:
+      return verify_vector_at(v, pos, f->size, f->align ? f->align : 1, &elems, &count);
+    case QV_FB_VEC_STRING:
+    case QV_FB_VEC_TABLE:
+      if ((st = verify_vector_at(v, pos, 4, 4, &elems, &count))) return st;
+      for (size_t i = 0; i < count; i++) {
+        size_t old = path_push(v, "[%zu]", i);
+        if (f->kind == QV_FB_VEC_STRING) {
+          st = verify_string_at(v, elems + 4 * i);
+        } else {
+          size_t target;
+          st = follow(v, elems + 4 * i, &target, "table");
+          if (!st) st = verify_table(v, target, f->table);
+        }
+        path_pop(v, old);
+        if (st) return st;
+      }
+      return QV_OK;
+    default:
+      return fail(v, "bad field description (kind %u)", f->kind);
+  }
+}
+
+static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc) {
+  if (++v->tables > v->max_tables)
+    return qv_error_set(v->error, QV_ELIMIT, "%s: more than %zu tables in the buffer",
+                        v->path, v->max_tables);
+  if (v->depth >= v->max_depth)
+    return qv_error_set(v->error, QV_ELIMIT, "%s: tables nested deeper than %u",
+                        v->path, v->max_depth);
+  if (pos % 4 != 0) return fail(v, "table at %zu is not 4-byte aligned", pos);
+  if (!in_bounds(v, pos, 4)) return fail(v, "table at %zu is outside the buffer", pos);
+  int64_t vt = (int64_t)pos - (int64_t)qv_fb_load_i32(v->buf + pos);
+  if (vt < 0 || !in_bounds(v, (size_t)vt, 4))
+    return fail(v, "vtable of table at %zu is outside the buffer", pos);
+  if (vt % 2 != 0) return fail(v, "vtable at %lld is not 2-byte aligned", (long long)vt);
+  uint16_t vt_size = load_u16(v->buf + vt);
+  uint16_t table_size = load_u16(v->buf + vt + 2);
+  if (vt_size < 4 || vt_size % 2 != 0)
+    return fail(v, "vtable at %lld has invalid size %u", (long long)vt, vt_size);
+  if (!in_bounds(v, (size_t)vt, vt_size))
+    return fail(v, "vtable at %lld (%u bytes) runs past the end of the buffer", (long long)vt,
+                vt_size);
+  if (table_size < 4 || !in_bounds(v, pos, table_size))
+    return fail(v, "table at %zu (%u bytes) runs past the end of the buffer", pos, table_size);
+  /* every entry, known or not, must point inside the table */
+  for (size_t e = 4; e + 2 <= vt_size; e += 2) {
+    uint16_t off = load_u16(v->buf + vt + e);
+    if (off != 0 && (off < 4 || off >= table_size))
+      return fail(v, "vtable entry %zu points outside its table", (e - 4) / 2);
+  }
+
+  v->depth++;
+  QvStatus st = QV_OK;
+  for (unsigned i = 0; i < desc->n_fields && st == QV_OK; i++) {
+    const QvFbFieldDesc *f = &desc->fields[i];
+    size_t old = path_push(v, ".%s", f->name);
+    st = verify_field(v, pos, (size_t)vt, vt_size, table_size, f);
+    path_pop(v, old);
+  }
+  v->depth--;
+  return st;
+}
+
+QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root,
+                      const QvFbVerifyOptions *options, QvError *error) {
+  Verifier v;
+  memset(&v, 0, sizeof v);
+  v.buf = buf;
+  v.size = size;
+  v.error = error;
+  v.max_depth = options && options->max_depth ? options->max_depth : 64;
+  v.max_tables = options && options->max_tables ? options->max_tables : 1000000;
+  if (buf == NULL || size < 8)
+    return qv_error_set(error, QV_EINVAL, "%s: buffer of %zu bytes is too small for a FlatBuffer",
+                        root->name, size);
+  if (size > QV_FB_MAX_SIZE)
+    return qv_error_set(error, QV_ELIMIT, "%s: buffer of %zu bytes exceeds the 2 GiB limit",
+                        root->name, size);
+  path_push(&v, "%s", root->name);
+  size_t target;
+  QvStatus st = follow(&v, 0, &target, "root");
+  if (st) return st;
+  return verify_table(&v, target, root);
+}

@@ -1,0 +1,558 @@
+/* Message / Footer decoding: verify the FlatBuffer, then copy every field
+ * into plain structs, checking the semantic rules the verifier cannot know
+ * (enum ranges, non-negative lengths, type parameters). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "flatbuf/flatbuf.h"
+#include "format/descriptors.h"
+#include "quiver/format.h"
+#include "util/arena.h"
+
+typedef struct Decoder {
+  QvArena *arena;
+  QvError *error;
+} Decoder;
+
+#define TRY(expr)                       \
+  do {                                  \
+    QvStatus _st = (expr);              \
+    if (_st != QV_OK) return _st;       \
+  } while (0)
+
+static QvStatus nomem(Decoder *d) {
+  return qv_error_set(d->error, QV_ENOMEM, "out of memory while decoding metadata");
+}
+
+static QvStatus invalid(Decoder *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static QvStatus invalid(Decoder *d, const char *fmt, ...) {
+  char msg[QV_ERROR_MESSAGE_SIZE];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return qv_error_set(d->error, QV_EINVAL, "%s", msg);
+}
+
+static QvStatus copy_string(Decoder *d, QvFbString s, const char **out, size_t *out_len) {
+  *out = NULL;
+  *out_len = 0;
+  if (s.data == NULL) return QV_OK;
+  char *p = qv_arena_strndup(d->arena, s.data, s.len);
+  if (p == NULL) return nomem(d);
+  *out = p;
+  *out_len = s.len;
+  return QV_OK;
+}
+
+static QvStatus decode_metadata(Decoder *d, QvFbTable t, unsigned slot, int64_t *n,
+                                const QvKeyValue **out) {
+  QvFbVector v = qv_fb_vector(t, slot, 4);
+  *n = 0;
+  *out = NULL;
+  if (v.buf == NULL || v.len == 0) return QV_OK;
+  QvKeyValue *kv = qv_arena_alloc(d->arena, v.len, sizeof *kv);
+  if (kv == NULL) return nomem(d);
+  for (size_t i = 0; i < v.len; i++) {
+    QvFbTable e = qv_fb_vec_table(v, i);
+    TRY(copy_string(d, qv_fb_string(e, KV_KEY), &kv[i].key, &kv[i].key_len));
+    TRY(copy_string(d, qv_fb_string(e, KV_VALUE), &kv[i].value, &kv[i].value_len));
+  }
+  *n = (int64_t)v.len;
+  *out = kv;
+  return QV_OK;
+}
+
+static QvStatus copy_i64_vector(Decoder *d, QvFbVector v, int64_t *n, const int64_t **out) {
+  *n = 0;
+  *out = NULL;
+  if (v.buf == NULL || v.len == 0) return QV_OK;
+  int64_t *a = qv_arena_alloc(d->arena, v.len, sizeof *a);
+  if (a == NULL) return nomem(d);
+  for (size_t i = 0; i < v.len; i++) a[i] = qv_fb_vec_i64(v, i);
+  *n = (int64_t)v.len;
+  *out = a;
+  return QV_OK;
+}
+
+static QvStatus copy_i32_vector(Decoder *d, QvFbVector v, int64_t *n, const int32_t **out) {
+  *n = 0;
+  *out = NULL;
+  if (v.buf == NULL || v.len == 0) return QV_OK;
+  int32_t *a = qv_arena_alloc(d->arena, v.len, sizeof *a);
+  if (a == NULL) return nomem(d);
+  for (size_t i = 0; i < v.len; i++) a[i] = qv_fb_vec_i32(v, i);
+  *n = (int64_t)v.len;
+  *out = a;
+  return QV_OK;
+}
+
+static QvBuffer load_buffer(const uint8_t *p) {
+  QvBuffer b = {0, 0};
+  if (p) {
+    b.offset = qv_fb_load_i64(p);
+    b.length = qv_fb_load_i64(p + 8);
+  }
+  return b;
+}
+
+static QvStatus check_buffer(Decoder *d, const char *where, QvBuffer b) {
+  if (b.offset < 0 || b.length < 0)
+    return invalid(d, "%s: negative buffer offset/length (%lld, %lld)", where,
+                   (long long)b.offset, (long long)b.length);
+  if (b.length > INT64_MAX - b.offset)
+    return invalid(d, "%s: buffer offset + length overflows", where);
+  return QV_OK;
+}
+
+static QvStatus decode_buffer_vector(Decoder *d, const char *where, QvFbVector v, int64_t *n,
+                                     const QvBuffer **out) {
+  *n = 0;
+  *out = NULL;
+  if (v.buf == NULL || v.len == 0) return QV_OK;
+  QvBuffer *a = qv_arena_alloc(d->arena, v.len, sizeof *a);
+  if (a == NULL) return nomem(d);
+  for (size_t i = 0; i < v.len; i++) {
+    a[i] = load_buffer(qv_fb_vec_at(v, i));
+    char w[128];
+    snprintf(w, sizeof w, "%s[%zu]", where, i);
+    TRY(check_buffer(d, w, a[i]));
+  }
+  *n = (int64_t)v.len;
+  *out = a;
+  return QV_OK;
+}
+
+static QvStatus decode_int(Decoder *d, const char *where, QvFbTable t, QvIntType *out) {
+  out->bit_width = qv_fb_i32(t, 0, 0);
+  out->is_signed = qv_fb_bool(t, 1, false);
+  if (out->bit_width != 8 && out->bit_width != 16 && out->bit_width != 32 &&
+      out->bit_width != 64)
+    return invalid(d, "%s: Int.bitWidth %d is not 8, 16, 32 or 64", where, out->bit_width);
+  return QV_OK;
+}
+
+static QvStatus check_time_unit(Decoder *d, const char *where, int16_t unit) {
+  if (unit < QV_TIME_SECOND || unit > QV_TIME_NANOSECOND)
+    return invalid(d, "%s: TimeUnit %d is not a known unit", where, unit);
+  return QV_OK;
+}
+
+static QvStatus decode_type(Decoder *d, const char *where, uint8_t tag, QvFbTable t,
+                            QvType *out) {
+  memset(out, 0, sizeof *out);
+  if (tag == QV_TYPE_NONE || tag >= QV_TYPE_ID_COUNT)
+    return invalid(d, "%s: type is %s", where,
+                   tag == QV_TYPE_NONE ? "missing (NONE)" : "not a known Type");
+  out->id = (QvTypeId)tag;
+  switch (out->id) {
+    case QV_TYPE_INT:
+      return decode_int(d, where, t, &out->u.int_);
+    case QV_TYPE_FLOATING_POINT:
+      out->u.floating_point.precision = qv_fb_i16(t, 0, 0);
+      if (out->u.floating_point.precision < 0 || out->u.floating_point.precision > 2)
+        return invalid(d, "%s: FloatingPoint.precision %d is not HALF, SINGLE or DOUBLE", where,
+                       out->u.floating_point.precision);
+      return QV_OK;
+    case QV_TYPE_DECIMAL: {
+      int32_t bw = qv_fb_i32(t, 2, 128);
+      out->u.decimal.precision = qv_fb_i32(t, 0, 0);
+      out->u.decimal.scale = qv_fb_i32(t, 1, 0);
+      out->u.decimal.bit_width = bw;
+      if (bw != 32 && bw != 64 && bw != 128 && bw != 256)
+        return invalid(d, "%s: Decimal.bitWidth %d is not 32, 64, 128 or 256", where, bw);
+      if (out->u.decimal.precision <= 0)
+        return invalid(d, "%s: Decimal.precision %d is not positive", where,
+                       out->u.decimal.precision);
+      return QV_OK;
+    }
+    case QV_TYPE_DATE:
+      out->u.date.unit = qv_fb_i16(t, 0, QV_DATE_MILLISECOND);
+      if (out->u.date.unit != QV_DATE_DAY && out->u.date.unit != QV_DATE_MILLISECOND)
+        return invalid(d, "%s: DateUnit %d is not DAY or MILLISECOND", where, out->u.date.unit);
+      return QV_OK;
+    case QV_TYPE_TIME: {
+      int16_t unit = qv_fb_i16(t, 0, QV_TIME_MILLISECOND);
+      int32_t bw = qv_fb_i32(t, 1, 32);
+      out->u.time.unit = unit;
+      out->u.time.bit_width = bw;
+      TRY(check_time_unit(d, where, unit));
+      int32_t want = unit <= QV_TIME_MILLISECOND ? 32 : 64;
+      if (bw != want)
+        return invalid(d, "%s: Time.bitWidth %d does not match its unit (expected %d)", where,
+                       bw, want);
+      return QV_OK;
+    }
+    case QV_TYPE_TIMESTAMP:
+      out->u.timestamp.unit = qv_fb_i16(t, 0, QV_TIME_SECOND);
+      TRY(check_time_unit(d, where, out->u.timestamp.unit));
+      return copy_string(d, qv_fb_string(t, 1), &out->u.timestamp.timezone,
+                         &out->u.timestamp.timezone_len);
+    case QV_TYPE_INTERVAL:
+      out->u.interval.unit = qv_fb_i16(t, 0, 0);
+      if (out->u.interval.unit < 0 || out->u.interval.unit > 2)
+        return invalid(d, "%s: IntervalUnit %d is not a known unit", where,
+                       out->u.interval.unit);
+      return QV_OK;
+    case QV_TYPE_DURATION:
+      out->u.duration.unit = qv_fb_i16(t, 0, QV_TIME_MILLISECOND);
+      return check_time_unit(d, where, out->u.duration.unit);
+    case QV_TYPE_FIXED_SIZE_BINARY:
+      out->u.fixed_size_binary.byte_width = qv_fb_i32(t, 0, 0);
+      if (out->u.fixed_size_binary.byte_width < 0)
+        return invalid(d, "%s: FixedSizeBinary.byteWidth %d is negative", where,
+                       out->u.fixed_size_binary.byte_width);
+      return QV_OK;
+    case QV_TYPE_FIXED_SIZE_LIST:
+      out->u.fixed_size_list.list_size = qv_fb_i32(t, 0, 0);
+      if (out->u.fixed_size_list.list_size < 0)
+        return invalid(d, "%s: FixedSizeList.listSize %d is negative", where,
+                       out->u.fixed_size_list.list_size);
+      return QV_OK;
+    case QV_TYPE_MAP:
+      out->u.map.keys_sorted = qv_fb_bool(t, 0, false);
+      return QV_OK;
+    case QV_TYPE_UNION: {
+      out->u.union_.mode = qv_fb_i16(t, 0, QV_UNION_SPARSE);
+      if (out->u.union_.mode != QV_UNION_SPARSE && out->u.union_.mode != QV_UNION_DENSE)
+        return invalid(d, "%s: UnionMode %d is not Sparse or Dense", where, out->u.union_.mode);
+      QvFbVector ids = qv_fb_vector(t, 1, 4);
+      out->u.union_.has_type_ids = ids.buf != NULL;
+      return copy_i32_vector(d, ids, &out->u.union_.n_type_ids, &out->u.union_.type_ids);
+    }
+    default:
+      return QV_OK; /* types without parameters */
+  }
+}
+
+#define MAX_FIELD_DEPTH 64
+
+static QvStatus decode_field(Decoder *d, QvFbTable t, const char *where, int depth,
+                             QvField *out);
+
+static QvStatus decode_fields(Decoder *d, QvFbVector v, const char *where, int depth,
+                              int64_t *n, const QvField **out) {
+  *n = 0;
+  *out = NULL;
+  if (v.buf == NULL || v.len == 0) return QV_OK;
+  if (depth > MAX_FIELD_DEPTH)
+    return qv_error_set(d->error, QV_ELIMIT, "%s: fields nested deeper than %d", where,
+                        MAX_FIELD_DEPTH);
+  QvField *f = qv_arena_alloc(d->arena, v.len, sizeof *f);
+  if (f == NULL) return nomem(d);
+  for (size_t i = 0; i < v.len; i++) {
+    char w[256];
+    snprintf(w, sizeof w, "%s[%zu]", where, i);
+    TRY(decode_field(d, qv_fb_vec_table(v, i), w, depth, &f[i]));
+  }
+  *n = (int64_t)v.len;
+  *out = f;
+  return QV_OK;
+}
+
+static QvStatus decode_field(Decoder *d, QvFbTable t, const char *where, int depth,
+                             QvField *out) {
+  TRY(copy_string(d, qv_fb_string(t, FIELD_NAME), &out->name, &out->name_len));
+  out->nullable = qv_fb_bool(t, FIELD_NULLABLE, false);
+  char w[256];
+  snprintf(w, sizeof w, "%s.type", where);
+  TRY(decode_type(d, w, qv_fb_u8(t, FIELD_TYPE_TYPE, 0), qv_fb_table(t, FIELD_TYPE),
+                  &out->type));
+  QvFbTable dict = qv_fb_table(t, FIELD_DICTIONARY);
+  if (qv_fb_table_valid(dict)) {
+    QvDictionaryEncoding *de = qv_arena_alloc(d->arena, 1, sizeof *de);
+    if (de == NULL) return nomem(d);
+    de->id = qv_fb_i64(dict, DICT_ID, 0);
+    QvFbTable it = qv_fb_table(dict, DICT_INDEX_TYPE);
+    de->has_index_type = qv_fb_table_valid(it);
+    de->index_type.bit_width = 32;
+    de->index_type.is_signed = true;
+    snprintf(w, sizeof w, "%s.dictionary.indexType", where);
+    if (de->has_index_type) TRY(decode_int(d, w, it, &de->index_type));
+    de->is_ordered = qv_fb_bool(dict, DICT_IS_ORDERED, false);
+    de->kind = qv_fb_i16(dict, DICT_KIND, 0);
+    if (de->kind != QV_DICTIONARY_KIND_DENSE_ARRAY)
+      return invalid(d, "%s.dictionary: DictionaryKind %d is not DenseArray", where, de->kind);
+    out->dictionary = de;
+  }
+  snprintf(w, sizeof w, "%s.children", where);
+  TRY(decode_fields(d, qv_fb_vector(t, FIELD_CHILDREN, 4), w, depth + 1, &out->n_children,
+                    &out->children));
+  return decode_metadata(d, t, FIELD_CUSTOM_METADATA, &out->n_metadata, &out->metadata);
+}
+
+static QvStatus decode_schema(Decoder *d, QvFbTable t, QvSchema *out) {
+  out->endianness = qv_fb_i16(t, SCHEMA_ENDIANNESS, QV_ENDIAN_LITTLE);
+  if (out->endianness != QV_ENDIAN_LITTLE && out->endianness != QV_ENDIAN_BIG)
+    return invalid(d, "Schema.endianness %d is not Little or Big", out->endianness);
+  TRY(decode_fields(d, qv_fb_vector(t, SCHEMA_FIELDS, 4), "Schema.fields", 0, &out->n_fields,
+                    &out->fields));
+  TRY(decode_metadata(d, t, SCHEMA_CUSTOM_METADATA, &out->n_metadata, &out->metadata));
+  return copy_i64_vector(d, qv_fb_vector(t, SCHEMA_FEATURES, 8), &out->n_features,
+                         &out->features);
+}
+
+static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
+                                    QvRecordBatch *out) {
+  out->length = qv_fb_i64(t, RB_LENGTH, 0);
+  if (out->length < 0) return invalid(d, "%s.length %lld is negative", where, (long long)out->length);
+  QvFbVector nodes = qv_fb_vector(t, RB_NODES, 16);
+  if (nodes.buf && nodes.len) {
+    QvFieldNode *n = qv_arena_alloc(d->arena, nodes.len, sizeof *n);
+    if (n == NULL) return nomem(d);
+    for (size_t i = 0; i < nodes.len; i++) {
+      const uint8_t *p = qv_fb_vec_at(nodes, i);
+      n[i].length = qv_fb_load_i64(p);
+      n[i].null_count = qv_fb_load_i64(p + 8);
+      if (n[i].length < 0 || n[i].null_count < 0 || n[i].null_count > n[i].length)
+        return invalid(d, "%s.nodes[%zu]: length %lld / null_count %lld is invalid", where, i,
+                       (long long)n[i].length, (long long)n[i].null_count);
+    }
+    out->n_nodes = (int64_t)nodes.len;
+    out->nodes = n;
+  }
+  char w[160];
+  snprintf(w, sizeof w, "%s.buffers", where);
+  TRY(decode_buffer_vector(d, w, qv_fb_vector(t, RB_BUFFERS, 16), &out->n_buffers,
+                           &out->buffers));
+  QvFbTable comp = qv_fb_table(t, RB_COMPRESSION);
+  out->has_compression = qv_fb_table_valid(comp);
+  if (out->has_compression) {
+    out->codec = qv_fb_i8(comp, COMP_CODEC, QV_CODEC_LZ4_FRAME);
+    out->method = qv_fb_i8(comp, COMP_METHOD, QV_COMPRESSION_BUFFER);
+    if (out->codec != QV_CODEC_LZ4_FRAME && out->codec != QV_CODEC_ZSTD)
+      return invalid(d, "%s.compression.codec %d is not LZ4_FRAME or ZSTD", where, out->codec);
+    if (out->method != QV_COMPRESSION_BUFFER)
+      return invalid(d, "%s.compression.method %d is not BUFFER", where, out->method);
+  }
+  QvFbVector var = qv_fb_vector(t, RB_VARIADIC, 8);
+  out->has_variadic_buffer_counts = var.buf != NULL;
+  TRY(copy_i64_vector(d, var, &out->n_variadic_buffer_counts, &out->variadic_buffer_counts));
+  for (int64_t i = 0; i < out->n_variadic_buffer_counts; i++)
+    if (out->variadic_buffer_counts[i] < 0)
+      return invalid(d, "%s.variadicBufferCounts[%lld] is negative", where, (long long)i);
+  return QV_OK;
+}
+
+static QvStatus decode_shape(Decoder *d, QvFbTable t, unsigned slot, const char *where,
+                             int64_t *ndim, const QvTensorDim **out) {
+  QvFbVector v = qv_fb_vector(t, slot, 4);
+  *ndim = 0;
+  *out = NULL;
+  if (v.len == 0) return QV_OK;
+  QvTensorDim *dims = qv_arena_alloc(d->arena, v.len, sizeof *dims);
+  if (dims == NULL) return nomem(d);
+  for (size_t i = 0; i < v.len; i++) {
+    QvFbTable dim = qv_fb_vec_table(v, i);
+    dims[i].size = qv_fb_i64(dim, DIM_SIZE, 0);
+    if (dims[i].size < 0)
+      return invalid(d, "%s.shape[%zu].size %lld is negative", where, i,
+                     (long long)dims[i].size);
+    TRY(copy_string(d, qv_fb_string(dim, DIM_NAME), &dims[i].name, &dims[i].name_len));
+  }
+  *ndim = (int64_t)v.len;
+  *out = dims;
+  return QV_OK;
+}
+
+static QvStatus decode_tensor(Decoder *d, QvFbTable t, QvTensorMeta *out) {
+  TRY(decode_type(d, "Tensor.type", qv_fb_u8(t, TENSOR_TYPE_TYPE, 0),
+                  qv_fb_table(t, TENSOR_TYPE), &out->type));
+  TRY(decode_shape(d, t, TENSOR_SHAPE, "Tensor", &out->ndim, &out->shape));
+  QvFbVector strides = qv_fb_vector(t, TENSOR_STRIDES, 8);
+  out->has_strides = strides.buf != NULL;
+  TRY(copy_i64_vector(d, strides, &out->n_strides, &out->strides));
+  out->data = load_buffer(qv_fb_struct(t, TENSOR_DATA, 16));
+  return check_buffer(d, "Tensor.data", out->data);
+}
+
+static QvStatus decode_sparse_tensor(Decoder *d, QvFbTable t, QvSparseTensorMeta *out) {
+  TRY(decode_type(d, "SparseTensor.type", qv_fb_u8(t, ST_TYPE_TYPE, 0), qv_fb_table(t, ST_TYPE),
+                  &out->type));
+  TRY(decode_shape(d, t, ST_SHAPE, "SparseTensor", &out->ndim, &out->shape));
+  out->non_zero_length = qv_fb_i64(t, ST_NNZ, 0);
+  if (out->non_zero_length < 0)
+    return invalid(d, "SparseTensor.non_zero_length %lld is negative",
+                   (long long)out->non_zero_length);
+  out->data = load_buffer(qv_fb_struct(t, ST_DATA, 16));
+  TRY(check_buffer(d, "SparseTensor.data", out->data));
+  out->index_kind = qv_fb_u8(t, ST_INDEX_TYPE, 0);
+  QvFbTable ix = qv_fb_table(t, ST_INDEX);
+  switch (out->index_kind) {
+    case QV_SPARSE_INDEX_COO: {
+      QvSparseCOO *c = &out->index.coo;
+      TRY(decode_int(d, "SparseTensorIndexCOO.indicesType", qv_fb_table(ix, COO_INDICES_TYPE),
+                     &c->indices_type));
+      QvFbVector s = qv_fb_vector(ix, COO_INDICES_STRIDES, 8);
+      c->has_indices_strides = s.buf != NULL;
+      TRY(copy_i64_vector(d, s, &c->n_indices_strides, &c->indices_strides));
+      c->indices_buffer = load_buffer(qv_fb_struct(ix, COO_INDICES_BUFFER, 16));
+      TRY(check_buffer(d, "SparseTensorIndexCOO.indicesBuffer", c->indices_buffer));
+      c->is_canonical = qv_fb_bool(ix, COO_IS_CANONICAL, false);
+      return QV_OK;
+    }
+    case QV_SPARSE_INDEX_CSX: {
+      QvSparseCSX *c = &out->index.csx;
+      c->compressed_axis = qv_fb_i16(ix, CSX_AXIS, QV_CSX_ROW);
+      if (c->compressed_axis != QV_CSX_ROW && c->compressed_axis != QV_CSX_COLUMN)
+        return invalid(d, "SparseMatrixIndexCSX.compressedAxis %d is not Row or Column",
+                       c->compressed_axis);
+      TRY(decode_int(d, "SparseMatrixIndexCSX.indptrType", qv_fb_table(ix, CSX_INDPTR_TYPE),
+                     &c->indptr_type));
+      TRY(decode_int(d, "SparseMatrixIndexCSX.indicesType", qv_fb_table(ix, CSX_INDICES_TYPE),
+                     &c->indices_type));
+      c->indptr_buffer = load_buffer(qv_fb_struct(ix, CSX_INDPTR_BUFFER, 16));
+      c->indices_buffer = load_buffer(qv_fb_struct(ix, CSX_INDICES_BUFFER, 16));
+      TRY(check_buffer(d, "SparseMatrixIndexCSX.indptrBuffer", c->indptr_buffer));
+      return check_buffer(d, "SparseMatrixIndexCSX.indicesBuffer", c->indices_buffer);
+    }
+    case QV_SPARSE_INDEX_CSF: {
+      QvSparseCSF *c = &out->index.csf;
+      TRY(decode_int(d, "SparseTensorIndexCSF.indptrType", qv_fb_table(ix, CSF_INDPTR_TYPE),
+                     &c->indptr_type));
+      TRY(decode_int(d, "SparseTensorIndexCSF.indicesType", qv_fb_table(ix, CSF_INDICES_TYPE),
+                     &c->indices_type));
+      TRY(decode_buffer_vector(d, "SparseTensorIndexCSF.indptrBuffers",
+                               qv_fb_vector(ix, CSF_INDPTR_BUFFERS, 16), &c->n_indptr_buffers,
+                               &c->indptr_buffers));
+      TRY(decode_buffer_vector(d, "SparseTensorIndexCSF.indicesBuffers",
+                               qv_fb_vector(ix, CSF_INDICES_BUFFERS, 16),
+                               &c->n_indices_buffers, &c->indices_buffers));
+      return copy_i32_vector(d, qv_fb_vector(ix, CSF_AXIS_ORDER, 4), &c->n_axis_order,
+                             &c->axis_order);
+    }
+    default:
+      return invalid(d, "SparseTensor.sparseIndex: union type %u is not a known SparseTensorIndex",
+                     out->index_kind);
+  }
+}
+
+static QvStatus verify_and_root(const uint8_t *buf, size_t size, const QvFbTableDesc *desc,
+                                const QvDecodeOptions *options, QvFbTable *root,
+                                QvError *error) {
+  QvFbVerifyOptions vo = {0, 0};
+  if (options) {
+    vo.max_depth = options->max_depth;
+    vo.max_tables = options->max_tables;
+  }
+  QvStatus st = qv_fb_verify(buf, size, desc, &vo, error);
+  if (st) return st;
+  if (!qv_fb_root(buf, size, root))
+    return qv_error_set(error, QV_EINVAL, "%s: root table is unreadable", desc->name);
+  return QV_OK;
+}
+
+static QvStatus decode_message_body(Decoder *d, QvFbTable root, QvMessage *out) {
+  out->version = qv_fb_i16(root, MESSAGE_VERSION, QV_METADATA_V1);
+  if (out->version < QV_METADATA_V1 || out->version > QV_METADATA_V5)
+    return invalid(d, "Message.version %d is not a known MetadataVersion", out->version);
+  out->body_length = qv_fb_i64(root, MESSAGE_BODY_LENGTH, 0);
+  if (out->body_length < 0)
+    return invalid(d, "Message.bodyLength %lld is negative", (long long)out->body_length);
+  TRY(decode_metadata(d, root, MESSAGE_CUSTOM_METADATA, &out->n_metadata, &out->metadata));
+  out->header_type = qv_fb_u8(root, MESSAGE_HEADER_TYPE, 0);
+  QvFbTable h = qv_fb_table(root, MESSAGE_HEADER);
+  switch (out->header_type) {
+    case QV_HEADER_SCHEMA:
+      return decode_schema(d, h, &out->header.schema);
+    case QV_HEADER_RECORD_BATCH:
+      return decode_record_batch(d, h, "RecordBatch", &out->header.record_batch);
+    case QV_HEADER_DICTIONARY_BATCH: {
+      QvDictionaryBatch *db = &out->header.dictionary_batch;
+      db->id = qv_fb_i64(h, DB_ID, 0);
+      db->is_delta = qv_fb_bool(h, DB_IS_DELTA, false);
+      QvFbTable data = qv_fb_table(h, DB_DATA);
+      if (!qv_fb_table_valid(data))
+        return invalid(d, "DictionaryBatch.data: required RecordBatch is missing");
+      return decode_record_batch(d, data, "DictionaryBatch.data", &db->data);
+    }
+    case QV_HEADER_TENSOR:
+      return decode_tensor(d, h, &out->header.tensor);
+    case QV_HEADER_SPARSE_TENSOR:
+      return decode_sparse_tensor(d, h, &out->header.sparse_tensor);
+    case QV_HEADER_NONE:
+      return invalid(d, "Message.header: header is missing (NONE)");
+    default:
+      return invalid(d, "Message.header: union type %u is not a known MessageHeader",
+                     out->header_type);
+  }
+}
+
+QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
+                           QvMessage *out, QvError *error) {
+  memset(out, 0, sizeof *out);
+  QvFbTable root;
+  QvStatus st = verify_and_root(buf, size, &qv_desc_Message, options, &root, error);
+  if (st) return st;
+  Decoder d = {qv_arena_new(), error};
+  if (d.arena == NULL) return nomem(&d);
+  out->private_data = d.arena;
+  st = decode_message_body(&d, root, out);
+  if (st) qv_message_release(out);
+  return st;
+}
+
+void qv_message_release(QvMessage *msg) {
+  if (msg == NULL) return;
+  qv_arena_free(msg->private_data);
+  memset(msg, 0, sizeof *msg);
+}
+
+static QvStatus decode_blocks(Decoder *d, QvFbVector v, const char *where, int64_t *n,
+                              const QvBlock **out) {
+  *n = 0;
+  *out = NULL;
+  if (v.buf == NULL || v.len == 0) return QV_OK;
+  QvBlock *b = qv_arena_alloc(d->arena, v.len, sizeof *b);
+  if (b == NULL) return nomem(d);
+  for (size_t i = 0; i < v.len; i++) {
+    const uint8_t *p = qv_fb_vec_at(v, i);
+    b[i].offset = qv_fb_load_i64(p);
+    b[i].meta_data_length = qv_fb_load_i32(p + 8);
+    b[i].body_length = qv_fb_load_i64(p + 16);
+    if (b[i].offset < 0 || b[i].meta_data_length < 0 || b[i].body_length < 0)
+      return invalid(d, "Footer.%s[%zu]: negative offset or length", where, i);
+  }
+  *n = (int64_t)v.len;
+  *out = b;
+  return QV_OK;
+}
+
+static QvStatus decode_footer_body(Decoder *d, QvFbTable root, QvFooter *out) {
+  out->version = qv_fb_i16(root, FOOTER_VERSION, QV_METADATA_V1);
+  if (out->version < QV_METADATA_V1 || out->version > QV_METADATA_V5)
+    return invalid(d, "Footer.version %d is not a known MetadataVersion", out->version);
+  QvFbTable schema = qv_fb_table(root, FOOTER_SCHEMA);
+  out->has_schema = qv_fb_table_valid(schema);
+  if (out->has_schema) TRY(decode_schema(d, schema, &out->schema));
+  TRY(decode_blocks(d, qv_fb_vector(root, FOOTER_DICTIONARIES, 24), "dictionaries",
+                    &out->n_dictionaries, &out->dictionaries));
+  TRY(decode_blocks(d, qv_fb_vector(root, FOOTER_RECORD_BATCHES, 24), "recordBatches",
+                    &out->n_record_batches, &out->record_batches));
+  return decode_metadata(d, root, FOOTER_CUSTOM_METADATA, &out->n_metadata, &out->metadata);
+}
+
+QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
+                          QvFooter *out, QvError *error) {
+  memset(out, 0, sizeof *out);
+  QvFbTable root;
+  QvStatus st = verify_and_root(buf, size, &qv_desc_Footer, options, &root, error);
+  if (st) return st;
+  Decoder d = {qv_arena_new(), error};
+  if (d.arena == NULL) return nomem(&d);
+  out->private_data = d.arena;
+  st = decode_footer_body(&d, root, out);
+  if (st) qv_footer_release(out);
+  return st;
+}
+
+void qv_footer_release(QvFooter *footer) {
+  if (footer == NULL) return;
+  qv_arena_free(footer->private_data);
+  memset(footer, 0, sizeof *footer);
+}

@@ -1,0 +1,422 @@
+/* Message / Footer encoding with the FlatBuffers builder. Children are built
+ * before their parents (the builder writes back to front). Scalars equal to
+ * their schema default are omitted, as flatc-generated builders do. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "flatbuf/flatbuf.h"
+#include "format/descriptors.h"
+#include "quiver/format.h"
+
+static QvFbRef string_ref(QvFbBuilder *b, const char *s, size_t len) {
+  return s ? qv_fb_create_string(b, s, len) : 0;
+}
+
+static QvFbRef encode_metadata(QvFbBuilder *b, int64_t n, const QvKeyValue *kv) {
+  if (n <= 0 || kv == NULL) return 0;
+  QvFbRef *refs = malloc((size_t)n * sizeof *refs);
+  if (refs == NULL) {
+    b->failed = true;
+    return 0;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    QvFbRef k = string_ref(b, kv[i].key, kv[i].key_len);
+    QvFbRef v = string_ref(b, kv[i].value, kv[i].value_len);
+    qv_fb_table_start(b);
+    qv_fb_add_ref(b, KV_KEY, k);
+    qv_fb_add_ref(b, KV_VALUE, v);
+    refs[i] = qv_fb_table_end(b);
+  }
+  QvFbRef r = qv_fb_create_vector_refs(b, refs, (size_t)n);
+  free(refs);
+  return r;
+}
+
+static QvFbRef encode_int(QvFbBuilder *b, QvIntType t) {
+  qv_fb_table_start(b);
+  qv_fb_add_i32(b, 0, t.bit_width, 0);
+  qv_fb_add_bool(b, 1, t.is_signed, false);
+  return qv_fb_table_end(b);
+}
+
+static QvFbRef encode_type(QvFbBuilder *b, const QvType *t) {
+  QvFbRef sub = 0;
+  if (t->id == QV_TYPE_INT) return encode_int(b, t->u.int_);
+  if (t->id == QV_TYPE_TIMESTAMP)
+    sub = string_ref(b, t->u.timestamp.timezone, t->u.timestamp.timezone_len);
+  if (t->id == QV_TYPE_UNION && t->u.union_.has_type_ids)
+    sub = qv_fb_create_vector(b, t->u.union_.type_ids, (size_t)t->u.union_.n_type_ids, 4, 4);
+  qv_fb_table_start(b);
+  switch (t->id) {
+    case QV_TYPE_FLOATING_POINT:
+      qv_fb_add_i16(b, 0, t->u.floating_point.precision, 0);
+      break;
+    case QV_TYPE_DECIMAL:
+      qv_fb_add_i32(b, 0, t->u.decimal.precision, 0);
+      qv_fb_add_i32(b, 1, t->u.decimal.scale, 0);
+      qv_fb_add_i32(b, 2, t->u.decimal.bit_width, 128);
+      break;
+    case QV_TYPE_DATE:
+      qv_fb_add_i16(b, 0, t->u.date.unit, QV_DATE_MILLISECOND);
+      break;
+    case QV_TYPE_TIME:
+      qv_fb_add_i16(b, 0, t->u.time.unit, QV_TIME_MILLISECOND);
+      qv_fb_add_i32(b, 1, t->u.time.bit_width, 32);
+      break;
+    case QV_TYPE_TIMESTAMP:
+      qv_fb_add_i16(b, 0, t->u.timestamp.unit, QV_TIME_SECOND);
+      qv_fb_add_ref(b, 1, sub);
+      break;
+    case QV_TYPE_INTERVAL:
+      qv_fb_add_i16(b, 0, t->u.interval.unit, 0);
+      break;
+    case QV_TYPE_DURATION:
+      qv_fb_add_i16(b, 0, t->u.duration.unit, QV_TIME_MILLISECOND);
+      break;
+    case QV_TYPE_FIXED_SIZE_BINARY:
+      qv_fb_add_i32(b, 0, t->u.fixed_size_binary.byte_width, 0);
+      break;
+    case QV_TYPE_FIXED_SIZE_LIST:
+      qv_fb_add_i32(b, 0, t->u.fixed_size_list.list_size, 0);
+      break;
+    case QV_TYPE_MAP:
+      qv_fb_add_bool(b, 0, t->u.map.keys_sorted, false);
+      break;
+    case QV_TYPE_UNION:
+      qv_fb_add_i16(b, 0, t->u.union_.mode, QV_UNION_SPARSE);
+      qv_fb_add_ref(b, 1, sub);
+      break;
+    default:
+      break;
+  }
+  return qv_fb_table_end(b);
+}
+
+static QvFbRef encode_fields(QvFbBuilder *b, int64_t n, const QvField *fields);
+
+static QvFbRef encode_field(QvFbBuilder *b, const QvField *f) {
+  QvFbRef name = string_ref(b, f->name, f->name_len);
+  QvFbRef type = encode_type(b, &f->type);
+  QvFbRef dict = 0;
+  if (f->dictionary) {
+    QvFbRef it = f->dictionary->has_index_type ? encode_int(b, f->dictionary->index_type) : 0;
+    qv_fb_table_start(b);
+    qv_fb_add_i64(b, DICT_ID, f->dictionary->id, 0);
+    qv_fb_add_ref(b, DICT_INDEX_TYPE, it);
+    qv_fb_add_bool(b, DICT_IS_ORDERED, f->dictionary->is_ordered, false);
+    qv_fb_add_i16(b, DICT_KIND, f->dictionary->kind, 0);
+    dict = qv_fb_table_end(b);
+  }
+  /* Arrow writers always emit the children vector, even when empty. */
+  QvFbRef children = encode_fields(b, f->n_children, f->children);
+  QvFbRef md = encode_metadata(b, f->n_metadata, f->metadata);
+  qv_fb_table_start(b);
+  qv_fb_add_ref(b, FIELD_NAME, name);
+  qv_fb_add_bool(b, FIELD_NULLABLE, f->nullable, false);
+  qv_fb_add_u8(b, FIELD_TYPE_TYPE, (uint8_t)f->type.id, 0);
+  qv_fb_add_ref(b, FIELD_TYPE, type);
+  qv_fb_add_ref(b, FIELD_DICTIONARY, dict);
+  qv_fb_add_ref(b, FIELD_CHILDREN, children);
+  qv_fb_add_ref(b, FIELD_CUSTOM_METADATA, md);
+  return qv_fb_table_end(b);
+}
+
+static QvFbRef encode_fields(QvFbBuilder *b, int64_t n, const QvField *fields) {
+  if (n < 0 || (n > 0 && fields == NULL)) {
+    b->failed = true;
+    return 0;
+  }
+  QvFbRef *refs = malloc(((size_t)n + 1) * sizeof *refs);
+  if (refs == NULL) {
+    b->failed = true;
+    return 0;
+  }
+  for (int64_t i = 0; i < n; i++) refs[i] = encode_field(b, &fields[i]);
+  QvFbRef r = qv_fb_create_vector_refs(b, refs, (size_t)n);
+  free(refs);
+  return r;
+}
+
+static QvFbRef encode_schema(QvFbBuilder *b, const QvSchema *s) {
+  QvFbRef fields = encode_fields(b, s->n_fields, s->fields);
+  QvFbRef md = encode_metadata(b, s->n_metadata, s->metadata);
+  QvFbRef features =
+      s->n_features > 0 ? qv_fb_create_vector(b, s->features, (size_t)s->n_features, 8, 8) : 0;
+  qv_fb_table_start(b);
+  qv_fb_add_i16(b, SCHEMA_ENDIANNESS, s->endianness, QV_ENDIAN_LITTLE);
+  qv_fb_add_ref(b, SCHEMA_FIELDS, fields);
+  qv_fb_add_ref(b, SCHEMA_CUSTOM_METADATA, md);
+  qv_fb_add_ref(b, SCHEMA_FEATURES, features);
+  return qv_fb_table_end(b);
+}
+
+/* Structs are written field by field so host padding never leaks. */
+static void pack_buffer(uint8_t *out, QvBuffer buf) {
+  memcpy(out, &buf.offset, 8);
+  memcpy(out + 8, &buf.length, 8);
+}
+
+static QvFbRef encode_buffer_vector(QvFbBuilder *b, int64_t n, const QvBuffer *bufs) {
+  if (n < 0 || (n > 0 && bufs == NULL)) {
+    b->failed = true;
+    return 0;
+  }
+  uint8_t *raw = malloc((size_t)n * 16 + 1);
+  if (raw == NULL) {
+    b->failed = true;
+    return 0;
+  }
+  for (int64_t i = 0; i < n; i++) pack_buffer(raw + 16 * i, bufs[i]);
+  QvFbRef r = qv_fb_create_vector(b, raw, (size_t)n, 16, 8);
+  free(raw);
+  return r;
+}
+
+static QvFbRef encode_record_batch(QvFbBuilder *b, const QvRecordBatch *rb) {
+  QvFbRef nodes = 0;
+  if (rb->n_nodes < 0 || (rb->n_nodes > 0 && rb->nodes == NULL)) {
+    b->failed = true;
+    return 0;
+  }
+  uint8_t *raw = malloc((size_t)rb->n_nodes * 16 + 1);
+  if (raw == NULL) {
+    b->failed = true;
+    return 0;
+  }
+  for (int64_t i = 0; i < rb->n_nodes; i++) {
+    memcpy(raw + 16 * i, &rb->nodes[i].length, 8);
+    memcpy(raw + 16 * i + 8, &rb->nodes[i].null_count, 8);
+  }
+  nodes = qv_fb_create_vector(b, raw, (size_t)rb->n_nodes, 16, 8);
+  free(raw);
+  QvFbRef buffers = encode_buffer_vector(b, rb->n_buffers, rb->buffers);
+  QvFbRef comp = 0;
+  if (rb->has_compression) {
+    qv_fb_table_start(b);
+    qv_fb_add_scalar(b, COMP_CODEC, &rb->codec, 1); /* explicit, as Arrow C++ writes it */
+    qv_fb_add_u8(b, COMP_METHOD, (uint8_t)rb->method, 0);
+    comp = qv_fb_table_end(b);
+  }
+  QvFbRef variadic = 0;
+  if (rb->has_variadic_buffer_counts || rb->n_variadic_buffer_counts > 0)
+    variadic = qv_fb_create_vector(b, rb->variadic_buffer_counts,
+                                   (size_t)rb->n_variadic_buffer_counts, 8, 8);
+  qv_fb_table_start(b);
+  qv_fb_add_i64(b, RB_LENGTH, rb->length, 0);
+  qv_fb_add_ref(b, RB_NODES, nodes);
+  qv_fb_add_ref(b, RB_BUFFERS, buffers);
+  qv_fb_add_ref(b, RB_COMPRESSION, comp);
+  qv_fb_add_ref(b, RB_VARIADIC, variadic);
+  return qv_fb_table_end(b);
+}
+
+static QvFbRef encode_shape(QvFbBuilder *b, int64_t ndim, const QvTensorDim *shape) {
+  if (ndim < 0 || (ndim > 0 && shape == NULL)) {
+    b->failed = true;
+    return 0;
+  }
+  QvFbRef *refs = malloc(((size_t)ndim + 1) * sizeof *refs);
+  if (refs == NULL) {
+    b->failed = true;
+    return 0;
+  }
+  for (int64_t i = 0; i < ndim; i++) {
+    QvFbRef name = string_ref(b, shape[i].name, shape[i].name_len);
+    qv_fb_table_start(b);
+    qv_fb_add_i64(b, DIM_SIZE, shape[i].size, 0);
+    qv_fb_add_ref(b, DIM_NAME, name);
+    refs[i] = qv_fb_table_end(b);
+  }
+  QvFbRef r = qv_fb_create_vector_refs(b, refs, (size_t)ndim);
+  free(refs);
+  return r;
+}
+
+static QvFbRef encode_tensor(QvFbBuilder *b, const QvTensorMeta *t) {
+  QvFbRef type = encode_type(b, &t->type);
+  QvFbRef shape = encode_shape(b, t->ndim, t->shape);
+  QvFbRef strides = 0;
+  if (t->has_strides || t->n_strides > 0)
+    strides = qv_fb_create_vector(b, t->strides, (size_t)t->n_strides, 8, 8);
+  uint8_t data[16];
+  pack_buffer(data, t->data);
+  qv_fb_table_start(b);
+  qv_fb_add_u8(b, TENSOR_TYPE_TYPE, (uint8_t)t->type.id, 0);
+  qv_fb_add_ref(b, TENSOR_TYPE, type);
+  qv_fb_add_ref(b, TENSOR_SHAPE, shape);
+  qv_fb_add_ref(b, TENSOR_STRIDES, strides);
+  qv_fb_add_struct(b, TENSOR_DATA, data, 16, 8);
+  return qv_fb_table_end(b);
+}
+
+static QvFbRef encode_sparse_index(QvFbBuilder *b, const QvSparseTensorMeta *t) {
+  uint8_t buf1[16], buf2[16];
+  switch (t->index_kind) {
+    case QV_SPARSE_INDEX_COO: {
+      const QvSparseCOO *c = &t->index.coo;
+      QvFbRef it = encode_int(b, c->indices_type);
+      QvFbRef strides = 0;
+      if (c->has_indices_strides || c->n_indices_strides > 0)
+        strides = qv_fb_create_vector(b, c->indices_strides, (size_t)c->n_indices_strides, 8, 8);
+      pack_buffer(buf1, c->indices_buffer);
+      qv_fb_table_start(b);
+      qv_fb_add_ref(b, COO_INDICES_TYPE, it);
+      qv_fb_add_ref(b, COO_INDICES_STRIDES, strides);
+      qv_fb_add_struct(b, COO_INDICES_BUFFER, buf1, 16, 8);
+      qv_fb_add_bool(b, COO_IS_CANONICAL, c->is_canonical, false);
+      return qv_fb_table_end(b);
+    }
+    case QV_SPARSE_INDEX_CSX: {
+      const QvSparseCSX *c = &t->index.csx;
+      QvFbRef pt = encode_int(b, c->indptr_type);
+      QvFbRef it = encode_int(b, c->indices_type);
+      pack_buffer(buf1, c->indptr_buffer);
+      pack_buffer(buf2, c->indices_buffer);
+      qv_fb_table_start(b);
+      qv_fb_add_i16(b, CSX_AXIS, c->compressed_axis, QV_CSX_ROW);
+      qv_fb_add_ref(b, CSX_INDPTR_TYPE, pt);
+      qv_fb_add_struct(b, CSX_INDPTR_BUFFER, buf1, 16, 8);
+      qv_fb_add_ref(b, CSX_INDICES_TYPE, it);
+      qv_fb_add_struct(b, CSX_INDICES_BUFFER, buf2, 16, 8);
+      return qv_fb_table_end(b);
+    }
+    case QV_SPARSE_INDEX_CSF: {
+      const QvSparseCSF *c = &t->index.csf;
+      QvFbRef pt = encode_int(b, c->indptr_type);
+      QvFbRef it = encode_int(b, c->indices_type);
+      QvFbRef indptr = encode_buffer_vector(b, c->n_indptr_buffers, c->indptr_buffers);
+      QvFbRef indices = encode_buffer_vector(b, c->n_indices_buffers, c->indices_buffers);
+      QvFbRef axis = qv_fb_create_vector(b, c->axis_order, (size_t)c->n_axis_order, 4, 4);
+      qv_fb_table_start(b);
+      qv_fb_add_ref(b, CSF_INDPTR_TYPE, pt);
+      qv_fb_add_ref(b, CSF_INDPTR_BUFFERS, indptr);
+      qv_fb_add_ref(b, CSF_INDICES_TYPE, it);
+      qv_fb_add_ref(b, CSF_INDICES_BUFFERS, indices);
+      qv_fb_add_ref(b, CSF_AXIS_ORDER, axis);
+      return qv_fb_table_end(b);
+    }
+    default:
+      b->failed = true;
+      return 0;
+  }
+}
+
+static QvFbRef encode_sparse_tensor(QvFbBuilder *b, const QvSparseTensorMeta *t) {
+  QvFbRef type = encode_type(b, &t->type);
+  QvFbRef shape = encode_shape(b, t->ndim, t->shape);
+  QvFbRef index = encode_sparse_index(b, t);
+  uint8_t data[16];
+  pack_buffer(data, t->data);
+  qv_fb_table_start(b);
+  qv_fb_add_u8(b, ST_TYPE_TYPE, (uint8_t)t->type.id, 0);
+  qv_fb_add_ref(b, ST_TYPE, type);
+  qv_fb_add_ref(b, ST_SHAPE, shape);
+  qv_fb_add_i64(b, ST_NNZ, t->non_zero_length, 0);
+  qv_fb_add_u8(b, ST_INDEX_TYPE, t->index_kind, 0);
+  qv_fb_add_ref(b, ST_INDEX, index);
+  qv_fb_add_struct(b, ST_DATA, data, 16, 8);
+  return qv_fb_table_end(b);
+}
+
+static QvStatus finish(QvFbBuilder *b, QvFbRef root, uint8_t **out, size_t *out_size,
+                       QvError *error) {
+  const uint8_t *data;
+  size_t size;
+  QvStatus st = qv_fb_finish(b, root, &data, &size, error);
+  if (st == QV_OK) {
+    *out = malloc(size);
+    if (*out == NULL) {
+      st = qv_error_set(error, QV_ENOMEM, "out of memory while encoding metadata");
+    } else {
+      memcpy(*out, data, size);
+      *out_size = size;
+    }
+  }
+  qv_fb_builder_release(b);
+  return st;
+}
+
+QvStatus qv_message_encode(const QvMessage *msg, uint8_t **out, size_t *out_size,
+                           QvError *error) {
+  *out = NULL;
+  *out_size = 0;
+  QvFbBuilder b;
+  qv_fb_builder_init(&b);
+  QvFbRef header = 0;
+  switch (msg->header_type) {
+    case QV_HEADER_SCHEMA:
+      header = encode_schema(&b, &msg->header.schema);
+      break;
+    case QV_HEADER_RECORD_BATCH:
+      header = encode_record_batch(&b, &msg->header.record_batch);
+      break;
+    case QV_HEADER_DICTIONARY_BATCH: {
+      const QvDictionaryBatch *db = &msg->header.dictionary_batch;
+      QvFbRef data = encode_record_batch(&b, &db->data);
+      qv_fb_table_start(&b);
+      qv_fb_add_i64(&b, DB_ID, db->id, 0);
+      qv_fb_add_ref(&b, DB_DATA, data);
+      qv_fb_add_bool(&b, DB_IS_DELTA, db->is_delta, false);
+      header = qv_fb_table_end(&b);
+      break;
+    }
+    case QV_HEADER_TENSOR:
+      header = encode_tensor(&b, &msg->header.tensor);
+      break;
+    case QV_HEADER_SPARSE_TENSOR:
+      header = encode_sparse_tensor(&b, &msg->header.sparse_tensor);
+      break;
+    default:
+      qv_fb_builder_release(&b);
+      return qv_error_set(error, QV_EARG, "Message.header: cannot encode header type %u",
+                          msg->header_type);
+  }
+  QvFbRef md = encode_metadata(&b, msg->n_metadata, msg->metadata);
+  qv_fb_table_start(&b);
+  qv_fb_add_i16(&b, MESSAGE_VERSION, msg->version, QV_METADATA_V1);
+  qv_fb_add_u8(&b, MESSAGE_HEADER_TYPE, msg->header_type, 0);
+  qv_fb_add_ref(&b, MESSAGE_HEADER, header);
+  qv_fb_add_i64(&b, MESSAGE_BODY_LENGTH, msg->body_length, 0);
+  qv_fb_add_ref(&b, MESSAGE_CUSTOM_METADATA, md);
+  QvFbRef root = qv_fb_table_end(&b);
+  return finish(&b, root, out, out_size, error);
+}
+
+QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_size,
+                          QvError *error) {
+  *out = NULL;
+  *out_size = 0;
+  QvFbBuilder b;
+  qv_fb_builder_init(&b);
+  QvFbRef schema = footer->has_schema ? encode_schema(&b, &footer->schema) : 0;
+  QvFbRef blocks[2] = {0, 0};
+  const QvBlock *lists[2] = {footer->dictionaries, footer->record_batches};
+  int64_t counts[2] = {footer->n_dictionaries, footer->n_record_batches};
+  for (int k = 0; k < 2; k++) {
+    if (counts[k] < 0 || (counts[k] > 0 && lists[k] == NULL)) {
+      qv_fb_builder_release(&b);
+      return qv_error_set(error, QV_EARG, "Footer: block list without blocks");
+    }
+    uint8_t *raw = calloc((size_t)counts[k] + 1, 24);
+    if (raw == NULL) {
+      qv_fb_builder_release(&b);
+      return qv_error_set(error, QV_ENOMEM, "out of memory while encoding footer");
+    }
+    for (int64_t i = 0; i < counts[k]; i++) {
+      memcpy(raw + 24 * i, &lists[k][i].offset, 8);
+      memcpy(raw + 24 * i + 8, &lists[k][i].meta_data_length, 4);
+      memcpy(raw + 24 * i + 16, &lists[k][i].body_length, 8);
+    }
+    blocks[k] = qv_fb_create_vector(&b, raw, (size_t)counts[k], 24, 8);
+    free(raw);
+  }
+  QvFbRef md = encode_metadata(&b, footer->n_metadata, footer->metadata);
+  qv_fb_table_start(&b);
+  qv_fb_add_i16(&b, FOOTER_VERSION, footer->version, QV_METADATA_V1);
+  qv_fb_add_ref(&b, FOOTER_SCHEMA, schema);
+  qv_fb_add_ref(&b, FOOTER_DICTIONARIES, blocks[0]);
+  qv_fb_add_ref(&b, FOOTER_RECORD_BATCHES, blocks[1]);
+  qv_fb_add_ref(&b, FOOTER_CUSTOM_METADATA, md);
+  QvFbRef root = qv_fb_table_end(&b);
+  return finish(&b, root, out, out_size, error);
+}
