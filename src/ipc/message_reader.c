@@ -7,28 +7,41 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "quiver/ipc.h"
 
 typedef enum { SOURCE_MEMORY, SOURCE_FD } SourceKind;
 
+/* fd reads allocate at most this much ahead of the bytes that actually
+ * arrived, so a lying length costs memory only in proportion to the input. */
+#define FD_READ_CHUNK ((size_t)1 << 20)
+
 struct QvIpcReader {
   SourceKind kind;
   QvIpcReaderOptions options;
   QvIpcFormat format;
   bool finished;
+  /* The first error, replayed by every later next(): a reader does not
+   * resynchronise on garbage, and QV_EOS after an error would hide it. */
+  QvError error;
   /* memory */
   const uint8_t *data;
   size_t size;
-  size_t limit; /* end of the message area (file: start of the footer) */
   QvOwner *owner;
   /* fd */
   int fd;
   uint8_t pending[8]; /* bytes read while sniffing the format */
   size_t n_pending;
+  int64_t consumed; /* input offset of the next byte read_fully delivers */
+  int64_t base;     /* seekable fd: file offset where the input starts */
+  bool has_footer;  /* file format on a seekable fd: footer located */
+  int64_t footer_offset;
+  int32_t footer_length;
   /* shared */
-  int64_t pos; /* offset of the next message from the start of the input */
+  int64_t limit; /* end of the message area (file format: start of the footer) */
+  int64_t pos;   /* offset of the next message from the start of the input */
 };
 
 static uint32_t load_u32(const uint8_t *p) {
@@ -51,21 +64,28 @@ void qv_ipc_message_release(QvIpcMessage *msg) {
 
 static bool has_magic(const uint8_t *p) { return memcmp(p, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) == 0; }
 
-/* File format in memory: both magics, and a footer length that fits. */
-static QvStatus locate_footer(const uint8_t *data, size_t size, int64_t *footer_offset,
+/* Leading magic + padding, trailing footer length + magic. */
+#define FILE_HEAD 8
+#define FILE_TAIL (4 + QV_IPC_MAGIC_SIZE)
+
+/* File format: `tail` holds the last FILE_TAIL bytes of an input of `size`
+ * bytes that starts with the magic. Checks the trailing magic and that the
+ * footer length fits between the leading magic and the tail. */
+static QvStatus locate_footer(const uint8_t *tail, int64_t size, int64_t *footer_offset,
                               int32_t *footer_length, QvError *error) {
-  if (size < 8 + 10)
-    return qv_error_set(error, QV_ETRUNCATED, "file format: %zu bytes is too short for an Arrow file",
-                        size);
-  if (!has_magic(data + size - 6))
+  if (size < FILE_HEAD + FILE_TAIL)
+    return qv_error_set(error, QV_ETRUNCATED,
+                        "file format: %lld bytes is too short for an Arrow file",
+                        (long long)size);
+  if (!has_magic(tail + 4))
     return qv_error_set(error, QV_ETRUNCATED,
                         "file format: trailing ARROW1 magic is missing (truncated file?)");
-  int32_t flen = (int32_t)load_u32(data + size - 10);
-  if (flen <= 0 || (size_t)flen > size - 8 - 10)
+  int32_t flen = (int32_t)load_u32(tail);
+  if (flen <= 0 || flen > size - FILE_HEAD - FILE_TAIL)
     return qv_error_set(error, QV_EINVAL,
-                        "file format: footer length %d does not fit a file of %zu bytes", flen,
-                        size);
-  *footer_offset = (int64_t)(size - 10 - (size_t)flen);
+                        "file format: footer length %d does not fit a file of %lld bytes", flen,
+                        (long long)size);
+  *footer_offset = size - FILE_TAIL - flen;
   *footer_length = flen;
   return QV_OK;
 }
@@ -75,25 +95,30 @@ QvStatus qv_ipc_reader_open_memory(QvIpcReader **out, const uint8_t *data, size_
                                    QvError *error) {
   *out = NULL;
   if (data == NULL && size > 0) return qv_error_set(error, QV_EARG, "NULL data");
+  if (size > INT64_MAX) return qv_error_set(error, QV_ELIMIT, "input of %zu bytes is too large", size);
   QvIpcReader *r = calloc(1, sizeof *r);
   if (r == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   r->kind = SOURCE_MEMORY;
   apply_defaults(&r->options, options);
   r->data = data;
   r->size = size;
-  r->limit = size;
+  r->limit = (int64_t)size;
   r->fd = -1;
-  if (size >= 8 && has_magic(data)) {
+  /* A stream cannot start with "ARRO" (as a length it exceeds any sane
+   * metadata), so the magic alone decides; a short file is then reported as
+   * a truncated file rather than as a bad stream. */
+  if (size >= QV_IPC_MAGIC_SIZE && has_magic(data)) {
     r->format = QV_IPC_FORMAT_FILE;
     int64_t foff;
     int32_t flen;
-    QvStatus st = locate_footer(data, size, &foff, &flen, error);
+    const uint8_t *tail = size >= FILE_TAIL ? data + size - FILE_TAIL : data;
+    QvStatus st = locate_footer(tail, (int64_t)size, &foff, &flen, error);
     if (st) {
       free(r);
       return st;
     }
-    r->limit = (size_t)foff;
-    r->pos = 8;
+    r->limit = foff;
+    r->pos = FILE_HEAD;
   }
   qv_owner_retain(owner);
   r->owner = owner;
@@ -156,19 +181,16 @@ QvStatus qv_ipc_reader_open_path(QvIpcReader **out, const char *path,
   return s;
 }
 
-/* Reads exactly n bytes; *got receives how many arrived before EOF. */
-static QvStatus read_fully(QvIpcReader *r, uint8_t *buf, size_t n, size_t *got, QvError *error) {
+/* Raw read of up to n bytes from the descriptor; *got < n only at EOF. */
+static QvStatus read_raw(int fd, uint8_t *buf, size_t n, int64_t offset, size_t *got,
+                         QvError *error) {
   size_t done = 0;
-  while (done < n && r->n_pending > 0) {
-    buf[done++] = r->pending[0];
-    memmove(r->pending, r->pending + 1, --r->n_pending);
-  }
   while (done < n) {
-    ssize_t k = read(r->fd, buf + done, n - done);
+    ssize_t k = read(fd, buf + done, n - done);
     if (k < 0) {
       if (errno == EINTR) continue;
       return qv_error_set(error, QV_EIO, "read failed at offset %lld: %s",
-                          (long long)(r->pos + (int64_t)done), strerror(errno));
+                          (long long)(offset + (int64_t)done), strerror(errno));
     }
     if (k == 0) break;
     done += (size_t)k;
@@ -177,26 +199,118 @@ static QvStatus read_fully(QvIpcReader *r, uint8_t *buf, size_t n, size_t *got, 
   return QV_OK;
 }
 
+/* Reads up to n bytes of the input, never past the message area's limit;
+ * *got receives how many arrived before the end. */
+static QvStatus read_fully(QvIpcReader *r, uint8_t *buf, size_t n, size_t *got, QvError *error) {
+  if (r->consumed >= r->limit) {
+    n = 0;
+  } else if ((uint64_t)n > (uint64_t)(r->limit - r->consumed)) {
+    n = (size_t)(r->limit - r->consumed);
+  }
+  size_t done = 0;
+  while (done < n && r->n_pending > 0) {
+    buf[done++] = r->pending[0];
+    memmove(r->pending, r->pending + 1, --r->n_pending);
+  }
+  size_t k = 0;
+  QvStatus st = QV_OK;
+  if (done < n) st = read_raw(r->fd, buf + done, n - done, r->consumed + (int64_t)done, &k, error);
+  done += k;
+  r->consumed += (int64_t)done;
+  *got = done;
+  return st;
+}
+
+/* Reads n bytes into a new 64-byte-aligned allocation that grows with the
+ * data actually read. *got < n when the input ended early; *out is then
+ * still set (free it with qv_aligned_free). */
+static QvStatus read_alloc(QvIpcReader *r, size_t n, uint8_t **out, size_t *got, QvError *error) {
+  *out = NULL;
+  *got = 0;
+  size_t cap = n < FD_READ_CHUNK ? n : FD_READ_CHUNK;
+  uint8_t *buf = qv_aligned_alloc(cap);
+  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory reading %zu bytes", cap);
+  size_t done = 0;
+  for (;;) {
+    size_t k;
+    QvStatus st = read_fully(r, buf + done, cap - done, &k, error);
+    done += k;
+    if (st || done < cap || done == n) {
+      *out = buf;
+      *got = done;
+      return st;
+    }
+    size_t next = cap > n / 2 ? n : cap * 2;
+    uint8_t *grown = qv_aligned_alloc(next);
+    if (grown == NULL) {
+      qv_aligned_free(buf);
+      return qv_error_set(error, QV_ENOMEM, "out of memory reading %zu bytes", next);
+    }
+    memcpy(grown, buf, done);
+    qv_aligned_free(buf);
+    buf = grown;
+    cap = next;
+  }
+}
+
+/* File format on a seekable descriptor: find the footer with pread so the
+ * messages stop where it starts and qv_ipc_reader_footer can decode it. */
+static QvStatus locate_fd_footer(QvIpcReader *r, QvError *error) {
+  struct stat st;
+  if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) return QV_OK;
+  off_t here = lseek(r->fd, 0, SEEK_CUR);
+  if (here < 0) return QV_OK;
+  /* the 8 sniffed bytes were already consumed */
+  r->base = (int64_t)here - FILE_HEAD;
+  int64_t size = (int64_t)st.st_size - r->base;
+  uint8_t tail[FILE_TAIL];
+  memset(tail, 0, sizeof tail);
+  if (size >= FILE_TAIL) {
+    ssize_t k = pread(r->fd, tail, FILE_TAIL, (off_t)(r->base + size - FILE_TAIL));
+    if (k < 0) return qv_error_set(error, QV_EIO, "file format: reading the footer length: %s",
+                                   strerror(errno));
+    if (k != FILE_TAIL)
+      return qv_error_set(error, QV_ETRUNCATED, "file format: the file shrank while being read");
+  }
+  QvStatus s = locate_footer(tail, size, &r->footer_offset, &r->footer_length, error);
+  if (s) return s;
+  r->has_footer = true;
+  r->limit = r->footer_offset;
+  return QV_OK;
+}
+
 QvStatus qv_ipc_reader_open_fd(QvIpcReader **out, int fd, const QvIpcReaderOptions *options,
                                QvError *error) {
   *out = NULL;
+  if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
   QvIpcReader *r = calloc(1, sizeof *r);
   if (r == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   r->kind = SOURCE_FD;
   r->fd = fd;
+  r->limit = INT64_MAX;
   apply_defaults(&r->options, options);
   /* sniff the file magic; keep the bytes if it is a stream */
   size_t got;
-  QvStatus st = read_fully(r, r->pending, 8, &got, error);
+  QvStatus st = read_raw(fd, r->pending, 8, 0, &got, error);
   if (st) {
     free(r);
     return st;
   }
   r->n_pending = got;
-  if (got == 8 && has_magic(r->pending)) {
+  if (got >= QV_IPC_MAGIC_SIZE && has_magic(r->pending)) {
     r->format = QV_IPC_FORMAT_FILE;
+    if (got < FILE_HEAD) {
+      free(r);
+      return qv_error_set(error, QV_ETRUNCATED,
+                          "file format: %zu bytes is too short for an Arrow file", got);
+    }
     r->n_pending = 0;
-    r->pos = 8;
+    r->consumed = FILE_HEAD;
+    r->pos = FILE_HEAD;
+    if ((st = locate_fd_footer(r, error))) {
+      free(r);
+      return st;
+    }
   }
   *out = r;
   return QV_OK;
@@ -213,15 +327,49 @@ QvIpcFormat qv_ipc_reader_format(const QvIpcReader *reader) { return reader->for
 QvStatus qv_ipc_reader_footer(QvIpcReader *r, QvFooter *out, int64_t *footer_offset,
                               int32_t *footer_length, QvError *error) {
   memset(out, 0, sizeof *out);
-  if (r->kind != SOURCE_MEMORY || r->format != QV_IPC_FORMAT_FILE)
-    return qv_error_set(error, QV_EARG, "footer: input is not an Arrow file read from memory");
+  if (r->format != QV_IPC_FORMAT_FILE || (r->kind == SOURCE_FD && !r->has_footer))
+    return qv_error_set(error, QV_EARG,
+                        "footer: input is not an Arrow file read from memory or a seekable file");
   int64_t off;
   int32_t len;
-  QvStatus st = locate_footer(r->data, r->size, &off, &len, error);
-  if (st) return st;
+  QvStatus st;
+  const uint8_t *bytes;
+  uint8_t *copy = NULL;
+  if (r->kind == SOURCE_MEMORY) {
+    st = locate_footer(r->data + r->size - FILE_TAIL, (int64_t)r->size, &off, &len, error);
+    if (st) return st;
+    bytes = r->data + off;
+  } else {
+    off = r->footer_offset;
+    len = r->footer_length;
+    if (len > r->options.max_metadata_size)
+      return qv_error_set(error, QV_ELIMIT,
+                          "footer at offset %lld: length %d exceeds the limit of %lld",
+                          (long long)off, len, (long long)r->options.max_metadata_size);
+    copy = malloc((size_t)len);
+    if (copy == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory reading the footer");
+    size_t done = 0;
+    while (done < (size_t)len) {
+      ssize_t k = pread(r->fd, copy + done, (size_t)len - done,
+                        (off_t)(r->base + off + (int64_t)done));
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) {
+        free(copy);
+        if (k == 0)
+          return qv_error_set(error, QV_ETRUNCATED,
+                              "footer at offset %lld: the file shrank while being read",
+                              (long long)off);
+        return qv_error_set(error, QV_EIO, "footer at offset %lld: %s", (long long)off,
+                            strerror(errno));
+      }
+      done += (size_t)k;
+    }
+    bytes = copy;
+  }
   if (footer_offset) *footer_offset = off;
   if (footer_length) *footer_length = len;
-  st = qv_footer_decode(r->data + off, (size_t)len, &r->options.decode, out, error);
+  st = qv_footer_decode(bytes, (size_t)len, &r->options.decode, out, error);
+  free(copy);
   if (st) qv_error_prefix(error, "footer at offset %lld", (long long)off);
   return st;
 }
@@ -274,10 +422,10 @@ static QvStatus decode_at(QvIpcReader *r, QvIpcMessage *out, QvError *error) {
 }
 
 static QvStatus next_memory(QvIpcReader *r, QvIpcMessage *out, QvError *error) {
+  if (r->pos >= r->limit) return QV_EOS;
   size_t pos = (size_t)r->pos;
-  if (pos >= r->limit) return QV_EOS;
   const uint8_t *p = r->data + pos;
-  size_t avail = r->limit - pos;
+  size_t avail = (size_t)r->limit - pos;
   size_t prefix;
   int32_t len;
   bool eos;
@@ -316,7 +464,7 @@ typedef struct FdMessageMemory {
 
 static void free_fd_memory(void *p) {
   FdMessageMemory *m = p;
-  free(m->metadata);
+  qv_aligned_free(m->metadata);
   qv_aligned_free(m->body);
   free(m);
 }
@@ -351,21 +499,19 @@ static QvStatus next_fd(QvIpcReader *r, QvIpcMessage *out, QvError *error) {
   out->offset = r->pos;
   out->legacy_prefix = prefix == 4;
   out->metadata_length = len;
-  mem->metadata = malloc((size_t)len);
-  if (mem->metadata == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  if ((st = read_fully(r, mem->metadata, (size_t)len, &got, error))) return st;
+  st = read_alloc(r, (size_t)len, &mem->metadata, &got, error);
+  if (st) return qv_error_prefix(error, "message at offset %lld", (long long)out->offset);
   if (got < (size_t)len)
     return qv_error_set(error, QV_ETRUNCATED,
                         "message at offset %lld: metadata needs %d bytes, only %zu remain",
-                        (long long)r->pos, len, got);
+                        (long long)out->offset, len, got);
   out->metadata = mem->metadata;
   if ((st = decode_at(r, out, error))) return st;
-  out->body_offset = r->pos + (int64_t)prefix + len;
-  mem->body = qv_aligned_alloc((size_t)out->body_length);
-  if (mem->body == NULL)
-    return qv_error_set(error, QV_ENOMEM, "message at offset %lld: cannot allocate %lld body bytes",
-                        (long long)out->offset, (long long)out->body_length);
-  if ((st = read_fully(r, mem->body, (size_t)out->body_length, &got, error))) return st;
+  out->body_offset = out->offset + (int64_t)prefix + len;
+  /* body_length is at most max_body_size here; the allocation grows with
+   * the bytes that really arrive */
+  st = read_alloc(r, (size_t)out->body_length, &mem->body, &got, error);
+  if (st) return qv_error_prefix(error, "message at offset %lld", (long long)out->offset);
   if (got < (size_t)out->body_length)
     return qv_error_set(error, QV_ETRUNCATED,
                         "message at offset %lld: body needs %lld bytes, only %zu remain",
@@ -377,12 +523,20 @@ static QvStatus next_fd(QvIpcReader *r, QvIpcMessage *out, QvError *error) {
 
 QvStatus qv_ipc_reader_next(QvIpcReader *r, QvIpcMessage *out, QvError *error) {
   memset(out, 0, sizeof *out);
-  if (r->finished) return QV_EOS;
-  QvStatus st = r->kind == SOURCE_MEMORY ? next_memory(r, out, error) : next_fd(r, out, error);
-  if (st != QV_OK) {
-    qv_ipc_message_release(out);
-    /* errors are sticky: a reader does not resynchronise on garbage */
-    if (st != QV_EOS) r->finished = true;
+  if (r->error.code != QV_OK) {
+    if (error) *error = r->error;
+    return r->error.code;
   }
+  if (r->finished) return QV_EOS;
+  QvStatus st = r->kind == SOURCE_MEMORY ? next_memory(r, out, &r->error)
+                                         : next_fd(r, out, &r->error);
+  if (st == QV_OK) return QV_OK;
+  qv_ipc_message_release(out);
+  if (st == QV_EOS) {
+    qv_error_clear(&r->error);
+    return QV_EOS;
+  }
+  r->error.code = st;
+  if (error) *error = r->error;
   return st;
 }

@@ -1,0 +1,75 @@
+/* Input helpers for the CLI: whole-input reads, from a path or stdin. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int qv_cli_fail(const char *cmd, const QvError *error) {
+  fprintf(stderr, "quiver %s: %s\n", cmd, error->message[0] ? error->message : qv_status_name(error->code));
+  return 1;
+}
+
+static QvStatus read_all(int fd, const char *name, QvCliInput *in, QvError *error) {
+  size_t cap = 1 << 16, len = 0;
+  uint8_t *buf = malloc(cap);
+  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  for (;;) {
+    if (len == cap) {
+      uint8_t *nb = realloc(buf, cap * 2);
+      if (nb == NULL) {
+        free(buf);
+        return qv_error_set(error, QV_ENOMEM, "out of memory reading %s", name);
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    ssize_t k = read(fd, buf + len, cap - len);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      free(buf);
+      return qv_error_set(error, QV_EIO, "%s: %s", name, strerror(e));
+    }
+    if (k == 0) break;
+    len += (size_t)k;
+  }
+  in->heap = buf;
+  in->data = buf;
+  in->size = len;
+  return QV_OK;
+}
+
+QvStatus qv_cli_input_open(const char *path, QvCliInput *in, QvError *error) {
+  memset(in, 0, sizeof *in);
+  if (strcmp(path, "-") == 0) return read_all(STDIN_FILENO, "stdin", in, error);
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
+  struct stat st;
+  QvStatus s = QV_OK;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      s = qv_error_set(error, QV_EIO, "%s: mmap: %s", path, strerror(errno));
+    } else {
+      in->mapping = m;
+      in->data = m;
+      in->size = (size_t)st.st_size;
+    }
+  } else {
+    s = read_all(fd, path, in, error);
+  }
+  close(fd);
+  return s;
+}
+
+void qv_cli_input_free(QvCliInput *in) {
+  if (in->mapping) munmap(in->mapping, in->size);
+  free(in->heap);
+  memset(in, 0, sizeof *in);
+}

@@ -1,0 +1,242 @@
+/* quiver inspect FILE|-: one line per message of a stream or file. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "quiver/format.h"
+#include "quiver/ipc.h"
+
+typedef struct Text {
+  char buf[4096];
+  size_t len;
+} Text;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void put(Text *t, const char *fmt, ...) {
+  if (t->len >= sizeof t->buf - 1) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(t->buf + t->len, sizeof t->buf - t->len, fmt, ap);
+  va_end(ap);
+  if (n > 0) t->len += (size_t)n;
+  if (t->len >= sizeof t->buf) {
+    t->len = sizeof t->buf - 4;
+    memcpy(t->buf + t->len, "...", 4);
+    t->len += 3;
+  }
+}
+
+static void put_field(Text *t, const QvField *f, int depth) {
+  char type[128];
+  put(t, "%s: ", f->name ? f->name : "");
+  if (f->dictionary) {
+    put(t, "dictionary<values=%s, indices=%sint%d%s, id=%" PRId64 ">",
+        qv_type_describe(&f->type, type, sizeof type),
+        f->dictionary->index_type.is_signed ? "" : "u", f->dictionary->index_type.bit_width,
+        f->dictionary->is_ordered ? ", ordered" : "", f->dictionary->id);
+  } else {
+    put(t, "%s", qv_type_describe(&f->type, type, sizeof type));
+  }
+  if (f->n_children > 0) {
+    put(t, "<");
+    for (int64_t i = 0; i < f->n_children; i++) {
+      if (i) put(t, ", ");
+      if (depth > 8) {
+        put(t, "...");
+        break;
+      }
+      put_field(t, &f->children[i], depth + 1);
+    }
+    put(t, ">");
+  }
+  if (!f->nullable) put(t, " not null");
+}
+
+static void put_shape(Text *t, int64_t ndim, const QvTensorDim *shape) {
+  put(t, "shape=[");
+  for (int64_t i = 0; i < ndim; i++) put(t, "%s%" PRId64, i ? ", " : "", shape[i].size);
+  put(t, "]");
+  bool named = false;
+  for (int64_t i = 0; i < ndim; i++) named |= shape[i].name && shape[i].name[0];
+  if (named) {
+    put(t, " names=[");
+    for (int64_t i = 0; i < ndim; i++)
+      put(t, "%s%s", i ? ", " : "", shape[i].name ? shape[i].name : "");
+    put(t, "]");
+  }
+}
+
+static void put_int_type(Text *t, const char *label, QvIntType it) {
+  put(t, " %s=%sint%d", label, it.is_signed ? "" : "u", it.bit_width);
+}
+
+/* Offset of a buffer inside the body and its alignment in the input. */
+static void put_buffer(Text *t, const char *name, QvBuffer b, int64_t body_offset) {
+  int64_t abs = body_offset + b.offset;
+  put(t, " %s@%" PRId64 "+%" PRId64 "(%s)", name, b.offset, b.length,
+      abs % 64 == 0 ? "64-aligned" : abs % 8 == 0 ? "8-aligned" : "unaligned");
+}
+
+static double density(const QvSparseTensorMeta *s) {
+  double total = 1;
+  for (int64_t i = 0; i < s->ndim; i++) total *= (double)s->shape[i].size;
+  return total > 0 ? (double)s->non_zero_length / total : 0.0;
+}
+
+static void summarize(Text *t, const QvIpcMessage *m) {
+  char type[128];
+  const QvMessage *msg = &m->message;
+  switch (msg->header_type) {
+    case QV_HEADER_SCHEMA: {
+      const QvSchema *s = &msg->header.schema;
+      put(t, "%" PRId64 " field%s", s->n_fields, s->n_fields == 1 ? "" : "s");
+      if (s->endianness == QV_ENDIAN_BIG) put(t, " (big-endian)");
+      for (int64_t i = 0; i < s->n_fields; i++) {
+        put(t, i ? ", " : ": ");
+        put_field(t, &s->fields[i], 0);
+      }
+      break;
+    }
+    case QV_HEADER_RECORD_BATCH:
+    case QV_HEADER_DICTIONARY_BATCH: {
+      const QvRecordBatch *rb = &msg->header.record_batch;
+      if (msg->header_type == QV_HEADER_DICTIONARY_BATCH) {
+        rb = &msg->header.dictionary_batch.data;
+        put(t, "id=%" PRId64 "%s ", msg->header.dictionary_batch.id,
+            msg->header.dictionary_batch.is_delta ? " delta" : "");
+      }
+      put(t, "length=%" PRId64 " nodes=%" PRId64 " buffers=%" PRId64, rb->length, rb->n_nodes,
+          rb->n_buffers);
+      if (rb->has_compression) put(t, " compression=%s", rb->codec == QV_CODEC_ZSTD ? "zstd" : "lz4");
+      if (rb->n_variadic_buffer_counts) put(t, " variadic=%" PRId64, rb->n_variadic_buffer_counts);
+      break;
+    }
+    case QV_HEADER_TENSOR: {
+      const QvTensorMeta *te = &msg->header.tensor;
+      put(t, "%s ", qv_type_describe(&te->type, type, sizeof type));
+      put_shape(t, te->ndim, te->shape);
+      if (te->has_strides) {
+        put(t, " strides=[");
+        for (int64_t i = 0; i < te->n_strides; i++)
+          put(t, "%s%" PRId64, i ? ", " : "", te->strides[i]);
+        put(t, "]");
+      }
+      put_buffer(t, "data", te->data, m->body_offset);
+      break;
+    }
+    case QV_HEADER_SPARSE_TENSOR: {
+      const QvSparseTensorMeta *s = &msg->header.sparse_tensor;
+      const char *format = qv_sparse_index_name(s->index_kind);
+      if (s->index_kind == QV_SPARSE_INDEX_CSX)
+        format = s->index.csx.compressed_axis == QV_CSX_COLUMN ? "CSC" : "CSR";
+      put(t, "%s %s ", format, qv_type_describe(&s->type, type, sizeof type));
+      put_shape(t, s->ndim, s->shape);
+      put(t, " nnz=%" PRId64 " density=%.4g", s->non_zero_length, density(s));
+      if (s->index_kind == QV_SPARSE_INDEX_COO) {
+        put_int_type(t, "index", s->index.coo.indices_type);
+        put(t, " canonical=%s", s->index.coo.is_canonical ? "yes" : "no");
+        put_buffer(t, "indices", s->index.coo.indices_buffer, m->body_offset);
+      } else if (s->index_kind == QV_SPARSE_INDEX_CSX) {
+        put_int_type(t, "indptr", s->index.csx.indptr_type);
+        put_int_type(t, "index", s->index.csx.indices_type);
+        put_buffer(t, "indptr", s->index.csx.indptr_buffer, m->body_offset);
+        put_buffer(t, "indices", s->index.csx.indices_buffer, m->body_offset);
+      } else if (s->index_kind == QV_SPARSE_INDEX_CSF) {
+        const QvSparseCSF *c = &s->index.csf;
+        put_int_type(t, "indptr", c->indptr_type);
+        put_int_type(t, "index", c->indices_type);
+        put(t, " axis_order=[");
+        for (int64_t i = 0; i < c->n_axis_order; i++)
+          put(t, "%s%d", i ? ", " : "", c->axis_order[i]);
+        put(t, "]");
+        char name[32];
+        for (int64_t i = 0; i < c->n_indptr_buffers; i++) {
+          snprintf(name, sizeof name, "indptr%" PRId64, i);
+          put_buffer(t, name, c->indptr_buffers[i], m->body_offset);
+        }
+        for (int64_t i = 0; i < c->n_indices_buffers; i++) {
+          snprintf(name, sizeof name, "indices%" PRId64, i);
+          put_buffer(t, name, c->indices_buffers[i], m->body_offset);
+        }
+      }
+      put_buffer(t, "data", s->data, m->body_offset);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+static void usage(void) {
+  fprintf(stderr, "usage: quiver inspect FILE|-\n");
+}
+
+int qv_cmd_inspect(int argc, char **argv) {
+  if (argc != 1) {
+    usage();
+    return 2;
+  }
+  const char *path = argv[0];
+  QvError err;
+  qv_error_clear(&err);
+  QvCliInput in;
+  if (qv_cli_input_open(path, &in, &err)) return qv_cli_fail("inspect", &err);
+
+  QvIpcReader *r = NULL;
+  int rc = 0;
+  if (qv_ipc_reader_open_memory(&r, in.data, in.size, NULL, NULL, &err)) {
+    rc = qv_cli_fail("inspect", &err);
+    goto done;
+  }
+  bool is_file = qv_ipc_reader_format(r) == QV_IPC_FORMAT_FILE;
+  printf("%s: Arrow %s, %zu bytes\n", strcmp(path, "-") == 0 ? "stdin" : path,
+         is_file ? "file" : "stream", in.size);
+  printf("%-10s %-15s %-8s %-10s %-10s %s\n", "offset", "kind", "version", "metadata", "body",
+         "summary");
+  int64_t count = 0;
+  for (;;) {
+    QvIpcMessage m;
+    QvStatus st = qv_ipc_reader_next(r, &m, &err);
+    if (st == QV_EOS) break;
+    if (st) {
+      fflush(stdout);
+      rc = qv_cli_fail("inspect", &err);
+      goto done;
+    }
+    Text t = {.len = 0};
+    t.buf[0] = '\0';
+    summarize(&t, &m);
+    printf("%-10" PRId64 " %-15s %-8s %-10d %-10" PRId64 " %s%s\n", m.offset,
+           qv_header_type_name(m.message.header_type),
+           qv_metadata_version_name(m.message.version), m.metadata_length, m.body_length,
+           m.legacy_prefix ? "(legacy prefix) " : "", t.buf);
+    count++;
+    qv_ipc_message_release(&m);
+  }
+  if (is_file) {
+    QvFooter footer;
+    int64_t foff;
+    int32_t flen;
+    if (qv_ipc_reader_footer(r, &footer, &foff, &flen, &err)) {
+      fflush(stdout);
+      rc = qv_cli_fail("inspect", &err);
+      goto done;
+    }
+    printf("%-10" PRId64 " %-15s %-8s %-10d %-10s schema: %" PRId64 " fields, %" PRId64
+           " dictionary blocks, %" PRId64 " record batch blocks\n",
+           foff, "Footer", qv_metadata_version_name(footer.version), flen, "-",
+           footer.has_schema ? footer.schema.n_fields : 0, footer.n_dictionaries,
+           footer.n_record_batches);
+    qv_footer_release(&footer);
+  }
+  printf("%" PRId64 " message%s\n", count, count == 1 ? "" : "s");
+done:
+  qv_ipc_reader_close(r);
+  qv_cli_input_free(&in);
+  return rc;
+}
