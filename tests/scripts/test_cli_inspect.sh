@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `quiver inspect` on good and bad input: exit codes, messages, stdin.
+set -uo pipefail
+cli=$QV_CLI
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+check() { # description, condition...
+  local what=$1; shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+ex="$QV_SOURCE_DIR/examples/data"
+
+out=$("$cli" inspect "$ex/arrow_cpp_tensor_3x4_colmajor.arrow"); rc=$?
+check "tensor: exit 0" test $rc -eq 0
+check "tensor: summary" grep -q 'Tensor .*float64 shape=\[3, 4\] strides=\[8, 24\] data@0+96(64-aligned)' <<<"$out"
+
+out=$("$cli" inspect - < "$ex/arrow_cpp_record_batches.arrow"); rc=$?
+check "stdin file: exit 0" test $rc -eq 0
+check "stdin file: footer" grep -q 'Footer .*2 record batch blocks' <<<"$out"
+check "stdin file: message count" grep -q '^4 messages$' <<<"$out"
+
+cat "$ex/arrow_cpp_csr_6x4.arrow" | "$cli" inspect - > "$tmp/out"; rc=$?
+check "pipe: exit 0" test $rc -eq 0
+check "pipe: CSR summary" grep -q 'CSR float64 shape=\[6, 4\] nnz=9' "$tmp/out"
+
+: > "$tmp/empty"
+"$cli" inspect "$tmp/empty" > "$tmp/out" 2>&1; rc=$?
+check "empty input is an empty stream" test $rc -eq 0
+check "empty input: 0 messages" grep -q '^0 messages$' "$tmp/out"
+
+head -c 100 "$ex/arrow_cpp_tensor_3x4_colmajor.arrow" > "$tmp/trunc"
+"$cli" inspect "$tmp/trunc" > /dev/null 2> "$tmp/err"; rc=$?
+check "truncated metadata: exit 1" test $rc -eq 1
+check "truncated metadata: message" grep -q 'quiver inspect: message at offset 0: metadata needs 248 bytes' "$tmp/err"
+
+head -c 2000 /dev/urandom > "$tmp/garbage"
+printf '\377\377\377\377\100\000\000\000' | cat - "$tmp/garbage" > "$tmp/garbage2"
+"$cli" inspect "$tmp/garbage2" > /dev/null 2> "$tmp/err"; rc=$?
+check "garbage metadata: exit 1" test $rc -eq 1
+check "garbage metadata: message names the message" grep -q 'quiver inspect: message at offset 0' "$tmp/err"
+
+printf 'ARROW1\000\000garbage' > "$tmp/badfile"
+"$cli" inspect "$tmp/badfile" > /dev/null 2> "$tmp/err"; rc=$?
+check "file without footer: exit 1" test $rc -eq 1
+check "file without footer: message" grep -q 'file format' "$tmp/err"
+
+"$cli" inspect "$tmp/does-not-exist" > /dev/null 2> "$tmp/err"; rc=$?
+check "missing file: exit 1" test $rc -eq 1
+check "missing file: message" grep -q 'No such file' "$tmp/err"
+
+"$cli" inspect > /dev/null 2>&1; rc=$?
+check "no argument: usage exit 2" test $rc -eq 2
+
+echo "$pass passed, $fail failed"
+test $fail -eq 0
