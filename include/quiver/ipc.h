@@ -67,19 +67,29 @@ QvStatus qv_ipc_reader_open_memory(QvIpcReader **out, const uint8_t *data, size_
  * message (and view) from it are released. Zero-copy. */
 QvStatus qv_ipc_reader_open_path(QvIpcReader **out, const char *path,
                                  const QvIpcReaderOptions *options, QvError *error);
-/* Reads a file descriptor or pipe sequentially (not closed by the reader);
- * each body is copied into a 64-byte-aligned allocation. */
+/* Reads a file descriptor or pipe sequentially from its current position
+ * (not closed by the reader); each body is copied into a 64-byte-aligned
+ * allocation that grows with the bytes actually read, so a lying length
+ * cannot make it allocate much more than the input holds. For the file
+ * format on a seekable regular file the footer is located with pread, so
+ * messages stop at the footer and qv_ipc_reader_footer works; on a pipe the
+ * file format needs its end-of-stream marker before the footer. */
 QvStatus qv_ipc_reader_open_fd(QvIpcReader **out, int fd, const QvIpcReaderOptions *options,
                                QvError *error);
 void qv_ipc_reader_close(QvIpcReader *reader);
 
 /* Next message: QV_OK, QV_EOS at the end-of-stream marker / end of input /
- * start of a file footer, or an error. */
+ * start of a file footer, or an error. Both are final: after QV_EOS every
+ * call returns QV_EOS, and after an error every call returns the same code
+ * and message (the reader does not resynchronise). On anything but QV_OK
+ * *out is empty. */
 QvStatus qv_ipc_reader_next(QvIpcReader *reader, QvIpcMessage *out, QvError *error);
 
 /* Stream or file (decided from the first bytes). */
 QvIpcFormat qv_ipc_reader_format(const QvIpcReader *reader);
-/* For the file format read from memory or a path: decodes the footer. */
+/* For the file format read from memory, a path or a seekable file
+ * descriptor: decodes the footer (independent of next()). QV_EARG for a
+ * stream or a pipe. */
 QvStatus qv_ipc_reader_footer(QvIpcReader *reader, QvFooter *out, int64_t *footer_offset,
                               int32_t *footer_length, QvError *error);
 

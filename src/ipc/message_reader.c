@@ -474,7 +474,12 @@ static QvStatus next_fd(QvIpcReader *r, QvIpcMessage *out, QvError *error) {
   size_t got;
   QvStatus st = read_fully(r, prefix_bytes, 4, &got, error);
   if (st) return st;
-  if (got == 0) return QV_EOS; /* a stream may end without the marker */
+  if (got == 0) {
+    /* a stream may end without the marker; later reads must not see data
+     * that arrives after the end was reported */
+    r->finished = true;
+    return QV_EOS;
+  }
   size_t avail = got;
   if (got == 4 && load_u32(prefix_bytes) == QV_IPC_CONTINUATION) {
     if ((st = read_fully(r, prefix_bytes + 4, 4, &got, error))) return st;
