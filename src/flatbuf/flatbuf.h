@@ -44,7 +44,7 @@ typedef struct QvFbTable {
 } QvFbTable;
 
 typedef struct QvFbString {
-  const char *data; /* NULL when absent */
+  const char *data; /* NULL when absent; otherwise data[len] == '\0' */
   size_t len;
 } QvFbString;
 
@@ -142,12 +142,21 @@ typedef struct QvFbTableDesc {
 } QvFbTableDesc;
 
 typedef struct QvFbVerifyOptions {
-  unsigned max_depth;   /* nested tables; 0 = default 64 */
-  size_t max_tables;    /* total tables visited; 0 = default 1,000,000 */
+  /* nested tables; 0 = default 64 (QV_ELIMIT beyond). The verifier recurses
+   * once per level, so this also bounds its stack use. */
+  unsigned max_depth;
+  /* tables and strings visited, a shared one once per reference; bounds the
+   * verification work. 0 = default 1,000,000 (QV_ELIMIT beyond) */
+  size_t max_tables;
 } QvFbVerifyOptions;
 
 /* Verifies that buf[0..size) is a well-formed FlatBuffer whose root is a
- * `root` table. QV_OK, or QV_EINVAL with the first violation in `error`. */
+ * `root` table. QV_OK, or QV_EINVAL with the first violation in `error`
+ * (QV_ELIMIT for the limits above or a buffer over QV_FB_MAX_SIZE). Fields
+ * the description does not list are not checked (they are never read).
+ * Alignment is checked relative to buf, as a FlatBuffer's producer aligns
+ * it. After QV_OK, every accessor on a described field reads what the
+ * verifier checked: nothing present reads as absent. */
 QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root,
                       const QvFbVerifyOptions *options, QvError *error);
 
@@ -169,7 +178,9 @@ typedef struct QvFbBuilder {
   /* written vtables, for deduplication */
   QvFbRef *vtables;
   size_t n_vtables, vtables_cap;
-  bool failed; /* allocation failure or misuse: every later call is a no-op */
+  bool failed; /* allocation failure, size limit or misuse: every later call is a no-op */
+  QvStatus fail_status; /* why: QV_ENOMEM, QV_ELIMIT or QV_EARG (first failure wins) */
+  bool finished;        /* qv_fb_finish succeeded: the buffer is sealed */
 } QvFbBuilder;
 
 void qv_fb_builder_init(QvFbBuilder *b);
@@ -183,21 +194,32 @@ QvFbRef qv_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size
 QvFbRef qv_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t count);
 
 void qv_fb_table_start(QvFbBuilder *b);
-/* Scalars are omitted when equal to their default (as flatc does). */
+/* Scalars are omitted when equal to their default (as flatc does; floats
+ * compare bitwise, so -0.0 against a 0.0 default is kept). Slots are 0..1000
+ * and each may be added once per table. */
 void qv_fb_add_u8(QvFbBuilder *b, unsigned slot, uint8_t v, uint8_t def);
+void qv_fb_add_i8(QvFbBuilder *b, unsigned slot, int8_t v, int8_t def);
 void qv_fb_add_bool(QvFbBuilder *b, unsigned slot, bool v, bool def);
 void qv_fb_add_i16(QvFbBuilder *b, unsigned slot, int16_t v, int16_t def);
+void qv_fb_add_u16(QvFbBuilder *b, unsigned slot, uint16_t v, uint16_t def);
 void qv_fb_add_i32(QvFbBuilder *b, unsigned slot, int32_t v, int32_t def);
+void qv_fb_add_u32(QvFbBuilder *b, unsigned slot, uint32_t v, uint32_t def);
 void qv_fb_add_i64(QvFbBuilder *b, unsigned slot, int64_t v, int64_t def);
+void qv_fb_add_u64(QvFbBuilder *b, unsigned slot, uint64_t v, uint64_t def);
+void qv_fb_add_f32(QvFbBuilder *b, unsigned slot, float v, float def);
 void qv_fb_add_f64(QvFbBuilder *b, unsigned slot, double v, double def);
-/* Force a scalar even when it equals its default (e.g. union tags). */
+/* Force a scalar (size 1, 2, 4 or 8) even when it equals its default
+ * (e.g. union tags). */
 void qv_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size);
 void qv_fb_add_struct(QvFbBuilder *b, unsigned slot, const void *data, size_t size, size_t align);
 void qv_fb_add_ref(QvFbBuilder *b, unsigned slot, QvFbRef ref); /* ignored when ref == 0 */
 QvFbRef qv_fb_table_end(QvFbBuilder *b);
 
 /* Writes the root offset. On success *out points into the builder (valid
- * until release) and *out_size is the finished size. */
+ * until release) and *out_size is the finished size; the builder is then
+ * sealed (further calls fail). Errors: QV_EARG for misuse (an unfinished
+ * table, a string/vector/table started inside a table, a bad ref or slot),
+ * QV_ENOMEM, QV_ELIMIT when the buffer would exceed QV_FB_MAX_SIZE. */
 QvStatus qv_fb_finish(QvFbBuilder *b, QvFbRef root, const uint8_t **out, size_t *out_size,
                       QvError *error);
 

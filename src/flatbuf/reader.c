@@ -82,9 +82,8 @@ static size_t follow(const uint8_t *buf, size_t size, size_t pos) {
   if (!in_bounds(size, pos, 4)) return 0;
   uint32_t rel = load_u32(buf + pos);
   if (rel == 0) return 0;
-  size_t target = pos + rel;
-  if (target >= size) return 0;
-  return target;
+  if (rel >= size - pos) return 0;
+  return pos + rel;
 }
 
 QvFbTable qv_fb_table(QvFbTable t, unsigned slot) {
@@ -99,8 +98,9 @@ static QvFbString string_at(const uint8_t *buf, size_t size, size_t pos) {
   QvFbString s = {0};
   if (pos == 0 || !in_bounds(size, pos, 4)) return s;
   uint32_t len = load_u32(buf + pos);
-  /* len bytes plus the terminating NUL */
-  if (!in_bounds(size, pos + 4, (size_t)len + 1)) return s;
+  /* len bytes plus the terminating NUL, which is required so that callers
+   * may treat data as a C string even on unverified input */
+  if (!in_bounds(size, pos + 4, (size_t)len + 1) || buf[pos + 4 + len] != 0) return s;
   s.data = (const char *)buf + pos + 4;
   s.len = len;
   return s;

@@ -1,7 +1,9 @@
 /* Schema-driven FlatBuffers verifier. Everything an accessor may later touch
  * is checked here first: offsets, vtables, lengths, terminators, alignment,
- * required fields, union tags, plus limits on depth and table count (shared
- * sub-tables could otherwise make a small buffer expensive to walk). */
+ * required fields, union tags, plus limits on depth and on the number of
+ * tables and strings visited (shared sub-objects could otherwise make a small
+ * buffer expensive to walk: the work per visit is bounded by the schema, so
+ * the total is bounded by max_tables). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +16,7 @@ typedef struct Verifier {
   const uint8_t *buf;
   size_t size;
   unsigned depth, max_depth;
-  size_t tables, max_tables;
+  size_t objects, max_tables; /* tables + strings visited, per reference */
   QvError *error;
   char path[PATH_MAX_LEN];
   size_t path_len;
@@ -77,9 +79,20 @@ static QvStatus follow(Verifier *v, size_t pos, size_t *target, const char *what
 
 static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc);
 
+static QvStatus count_object(Verifier *v) {
+  if (++v->objects > v->max_tables)
+    return qv_error_set(v->error, QV_ELIMIT,
+                        "%s: more than %zu tables and strings in the buffer (shared "
+                        "sub-objects count once per reference)",
+                        v->path, v->max_tables);
+  return QV_OK;
+}
+
 static QvStatus verify_string_at(Verifier *v, size_t pos) {
+  QvStatus st = count_object(v);
+  if (st) return st;
   size_t s;
-  QvStatus st = follow(v, pos, &s, "string");
+  st = follow(v, pos, &s, "string");
   if (st) return st;
   if (s % 4 != 0) return fail(v, "string at %zu is not 4-byte aligned", s);
   if (!in_bounds(v, s, 4)) return fail(v, "string length at %zu is outside the buffer", s);
@@ -99,7 +112,9 @@ static QvStatus verify_vector_at(Verifier *v, size_t pos, size_t elem_size, size
   if (s % 4 != 0) return fail(v, "vector at %zu is not 4-byte aligned", s);
   if (!in_bounds(v, s, 4)) return fail(v, "vector length at %zu is outside the buffer", s);
   uint32_t len = load_u32(v->buf + s);
-  if (align > 4 && (s + 4) % align != 0)
+  /* an empty vector has no element to misread, and flatc's JSON parser does
+   * write empty vectors of 8-byte structs 4-aligned */
+  if (len > 0 && align > 4 && (s + 4) % align != 0)
     return fail(v, "vector elements at %zu are not %zu-byte aligned", s + 4, align);
   if ((size_t)len > (v->size - s - 4) / elem_size)
     return fail(v, "vector of %u elements of %zu bytes at %zu runs past the end of the buffer",
@@ -129,6 +144,8 @@ static QvStatus field_pos(Verifier *v, size_t table, size_t vt, uint16_t vt_size
   if (entry + 2 > vt_size) return QV_OK;
   uint16_t off = load_u16(v->buf + vt + entry);
   if (off == 0) return QV_OK;
+  if (off < 4)
+    return fail(v, "field at offset %u overlaps its table's vtable offset", off);
   if ((size_t)off + width > table_size)
     return fail(v, "field of %zu bytes at offset %u lies outside its table (%u bytes)", width,
                 off, table_size);
@@ -142,11 +159,48 @@ static QvStatus field_pos(Verifier *v, size_t table, size_t vt, uint16_t vt_size
 static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_size,
                              uint16_t table_size, const QvFbFieldDesc *f) {
   size_t width, align;
+  /* a bad description is a programming error, but must not crash or divide
+   * by zero on hostile input */
+  bool desc_ok = true;
   switch (f->kind) {
-    case QV_FB_SCALAR: width = align = f->size; break;
-    case QV_FB_STRUCT: width = f->size; align = f->align ? f->align : 1; break;
-    default: width = align = 4; break; /* offsets */
+    case QV_FB_SCALAR:
+      width = align = f->size;
+      desc_ok = f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8;
+      break;
+    case QV_FB_STRUCT:
+      width = f->size;
+      align = f->align ? f->align : 1;
+      desc_ok = f->size > 0 && (align & (align - 1)) == 0;
+      break;
+    case QV_FB_VEC_SCALAR:
+      width = align = 4;
+      desc_ok = f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8;
+      break;
+    case QV_FB_VEC_STRUCT:
+      width = align = 4;
+      desc_ok = f->size > 0 && (f->align & (f->align - 1)) == 0;
+      break;
+    case QV_FB_TABLE:
+    case QV_FB_VEC_TABLE:
+      width = align = 4;
+      desc_ok = f->table != NULL;
+      break;
+    case QV_FB_UNION:
+      width = align = 4;
+      desc_ok = f->slot > 0 && f->union_desc != NULL &&
+                (f->union_desc->n_members == 0 || f->union_desc->members != NULL);
+      break;
+    case QV_FB_STRING:
+    case QV_FB_VEC_STRING:
+      width = align = 4;
+      break;
+    default:
+      width = align = 4;
+      desc_ok = false;
+      break;
   }
+  if (!desc_ok) return fail(v, "bad field description (kind %u, size %u, align %u)", f->kind,
+                            f->size, f->align);
   size_t pos;
   QvStatus st = field_pos(v, table, vt, vt_size, table_size, f->slot, width, align, &pos);
   if (st) return st;
@@ -215,9 +269,8 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
 }
 
 static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc) {
-  if (++v->tables > v->max_tables)
-    return qv_error_set(v->error, QV_ELIMIT, "%s: more than %zu tables in the buffer",
-                        v->path, v->max_tables);
+  QvStatus st = count_object(v);
+  if (st) return st;
   if (v->depth >= v->max_depth)
     return qv_error_set(v->error, QV_ELIMIT, "%s: tables nested deeper than %u",
                         v->path, v->max_depth);
@@ -236,15 +289,12 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
                 vt_size);
   if (table_size < 4 || !in_bounds(v, pos, table_size))
     return fail(v, "table at %zu (%u bytes) runs past the end of the buffer", pos, table_size);
-  /* every entry, known or not, must point inside the table */
-  for (size_t e = 4; e + 2 <= vt_size; e += 2) {
-    uint16_t off = load_u16(v->buf + vt + e);
-    if (off != 0 && (off < 4 || off >= table_size))
-      return fail(v, "vtable entry %zu points outside its table", (e - 4) / 2);
-  }
+  /* Only the entries of described fields are checked (in field_pos), as
+   * flatc does: entries of fields unknown to this schema version are never
+   * read, and scanning a 32k-entry vtable on every visit of a shared table
+   * would cost max_tables * 32k steps. */
 
   v->depth++;
-  QvStatus st = QV_OK;
   for (unsigned i = 0; i < desc->n_fields && st == QV_OK; i++) {
     const QvFbFieldDesc *f = &desc->fields[i];
     size_t old = path_push(v, ".%s", f->name);
@@ -264,6 +314,8 @@ QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root
   v.error = error;
   v.max_depth = options && options->max_depth ? options->max_depth : 64;
   v.max_tables = options && options->max_tables ? options->max_tables : 1000000;
+  if (root == NULL)
+    return qv_error_set(error, QV_EARG, "FlatBuffers verifier: no root table description");
   if (buf == NULL || size < 8)
     return qv_error_set(error, QV_EINVAL, "%s: buffer of %zu bytes is too small for a FlatBuffer",
                         root->name, size);
