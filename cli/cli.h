@@ -10,6 +10,11 @@
 /* Each subcommand gets argv after the subcommand name and returns the exit
  * status: 0 success, 1 bad input / failure, 2 usage error. */
 int qv_cmd_inspect(int argc, char **argv);
+int qv_cmd_tensor(int argc, char **argv);
+int qv_cmd_cat(int argc, char **argv);
+int qv_cmd_validate(int argc, char **argv);
+int qv_cmd_stream_to_file(int argc, char **argv);
+int qv_cmd_file_to_stream(int argc, char **argv);
 
 /* Prints "quiver <cmd>: <message>" to stderr and returns 1. */
 int qv_cli_fail(const char *cmd, const QvError *error);

@@ -1,0 +1,506 @@
+/* quiver cat FILE|-: prints the values of every Tensor message, laid out
+ * like NumPy's str(array): nested brackets, columns aligned per array,
+ * lines wrapped at 75 characters, and arrays of more than 1000 elements
+ * summarised with '...' keeping 3 items at each end of every long axis.
+ * Floats use NumPy's default rules: positional unless the non-zero
+ * magnitudes reach 1e8, go below 1e-4 or span more than 1000x, and at most
+ * 8 fractional digits, as few as identify the value in its own type. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "quiver/ipc.h"
+#include "quiver/tensor_ipc.h"
+
+#define LINE_WIDTH 75
+#define THRESHOLD 1000
+#define EDGE_ITEMS 3
+#define PRECISION 8
+/* Beyond this many shown values (only reachable with many short axes,
+ * e.g. a broadcast tensor with zero strides) cat prints a note instead. */
+#define MAX_SHOWN 1000000
+
+/* ---- growing strings */
+
+typedef struct Str {
+  char *p;
+  size_t len, cap;
+  bool failed;
+} Str;
+
+static void str_putn(Str *s, const char *p, size_t n) {
+  if (s->failed) return;
+  if (s->len + n + 1 > s->cap) {
+    size_t cap = s->cap ? s->cap : 64;
+    while (cap < s->len + n + 1) cap *= 2;
+    char *np = realloc(s->p, cap);
+    if (np == NULL) {
+      s->failed = true;
+      return;
+    }
+    s->p = np;
+    s->cap = cap;
+  }
+  memcpy(s->p + s->len, p, n);
+  s->len += n;
+  s->p[s->len] = '\0';
+}
+
+static void str_puts(Str *s, const char *p) { str_putn(s, p, strlen(p)); }
+
+static void str_spaces(Str *s, int n) {
+  for (int i = 0; i < n; i++) str_putn(s, " ", 1);
+}
+
+static void str_free(Str *s) {
+  free(s->p);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- element access and formatting */
+
+typedef struct Printer {
+  const QvTensor *t;
+  bool summarize;
+  bool is_float, is_signed;
+  /* integers */
+  int int_width;
+  /* floats */
+  bool exp_format;
+  int pad_left, pad_right, precision, exp_size;
+  bool failed;
+} Printer;
+
+static const uint8_t *element(const QvTensor *t, const int64_t *index) {
+  const uint8_t *p = t->data;
+  for (int32_t i = 0; i < t->ndim; i++) p += index[i] * t->strides[i];
+  return p;
+}
+
+static double load_float(QvValueType type, const uint8_t *p) {
+  if (type == QV_VALUE_FLOAT16) {
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return qv_half_to_float(h);
+  }
+  if (type == QV_VALUE_FLOAT32) {
+    float f;
+    memcpy(&f, p, 4);
+    return f;
+  }
+  double d;
+  memcpy(&d, p, 8);
+  return d;
+}
+
+static int64_t load_int(QvValueType type, const uint8_t *p) {
+  switch (type) {
+    case QV_VALUE_INT8: return (int8_t)p[0];
+    case QV_VALUE_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case QV_VALUE_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+  }
+}
+
+static uint64_t load_uint(QvValueType type, const uint8_t *p) {
+  switch (type) {
+    case QV_VALUE_UINT8: return p[0];
+    case QV_VALUE_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case QV_VALUE_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+  }
+}
+
+/* Does the decimal text s read back as v in the tensor's own float type? */
+static bool roundtrips(QvValueType type, double v, const char *s) {
+  double r = strtod(s, NULL);
+  if (type == QV_VALUE_FLOAT16) return qv_float_to_half((float)r) == qv_float_to_half((float)v);
+  if (type == QV_VALUE_FLOAT32) return (float)r == (float)v;
+  return r == v;
+}
+
+/* Fewest digits (up to PRECISION) after the point, in positional or
+ * scientific notation, that identify v. */
+static int shortest_digits(QvValueType type, double v, bool exp) {
+  char buf[400];
+  for (int k = 0; k < PRECISION; k++) {
+    snprintf(buf, sizeof buf, exp ? "%.*e" : "%.*f", k, v);
+    if (roundtrips(type, v, buf)) return k;
+  }
+  return PRECISION;
+}
+
+/* Positional text of v split at the point, trailing zeros trimmed. */
+static void positional(QvValueType type, double v, char *ip, size_t ipn, char *fp, size_t fpn) {
+  char buf[400];
+  snprintf(buf, sizeof buf, "%.*f", shortest_digits(type, v, false), v);
+  char *dot = strchr(buf, '.');
+  const char *frac = "";
+  if (dot) {
+    *dot = '\0';
+    frac = dot + 1;
+    size_t n = strlen(frac);
+    while (n > 0 && dot[n] == '0') dot[n--] = '\0';
+  }
+  snprintf(ip, ipn, "%s", buf);
+  snprintf(fp, fpn, "%s", frac);
+}
+
+/* Scientific text of v with `digits` fractional mantissa digits: the parts
+ * before the point, after it, and the exponent's sign and digits. */
+static void scientific(double v, int digits, char *ip, size_t ipn, char *fp, size_t fpn,
+                       char *esign, char *ep, size_t epn) {
+  char buf[64];
+  snprintf(buf, sizeof buf, "%.*e", digits, v);
+  char *e = strchr(buf, 'e');
+  *e = '\0';
+  *esign = e[1];
+  snprintf(ep, epn, "%s", e + 2);
+  char *dot = strchr(buf, '.');
+  const char *frac = "";
+  if (dot) {
+    *dot = '\0';
+    frac = dot + 1;
+  }
+  snprintf(ip, ipn, "%s", buf);
+  snprintf(fp, fpn, "%s", frac);
+}
+
+static void measure(Printer *pr, const uint8_t *p, double *min_abs, double *max_abs,
+                    bool *any_finite, bool *neg_inf, bool *non_finite) {
+  QvValueType type = pr->t->type;
+  char ip[400], fp[400];
+  if (!pr->is_float) {
+    char buf[32];
+    if (pr->is_signed)
+      snprintf(buf, sizeof buf, "%" PRId64, load_int(type, p));
+    else
+      snprintf(buf, sizeof buf, "%" PRIu64, load_uint(type, p));
+    int w = (int)strlen(buf);
+    if (w > pr->int_width) pr->int_width = w;
+    return;
+  }
+  double v = load_float(type, p);
+  if (!isfinite(v)) {
+    *non_finite = true;
+    if (isinf(v) && v < 0) *neg_inf = true;
+    return;
+  }
+  if (!pr->exp_format) {
+    positional(type, v, ip, sizeof ip, fp, sizeof fp);
+    int l = (int)strlen(ip), r = (int)strlen(fp);
+    if (!*any_finite || l > pr->pad_left) pr->pad_left = l;
+    if (!*any_finite || r > pr->pad_right) pr->pad_right = r;
+  } else {
+    int k = shortest_digits(type, v, true);
+    char sign, ep[16];
+    scientific(v, k, ip, sizeof ip, fp, sizeof fp, &sign, ep, sizeof ep);
+    int l = (int)strlen(ip), es = (int)strlen(ep);
+    if (!*any_finite || l > pr->pad_left) pr->pad_left = l;
+    if (!*any_finite || k > pr->precision) pr->precision = k;
+    if (!*any_finite || es > pr->exp_size) pr->exp_size = es;
+  }
+  *any_finite = true;
+  double a = fabs(v);
+  if (a != 0) {
+    if (*min_abs == 0 || a < *min_abs) *min_abs = a;
+    if (a > *max_abs) *max_abs = a;
+  }
+}
+
+static void format_value(const Printer *pr, const uint8_t *p, Str *out) {
+  QvValueType type = pr->t->type;
+  char buf[400];
+  if (!pr->is_float) {
+    if (pr->is_signed)
+      snprintf(buf, sizeof buf, "%" PRId64, load_int(type, p));
+    else
+      snprintf(buf, sizeof buf, "%" PRIu64, load_uint(type, p));
+    str_spaces(out, pr->int_width - (int)strlen(buf));
+    str_puts(out, buf);
+    return;
+  }
+  double v = load_float(type, p);
+  if (!isfinite(v)) {
+    const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
+    str_spaces(out, pr->pad_left + pr->pad_right + 1 - (int)strlen(s));
+    str_puts(out, s);
+    return;
+  }
+  char ip[400], fp[400];
+  if (!pr->exp_format) {
+    positional(type, v, ip, sizeof ip, fp, sizeof fp);
+    str_spaces(out, pr->pad_left - (int)strlen(ip));
+    str_puts(out, ip);
+    str_puts(out, ".");
+    str_puts(out, fp);
+    str_spaces(out, pr->pad_right - (int)strlen(fp));
+  } else {
+    char sign, ep[16];
+    scientific(v, pr->precision, ip, sizeof ip, fp, sizeof fp, &sign, ep, sizeof ep);
+    str_spaces(out, pr->pad_left - (int)strlen(ip));
+    str_puts(out, ip);
+    str_puts(out, ".");
+    str_puts(out, fp);
+    char e[4] = {'e', sign, '\0', '\0'};
+    str_puts(out, e);
+    for (int i = (int)strlen(ep); i < pr->exp_size; i++) str_puts(out, "0");
+    str_puts(out, ep);
+  }
+}
+
+/* ---- the indices shown: every index, or 3 at each end of a long axis */
+
+static bool axis_elided(const Printer *pr, int axis) {
+  return pr->summarize && pr->t->shape[axis] > 2 * EDGE_ITEMS;
+}
+
+static int64_t shown_count(const Printer *pr, int axis) {
+  return axis_elided(pr, axis) ? 2 * EDGE_ITEMS : pr->t->shape[axis];
+}
+
+/* k-th shown index along an axis. */
+static int64_t shown_index(const Printer *pr, int axis, int64_t k) {
+  if (axis_elided(pr, axis) && k >= EDGE_ITEMS) return pr->t->shape[axis] - 2 * EDGE_ITEMS + k;
+  return k;
+}
+
+static void measure_all(Printer *pr) {
+  const QvTensor *t = pr->t;
+  int64_t pos[QV_TENSOR_MAX_NDIM] = {0}, index[QV_TENSOR_MAX_NDIM] = {0};
+  double min_abs = 0, max_abs = 0;
+  bool any_finite = false, neg_inf = false, non_finite = false;
+  /* two passes for floats: the first decides the notation */
+  for (int pass = 0; pass < (pr->is_float ? 2 : 1); pass++) {
+    any_finite = false;
+    memset(pos, 0, sizeof pos);
+    for (;;) {
+      for (int32_t i = 0; i < t->ndim; i++) index[i] = shown_index(pr, i, pos[i]);
+      measure(pr, element(t, index), &min_abs, &max_abs, &any_finite, &neg_inf, &non_finite);
+      int32_t i = t->ndim - 1;
+      while (i >= 0 && ++pos[i] == shown_count(pr, i)) pos[i--] = 0;
+      if (i < 0) break;
+    }
+    if (pass == 0 && pr->is_float && max_abs > 0 &&
+        (max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1000.0)) {
+      pr->exp_format = true;
+      pr->pad_left = pr->pad_right = pr->precision = 0;
+    } else {
+      break;
+    }
+  }
+  if (!pr->is_float) return;
+  if (!any_finite) pr->pad_left = pr->pad_right = 0;
+  if (pr->exp_format) {
+    if (pr->exp_size < 2) pr->exp_size = 2;
+    pr->pad_right = pr->exp_size + 2 + pr->precision;
+  }
+  if (non_finite) {
+    int offset = pr->pad_right + 1;
+    int inflen = 3 + (neg_inf ? 1 : 0);
+    if (3 - offset > pr->pad_left) pr->pad_left = 3 - offset;
+    if (inflen - offset > pr->pad_left) pr->pad_left = inflen - offset;
+  }
+}
+
+/* Appends word to the current line, first flushing the line into s when it
+ * would pass the width (NumPy's _extendLine). */
+static void extend_line(Str *s, Str *line, const char *word, size_t width, size_t hang_len,
+                        const char *hang) {
+  bool wrap = line->len + strlen(word) > width && line->len > hang_len;
+  if (wrap) {
+    size_t n = line->len;
+    while (n > 0 && line->p[n - 1] == ' ') n--;
+    str_putn(s, line->p, n);
+    str_puts(s, "\n");
+    line->len = 0;
+    str_puts(line, hang);
+  }
+  str_puts(line, word);
+}
+
+/* NumPy's _formatArray recursion: returns "[...]" for the sub-array at
+ * index[0..axis). */
+static void format_array(Printer *pr, int64_t *index, int axis, const char *hang, size_t width,
+                         Str *out) {
+  const QvTensor *t = pr->t;
+  size_t hang_len = strlen(hang);
+  char *next_hang = malloc(hang_len + 2);
+  if (next_hang == NULL) {
+    out->failed = true;
+    return;
+  }
+  memcpy(next_hang, hang, hang_len);
+  next_hang[hang_len] = ' ';
+  next_hang[hang_len + 1] = '\0';
+  size_t next_width = width - 1;
+  int axes_left = t->ndim - axis;
+  int64_t n = shown_count(pr, axis);
+  bool elided = axis_elided(pr, axis);
+  Str s = {0};
+  if (axes_left == 1) {
+    /* room for the closing bracket */
+    size_t elem_width = width - 1;
+    Str line = {0}, word = {0};
+    str_puts(&line, hang);
+    for (int64_t k = 0; k < n; k++) {
+      if (elided && k == EDGE_ITEMS) {
+        extend_line(&s, &line, "...", elem_width, hang_len, hang);
+        str_puts(&line, " ");
+      }
+      index[axis] = shown_index(pr, axis, k);
+      word.len = 0;
+      if (word.p) word.p[0] = '\0';
+      format_value(pr, element(t, index), &word);
+      extend_line(&s, &line, word.p ? word.p : "", elem_width, hang_len, hang);
+      if (k + 1 < n) str_puts(&line, " ");
+    }
+    str_putn(&s, line.p, line.len);
+    if (line.failed || word.failed) s.failed = true;
+    str_free(&line);
+    str_free(&word);
+  } else {
+    char seps[QV_TENSOR_MAX_NDIM + 1];
+    memset(seps, '\n', (size_t)(axes_left - 1));
+    seps[axes_left - 1] = '\0';
+    for (int64_t k = 0; k < n; k++) {
+      if (elided && k == EDGE_ITEMS) {
+        str_puts(&s, hang);
+        str_puts(&s, "...");
+        str_puts(&s, seps);
+      }
+      index[axis] = shown_index(pr, axis, k);
+      Str nested = {0};
+      format_array(pr, index, axis + 1, next_hang, next_width, &nested);
+      str_puts(&s, hang);
+      str_putn(&s, nested.p ? nested.p : "", nested.len);
+      if (nested.failed) s.failed = true;
+      str_free(&nested);
+      if (k + 1 < n) str_puts(&s, seps);
+    }
+  }
+  free(next_hang);
+  str_puts(out, "[");
+  if (s.len >= hang_len) str_putn(out, s.p + hang_len, s.len - hang_len);
+  str_puts(out, "]");
+  if (s.failed) out->failed = true;
+  str_free(&s);
+}
+
+/* Prints the tensor's values; false when out of memory. */
+static bool print_values(const QvTensor *t, FILE *f) {
+  Printer pr = {0};
+  pr.t = t;
+  pr.is_float = t->type == QV_VALUE_FLOAT16 || t->type == QV_VALUE_FLOAT32 ||
+                t->type == QV_VALUE_FLOAT64;
+  pr.is_signed = t->type <= QV_VALUE_INT64;
+  int64_t size = qv_tensor_size(t);
+  if (size == 0) {
+    fputs("[]\n", f);
+    return true;
+  }
+  pr.summarize = size > THRESHOLD;
+  double shown = 1;
+  for (int32_t i = 0; i < t->ndim; i++) shown *= (double)shown_count(&pr, i);
+  if (shown > MAX_SHOWN) {
+    fprintf(f, "(%.0f values would be shown; too many to print)\n", shown);
+    return true;
+  }
+  measure_all(&pr);
+  Str out = {0};
+  if (t->ndim == 0) {
+    format_value(&pr, t->data, &out);
+    /* a lone float reads like Python's: "3.0", not "3." */
+    if (pr.is_float && !pr.exp_format && out.len > 0 && out.p[out.len - 1] == '.')
+      str_puts(&out, "0");
+  } else {
+    int64_t index[QV_TENSOR_MAX_NDIM] = {0};
+    format_array(&pr, index, 0, " ", LINE_WIDTH, &out);
+  }
+  bool ok = !out.failed;
+  if (ok) {
+    fputs(out.p ? out.p : "", f);
+    fputc('\n', f);
+  }
+  str_free(&out);
+  return ok;
+}
+
+static void print_header(int64_t i, const QvTensor *t, FILE *f) {
+  fprintf(f, "message %" PRId64 ": Tensor %s shape=[", i, qv_value_type_name(t->type));
+  for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%" PRId64, d ? ", " : "", t->shape[d]);
+  fputs("]", f);
+  if (t->dim_names) {
+    fputs(" names=[", f);
+    for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%s", d ? ", " : "", t->dim_names[d]);
+    fputs("]", f);
+  }
+  const char *layout = qv_tensor_is_row_major(t)      ? "row-major"
+                       : qv_tensor_is_column_major(t) ? "column-major"
+                                                      : "strided";
+  fprintf(f, " %s\n", layout);
+}
+
+int qv_cmd_cat(int argc, char **argv) {
+  if (argc != 1) {
+    fprintf(stderr, "usage: quiver cat FILE|-\n");
+    return 2;
+  }
+  const char *path = argv[0];
+  QvError err;
+  qv_error_clear(&err);
+  QvIpcReader *r;
+  QvStatus st = strcmp(path, "-") == 0 ? qv_ipc_reader_open_fd(&r, STDIN_FILENO, NULL, &err)
+                                       : qv_ipc_reader_open_path(&r, path, NULL, &err);
+  if (st) return qv_cli_fail("cat", &err);
+  int rc = 0;
+  bool prev_tensor = false;
+  for (int64_t i = 0;; i++) {
+    QvIpcMessage msg;
+    st = qv_ipc_reader_next(r, &msg, &err);
+    if (st == QV_EOS) break;
+    if (st) {
+      fflush(stdout);
+      rc = qv_cli_fail("cat", &err);
+      break;
+    }
+    /* a blank line around each tensor's values, one-line notes together */
+    bool is_tensor = msg.message.header_type == QV_HEADER_TENSOR;
+    if (i > 0 && (is_tensor || prev_tensor)) fputc('\n', stdout);
+    prev_tensor = is_tensor;
+    if (!is_tensor) {
+      printf("message %" PRId64 ": %s (values not shown)\n", i,
+             qv_header_type_name(msg.message.header_type));
+      qv_ipc_message_release(&msg);
+      continue;
+    }
+    QvTensor t;
+    st = qv_tensor_from_message(&msg, &t, &err);
+    if (st) qv_error_prefix(&err, "message %" PRId64 " at offset %" PRId64, i, msg.offset);
+    qv_ipc_message_release(&msg);
+    if (st) {
+      fflush(stdout);
+      rc = qv_cli_fail("cat", &err);
+      break;
+    }
+    print_header(i, &t, stdout);
+    bool ok = print_values(&t, stdout);
+    qv_tensor_release(&t);
+    if (!ok) {
+      qv_error_set(&err, QV_ENOMEM, "out of memory formatting message %" PRId64, i);
+      rc = qv_cli_fail("cat", &err);
+      break;
+    }
+  }
+  qv_ipc_reader_close(r);
+  if (fflush(stdout) != 0 && rc == 0) {
+    perror("quiver cat: stdout");
+    rc = 1;
+  }
+  return rc;
+}

@@ -1,0 +1,80 @@
+/* quiver: NumPy .npy files <-> dense tensors.
+ *
+ * Format (numpy.lib.format): "\x93NUMPY", major and minor version bytes, a
+ * little-endian header length (uint16 for 1.0, uint32 for 2.0 and 3.0), then
+ * a Python dict literal such as
+ *   {'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }
+ * padded with spaces and ended with '\n', then the raw data in C or Fortran
+ * order. Version 3.0 only differs by its header being UTF-8.
+ *
+ * Supported dtypes: i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 with byte order '<',
+ * '>', '|' or '=' ('|' and '=' and a missing order mean the host's). Bool,
+ * complex, strings, objects, datetimes and structured dtypes are rejected.
+ * The header is parsed strictly: exactly the keys descr, fortran_order and
+ * shape, each once; shape a tuple of non-negative integers (a 1-tuple needs
+ * its comma, as in Python); nothing but whitespace after the dict. */
+#ifndef QUIVER_NPY_H
+#define QUIVER_NPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/buffer.h"
+#include "quiver/error.h"
+#include "quiver/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Headers longer than this are rejected (NumPy's own reader refuses
+ * headers above 10000 bytes by default). */
+#define QV_NPY_MAX_HEADER_SIZE 65536
+
+typedef struct QvNpyHeader {
+  int major, minor;       /* format version */
+  char descr[8];          /* the dtype string, e.g. "<f8" */
+  QvValueType type;
+  bool big_endian;        /* the data's byte order */
+  bool fortran_order;
+  int32_t ndim;
+  int64_t shape[QV_TENSOR_MAX_NDIM];
+  size_t data_offset;     /* from the start of the file: preamble + header */
+  int64_t data_size;      /* bytes the shape needs */
+} QvNpyHeader;
+
+/* Parses and validates the preamble and header (not the data). */
+QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeader *out, QvError *error);
+
+/* Reads a .npy image from memory. The data must hold at least the bytes the
+ * shape needs; bytes after them are ignored (np.save may append several
+ * arrays to one file), *consumed (may be NULL) receives where the array ends.
+ * Little-endian data (on a little-endian host) aligned to its element size is
+ * a zero-copy view (`owner` is retained; NULL: the caller keeps the bytes
+ * alive); fortran_order gives column-major strides, still without a copy.
+ * Big-endian data is byte-swapped into a new buffer owned by the tensor. */
+QvStatus qv_npy_read_memory(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
+                            size_t *consumed, QvError *error);
+/* Memory-maps the file and reads it as above; the mapping lives until the
+ * tensor (if it is a view) is released. */
+QvStatus qv_npy_read_path(const char *path, QvTensor *out, QvError *error);
+
+/* Writing: format 1.0 (2.0 when the header would exceed 65535 bytes), the
+ * header padded so the data starts at a multiple of 64 bytes, host byte
+ * order. Row-major tensors are written in C order, column-major ones with
+ * fortran_order True (both as one copy of the memory), other layouts as a
+ * C-order copy. Dimension names are dropped (.npy has none). */
+QvStatus qv_npy_write_size(const QvTensor *t, size_t *size, QvError *error);
+QvStatus qv_npy_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, size_t *written,
+                                QvError *error);
+/* At the descriptor's current position (not closed). */
+QvStatus qv_npy_write_fd(const QvTensor *t, int fd, QvError *error);
+/* Creates or truncates `path`. */
+QvStatus qv_npy_write_path(const QvTensor *t, const char *path, QvError *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

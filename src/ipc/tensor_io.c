@@ -1,0 +1,641 @@
+/* Dense tensors as Arrow IPC Tensor messages: writer and readers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "quiver/tensor_ipc.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QV_STREAM_COPY 1
+#endif
+
+/* Shared with npy.c (no private header for one function). */
+void qv_internal_copy_large(void *dst, const void *src, size_t n);
+
+/* Bodies are padded to this so that consecutive tensor messages keep their
+ * bodies 64-byte aligned (each message then is a multiple of 64 bytes). */
+#define BODY_ALIGN 64
+
+/* ---- reading */
+
+static void free_aligned(void *p) { qv_aligned_free(p); }
+
+/* Largest byte reached by an index, plus one element: the bytes the data
+ * buffer must hold. Fails on overflow. Assumes size > 0 and strides >= 0. */
+static bool extent_bytes(int64_t ndim, const int64_t *shape, const int64_t *strides,
+                         int64_t elsize, int64_t *out) {
+  int64_t total = elsize;
+  for (int64_t i = 0; i < ndim; i++) {
+    int64_t step;
+    if (__builtin_mul_overflow(shape[i] - 1, strides[i], &step)) return false;
+    if (__builtin_add_overflow(total, step, &total)) return false;
+  }
+  *out = total;
+  return true;
+}
+
+QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError *error) {
+  if (out == NULL || msg == NULL) return qv_error_set(error, QV_EARG, "NULL argument");
+  memset(out, 0, sizeof *out);
+  if (msg->message.header_type != QV_HEADER_TENSOR)
+    return qv_error_set(error, QV_EINVAL, "message is a %s, not a Tensor",
+                        qv_header_type_name(msg->message.header_type));
+  const QvTensorMeta *m = &msg->message.header.tensor;
+  QvValueType vt;
+  QvStatus st = qv_value_type_from_arrow(&m->type, &vt, error);
+  if (st) return st;
+  if (m->ndim > QV_TENSOR_MAX_NDIM)
+    return qv_error_set(error, QV_ELIMIT,
+                        "Tensor.shape: %lld dimensions exceed the limit of %d",
+                        (long long)m->ndim, QV_TENSOR_MAX_NDIM);
+  int32_t ndim = (int32_t)m->ndim;
+  if (m->n_strides != 0 && m->n_strides != m->ndim)
+    return qv_error_set(error, QV_EINVAL, "Tensor.strides has %lld entries for %d dimensions",
+                        (long long)m->n_strides, ndim);
+  if (m->data.offset < 0 || m->data.length < 0 || m->data.offset > msg->body_length ||
+      m->data.length > msg->body_length - m->data.offset)
+    return qv_error_set(error, QV_EINVAL,
+                        "Tensor.data (offset %lld, length %lld) extends past the body of %lld "
+                        "bytes",
+                        (long long)m->data.offset, (long long)m->data.length,
+                        (long long)msg->body_length);
+
+  int64_t shape[QV_TENSOR_MAX_NDIM];
+  int64_t strides[QV_TENSOR_MAX_NDIM];
+  const char *names[QV_TENSOR_MAX_NDIM];
+  bool named = false, empty = false;
+  for (int32_t i = 0; i < ndim; i++) {
+    shape[i] = m->shape[i].size;
+    if (shape[i] < 0)
+      return qv_error_set(error, QV_EINVAL, "Tensor.shape[%d].size %lld is negative", i,
+                          (long long)shape[i]);
+    if (shape[i] == 0) empty = true;
+    const char *name = m->shape[i].name;
+    if (name != NULL && m->shape[i].name_len > 0) {
+      if (memchr(name, '\0', m->shape[i].name_len) != NULL)
+        return qv_error_set(error, QV_EINVAL, "Tensor.shape[%d].name contains a NUL byte", i);
+      named = true;
+      names[i] = name;
+    } else {
+      names[i] = "";
+    }
+  }
+  if (m->n_strides == 0) {
+    st = qv_tensor_compute_strides(vt, ndim, shape, false, strides, error);
+    if (st) return st;
+  } else {
+    for (int32_t i = 0; i < ndim; i++) {
+      strides[i] = m->strides[i];
+      if (strides[i] < 0)
+        return qv_error_set(error, QV_EINVAL,
+                            "Tensor.strides[%d] = %lld is negative (not supported)", i,
+                            (long long)strides[i]);
+    }
+  }
+  int64_t elsize = (int64_t)qv_value_type_size(vt);
+  if (!empty) {
+    int64_t need;
+    if (!extent_bytes(ndim, shape, strides, elsize, &need))
+      return qv_error_set(error, QV_EINVAL, "Tensor: shape and strides overflow a 64-bit offset");
+    if (need > m->data.length)
+      return qv_error_set(error, QV_EINVAL,
+                          "Tensor: shape and strides reach %lld bytes but Tensor.data holds %lld",
+                          (long long)need, (long long)m->data.length);
+  }
+
+  static _Alignas(BODY_ALIGN) const uint8_t no_bytes[BODY_ALIGN];
+  const uint8_t *data = msg->body != NULL ? msg->body + m->data.offset : no_bytes;
+  QvOwner *owner = msg->owner;
+  QvOwner *copy_owner = NULL;
+  if (m->data.length > 0 && (uintptr_t)data % (uintptr_t)elsize != 0) {
+    /* Only hand-made inputs get here; an aligned copy keeps typed access
+     * through the pointer valid for the caller. */
+    uint8_t *copy = qv_aligned_alloc((size_t)m->data.length);
+    if (copy == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory copying tensor data");
+    memcpy(copy, data, (size_t)m->data.length);
+    copy_owner = qv_owner_new(free_aligned, copy);
+    if (copy_owner == NULL) {
+      qv_aligned_free(copy);
+      return qv_error_set(error, QV_ENOMEM, "out of memory");
+    }
+    data = copy;
+    owner = copy_owner;
+  }
+  st = qv_tensor_make(out, vt, ndim, shape, strides, named ? names : NULL, data, m->data.length,
+                      owner, error);
+  qv_owner_release(copy_owner); /* the tensor holds its own reference */
+  return st;
+}
+
+static QvStatus read_nth(QvIpcReader *r, int64_t index, QvTensor *out, QvError *error) {
+  for (int64_t i = 0;; i++) {
+    QvIpcMessage msg;
+    QvStatus st = qv_ipc_reader_next(r, &msg, error);
+    if (st == QV_EOS) {
+      if (i == 0) return qv_error_set(error, QV_EINVAL, "input holds no message");
+      return qv_error_set(error, QV_EINVAL, "no message %lld: input holds %lld message%s",
+                          (long long)index, (long long)i, i == 1 ? "" : "s");
+    }
+    if (st) return st;
+    if (i == index) {
+      st = qv_tensor_from_message(&msg, out, error);
+      if (st) qv_error_prefix(error, "message %lld at offset %lld", (long long)i,
+                              (long long)msg.offset);
+      qv_ipc_message_release(&msg);
+      return st;
+    }
+    qv_ipc_message_release(&msg);
+  }
+}
+
+static QvStatus check_read_args(int64_t index, QvTensor *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
+  memset(out, 0, sizeof *out);
+  if (index < 0) return qv_error_set(error, QV_EARG, "negative message index %lld", (long long)index);
+  return QV_OK;
+}
+
+QvStatus qv_tensor_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
+                               QvTensor *out, QvError *error) {
+  QvStatus st = check_read_args(index, out, error);
+  if (st) return st;
+  QvIpcReader *r;
+  if ((st = qv_ipc_reader_open_memory(&r, data, size, owner, NULL, error))) return st;
+  st = read_nth(r, index, out, error);
+  qv_ipc_reader_close(r);
+  return st;
+}
+
+/* ---- path reader
+ *
+ * Reads the prefixes and metadata with pread and maps only the wanted body:
+ * opening a tensor then never faults a page of the mapping, which halves
+ * the cost of open + release for a large file (the page fault and the
+ * unmapping of faulted pages cost more than everything else together), and
+ * a file holding many tensors is not mapped whole. Framing rules and
+ * messages follow the message reader's. The file format (ARROW1 magic,
+ * never used for tensors) goes through the generic reader. */
+
+typedef struct BodyMap {
+  void *addr;
+  size_t len;
+} BodyMap;
+
+static void unmap_body(void *p) {
+  BodyMap *m = p;
+  munmap(m->addr, m->len);
+  free(m);
+}
+
+static QvStatus pread_full(int fd, void *buf, size_t n, int64_t off, size_t *got,
+                           QvError *error) {
+  size_t done = 0;
+  while (done < n) {
+    ssize_t k = pread(fd, (uint8_t *)buf + done, n - done, (off_t)(off + (int64_t)done));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return qv_error_set(error, QV_EIO, "read failed at offset %lld: %s",
+                          (long long)(off + (int64_t)done), strerror(errno));
+    }
+    if (k == 0) break;
+    done += (size_t)k;
+  }
+  *got = done;
+  return QV_OK;
+}
+
+static uint32_t le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Maps the body of msg (body_offset/body_length set) read-only. */
+static QvStatus map_body(int fd, QvIpcMessage *msg, QvError *error) {
+  static _Alignas(BODY_ALIGN) const uint8_t no_body[BODY_ALIGN];
+  if (msg->body_length == 0) {
+    msg->body = no_body;
+    return QV_OK;
+  }
+  int64_t page = (int64_t)sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  int64_t start = msg->body_offset / page * page;
+  BodyMap *m = malloc(sizeof *m);
+  if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  m->len = (size_t)(msg->body_offset + msg->body_length - start);
+  m->addr = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, (off_t)start);
+  if (m->addr == MAP_FAILED) {
+    int e = errno;
+    free(m);
+    return qv_error_set(error, QV_EIO, "mmap failed: %s", strerror(e));
+  }
+  msg->owner = qv_owner_new(unmap_body, m);
+  if (msg->owner == NULL) {
+    unmap_body(m);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  msg->body = (const uint8_t *)m->addr + (msg->body_offset - start);
+  return QV_OK;
+}
+
+/* Message number `index` of the stream in fd (size bytes). */
+static QvStatus read_nth_fd(int fd, int64_t size, int64_t index, QvTensor *out,
+                            QvError *error) {
+  int64_t pos = 0;
+  for (int64_t i = 0;; i++) {
+    uint8_t prefix[8];
+    size_t got = 0;
+    QvStatus st = QV_OK;
+    if (pos < size) st = pread_full(fd, prefix, sizeof prefix, pos, &got, error);
+    if (st) return st;
+    int64_t prefix_size = 4;
+    int32_t len = 0;
+    if (got > 0 && got < 4)
+      return qv_error_set(error, QV_ETRUNCATED,
+                          "message at offset %lld: input ends inside the message prefix",
+                          (long long)pos);
+    if (got >= 4) {
+      len = (int32_t)le32(prefix);
+      if (le32(prefix) == QV_IPC_CONTINUATION) {
+        if (got < 8)
+          return qv_error_set(error, QV_ETRUNCATED,
+                              "message at offset %lld: input ends inside the message prefix",
+                              (long long)pos);
+        prefix_size = 8;
+        len = (int32_t)le32(prefix + 4);
+      }
+    }
+    if (got == 0 || len == 0) { /* end of input or end-of-stream marker */
+      if (i == 0) return qv_error_set(error, QV_EINVAL, "input holds no message");
+      return qv_error_set(error, QV_EINVAL, "no message %lld: input holds %lld message%s",
+                          (long long)index, (long long)i, i == 1 ? "" : "s");
+    }
+    if (len < 0)
+      return qv_error_set(error, QV_EINVAL, "message at offset %lld: negative metadata length %d",
+                          (long long)pos, len);
+    if (len > QV_IPC_DEFAULT_MAX_METADATA_SIZE)
+      return qv_error_set(error, QV_ELIMIT,
+                          "message at offset %lld: metadata length %d exceeds the limit of %lld",
+                          (long long)pos, len, (long long)QV_IPC_DEFAULT_MAX_METADATA_SIZE);
+    int64_t remain = size - pos - prefix_size;
+    if (len > remain)
+      return qv_error_set(error, QV_ETRUNCATED,
+                          "message at offset %lld: metadata needs %d bytes, only %lld remain",
+                          (long long)pos, len, (long long)remain);
+    uint8_t *meta = malloc((size_t)len);
+    if (meta == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+    if ((st = pread_full(fd, meta, (size_t)len, pos + prefix_size, &got, error)) ||
+        got < (size_t)len) {
+      free(meta);
+      if (st) return st;
+      return qv_error_set(error, QV_ETRUNCATED, "message at offset %lld: the file shrank",
+                          (long long)pos);
+    }
+    QvIpcMessage msg;
+    memset(&msg, 0, sizeof msg);
+    msg.offset = pos;
+    msg.legacy_prefix = prefix_size == 4;
+    msg.metadata_length = len;
+    msg.metadata = meta;
+    st = qv_message_decode(meta, (size_t)len, NULL, &msg.message, error);
+    if (st) {
+      free(meta);
+      return qv_error_prefix(error, "message at offset %lld", (long long)pos);
+    }
+    msg.body_offset = pos + prefix_size + len;
+    msg.body_length = msg.message.body_length;
+    remain -= len;
+    if (msg.body_length > QV_IPC_DEFAULT_MAX_BODY_SIZE) {
+      qv_message_release(&msg.message);
+      free(meta);
+      return qv_error_set(error, QV_ELIMIT,
+                          "message at offset %lld: body length %lld exceeds the limit of %lld",
+                          (long long)pos, (long long)msg.body_length,
+                          (long long)QV_IPC_DEFAULT_MAX_BODY_SIZE);
+    }
+    if (msg.body_length > remain) {
+      qv_message_release(&msg.message);
+      free(meta);
+      return qv_error_set(error, QV_ETRUNCATED,
+                          "message at offset %lld: body needs %lld bytes, only %lld remain",
+                          (long long)pos, (long long)msg.body_length, (long long)remain);
+    }
+    if (i == index) {
+      st = map_body(fd, &msg, error);
+      if (st == QV_OK) st = qv_tensor_from_message(&msg, out, error);
+      if (st) qv_error_prefix(error, "message %lld at offset %lld", (long long)i, (long long)pos);
+      qv_owner_release(msg.owner);
+    }
+    qv_message_release(&msg.message);
+    free(meta);
+    if (i == index) return st;
+    pos = msg.body_offset + msg.body_length;
+  }
+}
+
+QvStatus qv_tensor_read_path(const char *path, int64_t index, QvTensor *out, QvError *error) {
+  QvStatus st = check_read_args(index, out, error);
+  if (st) return st;
+  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) {
+    int e = errno;
+    close(fd);
+    return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(e));
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    close(fd);
+    return qv_error_set(error, QV_EIO, "%s: not a regular file", path);
+  }
+  uint8_t magic[QV_IPC_MAGIC_SIZE];
+  size_t got = 0;
+  st = pread_full(fd, magic, sizeof magic, 0, &got, error);
+  if (st == QV_OK && got == sizeof magic && memcmp(magic, QV_IPC_MAGIC, sizeof magic) == 0) {
+    close(fd);
+    QvIpcReader *r;
+    if ((st = qv_ipc_reader_open_path(&r, path, NULL, error))) return st;
+    st = read_nth(r, index, out, error);
+    qv_ipc_reader_close(r);
+  } else {
+    if (st == QV_OK) st = read_nth_fd(fd, (int64_t)sb.st_size, index, out, error);
+    close(fd);
+  }
+  if (st) qv_error_prefix(error, "%s", path);
+  return st;
+}
+
+QvStatus qv_tensor_read_fd(int fd, int64_t index, QvTensor *out, QvError *error) {
+  QvStatus st = check_read_args(index, out, error);
+  if (st) return st;
+  QvIpcReader *r;
+  if ((st = qv_ipc_reader_open_fd(&r, fd, NULL, error))) return st;
+  st = read_nth(r, index, out, error);
+  qv_ipc_reader_close(r);
+  return st;
+}
+
+/* ---- writing */
+
+/* Bodies from this size on are copied with non-temporal stores. */
+#define STREAM_COPY_MIN ((size_t)4 << 20)
+
+#if QV_STREAM_COPY
+/* dst 32-byte aligned; copies blocks * 128 bytes. */
+__attribute__((target("avx2"))) static void stream_avx2(uint8_t *d, const uint8_t *s,
+                                                         size_t blocks) {
+  for (size_t i = 0; i < blocks; i++, d += 128, s += 128) {
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
+    __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(s + 64));
+    __m256i e = _mm256_loadu_si256((const __m256i *)(const void *)(s + 96));
+    _mm256_stream_si256((__m256i *)(void *)d, a);
+    _mm256_stream_si256((__m256i *)(void *)(d + 32), b);
+    _mm256_stream_si256((__m256i *)(void *)(d + 64), c);
+    _mm256_stream_si256((__m256i *)(void *)(d + 96), e);
+  }
+  _mm_sfence(); /* order the streamed stores before later writes */
+}
+
+/* SSE2 (every x86-64): dst 32-byte aligned; copies blocks * 128 bytes. */
+static void stream_sse2(uint8_t *d, const uint8_t *s, size_t blocks) {
+  for (size_t i = 0; i < blocks * 2; i++, d += 64, s += 64) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
+    __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
+    _mm_stream_si128((__m128i *)(void *)d, a);
+    _mm_stream_si128((__m128i *)(void *)(d + 16), b);
+    _mm_stream_si128((__m128i *)(void *)(d + 32), c);
+    _mm_stream_si128((__m128i *)(void *)(d + 48), e);
+  }
+  _mm_sfence();
+}
+#endif
+
+/* memcpy for large, cache-exceeding copies. glibc's memcpy slows down
+ * several times on large copies whose source and destination sit at
+ * different offsets within a page (measured 2-4x here), which is the usual
+ * case for a body placed after the metadata; streaming stores run at
+ * memcpy's best speed whatever the offsets. */
+void qv_internal_copy_large(void *dst, const void *src, size_t n) {
+#if QV_STREAM_COPY
+  if (n >= STREAM_COPY_MIN) {
+    static int have_avx2 = -1; /* a benign race: every thread computes the same */
+    if (have_avx2 < 0) have_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    size_t head = (32 - ((uintptr_t)d & 31)) & 31;
+    memcpy(d, s, head);
+    d += head;
+    s += head;
+    n -= head;
+    size_t blocks = n / 128;
+    if (have_avx2)
+      stream_avx2(d, s, blocks);
+    else
+      stream_sse2(d, s, blocks);
+    memcpy(d + blocks * 128, s + blocks * 128, n % 128);
+    return;
+  }
+#endif
+  memcpy(dst, src, n);
+}
+
+/* What goes into a message for a tensor: the framed metadata and how the
+ * body is produced. */
+typedef struct Plan {
+  uint8_t *meta; /* framed metadata, malloc'd */
+  size_t meta_size;
+  int64_t data_len; /* size * element size */
+  int64_t body_len; /* data_len padded to BODY_ALIGN */
+  bool direct;      /* the body is the data_len bytes at t->data */
+} Plan;
+
+static QvStatus check_tensor(const QvTensor *t, QvError *error) {
+  if (t == NULL) return qv_error_set(error, QV_EARG, "NULL tensor");
+  if ((int)t->type < 0 || t->type >= QV_VALUE_TYPE_COUNT)
+    return qv_error_set(error, QV_EARG, "tensor has an invalid value type %d", (int)t->type);
+  if (t->ndim < 0 || t->ndim > QV_TENSOR_MAX_NDIM)
+    return qv_error_set(error, QV_EARG, "tensor has an invalid ndim %d", t->ndim);
+  if (t->ndim > 0 && (t->shape == NULL || t->strides == NULL))
+    return qv_error_set(error, QV_EARG, "tensor has no shape or strides");
+  return QV_OK;
+}
+
+static QvStatus plan_message(const QvTensor *t, Plan *p, QvError *error) {
+  memset(p, 0, sizeof *p);
+  QvStatus st = check_tensor(t, error);
+  if (st) return st;
+  int32_t ndim = t->ndim;
+  int64_t size = qv_tensor_size(t);
+  int64_t elsize = (int64_t)qv_value_type_size(t->type);
+  if (size < 0 || (size > 0 && size > INT64_MAX / elsize))
+    return qv_error_set(error, QV_EARG, "tensor size overflows");
+  p->data_len = size * elsize;
+  if (p->data_len > INT64_MAX - BODY_ALIGN)
+    return qv_error_set(error, QV_ELIMIT, "tensor of %lld bytes is too large",
+                        (long long)p->data_len);
+  p->body_len = (p->data_len + BODY_ALIGN - 1) / BODY_ALIGN * BODY_ALIGN;
+  if (size > 0 && t->data == NULL) return qv_error_set(error, QV_EARG, "tensor has no data");
+  /* Canonical strides for the layout: the layout queries ignore the stride
+   * of an extent-1 dim, which must not leak into the file. */
+  bool col = !qv_tensor_is_row_major(t) && qv_tensor_is_column_major(t);
+  p->direct = size == 0 || qv_tensor_is_contiguous(t);
+  int64_t strides[QV_TENSOR_MAX_NDIM];
+  if ((st = qv_tensor_compute_strides(t->type, ndim, t->shape, col, strides, error))) return st;
+
+  QvTensorDim dims[QV_TENSOR_MAX_NDIM];
+  for (int32_t i = 0; i < ndim; i++) {
+    dims[i].size = t->shape[i];
+    dims[i].name = t->dim_names ? t->dim_names[i] : NULL;
+    dims[i].name_len = dims[i].name ? strlen(dims[i].name) : 0;
+  }
+  QvMessage msg;
+  memset(&msg, 0, sizeof msg);
+  msg.version = QV_METADATA_V5;
+  msg.header_type = QV_HEADER_TENSOR;
+  QvTensorMeta *m = &msg.header.tensor;
+  qv_value_type_to_arrow(t->type, &m->type);
+  m->ndim = ndim;
+  m->shape = dims;
+  m->has_strides = true;
+  m->n_strides = ndim;
+  m->strides = strides;
+  m->data.offset = 0;
+  m->data.length = p->data_len;
+  msg.body_length = p->body_len;
+  st = qv_ipc_frame_message(&msg, 64, &p->meta, &p->meta_size, error);
+  if (st) return qv_error_prefix(error, "encoding the Tensor message");
+  if ((uint64_t)p->body_len > (uint64_t)SIZE_MAX - p->meta_size) {
+    free(p->meta);
+    p->meta = NULL;
+    return qv_error_set(error, QV_ELIMIT, "tensor message does not fit in memory");
+  }
+  return QV_OK;
+}
+
+QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError *error) {
+  if (size == NULL) return qv_error_set(error, QV_EARG, "NULL size");
+  *size = 0;
+  Plan p;
+  QvStatus st = plan_message(t, &p, error);
+  if (st) return st;
+  *size = p.meta_size + (size_t)p.body_len;
+  free(p.meta);
+  return QV_OK;
+}
+
+QvStatus qv_tensor_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, size_t *written,
+                                   QvError *error) {
+  if (written) *written = 0;
+  if (dst == NULL && dst_size > 0) return qv_error_set(error, QV_EARG, "NULL destination");
+  Plan p;
+  QvStatus st = plan_message(t, &p, error);
+  if (st) return st;
+  size_t total = p.meta_size + (size_t)p.body_len;
+  if (dst_size < total) {
+    free(p.meta);
+    return qv_error_set(error, QV_EARG,
+                        "destination of %zu bytes is too small for a tensor message of %zu",
+                        dst_size, total);
+  }
+  uint8_t *out = dst;
+  memcpy(out, p.meta, p.meta_size);
+  free(p.meta);
+  uint8_t *body = out + p.meta_size;
+  size_t n = (size_t)p.data_len;
+  if (p.direct) {
+    if (n) qv_internal_copy_large(body, t->data, n);
+  } else if ((st = qv_tensor_copy_to(t, false, body, n, error))) {
+    return st;
+  }
+  memset(body + n, 0, (size_t)p.body_len - n);
+  if (written) *written = total;
+  return QV_OK;
+}
+
+static QvStatus write_all(int fd, const void *buf, size_t n, QvError *error) {
+  const uint8_t *p = buf;
+  while (n > 0) {
+    /* Linux caps one write at about 2 GiB anyway. */
+    size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
+    ssize_t k = write(fd, p, chunk);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
+    }
+    if (k == 0) return qv_error_set(error, QV_EIO, "write made no progress");
+    p += k;
+    n -= (size_t)k;
+  }
+  return QV_OK;
+}
+
+/* Non-contiguous bodies go out as a row-major copy built slab by slab
+ * (a run of indices along dim 0), so the copy needs a bounded buffer. */
+#define SLAB_BYTES ((int64_t)4 << 20)
+
+static QvStatus write_strided_body(const QvTensor *t, int fd, int64_t data_len, QvError *error) {
+  int64_t row = data_len / t->shape[0]; /* bytes of one index along dim 0 */
+  int64_t rows = SLAB_BYTES / row;
+  if (rows < 1) rows = 1;
+  if (rows > t->shape[0]) rows = t->shape[0];
+  uint8_t *buf = qv_aligned_alloc((size_t)(rows * row));
+  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing a tensor");
+  QvStatus st = QV_OK;
+  int64_t shape[QV_TENSOR_MAX_NDIM];
+  memcpy(shape, t->shape, (size_t)t->ndim * sizeof shape[0]);
+  for (int64_t i = 0; i < t->shape[0] && st == QV_OK; i += rows) {
+    int64_t k = t->shape[0] - i < rows ? t->shape[0] - i : rows;
+    shape[0] = k;
+    int64_t off = i * t->strides[0];
+    QvTensor slab;
+    st = qv_tensor_make(&slab, t->type, t->ndim, shape, t->strides, NULL, t->data + off,
+                        t->data_size - off, NULL, error);
+    if (st) break;
+    st = qv_tensor_copy_to(&slab, false, buf, (size_t)(k * row), error);
+    qv_tensor_release(&slab);
+    if (st == QV_OK) st = write_all(fd, buf, (size_t)(k * row), error);
+  }
+  qv_aligned_free(buf);
+  return st;
+}
+
+QvStatus qv_tensor_write_fd(const QvTensor *t, int fd, QvError *error) {
+  if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
+  Plan p;
+  QvStatus st = plan_message(t, &p, error);
+  if (st) return st;
+  st = write_all(fd, p.meta, p.meta_size, error);
+  free(p.meta);
+  if (st) return st;
+  if (p.data_len > 0) {
+    if (p.direct)
+      st = write_all(fd, t->data, (size_t)p.data_len, error);
+    else
+      st = write_strided_body(t, fd, p.data_len, error);
+    if (st) return st;
+  }
+  static const uint8_t zeros[BODY_ALIGN];
+  return write_all(fd, zeros, (size_t)(p.body_len - p.data_len), error);
+}
+
+QvStatus qv_tensor_write_path(const QvTensor *t, const char *path, QvError *error) {
+  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
+  QvStatus st = qv_tensor_write_fd(t, fd, error);
+  if (close(fd) != 0 && st == QV_OK)
+    st = qv_error_set(error, QV_EIO, "%s: close failed: %s", path, strerror(errno));
+  if (st) {
+    unlink(path);
+    return qv_error_prefix(error, "%s", path);
+  }
+  return QV_OK;
+}
