@@ -54,13 +54,13 @@ void qv_value_type_to_arrow(QvValueType type, QvType *out);
 typedef struct QvTensor {
   QvValueType type;
   int32_t ndim;
-  const int64_t *shape;     /* ndim entries */
-  const int64_t *strides;   /* ndim entries, in bytes (always filled in) */
+  const int64_t *shape;         /* ndim entries */
+  const int64_t *strides;       /* ndim entries, in bytes (always filled in) */
   const char *const *dim_names; /* NULL, or ndim NUL-terminated names */
-  const uint8_t *data;      /* address of the element at index (0, ..., 0) */
-  int64_t data_size;        /* bytes readable from `data` */
-  QvOwner *owner;           /* keeps `data` alive; may be NULL */
-  void *private_data;       /* shape/strides/names storage; owned */
+  const uint8_t *data;          /* address of the element at index (0, ..., 0) */
+  int64_t data_size;            /* bytes readable from `data` */
+  QvOwner *owner;               /* keeps `data` alive; may be NULL */
+  void *private_data;           /* shape/strides/names storage; owned */
 } QvTensor;
 
 /* Builds a view. strides NULL = row-major; dim_names NULL = unnamed. `owner`
@@ -83,10 +83,10 @@ QvStatus qv_tensor_make(QvTensor *out, QvValueType type, int32_t ndim, const int
 /* Same, with explicit array lengths for callers holding decoded metadata:
  * n_strides 0 means row-major, otherwise it must equal ndim; n_names must be
  * 0 or ndim. */
-QvStatus qv_tensor_make_counted(QvTensor *out, QvValueType type, int64_t ndim,
-                                const int64_t *shape, int64_t n_strides, const int64_t *strides,
-                                int64_t n_names, const char *const *dim_names, const void *data,
-                                int64_t data_size, QvOwner *owner, QvError *error);
+QvStatus qv_tensor_make_counted(QvTensor *out, QvValueType type, int64_t ndim, const int64_t *shape,
+                                int64_t n_strides, const int64_t *strides, int64_t n_names,
+                                const char *const *dim_names, const void *data, int64_t data_size,
+                                QvOwner *owner, QvError *error);
 /* Allocates a zero-filled, 64-byte-aligned, contiguous tensor. */
 QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
                          const char *const *dim_names, bool column_major, QvError *error);
@@ -117,10 +117,8 @@ QvStatus qv_tensor_byte_offset(const QvTensor *t, const int64_t *index, int64_t 
  * fail with QV_EINVAL when the value is not representable: uint64 above
  * INT64_MAX, negatives for get_uint64, and floats that are NaN, infinite,
  * fractional or out of range (floats are never truncated). */
-QvStatus qv_tensor_get_double(const QvTensor *t, const int64_t *index, double *out,
-                              QvError *error);
-QvStatus qv_tensor_get_int64(const QvTensor *t, const int64_t *index, int64_t *out,
-                             QvError *error);
+QvStatus qv_tensor_get_double(const QvTensor *t, const int64_t *index, double *out, QvError *error);
+QvStatus qv_tensor_get_int64(const QvTensor *t, const int64_t *index, int64_t *out, QvError *error);
 QvStatus qv_tensor_get_uint64(const QvTensor *t, const int64_t *index, uint64_t *out,
                               QvError *error);
 

@@ -1,0 +1,480 @@
+/* Strided walks over tensors: count_nonzero, equals, copy. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/tensor.h"
+#include "tensor/tensor_internal.h"
+
+bool qv_walk_init(QvWalk *w, int ndim, const int64_t *shape, int nops,
+                  const int64_t *const *strides) {
+  w->nops = nops;
+  w->ndim = 0;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] == 0) return false;
+    if (shape[i] == 1) continue; /* contributes no offset */
+    int d = w->ndim++;
+    /* insertion sort by operand 0's stride, largest first (stable) */
+    while (d > 0 && w->strides[0][d - 1] < strides[0][i]) {
+      w->shape[d] = w->shape[d - 1];
+      for (int k = 0; k < nops; k++) w->strides[k][d] = w->strides[k][d - 1];
+      d--;
+    }
+    w->shape[d] = shape[i];
+    for (int k = 0; k < nops; k++) w->strides[k][d] = strides[k][i];
+  }
+  /* merge d into d+1 when stepping d equals stepping over all of d+1 */
+  int n = 0;
+  for (int d = 0; d < w->ndim; d++) {
+    if (n > 0) {
+      bool merge = true;
+      for (int k = 0; k < nops; k++) {
+        int64_t span;
+        if (__builtin_mul_overflow(w->strides[k][d], w->shape[d], &span) ||
+            w->strides[k][n - 1] != span)
+          merge = false;
+      }
+      if (merge) {
+        w->shape[n - 1] *= w->shape[d];
+        for (int k = 0; k < nops; k++) w->strides[k][n - 1] = w->strides[k][d];
+        continue;
+      }
+    }
+    w->shape[n] = w->shape[d];
+    for (int k = 0; k < nops; k++) w->strides[k][n] = w->strides[k][d];
+    n++;
+  }
+  w->ndim = n;
+  return true;
+}
+
+/* Odometer over dims [0, n) of a walk, tracking one byte offset per operand. */
+typedef struct Odometer {
+  int n;
+  int64_t idx[QV_TENSOR_MAX_NDIM];
+  int64_t off[2];
+} Odometer;
+
+static void odo_init(Odometer *o, int n) {
+  o->n = n;
+  memset(o->idx, 0, sizeof o->idx);
+  o->off[0] = o->off[1] = 0;
+}
+
+/* Advances; false after the last position. Offsets stay within the
+ * validated extent: (shape - 1) * stride, never shape * stride. */
+static bool odo_next(Odometer *o, const QvWalk *w) {
+  for (int d = o->n - 1; d >= 0; d--) {
+    if (o->idx[d] + 1 < w->shape[d]) {
+      o->idx[d]++;
+      for (int k = 0; k < w->nops; k++) o->off[k] += w->strides[k][d];
+      return true;
+    }
+    for (int k = 0; k < w->nops; k++) o->off[k] -= w->strides[k][d] * (w->shape[d] - 1);
+    o->idx[d] = 0;
+  }
+  return false;
+}
+
+/* ---- count_nonzero ---- */
+
+/* Every value type is zero exactly when its bits under `mask` are zero:
+ * integers use all bits, floats drop the sign bit (so -0.0 is zero and NaN,
+ * which has exponent and mantissa bits set, is not). NZ(x) is 1 when x != 0,
+ * written as the top bit of x | -x because GCC vectorises that form for
+ * 64-bit lanes at -O2 and not the comparison. Fixed-size blocks let the
+ * vectoriser's cheap cost model (-O2) accept the loop; the block counter is
+ * as wide as the element so the lanes match (128 still fits in a byte). */
+#define QV_NZ_BLOCK 128
+#define NZ(bits, x) ((uint##bits##_t)((x) | (uint##bits##_t)(0u - (x))) >> ((bits)-1))
+#define DEFINE_COUNT(bits)                                                   \
+  static int64_t count_nz##bits(const uint8_t *p, int64_t n, int64_t stride, \
+                                uint##bits##_t mask) {                       \
+    int64_t total = 0;                                                       \
+    if (stride == (bits) / 8) {                                              \
+      int64_t i = 0;                                                         \
+      for (; i + QV_NZ_BLOCK <= n; i += QV_NZ_BLOCK) {                       \
+        const uint8_t *b = p + i * ((bits) / 8);                             \
+        uint##bits##_t c = 0;                                                \
+        for (int j = 0; j < QV_NZ_BLOCK; j++) {                              \
+          uint##bits##_t v;                                                  \
+          memcpy(&v, b + j * ((bits) / 8), sizeof v);                        \
+          v &= mask;                                                         \
+          c = (uint##bits##_t)(c + NZ(bits, v));                             \
+        }                                                                    \
+        total += c;                                                          \
+      }                                                                      \
+      for (; i < n; i++) {                                                   \
+        uint##bits##_t v;                                                    \
+        memcpy(&v, p + i * ((bits) / 8), sizeof v);                          \
+        total += (v & mask) != 0;                                            \
+      }                                                                      \
+    } else {                                                                 \
+      for (int64_t i = 0; i < n; i++) {                                      \
+        uint##bits##_t v;                                                    \
+        memcpy(&v, p + i * stride, sizeof v);                                \
+        total += (v & mask) != 0;                                            \
+      }                                                                      \
+    }                                                                        \
+    return total;                                                            \
+  }
+DEFINE_COUNT(8)
+DEFINE_COUNT(16)
+DEFINE_COUNT(32)
+DEFINE_COUNT(64)
+
+int64_t qv_tensor_count_nonzero(const QvTensor *t) {
+  QvWalk w;
+  const int64_t *strides[1] = {t->strides};
+  if (!qv_walk_init(&w, t->ndim, t->shape, 1, strides)) return 0;
+  uint64_t mask = UINT64_MAX;
+  if (t->type == QV_VALUE_FLOAT16) mask = 0x7fffu;
+  if (t->type == QV_VALUE_FLOAT32) mask = 0x7fffffffu;
+  if (t->type == QV_VALUE_FLOAT64) mask = UINT64_MAX >> 1;
+  size_t elsize = qv_value_type_size(t->type);
+  int64_t n = 1, stride = (int64_t)elsize; /* a 0-d or all-ones tensor is one element */
+  int outer = 0;
+  if (w.ndim > 0) {
+    outer = w.ndim - 1;
+    n = w.shape[outer];
+    stride = w.strides[0][outer];
+  }
+  Odometer o;
+  odo_init(&o, outer);
+  int64_t total = 0;
+  do {
+    const uint8_t *p = t->data + o.off[0];
+    switch (elsize) {
+      case 1: total += count_nz8(p, n, stride, (uint8_t)mask); break;
+      case 2: total += count_nz16(p, n, stride, (uint16_t)mask); break;
+      case 4: total += count_nz32(p, n, stride, (uint32_t)mask); break;
+      default: total += count_nz64(p, n, stride, mask); break;
+    }
+  } while (odo_next(&o, &w));
+  return total;
+}
+
+/* ---- equals ---- */
+
+/* Floats compare by value: -0.0 == 0.0, NaN only when nans_equal. */
+#define FLOAT_RUN_EQUAL(T, LOAD)                                   \
+  for (int64_t i = 0; i < n; i++) {                                \
+    T x = LOAD(a + i * sa), y = LOAD(b + i * sb);                  \
+    if (x != y && !(nans_equal && x != x && y != y)) return false; \
+  }                                                                \
+  return true;
+
+static inline double load_f64(const uint8_t *p) {
+  double v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline float load_f32(const uint8_t *p) {
+  float v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+static inline float load_f16(const uint8_t *p) {
+  uint16_t v;
+  memcpy(&v, p, sizeof v);
+  return qv_half_to_float(v);
+}
+
+static bool run_equal(QvValueType type, const uint8_t *a, int64_t sa, const uint8_t *b, int64_t sb,
+                      int64_t n, bool nans_equal) {
+  switch (type) {
+    case QV_VALUE_FLOAT64: FLOAT_RUN_EQUAL(double, load_f64)
+    case QV_VALUE_FLOAT32: FLOAT_RUN_EQUAL(float, load_f32)
+    case QV_VALUE_FLOAT16: FLOAT_RUN_EQUAL(float, load_f16)
+    default: break;
+  }
+  /* integers: equal values are equal bytes */
+  size_t elsize = qv_value_type_size(type);
+  if (sa == (int64_t)elsize && sb == (int64_t)elsize) return memcmp(a, b, (size_t)n * elsize) == 0;
+  for (int64_t i = 0; i < n; i++)
+    if (memcmp(a + i * sa, b + i * sb, elsize) != 0) return false;
+  return true;
+}
+
+bool qv_tensor_equals(const QvTensor *a, const QvTensor *b, bool nans_equal) {
+  if (a->type != b->type || a->ndim != b->ndim) return false;
+  for (int32_t i = 0; i < a->ndim; i++)
+    if (a->shape[i] != b->shape[i]) return false;
+  QvWalk w;
+  const int64_t *strides[2] = {a->strides, b->strides};
+  if (!qv_walk_init(&w, a->ndim, a->shape, 2, strides)) return true;
+  int64_t elsize = (int64_t)qv_value_type_size(a->type);
+  int64_t n = 1, sa = elsize, sb = elsize;
+  int outer = 0;
+  if (w.ndim > 0) {
+    outer = w.ndim - 1;
+    n = w.shape[outer];
+    sa = w.strides[0][outer];
+    sb = w.strides[1][outer];
+  }
+  Odometer o;
+  odo_init(&o, outer);
+  do {
+    if (!run_equal(a->type, a->data + o.off[0], sa, b->data + o.off[1], sb, n, nans_equal))
+      return false;
+  } while (odo_next(&o, &w));
+  return true;
+}
+
+/* ---- copy ---- */
+
+/* Transpose kernel. A micro-block is one cache line of the source by one
+ * cache line of the destination (8 x 8 float64, 64 x 64 int8): its source
+ * lines are transposed into a small buffer whose lines are then written out
+ * whole, so each line is touched once. Writing destination columns element
+ * by element instead keeps many lines alive that are a large power of two
+ * apart, which share an L1 set and evict each other.
+ * Micro-blocks are grouped in QV_TILE x QV_TILE tiles to bound the number
+ * of pages and prefetch streams in use at once. Outputs larger than the
+ * caches are written with non-temporal stores where the compiler targets
+ * SSE2 (every x86-64): they skip the read-for-ownership of each
+ * destination line, which otherwise costs as much as the reads. */
+#define QV_LINE 64
+/* Inlining the micro-kernels into their callers' loops spills registers. */
+#if defined(__GNUC__)
+#define QV_NOINLINE __attribute__((noinline))
+#else
+#define QV_NOINLINE
+#endif
+#define QV_TILE 64
+#define QV_NT_THRESHOLD ((int64_t)8 << 20)
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define QV_HAVE_SSE2 1
+#define LOAD128(p) _mm_loadu_si128((const __m128i *)(const void *)(p))
+/* one 64-byte line to a 16-byte-aligned address, bypassing the caches */
+static inline void stream_line(uint8_t *d, const uint8_t *s) {
+  for (int i = 0; i < QV_LINE; i += 16)
+    _mm_stream_si128((__m128i *)(void *)(d + i), LOAD128(s + i));
+}
+#else
+#define QV_HAVE_SSE2 0
+static inline void stream_line(uint8_t *d, const uint8_t *s) {
+  memcpy(d, s, QV_LINE);
+}
+#endif
+
+/* out = in transposed, both M x M (one cache line per row). SSE2 has
+ * 2 x 2 (64-bit) and 4 x 4 (32-bit) transposes in a few unpacks; the
+ * portable loops are the fallback and the 8- and 16-bit versions. */
+#define DEFINE_TRANSPOSE_C(bits)                                                        \
+  static void transpose##bits(uint##bits##_t *restrict out, const uint8_t *restrict in, \
+                              int64_t in_r) {                                           \
+    enum { M = QV_LINE / (bits / 8) };                                                  \
+    for (int c = 0; c < M; c++)                                                         \
+      for (int r = 0; r < M; r++)                                                       \
+        memcpy(&out[c * M + r], in + r * in_r + c * (bits / 8), bits / 8);              \
+  }
+DEFINE_TRANSPOSE_C(8)
+DEFINE_TRANSPOSE_C(16)
+#if QV_HAVE_SSE2
+static void transpose64(uint64_t *restrict out, const uint8_t *restrict in, int64_t in_r) {
+  for (int r = 0; r < 8; r += 2)
+    for (int c = 0; c < 8; c += 2) {
+      __m128i a = LOAD128(in + r * in_r + c * 8);
+      __m128i b = LOAD128(in + (r + 1) * in_r + c * 8);
+      _mm_storeu_si128((__m128i *)(void *)&out[c * 8 + r], _mm_unpacklo_epi64(a, b));
+      _mm_storeu_si128((__m128i *)(void *)&out[(c + 1) * 8 + r], _mm_unpackhi_epi64(a, b));
+    }
+}
+static void transpose32(uint32_t *restrict out, const uint8_t *restrict in, int64_t in_r) {
+  for (int r = 0; r < 16; r += 4)
+    for (int c = 0; c < 16; c += 4) {
+      __m128i a = LOAD128(in + r * in_r + c * 4);
+      __m128i b = LOAD128(in + (r + 1) * in_r + c * 4);
+      __m128i x = LOAD128(in + (r + 2) * in_r + c * 4);
+      __m128i y = LOAD128(in + (r + 3) * in_r + c * 4);
+      __m128i ab0 = _mm_unpacklo_epi32(a, b), ab1 = _mm_unpackhi_epi32(a, b);
+      __m128i xy0 = _mm_unpacklo_epi32(x, y), xy1 = _mm_unpackhi_epi32(x, y);
+      _mm_storeu_si128((__m128i *)(void *)&out[c * 16 + r], _mm_unpacklo_epi64(ab0, xy0));
+      _mm_storeu_si128((__m128i *)(void *)&out[(c + 1) * 16 + r], _mm_unpackhi_epi64(ab0, xy0));
+      _mm_storeu_si128((__m128i *)(void *)&out[(c + 2) * 16 + r], _mm_unpacklo_epi64(ab1, xy1));
+      _mm_storeu_si128((__m128i *)(void *)&out[(c + 3) * 16 + r], _mm_unpackhi_epi64(ab1, xy1));
+    }
+}
+#else
+DEFINE_TRANSPOSE_C(32)
+DEFINE_TRANSPOSE_C(64)
+#endif
+
+/* Copies a rows x cols block, element (r, c) from s + r*s_r + c*s_c to
+ * d + r*elsize + c*d_c: the destination is contiguous along r. micro##bits
+ * does one M x M micro-block, tile_copy##bits the whole block. */
+#define DEFINE_KERNELS(bits)                                                                       \
+  enum { M##bits = QV_LINE / (bits / 8) };                                                         \
+  static void block_copy##bits(uint8_t *d, int64_t d_c, const uint8_t *s, int64_t s_r,             \
+                               int64_t s_c, int64_t rows, int64_t cols) {                          \
+    for (int64_t c = 0; c < cols; c++)                                                             \
+      for (int64_t r = 0; r < rows; r++) {                                                         \
+        uint##bits##_t v;                                                                          \
+        memcpy(&v, s + r * s_r + c * s_c, sizeof v);                                               \
+        memcpy(d + r * (int64_t)sizeof v + c * d_c, &v, sizeof v);                                 \
+      }                                                                                            \
+  }                                                                                                \
+  QV_NOINLINE static void micro##bits(uint8_t *restrict d, int64_t d_c, const uint8_t *restrict s, \
+                                      int64_t s_r, int64_t s_c, bool stream) {                     \
+    uint##bits##_t out[M##bits * M##bits];                                                         \
+    if (s_c == (int64_t)sizeof out[0]) {                                                           \
+      transpose##bits(out, s, s_r);                                                                \
+    } else {                                                                                       \
+      /* gather the strided source into lines first */                                             \
+      uint##bits##_t in[M##bits * M##bits];                                                        \
+      for (int r = 0; r < M##bits; r++)                                                            \
+        for (int c = 0; c < M##bits; c++)                                                          \
+          memcpy(&in[r * M##bits + c], s + r * s_r + c * s_c, sizeof in[0]);                       \
+      transpose##bits(out, (const uint8_t *)in, QV_LINE);                                          \
+    }                                                                                              \
+    if (stream) {                                                                                  \
+      for (int c = 0; c < M##bits; c++)                                                            \
+        stream_line(d + c * d_c, (const uint8_t *)&out[c * M##bits]);                              \
+    } else {                                                                                       \
+      for (int c = 0; c < M##bits; c++) memcpy(d + c * d_c, &out[c * M##bits], QV_LINE);           \
+    }                                                                                              \
+  }                                                                                                \
+  static void tile_copy##bits(uint8_t *d, int64_t d_c, const uint8_t *s, int64_t s_r, int64_t s_c, \
+                              int64_t rows, int64_t cols, bool stream) {                           \
+    const int64_t e = bits / 8;                                                                    \
+    int64_t full_r = rows - rows % M##bits, full_c = cols - cols % M##bits;                        \
+    for (int64_t r0 = 0; r0 < full_r; r0 += QV_TILE)                                               \
+      for (int64_t c0 = 0; c0 < full_c; c0 += QV_TILE) {                                           \
+        int64_t r1 = r0 + QV_TILE < full_r ? r0 + QV_TILE : full_r;                                \
+        int64_t c1 = c0 + QV_TILE < full_c ? c0 + QV_TILE : full_c;                                \
+        for (int64_t rb = r0; rb < r1; rb += M##bits)                                              \
+          for (int64_t cb = c0; cb < c1; cb += M##bits)                                            \
+            micro##bits(d + rb * e + cb * d_c, d_c, s + rb * s_r + cb * s_c, s_r, s_c, stream);    \
+      }                                                                                            \
+    /* edges narrower than a micro-block */                                                        \
+    if (full_r < rows)                                                                             \
+      block_copy##bits(d + full_r * e, d_c, s + full_r * s_r, s_r, s_c, rows - full_r, cols);      \
+    if (full_c < cols)                                                                             \
+      block_copy##bits(d + full_c * d_c, d_c, s + full_c * s_c, s_r, s_c, full_r, cols - full_c);  \
+  }                                                                                                \
+  static void run_copy##bits(uint8_t *d, int64_t d_s, const uint8_t *s, int64_t s_s, int64_t n) {  \
+    for (int64_t i = 0; i < n; i++) {                                                              \
+      uint##bits##_t v;                                                                            \
+      memcpy(&v, s + i * s_s, sizeof v);                                                           \
+      memcpy(d + i * d_s, &v, sizeof v);                                                           \
+    }                                                                                              \
+  }
+DEFINE_KERNELS(8)
+DEFINE_KERNELS(16)
+DEFINE_KERNELS(32)
+DEFINE_KERNELS(64)
+
+/* Walk operand 0 is the destination, operand 1 the source. */
+static void copy_walk(const QvWalk *w, uint8_t *dst, const uint8_t *src, size_t elsize,
+                      int64_t total_bytes) {
+  if (w->ndim == 0) {
+    memcpy(dst, src, elsize);
+    return;
+  }
+  int q = w->ndim - 1; /* the destination's fastest dim (sorted last) */
+  int p = q;           /* the source's fastest dim */
+  for (int d = 0; d < w->ndim; d++)
+    if (w->strides[1][d] < w->strides[1][p]) p = d;
+  int64_t e = (int64_t)elsize;
+  if (p == q) {
+    /* runs along q; outer dims by odometer */
+    Odometer o;
+    odo_init(&o, q);
+    int64_t n = w->shape[q], ds = w->strides[0][q], ss = w->strides[1][q];
+    do {
+      uint8_t *dp = dst + o.off[0];
+      const uint8_t *sp = src + o.off[1];
+      if (ds == e && ss == e) {
+        memcpy(dp, sp, (size_t)(n * e));
+        continue;
+      }
+      switch (elsize) {
+        case 1: run_copy8(dp, ds, sp, ss, n); break;
+        case 2: run_copy16(dp, ds, sp, ss, n); break;
+        case 4: run_copy32(dp, ds, sp, ss, n); break;
+        default: run_copy64(dp, ds, sp, ss, n); break;
+      }
+    } while (odo_next(&o, w));
+    return;
+  }
+  /* 2-D tiles over (q, p): rows along the destination's fastest dim, columns
+   * along the source's; the other dims by odometer */
+  QvWalk outer = *w;
+  int m = 0;
+  for (int d = 0; d < w->ndim; d++) {
+    if (d == p || d == q) continue;
+    outer.shape[m] = w->shape[d];
+    outer.strides[0][m] = w->strides[0][d];
+    outer.strides[1][m] = w->strides[1][d];
+    m++;
+  }
+  outer.ndim = m;
+  Odometer o;
+  odo_init(&o, m);
+  int64_t rows = w->shape[q], cols = w->shape[p];
+  int64_t d_c = w->strides[0][p];
+  int64_t s_r = w->strides[1][q], s_c = w->strides[1][p];
+  /* streaming needs 16-byte-aligned line starts; whole lines when 64-aligned */
+  bool stream =
+      QV_HAVE_SSE2 && total_bytes >= QV_NT_THRESHOLD && (uintptr_t)dst % 16 == 0 && d_c % 16 == 0;
+  do {
+    uint8_t *dp = dst + o.off[0];
+    const uint8_t *sp = src + o.off[1];
+    bool st = stream && (uintptr_t)dp % 16 == 0;
+    switch (elsize) {
+      case 1: tile_copy8(dp, d_c, sp, s_r, s_c, rows, cols, st); break;
+      case 2: tile_copy16(dp, d_c, sp, s_r, s_c, rows, cols, st); break;
+      case 4: tile_copy32(dp, d_c, sp, s_r, s_c, rows, cols, st); break;
+      default: tile_copy64(dp, d_c, sp, s_r, s_c, rows, cols, st); break;
+    }
+  } while (odo_next(&o, &outer));
+#if QV_HAVE_SSE2
+  if (stream) _mm_sfence(); /* order the streamed stores before later ones */
+#endif
+}
+
+QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, size_t dst_size,
+                           QvError *error) {
+  int64_t size = qv_tensor_size(src);
+  size_t elsize = qv_value_type_size(src->type);
+  uint64_t need = (uint64_t)size * elsize;
+  if (dst_size < need)
+    return qv_error_set(error, QV_EARG,
+                        "Tensor copy: destination has %zu bytes, %" PRIu64 " needed", dst_size,
+                        need);
+  if (size == 0) return QV_OK;
+  if (dst == NULL) return qv_error_set(error, QV_EARG, "Tensor copy: destination is NULL");
+  /* natural strides of the destination (size > 0 so none is zero-sized) */
+  int64_t dstrides[QV_TENSOR_MAX_NDIM];
+  QvStatus st =
+      qv_tensor_compute_strides(src->type, src->ndim, src->shape, column_major, dstrides, error);
+  if (st != QV_OK) return st;
+  QvWalk w;
+  const int64_t *strides[2] = {dstrides, src->strides};
+  qv_walk_init(&w, src->ndim, src->shape, 2, strides);
+  copy_walk(&w, dst, src->data, elsize, (int64_t)need);
+  return QV_OK;
+}
+
+QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "Tensor copy: output is NULL");
+  QvTensor t;
+  QvStatus st =
+      qv_tensor_alloc(&t, src->type, src->ndim, src->shape, src->dim_names, column_major, error);
+  if (st != QV_OK) {
+    memset(out, 0, sizeof *out);
+    return st;
+  }
+  /* the buffer was allocated by qv_tensor_alloc and nobody else sees it yet */
+  st = qv_tensor_copy_to(src, column_major, (void *)(uintptr_t)t.data, (size_t)t.data_size, error);
+  if (st != QV_OK) {
+    qv_tensor_release(&t);
+    memset(out, 0, sizeof *out);
+    return st;
+  }
+  *out = t;
+  return QV_OK;
+}
