@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "quiver/format.h"
 #include "quiver/ipc.h"
+#include "quiver/tensor.h"
 
 typedef struct Text {
   char buf[4096];
@@ -82,6 +83,24 @@ static void put_buffer(Text *t, const char *name, QvBuffer b, int64_t body_offse
       abs % 64 == 0 ? "64-aligned" : abs % 8 == 0 ? "8-aligned" : "unaligned");
 }
 
+/* "row-major", "column-major" or "strided", from the strides in the file. */
+static const char *tensor_layout(const QvTensorMeta *te) {
+  QvValueType vt;
+  if (!te->has_strides || te->n_strides == 0) return "row-major";
+  if (te->n_strides != te->ndim || te->ndim > QV_TENSOR_MAX_NDIM ||
+      qv_value_type_from_arrow(&te->type, &vt, NULL) != QV_OK)
+    return "invalid";
+  int64_t shape[QV_TENSOR_MAX_NDIM], want[QV_TENSOR_MAX_NDIM];
+  for (int64_t i = 0; i < te->ndim; i++) shape[i] = te->shape[i].size;
+  for (int col = 0; col < 2; col++) {
+    if (qv_tensor_compute_strides(vt, (int32_t)te->ndim, shape, col == 1, want, NULL) != QV_OK)
+      return "invalid";
+    if (memcmp(want, te->strides, (size_t)te->ndim * sizeof *want) == 0)
+      return col ? "column-major" : "row-major";
+  }
+  return "strided";
+}
+
 static double density(const QvSparseTensorMeta *s) {
   double total = 1;
   for (int64_t i = 0; i < s->ndim; i++) total *= (double)s->shape[i].size;
@@ -126,6 +145,7 @@ static void summarize(Text *t, const QvIpcMessage *m) {
           put(t, "%s%" PRId64, i ? ", " : "", te->strides[i]);
         put(t, "]");
       }
+      put(t, " (%s)", tensor_layout(te));
       put_buffer(t, "data", te->data, m->body_offset);
       break;
     }

@@ -13,7 +13,7 @@ ex="$QV_SOURCE_DIR/examples/data"
 
 out=$("$cli" inspect "$ex/arrow_cpp_tensor_3x4_colmajor.arrow"); rc=$?
 check "tensor: exit 0" test $rc -eq 0
-check "tensor: summary" grep -q 'Tensor .*float64 shape=\[3, 4\] strides=\[8, 24\] data@0+96(64-aligned)' <<<"$out"
+check "tensor: summary" grep -q 'Tensor .*float64 shape=\[3, 4\] strides=\[8, 24\] (column-major) data@0+96(64-aligned)' <<<"$out"
 
 out=$("$cli" inspect - < "$ex/arrow_cpp_record_batches.arrow"); rc=$?
 check "stdin file: exit 0" test $rc -eq 0
