@@ -267,17 +267,27 @@ typedef struct QvFooter {
 
 typedef struct QvDecodeOptions {
   unsigned max_depth;  /* FlatBuffers table nesting; 0 = 64 */
-  size_t max_tables;   /* 0 = 1,000,000 */
+  size_t max_tables;   /* tables + strings visited (per reference); 0 = 1,000,000 */
 } QvDecodeOptions;
 
 /* Verifies then decodes a Message FlatBuffer. On error *out is left empty
- * (safe to release). Semantic checks: known union tags and enum values,
- * required fields, non-negative lengths and sizes. */
+ * (safe to release) and `error` names the offending field. Semantic checks:
+ * known union tags and enum values, required fields, type parameters (Int
+ * widths, Decimal width and precision, Time unit vs width, ...), non-negative
+ * lengths, sizes and buffer offsets, null_count <= length. QV_ELIMIT when
+ * the options' limits are exceeded, when Field.children nest deeper than 64,
+ * or when the decoded structs would exceed 16 times the input size plus
+ * 64 KiB (possible only when sub-objects are shared by many references). */
 QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                            QvMessage *out, QvError *error);
 void qv_message_release(QvMessage *msg);
 
-/* Encodes to a FlatBuffer; *out is malloc'd, free() it. */
+/* Encodes to a FlatBuffer; *out is malloc'd, free() it (NULL on error).
+ * Deterministic: equal messages give identical bytes. Values are written as
+ * given (so invalid metadata can be produced on purpose); QV_EARG for what
+ * cannot be encoded at all (an unknown header, Type or sparse index tag, a
+ * negative count, a NULL array with a positive count) and QV_ELIMIT for
+ * fields nested deeper than the decoder accepts. */
 QvStatus qv_message_encode(const QvMessage *msg, uint8_t **out, size_t *out_size, QvError *error);
 
 QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
@@ -286,11 +296,24 @@ void qv_footer_release(QvFooter *footer);
 QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_size,
                           QvError *error);
 
+/* Deep equality of metadata values (never pointers). An absent string differs
+ * from an empty one and has_* flags count (the encoder writes them
+ * differently); members a struct marks unused are ignored (index_type when
+ * !has_index_type, codec/method when !has_compression, private_data). On a
+ * difference, the path of the first differing field ("Message.header(Schema)
+ * .fields[1].type.unit") is written to `where` when it is not NULL. */
+bool qv_type_equal(const QvType *a, const QvType *b);
+bool qv_schema_equal(const QvSchema *a, const QvSchema *b, char *where, size_t where_size);
+bool qv_message_equal(const QvMessage *a, const QvMessage *b, char *where, size_t where_size);
+bool qv_footer_equal(const QvFooter *a, const QvFooter *b, char *where, size_t where_size);
+
 /* Names for display: "Schema", "Int", "V5", ... ("?" when unknown). */
 const char *qv_header_type_name(uint8_t header_type);
 const char *qv_type_id_name(QvTypeId id);
 const char *qv_metadata_version_name(int16_t version);
-const char *qv_sparse_index_name(uint8_t kind); /* "COO", "CSR"/"CSC" need the axis: see below */
+/* "COO", "CSX", "CSF"; whether a CSX index is CSR or CSC depends on its
+ * compressed_axis. */
+const char *qv_sparse_index_name(uint8_t kind);
 
 /* Writes a short human description of a type ("int32", "timestamp[us, tz=UTC]",
  * "float64", "list", "decimal128(10, 2)") into buf. Returns buf. */

@@ -13,7 +13,28 @@
 typedef struct Decoder {
   QvArena *arena;
   QvError *error;
+  /* Output budget. FlatBuffers may share a sub-object between many
+   * references, and each reference is decoded (copied) on its own, so
+   * without a bound a small input (one long string referenced by a million
+   * KeyValues) could make the decoder allocate terabytes. Writers that do
+   * not share objects (flatc, Arrow C++, quiver) stay far below it. */
+  size_t budget, used;
+  QvStatus alloc_status; /* why the last allocation failed */
 } Decoder;
+
+/* Output bytes allowed per input byte, plus a fixed allowance. */
+#define DECODE_BUDGET_FACTOR 16
+#define DECODE_BUDGET_BASE ((size_t)64 << 10)
+
+static void decoder_init(Decoder *d, size_t input_size, QvError *error) {
+  d->arena = qv_arena_new();
+  d->error = error;
+  d->budget = input_size > (SIZE_MAX - DECODE_BUDGET_BASE) / DECODE_BUDGET_FACTOR
+                  ? SIZE_MAX
+                  : input_size * DECODE_BUDGET_FACTOR + DECODE_BUDGET_BASE;
+  d->used = 0;
+  d->alloc_status = QV_OK;
+}
 
 #define TRY(expr)                       \
   do {                                  \
@@ -23,6 +44,27 @@ typedef struct Decoder {
 
 static QvStatus nomem(Decoder *d) {
   return qv_error_set(d->error, QV_ENOMEM, "out of memory while decoding metadata");
+}
+
+/* Zeroed arena memory within the budget; on failure sets the error and
+ * d->alloc_status (QV_ELIMIT or QV_ENOMEM) and returns NULL. */
+static void *dalloc(Decoder *d, size_t count, size_t size) {
+  size_t n = size && count > SIZE_MAX / size ? SIZE_MAX : count * size;
+  if (n > d->budget - d->used) {
+    d->alloc_status = QV_ELIMIT;
+    qv_error_set(d->error, QV_ELIMIT,
+                 "decoded metadata would exceed %zu bytes (%d times its encoded size plus %zu: "
+                 "sub-objects shared by many references are copied for each)",
+                 d->budget, DECODE_BUDGET_FACTOR, DECODE_BUDGET_BASE);
+    return NULL;
+  }
+  void *p = qv_arena_alloc(d->arena, count, size);
+  if (p == NULL) {
+    d->alloc_status = nomem(d);
+    return NULL;
+  }
+  d->used += (n + 7) & ~(size_t)7; /* the arena's rounding */
+  return p;
 }
 
 static QvStatus invalid(Decoder *d, const char *fmt, ...)
@@ -43,8 +85,9 @@ static QvStatus copy_string(Decoder *d, QvFbString s, const char **out, size_t *
   *out = NULL;
   *out_len = 0;
   if (s.data == NULL) return QV_OK;
-  char *p = qv_arena_strndup(d->arena, s.data, s.len);
-  if (p == NULL) return nomem(d);
+  char *p = dalloc(d, s.len + 1, 1); /* s.len < 2 GiB: no overflow */
+  if (p == NULL) return d->alloc_status;
+  memcpy(p, s.data, s.len);
   *out = p;
   *out_len = s.len;
   return QV_OK;
@@ -56,8 +99,8 @@ static QvStatus decode_metadata(Decoder *d, QvFbTable t, unsigned slot, int64_t 
   *n = 0;
   *out = NULL;
   if (v.buf == NULL || v.len == 0) return QV_OK;
-  QvKeyValue *kv = qv_arena_alloc(d->arena, v.len, sizeof *kv);
-  if (kv == NULL) return nomem(d);
+  QvKeyValue *kv = dalloc(d, v.len, sizeof *kv);
+  if (kv == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
     QvFbTable e = qv_fb_vec_table(v, i);
     TRY(copy_string(d, qv_fb_string(e, KV_KEY), &kv[i].key, &kv[i].key_len));
@@ -72,8 +115,8 @@ static QvStatus copy_i64_vector(Decoder *d, QvFbVector v, int64_t *n, const int6
   *n = 0;
   *out = NULL;
   if (v.buf == NULL || v.len == 0) return QV_OK;
-  int64_t *a = qv_arena_alloc(d->arena, v.len, sizeof *a);
-  if (a == NULL) return nomem(d);
+  int64_t *a = dalloc(d, v.len, sizeof *a);
+  if (a == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) a[i] = qv_fb_vec_i64(v, i);
   *n = (int64_t)v.len;
   *out = a;
@@ -84,8 +127,8 @@ static QvStatus copy_i32_vector(Decoder *d, QvFbVector v, int64_t *n, const int3
   *n = 0;
   *out = NULL;
   if (v.buf == NULL || v.len == 0) return QV_OK;
-  int32_t *a = qv_arena_alloc(d->arena, v.len, sizeof *a);
-  if (a == NULL) return nomem(d);
+  int32_t *a = dalloc(d, v.len, sizeof *a);
+  if (a == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) a[i] = qv_fb_vec_i32(v, i);
   *n = (int64_t)v.len;
   *out = a;
@@ -99,6 +142,10 @@ static QvBuffer load_buffer(const uint8_t *p) {
     b.length = qv_fb_load_i64(p + 8);
   }
   return b;
+}
+
+static bool buffer_ok(QvBuffer b) {
+  return b.offset >= 0 && b.length >= 0 && b.length <= INT64_MAX - b.offset;
 }
 
 static QvStatus check_buffer(Decoder *d, const char *where, QvBuffer b) {
@@ -115,13 +162,15 @@ static QvStatus decode_buffer_vector(Decoder *d, const char *where, QvFbVector v
   *n = 0;
   *out = NULL;
   if (v.buf == NULL || v.len == 0) return QV_OK;
-  QvBuffer *a = qv_arena_alloc(d->arena, v.len, sizeof *a);
-  if (a == NULL) return nomem(d);
+  QvBuffer *a = dalloc(d, v.len, sizeof *a);
+  if (a == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
     a[i] = load_buffer(qv_fb_vec_at(v, i));
-    char w[128];
-    snprintf(w, sizeof w, "%s[%zu]", where, i);
-    TRY(check_buffer(d, w, a[i]));
+    if (!buffer_ok(a[i])) { /* the path is formatted only when needed */
+      char w[128];
+      snprintf(w, sizeof w, "%s[%zu]", where, i);
+      return check_buffer(d, w, a[i]);
+    }
   }
   *n = (int64_t)v.len;
   *out = a;
@@ -166,9 +215,11 @@ static QvStatus decode_type(Decoder *d, const char *where, uint8_t tag, QvFbTabl
       out->u.decimal.bit_width = bw;
       if (bw != 32 && bw != 64 && bw != 128 && bw != 256)
         return invalid(d, "%s: Decimal.bitWidth %d is not 32, 64, 128 or 256", where, bw);
-      if (out->u.decimal.precision <= 0)
-        return invalid(d, "%s: Decimal.precision %d is not positive", where,
-                       out->u.decimal.precision);
+      /* the most decimal digits a two's-complement integer of bw bits holds */
+      int32_t max_precision = bw == 32 ? 9 : bw == 64 ? 18 : bw == 128 ? 38 : 76;
+      if (out->u.decimal.precision < 1 || out->u.decimal.precision > max_precision)
+        return invalid(d, "%s: Decimal.precision %d is outside 1..%d for bitWidth %d", where,
+                       out->u.decimal.precision, max_precision, bw);
       return QV_OK;
     }
     case QV_TYPE_DATE:
@@ -230,8 +281,6 @@ static QvStatus decode_type(Decoder *d, const char *where, uint8_t tag, QvFbTabl
   }
 }
 
-#define MAX_FIELD_DEPTH 64
-
 static QvStatus decode_field(Decoder *d, QvFbTable t, const char *where, int depth,
                              QvField *out);
 
@@ -240,11 +289,11 @@ static QvStatus decode_fields(Decoder *d, QvFbVector v, const char *where, int d
   *n = 0;
   *out = NULL;
   if (v.buf == NULL || v.len == 0) return QV_OK;
-  if (depth > MAX_FIELD_DEPTH)
+  if (depth > QV_FORMAT_MAX_FIELD_DEPTH)
     return qv_error_set(d->error, QV_ELIMIT, "%s: fields nested deeper than %d", where,
-                        MAX_FIELD_DEPTH);
-  QvField *f = qv_arena_alloc(d->arena, v.len, sizeof *f);
-  if (f == NULL) return nomem(d);
+                        QV_FORMAT_MAX_FIELD_DEPTH);
+  QvField *f = dalloc(d, v.len, sizeof *f);
+  if (f == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
     char w[256];
     snprintf(w, sizeof w, "%s[%zu]", where, i);
@@ -265,8 +314,8 @@ static QvStatus decode_field(Decoder *d, QvFbTable t, const char *where, int dep
                   &out->type));
   QvFbTable dict = qv_fb_table(t, FIELD_DICTIONARY);
   if (qv_fb_table_valid(dict)) {
-    QvDictionaryEncoding *de = qv_arena_alloc(d->arena, 1, sizeof *de);
-    if (de == NULL) return nomem(d);
+    QvDictionaryEncoding *de = dalloc(d, 1, sizeof *de);
+    if (de == NULL) return d->alloc_status;
     de->id = qv_fb_i64(dict, DICT_ID, 0);
     QvFbTable it = qv_fb_table(dict, DICT_INDEX_TYPE);
     de->has_index_type = qv_fb_table_valid(it);
@@ -303,8 +352,8 @@ static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
   if (out->length < 0) return invalid(d, "%s.length %lld is negative", where, (long long)out->length);
   QvFbVector nodes = qv_fb_vector(t, RB_NODES, 16);
   if (nodes.buf && nodes.len) {
-    QvFieldNode *n = qv_arena_alloc(d->arena, nodes.len, sizeof *n);
-    if (n == NULL) return nomem(d);
+    QvFieldNode *n = dalloc(d, nodes.len, sizeof *n);
+    if (n == NULL) return d->alloc_status;
     for (size_t i = 0; i < nodes.len; i++) {
       const uint8_t *p = qv_fb_vec_at(nodes, i);
       n[i].length = qv_fb_load_i64(p);
@@ -345,8 +394,8 @@ static QvStatus decode_shape(Decoder *d, QvFbTable t, unsigned slot, const char 
   *ndim = 0;
   *out = NULL;
   if (v.len == 0) return QV_OK;
-  QvTensorDim *dims = qv_arena_alloc(d->arena, v.len, sizeof *dims);
-  if (dims == NULL) return nomem(d);
+  QvTensorDim *dims = dalloc(d, v.len, sizeof *dims);
+  if (dims == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
     QvFbTable dim = qv_fb_vec_table(v, i);
     dims[i].size = qv_fb_i64(dim, DIM_SIZE, 0);
@@ -489,7 +538,8 @@ QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOption
   QvFbTable root;
   QvStatus st = verify_and_root(buf, size, &qv_desc_Message, options, &root, error);
   if (st) return st;
-  Decoder d = {qv_arena_new(), error};
+  Decoder d;
+  decoder_init(&d, size, error);
   if (d.arena == NULL) return nomem(&d);
   out->private_data = d.arena;
   st = decode_message_body(&d, root, out);
@@ -508,8 +558,8 @@ static QvStatus decode_blocks(Decoder *d, QvFbVector v, const char *where, int64
   *n = 0;
   *out = NULL;
   if (v.buf == NULL || v.len == 0) return QV_OK;
-  QvBlock *b = qv_arena_alloc(d->arena, v.len, sizeof *b);
-  if (b == NULL) return nomem(d);
+  QvBlock *b = dalloc(d, v.len, sizeof *b);
+  if (b == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
     const uint8_t *p = qv_fb_vec_at(v, i);
     b[i].offset = qv_fb_load_i64(p);
@@ -543,7 +593,8 @@ QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions
   QvFbTable root;
   QvStatus st = verify_and_root(buf, size, &qv_desc_Footer, options, &root, error);
   if (st) return st;
-  Decoder d = {qv_arena_new(), error};
+  Decoder d;
+  decoder_init(&d, size, error);
   if (d.arena == NULL) return nomem(&d);
   out->private_data = d.arena;
   st = decode_footer_body(&d, root, out);

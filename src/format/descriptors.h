@@ -9,6 +9,10 @@ extern const QvFbTableDesc qv_desc_Message;
 extern const QvFbTableDesc qv_desc_Footer;
 extern const QvFbTableDesc qv_desc_Schema;
 
+/* Deepest Field.children nesting the decoder accepts and the encoder writes
+ * (top-level fields are depth 0); bounds recursion on hostile input. */
+#define QV_FORMAT_MAX_FIELD_DEPTH 64
+
 /* Slots */
 enum { MESSAGE_VERSION = 0, MESSAGE_HEADER_TYPE = 1, MESSAGE_HEADER = 2, MESSAGE_BODY_LENGTH = 3,
        MESSAGE_CUSTOM_METADATA = 4 };

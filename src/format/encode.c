@@ -1,12 +1,150 @@
 /* Message / Footer encoding with the FlatBuffers builder. Children are built
  * before their parents (the builder writes back to front). Scalars equal to
  * their schema default are omitted, as flatc-generated builders do. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "flatbuf/flatbuf.h"
 #include "format/descriptors.h"
 #include "quiver/format.h"
+
+/* ------------------------------------------------------------ arguments */
+
+/* The builder can only report "failed"; this pass rejects, with a message
+ * naming the member, what cannot be encoded at all: unknown union tags,
+ * negative counts, NULL arrays with a positive count, runaway nesting. Type
+ * parameters are written as given (bit widths, units, ...) so that callers
+ * can produce invalid metadata on purpose; the decoder judges those. */
+typedef struct Check {
+  QvError *error;
+} Check;
+
+static QvStatus bad(Check *c, const char *where, const char *what) {
+  return qv_error_set(c->error, QV_EARG, "%s: %s", where, what);
+}
+
+static QvStatus check_array(Check *c, const char *where, int64_t n, const void *p) {
+  if (n < 0) return bad(c, where, "negative count");
+  if (n > 0 && p == NULL) return bad(c, where, "positive count but NULL array");
+  if (n > (int64_t)UINT32_MAX / 32) return bad(c, where, "too many elements for a FlatBuffer");
+  return QV_OK;
+}
+
+static QvStatus check_type(Check *c, const char *where, const QvType *t) {
+  if (t->id <= QV_TYPE_NONE || t->id >= QV_TYPE_ID_COUNT) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "type id %d is not a member of the Type union", (int)t->id);
+    return bad(c, where, msg);
+  }
+  if (t->id == QV_TYPE_UNION && t->u.union_.has_type_ids)
+    return check_array(c, where, t->u.union_.n_type_ids, t->u.union_.type_ids);
+  return QV_OK;
+}
+
+static QvStatus check_fields(Check *c, const char *where, int depth, int64_t n,
+                             const QvField *fields) {
+  QvStatus st = check_array(c, where, n, fields);
+  if (st || n == 0) return st;
+  if (depth > QV_FORMAT_MAX_FIELD_DEPTH)
+    return qv_error_set(c->error, QV_ELIMIT, "%s: fields nested deeper than %d", where,
+                        QV_FORMAT_MAX_FIELD_DEPTH);
+  for (int64_t i = 0; i < n; i++) {
+    char w[256];
+    snprintf(w, sizeof w, "%s[%lld].type", where, (long long)i);
+    if ((st = check_type(c, w, &fields[i].type))) return st;
+    snprintf(w, sizeof w, "%s[%lld].custom_metadata", where, (long long)i);
+    if ((st = check_array(c, w, fields[i].n_metadata, fields[i].metadata))) return st;
+    snprintf(w, sizeof w, "%s[%lld].children", where, (long long)i);
+    if ((st = check_fields(c, w, depth + 1, fields[i].n_children, fields[i].children)))
+      return st;
+  }
+  return QV_OK;
+}
+
+static QvStatus check_schema(Check *c, const char *where, const QvSchema *s) {
+  char w[128];
+  snprintf(w, sizeof w, "%s.fields", where);
+  QvStatus st = check_fields(c, w, 0, s->n_fields, s->fields);
+  if (st) return st;
+  snprintf(w, sizeof w, "%s.custom_metadata", where);
+  if ((st = check_array(c, w, s->n_metadata, s->metadata))) return st;
+  snprintf(w, sizeof w, "%s.features", where);
+  return check_array(c, w, s->n_features, s->features);
+}
+
+static QvStatus check_record_batch(Check *c, const char *where, const QvRecordBatch *rb) {
+  char w[128];
+  snprintf(w, sizeof w, "%s.nodes", where);
+  QvStatus st = check_array(c, w, rb->n_nodes, rb->nodes);
+  if (st) return st;
+  snprintf(w, sizeof w, "%s.buffers", where);
+  if ((st = check_array(c, w, rb->n_buffers, rb->buffers))) return st;
+  snprintf(w, sizeof w, "%s.variadicBufferCounts", where);
+  return check_array(c, w, rb->n_variadic_buffer_counts, rb->variadic_buffer_counts);
+}
+
+static QvStatus check_message(Check *c, const QvMessage *msg) {
+  QvStatus st = check_array(c, "Message.custom_metadata", msg->n_metadata, msg->metadata);
+  if (st) return st;
+  switch (msg->header_type) {
+    case QV_HEADER_SCHEMA:
+      return check_schema(c, "Schema", &msg->header.schema);
+    case QV_HEADER_RECORD_BATCH:
+      return check_record_batch(c, "RecordBatch", &msg->header.record_batch);
+    case QV_HEADER_DICTIONARY_BATCH:
+      return check_record_batch(c, "DictionaryBatch.data", &msg->header.dictionary_batch.data);
+    case QV_HEADER_TENSOR: {
+      const QvTensorMeta *t = &msg->header.tensor;
+      if ((st = check_type(c, "Tensor.type", &t->type))) return st;
+      if ((st = check_array(c, "Tensor.shape", t->ndim, t->shape))) return st;
+      return check_array(c, "Tensor.strides", t->n_strides, t->strides);
+    }
+    case QV_HEADER_SPARSE_TENSOR: {
+      const QvSparseTensorMeta *t = &msg->header.sparse_tensor;
+      if ((st = check_type(c, "SparseTensor.type", &t->type))) return st;
+      if ((st = check_array(c, "SparseTensor.shape", t->ndim, t->shape))) return st;
+      switch (t->index_kind) {
+        case QV_SPARSE_INDEX_COO:
+          return check_array(c, "SparseTensorIndexCOO.indicesStrides",
+                             t->index.coo.n_indices_strides, t->index.coo.indices_strides);
+        case QV_SPARSE_INDEX_CSX:
+          return QV_OK;
+        case QV_SPARSE_INDEX_CSF: {
+          const QvSparseCSF *f = &t->index.csf;
+          if ((st = check_array(c, "SparseTensorIndexCSF.indptrBuffers", f->n_indptr_buffers,
+                                f->indptr_buffers)))
+            return st;
+          if ((st = check_array(c, "SparseTensorIndexCSF.indicesBuffers", f->n_indices_buffers,
+                                f->indices_buffers)))
+            return st;
+          return check_array(c, "SparseTensorIndexCSF.axisOrder", f->n_axis_order,
+                             f->axis_order);
+        }
+        default: {
+          char msg2[80];
+          snprintf(msg2, sizeof msg2, "sparse index kind %u is not a SparseTensorIndex member",
+                   t->index_kind);
+          return bad(c, "SparseTensor.sparseIndex", msg2);
+        }
+      }
+    }
+    default: {
+      char msg2[64];
+      snprintf(msg2, sizeof msg2, "cannot encode header type %u", msg->header_type);
+      return bad(c, "Message.header", msg2);
+    }
+  }
+}
+
+/* ------------------------------------------------------------- encoding */
+
+/* Records a failure in the builder (the first one wins); qv_fb_finish then
+ * reports it. Argument errors are normally caught by check_message first. */
+static void fail(QvFbBuilder *b, QvStatus status) {
+  if (!b->failed) b->fail_status = status;
+  b->failed = true;
+}
 
 static QvFbRef string_ref(QvFbBuilder *b, const char *s, size_t len) {
   return s ? qv_fb_create_string(b, s, len) : 0;
@@ -16,7 +154,7 @@ static QvFbRef encode_metadata(QvFbBuilder *b, int64_t n, const QvKeyValue *kv) 
   if (n <= 0 || kv == NULL) return 0;
   QvFbRef *refs = malloc((size_t)n * sizeof *refs);
   if (refs == NULL) {
-    b->failed = true;
+    fail(b, QV_ENOMEM);
     return 0;
   }
   for (int64_t i = 0; i < n; i++) {
@@ -123,12 +261,12 @@ static QvFbRef encode_field(QvFbBuilder *b, const QvField *f) {
 
 static QvFbRef encode_fields(QvFbBuilder *b, int64_t n, const QvField *fields) {
   if (n < 0 || (n > 0 && fields == NULL)) {
-    b->failed = true;
+    fail(b, QV_EARG);
     return 0;
   }
   QvFbRef *refs = malloc(((size_t)n + 1) * sizeof *refs);
   if (refs == NULL) {
-    b->failed = true;
+    fail(b, QV_ENOMEM);
     return 0;
   }
   for (int64_t i = 0; i < n; i++) refs[i] = encode_field(b, &fields[i]);
@@ -158,12 +296,12 @@ static void pack_buffer(uint8_t *out, QvBuffer buf) {
 
 static QvFbRef encode_buffer_vector(QvFbBuilder *b, int64_t n, const QvBuffer *bufs) {
   if (n < 0 || (n > 0 && bufs == NULL)) {
-    b->failed = true;
+    fail(b, QV_EARG);
     return 0;
   }
   uint8_t *raw = malloc((size_t)n * 16 + 1);
   if (raw == NULL) {
-    b->failed = true;
+    fail(b, QV_ENOMEM);
     return 0;
   }
   for (int64_t i = 0; i < n; i++) pack_buffer(raw + 16 * i, bufs[i]);
@@ -175,12 +313,12 @@ static QvFbRef encode_buffer_vector(QvFbBuilder *b, int64_t n, const QvBuffer *b
 static QvFbRef encode_record_batch(QvFbBuilder *b, const QvRecordBatch *rb) {
   QvFbRef nodes = 0;
   if (rb->n_nodes < 0 || (rb->n_nodes > 0 && rb->nodes == NULL)) {
-    b->failed = true;
+    fail(b, QV_EARG);
     return 0;
   }
   uint8_t *raw = malloc((size_t)rb->n_nodes * 16 + 1);
   if (raw == NULL) {
-    b->failed = true;
+    fail(b, QV_ENOMEM);
     return 0;
   }
   for (int64_t i = 0; i < rb->n_nodes; i++) {
@@ -212,12 +350,12 @@ static QvFbRef encode_record_batch(QvFbBuilder *b, const QvRecordBatch *rb) {
 
 static QvFbRef encode_shape(QvFbBuilder *b, int64_t ndim, const QvTensorDim *shape) {
   if (ndim < 0 || (ndim > 0 && shape == NULL)) {
-    b->failed = true;
+    fail(b, QV_EARG);
     return 0;
   }
   QvFbRef *refs = malloc(((size_t)ndim + 1) * sizeof *refs);
   if (refs == NULL) {
-    b->failed = true;
+    fail(b, QV_ENOMEM);
     return 0;
   }
   for (int64_t i = 0; i < ndim; i++) {
@@ -296,7 +434,7 @@ static QvFbRef encode_sparse_index(QvFbBuilder *b, const QvSparseTensorMeta *t) 
       return qv_fb_table_end(b);
     }
     default:
-      b->failed = true;
+      fail(b, QV_EARG);
       return 0;
   }
 }
@@ -340,6 +478,9 @@ QvStatus qv_message_encode(const QvMessage *msg, uint8_t **out, size_t *out_size
                            QvError *error) {
   *out = NULL;
   *out_size = 0;
+  Check check = {error};
+  QvStatus st = check_message(&check, msg);
+  if (st) return st;
   QvFbBuilder b;
   qv_fb_builder_init(&b);
   QvFbRef header = 0;
@@ -386,6 +527,15 @@ QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_siz
                           QvError *error) {
   *out = NULL;
   *out_size = 0;
+  Check check = {error};
+  QvStatus st = check_array(&check, "Footer.custom_metadata", footer->n_metadata,
+                            footer->metadata);
+  if (!st) st = check_array(&check, "Footer.dictionaries", footer->n_dictionaries,
+                            footer->dictionaries);
+  if (!st) st = check_array(&check, "Footer.recordBatches", footer->n_record_batches,
+                            footer->record_batches);
+  if (!st && footer->has_schema) st = check_schema(&check, "Footer.schema", &footer->schema);
+  if (st) return st;
   QvFbBuilder b;
   qv_fb_builder_init(&b);
   QvFbRef schema = footer->has_schema ? encode_schema(&b, &footer->schema) : 0;
@@ -393,10 +543,6 @@ QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_siz
   const QvBlock *lists[2] = {footer->dictionaries, footer->record_batches};
   int64_t counts[2] = {footer->n_dictionaries, footer->n_record_batches};
   for (int k = 0; k < 2; k++) {
-    if (counts[k] < 0 || (counts[k] > 0 && lists[k] == NULL)) {
-      qv_fb_builder_release(&b);
-      return qv_error_set(error, QV_EARG, "Footer: block list without blocks");
-    }
     uint8_t *raw = calloc((size_t)counts[k] + 1, 24);
     if (raw == NULL) {
       qv_fb_builder_release(&b);
