@@ -715,7 +715,7 @@ static void test_error_then_valid_data_stays_error(void **state) {
   put_u32(&c, 8);
   put_fill(&c, 0, 8);
   put(&c, b.data, b.size);
-  Placed q[1];
+  Placed q[1] = {{0}};
   check_error_all(&c, NULL, q, 0, QV_EINVAL, "message at offset 0: ", NULL);
   bytes_free(&b);
   bytes_free(&c);
