@@ -1,0 +1,169 @@
+/* quiver: record batches in the Arrow IPC stream and file formats
+ * (Columnar.rst "Serialization and Interprocess Communication").
+ *
+ * Reading produces C Data Interface structs (quiver/c_data.h): a stream
+ * reader is an ArrowArrayStream whose get_schema converts the IPC Schema
+ * (dictionary-encoded fields at any depth, custom metadata, extension types
+ * through their ARROW:extension:* metadata) and whose get_next returns one
+ * ArrowArray (a struct array whose children are the columns) per record
+ * batch. Buffers point into the message body (zero-copy) unless the body is
+ * compressed or a buffer is misaligned; every array keeps the memory it
+ * points into alive (caller buffer owner, file mapping, fd-read body).
+ *
+ * Every batch gets the cheap checks (bounds of every buffer, sizes for the
+ * lengths, child lengths, first/last offsets); QV_VALIDATE_FULL adds the
+ * content checks (see quiver/array.h). Dictionary batches are kept by id
+ * (replacement and delta batches); a batch that refers to a dictionary that
+ * has not arrived is an error.
+ *
+ * Writing takes ArrowSchema + ArrowArray and produces standard streams or
+ * files: 8-byte (or 64-byte) aligned and padded buffers, dictionary batches
+ * (delta batches when a dictionary only grew), optional LZ4_FRAME / ZSTD
+ * body compression, the end-of-stream marker, and the file footer. */
+#ifndef QUIVER_RECORDBATCH_IPC_H
+#define QUIVER_RECORDBATCH_IPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "quiver/array.h"
+#include "quiver/buffer.h"
+#include "quiver/c_data.h"
+#include "quiver/error.h"
+#include "quiver/ipc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- body compression codecs (one buffer at a time) */
+
+typedef enum QvRbCompression {
+  QV_RB_COMPRESSION_NONE = 0,
+  QV_RB_COMPRESSION_LZ4_FRAME = 1,
+  QV_RB_COMPRESSION_ZSTD = 2
+} QvRbCompression;
+
+/* Decompresses `src` (an LZ4 frame or a ZSTD frame) into exactly dst_size
+ * bytes; any other output size is an error. */
+QvStatus qv_rb_decompress(QvRbCompression codec, const uint8_t *src, size_t src_size,
+                          uint8_t *dst, size_t dst_size, QvError *error);
+/* Upper bound of the compressed size of n bytes. */
+size_t qv_rb_compress_bound(QvRbCompression codec, size_t n);
+/* Compresses into dst (capacity >= qv_rb_compress_bound); level 0 = default. */
+QvStatus qv_rb_compress(QvRbCompression codec, int level, const uint8_t *src, size_t n,
+                        uint8_t *dst, size_t capacity, size_t *out_size, QvError *error);
+
+/* ---- reading */
+
+#define QV_RB_DEFAULT_MAX_DECOMPRESSED ((int64_t)2 << 30)
+
+typedef struct QvRbReadOptions {
+  QvIpcReaderOptions ipc;
+  /* QV_VALIDATE_FULL for the content checks; anything else: cheap checks */
+  QvValidateLevel validate;
+  /* Bound of the decompressed bytes of one message body; 0 = default. */
+  int64_t max_decompressed_size;
+} QvRbReadOptions;
+
+/* Stream readers: the ArrowArrayStream owns the reader (release it when
+ * done). The schema message is read by open, so a bad schema fails here.
+ * A file-format input is read sequentially through its messages. */
+QvStatus qv_rb_stream_open_memory(struct ArrowArrayStream *out, const uint8_t *data, size_t size,
+                                  QvOwner *owner, const QvRbReadOptions *options,
+                                  QvError *error);
+QvStatus qv_rb_stream_open_path(struct ArrowArrayStream *out, const char *path,
+                                const QvRbReadOptions *options, QvError *error);
+/* Reads a descriptor or pipe (not closed). */
+QvStatus qv_rb_stream_open_fd(struct ArrowArrayStream *out, int fd,
+                              const QvRbReadOptions *options, QvError *error);
+
+/* get_schema / get_next of any ArrowArrayStream with quiver's status and
+ * error message (for quiver's streams the original status). get_next: QV_OK
+ * with out->release == NULL at the end of the stream. */
+QvStatus qv_rb_stream_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out,
+                                 QvError *error);
+QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out,
+                               QvError *error);
+
+/* File reader: random access through the footer. */
+typedef struct QvRbFileReader QvRbFileReader;
+
+/* Checks both magics, decodes the footer and its schema (nothing else is
+ * read until a batch is asked for). */
+QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_t size,
+                                QvOwner *owner, const QvRbReadOptions *options,
+                                QvError *error);
+/* Memory-maps the file (zero-copy batches). */
+QvStatus qv_rb_file_open_path(QvRbFileReader **out, const char *path,
+                              const QvRbReadOptions *options, QvError *error);
+void qv_rb_file_close(QvRbFileReader *reader);
+int64_t qv_rb_file_num_batches(const QvRbFileReader *reader);
+int64_t qv_rb_file_num_dictionaries(const QvRbFileReader *reader);
+QvStatus qv_rb_file_get_schema(QvRbFileReader *reader, struct ArrowSchema *out, QvError *error);
+/* Batch i (0-based). The first call reads every dictionary block. */
+QvStatus qv_rb_file_read_batch(QvRbFileReader *reader, int64_t i, struct ArrowArray *out,
+                               QvError *error);
+
+/* ---- writing */
+
+/* Where written bytes go. */
+typedef struct QvRbSink {
+  QvStatus (*write)(void *ctx, const void *data, size_t size, QvError *error);
+  void *ctx;
+} QvRbSink;
+
+/* Memory sink: ctx is a QvRbMemSink. With `fixed` the bytes go into the
+ * caller's data[0, capacity) (QV_ELIMIT when full); otherwise data grows
+ * with realloc (free() it). */
+typedef struct QvRbMemSink {
+  uint8_t *data;
+  size_t size;
+  size_t capacity;
+  bool fixed;
+} QvRbMemSink;
+QvStatus qv_rb_mem_sink_write(void *ctx, const void *data, size_t size, QvError *error);
+/* ctx points to an int file descriptor */
+QvStatus qv_rb_fd_sink_write(void *ctx, const void *data, size_t size, QvError *error);
+/* ctx is a FILE* */
+QvStatus qv_rb_stdio_sink_write(void *ctx, const void *data, size_t size, QvError *error);
+
+typedef struct QvRbWriteOptions {
+  QvIpcFormat format;          /* stream (default) or file */
+  int alignment;               /* 8 (default) or 64: metadata and buffer padding */
+  QvRbCompression compression; /* default none */
+  int compression_level;       /* 0: codec default */
+  /* Checks run on every input batch (structure is always checked). */
+  QvValidateLevel validate;
+  /* Write a grown dictionary again in full instead of as a delta. */
+  bool no_dictionary_deltas;
+} QvRbWriteOptions;
+
+typedef struct QvRbWriter QvRbWriter;
+
+/* `schema` is a struct ("+s") whose children are the columns; its metadata
+ * becomes the Schema's custom metadata. Writes the file magic (file format)
+ * and the Schema message. */
+QvStatus qv_rb_writer_open(QvRbWriter **out, const struct ArrowSchema *schema, QvRbSink sink,
+                           const QvRbWriteOptions *options, QvError *error);
+/* `batch` is a struct array of the schema's type without top-level nulls
+ * (offset and length select the rows). Dictionaries are written first when
+ * new or changed. The array is not released. */
+QvStatus qv_rb_writer_write(QvRbWriter *writer, const struct ArrowArray *batch, QvError *error);
+/* Writes the end-of-stream marker (and for files the footer). */
+QvStatus qv_rb_writer_finish(QvRbWriter *writer, QvError *error);
+void qv_rb_writer_free(QvRbWriter *writer);
+/* Bytes handed to the sink so far. */
+int64_t qv_rb_writer_bytes_written(const QvRbWriter *writer);
+
+/* Writes every batch of `stream` (not released) as a stream or file. */
+QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvRbSink sink,
+                         const QvRbWriteOptions *options, QvError *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

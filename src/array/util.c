@@ -1,0 +1,234 @@
+/* Small helpers of the array layer: growable buffers, bit counting, UTF-8,
+ * float16. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array/array_internal.h"
+
+_Alignas(64) const uint64_t qv_zero_block[8] = {0};
+
+QvStatus qv_growbuf_reserve(QvGrowBuf *b, int64_t additional) {
+  if (additional < 0 || b->size > INT64_MAX - additional - 64) return QV_ELIMIT;
+  int64_t need = b->size + additional;
+  if (need <= b->capacity) return QV_OK;
+  int64_t cap = b->capacity < 64 ? 64 : b->capacity;
+  while (cap < need) cap = cap > INT64_MAX / 2 ? need : cap * 2;
+  if ((uint64_t)cap > SIZE_MAX) return QV_ENOMEM;
+  uint8_t *d = qv_aligned_alloc((size_t)cap);
+  if (d == NULL) return QV_ENOMEM;
+  if (b->size) memcpy(d, b->data, (size_t)b->size);
+  qv_aligned_free(b->data);
+  b->data = d;
+  b->capacity = cap;
+  return QV_OK;
+}
+
+QvStatus qv_growbuf_append(QvGrowBuf *b, const void *data, int64_t n) {
+  QvStatus st = qv_growbuf_reserve(b, n);
+  if (st) return st;
+  if (n) memcpy(b->data + b->size, data, (size_t)n);
+  b->size += n;
+  return QV_OK;
+}
+
+QvStatus qv_growbuf_append_zeros(QvGrowBuf *b, int64_t n) {
+  QvStatus st = qv_growbuf_reserve(b, n);
+  if (st) return st;
+  if (n) memset(b->data + b->size, 0, (size_t)n);
+  b->size += n;
+  return QV_OK;
+}
+
+void qv_growbuf_free(QvGrowBuf *b) {
+  qv_aligned_free(b->data);
+  memset(b, 0, sizeof *b);
+}
+
+int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length) {
+  int64_t count = 0, i = start, end = start + length;
+  while (i < end && (i & 7)) count += qv_bit_get(bits, i++);
+  /* whole bytes, eight at a time */
+  const uint8_t *p = bits + (i >> 3);
+  int64_t nbytes = (end - i) >> 3;
+  int64_t k = 0;
+  for (; k + 8 <= nbytes; k += 8) count += __builtin_popcountll(qv_ld_u64(p + k));
+  for (; k < nbytes; k++) count += __builtin_popcount(p[k]);
+  i += nbytes * 8;
+  while (i < end) count += qv_bit_get(bits, i++);
+  return count;
+}
+
+int64_t qv_ld_int(const uint8_t *p, int width, bool is_signed) {
+  switch (width) {
+    case 1: return is_signed ? (int64_t)(int8_t)p[0] : (int64_t)p[0];
+    case 2: return is_signed ? (int64_t)qv_ld_i16(p) : (int64_t)qv_ld_u16(p);
+    case 4: return is_signed ? (int64_t)qv_ld_i32(p) : (int64_t)qv_ld_u32(p);
+    default: return qv_ld_i64(p);
+  }
+}
+
+/* Validates one multi-byte sequence starting at s[i] (s[i] >= 0x80);
+ * returns its length or 0 when invalid. */
+static int utf8_sequence(const uint8_t *s, int64_t i, int64_t n) {
+  uint8_t c = s[i];
+  int len;
+  uint8_t lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F; /* no surrogates */
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  } else {
+    return 0;
+  }
+  if (n - i < len) return 0;
+  if (s[i + 1] < lo || s[i + 1] > hi) return 0;
+  for (int k = 2; k < len; k++)
+    if ((s[i + k] & 0xC0) != 0x80) return 0;
+  return len;
+}
+
+#if defined(__GNUC__)
+/* Generic vectors (GCC and clang lower them to the target's SIMD): the
+ * validation loops then run at memory speed even at -O2. */
+typedef uint64_t qv_v2u64 __attribute__((vector_size(16)));
+typedef int32_t qv_v4i32 __attribute__((vector_size(16)));
+typedef int64_t qv_v2i64 __attribute__((vector_size(16)));
+#define QV_HAVE_VECTORS 1
+#endif
+
+/* Length of the leading run of 128-byte blocks that are pure ASCII. */
+static int64_t ascii_prefix(const uint8_t *s, int64_t n) {
+  int64_t i = 0;
+#ifdef QV_HAVE_VECTORS
+  /* four independent accumulators over 256-byte blocks */
+  while (i + 256 <= n) {
+    qv_v2u64 a, b, c, d, t;
+    memcpy(&a, s + i, 16);
+    memcpy(&b, s + i + 16, 16);
+    memcpy(&c, s + i + 32, 16);
+    memcpy(&d, s + i + 48, 16);
+    for (int k = 64; k < 256; k += 64) {
+      memcpy(&t, s + i + k, 16);
+      a |= t;
+      memcpy(&t, s + i + k + 16, 16);
+      b |= t;
+      memcpy(&t, s + i + k + 32, 16);
+      c |= t;
+      memcpy(&t, s + i + k + 48, 16);
+      d |= t;
+    }
+    qv_v2u64 x = (a | b) | (c | d);
+    if ((x[0] | x[1]) & 0x8080808080808080ull) break;
+    i += 256;
+  }
+#endif
+  while (i + 32 <= n) {
+    uint64_t w = qv_ld_u64(s + i) | qv_ld_u64(s + i + 8) | qv_ld_u64(s + i + 16) |
+                 qv_ld_u64(s + i + 24);
+    if (w & 0x8080808080808080ull) break;
+    i += 32;
+  }
+  return i;
+}
+
+int qv_utf8_classify(const uint8_t *s, int64_t n) {
+  int64_t i = ascii_prefix(s, n);
+  bool ascii = true;
+  for (int64_t k = i; k < n && ascii; k++) ascii = s[k] < 0x80;
+  if (ascii) return 1;
+  return qv_utf8_valid(s + i, n - i) ? 2 : 0;
+}
+
+bool qv_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to) {
+  int64_t i = from + 1;
+  bool bad = false;
+#ifdef QV_HAVE_VECTORS
+  if (w == 4) {
+    qv_v4i32 acc = {0, 0, 0, 0};
+    for (; i + 4 <= to + 1; i += 4) {
+      qv_v4i32 cur, prev;
+      memcpy(&cur, o + 4 * i, 16);
+      memcpy(&prev, o + 4 * (i - 1), 16);
+      acc |= cur < prev;
+    }
+    for (int k = 0; k < 4; k++) bad |= acc[k] != 0;
+  } else {
+    qv_v2i64 acc = {0, 0};
+    for (; i + 2 <= to + 1; i += 2) {
+      qv_v2i64 cur, prev;
+      memcpy(&cur, o + 8 * i, 16);
+      memcpy(&prev, o + 8 * (i - 1), 16);
+      acc |= cur < prev;
+    }
+    bad |= acc[0] != 0 || acc[1] != 0;
+  }
+#endif
+  for (; i <= to; i++) bad |= qv_ld_offset(o, w, i) < qv_ld_offset(o, w, i - 1);
+  return !bad;
+}
+
+bool qv_utf8_valid(const uint8_t *s, int64_t n) {
+  int64_t i = 0;
+  while (i < n) {
+    /* ASCII fast path: 32 bytes per step */
+    while (i + 32 <= n) {
+      uint64_t w = qv_ld_u64(s + i) | qv_ld_u64(s + i + 8) | qv_ld_u64(s + i + 16) |
+                   qv_ld_u64(s + i + 24);
+      if (w & 0x8080808080808080ull) break;
+      i += 32;
+    }
+    int64_t stop = i + 32 < n ? i + 32 : n;
+    while (i < stop) {
+      if (s[i] < 0x80) {
+        i++;
+        continue;
+      }
+      int len = utf8_sequence(s, i, n);
+      if (len == 0) return false;
+      i += len;
+    }
+  }
+  return true;
+}
+
+double qv_half_to_double(uint16_t h) {
+  int sign = h >> 15, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
+  double v;
+  if (exp == 0)
+    v = ldexp((double)mant, -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = ldexp((double)(mant | 0x400), exp - 25);
+  return sign ? -v : v;
+}
+
+uint16_t qv_double_to_half(double d) {
+  uint16_t sign = signbit(d) ? 0x8000 : 0;
+  if (isnan(d)) return 0x7E00;
+  d = fabs(d);
+  if (isinf(d) || d >= 65520.0) return sign | 0x7C00;
+  if (d < ldexp(1.0, -25)) return sign; /* rounds to zero */
+  int e;
+  double m = frexp(d, &e); /* d = m * 2^e, m in [0.5, 1) */
+  int exp = e - 1 + 15;
+  if (exp <= 0) {
+    /* subnormal: value = mant * 2^-24 */
+    double mant = nearbyint(ldexp(d, 24));
+    return sign | (uint16_t)mant;
+  }
+  double frac = nearbyint((m * 2.0 - 1.0) * 1024.0);
+  if (frac >= 1024.0) {
+    frac = 0;
+    exp++;
+  }
+  if (exp >= 31) return sign | 0x7C00;
+  return sign | (uint16_t)(exp << 10) | (uint16_t)frac;
+}

@@ -1,0 +1,963 @@
+/* Record batch reading: IPC Schema -> ArrowSchema, RecordBatch and
+ * DictionaryBatch bodies -> ArrowArray (zero-copy where possible), the
+ * stream reader (an ArrowArrayStream) and the file reader (footer, random
+ * access). Every length and offset from the input is checked before it is
+ * used; nothing is allocated in proportion to a count before the count has
+ * been checked against the bytes that hold it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "array/array_internal.h"
+#include "quiver/recordbatch_ipc.h"
+
+/* ---- IPC schema -> ArrowSchema */
+
+static const char *int_format(QvIntType t) {
+  switch (t.bit_width) {
+    case 8: return t.is_signed ? "c" : "C";
+    case 16: return t.is_signed ? "s" : "S";
+    case 32: return t.is_signed ? "i" : "I";
+    default: return t.is_signed ? "l" : "L";
+  }
+}
+
+static const char unit_chars[4] = {'s', 'm', 'u', 'n'};
+
+/* Format string of a type; timestamp time zones can be long, hence the
+ * caller-sized buffer. */
+static QvStatus type_format(const QvField *f, char *buf, size_t size, QvError *error) {
+  const QvType *t = &f->type;
+  switch (t->id) {
+    case QV_TYPE_NULL: snprintf(buf, size, "n"); break;
+    case QV_TYPE_INT: snprintf(buf, size, "%s", int_format(t->u.int_)); break;
+    case QV_TYPE_FLOATING_POINT:
+      snprintf(buf, size, "%s", t->u.floating_point.precision == QV_PRECISION_HALF ? "e"
+                                : t->u.floating_point.precision == QV_PRECISION_SINGLE ? "f" : "g");
+      break;
+    case QV_TYPE_BINARY: snprintf(buf, size, "z"); break;
+    case QV_TYPE_UTF8: snprintf(buf, size, "u"); break;
+    case QV_TYPE_BOOL: snprintf(buf, size, "b"); break;
+    case QV_TYPE_DECIMAL:
+      if (t->u.decimal.bit_width == 128)
+        snprintf(buf, size, "d:%d,%d", (int)t->u.decimal.precision, (int)t->u.decimal.scale);
+      else
+        snprintf(buf, size, "d:%d,%d,%d", (int)t->u.decimal.precision, (int)t->u.decimal.scale,
+                 (int)t->u.decimal.bit_width);
+      break;
+    case QV_TYPE_DATE: snprintf(buf, size, "%s", t->u.date.unit == QV_DATE_DAY ? "tdD" : "tdm"); break;
+    case QV_TYPE_TIME: snprintf(buf, size, "tt%c", unit_chars[t->u.time.unit & 3]); break;
+    case QV_TYPE_TIMESTAMP:
+      snprintf(buf, size, "ts%c:%.*s", unit_chars[t->u.timestamp.unit & 3],
+               t->u.timestamp.timezone ? (int)t->u.timestamp.timezone_len : 0,
+               t->u.timestamp.timezone ? t->u.timestamp.timezone : "");
+      break;
+    case QV_TYPE_INTERVAL:
+      snprintf(buf, size, "%s", t->u.interval.unit == QV_INTERVAL_YEAR_MONTH ? "tiM"
+                                : t->u.interval.unit == QV_INTERVAL_DAY_TIME ? "tiD" : "tin");
+      break;
+    case QV_TYPE_DURATION: snprintf(buf, size, "tD%c", unit_chars[t->u.duration.unit & 3]); break;
+    case QV_TYPE_LIST: snprintf(buf, size, "+l"); break;
+    case QV_TYPE_STRUCT: snprintf(buf, size, "+s"); break;
+    case QV_TYPE_UNION: {
+      size_t n = (size_t)snprintf(buf, size, "+u%c:", t->u.union_.mode == QV_UNION_DENSE ? 'd' : 's');
+      if (t->u.union_.has_type_ids && t->u.union_.n_type_ids != f->n_children)
+        return qv_error_set(error, QV_EINVAL, "union has %lld type ids for %lld children",
+                            (long long)t->u.union_.n_type_ids, (long long)f->n_children);
+      if (f->n_children > 128)
+        return qv_error_set(error, QV_EINVAL, "union has %lld children, at most 128 fit int8 type ids",
+                            (long long)f->n_children);
+      for (int64_t i = 0; i < f->n_children && n < size; i++) {
+        int32_t id = t->u.union_.has_type_ids ? t->u.union_.type_ids[i] : (int32_t)i;
+        if (id < 0 || id > 127)
+          return qv_error_set(error, QV_EINVAL, "union type id %d is outside 0..127", (int)id);
+        n += (size_t)snprintf(buf + n, size - n, "%s%d", i ? "," : "", (int)id);
+      }
+      break;
+    }
+    case QV_TYPE_FIXED_SIZE_BINARY: snprintf(buf, size, "w:%d", (int)t->u.fixed_size_binary.byte_width); break;
+    case QV_TYPE_FIXED_SIZE_LIST: snprintf(buf, size, "+w:%d", (int)t->u.fixed_size_list.list_size); break;
+    case QV_TYPE_MAP: snprintf(buf, size, "+m"); break;
+    case QV_TYPE_LARGE_BINARY: snprintf(buf, size, "Z"); break;
+    case QV_TYPE_LARGE_UTF8: snprintf(buf, size, "U"); break;
+    case QV_TYPE_LARGE_LIST: snprintf(buf, size, "+L"); break;
+    case QV_TYPE_RUN_END_ENCODED: snprintf(buf, size, "+r"); break;
+    case QV_TYPE_BINARY_VIEW: snprintf(buf, size, "vz"); break;
+    case QV_TYPE_UTF8_VIEW: snprintf(buf, size, "vu"); break;
+    case QV_TYPE_LIST_VIEW: snprintf(buf, size, "+vl"); break;
+    case QV_TYPE_LARGE_LIST_VIEW: snprintf(buf, size, "+vL"); break;
+    default: return qv_error_set(error, QV_EINVAL, "field has no type");
+  }
+  return QV_OK;
+}
+
+static char *dup_n(const char *s, size_t n) {
+  char *d = malloc(n + 1);
+  if (d) {
+    if (n) memcpy(d, s, n);
+    d[n] = '\0';
+  }
+  return d;
+}
+
+static QvStatus field_to_schema(const QvField *f, struct ArrowSchema *out, int depth,
+                                QvError *error);
+
+static QvStatus children_to_schema(const QvField *f, struct ArrowSchema *s, int depth,
+                                   QvError *error) {
+  for (int64_t i = 0; i < f->n_children; i++) {
+    QvStatus st = field_to_schema(&f->children[i], s->children[i], depth + 1, error);
+    if (st) return qv_error_prefix(error, "child %lld", (long long)i);
+  }
+  return QV_OK;
+}
+
+static QvStatus add_metadata(struct ArrowSchema *s, int64_t n, const QvKeyValue *kv,
+                             QvError *error) {
+  for (int64_t i = 0; i < n; i++) {
+    QvStatus st = qv_schema_add_metadata(s, kv[i].key ? kv[i].key : "", kv[i].key ? kv[i].key_len : 0,
+                                         kv[i].value ? kv[i].value : "",
+                                         kv[i].value ? kv[i].value_len : 0, error);
+    if (st) return st;
+  }
+  return QV_OK;
+}
+
+static QvStatus field_to_schema(const QvField *f, struct ArrowSchema *out, int depth,
+                                QvError *error) {
+  memset(out, 0, sizeof *out);
+  if (depth > QV_ARRAY_MAX_DEPTH)
+    return qv_error_set(error, QV_ELIMIT, "fields nested deeper than %d", QV_ARRAY_MAX_DEPTH);
+  size_t fsize = 64 + (f->type.id == QV_TYPE_TIMESTAMP ? f->type.u.timestamp.timezone_len : 0) +
+                 (f->type.id == QV_TYPE_UNION ? 5 * (size_t)f->n_children : 0);
+  char *fmt = malloc(fsize);
+  char *name = f->name ? dup_n(f->name, f->name_len) : NULL;
+  QvStatus st = QV_OK;
+  if (fmt == NULL || (f->name && name == NULL)) {
+    st = qv_error_set(error, QV_ENOMEM, "out of memory");
+    goto done;
+  }
+  if ((st = type_format(f, fmt, fsize, error))) goto done;
+  int64_t flags = f->nullable ? ARROW_FLAG_NULLABLE : 0;
+  if (f->type.id == QV_TYPE_MAP && f->type.u.map.keys_sorted) flags |= ARROW_FLAG_MAP_KEYS_SORTED;
+  if (f->dictionary) {
+    if (f->dictionary->is_ordered) flags |= ARROW_FLAG_DICTIONARY_ORDERED;
+    if ((st = qv_schema_init(out, int_format(f->dictionary->index_type), name, flags, 0, error)) ||
+        (st = qv_schema_alloc_dictionary(out, error)) ||
+        (st = qv_schema_init(out->dictionary, fmt, "", ARROW_FLAG_NULLABLE, f->n_children, error)) ||
+        (st = children_to_schema(f, out->dictionary, depth + 1, error)))
+      goto done;
+  } else {
+    if ((st = qv_schema_init(out, fmt, name, flags, f->n_children, error)) ||
+        (st = children_to_schema(f, out, depth, error)))
+      goto done;
+  }
+  st = add_metadata(out, f->n_metadata, f->metadata, error);
+done:
+  free(fmt);
+  free(name);
+  if (st && out->release) out->release(out);
+  return st;
+}
+
+static QvStatus schema_from_ipc(const QvSchema *s, struct ArrowSchema *out, QvError *error) {
+  QvStatus st = qv_schema_init(out, "+s", "", 0, s->n_fields, error);
+  if (st) return st;
+  for (int64_t i = 0; i < s->n_fields && !st; i++) {
+    st = field_to_schema(&s->fields[i], out->children[i], 0, error);
+    if (st) {
+      const QvField *f = &s->fields[i];
+      qv_error_prefix(error, "field %lld (%.*s)", (long long)i, f->name ? (int)(f->name_len > 64 ? 64 : f->name_len) : 0,
+                      f->name ? f->name : "");
+    }
+  }
+  if (!st) st = add_metadata(out, s->n_metadata, s->metadata, error);
+  if (!st) st = qv_schema_validate(out, error);
+  if (st) out->release(out);
+  return st;
+}
+
+/* ---- reader core: schema, dictionaries, batch loading */
+
+/* Longest dictionary that delta batches may build up (delta values are
+ * copied into one array; a length without bytes behind it, e.g. of a struct
+ * without children, must not turn into an unbounded copy). */
+#define QV_RB_MAX_DICTIONARY_LENGTH ((int64_t)INT32_MAX)
+
+typedef struct DictState {
+  int64_t id;
+  const QvField *field;                   /* the dictionary-encoded field */
+  const struct ArrowSchema *value_schema; /* its values' type */
+  QvArrayView view;                       /* for loading dictionary batches */
+  struct ArrowArray array;                /* current values; release NULL before the first */
+} DictState;
+
+typedef struct Core {
+  QvRbReadOptions opt;
+  const QvSchema *ipc_schema;
+  struct ArrowSchema schema;
+  QvArrayView view;
+  int64_t n_dicts;
+  int64_t dict_capacity;
+  DictState *dicts;
+  bool file_mode;
+} Core;
+
+static void core_free(Core *c) {
+  if (c->schema.release) c->schema.release(&c->schema);
+  qv_array_view_reset(&c->view);
+  for (int64_t i = 0; i < c->n_dicts; i++) {
+    qv_array_view_reset(&c->dicts[i].view);
+    if (c->dicts[i].array.release) c->dicts[i].array.release(&c->dicts[i].array);
+  }
+  free(c->dicts);
+  memset(c, 0, sizeof *c);
+}
+
+static DictState *find_dict(Core *c, int64_t id) {
+  for (int64_t i = 0; i < c->n_dicts; i++)
+    if (c->dicts[i].id == id) return &c->dicts[i];
+  return NULL;
+}
+
+static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchema *s, int depth,
+                              QvError *error) {
+  if (depth > QV_ARRAY_MAX_DEPTH)
+    return qv_error_set(error, QV_ELIMIT, "fields nested deeper than %d", QV_ARRAY_MAX_DEPTH);
+  const struct ArrowSchema *values = s;
+  if (f->dictionary) {
+    if (find_dict(c, f->dictionary->id))
+      return qv_error_set(error, QV_ENOTSUP, "dictionary id %lld is used by two fields",
+                          (long long)f->dictionary->id);
+    if (c->n_dicts == c->dict_capacity) {
+      int64_t cap = c->dict_capacity ? c->dict_capacity * 2 : 4;
+      DictState *d = realloc(c->dicts, (size_t)cap * sizeof *d);
+      if (d == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+      c->dicts = d;
+      c->dict_capacity = cap;
+    }
+    DictState *d = &c->dicts[c->n_dicts++];
+    memset(d, 0, sizeof *d);
+    d->id = f->dictionary->id;
+    d->field = f;
+    d->value_schema = s->dictionary;
+    QvStatus st = qv_array_view_init(&d->view, s->dictionary, error);
+    if (st) return st;
+    values = s->dictionary;
+  }
+  for (int64_t i = 0; i < f->n_children; i++) {
+    QvStatus st = collect_dicts(c, &f->children[i], values->children[i], depth + 1, error);
+    if (st) return st;
+  }
+  return QV_OK;
+}
+
+static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions *opt,
+                          QvError *error) {
+  memset(c, 0, sizeof *c);
+  if (opt) c->opt = *opt;
+  if (c->opt.max_decompressed_size <= 0) c->opt.max_decompressed_size = QV_RB_DEFAULT_MAX_DECOMPRESSED;
+  c->ipc_schema = schema;
+  if (schema->endianness != QV_ENDIAN_LITTLE)
+    return qv_error_set(error, QV_ENOTSUP, "big-endian data is not supported");
+  QvStatus st = schema_from_ipc(schema, &c->schema, error);
+  if (st) return qv_error_prefix(error, "schema");
+  if ((st = qv_array_view_init(&c->view, &c->schema, error))) return st;
+  for (int64_t i = 0; i < schema->n_fields; i++)
+    if ((st = collect_dicts(c, &schema->fields[i], c->schema.children[i], 0, error))) return st;
+  return QV_OK;
+}
+
+/* Memory of one loaded message: a reference to the body's memory plus the
+ * buffers that had to be decompressed or realigned. */
+typedef struct Mem {
+  QvOwner *body_owner;
+  int64_t n, capacity;
+  void **allocs;
+} Mem;
+
+static void mem_free(void *p) {
+  Mem *m = p;
+  for (int64_t i = 0; i < m->n; i++) qv_aligned_free(m->allocs[i]);
+  free(m->allocs);
+  qv_owner_release(m->body_owner);
+  free(m);
+}
+
+static uint8_t *mem_alloc(Mem *m, int64_t size) {
+  if (m->n == m->capacity) {
+    int64_t cap = m->capacity ? m->capacity * 2 : 8;
+    void **a = realloc(m->allocs, (size_t)cap * sizeof *a);
+    if (a == NULL) return NULL;
+    m->allocs = a;
+    m->capacity = cap;
+  }
+  uint8_t *p = qv_aligned_alloc((size_t)size);
+  if (p) m->allocs[m->n++] = p;
+  return p;
+}
+
+typedef struct Loader {
+  Core *core;
+  const QvRecordBatch *rb;
+  const uint8_t *body;
+  int64_t body_len;
+  int16_t version;
+  int64_t node_i, buf_i, var_i;
+  Mem *mem;
+  int64_t decompressed;
+  QvRbCompression codec;
+  QvError *error;
+} Loader;
+
+static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *what) {
+  const QvRecordBatch *rb = ld->rb;
+  if (ld->buf_i >= rb->n_buffers)
+    return qv_error_set(ld->error, QV_EINVAL,
+                        "the batch has %lld buffers, the schema needs more (%s of a %s field)",
+                        (long long)rb->n_buffers, what, qv_arrow_type_name(v->type.type));
+  int64_t idx = ld->buf_i++;
+  QvBuffer b = rb->buffers[idx];
+  const uint8_t **ptr = slot >= 0 ? &v->buffer[slot] : &v->variadic[v->n_variadic];
+  int64_t *size = slot >= 0 ? &v->buffer_size[slot] : &v->variadic_size[v->n_variadic];
+  *ptr = NULL;
+  *size = 0;
+  if (b.offset < 0 || b.length < 0 || b.offset > ld->body_len || b.length > ld->body_len - b.offset)
+    return qv_error_set(ld->error, QV_EINVAL,
+                        "buffer %lld (offset %lld, length %lld) is outside the body of %lld bytes",
+                        (long long)idx, (long long)b.offset, (long long)b.length,
+                        (long long)ld->body_len);
+  if (b.length == 0) return QV_OK;
+  const uint8_t *p = ld->body + b.offset;
+  int64_t len = b.length;
+  if (ld->codec != QV_RB_COMPRESSION_NONE) {
+    if (len < 8)
+      return qv_error_set(ld->error, QV_EINVAL,
+                          "compressed buffer %lld has %lld bytes, less than its length prefix",
+                          (long long)idx, (long long)len);
+    int64_t ulen = qv_ld_i64(p);
+    p += 8;
+    len -= 8;
+    if (ulen != -1) {
+      if (ulen < 0)
+        return qv_error_set(ld->error, QV_EINVAL, "compressed buffer %lld declares length %lld",
+                            (long long)idx, (long long)ulen);
+      if (ulen > ld->core->opt.max_decompressed_size - ld->decompressed)
+        return qv_error_set(ld->error, QV_ELIMIT,
+                            "buffer %lld: decompressed size %lld exceeds the limit of %lld bytes "
+                            "per message", (long long)idx, (long long)ulen,
+                            (long long)ld->core->opt.max_decompressed_size);
+      uint8_t *dst = mem_alloc(ld->mem, ulen);
+      if (dst == NULL)
+        return qv_error_set(ld->error, QV_ENOMEM, "out of memory decompressing %lld bytes",
+                            (long long)ulen);
+      QvStatus st = qv_rb_decompress(ld->codec, p, (size_t)len, dst, (size_t)ulen, ld->error);
+      if (st) return qv_error_prefix(ld->error, "buffer %lld", (long long)idx);
+      ld->decompressed += ulen;
+      *ptr = dst;
+      *size = ulen;
+      return QV_OK;
+    }
+  }
+  if ((uintptr_t)p % 8 != 0) {
+    /* typed access needs natural alignment: realign this buffer */
+    uint8_t *copy = mem_alloc(ld->mem, len);
+    if (copy == NULL) return qv_error_set(ld->error, QV_ENOMEM, "out of memory");
+    memcpy(copy, p, (size_t)len);
+    p = copy;
+  }
+  *ptr = p;
+  *size = len;
+  return QV_OK;
+}
+
+static QvStatus load_node(Loader *ld, const QvField *f, QvArrayView *v, int depth) {
+  const QvRecordBatch *rb = ld->rb;
+  if (depth > QV_ARRAY_MAX_DEPTH)
+    return qv_error_set(ld->error, QV_ELIMIT, "fields nested deeper than %d", QV_ARRAY_MAX_DEPTH);
+  if (ld->node_i >= rb->n_nodes)
+    return qv_error_set(ld->error, QV_EINVAL,
+                        "the batch has %lld field nodes, the schema needs more",
+                        (long long)rb->n_nodes);
+  const QvFieldNode *n = &rb->nodes[ld->node_i++];
+  v->array = NULL;
+  v->offset = 0;
+  v->length = n->length;
+  v->null_count = n->null_count;
+  v->n_variadic = 0;
+  memset(v->buffer, 0, sizeof v->buffer);
+  memset(v->buffer_size, 0, sizeof v->buffer_size);
+  QvLayout L = qv_view_layout(v);
+  QvStatus st = QV_OK;
+  if (qv_layout_has_validity(L) && (st = take_buffer(ld, v, 0, "validity"))) return st;
+  switch (L) {
+    case QV_LAYOUT_NULL:
+    case QV_LAYOUT_REE:
+    case QV_LAYOUT_STRUCT:
+    case QV_LAYOUT_FIXED_LIST: break;
+    case QV_LAYOUT_BOOL:
+    case QV_LAYOUT_FIXED: st = take_buffer(ld, v, 1, "values"); break;
+    case QV_LAYOUT_LIST:
+    case QV_LAYOUT_LARGE_LIST: st = take_buffer(ld, v, 1, "offsets"); break;
+    case QV_LAYOUT_BINARY:
+    case QV_LAYOUT_LARGE_BINARY:
+      if (!(st = take_buffer(ld, v, 1, "offsets"))) st = take_buffer(ld, v, 2, "data");
+      break;
+    case QV_LAYOUT_LIST_VIEW:
+    case QV_LAYOUT_LARGE_LIST_VIEW:
+      if (!(st = take_buffer(ld, v, 1, "offsets"))) st = take_buffer(ld, v, 2, "sizes");
+      break;
+    case QV_LAYOUT_VIEW: {
+      if ((st = take_buffer(ld, v, 1, "views"))) return st;
+      if (ld->var_i >= rb->n_variadic_buffer_counts)
+        return qv_error_set(ld->error, QV_EINVAL,
+                            "the batch has %lld variadicBufferCounts, the schema needs more",
+                            (long long)rb->n_variadic_buffer_counts);
+      int64_t count = rb->variadic_buffer_counts[ld->var_i++];
+      if (count > rb->n_buffers - ld->buf_i)
+        return qv_error_set(ld->error, QV_EINVAL,
+                            "variadicBufferCounts asks for %lld data buffers, only %lld remain",
+                            (long long)count, (long long)(rb->n_buffers - ld->buf_i));
+      if ((st = qv_array_view_reserve_variadic(v, count, ld->error))) return st;
+      for (int64_t k = 0; k < count && !st; k++) {
+        st = take_buffer(ld, v, -1, "view data");
+        if (!st) v->n_variadic++;
+      }
+      break;
+    }
+    case QV_LAYOUT_SPARSE_UNION:
+    case QV_LAYOUT_DENSE_UNION:
+      /* before V5 unions had a validity bitmap; it is dropped */
+      if (ld->version < QV_METADATA_V5 && (st = take_buffer(ld, v, 0, "validity"))) return st;
+      v->buffer[0] = NULL;
+      v->buffer_size[0] = 0;
+      if (ld->version < QV_METADATA_V5) v->null_count = 0;
+      if ((st = take_buffer(ld, v, 1, "type ids"))) return st;
+      if (L == QV_LAYOUT_DENSE_UNION) st = take_buffer(ld, v, 2, "offsets");
+      break;
+  }
+  if (st) return st;
+  if (v->dictionary) {
+    int64_t id = f->dictionary ? f->dictionary->id : -1;
+    DictState *d = find_dict(ld->core, id);
+    if (d == NULL || d->array.release == NULL)
+      return qv_error_set(ld->error, QV_EINVAL,
+                          "field refers to dictionary id %lld, which has not been sent",
+                          (long long)id);
+    /* the dictionary was validated when it arrived */
+    return qv_array_view_set_array(v->dictionary, &d->array, QV_VALIDATE_NONE, ld->error);
+  }
+  for (int64_t i = 0; i < v->n_children; i++) {
+    if ((st = load_node(ld, &f->children[i], &v->children[i], depth + 1)))
+      return qv_error_prefix(ld->error, "child %lld", (long long)i);
+  }
+  return QV_OK;
+}
+
+static QvStatus check_counts(Loader *ld) {
+  const QvRecordBatch *rb = ld->rb;
+  if (ld->node_i != rb->n_nodes)
+    return qv_error_set(ld->error, QV_EINVAL, "the batch has %lld field nodes, the schema uses %lld",
+                        (long long)rb->n_nodes, (long long)ld->node_i);
+  if (ld->buf_i != rb->n_buffers)
+    return qv_error_set(ld->error, QV_EINVAL, "the batch has %lld buffers, the schema uses %lld",
+                        (long long)rb->n_buffers, (long long)ld->buf_i);
+  if (ld->var_i != rb->n_variadic_buffer_counts)
+    return qv_error_set(ld->error, QV_EINVAL,
+                        "the batch has %lld variadicBufferCounts, the schema uses %lld",
+                        (long long)rb->n_variadic_buffer_counts, (long long)ld->var_i);
+  return QV_OK;
+}
+
+static QvStatus loader_begin(Loader *ld, Core *c, const QvMessage *msg, const QvRecordBatch *rb,
+                             const uint8_t *body, int64_t body_len, QvOwner *body_owner,
+                             QvOwner **owner, QvError *error) {
+  memset(ld, 0, sizeof *ld);
+  *owner = NULL;
+  ld->core = c;
+  ld->rb = rb;
+  ld->body = body;
+  ld->body_len = body_len;
+  ld->version = msg->version;
+  ld->error = error;
+  ld->codec = QV_RB_COMPRESSION_NONE;
+  if (rb->has_compression)
+    ld->codec = rb->codec == QV_CODEC_ZSTD ? QV_RB_COMPRESSION_ZSTD : QV_RB_COMPRESSION_LZ4_FRAME;
+  if (msg->version < QV_METADATA_V4)
+    return qv_error_set(error, QV_ENOTSUP, "metadata version %s is not supported (V4 or V5 needed)",
+                        qv_metadata_version_name(msg->version));
+  Mem *m = calloc(1, sizeof *m);
+  if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  *owner = qv_owner_new(mem_free, m);
+  if (*owner == NULL) {
+    free(m);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  qv_owner_retain(body_owner);
+  m->body_owner = body_owner;
+  ld->mem = m;
+  return QV_OK;
+}
+
+static QvValidateLevel level_of(const Core *c) {
+  return c->opt.validate == QV_VALIDATE_FULL ? QV_VALIDATE_FULL : QV_VALIDATE_CHEAP;
+}
+
+static QvStatus load_record_batch(Core *c, const QvMessage *msg, const uint8_t *body,
+                                  int64_t body_len, QvOwner *body_owner, struct ArrowArray *out,
+                                  QvError *error) {
+  const QvRecordBatch *rb = &msg->header.record_batch;
+  Loader ld;
+  QvOwner *owner;
+  QvStatus st = loader_begin(&ld, c, msg, rb, body, body_len, body_owner, &owner, error);
+  QvArrayView *root = &c->view;
+  root->offset = 0;
+  root->length = rb->length;
+  root->null_count = 0;
+  root->array = NULL;
+  for (int64_t i = 0; i < root->n_children && !st; i++) {
+    const QvField *f = &c->ipc_schema->fields[i];
+    st = load_node(&ld, f, &root->children[i], 0);
+    if (!st && root->children[i].length != rb->length)
+      st = qv_error_set(error, QV_EINVAL, "column has %lld rows, the batch has %lld",
+                        (long long)root->children[i].length, (long long)rb->length);
+    if (st)
+      qv_error_prefix(error, "column %lld (%.*s)", (long long)i,
+                      f->name ? (int)(f->name_len > 64 ? 64 : f->name_len) : 0, f->name ? f->name : "");
+  }
+  if (!st) st = check_counts(&ld);
+  if (!st) st = qv_array_view_validate_ex(root, level_of(c), false, error);
+  if (!st) st = qv_array_export_view(root, owner, out, error);
+  qv_owner_release(owner);
+  return st;
+}
+
+static QvStatus load_dictionary_batch(Core *c, const QvMessage *msg, const uint8_t *body,
+                                      int64_t body_len, QvOwner *body_owner, QvError *error) {
+  const QvDictionaryBatch *db = &msg->header.dictionary_batch;
+  DictState *d = find_dict(c, db->id);
+  if (d == NULL)
+    return qv_error_set(error, QV_EINVAL, "dictionary batch for id %lld, which no field uses",
+                        (long long)db->id);
+  if (db->is_delta && d->array.release == NULL)
+    return qv_error_set(error, QV_EINVAL, "delta dictionary batch for id %lld before its first batch",
+                        (long long)db->id);
+  if (!db->is_delta && d->array.release && c->file_mode)
+    return qv_error_set(error, QV_EINVAL,
+                        "dictionary %lld is replaced, which the file format does not allow",
+                        (long long)db->id);
+  Loader ld;
+  QvOwner *owner;
+  QvStatus st = loader_begin(&ld, c, msg, &db->data, body, body_len, body_owner, &owner, error);
+  if (!st) st = load_node(&ld, d->field, &d->view, 0);
+  if (!st && d->view.length != db->data.length)
+    st = qv_error_set(error, QV_EINVAL, "dictionary has %lld values, its batch says %lld",
+                      (long long)d->view.length, (long long)db->data.length);
+  if (!st) st = check_counts(&ld);
+  if (!st) st = qv_array_view_validate_ex(&d->view, level_of(c), false, error);
+  struct ArrowArray fresh;
+  memset(&fresh, 0, sizeof fresh);
+  if (!st) st = qv_array_export_view(&d->view, owner, &fresh, error);
+  qv_owner_release(owner);
+  if (st) return qv_error_prefix(error, "dictionary %lld", (long long)db->id);
+  if (db->is_delta) {
+    /* deltas are copied into one array: keep that copy within reason */
+    if (d->array.length > QV_RB_MAX_DICTIONARY_LENGTH - fresh.length) {
+      fresh.release(&fresh);
+      return qv_error_set(error, QV_ELIMIT,
+                          "dictionary %lld: a delta of %lld values would grow it past %lld values",
+                          (long long)db->id, (long long)db->data.length,
+                          (long long)QV_RB_MAX_DICTIONARY_LENGTH);
+    }
+    struct ArrowArray merged;
+    st = qv_array_concat(&d->array, &fresh, d->value_schema, &merged, error);
+    fresh.release(&fresh);
+    if (st) return qv_error_prefix(error, "dictionary %lld delta", (long long)db->id);
+    d->array.release(&d->array);
+    d->array = merged;
+  } else {
+    if (d->array.release) d->array.release(&d->array);
+    d->array = fresh;
+  }
+  return QV_OK;
+}
+
+/* ---- stream reader */
+
+typedef struct StreamReader {
+  Core core;
+  QvIpcReader *ipc;
+  QvIpcMessage schema_msg;
+  QvError error;
+  bool finished;
+} StreamReader;
+
+static int errno_of(QvStatus st) {
+  switch (st) {
+    case QV_OK: return 0;
+    case QV_ENOMEM: return ENOMEM;
+    case QV_EIO: return EIO;
+    case QV_ENOTSUP: return ENOTSUP;
+    default: return EINVAL;
+  }
+}
+
+static QvStatus stream_next(StreamReader *r, struct ArrowArray *out, QvError *error) {
+  memset(out, 0, sizeof *out);
+  if (r->error.code) {
+    if (error) *error = r->error;
+    return r->error.code;
+  }
+  if (r->finished) return QV_OK;
+  QvStatus st;
+  for (;;) {
+    QvIpcMessage msg;
+    st = qv_ipc_reader_next(r->ipc, &msg, &r->error);
+    if (st == QV_EOS) {
+      r->finished = true;
+      qv_error_clear(&r->error);
+      return QV_OK;
+    }
+    if (st) break;
+    const char *kind = qv_header_type_name(msg.message.header_type);
+    if (msg.message.header_type == QV_HEADER_DICTIONARY_BATCH) {
+      st = load_dictionary_batch(&r->core, &msg.message, msg.body, msg.body_length, msg.owner,
+                                 &r->error);
+    } else if (msg.message.header_type == QV_HEADER_RECORD_BATCH) {
+      st = load_record_batch(&r->core, &msg.message, msg.body, msg.body_length, msg.owner, out,
+                             &r->error);
+    } else {
+      st = qv_error_set(&r->error, QV_EINVAL, "unexpected %s message in a record batch stream", kind);
+    }
+    if (st) qv_error_prefix(&r->error, "message at offset %lld (%s)", (long long)msg.offset, kind);
+    bool batch = msg.message.header_type == QV_HEADER_RECORD_BATCH;
+    qv_ipc_message_release(&msg);
+    if (st || batch) break;
+  }
+  if (st) {
+    r->error.code = st;
+    if (error) *error = r->error;
+  }
+  return st;
+}
+
+static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  StreamReader *r = s->private_data;
+  QvStatus st = qv_schema_copy(&r->core.schema, out, &r->error);
+  return errno_of(st);
+}
+
+static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  StreamReader *r = s->private_data;
+  return errno_of(stream_next(r, out, NULL));
+}
+
+static const char *stream_last_error(struct ArrowArrayStream *s) {
+  StreamReader *r = s->private_data;
+  return r->error.code ? r->error.message : NULL;
+}
+
+static void stream_reader_free(StreamReader *r) {
+  core_free(&r->core);
+  qv_ipc_message_release(&r->schema_msg);
+  qv_ipc_reader_close(r->ipc);
+  free(r);
+}
+
+static void stream_release(struct ArrowArrayStream *s) {
+  if (s == NULL || s->release == NULL) return;
+  stream_reader_free(s->private_data);
+  s->release = NULL;
+  s->private_data = NULL;
+}
+
+static QvStatus stream_start(QvIpcReader *ipc, const QvRbReadOptions *options,
+                             struct ArrowArrayStream *out, QvError *error) {
+  StreamReader *r = calloc(1, sizeof *r);
+  if (r == NULL) {
+    qv_ipc_reader_close(ipc);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  r->ipc = ipc;
+  QvStatus st = qv_ipc_reader_next(ipc, &r->schema_msg, error);
+  if (st == QV_EOS) st = qv_error_set(error, QV_EINVAL, "the stream has no Schema message");
+  if (!st && r->schema_msg.message.header_type != QV_HEADER_SCHEMA)
+    st = qv_error_set(error, QV_EINVAL, "the stream starts with a %s message, not a Schema",
+                      qv_header_type_name(r->schema_msg.message.header_type));
+  if (!st) st = core_init(&r->core, &r->schema_msg.message.header.schema, options, error);
+  if (st) {
+    stream_reader_free(r);
+    return st;
+  }
+  out->get_schema = stream_get_schema;
+  out->get_next = stream_get_next;
+  out->get_last_error = stream_last_error;
+  out->release = stream_release;
+  out->private_data = r;
+  return QV_OK;
+}
+
+QvStatus qv_rb_stream_open_memory(struct ArrowArrayStream *out, const uint8_t *data, size_t size,
+                                  QvOwner *owner, const QvRbReadOptions *options,
+                                  QvError *error) {
+  memset(out, 0, sizeof *out);
+  QvIpcReader *ipc;
+  QvStatus st = qv_ipc_reader_open_memory(&ipc, data, size, owner, options ? &options->ipc : NULL,
+                                          error);
+  if (st) return st;
+  return stream_start(ipc, options, out, error);
+}
+
+QvStatus qv_rb_stream_open_path(struct ArrowArrayStream *out, const char *path,
+                                const QvRbReadOptions *options, QvError *error) {
+  memset(out, 0, sizeof *out);
+  QvIpcReader *ipc;
+  QvStatus st = qv_ipc_reader_open_path(&ipc, path, options ? &options->ipc : NULL, error);
+  if (st) return st;
+  return stream_start(ipc, options, out, error);
+}
+
+QvStatus qv_rb_stream_open_fd(struct ArrowArrayStream *out, int fd,
+                              const QvRbReadOptions *options, QvError *error) {
+  memset(out, 0, sizeof *out);
+  QvIpcReader *ipc;
+  QvStatus st = qv_ipc_reader_open_fd(&ipc, fd, options ? &options->ipc : NULL, error);
+  if (st) return st;
+  return stream_start(ipc, options, out, error);
+}
+
+static QvStatus from_errno(int code) {
+  switch (code) {
+    case 0: return QV_OK;
+    case ENOMEM: return QV_ENOMEM;
+    case EIO: return QV_EIO;
+    case ENOTSUP: return QV_ENOTSUP;
+    default: return QV_EINVAL;
+  }
+}
+
+QvStatus qv_rb_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out,
+                                 QvError *error) {
+  memset(out, 0, sizeof *out);
+  if (s == NULL || s->release == NULL) return qv_error_set(error, QV_EARG, "stream is released");
+  if (s->get_schema == stream_get_schema)
+    return qv_schema_copy(&((StreamReader *)s->private_data)->core.schema, out, error);
+  int code = s->get_schema(s, out);
+  if (code == 0) return QV_OK;
+  const char *msg = s->get_last_error ? s->get_last_error(s) : NULL;
+  return qv_error_set(error, from_errno(code), "get_schema failed: %s", msg ? msg : strerror(code));
+}
+
+QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out,
+                               QvError *error) {
+  memset(out, 0, sizeof *out);
+  if (s == NULL || s->release == NULL) return qv_error_set(error, QV_EARG, "stream is released");
+  if (s->get_next == stream_get_next) return stream_next(s->private_data, out, error);
+  int code = s->get_next(s, out);
+  if (code == 0) return QV_OK;
+  const char *msg = s->get_last_error ? s->get_last_error(s) : NULL;
+  return qv_error_set(error, from_errno(code), "get_next failed: %s", msg ? msg : strerror(code));
+}
+
+/* ---- file reader */
+
+struct QvRbFileReader {
+  Core core;
+  const uint8_t *data;
+  size_t size;
+  QvOwner *owner;
+  QvFooter footer;
+  int64_t footer_offset;
+  bool dicts_loaded;
+  QvError dict_error;
+};
+
+void qv_rb_file_close(QvRbFileReader *r) {
+  if (r == NULL) return;
+  core_free(&r->core);
+  qv_footer_release(&r->footer);
+  qv_owner_release(r->owner);
+  free(r);
+}
+
+QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_t size,
+                                QvOwner *owner, const QvRbReadOptions *options,
+                                QvError *error) {
+  *out = NULL;
+  if (size < QV_IPC_MAGIC_SIZE || memcmp(data, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) != 0)
+    return qv_error_set(error, QV_EINVAL, "not an Arrow file: the ARROW1 magic is missing");
+  QvIpcReader *ipc;
+  QvStatus st = qv_ipc_reader_open_memory(&ipc, data, size, NULL, options ? &options->ipc : NULL,
+                                          error);
+  if (st) return st;
+  QvRbFileReader *r = calloc(1, sizeof *r);
+  if (r == NULL) {
+    qv_ipc_reader_close(ipc);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  int32_t flen;
+  st = qv_ipc_reader_footer(ipc, &r->footer, &r->footer_offset, &flen, error);
+  qv_ipc_reader_close(ipc);
+  if (st) {
+    free(r);
+    return st;
+  }
+  r->data = data;
+  r->size = size;
+  qv_owner_retain(owner);
+  r->owner = owner;
+  if (!r->footer.has_schema) {
+    qv_rb_file_close(r);
+    return qv_error_set(error, QV_EINVAL, "footer has no schema");
+  }
+  if ((st = core_init(&r->core, &r->footer.schema, options, error))) {
+    qv_rb_file_close(r);
+    return qv_error_prefix(error, "footer");
+  }
+  r->core.file_mode = true;
+  *out = r;
+  return QV_OK;
+}
+
+typedef struct Mapping {
+  void *addr;
+  size_t size;
+} Mapping;
+
+static void unmap(void *p) {
+  Mapping *m = p;
+  if (m->size) munmap(m->addr, m->size);
+  free(m);
+}
+
+QvStatus qv_rb_file_open_path(QvRbFileReader **out, const char *path,
+                              const QvRbReadOptions *options, QvError *error) {
+  *out = NULL;
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    close(fd);
+    return qv_error_set(error, QV_EIO, "%s: not a regular file", path);
+  }
+  Mapping *m = calloc(1, sizeof *m);
+  if (m == NULL) {
+    close(fd);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  m->size = (size_t)sb.st_size;
+  if (m->size > 0) {
+    m->addr = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m->addr == MAP_FAILED) {
+      int e = errno;
+      close(fd);
+      free(m);
+      return qv_error_set(error, QV_EIO, "%s: mmap failed: %s", path, strerror(e));
+    }
+  }
+  close(fd);
+  QvOwner *owner = qv_owner_new(unmap, m);
+  if (owner == NULL) {
+    unmap(m);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  QvStatus st = qv_rb_file_open_memory(out, m->addr, m->size, owner, options, error);
+  qv_owner_release(owner);
+  if (st) qv_error_prefix(error, "%s", path);
+  return st;
+}
+
+int64_t qv_rb_file_num_batches(const QvRbFileReader *r) { return r->footer.n_record_batches; }
+int64_t qv_rb_file_num_dictionaries(const QvRbFileReader *r) { return r->footer.n_dictionaries; }
+
+QvStatus qv_rb_file_get_schema(QvRbFileReader *r, struct ArrowSchema *out, QvError *error) {
+  return qv_schema_copy(&r->core.schema, out, error);
+}
+
+/* Decodes the message a footer block points at, checking the block against
+ * the message it describes. */
+static QvStatus read_block(QvRbFileReader *r, const QvBlock *b, QvMessage *msg,
+                           const uint8_t **body, QvError *error) {
+  memset(msg, 0, sizeof *msg);
+  int64_t end;
+  if (b->offset < 8 || b->meta_data_length < 8 || b->body_length < 0 ||
+      !qv_add_i64(b->offset, b->meta_data_length, &end) || !qv_add_i64(end, b->body_length, &end) ||
+      end > r->footer_offset)
+    return qv_error_set(error, QV_EINVAL,
+                        "block (offset %lld, metadata %d, body %lld) lies outside the message "
+                        "area that ends at %lld", (long long)b->offset, (int)b->meta_data_length,
+                        (long long)b->body_length, (long long)r->footer_offset);
+  const uint8_t *p = r->data + b->offset;
+  int64_t prefix = 8;
+  int32_t len = qv_ld_i32(p + 4);
+  if (qv_ld_u32(p) != QV_IPC_CONTINUATION) {
+    prefix = 4;
+    len = qv_ld_i32(p);
+  }
+  if (len <= 0 || prefix + len != b->meta_data_length)
+    return qv_error_set(error, QV_EINVAL,
+                        "block at offset %lld says the metadata takes %d bytes, the message "
+                        "prefix says %lld", (long long)b->offset, (int)b->meta_data_length,
+                        (long long)(prefix + (len > 0 ? len : 0)));
+  const QvDecodeOptions *dopt = &r->core.opt.ipc.decode;
+  QvStatus st = qv_message_decode(p + prefix, (size_t)len, dopt, msg, error);
+  if (st) return qv_error_prefix(error, "message at offset %lld", (long long)b->offset);
+  if (msg->body_length != b->body_length) {
+    qv_message_release(msg);
+    return qv_error_set(error, QV_EINVAL,
+                        "block at offset %lld says the body has %lld bytes, the message says %lld",
+                        (long long)b->offset, (long long)b->body_length,
+                        (long long)msg->body_length);
+  }
+  *body = p + b->meta_data_length;
+  return QV_OK;
+}
+
+static QvStatus load_file_dictionaries(QvRbFileReader *r, QvError *error) {
+  for (int64_t i = 0; i < r->footer.n_dictionaries; i++) {
+    QvMessage msg;
+    const uint8_t *body = NULL;
+    QvStatus st = read_block(r, &r->footer.dictionaries[i], &msg, &body, error);
+    if (!st && msg.header_type != QV_HEADER_DICTIONARY_BATCH)
+      st = qv_error_set(error, QV_EINVAL, "block points at a %s message, not a DictionaryBatch",
+                        qv_header_type_name(msg.header_type));
+    if (!st)
+      st = load_dictionary_batch(&r->core, &msg, body, msg.body_length, r->owner, error);
+    qv_message_release(&msg);
+    if (st) return qv_error_prefix(error, "dictionary block %lld", (long long)i);
+  }
+  return QV_OK;
+}
+
+QvStatus qv_rb_file_read_batch(QvRbFileReader *r, int64_t i, struct ArrowArray *out,
+                               QvError *error) {
+  memset(out, 0, sizeof *out);
+  if (i < 0 || i >= r->footer.n_record_batches)
+    return qv_error_set(error, QV_EARG, "batch %lld does not exist (the file has %lld)",
+                        (long long)i, (long long)r->footer.n_record_batches);
+  if (!r->dicts_loaded) {
+    QvStatus st = load_file_dictionaries(r, &r->dict_error);
+    if (st) r->dict_error.code = st;
+    r->dicts_loaded = true;
+  }
+  if (r->dict_error.code) {
+    if (error) *error = r->dict_error;
+    return r->dict_error.code;
+  }
+  QvMessage msg;
+  const uint8_t *body = NULL;
+  QvStatus st = read_block(r, &r->footer.record_batches[i], &msg, &body, error);
+  if (!st && msg.header_type != QV_HEADER_RECORD_BATCH)
+    st = qv_error_set(error, QV_EINVAL, "block points at a %s message, not a RecordBatch",
+                      qv_header_type_name(msg.header_type));
+  if (!st) st = load_record_batch(&r->core, &msg, body, msg.body_length, r->owner, out, error);
+  qv_message_release(&msg);
+  if (st) return qv_error_prefix(error, "record batch %lld", (long long)i);
+  return QV_OK;
+}

@@ -1,0 +1,972 @@
+/* Record batch writing: ArrowSchema -> IPC Schema, ArrowArray -> field nodes
+ * and body buffers (slices are cut down to the rows they cover), dictionary
+ * batches (full, delta or replacement), compression, stream and file
+ * framing. Buffers that can be written as they are go straight from the
+ * caller's memory to the sink. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "array/array_internal.h"
+#include "quiver/recordbatch_ipc.h"
+#include "util/arena.h"
+
+/* ---- sinks */
+
+/* Copies of at least this size bypass the cache: a written body is not
+ * read back soon, and streaming stores save the read-for-ownership of every
+ * destination line (several buffer-sized copies then cost what one large
+ * memcpy costs). */
+#define STREAMING_COPY_MIN ((size_t)1 << 20)
+
+static void copy_out(uint8_t *dst, const uint8_t *src, size_t n) {
+#if defined(__SSE2__)
+  if (n >= STREAMING_COPY_MIN) {
+    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+      __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
+      __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 16));
+      __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 32));
+      __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 48));
+      _mm_stream_si128((__m128i *)(void *)(dst + i), a);
+      _mm_stream_si128((__m128i *)(void *)(dst + i + 16), b);
+      _mm_stream_si128((__m128i *)(void *)(dst + i + 32), c);
+      _mm_stream_si128((__m128i *)(void *)(dst + i + 48), d);
+    }
+    memcpy(dst + i, src + i, n - i);
+    _mm_sfence();
+    return;
+  }
+#endif
+  memcpy(dst, src, n);
+}
+
+QvStatus qv_rb_mem_sink_write(void *ctx, const void *data, size_t size, QvError *error) {
+  QvRbMemSink *m = ctx;
+  if (size > m->capacity - m->size) {
+    if (m->fixed)
+      return qv_error_set(error, QV_ELIMIT, "output buffer of %zu bytes is full", m->capacity);
+    size_t cap = m->capacity ? m->capacity : 4096;
+    while (cap - m->size < size) {
+      if (cap > SIZE_MAX / 2) return qv_error_set(error, QV_ENOMEM, "output too large");
+      cap *= 2;
+    }
+    uint8_t *d = realloc(m->data, cap);
+    if (d == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory growing the output");
+    m->data = d;
+    m->capacity = cap;
+  }
+  if (size) copy_out(m->data + m->size, data, size);
+  m->size += size;
+  return QV_OK;
+}
+
+QvStatus qv_rb_fd_sink_write(void *ctx, const void *data, size_t size, QvError *error) {
+  int fd = *(int *)ctx;
+  const uint8_t *p = data;
+  while (size > 0) {
+    ssize_t k = write(fd, p, size);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
+    }
+    p += k;
+    size -= (size_t)k;
+  }
+  return QV_OK;
+}
+
+QvStatus qv_rb_stdio_sink_write(void *ctx, const void *data, size_t size, QvError *error) {
+  if (size && fwrite(data, 1, size, (FILE *)ctx) != size)
+    return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
+  return QV_OK;
+}
+
+/* ---- serialization state of one message */
+
+typedef struct Seg {
+  const uint8_t *data;
+  int64_t len;
+  bool has_prefix; /* compressed bodies: int64 uncompressed length first */
+  int64_t prefix;
+} Seg;
+
+typedef struct Ser {
+  QvFieldNode *nodes;
+  int64_t n_nodes, cap_nodes;
+  Seg *segs;
+  int64_t n_segs, cap_segs;
+  int64_t *var;
+  int64_t n_var, cap_var;
+  void **temps;
+  int64_t n_temps, cap_temps;
+  QvError *error;
+} Ser;
+
+static bool grow(void **p, int64_t *cap, int64_t n, size_t elem) {
+  if (n < *cap) return true;
+  int64_t c = *cap ? *cap * 2 : 16;
+  void *q = realloc(*p, (size_t)c * elem);
+  if (q == NULL) return false;
+  *p = q;
+  *cap = c;
+  return true;
+}
+
+static void ser_reset(Ser *s) {
+  for (int64_t i = 0; i < s->n_temps; i++) free(s->temps[i]);
+  s->n_nodes = s->n_segs = s->n_var = s->n_temps = 0;
+}
+
+static void ser_free(Ser *s) {
+  ser_reset(s);
+  free(s->nodes);
+  free(s->segs);
+  free(s->var);
+  free(s->temps);
+  memset(s, 0, sizeof *s);
+}
+
+static QvStatus nomem(Ser *s) { return qv_error_set(s->error, QV_ENOMEM, "out of memory"); }
+
+static QvStatus push_node(Ser *s, int64_t length, int64_t nulls) {
+  if (!grow((void **)&s->nodes, &s->cap_nodes, s->n_nodes, sizeof *s->nodes)) return nomem(s);
+  s->nodes[s->n_nodes].length = length;
+  s->nodes[s->n_nodes++].null_count = nulls;
+  return QV_OK;
+}
+
+static QvStatus push_seg(Ser *s, const uint8_t *data, int64_t len) {
+  if (!grow((void **)&s->segs, &s->cap_segs, s->n_segs, sizeof *s->segs)) return nomem(s);
+  Seg *g = &s->segs[s->n_segs++];
+  memset(g, 0, sizeof *g);
+  g->data = len > 0 ? data : NULL;
+  g->len = len;
+  return QV_OK;
+}
+
+static uint8_t *temp(Ser *s, int64_t size) {
+  if (!grow((void **)&s->temps, &s->cap_temps, s->n_temps, sizeof *s->temps)) return NULL;
+  uint8_t *p = malloc(size > 0 ? (size_t)size : 1);
+  if (p) s->temps[s->n_temps++] = p;
+  return p;
+}
+
+/* Bits [from, from + n) of a bitmap as a buffer starting at bit 0. */
+static QvStatus push_bitmap(Ser *s, const uint8_t *bits, int64_t from, int64_t n) {
+  if (n == 0) return push_seg(s, NULL, 0);
+  int64_t nb = qv_bitmap_bytes(n);
+  if (from % 8 == 0) return push_seg(s, bits + from / 8, nb);
+  uint8_t *out = temp(s, nb);
+  if (out == NULL) return nomem(s);
+  const uint8_t *src = bits + from / 8;
+  int shift = (int)(from % 8);
+  int64_t avail = qv_bitmap_bytes(from + n) - from / 8;
+  for (int64_t j = 0; j < nb; j++) {
+    unsigned lo = src[j], hi = j + 1 < avail ? src[j + 1] : 0;
+    out[j] = (uint8_t)((lo >> shift) | (hi << (8 - shift)));
+  }
+  if (n % 8) out[nb - 1] &= (uint8_t)((1u << (n % 8)) - 1);
+  return push_seg(s, out, nb);
+}
+
+static int64_t nulls_in(const QvArrayView *v, int64_t start, int64_t length) {
+  QvLayout L = qv_view_layout(v);
+  if (L == QV_LAYOUT_NULL) return length;
+  if (!qv_layout_has_validity(L) || v->buffer[0] == NULL || length == 0) return 0;
+  if (start == 0 && length == v->length && v->null_count >= 0) return v->null_count;
+  return length - qv_bitmap_count_set(v->buffer[0], v->offset + start, length);
+}
+
+/* Offsets [p0, p0 + length] rebased to start at 0; *first / *last are the
+ * original first and last offsets. */
+static QvStatus push_offsets(Ser *s, const uint8_t *o, int w, int64_t p0, int64_t length,
+                             int64_t *first, int64_t *last) {
+  if (length == 0) {
+    *first = *last = 0;
+    return push_seg(s, (const uint8_t *)qv_zero_block, w);
+  }
+  *first = qv_ld_offset(o, w, p0);
+  *last = qv_ld_offset(o, w, p0 + length);
+  if (*first == 0) return push_seg(s, o + p0 * w, (length + 1) * w);
+  uint8_t *out = temp(s, (length + 1) * w);
+  if (out == NULL) return nomem(s);
+  if (w == 4) {
+    int32_t base = (int32_t)*first;
+    for (int64_t i = 0; i <= length; i++) {
+      int32_t x = qv_ld_i32(o + 4 * (p0 + i)) - base;
+      memcpy(out + 4 * i, &x, 4);
+    }
+  } else {
+    for (int64_t i = 0; i <= length; i++) {
+      int64_t x = qv_ld_i64(o + 8 * (p0 + i)) - *first;
+      memcpy(out + 8 * i, &x, 8);
+    }
+  }
+  return push_seg(s, out, (length + 1) * w);
+}
+
+static QvStatus emit(Ser *s, const QvArrayView *v, int64_t start, int64_t length, int depth);
+
+static QvStatus emit_ree(Ser *s, const QvArrayView *v, int64_t p0, int64_t length, int depth) {
+  const QvArrayView *re = &v->children[0], *values = &v->children[1];
+  QvStatus st;
+  if (length == 0) {
+    if ((st = emit(s, re, 0, 0, depth + 1))) return st;
+    return emit(s, values, 0, 0, depth + 1);
+  }
+  int w = re->type.byte_width;
+  const uint8_t *d = re->buffer[1] + (size_t)re->offset * (size_t)w;
+  int64_t i0 = qv_array_view_get_run(v, p0 - v->offset);
+  int64_t i1 = qv_array_view_get_run(v, p0 - v->offset + length - 1);
+  int64_t n = i1 - i0 + 1;
+  int64_t last = qv_ld_int(d + (size_t)i1 * (size_t)w, w, true);
+  if (p0 == 0 && last == length) {
+    if ((st = emit(s, re, i0, n, depth + 1))) return st;
+  } else {
+    /* rebase the run ends onto the slice */
+    if ((st = push_node(s, n, 0)) || (st = push_seg(s, NULL, 0))) return st;
+    uint8_t *out = temp(s, n * w);
+    if (out == NULL) return nomem(s);
+    for (int64_t k = 0; k < n; k++) {
+      int64_t e = qv_ld_int(d + (size_t)(i0 + k) * (size_t)w, w, true) - p0;
+      if (e > length) e = length;
+      if (w == 2) {
+        int16_t x = (int16_t)e;
+        memcpy(out + 2 * k, &x, 2);
+      } else if (w == 4) {
+        int32_t x = (int32_t)e;
+        memcpy(out + 4 * k, &x, 4);
+      } else {
+        memcpy(out + 8 * k, &e, 8);
+      }
+    }
+    if ((st = push_seg(s, out, n * w))) return st;
+  }
+  return emit(s, values, i0, n, depth + 1);
+}
+
+static QvStatus emit_dense_union(Ser *s, const QvArrayView *v, int64_t p0, int64_t length,
+                                 int depth) {
+  QvStatus st = push_seg(s, v->buffer[1] + p0, length);
+  if (st) return st;
+  int64_t lo[128], hi[128];
+  for (int64_t k = 0; k < v->n_children; k++) {
+    lo[k] = INT64_MAX;
+    hi[k] = -1;
+  }
+  const int8_t *ids = (const int8_t *)v->buffer[1];
+  for (int64_t i = p0; i < p0 + length; i++) {
+    int c = ids[i] >= 0 ? v->type.union_child_index[ids[i]] : -1;
+    if (c < 0) return qv_error_set(s->error, QV_EINVAL, "union has unknown type code %d", ids[i]);
+    int64_t o = qv_ld_i32(v->buffer[2] + 4 * i);
+    if (o < lo[c]) lo[c] = o;
+    if (o > hi[c]) hi[c] = o;
+  }
+  uint8_t *out = temp(s, length * 4);
+  if (out == NULL) return nomem(s);
+  for (int64_t i = p0; i < p0 + length; i++) {
+    int c = v->type.union_child_index[ids[i]];
+    int32_t o = (int32_t)(qv_ld_i32(v->buffer[2] + 4 * i) - lo[c]);
+    memcpy(out + 4 * (i - p0), &o, 4);
+  }
+  if ((st = push_seg(s, out, length * 4))) return st;
+  for (int64_t k = 0; k < v->n_children; k++) {
+    if (hi[k] < 0)
+      st = emit(s, &v->children[k], 0, 0, depth + 1);
+    else
+      st = emit(s, &v->children[k], lo[k], hi[k] - lo[k] + 1, depth + 1);
+    if (st) return st;
+  }
+  return QV_OK;
+}
+
+/* Field node(s) and buffers of v's logical rows [start, start + length). */
+static QvStatus emit(Ser *s, const QvArrayView *v, int64_t start, int64_t length, int depth) {
+  if (depth > QV_ARRAY_MAX_DEPTH)
+    return qv_error_set(s->error, QV_ELIMIT, "array nested deeper than %d", QV_ARRAY_MAX_DEPTH);
+  QvLayout L = qv_view_layout(v);
+  int64_t p0 = v->offset + start;
+  int64_t nulls = nulls_in(v, start, length);
+  QvStatus st = push_node(s, length, nulls);
+  if (st) return st;
+  if (qv_layout_has_validity(L)) {
+    st = nulls ? push_bitmap(s, v->buffer[0], p0, length) : push_seg(s, NULL, 0);
+    if (st) return st;
+  }
+  int w = qv_layout_offset_width(L);
+  int64_t first, last;
+  switch (L) {
+    case QV_LAYOUT_NULL: return QV_OK;
+    case QV_LAYOUT_BOOL: return push_bitmap(s, v->buffer[1], p0, length);
+    case QV_LAYOUT_FIXED:
+      return push_seg(s, v->buffer[1] + p0 * v->type.byte_width, length * v->type.byte_width);
+    case QV_LAYOUT_BINARY:
+    case QV_LAYOUT_LARGE_BINARY:
+      if ((st = push_offsets(s, v->buffer[1], w, p0, length, &first, &last))) return st;
+      return push_seg(s, v->buffer[2] + first, last - first);
+    case QV_LAYOUT_LIST:
+    case QV_LAYOUT_LARGE_LIST:
+      if ((st = push_offsets(s, v->buffer[1], w, p0, length, &first, &last))) return st;
+      return emit(s, &v->children[0], first, last - first, depth + 1);
+    case QV_LAYOUT_LIST_VIEW:
+    case QV_LAYOUT_LARGE_LIST_VIEW:
+      if ((st = push_seg(s, v->buffer[1] + p0 * w, length * w)) ||
+          (st = push_seg(s, v->buffer[2] + p0 * w, length * w)))
+        return st;
+      return emit(s, &v->children[0], 0, v->children[0].length, depth + 1);
+    case QV_LAYOUT_VIEW:
+      if ((st = push_seg(s, v->buffer[1] + p0 * 16, length * 16))) return st;
+      if (!grow((void **)&s->var, &s->cap_var, s->n_var, sizeof *s->var)) return nomem(s);
+      s->var[s->n_var++] = v->n_variadic;
+      for (int64_t k = 0; k < v->n_variadic; k++)
+        if ((st = push_seg(s, v->variadic[k], v->variadic_size[k]))) return st;
+      return QV_OK;
+    case QV_LAYOUT_FIXED_LIST: {
+      int64_t n = v->type.fixed_size;
+      return emit(s, &v->children[0], p0 * n, length * n, depth + 1);
+    }
+    case QV_LAYOUT_STRUCT:
+      for (int64_t k = 0; k < v->n_children; k++)
+        if ((st = emit(s, &v->children[k], p0, length, depth + 1))) return st;
+      return QV_OK;
+    case QV_LAYOUT_SPARSE_UNION:
+      if ((st = push_seg(s, v->buffer[1] + p0, length))) return st;
+      for (int64_t k = 0; k < v->n_children; k++)
+        if ((st = emit(s, &v->children[k], p0, length, depth + 1))) return st;
+      return QV_OK;
+    case QV_LAYOUT_DENSE_UNION: return emit_dense_union(s, v, p0, length, depth);
+    case QV_LAYOUT_REE: return emit_ree(s, v, p0, length, depth);
+  }
+  return QV_OK;
+}
+
+/* Canonical bytes of a serialized dictionary, to tell unchanged / grown /
+ * replaced dictionaries apart. */
+static QvStatus canonical(Ser *s, uint8_t **out, int64_t *size) {
+  int64_t n = 16 * s->n_nodes + 8 * s->n_var + 8 * s->n_segs;
+  for (int64_t i = 0; i < s->n_segs; i++) n += s->segs[i].len;
+  uint8_t *p = malloc(n > 0 ? (size_t)n : 1);
+  if (p == NULL) return nomem(s);
+  uint8_t *w = p;
+  memcpy(w, s->nodes, (size_t)(16 * s->n_nodes));
+  w += 16 * s->n_nodes;
+  if (s->n_var) memcpy(w, s->var, (size_t)(8 * s->n_var));
+  w += 8 * s->n_var;
+  for (int64_t i = 0; i < s->n_segs; i++) {
+    memcpy(w, &s->segs[i].len, 8);
+    w += 8;
+    if (s->segs[i].len) memcpy(w, s->segs[i].data, (size_t)s->segs[i].len);
+    w += s->segs[i].len;
+  }
+  *out = p;
+  *size = n;
+  return QV_OK;
+}
+
+/* ---- the writer */
+
+typedef struct WDict {
+  int64_t id;
+  const QvArrayView *node; /* dictionary-encoded node of the writer's view tree */
+  const struct ArrowSchema *value_schema;
+  uint8_t *last;
+  int64_t last_size;
+  int64_t last_length;
+  bool written;
+} WDict;
+
+#define STAGE_SIZE ((size_t)1 << 20)
+
+struct QvRbWriter {
+  QvRbSink sink;
+  QvRbWriteOptions opt;
+  struct ArrowSchema schema;
+  QvArrayView view;
+  QvArena *arena;
+  QvSchema ipc_schema;
+  int64_t pos;
+  QvBlock *dict_blocks;
+  int64_t n_dict_blocks, cap_dict_blocks;
+  QvBlock *batch_blocks;
+  int64_t n_batch_blocks, cap_batch_blocks;
+  WDict *dicts;
+  int64_t n_dicts, cap_dicts;
+  uint8_t *stage;
+  size_t stage_len;
+  Ser ser;
+  QvError failure;
+  bool finished;
+};
+
+static QvStatus flush(QvRbWriter *w, QvError *error) {
+  if (w->stage_len == 0) return QV_OK;
+  QvStatus st = w->sink.write(w->sink.ctx, w->stage, w->stage_len, error);
+  w->stage_len = 0;
+  return st;
+}
+
+static QvStatus out(QvRbWriter *w, const void *data, size_t n, QvError *error) {
+  w->pos += (int64_t)n;
+  if (n >= STAGE_SIZE / 4) {
+    QvStatus st = flush(w, error);
+    if (st) return st;
+    return w->sink.write(w->sink.ctx, data, n, error);
+  }
+  if (w->stage_len + n > STAGE_SIZE) {
+    QvStatus st = flush(w, error);
+    if (st) return st;
+  }
+  if (n) memcpy(w->stage + w->stage_len, data, n);
+  w->stage_len += n;
+  return QV_OK;
+}
+
+static QvStatus pad(QvRbWriter *w, int64_t n, QvError *error) {
+  return n > 0 ? out(w, qv_zero_block, (size_t)n, error) : QV_OK;
+}
+
+static int64_t padded(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
+
+/* Compresses the segments of s (in place: segments then point at temps). */
+static QvStatus compress_segs(QvRbWriter *w, Ser *s, QvError *error) {
+  QvRbCompression codec = w->opt.compression;
+  for (int64_t i = 0; i < s->n_segs; i++) {
+    Seg *g = &s->segs[i];
+    if (g->len == 0) continue;
+    size_t bound = qv_rb_compress_bound(codec, (size_t)g->len);
+    uint8_t *dst = temp(s, (int64_t)bound);
+    if (dst == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory compressing");
+    size_t n;
+    QvStatus st = qv_rb_compress(codec, w->opt.compression_level, g->data, (size_t)g->len, dst,
+                                 bound, &n, error);
+    if (st) return st;
+    g->has_prefix = true;
+    if ((int64_t)n < g->len) {
+      g->prefix = g->len;
+      g->data = dst;
+      g->len = (int64_t)n;
+    } else {
+      g->prefix = -1; /* not worth it: stored as is */
+    }
+  }
+  return QV_OK;
+}
+
+static QvStatus add_block(QvBlock **blocks, int64_t *n, int64_t *cap, QvBlock b, QvError *error) {
+  if (!grow((void **)blocks, cap, *n, sizeof **blocks))
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  (*blocks)[(*n)++] = b;
+  return QV_OK;
+}
+
+/* Frames a message so that the metadata ends on a multiple of the
+ * alignment counted from the start of the output (the body and therefore
+ * every buffer then is aligned in a memory-mapped file as well). */
+static QvStatus frame(QvRbWriter *w, const QvMessage *msg, uint8_t **meta, size_t *meta_size,
+                      QvError *error) {
+  uint8_t *m;
+  size_t n;
+  QvStatus st = qv_ipc_frame_message(msg, 8, &m, &n, error);
+  if (st) return st;
+  size_t align = (size_t)w->opt.alignment;
+  size_t total = n;
+  while ((size_t)(w->pos % (int64_t)align + (int64_t)total) % align != 0) total += 8;
+  if (total - 8 > INT32_MAX) {
+    free(m);
+    return qv_error_set(error, QV_ELIMIT, "message metadata is too large");
+  }
+  if (total != n) {
+    uint8_t *p = calloc(1, total);
+    if (p == NULL) {
+      free(m);
+      return qv_error_set(error, QV_ENOMEM, "out of memory");
+    }
+    memcpy(p, m, n);
+    free(m);
+    int32_t len = (int32_t)(total - 8);
+    memcpy(p + 4, &len, 4);
+    m = p;
+  }
+  *meta = m;
+  *meta_size = total;
+  return QV_OK;
+}
+
+/* Writes one RecordBatch (dict_id < 0) or DictionaryBatch message from the
+ * serialized segments in w->ser. */
+static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_id,
+                                    bool is_delta, QvError *error) {
+  Ser *s = &w->ser;
+  QvStatus st;
+  if (w->opt.compression != QV_RB_COMPRESSION_NONE && (st = compress_segs(w, s, error))) return st;
+  int64_t align = w->opt.alignment;
+  QvBuffer *bufs = s->n_segs ? malloc((size_t)s->n_segs * sizeof *bufs) : NULL;
+  if (s->n_segs && bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  int64_t off = 0;
+  for (int64_t i = 0; i < s->n_segs; i++) {
+    int64_t total = s->segs[i].len + (s->segs[i].has_prefix ? 8 : 0);
+    bufs[i].offset = off;
+    bufs[i].length = total;
+    off += padded(total, align);
+  }
+  QvRecordBatch rb;
+  memset(&rb, 0, sizeof rb);
+  rb.length = length;
+  rb.n_nodes = s->n_nodes;
+  rb.nodes = s->nodes;
+  rb.n_buffers = s->n_segs;
+  rb.buffers = bufs;
+  if (w->opt.compression != QV_RB_COMPRESSION_NONE) {
+    rb.has_compression = true;
+    rb.codec = w->opt.compression == QV_RB_COMPRESSION_ZSTD ? QV_CODEC_ZSTD : QV_CODEC_LZ4_FRAME;
+    rb.method = QV_COMPRESSION_BUFFER;
+  }
+  rb.has_variadic_buffer_counts = s->n_var > 0;
+  rb.n_variadic_buffer_counts = s->n_var;
+  rb.variadic_buffer_counts = s->var;
+  QvMessage msg;
+  memset(&msg, 0, sizeof msg);
+  msg.version = QV_METADATA_V5;
+  msg.body_length = off;
+  if (dict_id < 0) {
+    msg.header_type = QV_HEADER_RECORD_BATCH;
+    msg.header.record_batch = rb;
+  } else {
+    msg.header_type = QV_HEADER_DICTIONARY_BATCH;
+    msg.header.dictionary_batch.id = dict_id;
+    msg.header.dictionary_batch.data = rb;
+    msg.header.dictionary_batch.is_delta = is_delta;
+  }
+  uint8_t *meta;
+  size_t meta_size;
+  st = frame(w, &msg, &meta, &meta_size, error);
+  free(bufs);
+  if (st) return st;
+  QvBlock block = {w->pos, (int32_t)meta_size, off};
+  st = out(w, meta, meta_size, error);
+  free(meta);
+  for (int64_t i = 0; i < s->n_segs && !st; i++) {
+    const Seg *g = &s->segs[i];
+    int64_t total = g->len + (g->has_prefix ? 8 : 0);
+    if (g->has_prefix) st = out(w, &g->prefix, 8, error);
+    if (!st && g->len) st = out(w, g->data, (size_t)g->len, error);
+    if (!st) st = pad(w, padded(total, align) - total, error);
+  }
+  if (st) return st;
+  if (dict_id < 0)
+    return add_block(&w->batch_blocks, &w->n_batch_blocks, &w->cap_batch_blocks, block, error);
+  return add_block(&w->dict_blocks, &w->n_dict_blocks, &w->cap_dict_blocks, block, error);
+}
+
+/* ---- schema conversion */
+
+static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, int depth,
+                            QvError *error);
+
+static QvStatus fill_type(QvRbWriter *w, const QvSchemaView *t, QvType *out, QvError *error) {
+  memset(out, 0, sizeof *out);
+  switch (t->type) {
+    case QV_ARROW_NULL: out->id = QV_TYPE_NULL; break;
+    case QV_ARROW_BOOL: out->id = QV_TYPE_BOOL; break;
+    case QV_ARROW_INT8:
+    case QV_ARROW_UINT8:
+    case QV_ARROW_INT16:
+    case QV_ARROW_UINT16:
+    case QV_ARROW_INT32:
+    case QV_ARROW_UINT32:
+    case QV_ARROW_INT64:
+    case QV_ARROW_UINT64:
+      out->id = QV_TYPE_INT;
+      out->u.int_.bit_width = t->byte_width * 8;
+      out->u.int_.is_signed = t->type == QV_ARROW_INT8 || t->type == QV_ARROW_INT16 ||
+                              t->type == QV_ARROW_INT32 || t->type == QV_ARROW_INT64;
+      break;
+    case QV_ARROW_HALF_FLOAT:
+    case QV_ARROW_FLOAT:
+    case QV_ARROW_DOUBLE:
+      out->id = QV_TYPE_FLOATING_POINT;
+      out->u.floating_point.precision = t->type == QV_ARROW_HALF_FLOAT ? QV_PRECISION_HALF
+                                        : t->type == QV_ARROW_FLOAT    ? QV_PRECISION_SINGLE
+                                                                       : QV_PRECISION_DOUBLE;
+      break;
+    case QV_ARROW_DECIMAL32:
+    case QV_ARROW_DECIMAL64:
+    case QV_ARROW_DECIMAL128:
+    case QV_ARROW_DECIMAL256:
+      out->id = QV_TYPE_DECIMAL;
+      out->u.decimal.precision = t->decimal_precision;
+      out->u.decimal.scale = t->decimal_scale;
+      out->u.decimal.bit_width = t->decimal_bit_width;
+      break;
+    case QV_ARROW_DATE32:
+    case QV_ARROW_DATE64:
+      out->id = QV_TYPE_DATE;
+      out->u.date.unit = t->type == QV_ARROW_DATE32 ? QV_DATE_DAY : QV_DATE_MILLISECOND;
+      break;
+    case QV_ARROW_TIME32:
+    case QV_ARROW_TIME64:
+      out->id = QV_TYPE_TIME;
+      out->u.time.unit = (int16_t)t->time_unit;
+      out->u.time.bit_width = t->type == QV_ARROW_TIME32 ? 32 : 64;
+      break;
+    case QV_ARROW_TIMESTAMP:
+      out->id = QV_TYPE_TIMESTAMP;
+      out->u.timestamp.unit = (int16_t)t->time_unit;
+      if (t->timezone_len > 0) {
+        char *tz = qv_arena_strndup(w->arena, t->timezone, t->timezone_len);
+        if (tz == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+        out->u.timestamp.timezone = tz;
+        out->u.timestamp.timezone_len = t->timezone_len;
+      }
+      break;
+    case QV_ARROW_DURATION:
+      out->id = QV_TYPE_DURATION;
+      out->u.duration.unit = (int16_t)t->time_unit;
+      break;
+    case QV_ARROW_INTERVAL_MONTHS:
+    case QV_ARROW_INTERVAL_DAY_TIME:
+    case QV_ARROW_INTERVAL_MONTH_DAY_NANO:
+      out->id = QV_TYPE_INTERVAL;
+      out->u.interval.unit = t->type == QV_ARROW_INTERVAL_MONTHS     ? QV_INTERVAL_YEAR_MONTH
+                             : t->type == QV_ARROW_INTERVAL_DAY_TIME ? QV_INTERVAL_DAY_TIME
+                                                                     : QV_INTERVAL_MONTH_DAY_NANO;
+      break;
+    case QV_ARROW_BINARY: out->id = QV_TYPE_BINARY; break;
+    case QV_ARROW_STRING: out->id = QV_TYPE_UTF8; break;
+    case QV_ARROW_LARGE_BINARY: out->id = QV_TYPE_LARGE_BINARY; break;
+    case QV_ARROW_LARGE_STRING: out->id = QV_TYPE_LARGE_UTF8; break;
+    case QV_ARROW_BINARY_VIEW: out->id = QV_TYPE_BINARY_VIEW; break;
+    case QV_ARROW_STRING_VIEW: out->id = QV_TYPE_UTF8_VIEW; break;
+    case QV_ARROW_FIXED_SIZE_BINARY:
+      out->id = QV_TYPE_FIXED_SIZE_BINARY;
+      out->u.fixed_size_binary.byte_width = t->byte_width;
+      break;
+    case QV_ARROW_LIST: out->id = QV_TYPE_LIST; break;
+    case QV_ARROW_LARGE_LIST: out->id = QV_TYPE_LARGE_LIST; break;
+    case QV_ARROW_LIST_VIEW: out->id = QV_TYPE_LIST_VIEW; break;
+    case QV_ARROW_LARGE_LIST_VIEW: out->id = QV_TYPE_LARGE_LIST_VIEW; break;
+    case QV_ARROW_FIXED_SIZE_LIST:
+      out->id = QV_TYPE_FIXED_SIZE_LIST;
+      out->u.fixed_size_list.list_size = t->fixed_size;
+      break;
+    case QV_ARROW_STRUCT: out->id = QV_TYPE_STRUCT; break;
+    case QV_ARROW_MAP:
+      out->id = QV_TYPE_MAP;
+      out->u.map.keys_sorted = (t->schema->flags & ARROW_FLAG_MAP_KEYS_SORTED) != 0;
+      break;
+    case QV_ARROW_SPARSE_UNION:
+    case QV_ARROW_DENSE_UNION: {
+      out->id = QV_TYPE_UNION;
+      out->u.union_.mode = t->type == QV_ARROW_DENSE_UNION ? QV_UNION_DENSE : QV_UNION_SPARSE;
+      out->u.union_.has_type_ids = true;
+      out->u.union_.n_type_ids = t->n_children;
+      int32_t *ids = qv_arena_alloc(w->arena, (size_t)(t->n_children ? t->n_children : 1), 4);
+      if (ids == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+      for (int64_t i = 0; i < t->n_children; i++) ids[i] = t->union_type_ids[i];
+      out->u.union_.type_ids = ids;
+      break;
+    }
+    case QV_ARROW_RUN_END_ENCODED: out->id = QV_TYPE_RUN_END_ENCODED; break;
+    default: return qv_error_set(error, QV_ENOTSUP, "type %s cannot be written", qv_arrow_type_name(t->type));
+  }
+  return QV_OK;
+}
+
+static QvStatus build_metadata(QvRbWriter *w, const char *metadata, int64_t *n,
+                               const QvKeyValue **out, QvError *error) {
+  *n = 0;
+  *out = NULL;
+  if (metadata == NULL) return QV_OK;
+  QvMetadataIter it;
+  qv_metadata_iter_init(&it, metadata);
+  int64_t count = it.remaining;
+  if (count == 0) return QV_OK;
+  QvKeyValue *kv = qv_arena_alloc(w->arena, (size_t)count, sizeof *kv);
+  if (kv == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  const char *k, *v;
+  int32_t kl, vl;
+  int64_t i = 0;
+  while (qv_metadata_iter_next(&it, &k, &kl, &v, &vl)) {
+    kv[i].key = k;
+    kv[i].key_len = kl > 0 ? (size_t)kl : 0;
+    kv[i].value = v;
+    kv[i].value_len = vl > 0 ? (size_t)vl : 0;
+    i++;
+  }
+  *n = i;
+  *out = kv;
+  return QV_OK;
+}
+
+static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, int depth,
+                            QvError *error) {
+  if (depth > QV_ARRAY_MAX_DEPTH)
+    return qv_error_set(error, QV_ELIMIT, "schema nested deeper than %d", QV_ARRAY_MAX_DEPTH);
+  const struct ArrowSchema *s = v->type.schema;
+  memset(f, 0, sizeof *f);
+  if (s->name) {
+    f->name = s->name;
+    f->name_len = strlen(s->name);
+  }
+  f->nullable = (s->flags & ARROW_FLAG_NULLABLE) != 0;
+  const QvArrayView *tv = v->dictionary ? v->dictionary : v;
+  QvStatus st = fill_type(w, &tv->type, &f->type, error);
+  if (st) return st;
+  if (v->dictionary) {
+    QvDictionaryEncoding *de = qv_arena_alloc(w->arena, 1, sizeof *de);
+    if (de == NULL || !grow((void **)&w->dicts, &w->cap_dicts, w->n_dicts, sizeof *w->dicts))
+      return qv_error_set(error, QV_ENOMEM, "out of memory");
+    WDict *d = &w->dicts[w->n_dicts];
+    memset(d, 0, sizeof *d);
+    d->id = w->n_dicts++;
+    d->node = v;
+    d->value_schema = s->dictionary;
+    de->id = d->id;
+    de->has_index_type = true;
+    QvType it;
+    QvSchemaView index_type = v->type;
+    index_type.type = index_type.storage_type;
+    if ((st = fill_type(w, &index_type, &it, error))) return st;
+    de->index_type = it.u.int_;
+    de->is_ordered = (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0;
+    f->dictionary = de;
+  }
+  if (tv->n_children > 0) {
+    QvField *c = qv_arena_alloc(w->arena, (size_t)tv->n_children, sizeof *c);
+    if (c == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < tv->n_children; i++)
+      if ((st = build_field(w, &tv->children[i], &c[i], depth + 1, error))) return st;
+    f->children = c;
+    f->n_children = tv->n_children;
+  }
+  return build_metadata(w, s->metadata, &f->n_metadata, &f->metadata, error);
+}
+
+void qv_rb_writer_free(QvRbWriter *w) {
+  if (w == NULL) return;
+  if (w->schema.release) w->schema.release(&w->schema);
+  qv_array_view_reset(&w->view);
+  qv_arena_free(w->arena);
+  free(w->dict_blocks);
+  free(w->batch_blocks);
+  for (int64_t i = 0; i < w->n_dicts; i++) free(w->dicts[i].last);
+  free(w->dicts);
+  free(w->stage);
+  ser_free(&w->ser);
+  free(w);
+}
+
+int64_t qv_rb_writer_bytes_written(const QvRbWriter *w) { return w->pos; }
+
+static QvStatus fail(QvRbWriter *w, QvStatus st, QvError *error) {
+  if (st && w->failure.code == QV_OK) {
+    if (error) w->failure = *error;
+    w->failure.code = st;
+  }
+  return st;
+}
+
+QvStatus qv_rb_writer_open(QvRbWriter **result, const struct ArrowSchema *schema, QvRbSink sink,
+                           const QvRbWriteOptions *options, QvError *error) {
+  *result = NULL;
+  if (sink.write == NULL) return qv_error_set(error, QV_EARG, "sink has no write function");
+  QvRbWriter *w = calloc(1, sizeof *w);
+  if (w == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  if (options) w->opt = *options;
+  if (w->opt.alignment == 0) w->opt.alignment = 8;
+  QvStatus st = QV_OK;
+  if (w->opt.alignment != 8 && w->opt.alignment != 64)
+    st = qv_error_set(error, QV_EARG, "alignment must be 8 or 64, not %d", w->opt.alignment);
+  else if (w->opt.compression != QV_RB_COMPRESSION_NONE &&
+           w->opt.compression != QV_RB_COMPRESSION_LZ4_FRAME &&
+           w->opt.compression != QV_RB_COMPRESSION_ZSTD)
+    st = qv_error_set(error, QV_EARG, "unknown compression %d", (int)w->opt.compression);
+  w->sink = sink;
+  w->ser.error = error;
+  w->stage = st ? NULL : malloc(STAGE_SIZE);
+  w->arena = st ? NULL : qv_arena_new();
+  if (!st && (w->stage == NULL || w->arena == NULL))
+    st = qv_error_set(error, QV_ENOMEM, "out of memory");
+  if (!st) st = qv_schema_copy(schema, &w->schema, error);
+  if (!st && strcmp(w->schema.format, "+s") != 0)
+    st = qv_error_set(error, QV_EARG, "a record batch schema must be a struct (\"+s\"), not \"%.32s\"",
+                      w->schema.format);
+  if (!st) st = qv_array_view_init(&w->view, &w->schema, error);
+  QvField *fields = NULL;
+  if (!st && w->view.n_children > 0) {
+    fields = qv_arena_alloc(w->arena, (size_t)w->view.n_children, sizeof *fields);
+    if (fields == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  for (int64_t i = 0; !st && i < w->view.n_children; i++)
+    st = build_field(w, &w->view.children[i], &fields[i], 0, error);
+  if (!st) {
+    w->ipc_schema.endianness = QV_ENDIAN_LITTLE;
+    w->ipc_schema.n_fields = w->view.n_children;
+    w->ipc_schema.fields = fields;
+    st = build_metadata(w, w->schema.metadata, &w->ipc_schema.n_metadata,
+                        &w->ipc_schema.metadata, error);
+  }
+  if (!st && w->opt.format == QV_IPC_FORMAT_FILE) st = out(w, "ARROW1\0\0", 8, error);
+  if (!st) {
+    QvMessage msg;
+    memset(&msg, 0, sizeof msg);
+    msg.version = QV_METADATA_V5;
+    msg.header_type = QV_HEADER_SCHEMA;
+    msg.header.schema = w->ipc_schema;
+    uint8_t *meta;
+    size_t meta_size;
+    st = frame(w, &msg, &meta, &meta_size, error);
+    if (!st) {
+      st = out(w, meta, meta_size, error);
+      free(meta);
+    }
+  }
+  if (!st) st = flush(w, error);
+  if (st) {
+    qv_rb_writer_free(w);
+    return st;
+  }
+  *result = w;
+  return QV_OK;
+}
+
+static QvStatus write_dictionaries(QvRbWriter *w, QvError *error) {
+  Ser *s = &w->ser;
+  /* later ids are nested inside earlier ones' values: write them first */
+  for (int64_t k = w->n_dicts - 1; k >= 0; k--) {
+    WDict *d = &w->dicts[k];
+    const QvArrayView *values = d->node->dictionary;
+    ser_reset(s);
+    QvStatus st = emit(s, values, 0, values->length, 0);
+    uint8_t *full = NULL;
+    int64_t full_size = 0;
+    if (!st) st = canonical(s, &full, &full_size);
+    if (st) return st;
+    if (d->written && full_size == d->last_size && memcmp(full, d->last, (size_t)full_size) == 0) {
+      free(full);
+      continue; /* unchanged */
+    }
+    bool delta = false;
+    if (d->written && !w->opt.no_dictionary_deltas && values->length > d->last_length) {
+      ser_reset(s);
+      uint8_t *prefix = NULL;
+      int64_t prefix_size = 0;
+      st = emit(s, values, 0, d->last_length, 0);
+      if (!st) st = canonical(s, &prefix, &prefix_size);
+      if (st) {
+        free(full);
+        return st;
+      }
+      delta = prefix_size == d->last_size && memcmp(prefix, d->last, (size_t)prefix_size) == 0;
+      free(prefix);
+    }
+    if (d->written && !delta && w->opt.format == QV_IPC_FORMAT_FILE) {
+      free(full);
+      return qv_error_set(error, QV_EINVAL,
+                          "dictionary %lld changed; the file format only allows it to grow "
+                          "(delta batches)", (long long)d->id);
+    }
+    ser_reset(s);
+    int64_t from = delta ? d->last_length : 0;
+    st = emit(s, values, from, values->length - from, 0);
+    if (!st) st = write_batch_message(w, values->length - from, d->id, delta, error);
+    if (st) {
+      free(full);
+      return qv_error_prefix(error, "dictionary %lld", (long long)d->id);
+    }
+    free(d->last);
+    d->last = full;
+    d->last_size = full_size;
+    d->last_length = values->length;
+    d->written = true;
+  }
+  return QV_OK;
+}
+
+QvStatus qv_rb_writer_write(QvRbWriter *w, const struct ArrowArray *batch, QvError *error) {
+  if (w->failure.code) {
+    if (error) *error = w->failure;
+    return w->failure.code;
+  }
+  if (w->finished) return qv_error_set(error, QV_EARG, "the writer is finished");
+  w->ser.error = error;
+  QvStatus st = qv_array_view_set_array(&w->view, batch, w->opt.validate, error);
+  if (st) return st; /* a bad input batch leaves the writer usable */
+  QvArrayView *root = &w->view;
+  if (root->buffer[0] && nulls_in(root, 0, root->length) > 0)
+    return qv_error_set(error, QV_EINVAL, "a record batch cannot have null rows");
+  if ((st = write_dictionaries(w, error))) return fail(w, st, error);
+  ser_reset(&w->ser);
+  for (int64_t i = 0; i < root->n_children && !st; i++)
+    st = emit(&w->ser, &root->children[i], root->offset, root->length, 0);
+  if (!st) st = write_batch_message(w, root->length, -1, false, error);
+  if (!st) st = flush(w, error);
+  ser_reset(&w->ser);
+  return fail(w, st, error);
+}
+
+QvStatus qv_rb_writer_finish(QvRbWriter *w, QvError *error) {
+  if (w->failure.code) {
+    if (error) *error = w->failure;
+    return w->failure.code;
+  }
+  if (w->finished) return QV_OK;
+  w->finished = true;
+  QvStatus st = out(w, qv_ipc_eos, 8, error);
+  if (!st && w->opt.format == QV_IPC_FORMAT_FILE) {
+    QvFooter footer;
+    memset(&footer, 0, sizeof footer);
+    footer.version = QV_METADATA_V5;
+    footer.has_schema = true;
+    footer.schema = w->ipc_schema;
+    footer.n_dictionaries = w->n_dict_blocks;
+    footer.dictionaries = w->dict_blocks;
+    footer.n_record_batches = w->n_batch_blocks;
+    footer.record_batches = w->batch_blocks;
+    uint8_t *fb;
+    size_t fb_size;
+    st = qv_footer_encode(&footer, &fb, &fb_size, error);
+    if (!st) {
+      int32_t len = (int32_t)fb_size;
+      st = out(w, fb, fb_size, error);
+      free(fb);
+      if (!st) st = out(w, &len, 4, error);
+      if (!st) st = out(w, "ARROW1", 6, error);
+    }
+  }
+  if (!st) st = flush(w, error);
+  return fail(w, st, error);
+}
+
+QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvRbSink sink,
+                         const QvRbWriteOptions *options, QvError *error) {
+  struct ArrowSchema schema;
+  QvStatus st = qv_rb_stream_get_schema(stream, &schema, error);
+  if (st) return st;
+  QvRbWriter *w;
+  st = qv_rb_writer_open(&w, &schema, sink, options, error);
+  schema.release(&schema);
+  if (st) return st;
+  for (;;) {
+    struct ArrowArray batch;
+    if ((st = qv_rb_stream_get_next(stream, &batch, error))) break;
+    if (batch.release == NULL) break;
+    st = qv_rb_writer_write(w, &batch, error);
+    batch.release(&batch);
+    if (st) break;
+  }
+  if (!st) st = qv_rb_writer_finish(w, error);
+  qv_rb_writer_free(w);
+  return st;
+}

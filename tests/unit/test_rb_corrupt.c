@@ -1,0 +1,443 @@
+/* Hostile inputs: truncated streams and files, lying footers, buffers and
+ * offsets outside the body, wrong counts, bad compression, old versions and
+ * random corruption. Every case must end in a clear error (never a crash,
+ * which the sanitizer build checks). */
+#include "test_rb_helpers.h"
+
+static const char *const kSpecs[] = {"i", "u", "+l(l)", "i{u}", "vu", "+s(b;+r(i;u))"};
+#define N_SPECS 6
+
+/* A small stream or file with two batches of every kSpecs column. */
+static uint8_t *sample_rows(QvIpcFormat format, QvRbCompression comp, int64_t rows, size_t *size) {
+  struct ArrowSchema s;
+  rbt_batch_schema(&s, kSpecs, N_SPECS);
+  struct ArrowArray b[2];
+  rbt_build(&b[0], &s, rows, 0);
+  rbt_build(&b[1], &s, 9, 5);
+  struct ArrowArray *p[2] = {&b[0], &b[1]};
+  QvRbWriteOptions o;
+  memset(&o, 0, sizeof o);
+  o.format = format;
+  o.compression = comp;
+  uint8_t *data;
+  rbt_write(&s, p, 2, &o, &data, size);
+  b[0].release(&b[0]);
+  b[1].release(&b[1]);
+  s.release(&s);
+  return data;
+}
+
+static uint8_t *sample(QvIpcFormat format, QvRbCompression comp, size_t *size) {
+  return sample_rows(format, comp, 20, size);
+}
+
+/* Reads a stream to the end with full validation; returns the status and
+ * the number of batches read. */
+static QvStatus read_stream(const uint8_t *data, size_t size, const QvRbReadOptions *opt,
+                            int *batches, QvError *e) {
+  QvRbReadOptions o;
+  memset(&o, 0, sizeof o);
+  o.validate = QV_VALIDATE_FULL;
+  if (opt) o = *opt;
+  *batches = 0;
+  struct ArrowArrayStream s;
+  QvStatus st = qv_rb_stream_open_memory(&s, data, size, NULL, &o, e);
+  if (st) return st;
+  for (;;) {
+    struct ArrowArray a;
+    if ((st = qv_rb_stream_get_next(&s, &a, e)) || a.release == NULL) break;
+    (*batches)++;
+    a.release(&a);
+  }
+  s.release(&s);
+  return st;
+}
+
+static QvStatus read_file(const uint8_t *data, size_t size, QvError *e) {
+  QvRbReadOptions o;
+  memset(&o, 0, sizeof o);
+  o.validate = QV_VALIDATE_FULL;
+  QvRbFileReader *f;
+  QvStatus st = qv_rb_file_open_memory(&f, data, size, NULL, &o, e);
+  if (st) return st;
+  for (int64_t i = 0; i < qv_rb_file_num_batches(f) && !st; i++) {
+    struct ArrowArray a;
+    if ((st = qv_rb_file_read_batch(f, i, &a, e)) == QV_OK) a.release(&a);
+  }
+  qv_rb_file_close(f);
+  return st;
+}
+
+static void expect_error(QvStatus st, const QvError *e, const char *text) {
+  if (st == QV_OK) fail_msg("expected an error mentioning \"%s\"", text);
+  if (strstr(e->message, text) == NULL) fail_msg("error \"%s\" does not mention \"%s\"", e->message, text);
+}
+
+static void test_truncated(void **state) {
+  (void)state;
+  size_t size;
+  uint8_t *data = sample(QV_IPC_FORMAT_STREAM, QV_RB_COMPRESSION_NONE, &size);
+  int full;
+  QvError e;
+  assert_int_equal(read_stream(data, size, NULL, &full, &e), QV_OK);
+  assert_int_equal(full, 2);
+  for (size_t n = 0; n < size; n++) {
+    uint8_t *copy = malloc(n ? n : 1); /* exact size: ASan sees any overread */
+    memcpy(copy, data, n);
+    int got;
+    QvStatus st = read_stream(copy, n, NULL, &got, &e);
+    /* the end of the input may fall between messages (a stream may end
+     * without its marker); anywhere else it is an error */
+    if (st == QV_OK) assert_true(got <= 2);
+    else assert_true(st == QV_ETRUNCATED || st == QV_EINVAL);
+    free(copy);
+  }
+  free(data);
+
+  data = sample(QV_IPC_FORMAT_FILE, QV_RB_COMPRESSION_ZSTD, &size);
+  assert_int_equal(read_file(data, size, &e), QV_OK);
+  for (size_t n = 0; n < size; n++) {
+    uint8_t *copy = malloc(n ? n : 1);
+    memcpy(copy, data, n);
+    assert_int_not_equal(read_file(copy, n, &e), QV_OK);
+    free(copy);
+  }
+  free(data);
+}
+
+/* Replaces the footer of a file with a modified one. */
+typedef void (*FooterEdit)(QvBlock *dicts, int64_t nd, QvBlock *batches, int64_t nb, QvFooter *f);
+
+static uint8_t *edit_footer(const uint8_t *data, size_t size, FooterEdit edit, size_t *out_size) {
+  QvIpcReader *r;
+  QvError e;
+  rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "open");
+  QvFooter f;
+  int64_t off;
+  int32_t len;
+  rbt_check(qv_ipc_reader_footer(r, &f, &off, &len, &e), &e, "footer");
+  QvBlock dicts[8], batches[8];
+  assert_true(f.n_dictionaries <= 8 && f.n_record_batches <= 8);
+  memcpy(dicts, f.dictionaries, (size_t)f.n_dictionaries * sizeof *dicts);
+  memcpy(batches, f.record_batches, (size_t)f.n_record_batches * sizeof *batches);
+  f.dictionaries = dicts;
+  f.record_batches = batches;
+  edit(dicts, f.n_dictionaries, batches, f.n_record_batches, &f);
+  uint8_t *fb;
+  size_t fb_size;
+  rbt_check(qv_footer_encode(&f, &fb, &fb_size, &e), &e, "encode");
+  *out_size = (size_t)off + fb_size + 10;
+  uint8_t *out = malloc(*out_size);
+  memcpy(out, data, (size_t)off);
+  memcpy(out + off, fb, fb_size);
+  int32_t n = (int32_t)fb_size;
+  memcpy(out + off + fb_size, &n, 4);
+  memcpy(out + off + fb_size + 4, "ARROW1", 6);
+  free(fb);
+  qv_footer_release(&f);
+  qv_ipc_reader_close(r);
+  return out;
+}
+
+static void shift_batch(QvBlock *d, int64_t nd, QvBlock *b, int64_t nb, QvFooter *f) {
+  (void)d, (void)nd, (void)nb, (void)f;
+  b[1].offset += 8;
+}
+static void grow_body(QvBlock *d, int64_t nd, QvBlock *b, int64_t nb, QvFooter *f) {
+  (void)d, (void)nd, (void)nb, (void)f;
+  b[0].body_length += 8;
+}
+static void shrink_meta(QvBlock *d, int64_t nd, QvBlock *b, int64_t nb, QvFooter *f) {
+  (void)d, (void)nd, (void)nb, (void)f;
+  b[0].meta_data_length -= 8;
+}
+static void beyond_end(QvBlock *d, int64_t nd, QvBlock *b, int64_t nb, QvFooter *f) {
+  (void)d, (void)nd, (void)nb, (void)f;
+  b[1].offset = 1 << 30;
+}
+static void negative(QvBlock *d, int64_t nd, QvBlock *b, int64_t nb, QvFooter *f) {
+  (void)d, (void)nd, (void)nb, (void)f;
+  b[0].body_length = INT64_MAX;
+}
+static void dict_is_batch(QvBlock *d, int64_t nd, QvBlock *b, int64_t nb, QvFooter *f) {
+  (void)nd, (void)nb, (void)f;
+  d[0] = b[0];
+}
+static void batch_is_dict(QvBlock *d, int64_t nd, QvBlock *b, int64_t nb, QvFooter *f) {
+  (void)nd, (void)nb, (void)f;
+  b[1] = d[0];
+}
+static void no_schema(QvBlock *d, int64_t nd, QvBlock *b, int64_t nb, QvFooter *f) {
+  (void)d, (void)nd, (void)b, (void)nb;
+  f->has_schema = false;
+}
+
+static void test_lying_footers(void **state) {
+  (void)state;
+  size_t size;
+  uint8_t *data = sample(QV_IPC_FORMAT_FILE, QV_RB_COMPRESSION_NONE, &size);
+  static const struct {
+    FooterEdit edit;
+    const char *error;
+  } cases[] = {
+      {shift_batch, "says the metadata takes"},
+      {grow_body, "says the body has"},
+      {shrink_meta, "says the metadata takes"},
+      {beyond_end, "lies outside the message area"},
+      {negative, "lies outside the message area"},
+      {dict_is_batch, "not a DictionaryBatch"},
+      {batch_is_dict, "not a RecordBatch"},
+      {no_schema, "footer has no schema"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t n;
+    uint8_t *bad = edit_footer(data, size, cases[i].edit, &n);
+    QvError e;
+    expect_error(read_file(bad, n, &e), &e, cases[i].error);
+    free(bad);
+  }
+  /* footer length field larger than the file */
+  uint8_t *bad = malloc(size);
+  memcpy(bad, data, size);
+  int32_t huge = (int32_t)size;
+  memcpy(bad + size - 10, &huge, 4);
+  QvError e;
+  expect_error(read_file(bad, size, &e), &e, "footer length");
+  /* leading magic missing */
+  memcpy(bad, data, size);
+  bad[0] = 'X';
+  expect_error(read_file(bad, size, &e), &e, "magic");
+  free(bad);
+  free(data);
+}
+
+/* Rewrites the stream message at `index`; edit may change the decoded
+ * message and a copy of its body. */
+typedef void (*MessageEdit)(QvMessage *m, uint8_t *body, int64_t body_length);
+
+static uint8_t *edit_message(const uint8_t *data, size_t size, int index, MessageEdit edit,
+                             size_t *out_size) {
+  QvIpcReader *r;
+  QvError e;
+  rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "open");
+  QvRbMemSink mem = {NULL, 0, 0, false};
+  QvIpcMessage m;
+  for (int i = 0; qv_ipc_reader_next(r, &m, &e) == QV_OK; i++) {
+    uint8_t *body = malloc((size_t)m.body_length + 1);
+    if (m.body_length) memcpy(body, m.body, (size_t)m.body_length);
+    /* copies of the arrays an edit may change */
+    QvBuffer bufs[64];
+    QvFieldNode nodes[64];
+    QvRecordBatch *rb = m.message.header_type == QV_HEADER_RECORD_BATCH ? &m.message.header.record_batch
+                        : m.message.header_type == QV_HEADER_DICTIONARY_BATCH
+                            ? &m.message.header.dictionary_batch.data
+                            : NULL;
+    if (rb) {
+      assert_true(rb->n_buffers <= 64 && rb->n_nodes <= 64);
+      memcpy(bufs, rb->buffers, (size_t)rb->n_buffers * sizeof *bufs);
+      memcpy(nodes, rb->nodes, (size_t)rb->n_nodes * sizeof *nodes);
+      rb->buffers = bufs;
+      rb->nodes = nodes;
+    }
+    if (i == index) edit(&m.message, body, m.body_length);
+    uint8_t *meta;
+    size_t meta_size;
+    rbt_check(qv_ipc_frame_message(&m.message, 8, &meta, &meta_size, &e), &e, "frame");
+    qv_rb_mem_sink_write(&mem, meta, meta_size, &e);
+    qv_rb_mem_sink_write(&mem, body, (size_t)m.message.body_length, &e);
+    free(meta);
+    free(body);
+    qv_ipc_message_release(&m);
+  }
+  qv_rb_mem_sink_write(&mem, qv_ipc_eos, 8, &e);
+  qv_ipc_reader_close(r);
+  *out_size = mem.size;
+  return mem.data;
+}
+
+/* message 2 is the first record batch (schema, dictionary, batch, ...) */
+static void buffer_outside(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)b;
+  ((QvBuffer *)m->header.record_batch.buffers)[3].offset = n;
+}
+static void buffer_too_long(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)b;
+  ((QvBuffer *)m->header.record_batch.buffers)[3].length = n;
+}
+static void drop_node(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)b, (void)n;
+  m->header.record_batch.n_nodes--;
+}
+static void extra_buffer(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)b, (void)n;
+  QvBuffer *bufs = (QvBuffer *)m->header.record_batch.buffers;
+  bufs[m->header.record_batch.n_buffers] = bufs[0];
+  m->header.record_batch.n_buffers++;
+}
+static void short_column(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)b, (void)n;
+  ((QvFieldNode *)m->header.record_batch.nodes)[0].length--;
+}
+static void bad_string_offsets(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)n;
+  /* column 1 (utf8): node 1, buffers 2 (validity) 3 (offsets) 4 (data) */
+  const QvBuffer *off = &m->header.record_batch.buffers[3];
+  int32_t huge = 1 << 20;
+  memcpy(b + off->offset + off->length - 4, &huge, 4);
+}
+static void decreasing_offsets(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)n;
+  const QvBuffer *off = &m->header.record_batch.buffers[3];
+  int32_t third;
+  memcpy(&third, b + off->offset + 12, 4);
+  third += 1;
+  memcpy(b + off->offset + 4, &third, 4);
+}
+static void old_version(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)b, (void)n;
+  m->version = QV_METADATA_V3;
+}
+static void unknown_dictionary_index(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)n;
+  /* buffers: i 0-1, u 2-4, +l(l) 5-8, then the int32 indices: validity 9, values 10 */
+  const QvBuffer *vals = &m->header.record_batch.buffers[10];
+  int32_t big = 1000;
+  memcpy(b + vals->offset, &big, 4);
+}
+
+static void test_bad_record_batches(void **state) {
+  (void)state;
+  size_t size;
+  uint8_t *data = sample(QV_IPC_FORMAT_STREAM, QV_RB_COMPRESSION_NONE, &size);
+  static const struct {
+    MessageEdit edit;
+    const char *error;
+    bool cheap_catches;
+  } cases[] = {
+      {buffer_outside, "is outside the body", true},
+      {buffer_too_long, "is outside the body", true},
+      {drop_node, "field nodes", true},
+      {extra_buffer, "the schema uses", true},
+      {short_column, "rows, the batch has", true},
+      {bad_string_offsets, "offsets run from", true},
+      {decreasing_offsets, "offsets decrease", false},
+      {old_version, "not supported", true},
+      {unknown_dictionary_index, "outside the dictionary", false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    size_t n;
+    uint8_t *bad = edit_message(data, size, 2, cases[i].edit, &n);
+    QvError e;
+    int batches;
+    expect_error(read_stream(bad, n, NULL, &batches, &e), &e, cases[i].error);
+    assert_non_null(strstr(e.message, "message at offset"));
+    QvRbReadOptions cheap;
+    memset(&cheap, 0, sizeof cheap);
+    cheap.validate = QV_VALIDATE_CHEAP;
+    QvStatus st = read_stream(bad, n, &cheap, &batches, &e);
+    assert_int_equal(st != QV_OK, cases[i].cheap_catches);
+    free(bad);
+  }
+  free(data);
+}
+
+/* Compressed buffers whose length prefix lies, or asks for too much. */
+static void lie_uncompressed_length(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)n;
+  const QvBuffer *off = &m->header.record_batch.buffers[1]; /* column 0 values */
+  int64_t len;
+  memcpy(&len, b + off->offset, 8);
+  assert_true(len > 0); /* compressed */
+  len += 4;
+  memcpy(b + off->offset, &len, 8);
+}
+static void huge_uncompressed_length(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)n;
+  const QvBuffer *off = &m->header.record_batch.buffers[1];
+  int64_t len = (int64_t)1 << 40;
+  memcpy(b + off->offset, &len, 8);
+}
+static void garbage_frame(QvMessage *m, uint8_t *b, int64_t n) {
+  (void)n;
+  const QvBuffer *off = &m->header.record_batch.buffers[1];
+  memset(b + off->offset + 8, 0x5A, (size_t)(off->length - 8));
+}
+
+static void test_bad_compression(void **state) {
+  (void)state;
+  for (int comp = 1; comp <= 2; comp++) {
+    size_t size;
+    /* enough rows for the int32 column to compress */
+    uint8_t *data = sample_rows(QV_IPC_FORMAT_STREAM, (QvRbCompression)comp, 2000, &size);
+    MessageEdit edits[] = {lie_uncompressed_length, huge_uncompressed_length, garbage_frame};
+    const char *errors[] = {"buffer 1", "exceeds the limit", "buffer 1"};
+    for (int k = 0; k < 3; k++) {
+      size_t n;
+      uint8_t *bad = edit_message(data, size, 2, edits[k], &n);
+      QvRbReadOptions o;
+      memset(&o, 0, sizeof o);
+      o.max_decompressed_size = 1 << 20;
+      QvError e;
+      int batches;
+      expect_error(read_stream(bad, n, &o, &batches, &e), &e, errors[k]);
+      free(bad);
+    }
+    free(data);
+  }
+}
+
+/* Deterministic random corruption of valid inputs: never a crash. */
+static void test_random_corruption(void **state) {
+  (void)state;
+  uint64_t seed = 0x9E3779B97F4A7C15ull;
+  for (int variant = 0; variant < 4; variant++) {
+    size_t size;
+    uint8_t *data = sample(variant & 1 ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM,
+                           variant & 2 ? QV_RB_COMPRESSION_LZ4_FRAME : QV_RB_COMPRESSION_NONE, &size);
+    uint8_t *copy = malloc(size);
+    int errors = 0;
+    for (int iter = 0; iter < 600; iter++) {
+      memcpy(copy, data, size);
+      int flips = 1 + iter % 4;
+      for (int k = 0; k < flips; k++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        size_t at = (size_t)(seed >> 33) % size;
+        copy[at] ^= (uint8_t)(1u << ((seed >> 20) & 7));
+      }
+      QvError e;
+      int batches;
+      QvStatus st = variant & 1 ? read_file(copy, size, &e) : read_stream(copy, size, NULL, &batches, &e);
+      if (st) {
+        errors++;
+        assert_true(e.message[0] != '\0');
+      }
+    }
+    assert_true(errors > 0);
+    free(copy);
+    free(data);
+  }
+}
+
+static void test_not_record_batches(void **state) {
+  (void)state;
+  QvError e;
+  int batches;
+  uint8_t junk[64];
+  memset(junk, 0x11, sizeof junk);
+  assert_int_not_equal(read_stream(junk, sizeof junk, NULL, &batches, &e), QV_OK);
+  /* a stream that is only an end marker has no schema */
+  expect_error(read_stream(qv_ipc_eos, 8, NULL, &batches, &e), &e, "no Schema");
+  expect_error(read_file(junk, sizeof junk, &e), &e, "magic");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_truncated),
+      cmocka_unit_test(test_lying_footers),
+      cmocka_unit_test(test_bad_record_batches),
+      cmocka_unit_test(test_bad_compression),
+      cmocka_unit_test(test_random_corruption),
+      cmocka_unit_test(test_not_record_batches),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
