@@ -1,4 +1,6 @@
-/* quiver cat FILE|-: prints the values of every Tensor message, laid out
+/* quiver cat FILE|-: prints the values of every Tensor and SparseTensor
+ * message. A dense tensor's values (and a sparse tensor's whose dense form
+ * has at most 1000 elements, densified) are laid out
  * like NumPy's str(array): nested brackets, columns aligned per array,
  * lines wrapped at 75 characters, and arrays of more than 1000 elements
  * summarised with '...' keeping 3 items at each end of every long axis.
@@ -15,6 +17,7 @@
 
 #include "cli.h"
 #include "quiver/ipc.h"
+#include "quiver/sparse_ipc.h"
 #include "quiver/tensor_ipc.h"
 
 #define LINE_WIDTH 75
@@ -446,6 +449,92 @@ static void print_header(int64_t i, const QvTensor *t, FILE *f) {
   fprintf(f, " %s\n", layout);
 }
 
+/* ---- sparse tensors */
+
+static void print_sparse_header(int64_t i, const QvSparseTensor *t, FILE *f) {
+  fprintf(f, "message %" PRId64 ": SparseTensor %s %s shape=[", i,
+          t->format == QV_SPARSE_COO   ? "COO"
+          : t->format == QV_SPARSE_CSR ? "CSR"
+          : t->format == QV_SPARSE_CSC ? "CSC"
+                                       : "CSF",
+          qv_value_type_name(t->value_type));
+  for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%" PRId64, d ? ", " : "", t->shape[d]);
+  fputs("]", f);
+  if (t->dim_names) {
+    fputs(" names=[", f);
+    for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%s", d ? ", " : "", t->dim_names[d]);
+    fputs("]", f);
+  }
+  fprintf(f, " nnz=%" PRId64 " index=%s", t->nnz, qv_value_type_name(t->index_type));
+  if (t->format != QV_SPARSE_COO) fprintf(f, " indptr=%s", qv_value_type_name(t->indptr_type));
+  if (t->format == QV_SPARSE_CSF) {
+    fputs(" axis_order=[", f);
+    for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%d", d ? ", " : "", (int)t->axis_order[d]);
+    fputs("]", f);
+  }
+  fputc('\n', f);
+}
+
+/* Dense size of a sparse tensor, saturating. */
+static double dense_size(const QvSparseTensor *t) {
+  double n = 1;
+  for (int32_t d = 0; d < t->ndim; d++) n *= (double)t->shape[d];
+  return n;
+}
+
+/* Small tensors print densified; larger ones as the list of their
+ * non-zeros in row-major order, "(i, j): value", at most THRESHOLD. */
+static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
+  QvStatus st;
+  if (dense_size(t) <= THRESHOLD) {
+    QvTensor dense;
+    if ((st = qv_sparse_to_dense(t, &dense, err))) return st;
+    bool ok = print_values(&dense, f);
+    qv_tensor_release(&dense);
+    return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");
+  }
+  QvSparseTensor coo;
+  QvSparseOptions o = {QV_VALUE_INT64, true, NULL};
+  if ((st = qv_sparse_convert(t, QV_SPARSE_COO, &o, &coo, err))) return st;
+  int64_t shown = coo.nnz < THRESHOLD ? coo.nnz : THRESHOLD;
+  QvTensor vals;
+  st = qv_tensor_make(&vals, coo.value_type, 1, &shown, NULL, NULL, coo.values,
+                      shown * (int64_t)qv_value_type_size(coo.value_type), NULL, err);
+  if (st) {
+    qv_sparse_release(&coo);
+    return st;
+  }
+  Printer pr = {0};
+  pr.t = &vals;
+  pr.is_float = vals.type == QV_VALUE_FLOAT16 || vals.type == QV_VALUE_FLOAT32 ||
+                vals.type == QV_VALUE_FLOAT64;
+  pr.is_signed = vals.type <= QV_VALUE_INT64;
+  if (shown > 0) measure_all(&pr);
+  Str line = {0};
+  for (int64_t i = 0; i < shown && !line.failed; i++) {
+    line.len = 0;
+    str_puts(&line, "(");
+    for (int32_t d = 0; d < coo.ndim; d++) {
+      char num[32];
+      snprintf(num, sizeof num, "%s%" PRId64, d ? ", " : "",
+               qv_index_load(coo.coords + i * coo.coords_strides[0] + d * coo.coords_strides[1],
+                             QV_VALUE_INT64, 0));
+      str_puts(&line, num);
+    }
+    str_puts(&line, "): ");
+    int64_t index = i;
+    format_value(&pr, element(&vals, &index), &line);
+    if (!line.failed) fprintf(f, "%s\n", line.p);
+  }
+  bool ok = !line.failed;
+  str_free(&line);
+  if (ok && coo.nnz > shown) fprintf(f, "... (%" PRId64 " more non-zeros)\n", coo.nnz - shown);
+  if (ok && coo.nnz == 0) fputs("(no non-zeros)\n", f);
+  qv_tensor_release(&vals);
+  qv_sparse_release(&coo);
+  return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");
+}
+
 int qv_cmd_cat(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr, "usage: quiver cat FILE|-\n");
@@ -470,13 +559,31 @@ int qv_cmd_cat(int argc, char **argv) {
       break;
     }
     /* a blank line around each tensor's values, one-line notes together */
-    bool is_tensor = msg.message.header_type == QV_HEADER_TENSOR;
+    uint8_t kind = msg.message.header_type;
+    bool is_tensor = kind == QV_HEADER_TENSOR || kind == QV_HEADER_SPARSE_TENSOR;
     if (i > 0 && (is_tensor || prev_tensor)) fputc('\n', stdout);
     prev_tensor = is_tensor;
     if (!is_tensor) {
-      printf("message %" PRId64 ": %s (values not shown)\n", i,
-             qv_header_type_name(msg.message.header_type));
+      printf("message %" PRId64 ": %s (values not shown)\n", i, qv_header_type_name(kind));
       qv_ipc_message_release(&msg);
+      continue;
+    }
+    if (kind == QV_HEADER_SPARSE_TENSOR) {
+      QvSparseTensor t;
+      st = qv_sparse_from_message(&msg, &t, NULL, &err);
+      if (st) qv_error_prefix(&err, "message %" PRId64 " at offset %" PRId64, i, msg.offset);
+      qv_ipc_message_release(&msg);
+      if (st == QV_OK) {
+        print_sparse_header(i, &t, stdout);
+        st = print_sparse(&t, stdout, &err);
+        if (st) qv_error_prefix(&err, "message %" PRId64, i);
+        qv_sparse_release(&t);
+      }
+      if (st) {
+        fflush(stdout);
+        rc = qv_cli_fail("cat", &err);
+        break;
+      }
       continue;
     }
     QvTensor t;

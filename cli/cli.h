@@ -2,16 +2,21 @@
 #ifndef QUIVER_CLI_H
 #define QUIVER_CLI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "quiver/error.h"
+#include "quiver/sparse.h"
+#include "quiver/sparse_ipc.h"
+#include "quiver/tensor.h"
 
 /* Each subcommand gets argv after the subcommand name and returns the exit
  * status: 0 success, 1 bad input / failure, 2 usage error. */
 int qv_cmd_inspect(int argc, char **argv);
 int qv_cmd_tensor(int argc, char **argv);
 int qv_cmd_cat(int argc, char **argv);
+int qv_cmd_convert(int argc, char **argv);
 int qv_cmd_validate(int argc, char **argv);
 int qv_cmd_stream_to_file(int argc, char **argv);
 int qv_cmd_file_to_stream(int argc, char **argv);
@@ -28,5 +33,54 @@ typedef struct QvCliInput {
 } QvCliInput;
 QvStatus qv_cli_input_open(const char *path, QvCliInput *in, QvError *error);
 void qv_cli_input_free(QvCliInput *in);
+
+/* Writes OUT ("-" = stdout) with write_fn. A regular-file OUT is written to
+ * a temporary file next to it and renamed over it: the input may be a
+ * memory-mapped view of OUT itself, and a failed write leaves nothing
+ * behind. Other existing paths (/dev/null, a FIFO) are opened directly. */
+typedef QvStatus (*QvCliWriteFn)(int fd, const void *ctx, QvError *error);
+QvStatus qv_cli_write_output(const char *out, QvCliWriteFn write_fn, const void *ctx,
+                             QvError *error);
+/* Write functions for it: ctx is a QvTensor / a QvCliSparseOut. */
+typedef struct QvCliSparseOut {
+  const QvSparseTensor *tensor;
+  QvSparseWriteOptions options;
+} QvCliSparseOut;
+QvStatus qv_cli_write_tensor_fd(int fd, const void *tensor, QvError *error);
+QvStatus qv_cli_write_sparse_fd(int fd, const void *sparse_out, QvError *error);
+
+/* Message `index` of an Arrow input ("-" = stdin) as a dense or a sparse
+ * tensor; other message kinds are an error naming what the message is. */
+typedef struct QvCliTensor {
+  bool is_sparse;
+  QvTensor dense;
+  QvSparseTensor sparse;
+} QvCliTensor;
+QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvError *error);
+void qv_cli_tensor_free(QvCliTensor *t);
+
+/* Sparse conversion options shared by `tensor from-npy` and `convert`:
+ * --index-type=T, --axis-order=A,B,..., --csf-lengths=elements|bytes (each
+ * also as two arguments, "--index-type T"). */
+typedef struct QvCliSparseArgs {
+  bool has_index_type;
+  QvValueType index_type;
+  int32_t n_axis;
+  int32_t axis_order[QV_TENSOR_MAX_NDIM];
+  bool has_csf_lengths;
+  QvCsfLengths csf_lengths;
+} QvCliSparseArgs;
+/* 1: argv[*i] was one of these options (consumed, *i advanced past a
+ * separate value); 0: it is not; -1: malformed (message printed). */
+int qv_cli_sparse_arg(const char *cmd, int argc, char **argv, int *i, QvCliSparseArgs *a);
+/* "--name=value" or "--name value": the value (advancing *i), else NULL.
+ * *missing is set when the option is given without a value. */
+const char *qv_cli_option(const char *name, int argc, char **argv, int *i, bool *missing);
+/* Converts `in` to a dense tensor or to `format` and writes it to OUT;
+ * returns the exit status (messages printed, prefixed "quiver <cmd>"). */
+int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
+                             QvSparseFormat format, const QvCliSparseArgs *args, const char *out);
+/* A non-negative decimal integer. */
+bool qv_cli_parse_index(const char *s, int64_t *out);
 
 #endif

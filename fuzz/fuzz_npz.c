@@ -1,0 +1,62 @@
+/* libFuzzer target: the SciPy .npz reader over arbitrary bytes.
+ *
+ * Every archive that is accepted must hold a valid 2-D sparse tensor that
+ * densifies (when small) consistently and survives a round trip through the
+ * .npz writer unchanged (float16 values excepted: the writer refuses them,
+ * as scipy.sparse does). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/npz.h"
+
+#define MAX_DENSE ((int64_t)1 << 20)
+
+#define CHECK(cond)                                                                  \
+  do {                                                                               \
+    if (!(cond)) {                                                                   \
+      fprintf(stderr, "fuzz_npz: %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      abort();                                                                       \
+    }                                                                                \
+  } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  QvSparseTensor t;
+  QvError err;
+  QvStatus st = qv_npz_read_memory(data, size, &t, &err);
+  if (st != QV_OK) {
+    CHECK(err.message[0] != '\0');
+    CHECK(t.values == NULL && t.owner == NULL && t.private_data == NULL);
+    return 0;
+  }
+  CHECK(t.ndim == 2);
+  CHECK(t.format == QV_SPARSE_CSR || t.format == QV_SPARSE_CSC || t.format == QV_SPARSE_COO);
+  CHECK(qv_sparse_validate(&t, &err) == QV_OK);
+  if (t.shape[0] == 0 || t.shape[1] == 0 || t.shape[0] <= MAX_DENSE / t.shape[1]) {
+    QvTensor dense;
+    CHECK(qv_sparse_to_dense(&t, &dense, &err) == QV_OK);
+    CHECK(qv_sparse_equals_dense(&t, &dense));
+    qv_tensor_release(&dense);
+  }
+  uint8_t *out;
+  size_t n;
+  st = qv_npz_write_memory(&t, NULL, &out, &n, &err);
+  if (t.value_type == QV_VALUE_FLOAT16) {
+    CHECK(st == QV_EINVAL);
+  } else {
+    CHECK(st == QV_OK);
+    QvSparseTensor back;
+    st = qv_npz_read_memory(out, n, &back, &err);
+    if (st) fprintf(stderr, "fuzz_npz: re-read failed: %s\n", err.message);
+    CHECK(st == QV_OK);
+    CHECK(back.format == t.format && back.value_type == t.value_type);
+    CHECK(back.index_type == t.index_type && back.nnz == t.nnz);
+    CHECK(back.shape[0] == t.shape[0] && back.shape[1] == t.shape[1]);
+    CHECK(qv_sparse_equals(&t, &back));
+    qv_sparse_release(&back);
+    free(out);
+  }
+  qv_sparse_release(&t);
+  return 0;
+}

@@ -1,0 +1,112 @@
+/* libFuzzer target: SparseTensor messages over arbitrary bytes.
+ *
+ * Reads the first few messages as sparse tensors from memory. Every tensor
+ * that is accepted must be consistent: it validates again, densifies (when
+ * its dense form is small) into a buffer that agrees with it, converts to a
+ * canonical COO holding the same values, and survives a round trip through
+ * the writer (both CSF length conventions) unchanged. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/sparse_ipc.h"
+
+/* Dense forms up to this many elements are built. */
+#define MAX_DENSE ((int64_t)1 << 20)
+/* CSR/CSC conversions allocate major + 1 indptr entries. */
+#define MAX_MAJOR ((int64_t)1 << 16)
+
+#define CHECK(cond)                                                                     \
+  do {                                                                                  \
+    if (!(cond)) {                                                                      \
+      fprintf(stderr, "fuzz_sparse_reader: %s:%d: check failed: %s\n", __FILE__, __LINE__, \
+              #cond);                                                                   \
+      abort();                                                                          \
+    }                                                                                   \
+  } while (0)
+
+static int64_t dense_size(const QvSparseTensor *t) {
+  int64_t n = 1;
+  for (int32_t d = 0; d < t->ndim; d++) {
+    if (t->shape[d] == 0) return 0;
+    if (t->shape[d] > MAX_DENSE || n > MAX_DENSE / t->shape[d]) return MAX_DENSE + 1;
+    n *= t->shape[d];
+  }
+  return n;
+}
+
+static void roundtrip(const QvSparseTensor *t, QvCsfLengths lengths) {
+  QvSparseWriteOptions o = {lengths};
+  QvError err;
+  size_t size;
+  CHECK(qv_sparse_message_size(t, &o, &size, &err) == QV_OK);
+  uint8_t *buf = qv_aligned_alloc(size);
+  CHECK(buf != NULL);
+  size_t written;
+  CHECK(qv_sparse_write_to_buffer(t, &o, buf, size, &written, &err) == QV_OK);
+  CHECK(written == size);
+  QvSparseTensor back;
+  QvStatus st = qv_sparse_read_memory(buf, size, NULL, 0, &back, &err);
+  if (st) fprintf(stderr, "fuzz_sparse_reader: re-read failed: %s\n", err.message);
+  CHECK(st == QV_OK);
+  CHECK(back.format == t->format && back.value_type == t->value_type);
+  CHECK(back.index_type == t->index_type && back.nnz == t->nnz && back.ndim == t->ndim);
+  for (int32_t d = 0; d < t->ndim; d++) CHECK(back.shape[d] == t->shape[d]);
+  CHECK(qv_sparse_equals(t, &back));
+  if (t->nnz > 0) CHECK((uintptr_t)back.values % 64 == 0);
+  qv_sparse_release(&back);
+  qv_aligned_free(buf);
+}
+
+static void check_tensor(const QvSparseTensor *t) {
+  QvError err;
+  CHECK(qv_sparse_validate(t, &err) == QV_OK);
+  int64_t n = dense_size(t);
+  if (n <= MAX_DENSE) {
+    size_t bytes = (size_t)n * qv_value_type_size(t->value_type);
+    uint8_t *dense = malloc(bytes ? bytes : 1);
+    CHECK(dense != NULL);
+    CHECK(qv_sparse_to_dense_into(t, dense, bytes, &err) == QV_OK);
+    QvTensor view;
+    CHECK(qv_tensor_make(&view, t->value_type, t->ndim, t->shape, NULL, NULL, dense,
+                         (int64_t)bytes, NULL, &err) == QV_OK);
+    CHECK(qv_sparse_equals_dense(t, &view));
+    qv_tensor_release(&view);
+    free(dense);
+  }
+  QvSparseTensor coo;
+  QvSparseOptions o = {QV_VALUE_INT64, true, NULL};
+  if (qv_sparse_convert(t, QV_SPARSE_COO, &o, &coo, &err) == QV_OK) {
+    CHECK(coo.is_canonical);
+    CHECK(qv_sparse_equals(t, &coo));
+    qv_sparse_release(&coo);
+  } else {
+    CHECK(err.message[0] != '\0');
+  }
+  if (t->ndim == 2 && t->shape[0] <= MAX_MAJOR && t->shape[1] <= MAX_MAJOR) {
+    QvSparseTensor csr;
+    if (qv_sparse_convert(t, QV_SPARSE_CSR, &o, &csr, &err) == QV_OK) {
+      CHECK(qv_sparse_equals(t, &csr));
+      qv_sparse_release(&csr);
+    }
+  }
+  roundtrip(t, QV_CSF_LENGTHS_ELEMENTS);
+  if (t->format == QV_SPARSE_CSF) roundtrip(t, QV_CSF_LENGTHS_BYTES);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  for (int64_t index = 0; index < 3; index++) {
+    QvSparseTensor t;
+    QvError err;
+    QvStatus st = qv_sparse_read_memory(data, size, NULL, index, &t, &err);
+    if (st != QV_OK) {
+      CHECK(err.message[0] != '\0');
+      CHECK(t.values == NULL && t.owner == NULL && t.private_data == NULL);
+      continue;
+    }
+    check_tensor(&t);
+    qv_sparse_release(&t);
+  }
+  return 0;
+}

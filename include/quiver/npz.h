@@ -1,0 +1,73 @@
+/* quiver: SciPy sparse matrices in .npz files (scipy.sparse.save_npz /
+ * load_npz) <-> sparse tensors.
+ *
+ * An .npz is a zip archive of .npy members (numpy.savez; deflate-compressed
+ * by savez_compressed, which save_npz uses by default). SciPy's sparse
+ * layout, one member per key:
+ *
+ *   CSR / CSC   indices.npy  indptr.npy  format.npy  shape.npy  data.npy
+ *   COO         row.npy      col.npy     format.npy  shape.npy  data.npy
+ *
+ * `format` is a 0-d string array holding "csr", "csc" or "coo" (SciPy 1.10
+ * writes bytes, dtype '|S3'; a unicode '<U3' is read too), `shape` a 1-D
+ * integer array (rows, cols), the others 1-D arrays. Index arrays keep their
+ * dtypes both ways (SciPy's loader picks int32 or int64 by itself); values
+ * are the numeric dtypes of npy.h. Other members (SciPy's `_is_array`) are
+ * ignored; BSR and DIA matrices are refused.
+ *
+ * Reading checks everything before handing a tensor out: the zip's
+ * consistency (libzip ZIP_CHECKCONS) and CRCs, members stored or deflated
+ * only, one member per name, each .npy parsed strictly with nothing after
+ * its data, shapes agreeing (indptr rows+1 or cols+1 long, indices and data
+ * as long as indptr's last value, row/col/data equally long), then
+ * qv_sparse_validate. Zip bombs: a member is read only when its declared
+ * uncompressed size is at most what the members read before it imply (a
+ * .npy header plus the entries the shape/nnz allow), at most 1032 times its
+ * compressed size (deflate's limit; equal for stored ones), and the bytes
+ * inflated must match the declared size exactly. A COO may hold at most as
+ * many entries as its shape has cells. */
+#ifndef QUIVER_NPZ_H
+#define QUIVER_NPZ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/error.h"
+#include "quiver/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A COO read from an .npz is flagged canonical when its entries are sorted
+ * row-major without duplicates (SciPy does not store the flag). Its
+ * coordinates are column-major (coords_strides {width, nnz * width}): row
+ * then col, each one contiguous. Buffers are owned by the tensor. */
+QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTensor *out,
+                            QvError *error);
+QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error);
+
+typedef struct QvNpzWriteOptions {
+  bool stored; /* false (default): deflate, as save_npz(compressed=True) */
+} QvNpzWriteOptions;
+
+/* Writes a 2-D CSR, CSC or COO tensor the way save_npz does (same member
+ * names, order and .npy headers). Other kinds and ndim fail with QV_EINVAL
+ * naming what to convert to; float16 values too (scipy.sparse refuses
+ * them). Dimension names are dropped. options may be NULL.
+ * _memory: *out is malloc'd (free() it). */
+QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *options,
+                             uint8_t **out, size_t *out_size, QvError *error);
+/* At the descriptor's current position (not closed). */
+QvStatus qv_npz_write_fd(const QvSparseTensor *t, const QvNpzWriteOptions *options, int fd,
+                         QvError *error);
+/* Creates or replaces `path`. */
+QvStatus qv_npz_write_path(const QvSparseTensor *t, const QvNpzWriteOptions *options,
+                           const char *path, QvError *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

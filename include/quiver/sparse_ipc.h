@@ -1,0 +1,108 @@
+/* quiver: sparse tensors as Arrow IPC SparseTensor messages
+ * (SparseTensor.fbs, Other.rst).
+ *
+ * A sparse tensor is written as one standalone encapsulated message, like a
+ * dense tensor (tensor_ipc.h):
+ *
+ *   <0xFFFFFFFF> <int32 length> <Message{SparseTensor} + padding> <body>
+ *
+ * The body starts at a multiple of 64 bytes from the start of the message,
+ * every buffer inside it (the sparse index buffers, then the data) starts
+ * at a multiple of 64 within the body, and the body is padded to a multiple
+ * of 64. Buffer order: COO indices, data; CSR/CSC indptr, indices, data;
+ * CSF indptr[0..ndim-2], indices[0..ndim-1], data.
+ *
+ * COO indices are written as a row-major nnz x ndim matrix with
+ * indicesStrides [ndim * width, width]. Index and indptr types are the
+ * tensor's own (uint64 included, although Arrow C++ refuses to read it).
+ *
+ * CSF buffer lengths: the format defines Buffer.length in bytes, but Arrow
+ * C++ writes (and reads) indptrBuffers[i].length and indicesBuffers[i].length
+ * as element counts. quiver writes element counts by default, so that Arrow
+ * C++ and pyarrow read its files, and bytes on request. The reader accepts
+ * both: the last level's indices hold exactly nnz values, so its length is
+ * nnz in the element convention and nnz * width in the byte one (identical
+ * for 8-bit indices, where the two conventions coincide).
+ *
+ * Reading accepts what Arrow C++ writes: buffers aligned to 8 only, and
+ * COO/CSX/data Buffer.length including padding (element counts come from
+ * non_zero_length and the shape; a buffer only has to be long enough).
+ * Everything is validated before a tensor is handed out: buffers inside the
+ * body (overflow-safe), lengths consistent with nnz, shape and index width,
+ * then qv_sparse_validate (coordinates in range, canonical COO sorted and
+ * unique, indptr well formed, indices sorted, CSF levels consistent, axis
+ * order a permutation). Messages name the buffer and position. */
+#ifndef QUIVER_SPARSE_IPC_H
+#define QUIVER_SPARSE_IPC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/buffer.h"
+#include "quiver/error.h"
+#include "quiver/ipc.h"
+#include "quiver/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* How CSF index buffer lengths are written. */
+typedef enum QvCsfLengths {
+  QV_CSF_LENGTHS_ELEMENTS = 0, /* element counts, as Arrow C++ (the default) */
+  QV_CSF_LENGTHS_BYTES = 1     /* bytes, as Buffer is defined */
+} QvCsfLengths;
+
+typedef struct QvSparseWriteOptions {
+  QvCsfLengths csf_lengths;
+} QvSparseWriteOptions;
+
+/* ---- reading */
+
+/* Builds a view of the sparse tensor in a decoded SparseTensor message;
+ * the tensor retains msg->owner, so msg may be released afterwards. Buffers
+ * not aligned to their element size (only in hand-made files) are served
+ * from an aligned copy of the body. *csf_lengths (may be NULL) receives the
+ * convention a CSF message used (QV_CSF_LENGTHS_ELEMENTS for other kinds). */
+QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
+                                QvCsfLengths *csf_lengths, QvError *error);
+
+/* Reads message number `index` (0-based, counting every message) as a
+ * sparse tensor; an error when that message is not a SparseTensor ("message
+ * 0 is a Tensor, not a SparseTensor") or the input holds fewer messages.
+ * _memory: zero-copy view of `data` (owner retained; NULL: the caller keeps
+ *   the bytes alive).
+ * _path: memory-maps the file; zero-copy, the mapping lives until the
+ *   tensor is released (replace files by renaming, never truncate them).
+ * _fd: reads sequentially (not closed); the body is copied into 64-byte
+ *   aligned memory owned by the tensor. */
+QvStatus qv_sparse_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
+                               QvSparseTensor *out, QvError *error);
+QvStatus qv_sparse_read_path(const char *path, int64_t index, QvSparseTensor *out,
+                             QvError *error);
+QvStatus qv_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, QvError *error);
+
+/* ---- writing (options may be NULL: defaults) */
+
+/* The tensor is validated first (qv_sparse_validate); a COO whose
+ * is_canonical flag is set is written with isCanonical true. */
+QvStatus qv_sparse_message_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+                                size_t *size, QvError *error);
+/* QV_EARG when dst_size is too small; *written (may be NULL) receives the
+ * message size. */
+QvStatus qv_sparse_write_to_buffer(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+                                   void *dst, size_t dst_size, size_t *written, QvError *error);
+/* At the descriptor's current position (not closed); call repeatedly to put
+ * several messages into one file. */
+QvStatus qv_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions *options, int fd,
+                            QvError *error);
+/* Creates or truncates `path`. */
+QvStatus qv_sparse_write_path(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+                              const char *path, QvError *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

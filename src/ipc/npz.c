@@ -1,0 +1,783 @@
+/* SciPy sparse .npz (a zip of .npy members) reader and writer, on libzip. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include "quiver/npy.h"
+#include "quiver/npz.h"
+
+/* Preamble (10 or 12 bytes) plus the largest header npy.c accepts. */
+#define NPY_HEADER_CAP ((int64_t)QV_NPY_MAX_HEADER_SIZE + 12)
+/* Deflate cannot expand more than this (RFC 1951: 258 bytes from a
+ * 2-bit code at best, i.e. 1032:1), plus a little for tiny streams. */
+#define DEFLATE_MAX_RATIO 1032
+#define DEFLATE_SLACK 1024
+/* The string in format.npy: "csr", "csc", "coo" (also "bsr", "dia", ...). */
+#define FORMAT_MAX_CHARS 16
+
+static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+static void free_aligned(void *p) { qv_aligned_free(p); }
+
+/* ---- members */
+
+enum { M_FORMAT, M_SHAPE, M_DATA, M_INDICES, M_INDPTR, M_ROW, M_COL, M_COUNT };
+static const char *const member_names[M_COUNT] = {"format.npy",  "shape.npy",  "data.npy",
+                                                  "indices.npy", "indptr.npy", "row.npy",
+                                                  "col.npy"};
+
+typedef struct Archive {
+  zip_t *za;
+  size_t size; /* of the whole archive */
+  zip_int64_t index[M_COUNT]; /* -1: absent */
+} Archive;
+
+static QvStatus zip_fail(QvError *error, const char *what, zip_error_t *ze) {
+  return qv_error_set(error, QV_EINVAL, "npz: %s: %s", what, zip_error_strerror(ze));
+}
+
+static QvStatus open_archive(const uint8_t *data, size_t size, Archive *a, QvError *error) {
+  memset(a, 0, sizeof *a);
+  a->size = size;
+  zip_error_t ze;
+  zip_error_init(&ze);
+  zip_source_t *src = zip_source_buffer_create(data, size, 0, &ze);
+  if (src == NULL) {
+    QvStatus st = zip_fail(error, "cannot read the archive", &ze);
+    zip_error_fini(&ze);
+    return st;
+  }
+  a->za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
+  if (a->za == NULL) {
+    zip_source_free(src);
+    QvStatus st = zip_fail(error, "not a valid zip archive", &ze);
+    zip_error_fini(&ze);
+    return st;
+  }
+  zip_error_fini(&ze);
+  for (int m = 0; m < M_COUNT; m++) a->index[m] = -1;
+  zip_int64_t n = zip_get_num_entries(a->za, 0);
+  for (zip_int64_t i = 0; i < n; i++) {
+    const char *name = zip_get_name(a->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+    if (name == NULL) continue;
+    for (int m = 0; m < M_COUNT; m++) {
+      if (strcmp(name, member_names[m]) != 0) continue;
+      if (a->index[m] >= 0) {
+        zip_discard(a->za);
+        a->za = NULL;
+        return qv_error_set(error, QV_EINVAL, "npz: member %s appears twice", member_names[m]);
+      }
+      a->index[m] = i;
+    }
+  }
+  return QV_OK;
+}
+
+static void close_archive(Archive *a) {
+  if (a->za) zip_discard(a->za);
+  a->za = NULL;
+}
+
+/* Reads member m whole into a 64-byte-aligned buffer owned by *owner,
+ * after checking its declared size against `cap` and its compressed size. */
+static QvStatus read_member(Archive *a, int m, int64_t cap, uint8_t **out, size_t *out_size,
+                            QvOwner **owner, QvError *error) {
+  *out = NULL;
+  *out_size = 0;
+  *owner = NULL;
+  const char *name = member_names[m];
+  if (a->index[m] < 0)
+    return qv_error_set(error, QV_EINVAL, "npz: member %s is missing", name);
+  zip_stat_t sb;
+  zip_stat_init(&sb);
+  if (zip_stat_index(a->za, (zip_uint64_t)a->index[m], 0, &sb) != 0)
+    return zip_fail(error, name, zip_get_error(a->za));
+  zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+  if ((sb.valid & need) != need)
+    return qv_error_set(error, QV_EINVAL, "npz: member %s: sizes or method unknown", name);
+  if ((sb.valid & ZIP_STAT_ENCRYPTION_METHOD) && sb.encryption_method != ZIP_EM_NONE)
+    return qv_error_set(error, QV_ENOTSUP, "npz: member %s is encrypted", name);
+  if (sb.comp_method != ZIP_CM_STORE && sb.comp_method != ZIP_CM_DEFLATE)
+    return qv_error_set(error, QV_ENOTSUP,
+                        "npz: member %s uses compression method %d (stored and deflate only)",
+                        name, (int)sb.comp_method);
+  if (sb.comp_size > a->size)
+    return qv_error_set(error, QV_EINVAL,
+                        "npz: member %s declares %" PRIu64 " compressed bytes in an archive of %zu",
+                        name, (uint64_t)sb.comp_size, a->size);
+  if (sb.size > (zip_uint64_t)cap)
+    return qv_error_set(error, QV_EINVAL,
+                        "npz: member %s declares %" PRIu64 " bytes, more than the %" PRId64
+                        " its shape allows",
+                        name, (uint64_t)sb.size, cap);
+  if (sb.comp_method == ZIP_CM_STORE ? sb.size != sb.comp_size
+                                     : sb.size / DEFLATE_MAX_RATIO > sb.comp_size + DEFLATE_SLACK)
+    return qv_error_set(error, QV_EINVAL,
+                        "npz: member %s declares %" PRIu64 " bytes from %" PRIu64
+                        " compressed: impossible for its method",
+                        name, (uint64_t)sb.size, (uint64_t)sb.comp_size);
+  size_t size = (size_t)sb.size;
+  uint8_t *buf = qv_aligned_alloc(size ? size : 1);
+  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "npz: out of memory reading %s", name);
+  zip_file_t *zf = zip_fopen_index(a->za, (zip_uint64_t)a->index[m], 0);
+  if (zf == NULL) {
+    qv_aligned_free(buf);
+    return zip_fail(error, name, zip_get_error(a->za));
+  }
+  QvStatus st = QV_OK;
+  size_t got = 0;
+  while (got < size) {
+    zip_int64_t k = zip_fread(zf, buf + got, size - got);
+    if (k < 0) {
+      st = zip_fail(error, name, zip_file_get_error(zf));
+      break;
+    }
+    if (k == 0) {
+      st = qv_error_set(error, QV_EINVAL, "npz: member %s holds %zu bytes, declares %zu", name,
+                        got, size);
+      break;
+    }
+    got += (size_t)k;
+  }
+  if (st == QV_OK) {
+    /* reading to the end makes libzip check the CRC */
+    uint8_t extra;
+    zip_int64_t k = zip_fread(zf, &extra, 1);
+    if (k < 0)
+      st = zip_fail(error, name, zip_file_get_error(zf));
+    else if (k > 0)
+      st = qv_error_set(error, QV_EINVAL, "npz: member %s is longer than its declared %zu bytes",
+                        name, size);
+  }
+  if (zip_fclose(zf) != 0 && st == QV_OK)
+    st = qv_error_set(error, QV_EINVAL, "npz: member %s: CRC or read error", name);
+  if (st == QV_OK) {
+    *owner = qv_owner_new(free_aligned, buf);
+    if (*owner == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  if (st) {
+    qv_aligned_free(buf);
+    return st;
+  }
+  *out = buf;
+  *out_size = size;
+  return QV_OK;
+}
+
+/* A numeric member as a 1-D tensor of exactly `want` entries (-1: any). */
+static QvStatus read_array(Archive *a, int m, int64_t want, int64_t cap_entries, QvTensor *t,
+                           QvError *error) {
+  memset(t, 0, sizeof *t);
+  int64_t cap = NPY_HEADER_CAP;
+  if (cap_entries > (INT64_MAX - cap) / 8) cap = INT64_MAX;
+  else cap += cap_entries * 8;
+  uint8_t *buf;
+  size_t size;
+  QvOwner *owner;
+  QvStatus st = read_member(a, m, cap, &buf, &size, &owner, error);
+  if (st) return st;
+  size_t consumed = 0;
+  st = qv_npy_read_memory(buf, size, owner, t, &consumed, error);
+  qv_owner_release(owner); /* the tensor holds its own reference */
+  const char *name = member_names[m];
+  if (st) return qv_error_prefix(error, "npz: member %s", name);
+  if (consumed != size)
+    st = qv_error_set(error, QV_EINVAL, "npz: member %s has %zu bytes after its array", name,
+                      size - consumed);
+  else if (t->ndim != 1)
+    st = qv_error_set(error, QV_EINVAL, "npz: member %s has %d dimensions, expected 1", name,
+                      (int)t->ndim);
+  else if (want >= 0 && t->shape[0] != want)
+    st = qv_error_set(error, QV_EINVAL, "npz: member %s holds %" PRId64 " entries, expected %" PRId64,
+                      name, t->shape[0], want);
+  if (st) qv_tensor_release(t);
+  return st;
+}
+
+static bool is_index_type(QvValueType t) { return t <= QV_VALUE_UINT64; }
+
+static QvStatus need_index_type(const QvTensor *t, int m, QvError *error) {
+  if (is_index_type(t->type)) return QV_OK;
+  return qv_error_set(error, QV_EINVAL, "npz: member %s has dtype %s, expected an integer type",
+                      member_names[m], qv_value_type_name(t->type));
+}
+
+/* ---- format.npy: a 0-d string array, parsed here (npy.c reads numbers) */
+
+typedef struct Hdr {
+  const char *p, *end;
+} Hdr;
+
+static void hskip(Hdr *h) {
+  while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
+    h->p++;
+}
+
+static bool hchar(Hdr *h, char c) {
+  hskip(h);
+  if (h->p < h->end && *h->p == c) {
+    h->p++;
+    return true;
+  }
+  return false;
+}
+
+static bool hstring(Hdr *h, char *buf, size_t cap) {
+  hskip(h);
+  if (h->p >= h->end || (*h->p != '\'' && *h->p != '"')) return false;
+  char q = *h->p++;
+  size_t n = 0;
+  while (h->p < h->end && *h->p != q) {
+    if (*h->p == '\\' || n + 1 >= cap) return false;
+    buf[n++] = *h->p++;
+  }
+  if (h->p >= h->end) return false;
+  h->p++;
+  buf[n] = '\0';
+  return true;
+}
+
+static bool hword(Hdr *h, const char *w) {
+  hskip(h);
+  size_t n = strlen(w);
+  if ((size_t)(h->end - h->p) < n || memcmp(h->p, w, n) != 0) return false;
+  h->p += n;
+  return true;
+}
+
+static QvStatus bad_format(QvError *error, const char *why) {
+  return qv_error_set(error, QV_EINVAL, "npz: member format.npy: %s", why);
+}
+
+/* Parses the 0-d '|S<n>' or '<U<n>' / '>U<n>' array into out (ASCII). */
+static QvStatus parse_format_member(const uint8_t *d, size_t size, char out[FORMAT_MAX_CHARS + 1],
+                                    QvError *error) {
+  if (size < 10 || memcmp(d, npy_magic, 6) != 0) return bad_format(error, "not a .npy image");
+  int major = d[6];
+  if ((major != 1 && major != 2 && major != 3) || d[7] != 0)
+    return bad_format(error, "unsupported .npy version");
+  size_t pre = major == 1 ? 10 : 12;
+  if (size < pre) return bad_format(error, "truncated header");
+  size_t hl = major == 1 ? (size_t)d[8] | (size_t)d[9] << 8
+                         : (size_t)d[8] | (size_t)d[9] << 8 | (size_t)d[10] << 16 |
+                               (size_t)d[11] << 24;
+  if (hl > size - pre) return bad_format(error, "header longer than the member");
+  Hdr h = {(const char *)d + pre, (const char *)d + pre + hl};
+  char descr[16] = "";
+  bool have_descr = false, have_order = false, have_shape = false;
+  if (!hchar(&h, '{')) return bad_format(error, "header is not a dictionary");
+  while (!hchar(&h, '}')) {
+    char key[16];
+    if (!hstring(&h, key, sizeof key) || !hchar(&h, ':'))
+      return bad_format(error, "malformed header dictionary");
+    if (strcmp(key, "descr") == 0 && !have_descr) {
+      if (!hstring(&h, descr, sizeof descr)) return bad_format(error, "malformed 'descr'");
+      have_descr = true;
+    } else if (strcmp(key, "fortran_order") == 0 && !have_order) {
+      if (!hword(&h, "False") && !hword(&h, "True"))
+        return bad_format(error, "malformed 'fortran_order'");
+      have_order = true;
+    } else if (strcmp(key, "shape") == 0 && !have_shape) {
+      if (!hchar(&h, '(') || !hchar(&h, ')'))
+        return bad_format(error, "'shape' must be () (a 0-d array)");
+      have_shape = true;
+    } else {
+      return bad_format(error, "unexpected or duplicate key in the header");
+    }
+    if (!hchar(&h, ',')) {
+      if (!hchar(&h, '}')) return bad_format(error, "malformed header dictionary");
+      break;
+    }
+  }
+  hskip(&h);
+  if (h.p != h.end || !have_descr || !have_order || !have_shape)
+    return bad_format(error, "header needs exactly descr, fortran_order and shape");
+  const char *s = descr;
+  size_t width;
+  bool big = false;
+  if ((s[0] == '|' || s[0] == '=') && s[1] == 'S') {
+    width = 1;
+    s += 2;
+  } else if (s[0] == 'S') {
+    width = 1;
+    s += 1;
+  } else if ((s[0] == '<' || s[0] == '>' || s[0] == '=') && s[1] == 'U') {
+    width = 4;
+    big = s[0] == '>';
+    s += 2;
+  } else {
+    return qv_error_set(error, QV_EINVAL,
+                        "npz: member format.npy has dtype '%s', expected a string ('|S3' or '<U3')",
+                        descr);
+  }
+  char *end;
+  errno = 0;
+  long n = strtol(s, &end, 10);
+  if (*s < '1' || *s > '9' || *end != '\0' || errno || n > FORMAT_MAX_CHARS)
+    return qv_error_set(error, QV_EINVAL, "npz: member format.npy: unsupported dtype '%s'", descr);
+  size_t data_off = pre + hl;
+  if (size - data_off != (size_t)n * width)
+    return bad_format(error, "data size does not match its dtype");
+  const uint8_t *p = d + data_off;
+  size_t len = 0;
+  for (long i = 0; i < n; i++) {
+    uint32_t c = 0;
+    for (size_t b = 0; b < width; b++)
+      c |= (uint32_t)p[i * (long)width + (long)(big ? width - 1 - b : b)] << (8 * b);
+    if (c == 0) {
+      /* NumPy pads shorter strings with NULs: only NULs may follow */
+      for (long j = i + 1; j < n; j++)
+        for (size_t b = 0; b < width; b++)
+          if (p[j * (long)width + (long)b] != 0) return bad_format(error, "NUL inside the string");
+      break;
+    }
+    if (c < 0x21 || c > 0x7e) return bad_format(error, "the format name is not printable ASCII");
+    out[len++] = (char)c;
+  }
+  out[len] = '\0';
+  return QV_OK;
+}
+
+static QvStatus read_format(Archive *a, char name[FORMAT_MAX_CHARS + 1], QvError *error) {
+  uint8_t *buf;
+  size_t size;
+  QvOwner *owner;
+  QvStatus st = read_member(a, M_FORMAT, NPY_HEADER_CAP + 4 * FORMAT_MAX_CHARS, &buf, &size,
+                            &owner, error);
+  if (st) return st;
+  st = parse_format_member(buf, size, name, error);
+  qv_owner_release(owner);
+  return st;
+}
+
+/* ---- reading */
+
+typedef struct Bundle {
+  QvTensor t[3];
+  uint8_t *coords;
+} Bundle;
+
+static void bundle_free(void *p) {
+  Bundle *b = p;
+  for (int i = 0; i < 3; i++) qv_tensor_release(&b->t[i]);
+  qv_aligned_free(b->coords);
+  free(b);
+}
+
+/* Hands the bundle to a new owner; on failure the bundle is freed. */
+static QvOwner *bundle_owner(Bundle *b) {
+  QvOwner *o = qv_owner_new(bundle_free, b);
+  if (o == NULL) bundle_free(b);
+  return o;
+}
+
+static QvStatus read_csx(Archive *a, QvSparseFormat format, const int64_t shape[2],
+                         QvSparseTensor *out, QvError *error) {
+  bool csr = format == QV_SPARSE_CSR;
+  int64_t major = shape[csr ? 0 : 1];
+  if (major == INT64_MAX) return qv_error_set(error, QV_EINVAL, "npz: shape is too large");
+  Bundle *b = calloc(1, sizeof *b);
+  if (b == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  QvTensor *ptr = &b->t[0], *idx = &b->t[1], *val = &b->t[2];
+  QvStatus st = read_array(a, M_INDPTR, major + 1, major + 1, ptr, error);
+  if (st == QV_OK) st = need_index_type(ptr, M_INDPTR, error);
+  int64_t nnz = 0;
+  if (st == QV_OK) {
+    nnz = qv_index_load(ptr->data, ptr->type, major);
+    if (nnz < 0)
+      st = qv_error_set(error, QV_EINVAL, "npz: indptr.npy ends at a negative or too large value");
+  }
+  if (st == QV_OK) st = read_array(a, M_INDICES, nnz, nnz, idx, error);
+  if (st == QV_OK) st = need_index_type(idx, M_INDICES, error);
+  if (st == QV_OK) st = read_array(a, M_DATA, nnz, nnz, val, error);
+  if (st) {
+    bundle_free(b);
+    return st;
+  }
+  QvOwner *owner = bundle_owner(b);
+  if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  st = qv_sparse_make_csx(out, format, val->type, ptr->type, idx->type, shape, NULL, nnz,
+                          ptr->data, idx->data, val->data, owner, error);
+  qv_owner_release(owner);
+  if (st) qv_error_prefix(error, "npz");
+  return st;
+}
+
+static bool coo_sorted_unique(const uint8_t *c, QvValueType t, int64_t nnz) {
+  for (int64_t i = 1; i < nnz; i++) {
+    int64_t r0 = qv_index_load(c, t, i - 1), r1 = qv_index_load(c, t, i);
+    int64_t c0 = qv_index_load(c, t, nnz + i - 1), c1 = qv_index_load(c, t, nnz + i);
+    if (r1 < r0 || (r1 == r0 && c1 <= c0)) return false;
+  }
+  return true;
+}
+
+static QvStatus read_coo(Archive *a, const int64_t shape[2], QvSparseTensor *out,
+                         QvError *error) {
+  int64_t cells;
+  if (__builtin_mul_overflow(shape[0], shape[1], &cells)) cells = INT64_MAX;
+  Bundle *b = calloc(1, sizeof *b);
+  if (b == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  QvTensor *row = &b->t[0], *col = &b->t[1], *val = &b->t[2];
+  QvStatus st = read_array(a, M_ROW, -1, cells, row, error);
+  if (st == QV_OK) st = need_index_type(row, M_ROW, error);
+  int64_t nnz = st == QV_OK ? row->shape[0] : 0;
+  if (st == QV_OK && nnz > cells)
+    st = qv_error_set(error, QV_EINVAL,
+                      "npz: COO holds %" PRId64 " entries, more than the %" PRId64
+                      " cells of its shape",
+                      nnz, cells);
+  if (st == QV_OK) st = read_array(a, M_COL, nnz, nnz, col, error);
+  if (st == QV_OK) st = need_index_type(col, M_COL, error);
+  if (st == QV_OK) st = read_array(a, M_DATA, nnz, nnz, val, error);
+  /* one buffer, row then col: a column-major nnz x 2 index matrix */
+  QvValueType it = QV_VALUE_INT64;
+  if (st == QV_OK) {
+    it = row->type == col->type ? row->type : QV_VALUE_INT64;
+    size_t w = qv_value_type_size(it);
+    b->coords = qv_aligned_alloc(nnz > 0 ? (size_t)nnz * 2 * w : 1);
+    if (b->coords == NULL) st = qv_error_set(error, QV_ENOMEM, "npz: out of memory");
+  }
+  if (st == QV_OK) {
+    size_t w = qv_value_type_size(it);
+    for (int k = 0; k < 2 && st == QV_OK; k++) {
+      const QvTensor *src = k == 0 ? row : col;
+      uint8_t *dst = b->coords + (size_t)k * (size_t)nnz * w;
+      if (src->type == it) {
+        if (nnz > 0) memcpy(dst, src->data, (size_t)nnz * w);
+        continue;
+      }
+      for (int64_t i = 0; i < nnz; i++) {
+        int64_t v = qv_index_load(src->data, src->type, i);
+        if (v < 0 && src->type == QV_VALUE_UINT64) {
+          st = qv_error_set(error, QV_EINVAL,
+                            "npz: %s value at position %" PRId64 " does not fit int64",
+                            member_names[k == 0 ? M_ROW : M_COL], i);
+          break;
+        }
+        memcpy(dst + (size_t)i * 8, &v, 8);
+      }
+    }
+  }
+  if (st) {
+    bundle_free(b);
+    return st;
+  }
+  size_t w = qv_value_type_size(it);
+  int64_t strides[2] = {(int64_t)w, nnz * (int64_t)w};
+  bool canonical = coo_sorted_unique(b->coords, it, nnz);
+  const uint8_t *coords = b->coords, *values = val->data;
+  QvValueType vt = val->type;
+  QvOwner *owner = bundle_owner(b);
+  if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  st = qv_sparse_make_coo(out, vt, it, 2, shape, NULL, nnz, coords, strides, canonical, values,
+                          owner, error);
+  qv_owner_release(owner);
+  if (st) qv_error_prefix(error, "npz");
+  return st;
+}
+
+QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTensor *out,
+                            QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
+  memset(out, 0, sizeof *out);
+  if (data == NULL && size > 0) return qv_error_set(error, QV_EARG, "NULL data");
+  /* libzip reads no bytes as an empty archive */
+  if (size == 0) return qv_error_set(error, QV_EINVAL, "npz: not a valid zip archive: empty input");
+  Archive a;
+  QvStatus st = open_archive(data, size, &a, error);
+  if (st) return st;
+  char fmt[FORMAT_MAX_CHARS + 1];
+  if (a.index[M_FORMAT] < 0)
+    st = qv_error_set(error, QV_EINVAL,
+                      "npz: member format.npy is missing: not a SciPy sparse matrix (save_npz)");
+  else
+    st = read_format(&a, fmt, error);
+  QvSparseFormat format = QV_SPARSE_COO;
+  if (st == QV_OK) {
+    if (strcmp(fmt, "csr") == 0)
+      format = QV_SPARSE_CSR;
+    else if (strcmp(fmt, "csc") == 0)
+      format = QV_SPARSE_CSC;
+    else if (strcmp(fmt, "coo") == 0)
+      format = QV_SPARSE_COO;
+    else
+      st = qv_error_set(error, QV_ENOTSUP,
+                        "npz: sparse format '%s' is not supported (csr, csc and coo are)", fmt);
+  }
+  int64_t shape[2] = {0, 0};
+  if (st == QV_OK) {
+    QvTensor s;
+    st = read_array(&a, M_SHAPE, 2, 2, &s, error);
+    if (st == QV_OK) st = need_index_type(&s, M_SHAPE, error);
+    for (int i = 0; i < 2 && st == QV_OK; i++) {
+      shape[i] = qv_index_load(s.data, s.type, i);
+      if (shape[i] < 0)
+        st = qv_error_set(error, QV_EINVAL, "npz: shape.npy entry %d is negative or too large",
+                          i);
+    }
+    qv_tensor_release(&s);
+  }
+  if (st == QV_OK)
+    st = format == QV_SPARSE_COO ? read_coo(&a, shape, out, error)
+                                 : read_csx(&a, format, shape, out, error);
+  close_archive(&a);
+  return st;
+}
+
+QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error) {
+  if (out == NULL || path == NULL) return qv_error_set(error, QV_EARG, "NULL argument");
+  memset(out, 0, sizeof *out);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) {
+    int e = errno;
+    close(fd);
+    return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(e));
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    close(fd);
+    return qv_error_set(error, QV_EIO, "%s: not a regular file", path);
+  }
+  if (sb.st_size == 0) {
+    close(fd);
+    return qv_error_set(error, QV_EINVAL, "%s: not an .npz file: empty", path);
+  }
+  void *addr = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  close(fd);
+  if (addr == MAP_FAILED) return qv_error_set(error, QV_EIO, "%s: mmap failed: %s", path, strerror(e));
+  /* every buffer of the tensor is a copy: the mapping can go right away */
+  QvStatus st = qv_npz_read_memory(addr, (size_t)sb.st_size, out, error);
+  munmap(addr, (size_t)sb.st_size);
+  if (st) qv_error_prefix(error, "%s", path);
+  return st;
+}
+
+/* ---- writing */
+
+/* The format member exactly as NumPy 1.24 writes np.array(b'csr'). */
+static void format_member(const char *name, uint8_t out[131]) {
+  static const char dict[] = "{'descr': '|S3', 'fortran_order': False, 'shape': (), }";
+  memset(out, ' ', 128);
+  memcpy(out, npy_magic, 6);
+  out[6] = 1;
+  out[7] = 0;
+  out[8] = 118; /* header length: 128 - 10 */
+  out[9] = 0;
+  memcpy(out + 10, dict, sizeof dict - 1);
+  out[127] = '\n';
+  memcpy(out + 128, name, 3);
+}
+
+typedef struct Image {
+  uint8_t *p;
+  size_t n;
+} Image;
+
+/* The .npy image of a 1-D array of n entries at `data` with byte stride. */
+static QvStatus npy_image(QvValueType type, int64_t n, const void *data, int64_t stride,
+                          Image *img, QvError *error) {
+  int64_t w = (int64_t)qv_value_type_size(type);
+  int64_t span = n > 0 ? (n - 1) * stride + w : 0;
+  QvTensor t;
+  QvStatus st = qv_tensor_make(&t, type, 1, &n, &stride, NULL, n > 0 ? data : NULL, span, NULL,
+                               error);
+  if (st) return st;
+  st = qv_npy_write_size(&t, &img->n, error);
+  if (st == QV_OK) {
+    img->p = malloc(img->n);
+    if (img->p == NULL) st = qv_error_set(error, QV_ENOMEM, "npz: out of memory");
+  }
+  if (st == QV_OK) st = qv_npy_write_to_buffer(&t, img->p, img->n, NULL, error);
+  qv_tensor_release(&t);
+  return st;
+}
+
+#define MAX_MEMBERS 5
+
+static QvStatus build_images(const QvSparseTensor *t, const char **names, Image *img,
+                             QvError *error) {
+  if (t == NULL) return qv_error_set(error, QV_EARG, "NULL sparse tensor");
+  QvStatus st = qv_sparse_validate(t, error);
+  if (st) return st;
+  if (t->format == QV_SPARSE_CSF)
+    return qv_error_set(error, QV_EINVAL,
+                        "a CSF tensor cannot be stored in a SciPy .npz (csr, csc and coo only): "
+                        "convert it first (quiver convert IN OUT --to=coo)");
+  if (t->ndim != 2)
+    return qv_error_set(error, QV_EINVAL,
+                        "SciPy's .npz holds 2-D matrices; this %s tensor has %d dimensions",
+                        qv_sparse_format_name(t->format), (int)t->ndim);
+  if (t->value_type == QV_VALUE_FLOAT16)
+    return qv_error_set(error, QV_EINVAL,
+                        "scipy.sparse does not support float16 values: convert to float32 first");
+  int64_t nnz = t->nnz;
+  int64_t iw = (int64_t)qv_value_type_size(t->index_type);
+  if (t->format == QV_SPARSE_COO) {
+    names[0] = "row.npy";
+    names[1] = "col.npy";
+    st = npy_image(t->index_type, nnz, t->coords, t->coords_strides[0], &img[0], error);
+    if (st == QV_OK)
+      st = npy_image(t->index_type, nnz, nnz > 0 ? t->coords + t->coords_strides[1] : NULL,
+                     t->coords_strides[0], &img[1], error);
+  } else {
+    names[0] = "indices.npy";
+    names[1] = "indptr.npy";
+    st = npy_image(t->index_type, nnz, t->indices, iw, &img[0], error);
+    if (st == QV_OK)
+      st = npy_image(t->indptr_type, t->indptr_len, t->indptr,
+                     (int64_t)qv_value_type_size(t->indptr_type), &img[1], error);
+  }
+  if (st) return st;
+  names[2] = "format.npy";
+  img[2].p = malloc(131);
+  if (img[2].p == NULL) return qv_error_set(error, QV_ENOMEM, "npz: out of memory");
+  img[2].n = 131;
+  format_member(qv_sparse_format_name(t->format), img[2].p);
+  names[3] = "shape.npy";
+  st = npy_image(QV_VALUE_INT64, 2, t->shape, 8, &img[3], error);
+  if (st) return st;
+  names[4] = "data.npy";
+  return npy_image(t->value_type, nnz, t->values, (int64_t)qv_value_type_size(t->value_type),
+                   &img[4], error);
+}
+
+QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *options,
+                             uint8_t **out, size_t *out_size, QvError *error) {
+  if (out == NULL || out_size == NULL) return qv_error_set(error, QV_EARG, "NULL output");
+  *out = NULL;
+  *out_size = 0;
+  const char *names[MAX_MEMBERS] = {0};
+  Image img[MAX_MEMBERS];
+  memset(img, 0, sizeof img);
+  QvStatus st = build_images(t, names, img, error);
+  zip_error_t ze;
+  zip_error_init(&ze);
+  zip_source_t *src = NULL;
+  zip_t *za = NULL;
+  if (st == QV_OK) {
+    src = zip_source_buffer_create(NULL, 0, 0, &ze);
+    if (src == NULL) st = zip_fail(error, "cannot create an archive", &ze);
+  }
+  if (st == QV_OK) {
+    zip_source_keep(src); /* read back after zip_close */
+    za = zip_open_from_source(src, ZIP_TRUNCATE, &ze);
+    if (za == NULL) st = zip_fail(error, "cannot create an archive", &ze);
+  }
+  /* NumPy's members carry the DOS epoch as their time: fixed, so equal
+   * tensors give identical files */
+  struct tm epoch = {0};
+  epoch.tm_year = 80;
+  epoch.tm_mday = 1;
+  epoch.tm_isdst = -1;
+  time_t mtime = mktime(&epoch);
+  bool stored = options != NULL && options->stored;
+  for (int i = 0; i < MAX_MEMBERS && st == QV_OK; i++) {
+    zip_source_t *ms = zip_source_buffer(za, img[i].p, img[i].n, 0);
+    zip_int64_t idx = ms ? zip_file_add(za, names[i], ms, ZIP_FL_ENC_UTF_8) : -1;
+    if (idx < 0) {
+      if (ms) zip_source_free(ms);
+      st = zip_fail(error, names[i], zip_get_error(za));
+      break;
+    }
+    /* level 6, zlib's default, which numpy.savez_compressed uses (libzip's
+     * own default, 9, is about twice as slow for a slightly smaller file) */
+    if (zip_set_file_compression(za, (zip_uint64_t)idx, stored ? ZIP_CM_STORE : ZIP_CM_DEFLATE,
+                                 stored ? 0 : 6) != 0 ||
+        (mtime != (time_t)-1 && zip_file_set_mtime(za, (zip_uint64_t)idx, mtime, 0) != 0))
+      st = zip_fail(error, names[i], zip_get_error(za));
+  }
+  if (za != NULL) {
+    if (st == QV_OK) {
+      if (zip_close(za) != 0) {
+        st = zip_fail(error, "writing the archive", zip_get_error(za));
+        zip_discard(za);
+      }
+    } else {
+      zip_discard(za);
+    }
+  }
+  if (st == QV_OK) {
+    zip_int64_t n = -1;
+    if (zip_source_open(src) == 0) {
+      if (zip_source_seek(src, 0, SEEK_END) == 0) n = zip_source_tell(src);
+      uint8_t *buf = n >= 0 && zip_source_seek(src, 0, SEEK_SET) == 0 ? malloc(n ? (size_t)n : 1)
+                                                                       : NULL;
+      if (buf != NULL && zip_source_read(src, buf, (zip_uint64_t)n) == n) {
+        *out = buf;
+        *out_size = (size_t)n;
+      } else {
+        free(buf);
+        st = qv_error_set(error, QV_ENOMEM, "npz: cannot read back the archive");
+      }
+      zip_source_close(src);
+    } else {
+      st = zip_fail(error, "reading back the archive", zip_source_error(src));
+    }
+  }
+  if (src) zip_source_free(src);
+  zip_error_fini(&ze);
+  for (int i = 0; i < MAX_MEMBERS; i++) free(img[i].p);
+  return st;
+}
+
+static QvStatus write_all(int fd, const void *buf, size_t n, QvError *error) {
+  const uint8_t *q = buf;
+  while (n > 0) {
+    size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
+    ssize_t k = write(fd, q, chunk);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
+    }
+    if (k == 0) return qv_error_set(error, QV_EIO, "write made no progress");
+    q += k;
+    n -= (size_t)k;
+  }
+  return QV_OK;
+}
+
+QvStatus qv_npz_write_fd(const QvSparseTensor *t, const QvNpzWriteOptions *options, int fd,
+                         QvError *error) {
+  if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
+  uint8_t *buf;
+  size_t n;
+  QvStatus st = qv_npz_write_memory(t, options, &buf, &n, error);
+  if (st) return st;
+  st = write_all(fd, buf, n, error);
+  free(buf);
+  return st;
+}
+
+QvStatus qv_npz_write_path(const QvSparseTensor *t, const QvNpzWriteOptions *options,
+                           const char *path, QvError *error) {
+  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
+  uint8_t *buf;
+  size_t n;
+  QvStatus st = qv_npz_write_memory(t, options, &buf, &n, error);
+  if (st) return st;
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    free(buf);
+    return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
+  }
+  st = write_all(fd, buf, n, error);
+  free(buf);
+  if (close(fd) != 0 && st == QV_OK)
+    st = qv_error_set(error, QV_EIO, "%s: close failed: %s", path, strerror(errno));
+  if (st) {
+    unlink(path);
+    return qv_error_prefix(error, "%s", path);
+  }
+  return QV_OK;
+}

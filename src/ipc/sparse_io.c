@@ -1,0 +1,711 @@
+/* Sparse tensors as Arrow IPC SparseTensor messages: readers and writer. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "quiver/sparse_ipc.h"
+
+/* Defined in tensor_io.c: memcpy that stays fast for large copies. */
+void qv_internal_copy_large(void *dst, const void *src, size_t n);
+
+/* Every buffer starts at a multiple of this within the body, and the body
+ * is padded to it, so consecutive messages keep 64-byte aligned buffers. */
+#define BODY_ALIGN 64
+
+/* ---- reading */
+
+static void free_aligned(void *p) { qv_aligned_free(p); }
+
+/* a * b for non-negative operands; false on int64 overflow. */
+static bool mul_ok(int64_t a, int64_t b, int64_t *out) {
+  *out = 0;
+  if (a < 0 || b < 0) return false;
+  return !__builtin_mul_overflow(a, b, out);
+}
+
+static QvStatus index_type_from_int(const QvIntType *it, const char *where, QvValueType *out,
+                                    QvError *error) {
+  switch (it->bit_width) {
+    case 8: *out = it->is_signed ? QV_VALUE_INT8 : QV_VALUE_UINT8; return QV_OK;
+    case 16: *out = it->is_signed ? QV_VALUE_INT16 : QV_VALUE_UINT16; return QV_OK;
+    case 32: *out = it->is_signed ? QV_VALUE_INT32 : QV_VALUE_UINT32; return QV_OK;
+    case 64: *out = it->is_signed ? QV_VALUE_INT64 : QV_VALUE_UINT64; return QV_OK;
+    default:
+      return qv_error_set(error, QV_EINVAL, "%s: Int bit width %d is not 8, 16, 32 or 64", where,
+                          (int)it->bit_width);
+  }
+}
+
+static void index_type_to_int(QvValueType t, QvIntType *out) {
+  out->bit_width = (int32_t)qv_value_type_size(t) * 8;
+  out->is_signed = t <= QV_VALUE_INT64;
+}
+
+/* One buffer of the body as the reader uses it: where it starts and how
+ * many bytes the tensor reads from it. */
+typedef struct Span {
+  int64_t offset;
+  int64_t need;
+  size_t align; /* element size */
+} Span;
+
+/* The declared Buffer must lie inside the body and hold `need` bytes. */
+static QvStatus check_buffer(const char *what, QvBuffer b, int64_t need, int64_t body_len,
+                             QvError *error) {
+  if (b.offset < 0 || b.length < 0 || b.offset > body_len || b.length > body_len - b.offset)
+    return qv_error_set(error, QV_EINVAL,
+                        "%s (offset %" PRId64 ", length %" PRId64
+                        ") extends past the body of %" PRId64 " bytes",
+                        what, b.offset, b.length, body_len);
+  if (b.length < need)
+    return qv_error_set(error, QV_EINVAL,
+                        "%s holds %" PRId64 " bytes but the tensor needs %" PRId64, what, b.length,
+                        need);
+  return QV_OK;
+}
+
+/* Byte count of n entries of width w, with a message naming `what`. */
+static QvStatus entry_bytes(const char *what, int64_t n, size_t w, int64_t *out, QvError *error) {
+  if (!mul_ok(n, (int64_t)w, out))
+    return qv_error_set(error, QV_EINVAL, "%s: %" PRId64 " entries of %zu bytes overflow int64",
+                        what, n, w);
+  return QV_OK;
+}
+
+typedef struct Decoded {
+  QvSparseFormat format;
+  QvValueType vtype, itype, ptype;
+  int32_t ndim;
+  int64_t shape[QV_TENSOR_MAX_NDIM];
+  const char *names[QV_TENSOR_MAX_NDIM];
+  bool named;
+  int64_t nnz;
+  /* COO */
+  int64_t coo_strides[2];
+  /* CSF counts */
+  int64_t indptr_len[QV_TENSOR_MAX_NDIM];
+  int64_t indices_len[QV_TENSOR_MAX_NDIM];
+  QvCsfLengths csf_lengths;
+  /* buffers: [0] data, then COO indices / CSX indptr, indices / CSF indptr..., indices... */
+  Span span[2 * QV_TENSOR_MAX_NDIM + 1];
+  int nspan;
+} Decoded;
+
+static QvStatus decode_coo(const QvSparseTensorMeta *m, int64_t blen, Decoded *d,
+                           QvError *error) {
+  const QvSparseCOO *c = &m->index.coo;
+  QvStatus st = index_type_from_int(&c->indices_type, "SparseTensorIndexCOO.indicesType", &d->itype,
+                                    error);
+  if (st) return st;
+  d->format = QV_SPARSE_COO;
+  d->ptype = d->itype;
+  int64_t w = (int64_t)qv_value_type_size(d->itype);
+  if (c->n_indices_strides != 0 && c->n_indices_strides != 2)
+    return qv_error_set(error, QV_EINVAL,
+                        "SparseTensorIndexCOO.indicesStrides has %" PRId64
+                        " entries; the indices matrix (nnz x ndim) needs 2",
+                        c->n_indices_strides);
+  if (c->n_indices_strides == 2) {
+    d->coo_strides[0] = c->indices_strides[0];
+    d->coo_strides[1] = c->indices_strides[1];
+  } else {
+    d->coo_strides[0] = (int64_t)d->ndim * w;
+    d->coo_strides[1] = w;
+  }
+  int64_t need = 0;
+  if (d->nnz > 0) {
+    int64_t s0 = d->coo_strides[0], s1 = d->coo_strides[1], last, span;
+    if (s0 < 0 || s1 < 0)
+      return qv_error_set(error, QV_EINVAL,
+                          "SparseTensorIndexCOO.indicesStrides [%" PRId64 ", %" PRId64
+                          "] has a negative entry",
+                          s0, s1);
+    if (!mul_ok(d->nnz - 1, s0, &last) || !mul_ok(d->ndim - 1, s1, &span) ||
+        __builtin_add_overflow(last, span, &need) || __builtin_add_overflow(need, w, &need))
+      return qv_error_set(error, QV_EINVAL,
+                          "SparseTensorIndexCOO: %" PRId64 " x %d indices with strides [%" PRId64
+                          ", %" PRId64 "] overflow int64 byte offsets",
+                          d->nnz, (int)d->ndim, s0, s1);
+  }
+  st = check_buffer("SparseTensorIndexCOO.indicesBuffer", c->indices_buffer, need, blen, error);
+  if (st) return st;
+  d->span[d->nspan++] = (Span){c->indices_buffer.offset, need, (size_t)w};
+  return QV_OK;
+}
+
+static QvStatus decode_csx(const QvSparseTensorMeta *m, int64_t blen, Decoded *d,
+                           QvError *error) {
+  const QvSparseCSX *c = &m->index.csx;
+  bool csr = c->compressed_axis == QV_CSX_ROW;
+  d->format = csr ? QV_SPARSE_CSR : QV_SPARSE_CSC;
+  if (d->ndim != 2)
+    return qv_error_set(error, QV_EINVAL,
+                        "SparseMatrixIndexCSX (%s) needs a 2-D shape, the tensor has %d dimensions",
+                        csr ? "CSR" : "CSC", (int)d->ndim);
+  QvStatus st =
+      index_type_from_int(&c->indptr_type, "SparseMatrixIndexCSX.indptrType", &d->ptype, error);
+  if (st) return st;
+  st = index_type_from_int(&c->indices_type, "SparseMatrixIndexCSX.indicesType", &d->itype, error);
+  if (st) return st;
+  int64_t major = d->shape[csr ? 0 : 1];
+  if (major == INT64_MAX)
+    return qv_error_set(error, QV_EINVAL, "SparseTensor.shape: %" PRId64 " %s is too many", major,
+                        csr ? "rows" : "columns");
+  int64_t need = 0;
+  size_t pw = qv_value_type_size(d->ptype), iw = qv_value_type_size(d->itype);
+  if ((st = entry_bytes("SparseMatrixIndexCSX.indptrBuffer", major + 1, pw, &need, error)))
+    return st;
+  st = check_buffer("SparseMatrixIndexCSX.indptrBuffer", c->indptr_buffer, need, blen, error);
+  if (st) return st;
+  d->span[d->nspan++] = (Span){c->indptr_buffer.offset, need, pw};
+  if ((st = entry_bytes("SparseMatrixIndexCSX.indicesBuffer", d->nnz, iw, &need, error)))
+    return st;
+  st = check_buffer("SparseMatrixIndexCSX.indicesBuffer", c->indices_buffer, need, blen, error);
+  if (st) return st;
+  d->span[d->nspan++] = (Span){c->indices_buffer.offset, need, iw};
+  return QV_OK;
+}
+
+/* CSF: lengths are element counts (Arrow C++) or bytes; the last level's
+ * indices, which hold exactly nnz values, tell which. In the element
+ * convention the declared length is no byte count, so the bounds check is
+ * on offset + count * width against the body. */
+static QvStatus csf_level(const char *what, QvBuffer b, int64_t count, size_t w, bool bytes,
+                          int64_t blen, Span *span, QvError *error) {
+  int64_t need = 0;
+  QvStatus st = entry_bytes(what, count, w, &need, error);
+  if (st) return st;
+  if (bytes) {
+    st = check_buffer(what, b, need, blen, error);
+    if (st) return st;
+  } else if (b.offset < 0 || b.offset > blen || need > blen - b.offset) {
+    return qv_error_set(error, QV_EINVAL,
+                        "%s (offset %" PRId64 ", %" PRId64 " entries of %zu bytes) extends past "
+                        "the body of %" PRId64 " bytes",
+                        what, b.offset, count, w, blen);
+  }
+  *span = (Span){b.offset, need, w};
+  return QV_OK;
+}
+
+/* Whether the CSF lengths, read with these widths (1, 1: element counts),
+ * give every indptr one entry more than its level's indices. */
+static bool csf_counts_fit(const QvSparseCSF *c, int32_t n, size_t iw, size_t pw) {
+  for (int32_t l = 0; l + 1 < n; l++) {
+    int64_t il = c->indices_buffers[l].length, pl = c->indptr_buffers[l].length;
+    if (il % (int64_t)iw != 0 || pl % (int64_t)pw != 0) return false;
+    if (pl / (int64_t)pw != il / (int64_t)iw + 1) return false;
+  }
+  return true;
+}
+
+static QvStatus decode_csf(const QvSparseTensorMeta *m, int64_t blen, Decoded *d,
+                           QvError *error) {
+  const QvSparseCSF *c = &m->index.csf;
+  d->format = QV_SPARSE_CSF;
+  QvStatus st =
+      index_type_from_int(&c->indptr_type, "SparseTensorIndexCSF.indptrType", &d->ptype, error);
+  if (st) return st;
+  st = index_type_from_int(&c->indices_type, "SparseTensorIndexCSF.indicesType", &d->itype, error);
+  if (st) return st;
+  int32_t n = d->ndim;
+  if (c->n_indptr_buffers != n - 1)
+    return qv_error_set(error, QV_EINVAL,
+                        "SparseTensorIndexCSF.indptrBuffers has %" PRId64
+                        " buffers, expected %d (ndim - 1)",
+                        c->n_indptr_buffers, (int)(n - 1));
+  if (c->n_indices_buffers != n)
+    return qv_error_set(error, QV_EINVAL,
+                        "SparseTensorIndexCSF.indicesBuffers has %" PRId64
+                        " buffers, expected %d (ndim)",
+                        c->n_indices_buffers, (int)n);
+  if (c->n_axis_order != n)
+    return qv_error_set(error, QV_EINVAL,
+                        "SparseTensorIndexCSF.axisOrder has %" PRId64 " entries, expected %d (ndim)",
+                        c->n_axis_order, (int)n);
+  size_t pw = qv_value_type_size(d->ptype), iw = qv_value_type_size(d->itype);
+  int64_t last = c->indices_buffers[n - 1].length, nnz_bytes;
+  bool by_elements = last == d->nnz;
+  bool bytes_ok = mul_ok(d->nnz, (int64_t)iw, &nnz_bytes);
+  bool by_bytes = bytes_ok && last == nnz_bytes;
+  if (!by_elements && !by_bytes)
+    return qv_error_set(error, QV_EINVAL,
+                        "SparseTensorIndexCSF.indicesBuffers[%d].length %" PRId64
+                        " fits neither convention: the last level holds non_zero_length = %" PRId64
+                        " indices (length %" PRId64 " as an element count, %" PRId64 " in bytes)",
+                        (int)(n - 1), last, d->nnz, d->nnz, bytes_ok ? nnz_bytes : -1);
+  /* Both fit when the indices are 8-bit (or nnz is 0): the indptr lengths,
+   * one more entry than their level's indices, decide; elements when they
+   * fit both too (then both conventions are the same bytes). */
+  bool bytes = by_bytes && !by_elements;
+  if (by_elements && by_bytes && !csf_counts_fit(c, n, 1, 1)) bytes = csf_counts_fit(c, n, iw, pw);
+  d->csf_lengths = bytes ? QV_CSF_LENGTHS_BYTES : QV_CSF_LENGTHS_ELEMENTS;
+  char what[64];
+  for (int32_t l = 0; l < n; l++) {
+    int64_t len = c->indices_buffers[l].length;
+    snprintf(what, sizeof what, "SparseTensorIndexCSF.indicesBuffers[%d]", (int)l);
+    if (bytes && len % (int64_t)iw != 0)
+      return qv_error_set(error, QV_EINVAL,
+                          "%s.length %" PRId64 " is not a multiple of the index width %zu", what,
+                          len, iw);
+    d->indices_len[l] = bytes ? len / (int64_t)iw : len;
+    st = csf_level(what, c->indices_buffers[l], d->indices_len[l], iw, bytes, blen,
+                   &d->span[d->nspan++], error);
+    if (st) return st;
+  }
+  for (int32_t l = 0; l + 1 < n; l++) {
+    int64_t len = c->indptr_buffers[l].length;
+    snprintf(what, sizeof what, "SparseTensorIndexCSF.indptrBuffers[%d]", (int)l);
+    if (bytes && len % (int64_t)pw != 0)
+      return qv_error_set(error, QV_EINVAL,
+                          "%s.length %" PRId64 " is not a multiple of the indptr width %zu", what,
+                          len, pw);
+    d->indptr_len[l] = bytes ? len / (int64_t)pw : len;
+    st = csf_level(what, c->indptr_buffers[l], d->indptr_len[l], pw, bytes, blen,
+                   &d->span[d->nspan++], error);
+    if (st) return st;
+  }
+  return QV_OK;
+}
+
+QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
+                                QvCsfLengths *csf_lengths, QvError *error) {
+  if (csf_lengths) *csf_lengths = QV_CSF_LENGTHS_ELEMENTS;
+  if (out == NULL || msg == NULL) return qv_error_set(error, QV_EARG, "NULL argument");
+  memset(out, 0, sizeof *out);
+  if (msg->message.header_type != QV_HEADER_SPARSE_TENSOR)
+    return qv_error_set(error, QV_EINVAL, "message is a %s, not a SparseTensor",
+                        qv_header_type_name(msg->message.header_type));
+  const QvSparseTensorMeta *m = &msg->message.header.sparse_tensor;
+  Decoded *d = calloc(1, sizeof *d);
+  if (d == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  QvStatus st = qv_value_type_from_arrow(&m->type, &d->vtype, error);
+  if (st) {
+    qv_error_prefix(error, "SparseTensor.type");
+    goto done;
+  }
+  if (m->ndim < 1) {
+    st = qv_error_set(error, QV_EINVAL,
+                      "SparseTensor.shape is empty: a sparse tensor needs at least one dimension");
+    goto done;
+  }
+  if (m->ndim > QV_TENSOR_MAX_NDIM) {
+    st = qv_error_set(error, QV_ELIMIT,
+                      "SparseTensor.shape: %" PRId64 " dimensions exceed the limit of %d", m->ndim,
+                      QV_TENSOR_MAX_NDIM);
+    goto done;
+  }
+  d->ndim = (int32_t)m->ndim;
+  for (int32_t i = 0; i < d->ndim; i++) {
+    d->shape[i] = m->shape[i].size;
+    if (d->shape[i] < 0) {
+      st = qv_error_set(error, QV_EINVAL, "SparseTensor.shape[%d].size %" PRId64 " is negative",
+                        (int)i, d->shape[i]);
+      goto done;
+    }
+    const char *name = m->shape[i].name;
+    if (name != NULL && m->shape[i].name_len > 0) {
+      if (memchr(name, '\0', m->shape[i].name_len) != NULL) {
+        st = qv_error_set(error, QV_EINVAL, "SparseTensor.shape[%d].name contains a NUL byte",
+                          (int)i);
+        goto done;
+      }
+      d->named = true;
+      d->names[i] = name;
+    } else {
+      d->names[i] = "";
+    }
+  }
+  d->nnz = m->non_zero_length;
+  int64_t blen = msg->body_length;
+  size_t vw = qv_value_type_size(d->vtype);
+  int64_t need = 0;
+  if ((st = entry_bytes("SparseTensor.data", d->nnz, vw, &need, error))) goto done;
+  if ((st = check_buffer("SparseTensor.data", m->data, need, blen, error))) goto done;
+  d->span[d->nspan++] = (Span){m->data.offset, need, vw};
+  switch (m->index_kind) {
+    case QV_SPARSE_INDEX_COO: st = decode_coo(m, blen, d, error); break;
+    case QV_SPARSE_INDEX_CSX: st = decode_csx(m, blen, d, error); break;
+    case QV_SPARSE_INDEX_CSF: st = decode_csf(m, blen, d, error); break;
+    default:
+      st = qv_error_set(error, QV_EINVAL, "SparseTensor.sparseIndex: unknown index kind %u",
+                        (unsigned)m->index_kind);
+      break;
+  }
+  if (st) goto done;
+
+  static _Alignas(BODY_ALIGN) const uint8_t no_bytes[BODY_ALIGN];
+  const uint8_t *base = msg->body != NULL ? msg->body : no_bytes;
+  QvOwner *owner = msg->owner, *copy_owner = NULL;
+  const uint8_t *ptr[2 * QV_TENSOR_MAX_NDIM + 1];
+  bool misaligned = false;
+  int64_t packed = 0; /* bytes of an aligned copy of every span */
+  for (int i = 0; i < d->nspan; i++) {
+    ptr[i] = base + d->span[i].offset;
+    if (d->span[i].need > 0 && (uintptr_t)ptr[i] % d->span[i].align != 0) misaligned = true;
+    packed += (d->span[i].need + BODY_ALIGN - 1) / BODY_ALIGN * BODY_ALIGN; /* each <= body */
+  }
+  if (misaligned) {
+    /* Only hand-made inputs get here: each buffer is copied to an aligned
+     * place, so typed access through the tensor's pointers stays valid. */
+    uint8_t *copy = qv_aligned_alloc(packed > 0 ? (size_t)packed : 1);
+    if (copy == NULL) {
+      st = qv_error_set(error, QV_ENOMEM, "out of memory copying a sparse tensor body");
+      goto done;
+    }
+    copy_owner = qv_owner_new(free_aligned, copy);
+    if (copy_owner == NULL) {
+      qv_aligned_free(copy);
+      st = qv_error_set(error, QV_ENOMEM, "out of memory");
+      goto done;
+    }
+    int64_t at = 0;
+    for (int i = 0; i < d->nspan; i++) {
+      if (d->span[i].need > 0) memcpy(copy + at, ptr[i], (size_t)d->span[i].need);
+      ptr[i] = copy + at;
+      at += (d->span[i].need + BODY_ALIGN - 1) / BODY_ALIGN * BODY_ALIGN;
+    }
+    owner = copy_owner;
+  }
+  const char *const *names = d->named ? d->names : NULL;
+  const uint8_t *values = ptr[0];
+  switch (d->format) {
+    case QV_SPARSE_COO:
+      st = qv_sparse_make_coo(out, d->vtype, d->itype, d->ndim, d->shape, names, d->nnz, ptr[1],
+                              d->coo_strides, m->index.coo.is_canonical, values, owner, error);
+      break;
+    case QV_SPARSE_CSR:
+    case QV_SPARSE_CSC:
+      st = qv_sparse_make_csx(out, d->format, d->vtype, d->ptype, d->itype, d->shape, names,
+                              d->nnz, ptr[1], ptr[2], values, owner, error);
+      break;
+    default: {
+      /* spans: data, indices[0..ndim-1], indptr[0..ndim-2] */
+      const void *indptr[QV_TENSOR_MAX_NDIM], *indices[QV_TENSOR_MAX_NDIM];
+      for (int32_t l = 0; l < d->ndim; l++) {
+        indices[l] = ptr[1 + l];
+        if (l + 1 < d->ndim) indptr[l] = ptr[1 + d->ndim + l];
+      }
+      st = qv_sparse_make_csf(out, d->vtype, d->ptype, d->itype, d->ndim, d->shape, names,
+                              m->index.csf.axis_order, d->nnz, indptr, d->indptr_len, indices,
+                              d->indices_len, values, owner, error);
+      break;
+    }
+  }
+  qv_owner_release(copy_owner); /* the tensor holds its own reference */
+  if (st == QV_OK && csf_lengths) *csf_lengths = d->csf_lengths;
+done:
+  free(d);
+  return st;
+}
+
+static QvStatus read_nth(QvIpcReader *r, int64_t index, QvSparseTensor *out, QvError *error) {
+  for (int64_t i = 0;; i++) {
+    QvIpcMessage msg;
+    QvStatus st = qv_ipc_reader_next(r, &msg, error);
+    if (st == QV_EOS) {
+      if (i == 0) return qv_error_set(error, QV_EINVAL, "input holds no message");
+      return qv_error_set(error, QV_EINVAL, "no message %" PRId64 ": input holds %" PRId64
+                          " message%s", index, i, i == 1 ? "" : "s");
+    }
+    if (st) return st;
+    if (i == index) {
+      st = qv_sparse_from_message(&msg, out, NULL, error);
+      if (st)
+        qv_error_prefix(error, "message %" PRId64 " at offset %" PRId64, i, msg.offset);
+      qv_ipc_message_release(&msg);
+      return st;
+    }
+    qv_ipc_message_release(&msg);
+  }
+}
+
+static QvStatus check_read_args(int64_t index, QvSparseTensor *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
+  memset(out, 0, sizeof *out);
+  if (index < 0)
+    return qv_error_set(error, QV_EARG, "negative message index %" PRId64, index);
+  return QV_OK;
+}
+
+QvStatus qv_sparse_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
+                               QvSparseTensor *out, QvError *error) {
+  QvStatus st = check_read_args(index, out, error);
+  if (st) return st;
+  QvIpcReader *r;
+  if ((st = qv_ipc_reader_open_memory(&r, data, size, owner, NULL, error))) return st;
+  st = read_nth(r, index, out, error);
+  qv_ipc_reader_close(r);
+  return st;
+}
+
+QvStatus qv_sparse_read_path(const char *path, int64_t index, QvSparseTensor *out,
+                             QvError *error) {
+  QvStatus st = check_read_args(index, out, error);
+  if (st) return st;
+  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
+  QvIpcReader *r;
+  if ((st = qv_ipc_reader_open_path(&r, path, NULL, error))) return st;
+  st = read_nth(r, index, out, error);
+  qv_ipc_reader_close(r);
+  if (st) qv_error_prefix(error, "%s", path);
+  return st;
+}
+
+QvStatus qv_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, QvError *error) {
+  QvStatus st = check_read_args(index, out, error);
+  if (st) return st;
+  QvIpcReader *r;
+  if ((st = qv_ipc_reader_open_fd(&r, fd, NULL, error))) return st;
+  st = read_nth(r, index, out, error);
+  qv_ipc_reader_close(r);
+  return st;
+}
+
+/* ---- writing */
+
+/* One buffer of the body: `len` bytes from `src` at `offset`. */
+typedef struct Seg {
+  const uint8_t *src;
+  int64_t len;
+  int64_t offset;
+} Seg;
+
+#define MAX_SEGS (2 * QV_TENSOR_MAX_NDIM + 2)
+
+typedef struct Plan {
+  uint8_t *meta; /* framed metadata, malloc'd */
+  size_t meta_size;
+  int64_t body_len;
+  int nseg;
+  Seg seg[MAX_SEGS];
+  uint8_t *owned; /* a row-major copy of COO indices with other strides */
+} Plan;
+
+static void plan_free(Plan *p) {
+  free(p->meta);
+  qv_aligned_free(p->owned);
+  memset(p, 0, sizeof *p);
+}
+
+static int64_t align_up(int64_t v) { return (v + BODY_ALIGN - 1) / BODY_ALIGN * BODY_ALIGN; }
+
+/* Appends a segment at the next aligned offset; false when the body would
+ * overflow int64. */
+static bool add_seg(Plan *p, const uint8_t *src, int64_t len, QvBuffer *b) {
+  int64_t off = p->body_len;
+  if (len > INT64_MAX - BODY_ALIGN - off) return false;
+  p->seg[p->nseg++] = (Seg){src, len, off};
+  b->offset = off;
+  b->length = len;
+  p->body_len = align_up(off + len);
+  return true;
+}
+
+static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions *o, Plan *p,
+                             QvError *error) {
+  memset(p, 0, sizeof *p);
+  if (t == NULL) return qv_error_set(error, QV_EARG, "NULL sparse tensor");
+  QvStatus st = qv_sparse_validate(t, error);
+  if (st) return qv_error_prefix(error, "writing a sparse tensor");
+  QvCsfLengths lengths = o ? o->csf_lengths : QV_CSF_LENGTHS_ELEMENTS;
+  if (lengths != QV_CSF_LENGTHS_ELEMENTS && lengths != QV_CSF_LENGTHS_BYTES)
+    return qv_error_set(error, QV_EARG, "unknown CSF length convention %d", (int)lengths);
+
+  int32_t ndim = t->ndim;
+  size_t vw = qv_value_type_size(t->value_type);
+  size_t iw = qv_value_type_size(t->index_type);
+  size_t pw = qv_value_type_size(t->indptr_type);
+  QvTensorDim dims[QV_TENSOR_MAX_NDIM];
+  for (int32_t i = 0; i < ndim; i++) {
+    dims[i].size = t->shape[i];
+    dims[i].name = t->dim_names ? t->dim_names[i] : NULL;
+    dims[i].name_len = dims[i].name ? strlen(dims[i].name) : 0;
+  }
+  QvMessage msg;
+  memset(&msg, 0, sizeof msg);
+  msg.version = QV_METADATA_V5;
+  msg.header_type = QV_HEADER_SPARSE_TENSOR;
+  QvSparseTensorMeta *m = &msg.header.sparse_tensor;
+  qv_value_type_to_arrow(t->value_type, &m->type);
+  m->ndim = ndim;
+  m->shape = dims;
+  m->non_zero_length = t->nnz;
+  int64_t coo_strides[2];
+  QvBuffer csf_ptr[QV_TENSOR_MAX_NDIM], csf_idx[QV_TENSOR_MAX_NDIM];
+  bool ok = true;
+  /* validated: these byte counts do not overflow */
+  switch (t->format) {
+    case QV_SPARSE_COO: {
+      QvSparseCOO *c = &m->index.coo;
+      m->index_kind = QV_SPARSE_INDEX_COO;
+      index_type_to_int(t->index_type, &c->indices_type);
+      coo_strides[0] = (int64_t)ndim * (int64_t)iw;
+      coo_strides[1] = (int64_t)iw;
+      c->has_indices_strides = true;
+      c->n_indices_strides = 2;
+      c->indices_strides = coo_strides;
+      c->is_canonical = t->is_canonical;
+      int64_t len = t->nnz * coo_strides[0];
+      const uint8_t *src = t->coords;
+      bool row_major = t->nnz <= 1 || t->coords_strides[0] == coo_strides[0];
+      row_major = row_major && (ndim == 1 || t->coords_strides[1] == coo_strides[1]);
+      if (!row_major && len > 0) {
+        p->owned = qv_aligned_alloc((size_t)len);
+        if (p->owned == NULL)
+          return qv_error_set(error, QV_ENOMEM, "out of memory copying COO indices");
+        for (int64_t i = 0; i < t->nnz; i++)
+          for (int32_t dd = 0; dd < ndim; dd++)
+            memcpy(p->owned + (i * ndim + dd) * (int64_t)iw,
+                   t->coords + i * t->coords_strides[0] + dd * t->coords_strides[1], iw);
+        src = p->owned;
+      }
+      ok = add_seg(p, src, len, &c->indices_buffer);
+      break;
+    }
+    case QV_SPARSE_CSR:
+    case QV_SPARSE_CSC: {
+      QvSparseCSX *c = &m->index.csx;
+      m->index_kind = QV_SPARSE_INDEX_CSX;
+      c->compressed_axis = t->format == QV_SPARSE_CSR ? QV_CSX_ROW : QV_CSX_COLUMN;
+      index_type_to_int(t->indptr_type, &c->indptr_type);
+      index_type_to_int(t->index_type, &c->indices_type);
+      ok = add_seg(p, t->indptr, t->indptr_len * (int64_t)pw, &c->indptr_buffer) &&
+           add_seg(p, t->indices, t->nnz * (int64_t)iw, &c->indices_buffer);
+      break;
+    }
+    default: {
+      QvSparseCSF *c = &m->index.csf;
+      m->index_kind = QV_SPARSE_INDEX_CSF;
+      index_type_to_int(t->indptr_type, &c->indptr_type);
+      index_type_to_int(t->index_type, &c->indices_type);
+      bool bytes = lengths == QV_CSF_LENGTHS_BYTES;
+      for (int32_t l = 0; l + 1 < ndim && ok; l++) {
+        ok = add_seg(p, t->csf_indptr[l], t->csf_indptr_len[l] * (int64_t)pw, &csf_ptr[l]);
+        if (!bytes) csf_ptr[l].length = t->csf_indptr_len[l];
+      }
+      for (int32_t l = 0; l < ndim && ok; l++) {
+        ok = add_seg(p, t->csf_indices[l], t->csf_indices_len[l] * (int64_t)iw, &csf_idx[l]);
+        if (!bytes) csf_idx[l].length = t->csf_indices_len[l];
+      }
+      c->n_indptr_buffers = ndim - 1;
+      c->indptr_buffers = csf_ptr;
+      c->n_indices_buffers = ndim;
+      c->indices_buffers = csf_idx;
+      c->n_axis_order = ndim;
+      c->axis_order = t->axis_order;
+      break;
+    }
+  }
+  ok = ok && add_seg(p, t->values, t->nnz * (int64_t)vw, &m->data);
+  if (!ok) {
+    plan_free(p);
+    return qv_error_set(error, QV_ELIMIT, "sparse tensor body overflows int64");
+  }
+  msg.body_length = p->body_len;
+  st = qv_ipc_frame_message(&msg, BODY_ALIGN, &p->meta, &p->meta_size, error);
+  if (st) {
+    plan_free(p);
+    return qv_error_prefix(error, "encoding the SparseTensor message");
+  }
+  if ((uint64_t)p->body_len > (uint64_t)SIZE_MAX - p->meta_size) {
+    plan_free(p);
+    return qv_error_set(error, QV_ELIMIT, "sparse tensor message does not fit in memory");
+  }
+  return QV_OK;
+}
+
+QvStatus qv_sparse_message_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+                                size_t *size, QvError *error) {
+  if (size == NULL) return qv_error_set(error, QV_EARG, "NULL size");
+  *size = 0;
+  Plan p;
+  QvStatus st = plan_message(t, options, &p, error);
+  if (st) return st;
+  *size = p.meta_size + (size_t)p.body_len;
+  plan_free(&p);
+  return QV_OK;
+}
+
+QvStatus qv_sparse_write_to_buffer(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+                                   void *dst, size_t dst_size, size_t *written, QvError *error) {
+  if (written) *written = 0;
+  if (dst == NULL && dst_size > 0) return qv_error_set(error, QV_EARG, "NULL destination");
+  Plan p;
+  QvStatus st = plan_message(t, options, &p, error);
+  if (st) return st;
+  size_t total = p.meta_size + (size_t)p.body_len;
+  if (dst_size < total) {
+    plan_free(&p);
+    return qv_error_set(error, QV_EARG,
+                        "destination of %zu bytes is too small for a sparse tensor message of %zu",
+                        dst_size, total);
+  }
+  uint8_t *out = dst;
+  memcpy(out, p.meta, p.meta_size);
+  uint8_t *body = out + p.meta_size;
+  memset(body, 0, (size_t)p.body_len);
+  for (int i = 0; i < p.nseg; i++)
+    if (p.seg[i].len > 0)
+      qv_internal_copy_large(body + p.seg[i].offset, p.seg[i].src, (size_t)p.seg[i].len);
+  plan_free(&p);
+  if (written) *written = total;
+  return QV_OK;
+}
+
+static QvStatus write_all(int fd, const void *buf, size_t n, QvError *error) {
+  const uint8_t *q = buf;
+  while (n > 0) {
+    size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
+    ssize_t k = write(fd, q, chunk);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
+    }
+    if (k == 0) return qv_error_set(error, QV_EIO, "write made no progress");
+    q += k;
+    n -= (size_t)k;
+  }
+  return QV_OK;
+}
+
+QvStatus qv_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions *options, int fd,
+                            QvError *error) {
+  if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
+  Plan p;
+  QvStatus st = plan_message(t, options, &p, error);
+  if (st) return st;
+  static const uint8_t zeros[BODY_ALIGN];
+  st = write_all(fd, p.meta, p.meta_size, error);
+  int64_t pos = 0;
+  for (int i = 0; i < p.nseg && st == QV_OK; i++) {
+    st = write_all(fd, zeros, (size_t)(p.seg[i].offset - pos), error);
+    if (st == QV_OK && p.seg[i].len > 0)
+      st = write_all(fd, p.seg[i].src, (size_t)p.seg[i].len, error);
+    pos = p.seg[i].offset + p.seg[i].len;
+  }
+  if (st == QV_OK) st = write_all(fd, zeros, (size_t)(p.body_len - pos), error);
+  plan_free(&p);
+  return st;
+}
+
+QvStatus qv_sparse_write_path(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+                              const char *path, QvError *error) {
+  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
+  QvStatus st = qv_sparse_write_fd(t, options, fd, error);
+  if (close(fd) != 0 && st == QV_OK)
+    st = qv_error_set(error, QV_EIO, "%s: close failed: %s", path, strerror(errno));
+  if (st) {
+    unlink(path);
+    return qv_error_prefix(error, "%s", path);
+  }
+  return QV_OK;
+}

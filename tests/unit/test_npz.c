@@ -1,0 +1,650 @@
+/* SciPy .npz <-> sparse tensors: round trips (CSR, CSC, COO; value and index
+ * types; deflated and stored; memory, path and descriptor), the exact
+ * members written, and hostile archives built with libzip: missing and
+ * duplicate members, wrong dtypes and shapes, bad format strings, CRC
+ * errors, lying sizes, zip bombs. */
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zip.h>
+
+#include "quiver/npy.h"
+#include "quiver/npz.h"
+#include "test_util.h"
+
+/* ---- building archives */
+
+typedef struct Member {
+  const char *name;
+  uint8_t *p;
+  size_t n;
+} Member;
+
+/* The .npy image of a 1-D array. */
+static Member npy(const char *name, QvValueType type, int64_t n, const void *data) {
+  QvTensor t;
+  QvError err;
+  size_t w = qv_value_type_size(type);
+  assert_int_equal(qv_tensor_make(&t, type, 1, &n, NULL, NULL, data, n * (int64_t)w, NULL, &err),
+                   QV_OK);
+  Member m = {name, NULL, 0};
+  assert_int_equal(qv_npy_write_size(&t, &m.n, &err), QV_OK);
+  m.p = malloc(m.n);
+  assert_non_null(m.p);
+  assert_int_equal(qv_npy_write_to_buffer(&t, m.p, m.n, NULL, &err), QV_OK);
+  qv_tensor_release(&t);
+  return m;
+}
+
+/* A raw member: header dict text and data bytes, framed as .npy 1.0. */
+static Member raw_npy(const char *name, const char *dict, const void *data, size_t n) {
+  size_t dl = strlen(dict);
+  size_t total = (10 + dl + 1 + 63) / 64 * 64;
+  Member m = {name, malloc(total + n), total + n};
+  assert_non_null(m.p);
+  memcpy(m.p, "\x93NUMPY\x01\x00", 8);
+  m.p[8] = (uint8_t)((total - 10) & 0xFF);
+  m.p[9] = (uint8_t)((total - 10) >> 8);
+  memset(m.p + 10, ' ', total - 10);
+  memcpy(m.p + 10, dict, dl);
+  m.p[total - 1] = '\n';
+  if (n) memcpy(m.p + total, data, n);
+  return m;
+}
+
+static Member fmt_member(const char *s) {
+  return raw_npy("format.npy", "{'descr': '|S3', 'fortran_order': False, 'shape': (), }", s, 3);
+}
+
+/* Zips the members (freed) into a malloc'd archive. */
+static uint8_t *zip_members(Member *m, int n, bool stored, size_t *size) {
+  zip_error_t ze;
+  zip_error_init(&ze);
+  zip_source_t *src = zip_source_buffer_create(NULL, 0, 0, &ze);
+  assert_non_null(src);
+  zip_source_keep(src);
+  zip_t *za = zip_open_from_source(src, ZIP_TRUNCATE, &ze);
+  assert_non_null(za);
+  for (int i = 0; i < n; i++) {
+    zip_source_t *s = zip_source_buffer(za, m[i].p, m[i].n, 0);
+    assert_non_null(s);
+    zip_int64_t idx = zip_file_add(za, m[i].name, s, 0);
+    assert_true(idx >= 0);
+    assert_int_equal(
+        zip_set_file_compression(za, (zip_uint64_t)idx, stored ? ZIP_CM_STORE : ZIP_CM_DEFLATE, 0), 0);
+  }
+  assert_int_equal(zip_close(za), 0);
+  assert_int_equal(zip_source_open(src), 0);
+  assert_int_equal(zip_source_seek(src, 0, SEEK_END), 0);
+  zip_int64_t len = zip_source_tell(src);
+  assert_int_equal(zip_source_seek(src, 0, SEEK_SET), 0);
+  uint8_t *buf = malloc((size_t)len);
+  assert_non_null(buf);
+  assert_int_equal(zip_source_read(src, buf, (zip_uint64_t)len), len);
+  zip_source_close(src);
+  zip_source_free(src);
+  zip_error_fini(&ze);
+  for (int i = 0; i < n; i++) free(m[i].p);
+  *size = (size_t)len;
+  return buf;
+}
+
+/* Replaces every occurrence of `from` by `to` (same length) in buf. */
+static int patch(uint8_t *buf, size_t size, const char *from, const char *to) {
+  size_t n = strlen(from);
+  int count = 0;
+  for (size_t i = 0; i + n <= size; i++)
+    if (memcmp(buf + i, from, n) == 0) {
+      memcpy(buf + i, to, n);
+      count++;
+    }
+  return count;
+}
+
+static uint8_t *find(uint8_t *buf, size_t size, const void *what, size_t n) {
+  for (size_t i = 0; i + n <= size; i++)
+    if (memcmp(buf + i, what, n) == 0) return buf + i;
+  return NULL;
+}
+
+static void expect_reject(const uint8_t *buf, size_t size, const char *needle) {
+  QvSparseTensor t;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_npz_read_memory(buf, size, &t, &err);
+  if (st == QV_OK) {
+    qv_sparse_release(&t);
+    fail_msg("accepted an archive that should fail with '%s'", needle);
+  }
+  if (strstr(err.message, needle) == NULL)
+    fail_msg("error '%s' does not mention '%s'", err.message, needle);
+  assert_null(t.values);
+}
+
+/* The 3x4 CSR [[0 1 0 2] [0 0 0 0] [3 0 4 0]]. */
+static const int32_t csr_ptr[4] = {0, 2, 2, 4};
+static const int32_t csr_idx[4] = {1, 3, 0, 2};
+static const double csr_val[4] = {1, 2, 3, 4};
+static const int64_t shape34[2] = {3, 4};
+
+static uint8_t *csr_zip(size_t *size, bool stored) {
+  Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                 npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                 npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                 npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+  return zip_members(m, 5, stored, size);
+}
+
+/* ---- round trips */
+
+static void fill_dense(QvTensor *t) {
+  int64_t n = qv_tensor_size(t);
+  size_t w = qv_value_type_size(t->type);
+  for (int64_t k = 0; k < n; k++) {
+    if (k % 3 != 1) continue;
+    int64_t v = (k % 7) + 1;
+    uint8_t *p = (uint8_t *)t->data + k * (int64_t)w;
+    if (t->type == QV_VALUE_FLOAT64) {
+      double d = (double)v * 0.5;
+      memcpy(p, &d, 8);
+    } else if (t->type == QV_VALUE_FLOAT32) {
+      float f = (float)v * -0.25f;
+      memcpy(p, &f, 4);
+    } else {
+      memcpy(p, &v, w); /* little-endian: the low bytes */
+    }
+  }
+}
+
+static void check_roundtrip(const QvSparseTensor *s, const QvTensor *dense, bool stored) {
+  QvNpzWriteOptions o = {stored};
+  uint8_t *buf;
+  size_t size;
+  QvError err;
+  QvStatus st = qv_npz_write_memory(s, &o, &buf, &size, &err);
+  if (st) fail_msg("write: %s", err.message);
+  /* the first local header's method: 0 stored, 8 deflate */
+  assert_memory_equal(buf, "PK\x03\x04", 4);
+  assert_int_equal(buf[8], stored ? 0 : 8);
+  QvSparseTensor back;
+  st = qv_npz_read_memory(buf, size, &back, &err);
+  if (st) fail_msg("read: %s", err.message);
+  assert_int_equal(back.format, s->format);
+  assert_int_equal(back.value_type, s->value_type);
+  assert_int_equal(back.index_type, s->index_type);
+  if (s->format != QV_SPARSE_COO) assert_int_equal(back.indptr_type, s->indptr_type);
+  assert_int_equal(back.nnz, s->nnz);
+  assert_int_equal(back.shape[0], s->shape[0]);
+  assert_int_equal(back.shape[1], s->shape[1]);
+  assert_true(qv_sparse_equals(s, &back));
+  assert_true(qv_sparse_equals_dense(&back, dense));
+  if (s->format == QV_SPARSE_COO) assert_true(back.is_canonical); /* from_dense sorts */
+  qv_sparse_release(&back);
+  free(buf);
+}
+
+static void test_roundtrip_types(void **state) {
+  (void)state;
+  const QvSparseFormat kinds[3] = {QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_COO};
+  const QvValueType vts[] = {QV_VALUE_FLOAT64, QV_VALUE_FLOAT32, QV_VALUE_INT8, QV_VALUE_UINT16,
+                             QV_VALUE_INT32, QV_VALUE_UINT64};
+  const int64_t shape[2] = {7, 9};
+  for (int k = 0; k < 3; k++)
+    for (size_t v = 0; v < sizeof vts / sizeof vts[0]; v++)
+      for (int it = QV_VALUE_INT8; it <= QV_VALUE_UINT64; it++) {
+        QvTensor dense;
+        QvError err;
+        assert_int_equal(qv_tensor_alloc(&dense, vts[v], 2, shape, NULL, false, &err), QV_OK);
+        fill_dense(&dense);
+        QvSparseOptions o = {(QvValueType)it, true, NULL};
+        QvSparseTensor s;
+        assert_int_equal(qv_sparse_from_dense(&dense, kinds[k], &o, &s, &err), QV_OK);
+        check_roundtrip(&s, &dense, it % 2 == 1);
+        qv_sparse_release(&s);
+        qv_tensor_release(&dense);
+      }
+}
+
+static void test_members_as_scipy_writes_them(void **state) {
+  (void)state;
+  size_t size;
+  uint8_t *ref = csr_zip(&size, false);
+  QvSparseTensor t;
+  QvError err;
+  assert_int_equal(qv_npz_read_memory(ref, size, &t, &err), QV_OK);
+  assert_int_equal(t.format, QV_SPARSE_CSR);
+  assert_int_equal(t.index_type, QV_VALUE_INT32);
+  assert_int_equal(t.indptr_type, QV_VALUE_INT32);
+  assert_memory_equal(t.indptr, csr_ptr, sizeof csr_ptr);
+  assert_memory_equal(t.indices, csr_idx, sizeof csr_idx);
+  assert_memory_equal(t.values, csr_val, sizeof csr_val);
+  uint8_t *out;
+  size_t out_size;
+  QvNpzWriteOptions o = {false};
+  assert_int_equal(qv_npz_write_memory(&t, &o, &out, &out_size, &err), QV_OK);
+  /* same members, same bytes: names, order, .npy headers and data */
+  zip_error_t ze;
+  zip_error_init(&ze);
+  zip_source_t *sa = zip_source_buffer_create(ref, size, 0, &ze);
+  zip_source_t *sb = zip_source_buffer_create(out, out_size, 0, &ze);
+  zip_t *a = zip_open_from_source(sa, ZIP_RDONLY, &ze), *b = zip_open_from_source(sb, ZIP_RDONLY, &ze);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_int_equal(zip_get_num_entries(b, 0), 5);
+  const char *order[5] = {"indices.npy", "indptr.npy", "format.npy", "shape.npy", "data.npy"};
+  for (int i = 0; i < 5; i++) {
+    assert_string_equal(zip_get_name(b, (zip_uint64_t)i, 0), order[i]);
+    zip_stat_t x, y;
+    assert_int_equal(zip_stat_index(a, (zip_uint64_t)i, 0, &x), 0);
+    assert_int_equal(zip_stat_index(b, (zip_uint64_t)i, 0, &y), 0);
+    assert_int_equal(x.size, y.size);
+    assert_int_equal(x.crc, y.crc);
+  }
+  /* the format member is NumPy's np.array(b'csr') image, byte for byte */
+  Member want = fmt_member("csr");
+  assert_int_equal(want.n, 131);
+  zip_file_t *f = zip_fopen(b, "format.npy", 0);
+  assert_non_null(f);
+  uint8_t got[140];
+  assert_int_equal(zip_fread(f, got, sizeof got), 131);
+  zip_fclose(f);
+  assert_memory_equal(got, want.p, 131);
+  free(want.p);
+  zip_discard(a);
+  zip_discard(b);
+  zip_error_fini(&ze);
+  free(out);
+  qv_sparse_release(&t);
+  free(ref);
+}
+
+static void test_paths_and_fd(void **state) {
+  (void)state;
+  size_t size;
+  uint8_t *ref = csr_zip(&size, true);
+  QvSparseTensor t, back;
+  QvError err;
+  assert_int_equal(qv_npz_read_memory(ref, size, &t, &err), QV_OK);
+  char path[256];
+  snprintf(path, sizeof path, "%s/npz_rt_%d.npz", QV_BINARY_DIR, (int)getpid());
+  assert_int_equal(qv_npz_write_path(&t, NULL, path, &err), QV_OK);
+  assert_int_equal(qv_npz_read_path(path, &back, &err), QV_OK);
+  assert_true(qv_sparse_equals(&t, &back));
+  qv_sparse_release(&back);
+  int fd = open(path, O_WRONLY | O_TRUNC);
+  assert_true(fd >= 0);
+  assert_int_equal(qv_npz_write_fd(&t, NULL, fd, &err), QV_OK);
+  close(fd);
+  assert_int_equal(qv_npz_read_path(path, &back, &err), QV_OK);
+  assert_true(qv_sparse_equals(&t, &back));
+  qv_sparse_release(&back);
+  /* deterministic: equal tensors give identical files */
+  uint8_t *a, *b;
+  size_t na, nb;
+  assert_int_equal(qv_npz_write_memory(&t, NULL, &a, &na, &err), QV_OK);
+  assert_int_equal(qv_npz_write_memory(&t, NULL, &b, &nb, &err), QV_OK);
+  assert_int_equal(na, nb);
+  assert_memory_equal(a, b, na);
+  free(a);
+  free(b);
+  unlink(path);
+  assert_int_equal(qv_npz_read_path(path, &back, &err), QV_EIO);
+  qv_sparse_release(&t);
+  free(ref);
+}
+
+/* COO: unsorted entries with a duplicate are read as they are, flagged
+ * non-canonical; row and col of different dtypes become int64. */
+static void test_coo_entries(void **state) {
+  (void)state;
+  const int16_t row[4] = {2, 0, 2, 1};
+  const int16_t col[4] = {1, 3, 1, 0};
+  const int64_t col64[4] = {1, 3, 1, 0};
+  const float val[4] = {1, 2, 3, 4};
+  for (int mixed = 0; mixed < 2; mixed++) {
+    Member m[5] = {npy("row.npy", QV_VALUE_INT16, 4, row),
+                   mixed ? npy("col.npy", QV_VALUE_INT64, 4, col64)
+                         : npy("col.npy", QV_VALUE_INT16, 4, col),
+                   fmt_member("coo"), npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT32, 4, val)};
+    size_t size;
+    uint8_t *buf = zip_members(m, 5, false, &size);
+    QvSparseTensor t;
+    QvError err;
+    assert_int_equal(qv_npz_read_memory(buf, size, &t, &err), QV_OK);
+    assert_int_equal(t.format, QV_SPARSE_COO);
+    assert_int_equal(t.index_type, mixed ? QV_VALUE_INT64 : QV_VALUE_INT16);
+    assert_false(t.is_canonical);
+    assert_int_equal(t.nnz, 4);
+    for (int i = 0; i < 4; i++) {
+      assert_int_equal(qv_index_load(t.coords + i * t.coords_strides[0], t.index_type, 0), row[i]);
+      assert_int_equal(
+          qv_index_load(t.coords + i * t.coords_strides[0] + t.coords_strides[1], t.index_type, 0),
+          col[i]);
+    }
+    QvTensor dense;
+    assert_int_equal(qv_sparse_to_dense(&t, &dense, &err), QV_OK);
+    float v;
+    int64_t at[2] = {2, 1};
+    double d;
+    assert_int_equal(qv_tensor_get_double(&dense, at, &d, &err), QV_OK);
+    v = (float)d;
+    assert_true(v == 4.0f); /* duplicates sum, as in SciPy */
+    qv_tensor_release(&dense);
+    /* written back as it is */
+    uint8_t *out;
+    size_t n;
+    assert_int_equal(qv_npz_write_memory(&t, NULL, &out, &n, &err), QV_OK);
+    QvSparseTensor back;
+    assert_int_equal(qv_npz_read_memory(out, n, &back, &err), QV_OK);
+    assert_true(qv_sparse_equals(&t, &back));
+    assert_int_equal(qv_index_load(back.coords, back.index_type, 0), 2);
+    qv_sparse_release(&back);
+    free(out);
+    qv_sparse_release(&t);
+    free(buf);
+  }
+}
+
+static void test_writer_refuses(void **state) {
+  (void)state;
+  const int64_t shape[3] = {2, 3, 4};
+  QvTensor dense;
+  QvError err;
+  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 3, shape, NULL, false, &err), QV_OK);
+  fill_dense(&dense);
+  QvSparseTensor s;
+  uint8_t *out = (uint8_t *)"x";
+  size_t n = 1;
+  assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSF, NULL, &s, &err), QV_OK);
+  assert_int_equal(qv_npz_write_memory(&s, NULL, &out, &n, &err), QV_EINVAL);
+  assert_non_null(strstr(err.message, "--to=coo"));
+  assert_null(out);
+  assert_int_equal(n, 0);
+  qv_sparse_release(&s);
+  assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_COO, NULL, &s, &err), QV_OK);
+  assert_int_equal(qv_npz_write_memory(&s, NULL, &out, &n, &err), QV_EINVAL);
+  assert_non_null(strstr(err.message, "3 dimensions"));
+  qv_sparse_release(&s);
+  qv_tensor_release(&dense);
+  const int64_t shape2[2] = {3, 3};
+  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT16, 2, shape2, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSR, NULL, &s, &err), QV_OK);
+  assert_int_equal(qv_npz_write_memory(&s, NULL, &out, &n, &err), QV_EINVAL);
+  assert_non_null(strstr(err.message, "float16"));
+  qv_sparse_release(&s);
+  qv_tensor_release(&dense);
+}
+
+/* ---- hostile archives */
+
+static void test_format_member(void **state) {
+  (void)state;
+  struct {
+    const char *dict;
+    const char *data;
+    size_t n;
+    const char *needle;
+  } cases[] = {
+      {"{'descr': '|S3', 'fortran_order': False, 'shape': (), }", "bsr", 3, "'bsr' is not supported"},
+      {"{'descr': '|S3', 'fortran_order': False, 'shape': (1,), }", "csr", 3, "'shape' must be ()"},
+      {"{'descr': '<i4', 'fortran_order': False, 'shape': (), }", "csr\0", 4, "expected a string"},
+      {"{'descr': '|S3', 'fortran_order': False, 'shape': (), }", "csrx", 4, "data size"},
+      {"{'descr': '|S3', 'fortran_order': False, 'shape': (), 'x': 1}", "csr", 3, "unexpected"},
+      {"{'descr': '|S3', 'fortran_order': False}", "csr", 3, "exactly descr"},
+      {"{'descr': '|S4', 'fortran_order': False, 'shape': (), }", "c\0sr", 4, "NUL inside"},
+      {"{'descr': '|S3', 'fortran_order': False, 'shape': (), }", "c\ns", 3, "not printable"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr),
+                   raw_npy("format.npy", cases[c].dict, cases[c].data, cases[c].n),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    size_t size;
+    uint8_t *buf = zip_members(m, 5, c % 2 == 0, &size);
+    expect_reject(buf, size, cases[c].needle);
+    free(buf);
+  }
+  /* accepted spellings: unicode (as np.array('csr')), NUL-padded bytes */
+  const uint8_t u32[12] = {'c', 0, 0, 0, 's', 0, 0, 0, 'c', 0, 0, 0};
+  const struct {
+    const char *dict;
+    const void *data;
+    size_t n;
+  } ok[] = {{"{'descr': '<U3', 'fortran_order': False, 'shape': (), }", u32, 12},
+            {"{'shape': (), 'fortran_order': False, 'descr': '|S5', }", "csc\0\0", 5}};
+  for (size_t c = 0; c < 2; c++) {
+    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, (const int32_t[4]){1, 2, 0, 2}),
+                   npy("indptr.npy", QV_VALUE_INT32, 5, (const int32_t[5]){0, 1, 2, 2, 4}),
+                   raw_npy("format.npy", ok[c].dict, ok[c].data, ok[c].n),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    size_t size;
+    uint8_t *buf = zip_members(m, 5, false, &size);
+    QvSparseTensor t;
+    QvError err;
+    QvStatus st = qv_npz_read_memory(buf, size, &t, &err);
+    if (st) fail_msg("spelling %zu: %s", c, err.message);
+    assert_int_equal(t.format, QV_SPARSE_CSC);
+    qv_sparse_release(&t);
+    free(buf);
+  }
+}
+
+static void test_members(void **state) {
+  (void)state;
+  size_t size;
+  QvError err;
+  /* missing */
+  {
+    Member m[4] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    uint8_t *buf = zip_members(m, 4, false, &size);
+    expect_reject(buf, size, "member shape.npy is missing");
+    free(buf);
+  }
+  /* duplicate (a renamed extra member) */
+  {
+    Member m[6] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val),
+                   npy("dataX.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    uint8_t *buf = zip_members(m, 6, false, &size);
+    assert_int_equal(patch(buf, size, "dataX.npy", "data.npyX"), 2);
+    /* "data.npyX" is an unknown member: ignored */
+    QvSparseTensor t;
+    assert_int_equal(qv_npz_read_memory(buf, size, &t, &err), QV_OK);
+    qv_sparse_release(&t);
+    free(buf);
+  }
+  {
+    Member m[6] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val),
+                   npy("dat2.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    uint8_t *buf = zip_members(m, 6, false, &size);
+    assert_int_equal(patch(buf, size, "dat2.npy", "data.npy"), 2);
+    /* libzip refuses duplicate names itself ("File already exists"); the
+     * reader's own check names the member otherwise */
+    QvSparseTensor t;
+    assert_int_equal(qv_npz_read_memory(buf, size, &t, &err), QV_EINVAL);
+    assert_true(strstr(err.message, "already exists") != NULL ||
+                strstr(err.message, "member data.npy appears twice") != NULL);
+    free(buf);
+  }
+  /* wrong dtypes, lengths and dimensions */
+  {
+    const float fptr[4] = {0, 2, 2, 4};
+    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_FLOAT32, 4, fptr), fmt_member("csr"),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    uint8_t *buf = zip_members(m, 5, false, &size);
+    expect_reject(buf, size, "indptr.npy has dtype float32, expected an integer type");
+    free(buf);
+  }
+  {
+    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 3, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    uint8_t *buf = zip_members(m, 5, false, &size);
+    expect_reject(buf, size, "indptr.npy holds 3 entries, expected 4");
+    free(buf);
+  }
+  {
+    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   raw_npy("data.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }",
+                           csr_val, sizeof csr_val)};
+    uint8_t *buf = zip_members(m, 5, false, &size);
+    expect_reject(buf, size, "data.npy has 2 dimensions, expected 1");
+    free(buf);
+  }
+  {
+    const int64_t neg[2] = {3, -4};
+    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_VALUE_INT64, 2, neg),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    uint8_t *buf = zip_members(m, 5, false, &size);
+    expect_reject(buf, size, "shape.npy entry 1 is negative");
+    free(buf);
+  }
+  {
+    const int32_t bad_idx[4] = {1, 3, 0, 4};
+    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, bad_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    uint8_t *buf = zip_members(m, 5, true, &size);
+    expect_reject(buf, size, "4 at position 3 (row 2) is out of range [0, 4)");
+    free(buf);
+  }
+  {
+    /* trailing bytes after a member's array */
+    Member d = npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val);
+    uint8_t *p = realloc(d.p, d.n + 8);
+    assert_non_null(p);
+    memset(p + d.n, 0, 8);
+    d.p = p;
+    d.n += 8;
+    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34), d};
+    uint8_t *buf = zip_members(m, 5, true, &size);
+    expect_reject(buf, size, "data.npy has 8 bytes after its array");
+    free(buf);
+  }
+  /* COO with more entries than cells */
+  {
+    const int8_t rc[13] = {0};
+    double v[13] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    Member m[5] = {npy("row.npy", QV_VALUE_INT8, 13, rc), npy("col.npy", QV_VALUE_INT8, 13, rc),
+                   fmt_member("coo"), npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT64, 13, v)};
+    uint8_t *buf = zip_members(m, 5, false, &size);
+    expect_reject(buf, size, "more than the 12 cells");
+    free(buf);
+  }
+  /* not a zip at all; empty input */
+  expect_reject((const uint8_t *)"\x93NUMPY not a zip archive at all, no", 36, "not a valid zip");
+  expect_reject((const uint8_t *)"", 0, "not a valid zip");
+}
+
+static void test_bombs_and_corruption(void **state) {
+  (void)state;
+  size_t size;
+  /* data.npy inflates to 8 MiB of zeros while the shape allows 4 values */
+  double *zeros = calloc(1 << 20, sizeof *zeros);
+  assert_non_null(zeros);
+  Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                 npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                 npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                 npy("data.npy", QV_VALUE_FLOAT64, 1 << 20, zeros)};
+  free(zeros);
+  uint8_t *buf = zip_members(m, 5, false, &size);
+  assert_true(size < 100000);
+  expect_reject(buf, size, "member data.npy declares 8388736 bytes, more than the 65580");
+  free(buf);
+
+  /* a CRC error in a stored member's data */
+  buf = csr_zip(&size, true);
+  double four = 4;
+  uint8_t *at = find(buf, size, &four, 8);
+  assert_non_null(at);
+  at[7] ^= 0x01;
+  expect_reject(buf, size, "data.npy");
+  free(buf);
+
+  /* a central directory claiming a larger uncompressed size than the local
+   * header and the data (checked against the deflate limit, or libzip's
+   * consistency check) */
+  buf = csr_zip(&size, false);
+  /* the last central directory entry is data.npy: its sizes sit at +20/+24 */
+  uint8_t *cd = NULL;
+  for (size_t i = 0; i + 4 <= size; i++)
+    if (memcmp(buf + i, "PK\x01\x02", 4) == 0) cd = buf + i;
+  assert_non_null(cd);
+  uint32_t usize;
+  memcpy(&usize, cd + 24, 4);
+  if (usize != 0xFFFFFFFFu) {
+    usize += 8;
+    memcpy(cd + 24, &usize, 4);
+    QvSparseTensor t;
+    QvError err;
+    assert_int_not_equal(qv_npz_read_memory(buf, size, &t, &err), QV_OK);
+    assert_non_null(strstr(err.message, "npz"));
+  }
+  free(buf);
+
+  /* a compressed size larger than the archive (its inflated size then
+   * passes the ratio check): refused before anything is allocated */
+  buf = csr_zip(&size, false);
+  cd = NULL;
+  for (size_t i = 0; i + 4 <= size; i++)
+    if (memcmp(buf + i, "PK\x01\x02", 4) == 0) cd = buf + i;
+  assert_non_null(cd);
+  const uint32_t lie[2] = {0x7FFFFFF0u, 0x7FFFFFF0u}; /* compressed, uncompressed */
+  memcpy(cd + 20, lie, sizeof lie);
+  {
+    QvSparseTensor t;
+    QvError err;
+    assert_int_not_equal(qv_npz_read_memory(buf, size, &t, &err), QV_OK);
+    assert_non_null(strstr(err.message, "npz"));
+  }
+  free(buf);
+
+  /* every truncation of a valid archive fails cleanly */
+  buf = csr_zip(&size, false);
+  for (size_t n = 0; n < size; n += 7) {
+    QvSparseTensor t;
+    QvError err;
+    QvStatus st = qv_npz_read_memory(buf, n, &t, &err);
+    assert_int_not_equal(st, QV_OK);
+  }
+  free(buf);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_roundtrip_types),
+      cmocka_unit_test(test_members_as_scipy_writes_them),
+      cmocka_unit_test(test_paths_and_fd),
+      cmocka_unit_test(test_coo_entries),
+      cmocka_unit_test(test_writer_refuses),
+      cmocka_unit_test(test_format_member),
+      cmocka_unit_test(test_members),
+      cmocka_unit_test(test_bombs_and_corruption),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
