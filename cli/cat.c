@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "rb_print.h"
 #include "quiver/ipc.h"
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_ipc.h"
@@ -535,6 +536,17 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
   return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");
 }
 
+static bool starts_with_schema(const QvCliInput *in) {
+  QvIpcReader *r;
+  if (qv_ipc_reader_open_memory(&r, in->data, in->size, NULL, NULL, NULL) != QV_OK) return false;
+  QvIpcMessage msg;
+  bool schema = qv_ipc_reader_next(r, &msg, NULL) == QV_OK &&
+                msg.message.header_type == QV_HEADER_SCHEMA;
+  if (schema) qv_ipc_message_release(&msg);
+  qv_ipc_reader_close(r);
+  return schema;
+}
+
 int qv_cmd_cat(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr, "usage: quiver cat FILE|-\n");
@@ -543,10 +555,25 @@ int qv_cmd_cat(int argc, char **argv) {
   const char *path = argv[0];
   QvError err;
   qv_error_clear(&err);
+  QvCliInput in;
+  if (qv_cli_input_open(path, &in, &err)) return qv_cli_fail("cat", &err);
+  /* Columnar input (a stream or file starting with a Schema) is printed as a
+   * table; anything else message by message. */
+  if (starts_with_schema(&in)) {
+    int status = qv_cli_print_record_batches(in.data, in.size, stdout, &err);
+    if (status != 0) {
+      fflush(stdout);
+      qv_cli_fail("cat", &err);
+    }
+    qv_cli_input_free(&in);
+    return status != 0 ? 1 : 0;
+  }
   QvIpcReader *r;
-  QvStatus st = strcmp(path, "-") == 0 ? qv_ipc_reader_open_fd(&r, STDIN_FILENO, NULL, &err)
-                                       : qv_ipc_reader_open_path(&r, path, NULL, &err);
-  if (st) return qv_cli_fail("cat", &err);
+  QvStatus st = qv_ipc_reader_open_memory(&r, in.data, in.size, NULL, NULL, &err);
+  if (st) {
+    qv_cli_input_free(&in);
+    return qv_cli_fail("cat", &err);
+  }
   int rc = 0;
   bool prev_tensor = false;
   for (int64_t i = 0;; i++) {
@@ -605,6 +632,7 @@ int qv_cmd_cat(int argc, char **argv) {
     }
   }
   qv_ipc_reader_close(r);
+  qv_cli_input_free(&in);
   if (fflush(stdout) != 0 && rc == 0) {
     perror("quiver cat: stdout");
     rc = 1;
