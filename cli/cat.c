@@ -536,17 +536,6 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
   return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");
 }
 
-static bool starts_with_schema(const QvCliInput *in) {
-  QvIpcReader *r;
-  if (qv_ipc_reader_open_memory(&r, in->data, in->size, NULL, NULL, NULL) != QV_OK) return false;
-  QvIpcMessage msg;
-  bool schema = qv_ipc_reader_next(r, &msg, NULL) == QV_OK &&
-                msg.message.header_type == QV_HEADER_SCHEMA;
-  if (schema) qv_ipc_message_release(&msg);
-  qv_ipc_reader_close(r);
-  return schema;
-}
-
 int qv_cmd_cat(int argc, char **argv) {
   if (argc != 1) {
     fprintf(stderr, "usage: quiver cat FILE|-\n");
@@ -559,7 +548,7 @@ int qv_cmd_cat(int argc, char **argv) {
   if (qv_cli_input_open(path, &in, &err)) return qv_cli_fail("cat", &err);
   /* Columnar input (a stream or file starting with a Schema) is printed as a
    * table; anything else message by message. */
-  if (starts_with_schema(&in)) {
+  if (qv_cli_starts_with_schema(in.data, in.size)) {
     int status = qv_cli_print_record_batches(in.data, in.size, stdout, &err);
     if (status != 0) {
       fflush(stdout);

@@ -33,6 +33,9 @@ typedef struct QvCliInput {
 } QvCliInput;
 QvStatus qv_cli_input_open(const char *path, QvCliInput *in, QvError *error);
 void qv_cli_input_free(QvCliInput *in);
+/* True when the first message of a stream or file (after the file magic) is a
+ * Schema, i.e. the input is columnar rather than tensors. */
+bool qv_cli_starts_with_schema(const uint8_t *data, size_t size);
 
 /* Writes OUT ("-" = stdout) with write_fn. A regular-file OUT is written to
  * a temporary file next to it and renamed over it: the input may be a

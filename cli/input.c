@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "quiver/ipc.h"
 
 int qv_cli_fail(const char *cmd, const QvError *error) {
   fprintf(stderr, "quiver %s: %s\n", cmd, error->message[0] ? error->message : qv_status_name(error->code));
@@ -72,4 +73,15 @@ void qv_cli_input_free(QvCliInput *in) {
   if (in->mapping) munmap(in->mapping, in->size);
   free(in->heap);
   memset(in, 0, sizeof *in);
+}
+
+bool qv_cli_starts_with_schema(const uint8_t *data, size_t size) {
+  QvIpcReader *r;
+  if (qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, NULL) != QV_OK) return false;
+  QvIpcMessage msg;
+  bool schema = qv_ipc_reader_next(r, &msg, NULL) == QV_OK &&
+                msg.message.header_type == QV_HEADER_SCHEMA;
+  if (schema) qv_ipc_message_release(&msg);
+  qv_ipc_reader_close(r);
+  return schema;
 }

@@ -75,8 +75,9 @@ step "quiver reads arrow-js's file" dump_equals "$j.arrow" "$j.arrow.json"
 step "quiver validate --stream (arrow-js stream)" "$cli" validate --stream "$j.arrows"
 step "quiver validate --stream - (arrow-js stream on stdin)" "$cli" validate --stream - <"$j.arrows"
 # arrow-js files carry no Schema message before their dictionaries and
-# batches (the schema is only in the footer), which `quiver validate FILE`
-# rejects; the file's batches are validated through file-to-stream instead.
+# batches (the schema is only in the footer): validate reads them through
+# the footer, and file-to-stream turns them into a complete stream.
+step "quiver validate (arrow-js file)" "$cli" validate "$j.arrow"
 step "quiver file-to-stream (arrow-js file)" "$cli" file-to-stream "$j.arrow" >"$work/js_from_file.arrows"
 step "quiver validate --stream (converted arrow-js file)" "$cli" validate --stream "$work/js_from_file.arrows"
 step "arrow-js reads quiver's conversion of its file" \
