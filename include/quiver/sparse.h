@@ -2,17 +2,25 @@
  *
  *  COO  an nnz x ndim matrix of coordinates (with its own byte strides) and
  *       nnz values; `is_canonical` = sorted row-major lexicographically with
- *       no duplicates.
+ *       no duplicates. A non-canonical COO may hold duplicates: they add up.
  *  CSR / CSC  (SparseMatrixIndexCSX, 2-D only) indptr of length
- *       rows+1 (CSR) or cols+1 (CSC), indices of length nnz, sorted within
- *       each row/column.
+ *       rows+1 (CSR) or cols+1 (CSC), indices of length nnz, strictly
+ *       increasing within each row/column (sorted, no duplicates).
  *  CSF  ndim levels in `axis_order`; indptr[l] (l < ndim-1) and indices[l]
- *       (l < ndim), the last level's indices holding exactly nnz entries.
+ *       (l < ndim), the last level's indices holding exactly nnz entries;
+ *       the children of a node (and the nodes of level 0) have strictly
+ *       increasing indices. A 1-D CSF has one level and no indptr.
  *
  * Values are the dense value types of tensor.h; index types are the integer
- * ones (int8..uint64; int64 by default). Memory is kept alive by a QvOwner,
- * so a sparse tensor can be a zero-copy view of a file. Zero means zero by
- * value: -0.0 is a zero, NaN is not. */
+ * ones (int8..uint64; int64 by default). ndim is 1..QV_TENSOR_MAX_NDIM (a 0-d
+ * tensor has no sparse form). Memory is kept alive by a QvOwner, so a sparse
+ * tensor can be a zero-copy view of a file; tensors made by conversions own
+ * their buffers (private_data, owner NULL). Zero means zero by value: -0.0 is
+ * a zero (and so are the float16 patterns 0x0000 / 0x8000), NaN is not.
+ *
+ * Every function is reentrant; none prints or aborts. Conversions validate
+ * their input first (qv_sparse_validate), so a hand-built struct with bad
+ * indices is an error, never an out-of-bounds access. */
 #ifndef QUIVER_SPARSE_H
 #define QUIVER_SPARSE_H
 
@@ -58,6 +66,8 @@ typedef struct QvSparseTensor {
   /* CSR / CSC */
   const uint8_t *indptr;        /* rows+1 (CSR) or cols+1 (CSC) entries */
   const uint8_t *indices;       /* nnz entries */
+  int64_t indptr_len;           /* entries in indptr (make_csx: rows+1 / cols+1) */
+  int64_t indices_len;          /* entries in indices (make_csx: nnz) */
 
   /* CSF: levels follow axis_order */
   const int32_t *axis_order;            /* ndim entries, a permutation */
@@ -72,15 +82,25 @@ typedef struct QvSparseTensor {
 
 void qv_sparse_release(QvSparseTensor *t);
 
-/* Full validation: buffer lengths consistent with nnz/ndim/index width, every
+/* Full validation: buffer lengths consistent with nnz/ndim/index width
+ * (overflow-checked; COO byte offsets from the strides fit in int64), every
  * coordinate inside the shape, a COO marked canonical really sorted and
- * unique, CSX indptr of the right length starting at 0, non-decreasing,
- * ending at nnz, indices in range and sorted within each row/column, CSF
- * levels consistent and axis_order a permutation. The message names the
- * buffer and position ("indptr is decreasing at position 4"). */
+ * unique, CSX indptr of the right length (indptr_len) starting at 0,
+ * non-decreasing, ending at nnz (= indices_len), indices in range and
+ * strictly increasing within each row/column, CSF axis_order a permutation,
+ * indptr[l] of indices_len[l] + 1 entries from 0, non-decreasing, up to
+ * indices_len[l + 1], the last level of nnz entries, indices in range and
+ * strictly increasing among siblings. Index values are read with their own
+ * signedness: negative ones and uint64 ones above INT64_MAX are out of
+ * range. QV_EINVAL with a message naming the buffer and position ("CSR
+ * indptr is decreasing at position 4 (4 after 5)"); buffers are only read
+ * within what nnz, the shape and the declared lengths say they hold. */
 QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error);
 
-/* Views over caller memory (retaining `owner`), validated. */
+/* Views over caller memory (retaining `owner`), validated; shape, names and
+ * the CSF pointer/length arrays are copied, the buffers are not. coords_strides
+ * NULL = row-major. make_csx sets indptr_len = rows+1 / cols+1 and
+ * indices_len = nnz. On failure *out is zeroed and the owner not retained. */
 QvStatus qv_sparse_make_coo(QvSparseTensor *out, QvValueType value_type, QvValueType index_type,
                             int32_t ndim, const int64_t *shape, const char *const *dim_names,
                             int64_t nnz, const void *coords, const int64_t *coords_strides,
@@ -107,17 +127,30 @@ typedef struct QvSparseOptions {
   const int32_t *axis_order; /* CSF: NULL = 0..ndim-1 */
 } QvSparseOptions;
 
-/* dense -> COO (canonical), CSR, CSC (2-D), CSF (any ndim >= 1, any axis
- * order). A value that does not fit the index type is an error naming it. */
+/* Conversions choose one index type for every index buffer (indptr and
+ * indices alike). A value that does not fit it is QV_EINVAL naming the buffer,
+ * the value and its position ("COO coords: value 150 (coordinate of dim 1 at
+ * non-zero 1) does not fit index type int8 (max 127)"); only actual values
+ * count, so int8 serves a 10x30 matrix. Memory is O(nnz) plus, for CSR/CSC
+ * outputs, their indptr; a 10^6 x 10^6 matrix is no problem.
+ *
+ * dense -> COO (canonical), CSR, CSC (2-D), CSF (any ndim >= 1, any axis
+ * order). Any dense layout (row-major, column-major, strided, zero strides)
+ * is read in memory order; no explicit zeros are produced. */
 QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
                               const QvSparseOptions *options, QvSparseTensor *out,
                               QvError *error);
-/* sparse -> dense (new row-major tensor, names kept). */
+/* sparse -> dense (new row-major tensor, names kept). Duplicates of a
+ * non-canonical COO are summed. QV_ELIMIT when the dense size overflows. */
 QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *error);
 /* sparse -> dense into caller memory, row-major, dst_size >= size*elsize. */
 QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_size,
                                  QvError *error);
-/* sparse -> sparse without building the dense tensor (memory O(nnz)). */
+/* sparse -> sparse without building the dense tensor (memory O(nnz)). COO
+ * outputs are canonical; duplicates of a non-canonical COO input are summed
+ * in entry order (integers wrap, float16 rounds), as SciPy's sum_duplicates;
+ * explicit zeros stored in the input are kept. Same-format conversions copy
+ * (changing the index type, or the CSF axis order). */
 QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
                            const QvSparseOptions *options, QvSparseTensor *out, QvError *error);
 /* COO canonicalization: sort row-major, sum duplicates (as SciPy does). */
@@ -125,7 +158,9 @@ QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, 
 
 double qv_sparse_density(const QvSparseTensor *t);
 /* Value equality (explicit zeros in the sparse form compare equal to absent
- * entries); same shape and value type required. */
+ * entries, -0.0 == 0.0, NaN equals NaN, duplicates of a non-canonical COO
+ * summed first); same shape and value type required. False for an invalid
+ * tensor or when memory runs out. */
 bool qv_sparse_equals_dense(const QvSparseTensor *t, const QvTensor *dense);
 bool qv_sparse_equals(const QvSparseTensor *a, const QvSparseTensor *b);
 

@@ -1,0 +1,333 @@
+/* Sparse tensors: names, storage, views over caller memory, index loads,
+ * density and value helpers. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sparse/sparse_internal.h"
+
+const char *qv_sparse_format_name(QvSparseFormat format) {
+  switch (format) {
+    case QV_SPARSE_COO: return "coo";
+    case QV_SPARSE_CSR: return "csr";
+    case QV_SPARSE_CSC: return "csc";
+    case QV_SPARSE_CSF: return "csf";
+    default: return "?";
+  }
+}
+
+QvStatus qv_sparse_format_parse(const char *name, QvSparseFormat *out, QvError *error) {
+  if (name == NULL || out == NULL) return qv_error_set(error, QV_EARG, "sparse format: NULL argument");
+  static const char *const names[] = {"coo", "csr", "csc", "csf"};
+  for (int i = 0; i < 4; i++) {
+    const char *a = name, *b = names[i];
+    while (*a && *b && (*a | 0x20) == *b) a++, b++; /* ASCII case-insensitive */
+    if (*a == 0 && *b == 0) {
+      *out = (QvSparseFormat)(i + 1);
+      return QV_OK;
+    }
+  }
+  return qv_error_set(error, QV_EINVAL, "unknown sparse format '%.64s' (expected coo, csr, csc or csf)",
+                      name);
+}
+
+/* ---- allocation and storage */
+
+QvStatus sp_nomem(QvError *error, const char *what, int64_t n, size_t size) {
+  return qv_error_set(error, QV_ENOMEM, "%s: cannot allocate %" PRId64 " x %zu bytes", what, n, size);
+}
+
+static void sp_store_free(SpStore *s) {
+  if (s == NULL) return;
+  for (int i = 0; i < s->n_owned; i++) sp_free(s->owned[i]);
+  free(s->name_block);
+  free(s);
+}
+
+void qv_sparse_release(QvSparseTensor *t) {
+  if (t == NULL) return;
+  sp_store_free((SpStore *)t->private_data);
+  qv_owner_release(t->owner);
+  memset(t, 0, sizeof *t);
+}
+
+void sp_own(QvSparseTensor *t, void *p) {
+  SpStore *s = (SpStore *)t->private_data;
+  /* the store has room for every buffer a sparse tensor can have */
+  if (s->n_owned < SP_MAX_OWNED) s->owned[s->n_owned++] = p;
+}
+
+QvStatus sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType value_type,
+                  int32_t ndim, const int64_t *shape, const char *const *dim_names,
+                  QvError *error) {
+  memset(out, 0, sizeof *out);
+  if ((unsigned)value_type >= QV_VALUE_TYPE_COUNT)
+    return qv_error_set(error, QV_EARG, "sparse tensor: invalid value type %d", (int)value_type);
+  if (ndim < 1) return qv_error_set(error, QV_EINVAL, "sparse tensor: ndim %d, need at least 1", (int)ndim);
+  if (ndim > QV_TENSOR_MAX_NDIM)
+    return qv_error_set(error, QV_ELIMIT, "sparse tensor: ndim %d exceeds the limit of %d", (int)ndim,
+                        QV_TENSOR_MAX_NDIM);
+  if (shape == NULL) return qv_error_set(error, QV_EARG, "sparse tensor: shape is NULL");
+  SpStore *s = calloc(1, sizeof *s);
+  if (s == NULL) return qv_error_set(error, QV_ENOMEM, "sparse tensor: out of memory");
+  memcpy(s->shape, shape, (size_t)ndim * sizeof *shape);
+  if (dim_names != NULL) {
+    size_t total = 0;
+    for (int32_t i = 0; i < ndim; i++) {
+      if (dim_names[i] == NULL) {
+        free(s);
+        return qv_error_set(error, QV_EARG, "sparse tensor: dim_names[%d] is NULL", (int)i);
+      }
+      total += strlen(dim_names[i]) + 1;
+    }
+    s->name_block = malloc(total);
+    if (s->name_block == NULL) {
+      free(s);
+      return qv_error_set(error, QV_ENOMEM, "sparse tensor: out of memory");
+    }
+    char *p = s->name_block;
+    for (int32_t i = 0; i < ndim; i++) {
+      size_t len = strlen(dim_names[i]) + 1;
+      memcpy(p, dim_names[i], len);
+      s->names[i] = p;
+      p += len;
+    }
+  }
+  out->format = format;
+  out->value_type = value_type;
+  out->index_type = QV_VALUE_INT64;
+  out->indptr_type = QV_VALUE_INT64;
+  out->ndim = ndim;
+  out->shape = s->shape;
+  out->dim_names = dim_names ? s->names : NULL;
+  out->private_data = s;
+  return QV_OK;
+}
+
+/* ---- index types */
+
+bool sp_is_index_type(QvValueType t) { return t >= QV_VALUE_INT8 && t <= QV_VALUE_UINT64; }
+
+int64_t sp_index_max(QvValueType t) {
+  switch (t) {
+    case QV_VALUE_INT8: return INT8_MAX;
+    case QV_VALUE_INT16: return INT16_MAX;
+    case QV_VALUE_INT32: return INT32_MAX;
+    case QV_VALUE_UINT8: return UINT8_MAX;
+    case QV_VALUE_UINT16: return UINT16_MAX;
+    case QV_VALUE_UINT32: return UINT32_MAX;
+    default: return INT64_MAX;
+  }
+}
+
+int64_t qv_index_load(const uint8_t *buf, QvValueType index_type, int64_t i) {
+  const uint8_t *p;
+  switch (index_type) {
+    case QV_VALUE_INT8: return (int8_t)buf[i];
+    case QV_VALUE_UINT8: return buf[i];
+    case QV_VALUE_INT16: { int16_t v; p = buf + i * 2; memcpy(&v, p, 2); return v; }
+    case QV_VALUE_UINT16: { uint16_t v; p = buf + i * 2; memcpy(&v, p, 2); return v; }
+    case QV_VALUE_INT32: { int32_t v; p = buf + i * 4; memcpy(&v, p, 4); return v; }
+    case QV_VALUE_UINT32: { uint32_t v; p = buf + i * 4; memcpy(&v, p, 4); return v; }
+    case QV_VALUE_INT64: { int64_t v; p = buf + i * 8; memcpy(&v, p, 8); return v; }
+    case QV_VALUE_UINT64: {
+      uint64_t v;
+      p = buf + i * 8;
+      memcpy(&v, p, 8);
+      return v > (uint64_t)INT64_MAX ? -1 : (int64_t)v;
+    }
+    default: return -1;
+  }
+}
+
+void sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32]) {
+  if (type == QV_VALUE_UINT64) {
+    uint64_t v;
+    memcpy(&v, buf + i * 8, 8);
+    snprintf(out, 32, "%" PRIu64, v);
+  } else {
+    snprintf(out, 32, "%" PRId64, qv_index_load(buf, type, i));
+  }
+}
+
+/* ---- values */
+
+uint64_t sp_zero_mask(QvValueType type) {
+  switch (type) {
+    case QV_VALUE_FLOAT16: return 0x7fffu;
+    case QV_VALUE_FLOAT32: return 0x7fffffffu;
+    case QV_VALUE_FLOAT64: return UINT64_C(0x7fffffffffffffff);
+    default: {
+      size_t w = qv_value_type_size(type);
+      return w >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * w)) - 1;
+    }
+  }
+}
+
+void sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src) {
+  switch (type) {
+    case QV_VALUE_FLOAT16: {
+      uint16_t a, b;
+      memcpy(&a, dst, 2);
+      memcpy(&b, src, 2);
+      uint16_t r = qv_float_to_half(qv_half_to_float(a) + qv_half_to_float(b));
+      memcpy(dst, &r, 2);
+      break;
+    }
+    case QV_VALUE_FLOAT32: {
+      float a, b;
+      memcpy(&a, dst, 4);
+      memcpy(&b, src, 4);
+      a += b;
+      memcpy(dst, &a, 4);
+      break;
+    }
+    case QV_VALUE_FLOAT64: {
+      double a, b;
+      memcpy(&a, dst, 8);
+      memcpy(&b, src, 8);
+      a += b;
+      memcpy(dst, &a, 8);
+      break;
+    }
+    default: {
+      /* two's complement wrap-around, done unsigned to stay defined */
+      size_t w = qv_value_type_size(type);
+      uint64_t r = sp_load_bits(dst, w) + sp_load_bits(src, w);
+      sp_store_bits(dst, w, r);
+      break;
+    }
+  }
+}
+
+bool sp_value_equal(QvValueType type, const uint8_t *a, const uint8_t *b) {
+  switch (type) {
+    case QV_VALUE_FLOAT16: {
+      uint16_t x, y;
+      memcpy(&x, a, 2);
+      memcpy(&y, b, 2);
+      float fx = qv_half_to_float(x), fy = qv_half_to_float(y);
+      return fx == fy || (fx != fx && fy != fy);
+    }
+    case QV_VALUE_FLOAT32: {
+      float x, y;
+      memcpy(&x, a, 4);
+      memcpy(&y, b, 4);
+      return x == y || (x != x && y != y);
+    }
+    case QV_VALUE_FLOAT64: {
+      double x, y;
+      memcpy(&x, a, 8);
+      memcpy(&y, b, 8);
+      return x == y || (x != x && y != y);
+    }
+    default: return memcmp(a, b, qv_value_type_size(type)) == 0;
+  }
+}
+
+/* ---- density */
+
+double qv_sparse_density(const QvSparseTensor *t) {
+  if (t == NULL || t->shape == NULL) return 0.0;
+  double size = 1.0;
+  for (int32_t i = 0; i < t->ndim; i++) size *= (double)t->shape[i];
+  return size > 0.0 ? (double)t->nnz / size : 0.0;
+}
+
+/* ---- views over caller memory */
+
+static QvStatus sp_finish_view(QvSparseTensor *out, QvOwner *owner, QvError *error) {
+  out->owner = owner;
+  qv_owner_retain(owner);
+  QvStatus st = qv_sparse_validate(out, error);
+  if (st != QV_OK) qv_sparse_release(out);
+  return st;
+}
+
+QvStatus qv_sparse_make_coo(QvSparseTensor *out, QvValueType value_type, QvValueType index_type,
+                            int32_t ndim, const int64_t *shape, const char *const *dim_names,
+                            int64_t nnz, const void *coords, const int64_t *coords_strides,
+                            bool is_canonical, const void *values, QvOwner *owner,
+                            QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse COO: out is NULL");
+  QvStatus st = sp_begin(out, QV_SPARSE_COO, value_type, ndim, shape, dim_names, error);
+  if (st != QV_OK) return st;
+  out->index_type = index_type;
+  out->indptr_type = index_type;
+  out->nnz = nnz;
+  out->values = values;
+  out->coords = coords;
+  out->is_canonical = is_canonical;
+  if (coords_strides != NULL) {
+    out->coords_strides[0] = coords_strides[0];
+    out->coords_strides[1] = coords_strides[1];
+  } else {
+    int64_t isize = (int64_t)qv_value_type_size(index_type);
+    out->coords_strides[0] = (int64_t)ndim * isize;
+    out->coords_strides[1] = isize;
+  }
+  return sp_finish_view(out, owner, error);
+}
+
+QvStatus qv_sparse_make_csx(QvSparseTensor *out, QvSparseFormat format, QvValueType value_type,
+                            QvValueType indptr_type, QvValueType index_type,
+                            const int64_t shape[2], const char *const *dim_names, int64_t nnz,
+                            const void *indptr, const void *indices, const void *values,
+                            QvOwner *owner, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse CSX: out is NULL");
+  if (format != QV_SPARSE_CSR && format != QV_SPARSE_CSC) {
+    memset(out, 0, sizeof *out);
+    return qv_error_set(error, QV_EARG, "sparse CSX: format must be CSR or CSC, not %s",
+                        qv_sparse_format_name(format));
+  }
+  QvStatus st = sp_begin(out, format, value_type, 2, shape, dim_names, error);
+  if (st != QV_OK) return st;
+  out->index_type = index_type;
+  out->indptr_type = indptr_type;
+  out->nnz = nnz;
+  out->values = values;
+  out->indptr = indptr;
+  out->indices = indices;
+  int64_t major = shape[format == QV_SPARSE_CSR ? 0 : 1];
+  out->indptr_len = major >= 0 && major < INT64_MAX ? major + 1 : -1;
+  out->indices_len = nnz;
+  return sp_finish_view(out, owner, error);
+}
+
+QvStatus qv_sparse_make_csf(QvSparseTensor *out, QvValueType value_type,
+                            QvValueType indptr_type, QvValueType index_type, int32_t ndim,
+                            const int64_t *shape, const char *const *dim_names,
+                            const int32_t *axis_order, int64_t nnz,
+                            const void *const *indptr, const int64_t *indptr_len,
+                            const void *const *indices, const int64_t *indices_len,
+                            const void *values, QvOwner *owner, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse CSF: out is NULL");
+  QvStatus st = sp_begin(out, QV_SPARSE_CSF, value_type, ndim, shape, dim_names, error);
+  if (st != QV_OK) return st;
+  if (axis_order == NULL || indices == NULL || indices_len == NULL ||
+      (ndim > 1 && (indptr == NULL || indptr_len == NULL))) {
+    qv_sparse_release(out);
+    return qv_error_set(error, QV_EARG, "sparse CSF: axis_order, indptr or indices array is NULL");
+  }
+  SpStore *s = (SpStore *)out->private_data;
+  for (int32_t l = 0; l < ndim; l++) {
+    s->axis_order[l] = axis_order[l];
+    s->csf_indices[l] = indices[l];
+    s->csf_indices_len[l] = indices_len[l];
+    if (l < ndim - 1) {
+      s->csf_indptr[l] = indptr[l];
+      s->csf_indptr_len[l] = indptr_len[l];
+    }
+  }
+  out->index_type = index_type;
+  out->indptr_type = indptr_type;
+  out->nnz = nnz;
+  out->values = values;
+  out->axis_order = s->axis_order;
+  out->csf_indptr = s->csf_indptr;
+  out->csf_indptr_len = s->csf_indptr_len;
+  out->csf_indices = s->csf_indices;
+  out->csf_indices_len = s->csf_indices_len;
+  return sp_finish_view(out, owner, error);
+}

@@ -1,0 +1,123 @@
+/* Sparse -> sparse conversions, COO canonicalization and value equality,
+ * all through the entries working form (never the dense tensor, except
+ * qv_sparse_equals_dense which has a dense operand anyway). */
+#include <stdlib.h>
+
+#include "sparse/sparse_internal.h"
+
+QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
+                           const QvSparseOptions *options, QvSparseTensor *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse conversion: out is NULL");
+  if (out == t) return qv_error_set(error, QV_EARG, "sparse conversion: out must not be the input");
+  memset(out, 0, sizeof *out);
+  if (t == NULL) return qv_error_set(error, QV_EARG, "sparse conversion: tensor is NULL");
+  /* 2-D through CSX arrays, whose indptr is O(extent): always for CSR/CSC
+   * outputs (they have that indptr anyway), otherwise only while the
+   * extents are O(nnz) so that memory stays proportional to nnz */
+  bool small = t->ndim == 2 && t->shape != NULL && t->shape[0] <= 2 * t->nnz + 65536 &&
+               t->shape[1] <= 2 * t->nnz + 65536;
+  bool pipeline = t->ndim == 2 && (small || format == QV_SPARSE_CSR || format == QV_SPARSE_CSC);
+  /* grouping a non-canonical COO range-checks every pair in its first pass */
+  QvStatus st = sp_validate(t, !(pipeline && t->format == QV_SPARSE_COO), error);
+  if (st != QV_OK) return st;
+  QvValueType itype;
+  const int32_t *axis;
+  st = sp_options(options, format, t->ndim, &itype, &axis, error);
+  if (st != QV_OK) return st;
+  st = sp_begin(out, format, t->value_type, t->ndim, t->shape, t->dim_names, error);
+  if (st != QV_OK) return st;
+  if (pipeline) {
+    SpCsx c;
+    st = sp_csx_from_sparse(t, sp_csx_orientation(format, axis), &c, error);
+    if (st == QV_OK) {
+      st = sp_csx_emit(&c, out, itype, error);
+      sp_csx_free(&c);
+    }
+  } else {
+    SpEntries e;
+    st = sp_entries_from_sparse(t, &e, error);
+    if (st == QV_OK) {
+      e.shape = out->shape;
+      st = sp_build(&e, out, itype, axis, error);
+      sp_entries_free(&e);
+    }
+  }
+  if (st != QV_OK) qv_sparse_release(out);
+  return st;
+}
+
+QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, QvError *error) {
+  if (coo == NULL || out == NULL) return qv_error_set(error, QV_EARG, "COO canonicalize: NULL argument");
+  if (coo->format != QV_SPARSE_COO) {
+    memset(out, 0, sizeof *out);
+    return qv_error_set(error, QV_EARG, "COO canonicalize: input is %s, not COO",
+                        qv_sparse_format_name(coo->format));
+  }
+  QvSparseOptions o = {coo->index_type, true, NULL};
+  return qv_sparse_convert(coo, QV_SPARSE_COO, &o, out, error);
+}
+
+/* Entries in canonical order (sorted row-major, duplicates summed). */
+static bool canonical_entries(const QvSparseTensor *t, SpEntries *e) {
+  if (sp_entries_from_sparse(t, e, NULL) != QV_OK) return false;
+  int32_t ident[QV_TENSOR_MAX_NDIM];
+  for (int32_t d = 0; d < t->ndim; d++) ident[d] = d;
+  if (sp_entries_sort(e, ident, NULL) != QV_OK) {
+    sp_entries_free(e);
+    return false;
+  }
+  return true;
+}
+
+static bool same_shape(const QvSparseTensor *a, int32_t ndim, const int64_t *shape) {
+  if (a->ndim != ndim) return false;
+  for (int32_t d = 0; d < ndim; d++)
+    if (a->shape[d] != shape[d]) return false;
+  return true;
+}
+
+bool qv_sparse_equals(const QvSparseTensor *a, const QvSparseTensor *b) {
+  if (a == NULL || b == NULL || qv_sparse_validate(a, NULL) != QV_OK || qv_sparse_validate(b, NULL) != QV_OK)
+    return false;
+  if (a->value_type != b->value_type || !same_shape(a, b->ndim, b->shape)) return false;
+  SpEntries ea, eb;
+  if (!canonical_entries(a, &ea)) return false;
+  if (!canonical_entries(b, &eb)) {
+    sp_entries_free(&ea);
+    return false;
+  }
+  /* merge walk over both canonical lists, explicit zeros skipped */
+  uint64_t mask = sp_zero_mask(a->value_type);
+  size_t vs = ea.vsize;
+  int32_t nd = a->ndim;
+  int64_t i = 0, j = 0;
+  bool eq = true;
+  for (;;) {
+    while (i < ea.n && (sp_load_bits(ea.values + (size_t)i * vs, vs) & mask) == 0) i++;
+    while (j < eb.n && (sp_load_bits(eb.values + (size_t)j * vs, vs) & mask) == 0) j++;
+    if (i == ea.n || j == eb.n) {
+      eq = i == ea.n && j == eb.n;
+      break;
+    }
+    if (memcmp(ea.coords + i * nd, eb.coords + j * nd, (size_t)nd * 8) != 0 ||
+        !sp_value_equal(a->value_type, ea.values + (size_t)i * vs, eb.values + (size_t)j * vs)) {
+      eq = false;
+      break;
+    }
+    i++;
+    j++;
+  }
+  sp_entries_free(&ea);
+  sp_entries_free(&eb);
+  return eq;
+}
+
+bool qv_sparse_equals_dense(const QvSparseTensor *t, const QvTensor *dense) {
+  if (t == NULL || dense == NULL || qv_sparse_validate(t, NULL) != QV_OK) return false;
+  if (t->value_type != dense->type || !same_shape(t, dense->ndim, dense->shape)) return false;
+  QvTensor tmp;
+  if (qv_sparse_to_dense(t, &tmp, NULL) != QV_OK) return false;
+  bool eq = qv_tensor_equals(&tmp, dense, true);
+  qv_tensor_release(&tmp);
+  return eq;
+}

@@ -1,0 +1,526 @@
+/* Dense <-> sparse. The dense side is read once, in memory order, whatever
+ * its layout (row-major, column-major or strided): lines along the dim of
+ * smallest stride are scanned with a block zero test and a branch-free
+ * append into growable buffers; the entries are then put in the order the
+ * output needs with O(nnz) counting sorts. Sparse -> dense is a memset and a
+ * scatter. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "sparse/sparse_internal.h"
+
+/* ---- scanning */
+
+/* Appends the non-zeros of a line of len values (byte stride `stride`):
+ * inner coordinate c0 + j to ci[k * cs] and the value bits to vals. Every
+ * element is written to slot k and k advances only for non-zeros, so the
+ * caller reserves len slots. Blocks of 8 that are all zero are skipped
+ * after one OR. */
+SP_INLINE int64_t scan_line(const uint8_t *p, int64_t len, int64_t stride, int64_t c0, int64_t *ci,
+                            int64_t cs, uint8_t *vals, size_t vs, uint64_t mask) {
+  int64_t k = 0, j = 0;
+  for (; j + 8 <= len; j += 8) {
+    const uint8_t *b = p + j * stride;
+    uint64_t v0 = sp_load_bits(b, vs), v1 = sp_load_bits(b + stride, vs);
+    uint64_t v2 = sp_load_bits(b + 2 * stride, vs), v3 = sp_load_bits(b + 3 * stride, vs);
+    uint64_t v4 = sp_load_bits(b + 4 * stride, vs), v5 = sp_load_bits(b + 5 * stride, vs);
+    uint64_t v6 = sp_load_bits(b + 6 * stride, vs), v7 = sp_load_bits(b + 7 * stride, vs);
+    if ((((v0 | v1) | (v2 | v3)) | ((v4 | v5) | (v6 | v7))) & mask) {
+#define SP_PUT(V, U)                           \
+  ci[k * cs] = c0 + j + (U);                   \
+  sp_store_bits(vals + (size_t)k * vs, vs, V); \
+  k += ((V) & mask) != 0;
+      SP_PUT(v0, 0) SP_PUT(v1, 1) SP_PUT(v2, 2) SP_PUT(v3, 3)
+      SP_PUT(v4, 4) SP_PUT(v5, 5) SP_PUT(v6, 6) SP_PUT(v7, 7)
+#undef SP_PUT
+    }
+  }
+  for (; j < len; j++) {
+    uint64_t v = sp_load_bits(p + j * stride, vs);
+    ci[k * cs] = c0 + j;
+    sp_store_bits(vals + (size_t)k * vs, vs, v);
+    k += (v & mask) != 0;
+  }
+  return k;
+}
+
+/* Constant value size, index stride (1: CSX indices; 2: 2-D COO pairs)
+ * and, for contiguous lines, element stride. */
+static int64_t scan_dispatch(const uint8_t *p, int64_t len, int64_t stride, int64_t c0, int64_t *ci,
+                             int64_t cs, uint8_t *vals, size_t vs, uint64_t mask) {
+#define SP_CS(VS, STRIDE)                                                     \
+  if (cs == 1) return scan_line(p, len, STRIDE, c0, ci, 1, vals, VS, mask);   \
+  if (cs == 2) return scan_line(p, len, STRIDE, c0, ci, 2, vals, VS, mask);   \
+  return scan_line(p, len, STRIDE, c0, ci, cs, vals, VS, mask);
+#define CASE(VS)                     \
+  case VS:                           \
+    if (stride == VS) {              \
+      SP_CS(VS, VS)                  \
+    } else {                         \
+      SP_CS(VS, stride)              \
+    }
+  switch (vs) {
+    CASE(1)
+    CASE(2)
+    CASE(4)
+    default: CASE(8)
+  }
+#undef CASE
+#undef SP_CS
+}
+
+typedef struct Grow {
+  int64_t *coords;
+  uint8_t *vals;
+  int64_t cap;
+} Grow;
+
+/* Reserves room for every element being a non-zero: address space only,
+ * pages are committed as the scan writes them, so the buffers never move.
+ * Without reservations the buffers grow by doubling. */
+static void grow_init(Grow *g, int64_t max_entries, int32_t nd, size_t vs) {
+  g->coords = NULL;
+  g->vals = NULL;
+  g->cap = 0;
+  if (max_entries <= 0 || max_entries > INT64_MAX / 8 / nd) return;
+  g->coords = sp_reserve(max_entries * nd, 8);
+  g->vals = g->coords ? sp_reserve(max_entries, vs) : NULL;
+  if (g->vals == NULL) {
+    sp_free(g->coords);
+    g->coords = NULL;
+    return;
+  }
+  g->cap = max_entries;
+}
+
+static bool grow(Grow *g, int64_t need, int32_t nd, size_t vs) {
+  if (need <= g->cap) return true;
+  int64_t cap = g->cap ? g->cap : 4096;
+  while (cap < need) {
+    if (cap > INT64_MAX / 2) return false;
+    cap *= 2;
+  }
+  if ((uint64_t)cap > SIZE_MAX / 8 / (uint64_t)nd || (uint64_t)cap > SIZE_MAX / vs) return false;
+  int64_t *c = sp_realloc(g->coords, cap * nd, 8);
+  if (c == NULL) return false;
+  g->coords = c;
+  uint8_t *v = sp_realloc(g->vals, cap, vs);
+  if (v == NULL) return false;
+  g->vals = v;
+  g->cap = cap;
+  return true;
+}
+
+QvStatus sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error) {
+  int32_t nd = dense->ndim;
+  memset(e, 0, sizeof *e);
+  e->ndim = nd;
+  e->shape = dense->shape;
+  e->vtype = dense->type;
+  e->vsize = qv_value_type_size(dense->type);
+  size_t vs = e->vsize;
+  uint64_t mask = sp_zero_mask(dense->type);
+  /* scan order: extent-1 dims outermost, then by decreasing stride */
+  int32_t P[QV_TENSOR_MAX_NDIM];
+  for (int32_t i = 0; i < nd; i++) {
+    int32_t d = i, j = i;
+    for (; j > 0; j--) {
+      int32_t o = P[j - 1];
+      bool o_triv = dense->shape[o] <= 1, d_triv = dense->shape[d] <= 1;
+      bool after = d_triv ? o_triv : (o_triv || dense->strides[o] >= dense->strides[d]);
+      if (after) break;
+      P[j] = o;
+    }
+    P[j] = d;
+  }
+  memcpy(e->order, P, (size_t)nd * sizeof *P);
+  e->sorted = e->unique = true;
+  int64_t size = qv_tensor_size(dense);
+  Grow g;
+  grow_init(&g, size, nd, vs);
+  int64_t n = 0;
+  if (size > 0) {
+    int32_t q = P[nd - 1];
+    int64_t L = dense->shape[q], s = dense->strides[q];
+    int64_t idx[QV_TENSOR_MAX_NDIM] = {0};
+    const uint8_t *base = dense->data;
+    enum { CHUNK = 8192 };
+    for (;;) {
+      for (int64_t off = 0; off < L; off += CHUNK) {
+        int64_t len = L - off < CHUNK ? L - off : CHUNK;
+        if (!grow(&g, n + len, nd, vs)) {
+          sp_free(g.coords);
+          sp_free(g.vals);
+          return sp_nomem(error, "dense to sparse", n + len, (size_t)nd * 8 + vs);
+        }
+        int64_t c = scan_dispatch(base + off * s, len, s, off, g.coords + n * nd + q, nd,
+                                  g.vals + (size_t)n * vs, vs, mask);
+        if (nd == 2) {
+          int32_t o = 1 - q;
+          for (int64_t k = n; k < n + c; k++) g.coords[k * 2 + o] = idx[o];
+        } else if (nd > 2) {
+          for (int64_t k = n; k < n + c; k++)
+            for (int32_t d = 0; d < nd; d++)
+              if (d != q) g.coords[k * nd + d] = idx[d];
+        }
+        n += c;
+      }
+      int32_t j = nd - 2;
+      for (; j >= 0; j--) {
+        int32_t d = P[j];
+        base += dense->strides[d];
+        if (++idx[d] < dense->shape[d]) break;
+        base -= dense->strides[d] * dense->shape[d];
+        idx[d] = 0;
+      }
+      if (j < 0) break;
+    }
+  }
+  /* give back the unused tail (mremap for large blocks, no copy) */
+  int64_t *c = sp_realloc(g.coords, n * nd, 8);
+  uint8_t *v = sp_realloc(g.vals, n, vs);
+  if (c == NULL || v == NULL) {
+    sp_free(c ? c : g.coords);
+    sp_free(v ? v : g.vals);
+    return sp_nomem(error, "dense to sparse", n, (size_t)nd * 8 + vs);
+  }
+  e->coords = c;
+  e->values = v;
+  e->own_coords = e->own_values = true;
+  e->n = n;
+  return QV_OK;
+}
+
+/* 2-D dense -> CSX arrays: lines along the dim of smallest stride give the
+ * CSX of that orientation directly (indptr from line ends); the other
+ * orientation is one transpose (a counting sort on the minor index). */
+QvStatus sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
+  memset(c, 0, sizeof *c);
+  int sm = M; /* dim whose lines are scanned one after another */
+  if (d->shape[0] > 1 && d->shape[1] > 1) sm = d->strides[0] >= d->strides[1] ? 0 : 1;
+  int sn = 1 - sm;
+  int64_t nlines = d->shape[sm], L = d->shape[sn], stride = d->strides[sn];
+  size_t vs = qv_value_type_size(d->type);
+  uint64_t mask = sp_zero_mask(d->type);
+  int64_t *ptr = nlines < INT64_MAX ? sp_calloc(nlines + 1, 8) : NULL;
+  /* when a transpose follows, its counts per minor are taken here while
+   * each line's indices are in cache */
+  int64_t *counts = sm != M && L < INT64_MAX ? sp_calloc(L + 1, 8) : NULL;
+  if (ptr == NULL || (sm != M && counts == NULL)) {
+    sp_free(ptr);
+    sp_free(counts);
+    return sp_nomem(error, "dense to sparse", nlines + L, 8);
+  }
+  Grow g;
+  grow_init(&g, qv_tensor_size(d), 1, vs);
+  int64_t n = 0;
+  enum { CHUNK = 8192 };
+  for (int64_t r = 0; L > 0 && r < nlines; r++) {
+    const uint8_t *base = d->data + r * d->strides[sm];
+    for (int64_t off = 0; off < L; off += CHUNK) {
+      int64_t len = L - off < CHUNK ? L - off : CHUNK;
+      if (!grow(&g, n + len, 1, vs)) {
+        sp_free(ptr);
+        sp_free(counts);
+        sp_free(g.coords);
+        sp_free(g.vals);
+        return sp_nomem(error, "dense to sparse", n + len, 8 + vs);
+      }
+      int64_t c0 = n;
+      n += scan_dispatch(base + off * stride, len, stride, off, g.coords + n, 1, g.vals + (size_t)n * vs, vs,
+                         mask);
+      if (counts != NULL)
+        for (int64_t k = c0; k < n; k++) counts[g.coords[k] + 1]++;
+    }
+    ptr[r + 1] = n;
+  }
+  int64_t *idx = sp_realloc(g.coords, n, 8);
+  uint8_t *vals = sp_realloc(g.vals, n, vs);
+  c->M = sm;
+  c->nmajor = nlines;
+  c->nminor = L;
+  c->nnz = n;
+  c->vtype = d->type;
+  c->vs = vs;
+  c->ptr = c->own_ptr = ptr;
+  c->idx = c->own_idx = idx ? idx : g.coords;
+  c->vals = c->own_vals = vals ? vals : g.vals;
+  QvStatus st = QV_OK;
+  if (idx == NULL || vals == NULL) st = sp_nomem(error, "dense to sparse", n, 8 + vs);
+  if (st == QV_OK && sm != M) {
+    st = sp_csx_flip(c, counts, error); /* takes counts */
+    counts = NULL;
+  }
+  sp_free(counts);
+  if (st != QV_OK) sp_csx_free(c);
+  return st;
+}
+
+/* Checks a conversion's options; fills the index type and axis order. */
+QvStatus sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
+                    QvValueType *itype, const int32_t **axis, QvError *error) {
+  *itype = QV_VALUE_INT64;
+  *axis = NULL;
+  if (format < QV_SPARSE_COO || format > QV_SPARSE_CSF)
+    return qv_error_set(error, QV_EARG, "sparse conversion: unknown format %d", (int)format);
+  if ((format == QV_SPARSE_CSR || format == QV_SPARSE_CSC) && ndim != 2)
+    return qv_error_set(error, QV_EINVAL, "%s needs a 2-D tensor, got %d dims",
+                        format == QV_SPARSE_CSR ? "CSR" : "CSC", (int)ndim);
+  if (o == NULL) return QV_OK;
+  if (o->index_type_set) {
+    if (!sp_is_index_type(o->index_type))
+      return qv_error_set(error, QV_EARG, "sparse conversion: index type %s is not an integer type",
+                          qv_value_type_name(o->index_type));
+    *itype = o->index_type;
+  }
+  if (format == QV_SPARSE_CSF && o->axis_order != NULL && ndim <= QV_TENSOR_MAX_NDIM) {
+    bool seen[QV_TENSOR_MAX_NDIM] = {false};
+    for (int32_t l = 0; l < ndim; l++) {
+      int32_t a = o->axis_order[l];
+      if (a < 0 || a >= ndim || seen[a])
+        return qv_error_set(error, QV_EARG,
+                            "sparse conversion: axis_order is not a permutation of 0..%d (%d at position %d)",
+                            (int)ndim - 1, (int)a, (int)l);
+      seen[a] = true;
+    }
+    *axis = o->axis_order;
+  }
+  return QV_OK;
+}
+
+QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
+                              const QvSparseOptions *options, QvSparseTensor *out,
+                              QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "dense to sparse: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (dense == NULL) return qv_error_set(error, QV_EARG, "dense to sparse: tensor is NULL");
+  if (dense->ndim < 1)
+    return qv_error_set(error, QV_EINVAL, "dense to sparse: a sparse tensor needs at least 1 dimension");
+  if (dense->ndim > QV_TENSOR_MAX_NDIM || (unsigned)dense->type >= QV_VALUE_TYPE_COUNT ||
+      dense->shape == NULL || dense->strides == NULL || (qv_tensor_size(dense) > 0 && dense->data == NULL))
+    return qv_error_set(error, QV_EARG, "dense to sparse: malformed tensor");
+  QvValueType itype;
+  const int32_t *axis;
+  QvStatus st = sp_options(options, format, dense->ndim, &itype, &axis, error);
+  if (st != QV_OK) return st;
+  st = sp_begin(out, format, dense->type, dense->ndim, dense->shape, dense->dim_names, error);
+  if (st != QV_OK) return st;
+  if (dense->ndim == 2 && format != QV_SPARSE_COO) {
+    SpCsx c;
+    st = sp_csx_from_dense(dense, sp_csx_orientation(format, axis), &c, error);
+    if (st == QV_OK) {
+      st = sp_csx_emit(&c, out, itype, error);
+      sp_csx_free(&c);
+    }
+  } else {
+    SpEntries e;
+    st = sp_entries_from_dense(dense, &e, error);
+    if (st == QV_OK) {
+      e.shape = out->shape;
+      st = sp_build(&e, out, itype, axis, error);
+      sp_entries_free(&e);
+    }
+  }
+  if (st != QV_OK) qv_sparse_release(out);
+  return st;
+}
+
+/* ---- sparse -> dense */
+
+SP_INLINE void put(uint8_t *dst, int64_t flat, const uint8_t *v, size_t vs) {
+  sp_store_bits(dst + (size_t)flat * vs, vs, sp_load_bits(v, vs));
+}
+
+/* Duplicates (non-canonical COO) are summed: the first write stores, later
+ * ones add, so a single entry keeps its exact bits (-0.0 included). */
+static void put_add(uint8_t *dst, int64_t flat, const uint8_t *v, size_t vs, QvValueType type) {
+  uint8_t *p = dst + (size_t)flat * vs;
+  if (sp_load_bits(p, vs) == 0)
+    sp_store_bits(p, vs, sp_load_bits(v, vs));
+  else
+    sp_value_add(type, p, v);
+}
+
+SP_INLINE void scatter_coo(const SpEntries *e, const int64_t *rs, uint8_t *dst, size_t vs) {
+  int32_t nd = e->ndim;
+  const int64_t *c = e->coords;
+  if (nd == 2) {
+    int64_t r0 = rs[0];
+    for (int64_t i = 0; i < e->n; i++) put(dst, c[2 * i] * r0 + c[2 * i + 1], e->values + (size_t)i * vs, vs);
+    return;
+  }
+  for (int64_t i = 0; i < e->n; i++) {
+    int64_t flat = 0;
+    for (int32_t d = 0; d < nd; d++) flat += c[i * nd + d] * rs[d];
+    put(dst, flat, e->values + (size_t)i * vs, vs);
+  }
+}
+
+SP_INLINE void scatter_csx(const int64_t *ptr, const int64_t *idx, const uint8_t *vals,
+                           int64_t nmajor, int64_t smajor, int64_t sminor, uint8_t *dst, size_t vs) {
+  for (int64_t r = 0; r < nmajor; r++) {
+    int64_t base = r * smajor;
+    for (int64_t k = ptr[r]; k < ptr[r + 1]; k++) put(dst, base + idx[k] * sminor, vals + (size_t)k * vs, vs);
+  }
+}
+
+/* CSF: offsets of the nodes of each level from their parent's, top-down;
+ * the last level's nodes are the values. */
+SP_INLINE void scatter_csf_last(const int64_t *off, int64_t nparent, const int64_t *ptr,
+                                const int64_t *idx, int64_t stride, const uint8_t *vals,
+                                uint8_t *dst, size_t vs) {
+  for (int64_t p = 0; p < nparent; p++) {
+    int64_t base = off[p];
+    for (int64_t k = ptr[p]; k < ptr[p + 1]; k++) put(dst, base + idx[k] * stride, vals + (size_t)k * vs, vs);
+  }
+}
+
+static QvStatus scatter_csf(const QvSparseTensor *t, const int64_t *rs, uint8_t *dst, QvError *error) {
+  int32_t nd = t->ndim;
+  size_t vs = qv_value_type_size(t->value_type);
+  const int64_t *ind[QV_TENSOR_MAX_NDIM], *ptr[QV_TENSOR_MAX_NDIM];
+  int64_t *own[2 * QV_TENSOR_MAX_NDIM] = {NULL};
+  int64_t *off = NULL, *next = NULL;
+  QvStatus st = QV_OK;
+  for (int32_t l = 0; l < nd && st == QV_OK; l++) {
+    st = sp_int64_view(t->csf_indices[l], t->index_type, t->csf_indices_len[l], &ind[l], &own[2 * l], error);
+    if (st == QV_OK && l + 1 < nd)
+      st = sp_int64_view(t->csf_indptr[l], t->indptr_type, t->csf_indptr_len[l], &ptr[l], &own[2 * l + 1],
+                         error);
+  }
+  if (st == QV_OK && nd == 1) {
+    for (int64_t k = 0; k < t->nnz; k++) put(dst, ind[0][k], t->values + (size_t)k * vs, vs);
+  } else if (st == QV_OK) {
+    /* off: offsets of the nodes of level l - 1 */
+    int64_t cnt0 = t->csf_indices_len[0];
+    off = sp_malloc(cnt0, 8);
+    if (off == NULL) st = sp_nomem(error, "CSF to dense", cnt0, 8);
+    for (int64_t j = 0; st == QV_OK && j < cnt0; j++) off[j] = ind[0][j] * rs[t->axis_order[0]];
+    for (int32_t l = 1; st == QV_OK && l < nd - 1; l++) {
+      int64_t cnt = t->csf_indices_len[l], s = rs[t->axis_order[l]];
+      next = sp_malloc(cnt, 8);
+      if (next == NULL) {
+        st = sp_nomem(error, "CSF to dense", cnt, 8);
+        break;
+      }
+      for (int64_t p = 0; p < t->csf_indices_len[l - 1]; p++)
+        for (int64_t k = ptr[l - 1][p]; k < ptr[l - 1][p + 1]; k++) next[k] = off[p] + ind[l][k] * s;
+      sp_free(off);
+      off = next;
+      next = NULL;
+    }
+    if (st == QV_OK) {
+      int64_t np = t->csf_indices_len[nd - 2], s = rs[t->axis_order[nd - 1]];
+      switch (vs) {
+#define CASE(VS) \
+  case VS: scatter_csf_last(off, np, ptr[nd - 2], ind[nd - 1], s, t->values, dst, VS); break;
+        CASE(1)
+        CASE(2)
+        CASE(4)
+        default: CASE(8)
+#undef CASE
+      }
+    }
+  }
+  sp_free(off);
+  for (int i = 0; i < 2 * nd; i++) sp_free(own[i]);
+  return st;
+}
+
+static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
+  int32_t nd = t->ndim;
+  size_t vs = qv_value_type_size(t->value_type);
+  int64_t rs[QV_TENSOR_MAX_NDIM];
+  rs[nd - 1] = 1;
+  for (int32_t d = nd - 1; d > 0; d--) rs[d - 1] = rs[d] * t->shape[d];
+  QvStatus st = QV_OK;
+  if (t->format == QV_SPARSE_COO) {
+    SpEntries e;
+    st = sp_entries_from_sparse(t, &e, error);
+    if (st != QV_OK) return st;
+    if (e.unique) {
+      switch (vs) {
+#define CASE(VS) case VS: scatter_coo(&e, rs, dst, VS); break;
+        CASE(1)
+        CASE(2)
+        CASE(4)
+        default: CASE(8)
+#undef CASE
+      }
+    } else {
+      for (int64_t i = 0; i < e.n; i++) {
+        int64_t flat = 0;
+        for (int32_t d = 0; d < nd; d++) flat += e.coords[i * nd + d] * rs[d];
+        put_add(dst, flat, e.values + (size_t)i * vs, vs, t->value_type);
+      }
+    }
+    sp_entries_free(&e);
+    return QV_OK;
+  }
+  if (t->format == QV_SPARSE_CSF) return scatter_csf(t, rs, dst, error);
+  bool csr = t->format == QV_SPARSE_CSR;
+  int64_t nmajor = t->shape[csr ? 0 : 1];
+  const int64_t *ptr, *idx;
+  int64_t *own_p, *own_i;
+  st = sp_int64_view(t->indptr, t->indptr_type, nmajor + 1, &ptr, &own_p, error);
+  if (st != QV_OK) return st;
+  st = sp_int64_view(t->indices, t->index_type, t->nnz, &idx, &own_i, error);
+  if (st == QV_OK) {
+    int64_t smajor = csr ? t->shape[1] : 1, sminor = csr ? 1 : t->shape[1];
+    switch (vs) {
+#define CASE(VS) case VS: scatter_csx(ptr, idx, t->values, nmajor, smajor, sminor, dst, VS); break;
+      CASE(1)
+      CASE(2)
+      CASE(4)
+      default: CASE(8)
+#undef CASE
+    }
+  }
+  sp_free(own_p);
+  sp_free(own_i);
+  return st;
+}
+
+/* Element count of the dense form, or -1 when it overflows int64 bytes. */
+static int64_t dense_size(const QvSparseTensor *t) {
+  int64_t size = 1;
+  int64_t vs = (int64_t)qv_value_type_size(t->value_type);
+  for (int32_t d = 0; d < t->ndim; d++) {
+    if (t->shape[d] == 0) return 0;
+  }
+  for (int32_t d = 0; d < t->ndim; d++) {
+    if (size > INT64_MAX / vs / t->shape[d]) return -1;
+    size *= t->shape[d];
+  }
+  return size;
+}
+
+QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_size,
+                                 QvError *error) {
+  QvStatus st = qv_sparse_validate(t, error);
+  if (st != QV_OK) return st;
+  int64_t size = dense_size(t);
+  if (size < 0) return qv_error_set(error, QV_ELIMIT, "sparse to dense: the dense size overflows int64");
+  size_t bytes = (size_t)size * qv_value_type_size(t->value_type);
+  if (dst_size < bytes || (bytes > 0 && dst == NULL))
+    return qv_error_set(error, QV_EARG, "sparse to dense: destination holds %zu bytes, need %zu", dst_size,
+                        bytes);
+  if (bytes == 0) return QV_OK;
+  memset(dst, 0, bytes);
+  return scatter(t, dst, error);
+}
+
+QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse to dense: out is NULL");
+  memset(out, 0, sizeof *out);
+  QvStatus st = qv_sparse_validate(t, error);
+  if (st != QV_OK) return st;
+  if (dense_size(t) < 0) return qv_error_set(error, QV_ELIMIT, "sparse to dense: the dense size overflows int64");
+  st = qv_tensor_alloc(out, t->value_type, t->ndim, t->shape, t->dim_names, false, error);
+  if (st != QV_OK) return st;
+  if (qv_tensor_size(out) == 0) return QV_OK;
+  /* the new tensor owns its zero-filled buffer: scatter into it */
+  st = scatter(t, (uint8_t *)(uintptr_t)out->data, error);
+  if (st != QV_OK) qv_tensor_release(out);
+  return st;
+}

@@ -1,0 +1,520 @@
+/* Hostile index buffers: every rule of qv_sparse_validate, each violation
+ * an error naming the buffer and position. Buffers are heap copies of
+ * exactly the size nnz and the shape imply, so a read past them fails
+ * under AddressSanitizer. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/sparse.h"
+#include "test_util.h"
+
+static void *heap(const void *src, size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (n) memcpy(p, src, n);
+  return p;
+}
+
+static void *pack(const int64_t *v, int64_t n, QvValueType type) {
+  size_t w = qv_value_type_size(type);
+  uint8_t *out = malloc(n > 0 ? (size_t)n * w : 1);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t x = (uint64_t)v[i];
+    memcpy(out + (size_t)i * w, &x, w);
+  }
+  return out;
+}
+
+static void expect_error(QvStatus st, const QvError *err, QvStatus code, const char *needle) {
+  if (st != code || strstr(err->message, needle) == NULL)
+    print_error("status %d, message: %s (wanted %d, \"%s\")\n", st, err->message, code, needle);
+  assert_int_equal(st, code);
+  assert_non_null(strstr(err->message, needle));
+}
+
+/* ---- COO */
+
+static QvStatus coo(QvValueType it, int32_t ndim, const int64_t *shape, int64_t nnz, const int64_t *coords,
+                    bool canonical, QvError *err) {
+  void *c = pack(coords, nnz * ndim, it);
+  void *v = heap((const double[8]){1, 2, 3, 4, 5, 6, 7, 8}, (size_t)nnz * 8);
+  QvSparseTensor t;
+  QvStatus st = qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, it, ndim, shape, NULL, nnz, c, NULL, canonical, v,
+                                   NULL, err);
+  if (st == QV_OK) {
+    /* anything accepted converts and densifies without trouble */
+    QvSparseTensor csf;
+    assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_CSF, NULL, &csf, err), QV_OK);
+    qv_sparse_release(&csf);
+  } else {
+    assert_null(t.private_data);
+    assert_null(t.shape);
+  }
+  qv_sparse_release(&t);
+  free(c);
+  free(v);
+  return st;
+}
+
+static void test_coo_rules(void **state) {
+  (void)state;
+  static const int64_t shape[2] = {2, 3};
+  QvError err;
+  static const int64_t ok[12] = {0, 0, 0, 2, 1, 0, 1, 1, 1, 2, 0, 1};
+  assert_int_equal(coo(QV_VALUE_INT64, 2, shape, 6, ok, false, &err), QV_OK);
+  static const int64_t sorted[12] = {0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 2};
+  for (int it = QV_VALUE_INT8; it <= QV_VALUE_UINT64; it++)
+    assert_int_equal(coo((QvValueType)it, 2, shape, 6, sorted, true, &err), QV_OK);
+
+  /* coordinate out of range (invalid/sparse_coo_coordinate_out_of_range) */
+  static const int64_t out7[12] = {0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 7, 2};
+  expect_error(coo(QV_VALUE_INT64, 2, shape, 6, out7, false, &err), &err, QV_EINVAL,
+               "COO coords: coordinate 7 of dim 0 at non-zero 5 is out of range [0, 2)");
+  static const int64_t col3[4] = {0, 1, 1, 3};
+  expect_error(coo(QV_VALUE_UINT8, 2, shape, 2, col3, false, &err), &err, QV_EINVAL,
+               "coordinate 3 of dim 1 at non-zero 1");
+  static const int64_t neg[4] = {0, 1, -1, 0};
+  expect_error(coo(QV_VALUE_INT16, 2, shape, 2, neg, false, &err), &err, QV_EINVAL,
+               "coordinate -1 of dim 0 at non-zero 1");
+  /* uint64 above INT64_MAX */
+  static const int64_t huge[2] = {0, -1};
+  expect_error(coo(QV_VALUE_UINT64, 2, shape, 1, huge, false, &err), &err, QV_EINVAL,
+               "coordinate 18446744073709551615 of dim 1 at non-zero 0");
+
+  /* canonical flag on unsorted or duplicate coordinates */
+  expect_error(coo(QV_VALUE_INT64, 2, shape, 6, ok, true, &err), &err, QV_EINVAL,
+               "flagged canonical but non-zero 5 sorts before non-zero 4");
+  static const int64_t dup[6] = {0, 1, 1, 2, 1, 2};
+  expect_error(coo(QV_VALUE_INT32, 2, shape, 3, dup, true, &err), &err, QV_EINVAL,
+               "non-zero 2 duplicates non-zero 1");
+  assert_int_equal(coo(QV_VALUE_INT32, 2, shape, 3, dup, false, &err), QV_OK);
+
+  /* malformed descriptions: none of these may read a buffer */
+  QvSparseTensor t;
+  static const int64_t c2[2] = {0, 0};
+  const double v1[1] = {1};
+  static const int64_t bad_strides[2] = {-16, 8};
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, 1, c2, bad_strides, false,
+                                  v1, NULL, &err),
+               &err, QV_EINVAL, "COO coords: negative strides");
+  /* 2^59 non-zeros with a 32-byte stride: byte offsets overflow int64 */
+  static const int64_t wide_strides[2] = {32, 8};
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, INT64_C(1) << 59, c2,
+                                  wide_strides, false, v1, NULL, &err),
+               &err, QV_EINVAL, "overflow int64 byte offsets");
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, INT64_C(1) << 61, c2,
+                                  NULL, false, v1, NULL, &err),
+               &err, QV_EINVAL, "invalid nnz");
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, -1, c2, NULL, false, v1,
+                                  NULL, &err),
+               &err, QV_EINVAL, "invalid nnz -1");
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, 1, NULL, NULL, false, v1,
+                                  NULL, &err),
+               &err, QV_EINVAL, "COO coords: buffer is NULL");
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, 1, c2, NULL, false, NULL,
+                                  NULL, &err),
+               &err, QV_EINVAL, "values buffer is NULL");
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_FLOAT32, 2, shape, NULL, 1, c2, NULL, false, v1,
+                                  NULL, &err),
+               &err, QV_EINVAL, "index type float32 is not an integer type");
+  static const int64_t negshape[2] = {2, -3};
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, negshape, NULL, 0, NULL, NULL, true,
+                                  NULL, NULL, &err),
+               &err, QV_EINVAL, "shape[1] = -3 is negative");
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 0, shape, NULL, 0, NULL, NULL, true, NULL,
+                                  NULL, &err),
+               &err, QV_EINVAL, "ndim 0");
+  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 65, shape, NULL, 0, NULL, NULL, true,
+                                  NULL, NULL, &err),
+               &err, QV_ELIMIT, "ndim 65");
+  /* nnz 0: any strides, no buffers (Arrow writes [8, 8] for 3x0) */
+  static const int64_t s30[2] = {3, 0}, any[2] = {8, 8};
+  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, s30, NULL, 0, NULL, any, true, NULL,
+                                      NULL, &err),
+                   QV_OK);
+  double none[1];
+  assert_int_equal(qv_sparse_to_dense_into(&t, none, 0, &err), QV_OK);
+  qv_sparse_release(&t);
+}
+
+/* ---- CSR / CSC */
+
+static const int64_t kShape[2] = {6, 4};
+static const int64_t kIndptr[7] = {0, 2, 3, 5, 5, 8, 9};
+static const int64_t kIndices[9] = {1, 2, 2, 1, 3, 0, 2, 3, 1};
+
+static QvStatus csx(QvSparseFormat f, QvValueType pt, QvValueType it, const int64_t *shape, int64_t nnz,
+                    const int64_t *indptr, int64_t nptr, const int64_t *indices, QvError *err) {
+  void *p = pack(indptr, nptr, pt), *x = pack(indices, nnz, it);
+  void *v = heap((const double[9]){1, 2, 3, 4, 5, 6, 7, 8, 9}, (size_t)nnz * 8);
+  QvSparseTensor t;
+  QvStatus st = qv_sparse_make_csx(&t, f, QV_VALUE_FLOAT64, pt, it, shape, NULL, nnz, p, x, v, NULL, err);
+  if (st == QV_OK) {
+    QvTensor d;
+    assert_int_equal(qv_sparse_to_dense(&t, &d, err), QV_OK);
+    qv_tensor_release(&d);
+  } else {
+    assert_null(t.private_data);
+  }
+  qv_sparse_release(&t);
+  free(p);
+  free(x);
+  free(v);
+  return st;
+}
+
+static void test_csx_rules(void **state) {
+  (void)state;
+  QvError err;
+  for (int pt = QV_VALUE_INT8; pt <= QV_VALUE_UINT64; pt++)
+    assert_int_equal(csx(QV_SPARSE_CSR, (QvValueType)pt, QV_VALUE_INT64, kShape, 9, kIndptr, 7, kIndices, &err),
+                     QV_OK);
+  static const int64_t start1[7] = {1, 2, 3, 5, 5, 8, 9};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_INT64, kShape, 9, start1, 7, kIndices, &err), &err,
+               QV_EINVAL, "CSR indptr: starts at 1, must start at 0");
+  /* invalid/sparse_csr_indptr_decreasing */
+  static const int64_t decr[7] = {0, 2, 3, 5, 4, 8, 9};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT32, QV_VALUE_INT64, kShape, 9, decr, 7, kIndices, &err), &err,
+               QV_EINVAL, "CSR indptr is decreasing at position 4 (4 after 5)");
+  static const int64_t end10[7] = {0, 2, 3, 5, 5, 8, 10};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_INT64, kShape, 9, end10, 7, kIndices, &err), &err,
+               QV_EINVAL, "CSR indptr: ends at 10, must end at 9 (nnz)");
+  static const int64_t end8[7] = {0, 2, 3, 5, 5, 8, 8};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_INT64, kShape, 9, end8, 7, kIndices, &err), &err,
+               QV_EINVAL, "ends at 8, must end at 9");
+  static const int64_t negp[7] = {0, 2, -3, 5, 5, 8, 9};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT8, QV_VALUE_INT64, kShape, 9, negp, 7, kIndices, &err), &err,
+               QV_EINVAL, "CSR indptr: value -3 at position 2 is negative");
+  static const int64_t bigp[7] = {0, 2, 3, -1, 5, 8, 9};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_UINT64, QV_VALUE_INT64, kShape, 9, bigp, 7, kIndices, &err), &err,
+               QV_EINVAL, "value 18446744073709551615 at position 3 is too large");
+  /* indices out of range, unsorted or repeated within a row */
+  static const int64_t idx4[9] = {1, 2, 2, 1, 4, 0, 2, 3, 1};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_INT16, kShape, 9, kIndptr, 7, idx4, &err), &err,
+               QV_EINVAL, "CSR indices: 4 at position 4 (row 2) is out of range [0, 4)");
+  static const int64_t idxneg[9] = {1, 2, -2, 1, 3, 0, 2, 3, 1};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_INT8, kShape, 9, kIndptr, 7, idxneg, &err), &err,
+               QV_EINVAL, "CSR indices: -2 at position 2 (row 1)");
+  static const int64_t idxbig[9] = {1, 2, 2, 1, 3, 0, 2, -1, 1};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_UINT64, kShape, 9, kIndptr, 7, idxbig, &err), &err,
+               QV_EINVAL, "CSR indices: 18446744073709551615 at position 7");
+  static const int64_t unsorted[9] = {2, 1, 2, 1, 3, 0, 2, 3, 1};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_INT64, kShape, 9, kIndptr, 7, unsorted, &err), &err,
+               QV_EINVAL, "CSR indices: not sorted within row 0 at position 1 (1 after 2)");
+  static const int64_t dup[9] = {1, 2, 2, 1, 3, 0, 3, 3, 1};
+  expect_error(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_INT64, kShape, 9, kIndptr, 7, dup, &err), &err,
+               QV_EINVAL, "CSR indices: duplicate within row 4 at position 7 (3 after 3)");
+  /* CSC: the extent of indices is the row count */
+  static const int64_t cptr[5] = {0, 1, 4, 7, 9};
+  static const int64_t cidx[9] = {4, 0, 2, 5, 0, 1, 4, 2, 4};
+  assert_int_equal(csx(QV_SPARSE_CSC, QV_VALUE_INT64, QV_VALUE_INT64, kShape, 9, cptr, 5, cidx, &err), QV_OK);
+  static const int64_t cidx6[9] = {4, 0, 2, 6, 0, 1, 4, 2, 4};
+  expect_error(csx(QV_SPARSE_CSC, QV_VALUE_INT64, QV_VALUE_INT64, kShape, 9, cptr, 5, cidx6, &err), &err,
+               QV_EINVAL, "CSC indices: 6 at position 3 (column 1) is out of range [0, 6)");
+
+  /* wrong lengths (fields of the struct, checked by qv_sparse_validate) */
+  QvSparseTensor t;
+  const double v[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  assert_int_equal(qv_sparse_make_csx(&t, QV_SPARSE_CSR, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, kShape,
+                                      NULL, 9, kIndptr, kIndices, v, NULL, &err),
+                   QV_OK);
+  QvSparseTensor h = t;
+  h.indptr_len = 6;
+  expect_error(qv_sparse_validate(&h, &err), &err, QV_EINVAL, "CSR indptr has 6 entries, expected 7 (rows + 1)");
+  h = t;
+  h.indices_len = 8;
+  expect_error(qv_sparse_validate(&h, &err), &err, QV_EINVAL, "CSR indices has 8 entries, expected nnz 9");
+  h = t;
+  h.format = QV_SPARSE_CSC; /* a 6x4 CSC needs 5 indptr entries */
+  expect_error(qv_sparse_validate(&h, &err), &err, QV_EINVAL, "CSC indptr has 7 entries, expected 5 (columns + 1)");
+  h = t;
+  h.indptr_type = QV_VALUE_FLOAT64;
+  expect_error(qv_sparse_validate(&h, &err), &err, QV_EINVAL, "CSR indptr: type float64 is not an integer type");
+  /* conversions and densification refuse an invalid struct */
+  h = t;
+  h.nnz = 8;
+  h.indices_len = 8;
+  QvSparseTensor o;
+  expect_error(qv_sparse_convert(&h, QV_SPARSE_COO, NULL, &o, &err), &err, QV_EINVAL, "must end at 8");
+  assert_null(o.private_data);
+  double dense[24];
+  expect_error(qv_sparse_to_dense_into(&h, dense, sizeof dense, &err), &err, QV_EINVAL, "must end at 8");
+  assert_false(qv_sparse_equals(&h, &t));
+  qv_sparse_release(&t);
+  /* CSR needs 2 dims */
+  static const int64_t s3[3] = {2, 2, 2};
+  expect_error(qv_sparse_make_csx(&t, QV_SPARSE_CSR, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, s3, NULL, 0,
+                                  kIndptr, kIndices, v, NULL, &err),
+               &err, QV_EINVAL, "");
+  expect_error(qv_sparse_make_csx(&t, QV_SPARSE_COO, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, kShape, NULL,
+                                  9, kIndptr, kIndices, v, NULL, &err),
+               &err, QV_EARG, "format must be CSR or CSC");
+  /* 3x0 CSR: indptr [0, 0, 0, 0], no indices (as Arrow writes it) */
+  static const int64_t s30[2] = {3, 0}, zeros[4] = {0, 0, 0, 0};
+  assert_int_equal(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_INT64, s30, 0, zeros, 4, NULL, &err), QV_OK);
+}
+
+/* ---- CSF */
+
+typedef struct Csf {
+  int32_t axis[4];
+  int64_t ptr[3][8];
+  int64_t ptr_len[3];
+  int64_t ind[4][8];
+  int64_t ind_len[4];
+  int64_t nnz;
+} Csf;
+
+static const Csf kGood = {{0, 1, 2, 3},
+                          {{0, 2, 3}, {0, 1, 3, 4}, {0, 2, 4, 5, 8}},
+                          {3, 4, 5},
+                          {{0, 1}, {0, 1, 1}, {0, 0, 1, 1}, {1, 2, 0, 2, 0, 0, 1, 2}},
+                          {2, 3, 4, 8},
+                          8};
+static const int64_t kShape4[4] = {2, 3, 4, 5};
+
+static QvStatus csf(const Csf *c, QvValueType pt, QvValueType it, QvError *err) {
+  void *ptr[3], *ind[4];
+  for (int l = 0; l < 4; l++) {
+    ind[l] = pack(c->ind[l], c->ind_len[l] < 0 ? 0 : c->ind_len[l], it);
+    if (l < 3) ptr[l] = pack(c->ptr[l], c->ptr_len[l] < 0 ? 0 : c->ptr_len[l], pt);
+  }
+  void *v = heap((const double[8]){1, 2, 3, 4, 5, 6, 7, 8}, (size_t)c->nnz * 8);
+  QvSparseTensor t;
+  QvStatus st = qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, pt, it, 4, kShape4, NULL, c->axis, c->nnz,
+                                   (const void *const *)ptr, c->ptr_len, (const void *const *)ind, c->ind_len,
+                                   v, NULL, err);
+  if (st == QV_OK) {
+    QvSparseTensor coo;
+    assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_COO, NULL, &coo, err), QV_OK);
+    assert_true(qv_sparse_equals(&coo, &t));
+    qv_sparse_release(&coo);
+  } else {
+    assert_null(t.private_data);
+  }
+  qv_sparse_release(&t);
+  for (int l = 0; l < 4; l++) {
+    free(ind[l]);
+    if (l < 3) free(ptr[l]);
+  }
+  free(v);
+  return st;
+}
+
+static void test_csf_rules(void **state) {
+  (void)state;
+  QvError err;
+  for (int it = QV_VALUE_INT8; it <= QV_VALUE_UINT64; it++)
+    assert_int_equal(csf(&kGood, (QvValueType)it, (QvValueType)(QV_VALUE_UINT64 - (it - QV_VALUE_INT8)), &err),
+                     QV_OK);
+  Csf c;
+  /* axis_order not a permutation */
+  c = kGood;
+  c.axis[2] = 1;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF axis_order is not a permutation: 1 appears twice (position 2)");
+  c = kGood;
+  c.axis[3] = 4;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF axis_order is not a permutation: 4 at position 3 is out of range [0, 4)");
+  /* level lengths inconsistent */
+  c = kGood;
+  c.ptr_len[1] = 3;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF indptr[1] has 3 entries, expected 4 (entries in indices[1] + 1)");
+  c = kGood;
+  c.ind_len[2] = 3; /* indptr[1] ends at 4 */
+  c.ptr_len[2] = 4;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF indptr[1]: ends at 4, must end at 3 (entries in the next level)");
+  c = kGood;
+  c.ptr[2][4] = 7;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL, "CSF indptr[2]: ends at 7, must end at 8");
+  /* last level != nnz */
+  c = kGood;
+  c.nnz = 7;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF indices[3] (last level) has 8 entries, must equal nnz 7");
+  c = kGood;
+  c.ind_len[0] = -1;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL, "CSF indices[0]: invalid length -1");
+  /* indptr rules */
+  c = kGood;
+  c.ptr[0][0] = 1;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL, "CSF indptr[0]: starts at 1");
+  c = kGood;
+  c.ptr[1][2] = 0;
+  expect_error(csf(&c, QV_VALUE_INT32, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF indptr[1] is decreasing at position 2 (0 after 1)");
+  c = kGood;
+  c.ptr[2][3] = -1;
+  expect_error(csf(&c, QV_VALUE_UINT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF indptr[2]: value 18446744073709551615 at position 3 is too large");
+  /* indices out of range, unsorted or repeated among siblings */
+  c = kGood;
+  c.ind[3][1] = 5;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF indices[3]: 5 at position 1 (children of node 0) is out of range [0, 5)");
+  c = kGood;
+  c.ind[0][1] = 2;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_UINT8, &err), &err, QV_EINVAL,
+               "CSF indices[0]: 2 at position 1 (level 0) is out of range [0, 2)");
+  c = kGood;
+  c.ind[3][7] = -1;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_UINT64, &err), &err, QV_EINVAL,
+               "CSF indices[3]: 18446744073709551615 at position 7");
+  c = kGood;
+  c.ind[3][7] = 0; /* node 3's children 0, 1, 0 */
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF indices[3]: not sorted within children of node 3 at position 7 (0 after 1)");
+  c = kGood;
+  c.ind[1][1] = 0; /* node 0 of level 0 would have children 0, 0 */
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF indices[1]: duplicate within children of node 0 at position 1");
+  c = kGood;
+  c.ind[0][0] = 1;
+  c.ind[0][1] = 0;
+  expect_error(csf(&c, QV_VALUE_INT64, QV_VALUE_INT64, &err), &err, QV_EINVAL,
+               "CSF indices[0]: not sorted within level 0 at position 1 (0 after 1)");
+  /* NULL lists */
+  QvSparseTensor t;
+  expect_error(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, 4, kShape4, NULL, NULL, 0,
+                                  NULL, NULL, NULL, NULL, NULL, NULL, &err),
+               &err, QV_EARG, "NULL");
+  /* 1-D CSF: one level, no indptr (Arrow C++ refuses to make it) */
+  static const int64_t n10[1] = {10}, ind1[3] = {1, 4, 7}, len1[1] = {3};
+  static const int32_t ax1[1] = {0};
+  const double v3[3] = {1.5, -2, 3};
+  const void *inds[1] = {ind1};
+  assert_int_equal(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, 1, n10, NULL, ax1, 3,
+                                      NULL, NULL, inds, len1, v3, NULL, &err),
+                   QV_OK);
+  double d[10];
+  assert_int_equal(qv_sparse_to_dense_into(&t, d, sizeof d, &err), QV_OK);
+  assert_true(d[4] == -2 && d[7] == 3 && d[0] == 0);
+  qv_sparse_release(&t);
+  /* all-zero CSF as Arrow writes it: levels empty, indptr [0] */
+  static const int64_t s234[3] = {2, 3, 4}, zero1[1] = {0}, lens0[3] = {0, 0, 0}, plens[2] = {1, 1};
+  static const int32_t ax3[3] = {0, 1, 2};
+  const void *ptrs0[2] = {zero1, zero1}, *inds0[3] = {zero1, zero1, zero1};
+  assert_int_equal(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, 3, s234, NULL, ax3, 0,
+                                      ptrs0, plens, inds0, lens0, NULL, NULL, &err),
+                   QV_OK);
+  qv_sparse_release(&t);
+}
+
+/* Conversions of a non-canonical COO check coordinates while grouping
+ * (direct and bucketed paths): a struct whose buffer was changed after
+ * validation still fails cleanly, naming the coordinate, for every output
+ * format, before anything is written. */
+static void expect_convert_error(const QvSparseTensor *t, const char *needle) {
+  for (int f = QV_SPARSE_COO; f <= QV_SPARSE_CSF; f++) {
+    QvSparseTensor o;
+    QvError err;
+    expect_error(qv_sparse_convert(t, (QvSparseFormat)f, NULL, &o, &err), &err, QV_EINVAL, needle);
+    assert_null(o.private_data);
+  }
+  double d[24];
+  QvError err;
+  if (t->shape[0] * t->shape[1] <= 24)
+    expect_error(qv_sparse_to_dense_into(t, d, sizeof d, &err), &err, QV_EINVAL, needle);
+}
+
+static void test_convert_checks_coordinates(void **state) {
+  (void)state;
+  QvError err;
+  QvSparseTensor t;
+  static const int64_t shape[2] = {6, 4};
+  int64_t small[8] = {5, 3, 0, 1, 2, 2, 1, 0};
+  const double v[4] = {1, 2, 3, 4};
+  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, 4, small, NULL, false, v,
+                                      NULL, &err),
+                   QV_OK);
+  small[6] = 6;
+  expect_convert_error(&t, "coordinate 6 of dim 0 at non-zero 3");
+  small[6] = 1;
+  small[3] = -1;
+  expect_convert_error(&t, "coordinate -1 of dim 1 at non-zero 1");
+  qv_sparse_release(&t);
+  /* uint64 index buffer with a value above INT64_MAX */
+  uint64_t u[8] = {5, 3, 0, 1, 2, 2, 1, 0};
+  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_UINT64, 2, shape, NULL, 4, u, NULL, false, v,
+                                      NULL, &err),
+                   QV_OK);
+  u[4] = UINT64_MAX;
+  expect_convert_error(&t, "coordinate 18446744073709551615 of dim 0 at non-zero 2");
+  qv_sparse_release(&t);
+
+  /* large enough for the bucketed grouping */
+  enum { N = 300000 };
+  static const int64_t big[2] = {5000, 5000};
+  int64_t *c = malloc(sizeof(int64_t) * 2 * N);
+  double *vals = calloc(N, sizeof(double));
+  for (int64_t i = 0; i < N; i++) {
+    c[2 * i] = (i * 7919) % 5000;
+    c[2 * i + 1] = (i * 104729) % 5000;
+    vals[i] = 1;
+  }
+  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, big, NULL, N, c, NULL, false, vals,
+                                      NULL, &err),
+                   QV_OK);
+  c[2 * N - 1] = 5000;
+  expect_convert_error(&t, "coordinate 5000 of dim 1 at non-zero 299999");
+  c[2 * N - 1] = 0;
+  c[2 * 1234] = -7;
+  expect_convert_error(&t, "coordinate -7 of dim 0 at non-zero 1234");
+  c[2 * 1234] = 0;
+  QvSparseTensor o;
+  assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_CSR, NULL, &o, &err), QV_OK);
+  qv_sparse_release(&o);
+  qv_sparse_release(&t);
+  free(vals);
+  free(c);
+}
+
+/* The owner is retained by views and released with them. */
+static int released;
+static void on_release(void *p) {
+  (void)p;
+  released++;
+}
+
+static void test_owner_and_misc(void **state) {
+  (void)state;
+  QvError err;
+  QvOwner *owner = qv_owner_new(on_release, NULL);
+  static const int64_t shape[1] = {4}, c[1] = {2};
+  const double v[1] = {3};
+  QvSparseTensor t;
+  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 1, shape, NULL, 1, c, NULL, true, v,
+                                      owner, &err),
+                   QV_OK);
+  qv_owner_release(owner);
+  assert_int_equal(released, 0);
+  qv_sparse_release(&t);
+  assert_int_equal(released, 1);
+  qv_sparse_release(&t); /* zeroed: a no-op */
+  qv_sparse_release(NULL);
+  /* a failed make drops its reference too */
+  owner = qv_owner_new(on_release, NULL);
+  static const int64_t bad[1] = {9};
+  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 1, shape, NULL, 1, bad, NULL, true, v,
+                                      owner, &err),
+                   QV_EINVAL);
+  qv_owner_release(owner);
+  assert_int_equal(released, 2);
+  assert_int_equal(qv_sparse_validate(NULL, &err), QV_EARG);
+  assert_int_equal(qv_index_load((const uint8_t *)"\xff\xff\xff\xff\xff\xff\xff\xff", QV_VALUE_UINT64, 0), -1);
+  assert_int_equal(qv_index_load((const uint8_t *)"\xff\xff", QV_VALUE_INT16, 0), -1);
+  assert_int_equal(qv_index_load((const uint8_t *)"\xff\xff", QV_VALUE_UINT16, 0), 65535);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_coo_rules),
+      cmocka_unit_test(test_csx_rules),
+      cmocka_unit_test(test_csf_rules),
+      cmocka_unit_test(test_convert_checks_coordinates),
+      cmocka_unit_test(test_owner_and_misc),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
