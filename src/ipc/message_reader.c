@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "ipc/io.h"
 #include "quiver/ipc.h"
 
 typedef enum { SOURCE_MEMORY, SOURCE_FD } SourceKind;
@@ -126,56 +127,15 @@ QvStatus qv_ipc_reader_open_memory(QvIpcReader **out, const uint8_t *data, size_
   return QV_OK;
 }
 
-typedef struct Mapping {
-  void *addr;
-  size_t size;
-} Mapping;
-
-static void unmap(void *p) {
-  Mapping *m = p;
-  if (m->size) munmap(m->addr, m->size);
-  free(m);
-}
-
 QvStatus qv_ipc_reader_open_path(QvIpcReader **out, const char *path,
                                  const QvIpcReaderOptions *options, QvError *error) {
   *out = NULL;
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return qv_error_set(error, QV_EIO, "%s: not a regular file (use a file descriptor reader)",
-                        path);
-  }
-  Mapping *m = calloc(1, sizeof *m);
-  if (m == NULL) {
-    close(fd);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  m->size = (size_t)st.st_size;
-  m->addr = NULL;
-  if (m->size > 0) {
-    m->addr = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m->addr == MAP_FAILED) {
-      int e = errno;
-      close(fd);
-      free(m);
-      return qv_error_set(error, QV_EIO, "%s: mmap failed: %s", path, strerror(e));
-    }
-  }
-  close(fd);
-  QvOwner *owner = qv_owner_new(unmap, m);
-  if (owner == NULL) {
-    unmap(m);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  QvStatus s = qv_ipc_reader_open_memory(out, m->addr, m->size, owner, options, error);
+  const uint8_t *data;
+  size_t size;
+  QvOwner *owner;
+  QvStatus s = qv_io_map_file(path, &data, &size, &owner, error);
+  if (s) return s;
+  s = qv_ipc_reader_open_memory(out, data, size, owner, options, error);
   qv_owner_release(owner); /* the reader holds its own reference */
   if (s) qv_error_prefix(error, "%s", path);
   return s;

@@ -9,10 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ipc/io.h"
+#include "util/copy.h"
 #include "quiver/npy.h"
 
 /* Defined in tensor_io.c: memcpy that stays fast for large copies. */
-void qv_internal_copy_large(void *dst, const void *src, size_t n);
 
 static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 #define DATA_ALIGN 64
@@ -350,55 +351,19 @@ QvStatus qv_npy_read_memory(const uint8_t *data, size_t size, QvOwner *owner, Qv
   return QV_OK;
 }
 
-typedef struct Mapping {
-  void *addr;
-  size_t size;
-} Mapping;
-
-static void unmap(void *p) {
-  Mapping *m = p;
-  munmap(m->addr, m->size);
-  free(m);
-}
-
 QvStatus qv_npy_read_path(const char *path, QvTensor *out, QvError *error) {
   if (out == NULL || path == NULL) return qv_error_set(error, QV_EARG, "NULL argument");
   memset(out, 0, sizeof *out);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fd, &sb) != 0) {
-    int e = errno;
-    close(fd);
-    return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(e));
-  }
-  if (!S_ISREG(sb.st_mode)) {
-    close(fd);
-    return qv_error_set(error, QV_EIO, "%s: not a regular file", path);
-  }
-  if (sb.st_size == 0) {
-    close(fd);
+  const uint8_t *data;
+  size_t size;
+  QvOwner *owner;
+  QvStatus st = qv_io_map_file(path, &data, &size, &owner, error);
+  if (st) return st;
+  if (size == 0) {
+    qv_owner_release(owner);
     return qv_error_set(error, QV_EINVAL, "%s: not a .npy file: empty", path);
   }
-  Mapping *m = malloc(sizeof *m);
-  if (m == NULL) {
-    close(fd);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  m->size = (size_t)sb.st_size;
-  m->addr = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
-  close(fd);
-  if (m->addr == MAP_FAILED) {
-    free(m);
-    return qv_error_set(error, QV_EIO, "%s: mmap failed: %s", path, strerror(e));
-  }
-  QvOwner *owner = qv_owner_new(unmap, m);
-  if (owner == NULL) {
-    unmap(m);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  QvStatus st = qv_npy_read_memory(m->addr, m->size, owner, out, NULL, error);
+  st = qv_npy_read_memory(data, size, owner, out, NULL, error);
   qv_owner_release(owner); /* the tensor keeps the mapping if it is a view */
   if (st) return qv_error_prefix(error, "%s", path);
   return QV_OK;
@@ -482,27 +447,11 @@ QvStatus qv_npy_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, s
   memcpy(out, p.header, p.header_size);
   if (p.data_len > 0) {
     if (p.direct)
-      qv_internal_copy_large(out + p.header_size, t->data, (size_t)p.data_len);
+      qv_copy_large(out + p.header_size, t->data, (size_t)p.data_len);
     else if ((st = qv_tensor_copy_to(t, false, out + p.header_size, (size_t)p.data_len, error)))
       return st;
   }
   if (written) *written = p.header_size + (size_t)p.data_len;
-  return QV_OK;
-}
-
-static QvStatus write_all(int fd, const void *buf, size_t n, QvError *error) {
-  const uint8_t *q = buf;
-  while (n > 0) {
-    size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
-    ssize_t k = write(fd, q, chunk);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
-    }
-    if (k == 0) return qv_error_set(error, QV_EIO, "write made no progress");
-    q += k;
-    n -= (size_t)k;
-  }
   return QV_OK;
 }
 
@@ -511,12 +460,12 @@ QvStatus qv_npy_write_fd(const QvTensor *t, int fd, QvError *error) {
   NpyPlan p;
   QvStatus st = plan_npy(t, &p, error);
   if (st) return st;
-  if ((st = write_all(fd, p.header, p.header_size, error))) return st;
+  if ((st = qv_io_write_all(fd, p.header, p.header_size, error))) return st;
   if (p.data_len == 0) return QV_OK;
-  if (p.direct) return write_all(fd, t->data, (size_t)p.data_len, error);
+  if (p.direct) return qv_io_write_all(fd, t->data, (size_t)p.data_len, error);
   QvTensor copy;
   if ((st = qv_tensor_copy(t, false, &copy, error))) return st;
-  st = write_all(fd, copy.data, (size_t)p.data_len, error);
+  st = qv_io_write_all(fd, copy.data, (size_t)p.data_len, error);
   qv_tensor_release(&copy);
   return st;
 }

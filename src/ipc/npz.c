@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <zip.h>
 
+#include "ipc/io.h"
+#include "util/copy.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 
@@ -536,29 +538,18 @@ QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTensor *ou
 QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error) {
   if (out == NULL || path == NULL) return qv_error_set(error, QV_EARG, "NULL argument");
   memset(out, 0, sizeof *out);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fd, &sb) != 0) {
-    int e = errno;
-    close(fd);
-    return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(e));
-  }
-  if (!S_ISREG(sb.st_mode)) {
-    close(fd);
-    return qv_error_set(error, QV_EIO, "%s: not a regular file", path);
-  }
-  if (sb.st_size == 0) {
-    close(fd);
+  const uint8_t *data;
+  size_t size;
+  QvOwner *owner;
+  QvStatus st = qv_io_map_file(path, &data, &size, &owner, error);
+  if (st) return st;
+  if (size == 0) {
+    qv_owner_release(owner);
     return qv_error_set(error, QV_EINVAL, "%s: not an .npz file: empty", path);
   }
-  void *addr = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
-  close(fd);
-  if (addr == MAP_FAILED) return qv_error_set(error, QV_EIO, "%s: mmap failed: %s", path, strerror(e));
   /* every buffer of the tensor is a copy: the mapping can go right away */
-  QvStatus st = qv_npz_read_memory(addr, (size_t)sb.st_size, out, error);
-  munmap(addr, (size_t)sb.st_size);
+  st = qv_npz_read_memory(data, size, out, error);
+  qv_owner_release(owner);
   if (st) qv_error_prefix(error, "%s", path);
   return st;
 }
@@ -731,22 +722,6 @@ QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *o
   return st;
 }
 
-static QvStatus write_all(int fd, const void *buf, size_t n, QvError *error) {
-  const uint8_t *q = buf;
-  while (n > 0) {
-    size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
-    ssize_t k = write(fd, q, chunk);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
-    }
-    if (k == 0) return qv_error_set(error, QV_EIO, "write made no progress");
-    q += k;
-    n -= (size_t)k;
-  }
-  return QV_OK;
-}
-
 QvStatus qv_npz_write_fd(const QvSparseTensor *t, const QvNpzWriteOptions *options, int fd,
                          QvError *error) {
   if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
@@ -754,7 +729,7 @@ QvStatus qv_npz_write_fd(const QvSparseTensor *t, const QvNpzWriteOptions *optio
   size_t n;
   QvStatus st = qv_npz_write_memory(t, options, &buf, &n, error);
   if (st) return st;
-  st = write_all(fd, buf, n, error);
+  st = qv_io_write_all(fd, buf, n, error);
   free(buf);
   return st;
 }
@@ -771,7 +746,7 @@ QvStatus qv_npz_write_path(const QvSparseTensor *t, const QvNpzWriteOptions *opt
     free(buf);
     return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
   }
-  st = write_all(fd, buf, n, error);
+  st = qv_io_write_all(fd, buf, n, error);
   free(buf);
   if (close(fd) != 0 && st == QV_OK)
     st = qv_error_set(error, QV_EIO, "%s: close failed: %s", path, strerror(errno));

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "array/array_internal.h"
+#include "ipc/io.h"
 #include "quiver/recordbatch_ipc.h"
 
 /* ---- IPC schema -> ArrowSchema */
@@ -825,49 +826,15 @@ QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_
   return QV_OK;
 }
 
-typedef struct Mapping {
-  void *addr;
-  size_t size;
-} Mapping;
-
-static void unmap(void *p) {
-  Mapping *m = p;
-  if (m->size) munmap(m->addr, m->size);
-  free(m);
-}
-
 QvStatus qv_rb_file_open_path(QvRbFileReader **out, const char *path,
                               const QvRbReadOptions *options, QvError *error) {
   *out = NULL;
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-    close(fd);
-    return qv_error_set(error, QV_EIO, "%s: not a regular file", path);
-  }
-  Mapping *m = calloc(1, sizeof *m);
-  if (m == NULL) {
-    close(fd);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  m->size = (size_t)sb.st_size;
-  if (m->size > 0) {
-    m->addr = mmap(NULL, m->size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m->addr == MAP_FAILED) {
-      int e = errno;
-      close(fd);
-      free(m);
-      return qv_error_set(error, QV_EIO, "%s: mmap failed: %s", path, strerror(e));
-    }
-  }
-  close(fd);
-  QvOwner *owner = qv_owner_new(unmap, m);
-  if (owner == NULL) {
-    unmap(m);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  QvStatus st = qv_rb_file_open_memory(out, m->addr, m->size, owner, options, error);
+  const uint8_t *data;
+  size_t size;
+  QvOwner *owner;
+  QvStatus st = qv_io_map_file(path, &data, &size, &owner, error);
+  if (st) return st;
+  st = qv_rb_file_open_memory(out, data, size, owner, options, error);
   qv_owner_release(owner);
   if (st) qv_error_prefix(error, "%s", path);
   return st;

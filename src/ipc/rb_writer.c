@@ -8,48 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "array/array_internal.h"
 #include "quiver/recordbatch_ipc.h"
 #include "util/arena.h"
+#include "util/copy.h"
 
 /* ---- sinks */
-
-/* Copies of at least this size bypass the cache: a written body is not
- * read back soon, and streaming stores save the read-for-ownership of every
- * destination line (several buffer-sized copies then cost what one large
- * memcpy costs). */
-#define STREAMING_COPY_MIN ((size_t)1 << 20)
-
-static void copy_out(uint8_t *dst, const uint8_t *src, size_t n) {
-#if defined(__SSE2__)
-  if (n >= STREAMING_COPY_MIN) {
-    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
-    memcpy(dst, src, head);
-    dst += head;
-    src += head;
-    n -= head;
-    size_t i = 0;
-    for (; i + 64 <= n; i += 64) {
-      __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
-      __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 16));
-      __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 32));
-      __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(src + i + 48));
-      _mm_stream_si128((__m128i *)(void *)(dst + i), a);
-      _mm_stream_si128((__m128i *)(void *)(dst + i + 16), b);
-      _mm_stream_si128((__m128i *)(void *)(dst + i + 32), c);
-      _mm_stream_si128((__m128i *)(void *)(dst + i + 48), d);
-    }
-    memcpy(dst + i, src + i, n - i);
-    _mm_sfence();
-    return;
-  }
-#endif
-  memcpy(dst, src, n);
-}
 
 QvStatus qv_rb_mem_sink_write(void *ctx, const void *data, size_t size, QvError *error) {
   QvRbMemSink *m = ctx;
@@ -66,7 +31,7 @@ QvStatus qv_rb_mem_sink_write(void *ctx, const void *data, size_t size, QvError 
     m->data = d;
     m->capacity = cap;
   }
-  if (size) copy_out(m->data + m->size, data, size);
+  if (size) qv_copy_large(m->data + m->size, data, size);
   m->size += size;
   return QV_OK;
 }

@@ -9,10 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ipc/io.h"
+#include "util/copy.h"
 #include "quiver/sparse_ipc.h"
 
 /* Defined in tensor_io.c: memcpy that stays fast for large copies. */
-void qv_internal_copy_large(void *dst, const void *src, size_t n);
 
 /* Every buffer starts at a multiple of this within the body, and the body
  * is padded to it, so consecutive messages keep 64-byte aligned buffers. */
@@ -653,25 +654,9 @@ QvStatus qv_sparse_write_to_buffer(const QvSparseTensor *t, const QvSparseWriteO
   memset(body, 0, (size_t)p.body_len);
   for (int i = 0; i < p.nseg; i++)
     if (p.seg[i].len > 0)
-      qv_internal_copy_large(body + p.seg[i].offset, p.seg[i].src, (size_t)p.seg[i].len);
+      qv_copy_large(body + p.seg[i].offset, p.seg[i].src, (size_t)p.seg[i].len);
   plan_free(&p);
   if (written) *written = total;
-  return QV_OK;
-}
-
-static QvStatus write_all(int fd, const void *buf, size_t n, QvError *error) {
-  const uint8_t *q = buf;
-  while (n > 0) {
-    size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
-    ssize_t k = write(fd, q, chunk);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
-    }
-    if (k == 0) return qv_error_set(error, QV_EIO, "write made no progress");
-    q += k;
-    n -= (size_t)k;
-  }
   return QV_OK;
 }
 
@@ -682,15 +667,15 @@ QvStatus qv_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions 
   QvStatus st = plan_message(t, options, &p, error);
   if (st) return st;
   static const uint8_t zeros[BODY_ALIGN];
-  st = write_all(fd, p.meta, p.meta_size, error);
+  st = qv_io_write_all(fd, p.meta, p.meta_size, error);
   int64_t pos = 0;
   for (int i = 0; i < p.nseg && st == QV_OK; i++) {
-    st = write_all(fd, zeros, (size_t)(p.seg[i].offset - pos), error);
+    st = qv_io_write_all(fd, zeros, (size_t)(p.seg[i].offset - pos), error);
     if (st == QV_OK && p.seg[i].len > 0)
-      st = write_all(fd, p.seg[i].src, (size_t)p.seg[i].len, error);
+      st = qv_io_write_all(fd, p.seg[i].src, (size_t)p.seg[i].len, error);
     pos = p.seg[i].offset + p.seg[i].len;
   }
-  if (st == QV_OK) st = write_all(fd, zeros, (size_t)(p.body_len - pos), error);
+  if (st == QV_OK) st = qv_io_write_all(fd, zeros, (size_t)(p.body_len - pos), error);
   plan_free(&p);
   return st;
 }

@@ -10,13 +10,8 @@
 
 #include "quiver/tensor_ipc.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define QV_STREAM_COPY 1
-#endif
-
-/* Shared with npy.c (no private header for one function). */
-void qv_internal_copy_large(void *dst, const void *src, size_t n);
+#include "ipc/io.h"
+#include "util/copy.h"
 
 /* Bodies are padded to this so that consecutive tensor messages keep their
  * bodies 64-byte aligned (each message then is a multiple of 64 bytes). */
@@ -382,71 +377,6 @@ QvStatus qv_tensor_read_fd(int fd, int64_t index, QvTensor *out, QvError *error)
 
 /* ---- writing */
 
-/* Bodies from this size on are copied with non-temporal stores. */
-#define STREAM_COPY_MIN ((size_t)4 << 20)
-
-#if QV_STREAM_COPY
-/* dst 32-byte aligned; copies blocks * 128 bytes. */
-__attribute__((target("avx2"))) static void stream_avx2(uint8_t *d, const uint8_t *s,
-                                                         size_t blocks) {
-  for (size_t i = 0; i < blocks; i++, d += 128, s += 128) {
-    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
-    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(s + 32));
-    __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(s + 64));
-    __m256i e = _mm256_loadu_si256((const __m256i *)(const void *)(s + 96));
-    _mm256_stream_si256((__m256i *)(void *)d, a);
-    _mm256_stream_si256((__m256i *)(void *)(d + 32), b);
-    _mm256_stream_si256((__m256i *)(void *)(d + 64), c);
-    _mm256_stream_si256((__m256i *)(void *)(d + 96), e);
-  }
-  _mm_sfence(); /* order the streamed stores before later writes */
-}
-
-/* SSE2 (every x86-64): dst 32-byte aligned; copies blocks * 128 bytes. */
-static void stream_sse2(uint8_t *d, const uint8_t *s, size_t blocks) {
-  for (size_t i = 0; i < blocks * 2; i++, d += 64, s += 64) {
-    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)s);
-    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + 16));
-    __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s + 32));
-    __m128i e = _mm_loadu_si128((const __m128i *)(const void *)(s + 48));
-    _mm_stream_si128((__m128i *)(void *)d, a);
-    _mm_stream_si128((__m128i *)(void *)(d + 16), b);
-    _mm_stream_si128((__m128i *)(void *)(d + 32), c);
-    _mm_stream_si128((__m128i *)(void *)(d + 48), e);
-  }
-  _mm_sfence();
-}
-#endif
-
-/* memcpy for large, cache-exceeding copies. glibc's memcpy slows down
- * several times on large copies whose source and destination sit at
- * different offsets within a page (measured 2-4x here), which is the usual
- * case for a body placed after the metadata; streaming stores run at
- * memcpy's best speed whatever the offsets. */
-void qv_internal_copy_large(void *dst, const void *src, size_t n) {
-#if QV_STREAM_COPY
-  if (n >= STREAM_COPY_MIN) {
-    static int have_avx2 = -1; /* a benign race: every thread computes the same */
-    if (have_avx2 < 0) have_avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    size_t head = (32 - ((uintptr_t)d & 31)) & 31;
-    memcpy(d, s, head);
-    d += head;
-    s += head;
-    n -= head;
-    size_t blocks = n / 128;
-    if (have_avx2)
-      stream_avx2(d, s, blocks);
-    else
-      stream_sse2(d, s, blocks);
-    memcpy(d + blocks * 128, s + blocks * 128, n % 128);
-    return;
-  }
-#endif
-  memcpy(dst, src, n);
-}
-
 /* What goes into a message for a tensor: the framed metadata and how the
  * body is produced. */
 typedef struct Plan {
@@ -551,29 +481,12 @@ QvStatus qv_tensor_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size
   uint8_t *body = out + p.meta_size;
   size_t n = (size_t)p.data_len;
   if (p.direct) {
-    if (n) qv_internal_copy_large(body, t->data, n);
+    if (n) qv_copy_large(body, t->data, n);
   } else if ((st = qv_tensor_copy_to(t, false, body, n, error))) {
     return st;
   }
   memset(body + n, 0, (size_t)p.body_len - n);
   if (written) *written = total;
-  return QV_OK;
-}
-
-static QvStatus write_all(int fd, const void *buf, size_t n, QvError *error) {
-  const uint8_t *p = buf;
-  while (n > 0) {
-    /* Linux caps one write at about 2 GiB anyway. */
-    size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
-    ssize_t k = write(fd, p, chunk);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
-    }
-    if (k == 0) return qv_error_set(error, QV_EIO, "write made no progress");
-    p += k;
-    n -= (size_t)k;
-  }
   return QV_OK;
 }
 
@@ -601,7 +514,7 @@ static QvStatus write_strided_body(const QvTensor *t, int fd, int64_t data_len, 
     if (st) break;
     st = qv_tensor_copy_to(&slab, false, buf, (size_t)(k * row), error);
     qv_tensor_release(&slab);
-    if (st == QV_OK) st = write_all(fd, buf, (size_t)(k * row), error);
+    if (st == QV_OK) st = qv_io_write_all(fd, buf, (size_t)(k * row), error);
   }
   qv_aligned_free(buf);
   return st;
@@ -612,18 +525,18 @@ QvStatus qv_tensor_write_fd(const QvTensor *t, int fd, QvError *error) {
   Plan p;
   QvStatus st = plan_message(t, &p, error);
   if (st) return st;
-  st = write_all(fd, p.meta, p.meta_size, error);
+  st = qv_io_write_all(fd, p.meta, p.meta_size, error);
   free(p.meta);
   if (st) return st;
   if (p.data_len > 0) {
     if (p.direct)
-      st = write_all(fd, t->data, (size_t)p.data_len, error);
+      st = qv_io_write_all(fd, t->data, (size_t)p.data_len, error);
     else
       st = write_strided_body(t, fd, p.data_len, error);
     if (st) return st;
   }
   static const uint8_t zeros[BODY_ALIGN];
-  return write_all(fd, zeros, (size_t)(p.body_len - p.data_len), error);
+  return qv_io_write_all(fd, zeros, (size_t)(p.body_len - p.data_len), error);
 }
 
 QvStatus qv_tensor_write_path(const QvTensor *t, const char *path, QvError *error) {
