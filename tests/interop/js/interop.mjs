@@ -9,6 +9,9 @@
 //                 decoding, from `qv_metadata_tool dump`) for every NAME.bin
 //   selftest DIR  prove on a copy of quiver's samples that a changed value,
 //                 in the bytes or in the JSON, is reported
+//   frames FILE DIR  split the encapsulated messages of an Arrow stream FILE
+//                 (written by the quiver CLI) into DIR/NAME.bin and describe
+//                 each with the fb classes into DIR/NAME.json
 // Exits 1 on any difference, naming the message and the field.
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -147,14 +150,38 @@ function selftest(dir) {
   console.log('selftest: a changed byte and changed values are reported');
 }
 
-const [command, dir] = process.argv.slice(2);
-const commands = { check, build, compare, selftest };
-if (!commands[command] || !dir) {
-  console.error('usage: node interop.mjs check|build|compare|selftest DIR');
+// Encapsulated messages: 0xFFFFFFFF, int32 metadata length, FlatBuffer
+// (+ padding), body of Message.bodyLength bytes.
+function frames(file, dir) {
+  mkdirSync(dir, { recursive: true });
+  const bytes = readFileSync(file);
+  const base = file.split('/').pop().replace(/\.[^.]*$/, '');
+  let pos = 0;
+  let n = 0;
+  while (pos + 8 <= bytes.length) {
+    if (bytes.readUInt32LE(pos) !== 0xffffffff) throw new Error(`${file}: no continuation marker at ${pos}`);
+    const len = bytes.readInt32LE(pos + 4);
+    if (len === 0) break;
+    const fb = bytes.subarray(pos + 8, pos + 8 + len);
+    const described = describeMessage(fb);
+    const name = `${base}_${n}`;
+    writeFileSync(join(dir, `${name}.bin`), fb);
+    writeFileSync(join(dir, `${name}.json`), `${JSON.stringify(described, null, 1)}\n`);
+    pos += 8 + len + Number(BigInt(described.bodyLength ?? '0'));
+    n++;
+  }
+  if (n === 0) throw new Error(`${file}: no message`);
+  console.log(`frames: ${n} message(s) of ${file} described by apache-arrow`);
+}
+
+const [command, dir, dir2] = process.argv.slice(2);
+const commands = { check, build, compare, selftest, frames };
+if (!commands[command] || !dir || (command === 'frames' && !dir2)) {
+  console.error('usage: node interop.mjs check|build|compare|selftest DIR | frames FILE DIR');
   process.exit(2);
 }
 try {
-  commands[command](dir);
+  commands[command](dir, dir2);
 } catch (e) {
   console.error(`js interop ${command} failed: ${e.message}`);
   process.exit(1);
