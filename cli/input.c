@@ -79,9 +79,11 @@ bool qv_cli_starts_with_schema(const uint8_t *data, size_t size) {
   QvIpcReader *r;
   if (qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, NULL) != QV_OK) return false;
   QvIpcMessage msg;
-  bool schema = qv_ipc_reader_next(r, &msg, NULL) == QV_OK &&
-                msg.message.header_type == QV_HEADER_SCHEMA;
-  if (schema) qv_ipc_message_release(&msg);
+  bool schema = false;
+  if (qv_ipc_reader_next(r, &msg, NULL) == QV_OK) {
+    schema = msg.message.header_type == QV_HEADER_SCHEMA;
+    qv_ipc_message_release(&msg);
+  }
   qv_ipc_reader_close(r);
   return schema;
 }
