@@ -4,7 +4,7 @@ BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 30
 WERROR     ?= ON
 
 .PHONY: all deps build test test-plain test-asan test-fuzz demo install bench clean

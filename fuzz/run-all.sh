@@ -3,7 +3,7 @@
 # corpus (copied, so the committed seeds are never modified). Fails on the
 # first crash, leak, sanitizer report or timeout the fuzzer finds.
 set -euo pipefail
-build=${1:?build dir}
+build=$(cd "${1:?build dir}" && pwd)
 seconds=${2:-20}
 src=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
