@@ -1,8 +1,11 @@
 /* Sparse tensor conversion benchmark (standalone).
  *
- * Build and run (from the repository root):
- *   gcc -O2 -D_POSIX_C_SOURCE=200809L -I include -I src bench/bench_sparse.c \
- *       src/*\/*.c -llz4 -lzstd -lm -o /tmp/bs && /tmp/bs
+ * Build (one command line, from the repository root; the sparse code needs
+ * only these directories, so no compression or zip library is involved) and
+ * run:
+ *   gcc -O2 -D_POSIX_C_SOURCE=200809L -I include -I src bench/bench_sparse.c
+ *       $(find src/util src/flatbuf src/format src/tensor src/sparse -name '*.c') -lm -o /tmp/bs
+ *   /tmp/bs [repetitions, default 5]
  *
  * Every dense <-> sparse time is given as a ratio to one memcpy of the dense
  * bytes measured in the same run (best of several repetitions each).
@@ -239,7 +242,7 @@ int main(int argc, char **argv) {
     die("make_coo", &err);
   printf("\nCOO -> CSR, 10^7 random non-zeros (unsorted, int64 indices) in 10^6 x 10^6 float64:\n");
   double best = 1e30;
-  for (int r = 0; r < 3; r++) {
+  for (int r = 0; r < 5; r++) {
     QvSparseTensor csr;
     double t = now();
     if (qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &csr, &err) != QV_OK) die("coo->csr", &err);
@@ -247,7 +250,7 @@ int main(int argc, char **argv) {
     if (t < best) best = t;
     qv_sparse_release(&csr);
   }
-  printf("  quiver qv_sparse_convert: %.1f ms (best of 3)\n", best * 1e3);
+  printf("  quiver qv_sparse_convert: %.1f ms (best of 5)\n", best * 1e3);
   double sp = scipy_tocsr();
   if (sp > 0) {
     bool ok = sp / best >= 2.0;

@@ -1,6 +1,7 @@
-/* Sparse -> sparse conversions, COO canonicalization and value equality,
- * all through the entries working form (never the dense tensor, except
- * qv_sparse_equals_dense which has a dense operand anyway). */
+/* Sparse -> sparse conversions, COO canonicalization and value equality:
+ * 2-D tensors through CSX arrays (sparse_csx.c), others through the
+ * entries working form (sparse_entries.c); never through the dense tensor,
+ * except qv_sparse_equals_dense which has a dense operand anyway. */
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
@@ -14,8 +15,8 @@ QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
   /* 2-D through CSX arrays, whose indptr is O(extent): always for CSR/CSC
    * outputs (they have that indptr anyway), otherwise only while the
    * extents are O(nnz) so that memory stays proportional to nnz */
-  bool small = t->ndim == 2 && t->shape != NULL && t->shape[0] <= 2 * t->nnz + 65536 &&
-               t->shape[1] <= 2 * t->nnz + 65536;
+  int64_t lim = t->nnz > (INT64_MAX - 65536) / 2 ? INT64_MAX : 2 * t->nnz + 65536;
+  bool small = t->ndim == 2 && t->shape != NULL && t->shape[0] <= lim && t->shape[1] <= lim;
   bool pipeline = t->ndim == 2 && (small || format == QV_SPARSE_CSR || format == QV_SPARSE_CSC);
   /* grouping a non-canonical COO range-checks every pair in its first pass */
   QvStatus st = sp_validate(t, !(pipeline && t->format == QV_SPARSE_COO), error);

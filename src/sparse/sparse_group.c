@@ -88,7 +88,7 @@ SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, u
       if (n > 32 && n > tmp->cap) {
         sp_free(tmp->keys);
         sp_free(tmp->vals);
-        tmp->keys = sp_malloc(4 * n, 8);
+        tmp->keys = sp_malloc(n, 32); /* (key, pos) pairs, twice */
         tmp->vals = sp_malloc(n, vs);
         tmp->cap = n;
         if (tmp->keys == NULL || tmp->vals == NULL) return false;
@@ -114,6 +114,26 @@ SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, u
     lo = hi;
   }
   *wp = w;
+  return true;
+}
+
+/* finish_rows for a range whose rows are usually clean (sorted, no
+ * duplicates, as the bucketed path produces them): then the whole range
+ * moves down to *wp with one memmove, else row by row. */
+SP_INLINE bool finish_range(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, uint8_t *val,
+                            size_t vs, QvValueType vtype, int64_t *wp, SegTmp *tmp) {
+  int64_t lo = ptr[r0], hi = ptr[r1];
+  bool clean = true;
+  for (int64_t r = r0; r < r1 && clean; r++)
+    for (int64_t k = ptr[r] + 1; k < ptr[r + 1]; k++) clean &= idx[k] > idx[k - 1];
+  if (!clean) return finish_rows(ptr, r0, r1, idx, val, vs, vtype, wp, tmp);
+  int64_t shift = lo - *wp;
+  if (shift != 0) {
+    memmove(idx + *wp, idx + lo, (size_t)(hi - lo) * 8);
+    memmove(val + (size_t)*wp * vs, val + (size_t)lo * vs, (size_t)(hi - lo) * vs);
+    for (int64_t r = r0; r < r1; r++) ptr[r] -= shift;
+  }
+  *wp += hi - lo;
   return true;
 }
 
@@ -311,7 +331,7 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
         sp_store_bits(val + (size_t)pos * vs, vs, sp_load_bits(av + (size_t)j * vs, vs));
       }
 #undef SP_LOW
-      if (!csx) ok = finish_rows(ptr, r0, r1, idx, val, vs, vtype, wp, &tmp);
+      if (!csx) ok = finish_range(ptr, r0, r1, idx, val, vs, vtype, wp, &tmp);
     }
   }
   sp_free(tmp.keys);

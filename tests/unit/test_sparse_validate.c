@@ -471,6 +471,117 @@ static void test_convert_checks_coordinates(void **state) {
   free(c);
 }
 
+/* Random corruption of valid buffers: validation accepts or rejects, never
+ * reads out of bounds (ASan), and whatever it accepts converts to every
+ * format and to dense. */
+static uint64_t fz = 0x2545f4914f6cdd1du;
+static int64_t fz_value(void) {
+  fz ^= fz << 13;
+  fz ^= fz >> 7;
+  fz ^= fz << 17;
+  switch (fz % 6) {
+    case 0: return -1;
+    case 1: return (int64_t)(fz >> 40) % 12;
+    case 2: return INT64_MAX;
+    case 3: return (int64_t)(fz % 5);
+    case 4: return (int64_t)(fz % 10);
+    default: return (int64_t)((fz >> 8) % 3);
+  }
+}
+
+static void accept_or_reject(QvStatus st, QvSparseTensor *t, int *accepted) {
+  if (st != QV_OK) {
+    assert_int_equal(st, QV_EINVAL);
+    return;
+  }
+  (*accepted)++;
+  QvError err;
+  for (int f = QV_SPARSE_COO; f <= QV_SPARSE_CSF; f++) {
+    QvSparseTensor o;
+    QvStatus cs = qv_sparse_convert(t, (QvSparseFormat)f, NULL, &o, &err);
+    if (t->ndim != 2 && (f == QV_SPARSE_CSR || f == QV_SPARSE_CSC)) {
+      assert_int_equal(cs, QV_EINVAL);
+      continue;
+    }
+    assert_int_equal(cs, QV_OK);
+    assert_true(qv_sparse_equals(&o, t));
+    qv_sparse_release(&o);
+  }
+  QvTensor d;
+  assert_int_equal(qv_sparse_to_dense(t, &d, &err), QV_OK);
+  assert_true(qv_sparse_equals_dense(t, &d));
+  qv_tensor_release(&d);
+  qv_sparse_release(t);
+}
+
+static void test_random_corruption(void **state) {
+  (void)state;
+  int accepted = 0;
+  const double v[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+  for (int it = 0; it < 3000; it++) {
+    QvValueType ty = (QvValueType)(QV_VALUE_INT8 + it % 8);
+    QvSparseTensor t;
+    QvError err;
+    int kind = it % 3;
+    if (kind == 0) {
+      int64_t c[24];
+      memcpy(c, (const int64_t[]){0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 2}, 12 * sizeof(int64_t));
+      for (int k = 0; k < 1 + it % 3; k++) c[fz % 12] = fz_value();
+      void *pc = pack(c, 12, ty), *pv = heap(v, 6 * 8);
+      static const int64_t sh[2] = {2, 3};
+      accept_or_reject(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, ty, 2, sh, NULL, 6, pc, NULL, it % 2 == 0, pv, NULL,
+                                          &err),
+                       &t, &accepted);
+      free(pc);
+      free(pv);
+    } else if (kind == 1) {
+      int64_t p[7], x[9];
+      memcpy(p, kIndptr, sizeof p);
+      memcpy(x, kIndices, sizeof x);
+      for (int k = 0; k < 1 + it % 2; k++) {
+        if (fz % 2)
+          p[fz % 7] = fz_value();
+        else
+          x[fz % 9] = fz_value();
+      }
+      void *pp = pack(p, 7, ty), *px = pack(x, 9, ty), *pv = heap(v, 9 * 8);
+      accept_or_reject(qv_sparse_make_csx(&t, it % 4 == 1 ? QV_SPARSE_CSC : QV_SPARSE_CSR, QV_VALUE_FLOAT64, ty, ty,
+                                          kShape, NULL, 9, pp, px, pv, NULL, &err),
+                       &t, &accepted);
+      free(pp);
+      free(px);
+      free(pv);
+    } else {
+      Csf c = kGood;
+      for (int k = 0; k < 1 + it % 2; k++) {
+        int l = (int)(fz % 4);
+        if (fz % 3 == 0 && l < 3)
+          c.ptr[l][fz % (uint64_t)c.ptr_len[l]] = fz_value();
+        else
+          c.ind[l][fz % (uint64_t)c.ind_len[l]] = fz_value();
+        fz_value();
+      }
+      void *ptr[3], *ind[4];
+      for (int l = 0; l < 4; l++) {
+        ind[l] = pack(c.ind[l], c.ind_len[l], ty);
+        if (l < 3) ptr[l] = pack(c.ptr[l], c.ptr_len[l], ty);
+      }
+      void *pv = heap(v, 8 * 8);
+      accept_or_reject(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, ty, ty, 4, kShape4, NULL, c.axis, 8,
+                                          (const void *const *)ptr, c.ptr_len, (const void *const *)ind, c.ind_len,
+                                          pv, NULL, &err),
+                       &t, &accepted);
+      for (int l = 0; l < 4; l++) {
+        free(ind[l]);
+        if (l < 3) free(ptr[l]);
+      }
+      free(pv);
+    }
+  }
+  /* both outcomes occur */
+  assert_true(accepted > 100 && accepted < 2900);
+}
+
 /* The owner is retained by views and released with them. */
 static int released;
 static void on_release(void *p) {
@@ -514,6 +625,7 @@ int main(void) {
       cmocka_unit_test(test_csx_rules),
       cmocka_unit_test(test_csf_rules),
       cmocka_unit_test(test_convert_checks_coordinates),
+      cmocka_unit_test(test_random_corruption),
       cmocka_unit_test(test_owner_and_misc),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
