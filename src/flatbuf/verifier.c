@@ -91,7 +91,7 @@ static QvStatus count_object(Verifier *v) {
 static QvStatus verify_string_at(Verifier *v, size_t pos) {
   QvStatus st = count_object(v);
   if (st) return st;
-  size_t s;
+  size_t s = 0;
   st = follow(v, pos, &s, "string");
   if (st) return st;
   if (s % 4 != 0) return fail(v, "string at %zu is not 4-byte aligned", s);
@@ -106,7 +106,7 @@ static QvStatus verify_string_at(Verifier *v, size_t pos) {
 /* Checks a vector header and extent; returns its element start and count. */
 static QvStatus verify_vector_at(Verifier *v, size_t pos, size_t elem_size, size_t align,
                                  size_t *elems, size_t *count) {
-  size_t s;
+  size_t s = 0;
   QvStatus st = follow(v, pos, &s, "vector");
   if (st) return st;
   if (s % 4 != 0) return fail(v, "vector at %zu is not 4-byte aligned", s);
@@ -218,7 +218,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     if (tag >= u->n_members || u->members[tag] == NULL)
       return fail(v, "union type %u is not a known %s", tag, u->name);
     if (pos == 0) return fail(v, "union type %u is set but the %s value is missing", tag, u->name);
-    size_t target;
+    size_t target = 0;
     if ((st = follow(v, pos, &target, "table"))) return st;
     size_t old = path_push(v, "(%s)", u->members[tag]->name);
     st = verify_table(v, target, u->members[tag]);
@@ -239,7 +239,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     case QV_FB_STRING:
       return verify_string_at(v, pos);
     case QV_FB_TABLE: {
-      size_t target;
+      size_t target = 0;
       if ((st = follow(v, pos, &target, "table"))) return st;
       return verify_table(v, target, f->table);
     }
@@ -255,7 +255,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
         if (f->kind == QV_FB_VEC_STRING) {
           st = verify_string_at(v, elems + 4 * i);
         } else {
-          size_t target;
+          size_t target = 0;
           st = follow(v, elems + 4 * i, &target, "table");
           if (!st) st = verify_table(v, target, f->table);
         }
@@ -323,7 +323,7 @@ QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root
     return qv_error_set(error, QV_ELIMIT, "%s: buffer of %zu bytes exceeds the 2 GiB limit",
                         root->name, size);
   path_push(&v, "%s", root->name);
-  size_t target;
+  size_t target = 0;
   QvStatus st = follow(&v, 0, &target, "root");
   if (st) return st;
   return verify_table(&v, target, root);

@@ -250,7 +250,7 @@ QvStatus qv_ipc_reader_open_fd(QvIpcReader **out, int fd, const QvIpcReaderOptio
   r->limit = INT64_MAX;
   apply_defaults(&r->options, options);
   /* sniff the file magic; keep the bytes if it is a stream */
-  size_t got;
+  size_t got = 0;
   QvStatus st = read_raw(fd, r->pending, 8, 0, &got, error);
   if (st) {
     free(r);
@@ -431,7 +431,7 @@ static void free_fd_memory(void *p) {
 
 static QvStatus next_fd(QvIpcReader *r, QvIpcMessage *out, QvError *error) {
   uint8_t prefix_bytes[8];
-  size_t got;
+  size_t got = 0;
   QvStatus st = read_fully(r, prefix_bytes, 4, &got, error);
   if (st) return st;
   if (got == 0) {

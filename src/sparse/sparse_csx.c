@@ -90,8 +90,8 @@ QvStatus sp_csx_transpose(const int64_t *ptr, const int64_t *idx, const uint8_t 
 }
 
 QvStatus sp_csx_flip(SpCsx *c, int64_t *counts, QvError *error) {
-  int64_t *p, *x;
-  uint8_t *v;
+  int64_t *p = NULL, *x = NULL;
+  uint8_t *v = NULL;
   QvStatus st =
       sp_csx_transpose(c->ptr, c->idx, c->vals, c->vs, c->nmajor, c->nminor, counts, &p, &x, &v, error);
   if (st != QV_OK) return st;
