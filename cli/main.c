@@ -13,7 +13,7 @@ typedef struct Command {
 static const Command commands[] = {
     {"inspect", qv_cmd_inspect, "inspect FILE|-        list every message of an Arrow stream or file"},
     {"tensor", qv_cmd_tensor, "tensor from-npy|to-npy|from-npz|to-npz IN OUT  .npy/.npz <-> Arrow (see tensor --help)"},
-    {"cat", qv_cmd_cat, "cat FILE|-            print the values of every tensor, NumPy-style"},
+    {"cat", qv_cmd_cat, "cat FILE|-            print tensors NumPy-style, record batches as a table"},
     {"convert", qv_cmd_convert, "convert IN OUT --to=dense|coo|csr|csc|csf  dense <-> sparse tensors (see convert --help)"},
     {"validate", qv_cmd_validate, "validate [--stream] FILE|-  check a record batch file/stream in full"},
     {"stream-to-file", qv_cmd_stream_to_file, "stream-to-file [--compression none|lz4|zstd] [--align 8|64] < IN > OUT"},
