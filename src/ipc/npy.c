@@ -289,8 +289,10 @@ QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeader *h, Q
   int64_t n = (int64_t)qv_value_type_size(h->type);
   bool empty = false;
   for (int32_t i = 0; i < h->ndim; i++) empty |= h->shape[i] == 0;
-  for (int32_t i = 0; i < h->ndim && !empty; i++)
-    if (__builtin_mul_overflow(n, h->shape[i], &n))
+  /* As the tensor model (and NumPy) do: the non-zero extents must fit int64
+   * bytes even when another extent is 0. */
+  for (int32_t i = 0; i < h->ndim; i++)
+    if (h->shape[i] != 0 && __builtin_mul_overflow(n, h->shape[i], &n))
       return qv_error_set(error, QV_EINVAL, ".npy header: shape of %s overflows int64 bytes",
                           h->descr);
   h->data_size = empty ? 0 : n;

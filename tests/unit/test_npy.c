@@ -395,6 +395,19 @@ static void test_corrupt_headers(void **state) {
              8, QV_EINVAL, "overflows");
   expect_bad(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }",
              8, QV_EINVAL, "overflows");
+  /* a zero extent does not excuse the others from fitting int64 bytes
+   * (found by fuzz_npy: the header parser and the reader disagreed) */
+  expect_bad(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 1099511627776, 1099511627776), }",
+             0, QV_EINVAL, "overflows");
+  {
+    QvNpyHeader h;
+    QvError e;
+    size_t n;
+    uint8_t none[1] = {0};
+    uint8_t *b = make_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 1099511627776, 1099511627776), }", none, 0, &n);
+    assert_int_equal(qv_npy_parse_header(b, n, &h, &e), QV_EINVAL);
+    qv_aligned_free(b);
+  }
   expect_bad(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", 20,
              QV_ETRUNCATED, "data holds 20 bytes");
   expect_bad(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (3), }", 12, QV_EINVAL,
