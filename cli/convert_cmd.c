@@ -109,20 +109,9 @@ QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, Q
   QvStatus st = in_stdin ? qv_ipc_reader_open_fd(&r, STDIN_FILENO, NULL, error)
                          : qv_ipc_reader_open_path(&r, path, NULL, error);
   if (st) return st;
-  for (int64_t i = 0;; i++) {
-    QvIpcMessage msg;
-    st = qv_ipc_reader_next(r, &msg, error);
-    if (st == QV_EOS) {
-      st = i == 0 ? qv_error_set(error, QV_EINVAL, "input holds no message")
-                  : qv_error_set(error, QV_EINVAL, "no message %lld: input holds %lld message%s",
-                                 (long long)index, (long long)i, i == 1 ? "" : "s");
-      break;
-    }
-    if (st) break;
-    if (i < index) {
-      qv_ipc_message_release(&msg);
-      continue;
-    }
+  QvIpcMessage msg;
+  st = qv_ipc_reader_nth(r, index, &msg, error);
+  if (st == QV_OK) {
     uint8_t kind = msg.message.header_type;
     if (kind == QV_HEADER_TENSOR) {
       st = qv_tensor_from_message(&msg, &out->dense, error);
@@ -133,9 +122,9 @@ QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, Q
       st = qv_error_set(error, QV_EINVAL, "message is a %s, not a Tensor or SparseTensor",
                         qv_header_type_name(kind));
     }
-    if (st) qv_error_prefix(error, "message %lld at offset %lld", (long long)i, (long long)msg.offset);
+    if (st)
+      qv_error_prefix(error, "message %lld at offset %lld", (long long)index, (long long)msg.offset);
     qv_ipc_message_release(&msg);
-    break;
   }
   qv_ipc_reader_close(r);
   if (st) {

@@ -85,6 +85,11 @@ void qv_ipc_reader_close(QvIpcReader *reader);
  * *out is empty. */
 QvStatus qv_ipc_reader_next(QvIpcReader *reader, QvIpcMessage *out, QvError *error);
 
+/* Skips to message `index` (0-based, counting every message) and returns it.
+ * Past the end: QV_EINVAL, "no message 3: input holds 2 messages". */
+QvStatus qv_ipc_reader_nth(QvIpcReader *reader, int64_t index, QvIpcMessage *out,
+                           QvError *error);
+
 /* Stream or file (decided from the first bytes). */
 QvIpcFormat qv_ipc_reader_format(const QvIpcReader *reader);
 /* For the file format read from memory, a path or a seekable file

@@ -505,3 +505,16 @@ QvStatus qv_ipc_reader_next(QvIpcReader *r, QvIpcMessage *out, QvError *error) {
   if (error) *error = r->error;
   return st;
 }
+
+QvStatus qv_ipc_reader_nth(QvIpcReader *r, int64_t index, QvIpcMessage *out, QvError *error) {
+  for (int64_t i = 0;; i++) {
+    QvStatus st = qv_ipc_reader_next(r, out, error);
+    if (st == QV_EOS) {
+      if (i == 0) return qv_error_set(error, QV_EINVAL, "input holds no message");
+      return qv_error_set(error, QV_EINVAL, "no message %lld: input holds %lld message%s",
+                          (long long)index, (long long)i, i == 1 ? "" : "s");
+    }
+    if (st || i == index) return st;
+    qv_ipc_message_release(out);
+  }
+}

@@ -407,24 +407,14 @@ done:
 }
 
 static QvStatus read_nth(QvIpcReader *r, int64_t index, QvSparseTensor *out, QvError *error) {
-  for (int64_t i = 0;; i++) {
-    QvIpcMessage msg;
-    QvStatus st = qv_ipc_reader_next(r, &msg, error);
-    if (st == QV_EOS) {
-      if (i == 0) return qv_error_set(error, QV_EINVAL, "input holds no message");
-      return qv_error_set(error, QV_EINVAL, "no message %" PRId64 ": input holds %" PRId64
-                          " message%s", index, i, i == 1 ? "" : "s");
-    }
-    if (st) return st;
-    if (i == index) {
-      st = qv_sparse_from_message(&msg, out, NULL, error);
-      if (st)
-        qv_error_prefix(error, "message %" PRId64 " at offset %" PRId64, i, msg.offset);
-      qv_ipc_message_release(&msg);
-      return st;
-    }
-    qv_ipc_message_release(&msg);
-  }
+  QvIpcMessage msg;
+  QvStatus st = qv_ipc_reader_nth(r, index, &msg, error);
+  if (st) return st;
+  st = qv_sparse_from_message(&msg, out, NULL, error);
+  if (st)
+    qv_error_prefix(error, "message %" PRId64 " at offset %" PRId64, index, msg.offset);
+  qv_ipc_message_release(&msg);
+  return st;
 }
 
 static QvStatus check_read_args(int64_t index, QvSparseTensor *out, QvError *error) {

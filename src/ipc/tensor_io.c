@@ -129,24 +129,14 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
 }
 
 static QvStatus read_nth(QvIpcReader *r, int64_t index, QvTensor *out, QvError *error) {
-  for (int64_t i = 0;; i++) {
-    QvIpcMessage msg;
-    QvStatus st = qv_ipc_reader_next(r, &msg, error);
-    if (st == QV_EOS) {
-      if (i == 0) return qv_error_set(error, QV_EINVAL, "input holds no message");
-      return qv_error_set(error, QV_EINVAL, "no message %lld: input holds %lld message%s",
-                          (long long)index, (long long)i, i == 1 ? "" : "s");
-    }
-    if (st) return st;
-    if (i == index) {
-      st = qv_tensor_from_message(&msg, out, error);
-      if (st) qv_error_prefix(error, "message %lld at offset %lld", (long long)i,
-                              (long long)msg.offset);
-      qv_ipc_message_release(&msg);
-      return st;
-    }
-    qv_ipc_message_release(&msg);
-  }
+  QvIpcMessage msg;
+  QvStatus st = qv_ipc_reader_nth(r, index, &msg, error);
+  if (st) return st;
+  st = qv_tensor_from_message(&msg, out, error);
+  if (st)
+    qv_error_prefix(error, "message %lld at offset %lld", (long long)index, (long long)msg.offset);
+  qv_ipc_message_release(&msg);
+  return st;
 }
 
 static QvStatus check_read_args(int64_t index, QvTensor *out, QvError *error) {
