@@ -7,6 +7,10 @@
 
 #include "sparse/sparse_internal.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* Per-segment sort of (index, value) pairs, stable. Small segments use an
  * insertion sort in place; larger ones a merge sort of (index, position)
  * pairs followed by a gather through `tmp`. VS is constant per
@@ -222,6 +226,158 @@ SP_INLINE void digit_pass(const int64_t *ai, const uint8_t *av, const uint32_t *
   }
 }
 
+typedef struct BucketScratch {
+  uint64_t *a, *b;  /* items, maxlen each */
+  uint8_t *vals;    /* the bucket's values, maxlen * vs */
+  uint32_t *hist;   /* ND << DIGIT minor digit counts */
+  uint32_t *key;    /* per key of the bucket: next position, last minor */
+} BucketScratch;
+
+/* ND (1..3) minor digits of `dw` bits each; constant per instantiation so
+ * the histogram loop unrolls. Counts are 32-bit (buckets hold < 2^31). */
+SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64_t r1, int mbits, int dw,
+                               int pb, int64_t lo, int64_t len, int64_t *ptr, int64_t *idx, uint8_t *val,
+                               size_t vs, QvValueType vtype, int64_t *wp, SegTmp *tmp) {
+  uint64_t dm = ((uint64_t)1 << dw) - 1, pmask = ((uint64_t)1 << pb) - 1;
+  uint64_t mmask = ((uint64_t)1 << mbits) - 1;
+  int64_t nk = r1 - r0, hn = (int64_t)1 << dw;
+  uint32_t *h = t->hist, *kc = t->key; /* kc[2k]: count then next position; kc[2k + 1]: last minor + 1 */
+  memset(h, 0, (size_t)(ND * hn) * 4);
+  memset(kc, 0, (size_t)nk * 8);
+  uint64_t *a = t->a, *b = t->b;
+  const uint64_t *src = (const uint64_t *)idx + lo;
+  for (int64_t j = 0; j < len; j++) {
+    uint64_t x = src[j];
+    a[j] = x << pb | (uint64_t)j;
+    h[x & dm]++;
+    if (ND > 1) h[hn + ((x >> dw) & dm)]++;
+    if (ND > 2) h[2 * hn + ((x >> (2 * dw)) & dm)]++;
+    kc[2 * (x >> mbits)]++;
+  }
+  memcpy(t->vals, val + (size_t)lo * vs, (size_t)len * vs);
+  for (int d = 0; d < ND; d++) {
+    uint32_t *hd = h + d * hn, acc = 0;
+    for (int64_t k = 0; k < hn; k++) {
+      uint32_t c = hd[k];
+      hd[k] = acc;
+      acc += c;
+    }
+    int sh = pb + d * dw;
+    for (int64_t j = 0; j < len; j++) {
+      uint64_t it = a[j];
+      b[hd[(it >> sh) & dm]++] = it;
+    }
+    uint64_t *sw = a;
+    a = b;
+    b = sw;
+  }
+  /* rows start at the write position; the key pass is stable, so each row
+   * receives its entries in minor order */
+  int64_t base = *wp;
+  uint32_t acc = 0;
+  for (int64_t k = 0; k < nk; k++) {
+    uint32_t c = kc[2 * k];
+    kc[2 * k] = acc;
+    ptr[r0 + k] = base + acc;
+    acc += c;
+  }
+  bool dup = false;
+  int kshift = pb + mbits;
+  int64_t *out = idx + base;
+  uint8_t *vout = val + (size_t)base * vs;
+  for (int64_t j = 0; j < len; j++) {
+    uint64_t it = a[j];
+    uint64_t k = it >> kshift;
+    uint32_t minor1 = (uint32_t)((it >> pb) & mmask) + 1; /* minor < 2^31 here */
+    uint32_t pos = kc[2 * k]++;
+    dup |= kc[2 * k + 1] == minor1;
+    kc[2 * k + 1] = minor1;
+    out[pos] = (int64_t)minor1 - 1;
+    sp_store_bits(vout + (size_t)pos * vs, vs, sp_load_bits(t->vals + (size_t)(it & pmask) * vs, vs));
+  }
+  if (!dup) {
+    *wp = base + len;
+    return true;
+  }
+  ptr[r1] = base + len; /* finish_rows reads the end of the last row here */
+  return finish_rows(ptr, r0, r1, idx, val, vs, vtype, wp, tmp);
+}
+
+/* Pass 2 for one bucket of COO entries (the common case: key low bits,
+ * minor index and position in the bucket packed in one 64-bit item). One
+ * read of the bucket builds the items and every digit histogram at once;
+ * LSD passes then move 8-byte items only (minor digits, then key) and the
+ * last one writes index and value straight to their final place at *wp,
+ * which is below the bucket's own region once earlier buckets lost
+ * duplicates, so no second compaction pass is needed. Duplicates are
+ * noticed on the way (same key, same minor as the key's previous entry) and
+ * only then summed by finish_rows. */
+SP_INLINE bool finish_bucket_items(BucketScratch *t, int64_t r0, int64_t r1, int mbits, int pb, int64_t lo,
+                                   int64_t len, int64_t *ptr, int64_t *idx, uint8_t *val, size_t vs,
+                                   QvValueType vtype, int64_t *wp, SegTmp *tmp) {
+  int nd = (mbits + DIGIT - 1) / DIGIT, dw = nd > 0 ? (mbits + nd - 1) / nd : 1;
+  switch (nd) {
+    case 0: /* a single column: one digit of width 1 sorts nothing */
+    case 1: return bucket_items_nd(t, 1, r0, r1, mbits, dw, pb, lo, len, ptr, idx, val, vs, vtype, wp, tmp);
+    case 2: return bucket_items_nd(t, 2, r0, r1, mbits, dw, pb, lo, len, ptr, idx, val, vs, vtype, wp, tmp);
+    default: return bucket_items_nd(t, 3, r0, r1, mbits, dw, pb, lo, len, ptr, idx, val, vs, vtype, wp, tmp);
+  }
+}
+
+/* Pass 1 for COO entries with packed keys, 8-byte values: each bucket
+ * collects its entries in a cache-resident line of 8 (index and value)
+ * and writes full, aligned lines with non-temporal stores. The output
+ * lines are then never read from memory before being overwritten (a plain
+ * scatter reads every line it writes) and do not evict the staging area.
+ * Entries before a bucket's first aligned line, and the partial last line,
+ * are written directly. */
+#if defined(__SSE2__)
+static void scatter_coo_lines(const int64_t *coords, int M, const uint8_t *values, int64_t n, int s,
+                              uint32_t mask, int mbits, int64_t nb, int64_t *cur, int64_t *idx,
+                              uint64_t *val, uint64_t *stage) {
+  /* stage: nb blocks of 16 words (8 indices, then 8 values), 64-aligned */
+  int64_t head_end[512];
+  for (int64_t b = 0; b < nb; b++) head_end[b] = (cur[b] + 7) & ~(int64_t)7;
+  for (int64_t i = 0; i < n; i++) {
+    int64_t key = coords[2 * i + M], minor = coords[2 * i + 1 - M];
+    int64_t b = key >> s, pos = cur[b]++;
+    uint64_t packed = ((uint64_t)key & mask) << mbits | (uint64_t)minor, v;
+    memcpy(&v, values + 8 * i, 8); /* the caller's values need not be aligned */
+    if (pos < head_end[b]) {
+      idx[pos] = (int64_t)packed;
+      val[pos] = v;
+      continue;
+    }
+    uint64_t *line = stage + 16 * b;
+    line[pos & 7] = packed;
+    line[8 + (pos & 7)] = v;
+    if ((pos & 7) == 7) {
+      __m128i *di = (__m128i *)(void *)(idx + (pos & ~(int64_t)7));
+      __m128i *dv = (__m128i *)(void *)(val + (pos & ~(int64_t)7));
+      const __m128i *sl = (const __m128i *)(const void *)line;
+      _mm_stream_si128(di, _mm_load_si128(sl));
+      _mm_stream_si128(di + 1, _mm_load_si128(sl + 1));
+      _mm_stream_si128(di + 2, _mm_load_si128(sl + 2));
+      _mm_stream_si128(di + 3, _mm_load_si128(sl + 3));
+      _mm_stream_si128(dv, _mm_load_si128(sl + 4));
+      _mm_stream_si128(dv + 1, _mm_load_si128(sl + 5));
+      _mm_stream_si128(dv + 2, _mm_load_si128(sl + 6));
+      _mm_stream_si128(dv + 3, _mm_load_si128(sl + 7));
+    }
+  }
+  _mm_sfence();
+  /* partial last lines */
+  for (int64_t b = 0; b < nb; b++) {
+    int64_t end = cur[b], from = end & ~(int64_t)7;
+    if (from < head_end[b]) continue;
+    for (int64_t p = from; p < end; p++) {
+      idx[p] = (int64_t)stage[16 * b + (p & 7)];
+      val[p] = stage[16 * b + 8 + (p & 7)];
+    }
+  }
+}
+#endif
+
 SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packed, int64_t nkeys,
                               int64_t nminor, int64_t *ptr, int64_t *idx, uint8_t *val, size_t vs,
                               QvValueType vtype, int64_t *wp) {
@@ -264,13 +420,29 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
   int npass = csx ? 0 : (mbits + DIGIT - 1) / DIGIT;
   uint32_t *low = packed ? NULL : sp_malloc(n, 4);
   uint32_t *slow = packed ? NULL : sp_malloc(2 * maxlen, 4);
+  /* COO with packed keys: per-bucket passes on (key, minor, position) items */
+  int pb = 0;
+  while (pb < 63 && ((uint64_t)(maxlen > 0 ? maxlen - 1 : 0) >> pb) != 0) pb++;
+  /* 32-bit counts and minors, at most 3 minor digits of <= DIGIT bits */
+  bool items = !csx && packed && s <= 16 && pb <= 31 && mbits <= 31 && s + mbits + pb <= 64;
   int64_t *cnt = sp_malloc(1 << DIGIT, 8);
+  uint32_t *bhist = items ? sp_malloc(3 << DIGIT, 4) : NULL, *bkey = items ? sp_malloc(2 * R, 4) : NULL;
+  items = items && bhist != NULL && bkey != NULL;
   int64_t *sidx = sp_malloc(2 * maxlen, 8), *lc = sp_malloc(R + 1, 8);
   uint8_t *sval = sp_malloc(2 * maxlen, vs);
   bool ok = (packed || (low && slow)) && cnt && sidx && lc && sval;
   SegTmp tmp = {NULL, NULL, 0};
+  BucketScratch bs = {(uint64_t *)sidx, (uint64_t *)(sidx + maxlen), sval, bhist, bkey};
   if (ok) {
     uint32_t mask = (uint32_t)(R - 1);
+#if defined(__SSE2__)
+    uint64_t *stage = items && vs == 8 ? sp_malloc(16 * nb, 8) : NULL;
+    if (stage != NULL) {
+      scatter_coo_lines(src->coords, src->M, src->values, n, s, mask, mbits, nb,
+                        cur, idx, (uint64_t *)(void *)val, stage);
+      sp_free(stage);
+    } else
+#endif
     SP_FOR_EACH(src, csx, key, minor, i, {
       int64_t pos = cur[key >> s]++;
       sp_store_bits(val + (size_t)pos * vs, vs, sp_load_bits(src->values + (size_t)i * vs, vs));
@@ -284,6 +456,10 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
     for (int64_t b = 0; b < nb && ok; b++) {
       int64_t r0 = b << s, r1 = r0 + R < nkeys ? r0 + R : nkeys;
       int64_t lo = start[b], len = start[b + 1] - lo;
+      if (items) {
+        ok = finish_bucket_items(&bs, r0, r1, mbits, pb, lo, len, ptr, idx, val, vs, vtype, wp, &tmp);
+        continue;
+      }
       /* two scratch halves: A = [0, maxlen), B = [maxlen, 2 * maxlen) */
       int64_t *ai = sidx, *bi = sidx + maxlen;
       uint8_t *av = sval, *bv = sval + (size_t)maxlen * vs;
@@ -336,6 +512,8 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
   }
   sp_free(tmp.keys);
   sp_free(tmp.vals);
+  sp_free(bhist);
+  sp_free(bkey);
   sp_free(low);
   sp_free(cnt);
   sp_free(sidx);

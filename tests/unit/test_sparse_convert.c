@@ -693,18 +693,16 @@ static void random_coo_case(int64_t R, int64_t C, int64_t N, QvValueType vt) {
   free(coords);
 }
 
-/* Huge minor extent: the bucketed grouping cannot pack key bits above the
- * minor index and keeps them in a side array; checked against the
- * canonical COO (sorted by the O(nnz) radix path). */
-static void test_bucketed_huge_minor(void **state) {
-  (void)state;
-  enum { N = 270000 };
-  static const int64_t shape[2] = {5000, INT64_C(1) << 60};
-  int64_t *c = malloc(sizeof(int64_t) * 2 * N);
-  int32_t *v = malloc(sizeof(int32_t) * N);
+/* Bucketed grouping checked against the canonical COO (sorted by the
+ * O(nnz) radix path): `minor_bits` of random minor index, drawn from few
+ * distinct values so that rows hold duplicates, with 32-bit values. */
+static void bucketed_vs_canonical(int64_t nrows, int64_t ncols, int minor_shift, int64_t N) {
+  const int64_t shape[2] = {nrows, ncols};
+  int64_t *c = malloc(sizeof(int64_t) * 2 * (size_t)N);
+  int32_t *v = malloc(sizeof(int32_t) * (size_t)N);
   for (int64_t i = 0; i < N; i++) {
-    c[2 * i] = (int64_t)(rnd() % 5000);
-    c[2 * i + 1] = (int64_t)(rnd() % 64) << 54 | (int64_t)(rnd() % 4); /* duplicates too */
+    c[2 * i] = (int64_t)(rnd() % (uint64_t)nrows);
+    c[2 * i + 1] = ((int64_t)(rnd() % 64) << minor_shift | (int64_t)(rnd() % 4)) % ncols; /* duplicates too */
     v[i] = (int32_t)(rnd() % 5) + 1;
   }
   QvSparseTensor coo, canon, csr, back;
@@ -716,6 +714,7 @@ static void test_bucketed_huge_minor(void **state) {
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &csr, &err), QV_OK);
   assert_int_equal(csr.nnz, canon.nnz);
   assert_true(canon.nnz < N);
+  assert_int_equal(qv_sparse_validate(&csr, &err), QV_OK);
   assert_int_equal(qv_sparse_convert(&csr, QV_SPARSE_COO, NULL, &back, &err), QV_OK);
   assert_memory_equal(back.coords, canon.coords, (size_t)canon.nnz * 16);
   assert_memory_equal(back.values, canon.values, (size_t)canon.nnz * 4);
@@ -726,6 +725,23 @@ static void test_bucketed_huge_minor(void **state) {
   qv_sparse_release(&coo);
   free(v);
   free(c);
+}
+
+/* Huge minor extent: the bucketed grouping cannot pack key bits above the
+ * minor index and keeps them in a side array. */
+static void test_bucketed_huge_minor(void **state) {
+  (void)state;
+  bucketed_vs_canonical(5000, INT64_C(1) << 60, 54, 270000);
+}
+
+/* Minor extents needing one, two and three radix digits in the packed
+ * per-bucket passes (the last one with 31-bit minors). */
+static void test_bucketed_digit_counts(void **state) {
+  (void)state;
+  bucketed_vs_canonical(5000, 1000, 4, 270000);
+  bucketed_vs_canonical(5000, INT64_C(1) << 20, 14, 270000);
+  bucketed_vs_canonical(8192, INT64_C(1) << 28, 22, 300000);
+  bucketed_vs_canonical(4100, INT64_C(1) << 31, 25, 600000);
 }
 
 static void test_random_coo_to_csx(void **state) {
@@ -825,6 +841,7 @@ int main(void) {
       cmocka_unit_test(test_names_and_density),
       cmocka_unit_test(test_random_coo_to_csx),
       cmocka_unit_test(test_bucketed_huge_minor),
+      cmocka_unit_test(test_bucketed_digit_counts),
       cmocka_unit_test(test_huge_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
