@@ -8,6 +8,83 @@
 
 _Alignas(64) const uint64_t qv_zero_block[8] = {0};
 
+/* Full validation reads every offset, character and validity bit of a
+ * batch, so its loops run at memory speed only with the widest loads the
+ * CPU has: x86-64 builds carry AVX2/POPCNT variants chosen at run time
+ * (the baseline build targets plain x86-64). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QV_X86_DISPATCH 1
+
+__attribute__((target("popcnt"))) static int64_t popcount_words_popcnt(const uint8_t *p, int64_t nwords) {
+  int64_t c0 = 0, c1 = 0;
+  int64_t k = 0;
+  for (; k + 2 <= nwords; k += 2) {
+    uint64_t a, b;
+    memcpy(&a, p + 8 * k, 8);
+    memcpy(&b, p + 8 * k + 8, 8);
+    c0 += __builtin_popcountll(a);
+    c1 += __builtin_popcountll(b);
+  }
+  if (k < nwords) {
+    uint64_t a;
+    memcpy(&a, p + 8 * k, 8);
+    c0 += __builtin_popcountll(a);
+  }
+  return c0 + c1;
+}
+
+/* Length of the leading run of 256-byte blocks without a byte >= 0x80. */
+__attribute__((target("avx2"))) static int64_t ascii_blocks_avx2(const uint8_t *s, int64_t n) {
+  int64_t i = 0;
+  for (; i + 256 <= n; i += 256) {
+    const __m256i *v = (const __m256i *)(const void *)(s + i);
+    __m256i a = _mm256_or_si256(_mm256_loadu_si256(v), _mm256_loadu_si256(v + 1));
+    __m256i b = _mm256_or_si256(_mm256_loadu_si256(v + 2), _mm256_loadu_si256(v + 3));
+    __m256i c = _mm256_or_si256(_mm256_loadu_si256(v + 4), _mm256_loadu_si256(v + 5));
+    __m256i d = _mm256_or_si256(_mm256_loadu_si256(v + 6), _mm256_loadu_si256(v + 7));
+    if (_mm256_movemask_epi8(_mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d)))) break;
+  }
+  return i;
+}
+
+/* True when o[i] >= o[i - 1] for i in (from, to], int32 offsets. */
+__attribute__((target("avx2"))) static bool offsets32_monotonic_avx2(const uint8_t *o, int64_t from, int64_t to) {
+  int64_t i = from + 1;
+  __m256i bad = _mm256_setzero_si256();
+  for (; i + 16 <= to + 1; i += 16) {
+    const uint8_t *q = o + 4 * i;
+    __m256i c0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
+    __m256i p0 = _mm256_loadu_si256((const __m256i *)(const void *)(q - 4));
+    __m256i c1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32));
+    __m256i p1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 28));
+    bad = _mm256_or_si256(bad, _mm256_or_si256(_mm256_cmpgt_epi32(p0, c0), _mm256_cmpgt_epi32(p1, c1)));
+  }
+  bool ok = _mm256_testz_si256(bad, bad);
+  for (; i <= to; i++) ok &= qv_ld_i32(o + 4 * i) >= qv_ld_i32(o + 4 * (i - 1));
+  return ok;
+}
+
+__attribute__((target("avx2"))) static bool offsets64_monotonic_avx2(const uint8_t *o, int64_t from, int64_t to) {
+  int64_t i = from + 1;
+  __m256i bad = _mm256_setzero_si256();
+  for (; i + 8 <= to + 1; i += 8) {
+    const uint8_t *q = o + 8 * i;
+    __m256i c0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
+    __m256i p0 = _mm256_loadu_si256((const __m256i *)(const void *)(q - 8));
+    __m256i c1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32));
+    __m256i p1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 24));
+    bad = _mm256_or_si256(bad, _mm256_or_si256(_mm256_cmpgt_epi64(p0, c0), _mm256_cmpgt_epi64(p1, c1)));
+  }
+  bool ok = _mm256_testz_si256(bad, bad);
+  for (; i <= to; i++) ok &= qv_ld_i64(o + 8 * i) >= qv_ld_i64(o + 8 * (i - 1));
+  return ok;
+}
+
+static bool have_avx2(void) { return __builtin_cpu_supports("avx2"); }
+static bool have_popcnt(void) { return __builtin_cpu_supports("popcnt"); }
+#endif
+
 QvStatus qv_growbuf_reserve(QvGrowBuf *b, int64_t additional) {
   if (additional < 0 || b->size > INT64_MAX - additional - 64) return QV_ELIMIT;
   int64_t need = b->size + additional;
@@ -52,6 +129,12 @@ int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length) 
   const uint8_t *p = bits + (i >> 3);
   int64_t nbytes = (end - i) >> 3;
   int64_t k = 0;
+#ifdef QV_X86_DISPATCH
+  if (nbytes >= 64 && have_popcnt()) {
+    count += popcount_words_popcnt(p, nbytes >> 3);
+    k = nbytes & ~(int64_t)7;
+  }
+#endif
   for (; k + 8 <= nbytes; k += 8) count += __builtin_popcountll(qv_ld_u64(p + k));
   for (; k < nbytes; k++) count += __builtin_popcount(p[k]);
   i += nbytes * 8;
@@ -106,6 +189,9 @@ typedef int64_t qv_v2i64 __attribute__((vector_size(16)));
 /* Length of the leading run of 128-byte blocks that are pure ASCII. */
 static int64_t ascii_prefix(const uint8_t *s, int64_t n) {
   int64_t i = 0;
+#ifdef QV_X86_DISPATCH
+  if (n >= 256 && have_avx2()) i = ascii_blocks_avx2(s, n);
+#endif
 #ifdef QV_HAVE_VECTORS
   /* four independent accumulators over 256-byte blocks */
   while (i + 256 <= n) {
@@ -147,6 +233,10 @@ int qv_utf8_classify(const uint8_t *s, int64_t n) {
 }
 
 bool qv_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to) {
+#ifdef QV_X86_DISPATCH
+  if (to - from >= 64 && have_avx2())
+    return w == 4 ? offsets32_monotonic_avx2(o, from, to) : offsets64_monotonic_avx2(o, from, to);
+#endif
   int64_t i = from + 1;
   bool bad = false;
 #ifdef QV_HAVE_VECTORS

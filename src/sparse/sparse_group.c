@@ -248,7 +248,6 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
   const uint64_t *src = (const uint64_t *)idx + lo;
   for (int64_t j = 0; j < len; j++) {
     uint64_t x = src[j];
-    a[j] = x << pb | (uint64_t)j;
     h[x & dm]++;
     if (ND > 1) h[hn + ((x >> dw) & dm)]++;
     if (ND > 2) h[2 * hn + ((x >> (2 * dw)) & dm)]++;
@@ -263,9 +262,17 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
       acc += c;
     }
     int sh = pb + d * dw;
-    for (int64_t j = 0; j < len; j++) {
-      uint64_t it = a[j];
-      b[hd[(it >> sh) & dm]++] = it;
+    if (d == 0) {
+      /* the first pass builds the items from the bucket as pass 1 left it */
+      for (int64_t j = 0; j < len; j++) {
+        uint64_t it = src[j] << pb | (uint64_t)j;
+        b[hd[(it >> sh) & dm]++] = it;
+      }
+    } else {
+      for (int64_t j = 0; j < len; j++) {
+        uint64_t it = a[j];
+        b[hd[(it >> sh) & dm]++] = it;
+      }
     }
     uint64_t *sw = a;
     a = b;

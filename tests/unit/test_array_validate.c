@@ -90,6 +90,64 @@ static void test_utf8_offsets_and_contents(void **state) {
   fixture_free(&f);
 }
 
+/* Long buffers take the vectorised loops (and their scalar tails): a
+ * decrease, a bad byte or a wrong null count anywhere is still found. */
+static void test_long_buffers_every_position(void **state) {
+  (void)state;
+  static const char *specs[2] = {"u", "U"};
+  enum { ROWS = 1000 };
+  for (int t = 0; t < 2; t++) {
+    int w = t == 0 ? 4 : 8;
+    for (int64_t k = 1; k < ROWS; k += (k < 80 || k > ROWS - 80) ? 1 : 37) {
+      Fixture f;
+      fixture(&f, specs[t], ROWS);
+      uint8_t *off = writable(&f, &f.array, 1, (size_t)(ROWS + 1) * (size_t)w);
+      /* offsets[k - 1] one past offsets[k] */
+      if (w == 4) {
+        int32_t v;
+        memcpy(&v, off + 4 * k, 4);
+        v++;
+        memcpy(off + 4 * (k - 1), &v, 4);
+      } else {
+        int64_t v;
+        memcpy(&v, off + 8 * k, 8);
+        v++;
+        memcpy(off + 8 * (k - 1), &v, 8);
+      }
+      char msg[64];
+      snprintf(msg, sizeof msg, "offsets decrease at index %lld", (long long)(k - 1));
+      expect(&f, QV_VALIDATE_FULL, QV_EINVAL, msg);
+      fixture_free(&f);
+    }
+  }
+  Fixture f;
+  fixture(&f, "u", ROWS);
+  int32_t last;
+  memcpy(&last, (const uint8_t *)f.array.buffers[1] + 4 * ROWS, 4);
+  assert_true(last > 600);
+  uint8_t *data = writable(&f, &f.array, 2, (size_t)last);
+  memset(data, 'a', (size_t)last); /* all ASCII: the block test's fast path */
+  expect(&f, QV_VALIDATE_FULL, QV_OK, NULL);
+  for (int32_t pos = 0; pos < last; pos += pos < 300 || pos > last - 300 ? 1 : 97) {
+    uint8_t keep = data[pos];
+    data[pos] = 0xFF; /* never valid in UTF-8 */
+    expect(&f, QV_VALIDATE_FULL, QV_EINVAL, "not valid UTF-8");
+    data[pos] = keep;
+    expect(&f, QV_VALIDATE_FULL, QV_OK, NULL);
+  }
+  fixture_free(&f);
+  fixture(&f, "i", ROWS);
+  assert_true(f.array.null_count > 0);
+  uint8_t *valid = writable(&f, &f.array, 0, (ROWS + 7) / 8);
+  for (int64_t bit = 0; bit < ROWS; bit += bit < 80 || bit > ROWS - 80 ? 1 : 41) {
+    valid[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    expect(&f, QV_VALIDATE_FULL, QV_EINVAL, "the bitmap has");
+    valid[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    expect(&f, QV_VALIDATE_FULL, QV_OK, NULL);
+  }
+  fixture_free(&f);
+}
+
 static void test_null_counts(void **state) {
   (void)state;
   Fixture f;
@@ -393,6 +451,7 @@ static void test_depth_limit(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_utf8_offsets_and_contents),
+      cmocka_unit_test(test_long_buffers_every_position),
       cmocka_unit_test(test_null_counts),
       cmocka_unit_test(test_structure),
       cmocka_unit_test(test_list_and_struct_bounds),
