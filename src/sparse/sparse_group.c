@@ -230,7 +230,7 @@ typedef struct BucketScratch {
   uint64_t *a, *b;  /* items, maxlen each */
   uint8_t *vals;    /* the bucket's values, maxlen * vs */
   uint32_t *hist;   /* ND << DIGIT minor digit counts */
-  uint32_t *key;    /* per key of the bucket: next position, last minor */
+  uint32_t *key;    /* per key of the bucket: count, then next position */
 } BucketScratch;
 
 /* ND (1..3) minor digits of `dw` bits each; constant per instantiation so
@@ -241,9 +241,9 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
   uint64_t dm = ((uint64_t)1 << dw) - 1, pmask = ((uint64_t)1 << pb) - 1;
   uint64_t mmask = ((uint64_t)1 << mbits) - 1;
   int64_t nk = r1 - r0, hn = (int64_t)1 << dw;
-  uint32_t *h = t->hist, *kc = t->key; /* kc[2k]: count then next position; kc[2k + 1]: last minor + 1 */
+  uint32_t *h = t->hist, *kc = t->key; /* per key: count, then next position */
   memset(h, 0, (size_t)(ND * hn) * 4);
-  memset(kc, 0, (size_t)nk * 8);
+  memset(kc, 0, (size_t)nk * 4);
   uint64_t *a = t->a, *b = t->b;
   const uint64_t *src = (const uint64_t *)idx + lo;
   for (int64_t j = 0; j < len; j++) {
@@ -251,7 +251,7 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
     h[x & dm]++;
     if (ND > 1) h[hn + ((x >> dw) & dm)]++;
     if (ND > 2) h[2 * hn + ((x >> (2 * dw)) & dm)]++;
-    kc[2 * (x >> mbits)]++;
+    kc[x >> mbits]++;
   }
   memcpy(t->vals, val + (size_t)lo * vs, (size_t)len * vs);
   for (int d = 0; d < ND; d++) {
@@ -278,29 +278,32 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
     a = b;
     b = sw;
   }
-  /* rows start at the write position; the key pass is stable, so each row
-   * receives its entries in minor order */
+  /* rows start at the write position; a last stable pass by key puts the
+   * items in (key, minor) order, then one sequential pass writes indices
+   * and values and spots duplicates as equal neighbours */
   int64_t base = *wp;
   uint32_t acc = 0;
   for (int64_t k = 0; k < nk; k++) {
-    uint32_t c = kc[2 * k];
-    kc[2 * k] = acc;
+    uint32_t c = kc[k];
+    kc[k] = acc;
     ptr[r0 + k] = base + acc;
     acc += c;
   }
-  bool dup = false;
   int kshift = pb + mbits;
-  int64_t *out = idx + base;
-  uint8_t *vout = val + (size_t)base * vs;
   for (int64_t j = 0; j < len; j++) {
     uint64_t it = a[j];
-    uint64_t k = it >> kshift;
-    uint32_t minor1 = (uint32_t)((it >> pb) & mmask) + 1; /* minor < 2^31 here */
-    uint32_t pos = kc[2 * k]++;
-    dup |= kc[2 * k + 1] == minor1;
-    kc[2 * k + 1] = minor1;
-    out[pos] = (int64_t)minor1 - 1;
-    sp_store_bits(vout + (size_t)pos * vs, vs, sp_load_bits(t->vals + (size_t)(it & pmask) * vs, vs));
+    b[kc[it >> kshift]++] = it;
+  }
+  bool dup = false;
+  int64_t *out = idx + base;
+  uint8_t *vout = val + (size_t)base * vs;
+  uint64_t prev = ~(uint64_t)0;
+  for (int64_t j = 0; j < len; j++) {
+    uint64_t it = b[j], kv = it >> pb;
+    dup |= kv == prev;
+    prev = kv;
+    out[j] = (int64_t)(kv & mmask);
+    sp_store_bits(vout + (size_t)j * vs, vs, sp_load_bits(t->vals + (size_t)(it & pmask) * vs, vs));
   }
   if (!dup) {
     *wp = base + len;
@@ -430,10 +433,10 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
   /* COO with packed keys: per-bucket passes on (key, minor, position) items */
   int pb = 0;
   while (pb < 63 && ((uint64_t)(maxlen > 0 ? maxlen - 1 : 0) >> pb) != 0) pb++;
-  /* 32-bit counts and minors, at most 3 minor digits of <= DIGIT bits */
-  bool items = !csx && packed && s <= 16 && pb <= 31 && mbits <= 31 && s + mbits + pb <= 64;
+  /* 32-bit counts, at most 3 minor digits of <= DIGIT bits */
+  bool items = !csx && packed && s <= 16 && pb <= 31 && mbits <= 3 * DIGIT && s + mbits + pb <= 64;
   int64_t *cnt = sp_malloc(1 << DIGIT, 8);
-  uint32_t *bhist = items ? sp_malloc(3 << DIGIT, 4) : NULL, *bkey = items ? sp_malloc(2 * R, 4) : NULL;
+  uint32_t *bhist = items ? sp_malloc(3 << DIGIT, 4) : NULL, *bkey = items ? sp_malloc(R, 4) : NULL;
   items = items && bhist != NULL && bkey != NULL;
   int64_t *sidx = sp_malloc(2 * maxlen, 8), *lc = sp_malloc(R + 1, 8);
   uint8_t *sval = sp_malloc(2 * maxlen, vs);

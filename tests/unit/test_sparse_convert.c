@@ -735,13 +735,15 @@ static void test_bucketed_huge_minor(void **state) {
 }
 
 /* Minor extents needing one, two and three radix digits in the packed
- * per-bucket passes (the last one with 31-bit minors). */
+ * per-bucket passes (up to 33-bit minors), and one more. */
 static void test_bucketed_digit_counts(void **state) {
   (void)state;
   bucketed_vs_canonical(5000, 1000, 4, 270000);
   bucketed_vs_canonical(5000, INT64_C(1) << 20, 14, 270000);
   bucketed_vs_canonical(8192, INT64_C(1) << 28, 22, 300000);
   bucketed_vs_canonical(4100, INT64_C(1) << 31, 25, 600000);
+  bucketed_vs_canonical(4100, INT64_C(1) << 33, 27, 300000);
+  bucketed_vs_canonical(4100, INT64_C(1) << 34, 28, 300000); /* four digits: the general path */
 }
 
 static void test_random_coo_to_csx(void **state) {
