@@ -48,36 +48,25 @@ __attribute__((target("avx2"))) static int64_t ascii_blocks_avx2(const uint8_t *
   return i;
 }
 
-/* True when o[i] >= o[i - 1] for i in (from, to], int32 offsets. */
-__attribute__((target("avx2"))) static bool offsets32_monotonic_avx2(const uint8_t *o, int64_t from, int64_t to) {
-  int64_t i = from + 1;
+/* True when o[i] >= o[i - 1] for i in (from, to]; offsets of w = 4 or 8
+ * bytes, 64 bytes of them per step (each compared with its predecessor
+ * through a second load shifted by one offset). */
+__attribute__((target("avx2"))) static bool offsets_monotonic_avx2(const uint8_t *o, int w, int64_t from,
+                                                                    int64_t to) {
+  int64_t i = from + 1, step = 64 / w;
   __m256i bad = _mm256_setzero_si256();
-  for (; i + 16 <= to + 1; i += 16) {
-    const uint8_t *q = o + 4 * i;
+  for (; i + step <= to + 1; i += step) {
+    const uint8_t *q = o + w * i;
     __m256i c0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
-    __m256i p0 = _mm256_loadu_si256((const __m256i *)(const void *)(q - 4));
+    __m256i p0 = _mm256_loadu_si256((const __m256i *)(const void *)(q - w));
     __m256i c1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32));
-    __m256i p1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 28));
-    bad = _mm256_or_si256(bad, _mm256_or_si256(_mm256_cmpgt_epi32(p0, c0), _mm256_cmpgt_epi32(p1, c1)));
+    __m256i p1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32 - w));
+    __m256i down = w == 4 ? _mm256_or_si256(_mm256_cmpgt_epi32(p0, c0), _mm256_cmpgt_epi32(p1, c1))
+                          : _mm256_or_si256(_mm256_cmpgt_epi64(p0, c0), _mm256_cmpgt_epi64(p1, c1));
+    bad = _mm256_or_si256(bad, down);
   }
   bool ok = _mm256_testz_si256(bad, bad);
-  for (; i <= to; i++) ok &= qv_ld_i32(o + 4 * i) >= qv_ld_i32(o + 4 * (i - 1));
-  return ok;
-}
-
-__attribute__((target("avx2"))) static bool offsets64_monotonic_avx2(const uint8_t *o, int64_t from, int64_t to) {
-  int64_t i = from + 1;
-  __m256i bad = _mm256_setzero_si256();
-  for (; i + 8 <= to + 1; i += 8) {
-    const uint8_t *q = o + 8 * i;
-    __m256i c0 = _mm256_loadu_si256((const __m256i *)(const void *)q);
-    __m256i p0 = _mm256_loadu_si256((const __m256i *)(const void *)(q - 8));
-    __m256i c1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32));
-    __m256i p1 = _mm256_loadu_si256((const __m256i *)(const void *)(q + 24));
-    bad = _mm256_or_si256(bad, _mm256_or_si256(_mm256_cmpgt_epi64(p0, c0), _mm256_cmpgt_epi64(p1, c1)));
-  }
-  bool ok = _mm256_testz_si256(bad, bad);
-  for (; i <= to; i++) ok &= qv_ld_i64(o + 8 * i) >= qv_ld_i64(o + 8 * (i - 1));
+  for (; i <= to; i++) ok &= qv_ld_offset(o, w, i) >= qv_ld_offset(o, w, i - 1);
   return ok;
 }
 
@@ -235,7 +224,7 @@ int qv_utf8_classify(const uint8_t *s, int64_t n) {
 bool qv_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to) {
 #ifdef QV_X86_DISPATCH
   if (to - from >= 64 && have_avx2())
-    return w == 4 ? offsets32_monotonic_avx2(o, from, to) : offsets64_monotonic_avx2(o, from, to);
+    return offsets_monotonic_avx2(o, w, from, to);
 #endif
   int64_t i = from + 1;
   bool bad = false;
