@@ -1,9 +1,12 @@
 /* Dense <-> sparse. The dense side is read once, in memory order, whatever
  * its layout (row-major, column-major or strided): lines along the dim of
  * smallest stride are scanned with a block zero test and a branch-free
- * append into growable buffers; the entries are then put in the order the
- * output needs with O(nnz) counting sorts. Sparse -> dense is a memset and a
- * scatter. */
+ * append into growable buffers (contiguous lines of 4- and 8-byte values
+ * with the vector kernels of sparse_dense_scan.c where the CPU has them);
+ * the entries are then put in the order the output needs with O(nnz)
+ * counting sorts, or for 2-D outputs across the memory order with the
+ * blocked transpose of sparse_dense_csc.c. Sparse -> dense is a memset and
+ * a scatter. */
 #include <inttypes.h>
 #include <stdlib.h>
 
@@ -11,47 +14,31 @@
 
 /* ---- scanning */
 
-/* Appends the non-zeros of a line of len values (byte stride `stride`):
- * inner coordinate c0 + j to ci[k * cs] and the value bits to vals. Every
- * element is written to slot k and k advances only for non-zeros, so the
- * caller reserves len slots. Blocks of 8 that are all zero are skipped
- * after one OR. */
-SP_INLINE int64_t scan_line(const uint8_t *p, int64_t len, int64_t stride, int64_t c0, int64_t *ci,
-                            int64_t cs, uint8_t *vals, size_t vs, uint64_t mask) {
-  int64_t k = 0, j = 0;
-  for (; j + 8 <= len; j += 8) {
-    const uint8_t *b = p + j * stride;
-    uint64_t v0 = sp_load_bits(b, vs), v1 = sp_load_bits(b + stride, vs);
-    uint64_t v2 = sp_load_bits(b + 2 * stride, vs), v3 = sp_load_bits(b + 3 * stride, vs);
-    uint64_t v4 = sp_load_bits(b + 4 * stride, vs), v5 = sp_load_bits(b + 5 * stride, vs);
-    uint64_t v6 = sp_load_bits(b + 6 * stride, vs), v7 = sp_load_bits(b + 7 * stride, vs);
-    if ((((v0 | v1) | (v2 | v3)) | ((v4 | v5) | (v6 | v7))) & mask) {
-#define SP_PUT(V, U)                           \
-  ci[k * cs] = c0 + j + (U);                   \
-  sp_store_bits(vals + (size_t)k * vs, vs, V); \
-  k += ((V) & mask) != 0;
-      SP_PUT(v0, 0) SP_PUT(v1, 1) SP_PUT(v2, 2) SP_PUT(v3, 3)
-      SP_PUT(v4, 4) SP_PUT(v5, 5) SP_PUT(v6, 6) SP_PUT(v7, 7)
-#undef SP_PUT
-    }
-  }
-  for (; j < len; j++) {
-    uint64_t v = sp_load_bits(p + j * stride, vs);
-    ci[k * cs] = c0 + j;
-    sp_store_bits(vals + (size_t)k * vs, vs, v);
-    k += (v & mask) != 0;
-  }
-  return k;
-}
-
 /* Constant value size, index stride (1: CSX indices; 2: 2-D COO pairs)
  * and, for contiguous lines, element stride. */
 static int64_t scan_dispatch(const uint8_t *p, int64_t len, int64_t stride, int64_t c0, int64_t *ci,
                              int64_t cs, uint8_t *vals, size_t vs, uint64_t mask) {
-#define SP_CS(VS, STRIDE)                                                     \
-  if (cs == 1) return scan_line(p, len, STRIDE, c0, ci, 1, vals, VS, mask);   \
-  if (cs == 2) return scan_line(p, len, STRIDE, c0, ci, 2, vals, VS, mask);   \
-  return scan_line(p, len, STRIDE, c0, ci, cs, vals, VS, mask);
+  if (cs == 1 && stride == (int64_t)vs) {
+    int64_t k = sp_scan_vec_i64(p, len, vs, mask, c0, ci, vals);
+    if (k >= 0) return k;
+  } else if (stride == (int64_t)vs) {
+    /* COO coordinates are interleaved: the vector kernel writes contiguous
+     * indices into a small buffer, spread out while still in L1 */
+    enum { PART = 1024 };
+    int64_t part[PART], k = 0, o = 0;
+    for (; o < len; o += PART) {
+      int64_t l = len - o < PART ? len - o : PART;
+      int64_t c = sp_scan_vec_i64(p + o * stride, l, vs, mask, c0 + o, part, vals + (size_t)k * vs);
+      if (c < 0) break; /* no vector kernel for this CPU or value size */
+      for (int64_t i = 0; i < c; i++) ci[(k + i) * cs] = part[i];
+      k += c;
+    }
+    if (o >= len) return k;
+  }
+#define SP_CS(VS, STRIDE)                                                                \
+  if (cs == 1) return sp_scan_line(p, len, STRIDE, c0, ci, true, 1, vals, VS, mask);   \
+  if (cs == 2) return sp_scan_line(p, len, STRIDE, c0, ci, true, 2, vals, VS, mask);   \
+  return sp_scan_line(p, len, STRIDE, c0, ci, true, cs, vals, VS, mask);
 #define CASE(VS)                     \
   case VS:                           \
     if (stride == VS) {              \
@@ -193,24 +180,18 @@ QvStatus sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *err
 
 /* 2-D dense -> CSX arrays: lines along the dim of smallest stride give the
  * CSX of that orientation directly (indptr from line ends); the other
- * orientation is one transpose (a counting sort on the minor index). */
+ * orientation is a blocked transpose (sparse_dense_csc.c). */
 QvStatus sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
   memset(c, 0, sizeof *c);
   int sm = M; /* dim whose lines are scanned one after another */
   if (d->shape[0] > 1 && d->shape[1] > 1) sm = d->strides[0] >= d->strides[1] ? 0 : 1;
+  if (sm != M) return sp_csx_from_dense_across(d, sm, c, error);
   int sn = 1 - sm;
   int64_t nlines = d->shape[sm], L = d->shape[sn], stride = d->strides[sn];
   size_t vs = qv_value_type_size(d->type);
   uint64_t mask = sp_zero_mask(d->type);
   int64_t *ptr = nlines < INT64_MAX ? sp_calloc(nlines + 1, 8) : NULL;
-  /* when a transpose follows, its counts per minor are taken here while
-   * each line's indices are in cache */
-  int64_t *counts = sm != M && L < INT64_MAX ? sp_calloc(L + 1, 8) : NULL;
-  if (ptr == NULL || (sm != M && counts == NULL)) {
-    sp_free(ptr);
-    sp_free(counts);
-    return sp_nomem(error, "dense to sparse", nlines + L, 8);
-  }
+  if (ptr == NULL) return sp_nomem(error, "dense to sparse", nlines, 8);
   Grow g;
   grow_init(&g, qv_tensor_size(d), 1, vs);
   int64_t n = 0;
@@ -221,16 +202,12 @@ QvStatus sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
       int64_t len = L - off < CHUNK ? L - off : CHUNK;
       if (!grow(&g, n + len, 1, vs)) {
         sp_free(ptr);
-        sp_free(counts);
         sp_free(g.coords);
         sp_free(g.vals);
         return sp_nomem(error, "dense to sparse", n + len, 8 + vs);
       }
-      int64_t c0 = n;
       n += scan_dispatch(base + off * stride, len, stride, off, g.coords + n, 1, g.vals + (size_t)n * vs, vs,
                          mask);
-      if (counts != NULL)
-        for (int64_t k = c0; k < n; k++) counts[g.coords[k] + 1]++;
     }
     ptr[r + 1] = n;
   }
@@ -245,15 +222,9 @@ QvStatus sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
   c->ptr = c->own_ptr = ptr;
   c->idx = c->own_idx = idx ? idx : g.coords;
   c->vals = c->own_vals = vals ? vals : g.vals;
-  QvStatus st = QV_OK;
-  if (idx == NULL || vals == NULL) st = sp_nomem(error, "dense to sparse", n, 8 + vs);
-  if (st == QV_OK && sm != M) {
-    st = sp_csx_flip(c, counts, error); /* takes counts */
-    counts = NULL;
-  }
-  sp_free(counts);
-  if (st != QV_OK) sp_csx_free(c);
-  return st;
+  if (idx != NULL && vals != NULL) return QV_OK;
+  sp_csx_free(c);
+  return sp_nomem(error, "dense to sparse", n, 8 + vs);
 }
 
 /* Checks a conversion's options; fills the index type and axis order. */

@@ -81,6 +81,43 @@ SP_INLINE void sp_store_bits(uint8_t *p, size_t w, uint64_t v) {
   }
 }
 
+/* The portable dense scan: appends the non-zeros of len values (byte
+ * stride `stride`): index c0 + j to ci[k * cs] (int64 when `wide`, else
+ * uint32) and the value bits to vals[k]. Every element is written to slot
+ * k and k advances only for non-zeros (no branch on the data), so the
+ * caller reserves len slots. Blocks of 8 that are all zero are skipped
+ * after one OR. Inlined with constant wide/cs/vs at each call site. */
+SP_INLINE void sp_scan_put_index(void *ci, bool wide, int64_t at, int64_t index) {
+  if (wide)
+    ((int64_t *)ci)[at] = index;
+  else
+    ((uint32_t *)ci)[at] = (uint32_t)index;
+}
+
+SP_INLINE int64_t sp_scan_line(const uint8_t *p, int64_t len, int64_t stride, int64_t c0, void *ci, bool wide,
+                               int64_t cs, uint8_t *vals, size_t vs, uint64_t mask) {
+  int64_t k = 0, j = 0;
+  for (; j + 8 <= len; j += 8) {
+    const uint8_t *b = p + j * stride;
+    uint64_t v[8];
+    for (int u = 0; u < 8; u++) v[u] = sp_load_bits(b + u * stride, vs);
+    if ((((v[0] | v[1]) | (v[2] | v[3])) | ((v[4] | v[5]) | (v[6] | v[7]))) & mask) {
+      for (int u = 0; u < 8; u++) {
+        sp_scan_put_index(ci, wide, k * cs, c0 + j + u);
+        sp_store_bits(vals + (size_t)k * vs, vs, v[u]);
+        k += (v[u] & mask) != 0;
+      }
+    }
+  }
+  for (; j < len; j++) {
+    uint64_t v = sp_load_bits(p + j * stride, vs);
+    sp_scan_put_index(ci, wide, k * cs, c0 + j);
+    sp_store_bits(vals + (size_t)k * vs, vs, v);
+    k += (v & mask) != 0;
+  }
+  return k;
+}
+
 /* Zero by value is one mask test on the raw bits: integers are zero when all
  * bits are, floats when all bits but the sign are (+0.0 and -0.0; NaN and
  * infinities have exponent bits set). */
@@ -193,5 +230,21 @@ QvStatus sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndi
 
 /* Dense scan (sparse_dense.c): entries in the dense tensor's memory order. */
 QvStatus sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error);
+
+/* Dense -> CSX whose majors run across the dense memory order: the dense
+ * is read as lines indexed by dim sm (running along the other dim, the one
+ * of smaller stride), the output majors are that other dim. Row-major ->
+ * CSC, column-major -> CSR (sparse_dense_csc.c). */
+QvStatus sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error);
+
+/* Vector scans of a contiguous line of len values of vs bytes (sparse_dense_scan.c):
+ * the non-zeros' indices c0 + j go to ci[k] and their value bits to
+ * vals[k], k = 0, 1, ...; returns their count. Any of the len slots of ci
+ * and vals may be written. -1 when no vector kernel serves vs on this CPU
+ * (the caller scans with scalar code). */
+int64_t sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
+                        uint8_t *vals);
+int64_t sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
+                        uint8_t *vals);
 
 #endif
