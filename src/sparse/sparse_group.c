@@ -203,7 +203,7 @@ SP_INLINE bool group_direct(const Src *src, bool csx, int64_t nkeys, int64_t *pt
  * (stable LSD counting passes on 11-bit digits), then by key into the final
  * positions, so every row arrives sorted and only duplicates remain to be
  * summed while the bucket is cached. */
-enum { DIGIT = 11 };
+enum { DIGIT = 11, MAX_BUCKETS = 512 };
 
 /* One stable counting pass of bucket entries by digit (minor >> shift). */
 SP_INLINE void digit_pass(const int64_t *ai, const uint8_t *av, const uint32_t *al, int64_t *bi,
@@ -315,13 +315,12 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
 
 /* Pass 2 for one bucket of COO entries (the common case: key low bits,
  * minor index and position in the bucket packed in one 64-bit item). One
- * read of the bucket builds the items and every digit histogram at once;
- * LSD passes then move 8-byte items only (minor digits, then key) and the
- * last one writes index and value straight to their final place at *wp,
- * which is below the bucket's own region once earlier buckets lost
- * duplicates, so no second compaction pass is needed. Duplicates are
- * noticed on the way (same key, same minor as the key's previous entry) and
- * only then summed by finish_rows. */
+ * read of the bucket builds every digit histogram at once; LSD passes then
+ * move 8-byte items only (minor digits, then key), and one sequential pass
+ * writes indices and values to their final place at *wp, which is below
+ * the bucket's own region once earlier buckets lost duplicates, so no
+ * second compaction pass is needed. Duplicates show up there as equal
+ * neighbours and only then are summed by finish_rows. */
 SP_INLINE bool finish_bucket_items(BucketScratch *t, int64_t r0, int64_t r1, int mbits, int pb, int64_t lo,
                                    int64_t len, int64_t *ptr, int64_t *idx, uint8_t *val, size_t vs,
                                    QvValueType vtype, int64_t *wp, SegTmp *tmp) {
@@ -346,7 +345,7 @@ static void scatter_coo_lines(const int64_t *coords, int M, const uint8_t *value
                               uint32_t mask, int mbits, int64_t nb, int64_t *cur, int64_t *idx,
                               uint64_t *val, uint64_t *stage) {
   /* stage: nb blocks of 16 words (8 indices, then 8 values), 64-aligned */
-  int64_t head_end[512];
+  int64_t head_end[MAX_BUCKETS];
   for (int64_t b = 0; b < nb; b++) head_end[b] = (cur[b] + 7) & ~(int64_t)7;
   for (int64_t i = 0; i < n; i++) {
     int64_t key = coords[2 * i + M], minor = coords[2 * i + 1 - M];
@@ -391,16 +390,15 @@ static void scatter_coo_lines(const int64_t *coords, int M, const uint8_t *value
 SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packed, int64_t nkeys,
                               int64_t nminor, int64_t *ptr, int64_t *idx, uint8_t *val, size_t vs,
                               QvValueType vtype, int64_t *wp) {
-  enum { MAXB = 512 };
   int s = 0;
-  while (((nkeys - 1) >> s) >= MAXB) s++;
+  while (((nkeys - 1) >> s) >= MAX_BUCKETS) s++;
   int64_t nb = ((nkeys - 1) >> s) + 1, R = (int64_t)1 << s, n = src->n;
-  int64_t cur[MAXB + 1], start[MAXB + 1], maxlen = 0;
+  int64_t cur[MAX_BUCKETS + 1], start[MAX_BUCKETS + 1], maxlen = 0;
   if (counted) {
     for (int64_t k = 0; k < nkeys; k++) ptr[k + 1] += ptr[k];
     for (int64_t b = 0; b < nb; b++) start[b] = ptr[b << s];
   } else {
-    int64_t bc[MAXB + 1] = {0};
+    int64_t bc[MAX_BUCKETS + 1] = {0};
     bool bad = false;
     SP_FOR_EACH(src, csx, key, minor, i, {
       (void)i;
@@ -543,7 +541,7 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
   bool ok;
   if (!in_order && use_buckets(src->n, nkeys)) {
     int s = 0, mbits = 0;
-    while (((nkeys - 1) >> s) >= 512) s++;
+    while (((nkeys - 1) >> s) >= MAX_BUCKETS) s++;
     while (mbits < 63 && ((uint64_t)(nminor - 1) >> mbits) != 0) mbits++;
     if (s + mbits <= 63)
       ok = group_bucketed(src, csx, counted, true, nkeys, nminor, ptr, idx, val, vs, vtype, &w);
