@@ -16,6 +16,8 @@
 #ifndef QUIVER_ARRAY_H
 #define QUIVER_ARRAY_H
 
+#include "quiver/common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,7 +86,7 @@ typedef enum QvArrowType {
 enum { QV_UNIT_SECOND = 0, QV_UNIT_MILLI = 1, QV_UNIT_MICRO = 2, QV_UNIT_NANO = 3 };
 
 /* "int32", "timestamp", "dictionary", ... */
-const char *qv_arrow_type_name(QvArrowType type);
+QV_API const char *qv_arrow_type_name(QvArrowType type);
 
 /* ---- schemas */
 
@@ -122,27 +124,27 @@ typedef struct QvSchemaView {
 /* Parses one node (not its children): the format string, the child count
  * the type requires, a dictionary's integer index type, union type codes,
  * extension metadata. */
-QvStatus qv_schema_view_init(QvSchemaView *view, const struct ArrowSchema *schema,
+QV_API QvStatus qv_schema_view_init(QvSchemaView *view, const struct ArrowSchema *schema,
                              QvError *error);
 
 /* Validates a whole schema tree (every node parses, depth limit). */
-QvStatus qv_schema_validate(const struct ArrowSchema *schema, QvError *error);
+QV_API QvStatus qv_schema_validate(const struct ArrowSchema *schema, QvError *error);
 
 /* Initializes `schema` (release set) with a copy of `format` and `name`
  * (NULL: no name), the flags, and n_children child structs allocated with
  * release == NULL, to be initialized by the caller with qv_schema_init.
  * Does not check the format. */
-QvStatus qv_schema_init(struct ArrowSchema *schema, const char *format, const char *name,
+QV_API QvStatus qv_schema_init(struct ArrowSchema *schema, const char *format, const char *name,
                         int64_t flags, int64_t n_children, QvError *error);
 /* Allocates schema->dictionary (release == NULL) for the caller to init. */
-QvStatus qv_schema_alloc_dictionary(struct ArrowSchema *schema, QvError *error);
+QV_API QvStatus qv_schema_alloc_dictionary(struct ArrowSchema *schema, QvError *error);
 /* Appends a key/value pair to the metadata (schemas made by qv_schema_init). */
-QvStatus qv_schema_add_metadata(struct ArrowSchema *schema, const char *key, size_t key_len,
+QV_API QvStatus qv_schema_add_metadata(struct ArrowSchema *schema, const char *key, size_t key_len,
                                 const char *value, size_t value_len, QvError *error);
 /* Replaces the metadata with a copy of a C Data Interface metadata blob. */
-QvStatus qv_schema_set_metadata(struct ArrowSchema *schema, const char *metadata,
+QV_API QvStatus qv_schema_set_metadata(struct ArrowSchema *schema, const char *metadata,
                                 QvError *error);
-QvStatus qv_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst, QvError *error);
+QV_API QvStatus qv_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst, QvError *error);
 
 /* Metadata blobs (int32 count, then int32 length + bytes for each key and
  * value, native endian). */
@@ -150,14 +152,14 @@ typedef struct QvMetadataIter {
   const char *next;
   int32_t remaining;
 } QvMetadataIter;
-void qv_metadata_iter_init(QvMetadataIter *it, const char *metadata);
+QV_API void qv_metadata_iter_init(QvMetadataIter *it, const char *metadata);
 /* false at the end */
-bool qv_metadata_iter_next(QvMetadataIter *it, const char **key, int32_t *key_len,
+QV_API bool qv_metadata_iter_next(QvMetadataIter *it, const char **key, int32_t *key_len,
                            const char **value, int32_t *value_len);
 /* Size in bytes of a metadata blob (0 for NULL). */
-int64_t qv_metadata_size(const char *metadata);
+QV_API int64_t qv_metadata_size(const char *metadata);
 /* Finds a key; returns false when absent. */
-bool qv_metadata_get(const char *metadata, const char *key, const char **value,
+QV_API bool qv_metadata_get(const char *metadata, const char *key, const char **value,
                      int32_t *value_len);
 
 /* ---- views and validation */
@@ -197,54 +199,54 @@ typedef struct QvArrayView {
 } QvArrayView;
 
 /* Allocates a view tree shaped like `schema` (validated). */
-QvStatus qv_array_view_init(QvArrayView *view, const struct ArrowSchema *schema,
+QV_API QvStatus qv_array_view_init(QvArrayView *view, const struct ArrowSchema *schema,
                             QvError *error);
-void qv_array_view_reset(QvArrayView *view);
+QV_API void qv_array_view_reset(QvArrayView *view);
 /* Room for n variadic buffers in a view node (binary/utf8 views). */
-QvStatus qv_array_view_reserve_variadic(QvArrayView *view, int64_t n, QvError *error);
+QV_API QvStatus qv_array_view_reserve_variadic(QvArrayView *view, int64_t n, QvError *error);
 /* Points the view tree at an array: checks n_buffers / n_children /
  * dictionary presence and required pointers, derives buffer sizes from the
  * lengths (trusting the producer, as the C Data Interface does), then runs
  * the checks of `level`. */
-QvStatus qv_array_view_set_array(QvArrayView *view, const struct ArrowArray *array,
+QV_API QvStatus qv_array_view_set_array(QvArrayView *view, const struct ArrowArray *array,
                                  QvValidateLevel level, QvError *error);
 /* Checks a filled-in view (children and dictionary included). */
-QvStatus qv_array_view_validate(const QvArrayView *view, QvValidateLevel level,
+QV_API QvStatus qv_array_view_validate(const QvArrayView *view, QvValidateLevel level,
                                 QvError *error);
 /* One-shot validation of an array against its schema. */
-QvStatus qv_array_validate(const struct ArrowArray *array, const struct ArrowSchema *schema,
+QV_API QvStatus qv_array_validate(const struct ArrowArray *array, const struct ArrowSchema *schema,
                            QvValidateLevel level, QvError *error);
 
 /* ---- reading values from a (validated) view; i is the logical index */
-bool qv_array_view_is_null(const QvArrayView *view, int64_t i);
+QV_API bool qv_array_view_is_null(const QvArrayView *view, int64_t i);
 /* integers, bool, dates/times/timestamps/durations, dictionary indices,
  * interval months */
-int64_t qv_array_view_get_int(const QvArrayView *view, int64_t i);
-uint64_t qv_array_view_get_uint(const QvArrayView *view, int64_t i);
+QV_API int64_t qv_array_view_get_int(const QvArrayView *view, int64_t i);
+QV_API uint64_t qv_array_view_get_uint(const QvArrayView *view, int64_t i);
 /* floating point (float16 converted) and integers */
-double qv_array_view_get_double(const QvArrayView *view, int64_t i);
+QV_API double qv_array_view_get_double(const QvArrayView *view, int64_t i);
 typedef struct QvBytes {
   const uint8_t *data;
   int64_t size;
 } QvBytes;
 /* binary/utf8 (all flavours), fixed-size binary, and the raw little-endian
  * bytes of decimals and intervals */
-QvBytes qv_array_view_get_bytes(const QvArrayView *view, int64_t i);
+QV_API QvBytes qv_array_view_get_bytes(const QvArrayView *view, int64_t i);
 /* lists, list views, maps, fixed-size lists: range in the child */
-void qv_array_view_get_list(const QvArrayView *view, int64_t i, int64_t *child_start,
+QV_API void qv_array_view_get_list(const QvArrayView *view, int64_t i, int64_t *child_start,
                             int64_t *child_length);
 /* unions: the child a value lives in and its index there */
-void qv_array_view_get_union(const QvArrayView *view, int64_t i, int64_t *child,
+QV_API void qv_array_view_get_union(const QvArrayView *view, int64_t i, int64_t *child,
                              int64_t *child_index);
 /* run-end encoded: index of the run (in the values child) holding i */
-int64_t qv_array_view_get_run(const QvArrayView *view, int64_t i);
+QV_API int64_t qv_array_view_get_run(const QvArrayView *view, int64_t i);
 
 /* The value at i as JSON text (malloc'd, NUL-terminated, free()):
  * null, numbers, "strings" (binary as hex), [lists], {"struct": fields},
  * maps as [[key, value], ...], unions/run-end/dictionary arrays as the value
  * they stand for, decimals as "123.45" strings. NaN/Inf print as strings.
  * Output beyond max_len bytes (0 = unlimited) is cut and ends with "...". */
-QvStatus qv_array_view_format_value(const QvArrayView *view, int64_t i, size_t max_len,
+QV_API QvStatus qv_array_view_format_value(const QvArrayView *view, int64_t i, size_t max_len,
                                     char **out, QvError *error);
 
 /* ---- building arrays */
@@ -252,45 +254,45 @@ QvStatus qv_array_view_format_value(const QvArrayView *view, int64_t i, size_t m
 /* An empty array of the schema's type in the building state. Dictionary
  * types get a building `array->dictionary` for the values; nested types get
  * building children (array->children[i]). */
-QvStatus qv_array_init_from_schema(struct ArrowArray *array, const struct ArrowSchema *schema,
+QV_API QvStatus qv_array_init_from_schema(struct ArrowArray *array, const struct ArrowSchema *schema,
                                    QvError *error);
 /* Appends n nulls. For structs, fixed-size lists and sparse unions this also
  * appends to the children (nulls, or empty values where a child cannot be
  * null); for run-end encoded arrays it appends a run of nulls. */
-QvStatus qv_array_append_null(struct ArrowArray *array, int64_t n);
+QV_API QvStatus qv_array_append_null(struct ArrowArray *array, int64_t n);
 /* Appends n valid "zero" values (0, "", empty list, ...). */
-QvStatus qv_array_append_empty(struct ArrowArray *array, int64_t n);
+QV_API QvStatus qv_array_append_empty(struct ArrowArray *array, int64_t n);
 /* Integer-like types (bool, ints, dates, times, timestamps, durations,
  * interval months, dictionary indices, decimals by sign extension). Fails
  * with QV_EINVAL when the value does not fit the type. */
-QvStatus qv_array_append_int(struct ArrowArray *array, int64_t value);
-QvStatus qv_array_append_uint(struct ArrowArray *array, uint64_t value);
+QV_API QvStatus qv_array_append_int(struct ArrowArray *array, int64_t value);
+QV_API QvStatus qv_array_append_uint(struct ArrowArray *array, uint64_t value);
 /* float16/32/64 */
-QvStatus qv_array_append_double(struct ArrowArray *array, double value);
+QV_API QvStatus qv_array_append_double(struct ArrowArray *array, double value);
 /* binary/utf8 (all flavours), fixed-size binary (exact width), decimals and
  * intervals (raw little-endian bytes of the exact width) */
-QvStatus qv_array_append_bytes(struct ArrowArray *array, const void *data, int64_t size);
-QvStatus qv_array_append_string(struct ArrowArray *array, const char *nul_terminated);
-QvStatus qv_array_append_interval_day_time(struct ArrowArray *array, int32_t days, int32_t ms);
-QvStatus qv_array_append_interval_month_day_nano(struct ArrowArray *array, int32_t months,
+QV_API QvStatus qv_array_append_bytes(struct ArrowArray *array, const void *data, int64_t size);
+QV_API QvStatus qv_array_append_string(struct ArrowArray *array, const char *nul_terminated);
+QV_API QvStatus qv_array_append_interval_day_time(struct ArrowArray *array, int32_t days, int32_t ms);
+QV_API QvStatus qv_array_append_interval_month_day_nano(struct ArrowArray *array, int32_t months,
                                                  int32_t days, int64_t nanoseconds);
 /* Lists, list views, maps, fixed-size lists, structs: after appending the
  * element's values to the child(ren), closes one valid element. */
-QvStatus qv_array_finish_element(struct ArrowArray *array);
+QV_API QvStatus qv_array_finish_element(struct ArrowArray *array);
 /* Unions: after appending one value to the child of `type_code`, closes the
  * element (sparse unions get empty values appended to the other children). */
-QvStatus qv_array_finish_union_element(struct ArrowArray *array, int8_t type_code);
+QV_API QvStatus qv_array_finish_union_element(struct ArrowArray *array, int8_t type_code);
 /* Run-end encoded: after appending one value to children[1], closes a run
  * of run_length (> 0) elements. */
-QvStatus qv_array_finish_run(struct ArrowArray *array, int64_t run_length);
+QV_API QvStatus qv_array_finish_run(struct ArrowArray *array, int64_t run_length);
 /* Run-end encoded: lengthens the last run by n (> 0) elements. */
-QvStatus qv_array_extend_run(struct ArrowArray *array, int64_t n);
+QV_API QvStatus qv_array_extend_run(struct ArrowArray *array, int64_t n);
 /* Appends src[start, start + length) (same type) to a building array. */
-QvStatus qv_array_append_view(struct ArrowArray *array, const QvArrayView *src, int64_t start,
+QV_API QvStatus qv_array_append_view(struct ArrowArray *array, const QvArrayView *src, int64_t start,
                               int64_t length, QvError *error);
 /* Ends building: sets buffers, lengths and null counts of the whole tree
  * and validates it at `level`. The array then is an ordinary ArrowArray. */
-QvStatus qv_array_finish_building(struct ArrowArray *array, QvValidateLevel level,
+QV_API QvStatus qv_array_finish_building(struct ArrowArray *array, QvValidateLevel level,
                                   QvError *error);
 
 /* ---- arrays made by quiver */
@@ -299,15 +301,15 @@ QvStatus qv_array_finish_building(struct ArrowArray *array, QvValidateLevel leve
  * buffers point; every node holds a reference to `owner` (may be NULL when
  * the memory is static). Empty offset buffers become a static 0. A
  * dictionary view that has `array` set is attached with qv_array_share. */
-QvStatus qv_array_export_view(const QvArrayView *view, QvOwner *owner, struct ArrowArray *out,
+QV_API QvStatus qv_array_export_view(const QvArrayView *view, QvOwner *owner, struct ArrowArray *out,
                               QvError *error);
 /* A second, independent ArrowArray sharing src's memory (reference counts).
  * Only arrays created by quiver can be shared (QV_EARG otherwise). */
-QvStatus qv_array_share(const struct ArrowArray *src, struct ArrowArray *dst, QvError *error);
+QV_API QvStatus qv_array_share(const struct ArrowArray *src, struct ArrowArray *dst, QvError *error);
 /* True when `array` was produced by quiver (its release callback is ours). */
-bool qv_array_is_quiver(const struct ArrowArray *array);
+QV_API bool qv_array_is_quiver(const struct ArrowArray *array);
 /* New array holding a's values followed by b's (both of `schema`'s type). */
-QvStatus qv_array_concat(const struct ArrowArray *a, const struct ArrowArray *b,
+QV_API QvStatus qv_array_concat(const struct ArrowArray *a, const struct ArrowArray *b,
                          const struct ArrowSchema *schema, struct ArrowArray *out,
                          QvError *error);
 

@@ -6,6 +6,8 @@
 #ifndef QUIVER_BUFFER_H
 #define QUIVER_BUFFER_H
 
+#include "quiver/common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,14 +21,14 @@ typedef struct QvOwner QvOwner;
 
 /* New owner with one reference; NULL on allocation failure (the callback
  * is then NOT called: the caller still owns `private_data`). */
-QvOwner *qv_owner_new(void (*release)(void *private_data), void *private_data);
+QV_API QvOwner *qv_owner_new(void (*release)(void *private_data), void *private_data);
 /* NULL-safe. */
-void qv_owner_retain(QvOwner *owner);
-void qv_owner_release(QvOwner *owner);
+QV_API void qv_owner_retain(QvOwner *owner);
+QV_API void qv_owner_release(QvOwner *owner);
 
 /* 64-byte-aligned allocation (Arrow's recommended alignment) and its owner. */
-void *qv_aligned_alloc(size_t size);
-void qv_aligned_free(void *p);
+QV_API void *qv_aligned_alloc(size_t size);
+QV_API void qv_aligned_free(void *p);
 
 #ifdef __cplusplus
 }

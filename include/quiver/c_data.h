@@ -20,6 +20,8 @@
 #ifndef QUIVER_C_DATA_H
 #define QUIVER_C_DATA_H
 
+#include "quiver/common.h"
+
 #include <stdint.h>
 
 #ifdef __cplusplus

@@ -6,6 +6,8 @@
 #ifndef QUIVER_ERROR_H
 #define QUIVER_ERROR_H
 
+#include "quiver/common.h"
+
 #include <stddef.h>
 
 #ifdef __cplusplus
@@ -34,21 +36,21 @@ typedef struct QvError {
 } QvError;
 
 /* Short constant name of a status ("QV_EINVAL"). */
-const char *qv_status_name(QvStatus status);
+QV_API const char *qv_status_name(QvStatus status);
 
 /* Clears an error struct (code QV_OK, empty message). NULL is accepted. */
-void qv_error_clear(QvError *error);
+QV_API void qv_error_clear(QvError *error);
 
 /* Sets code and printf-style message; returns `code` so callers can
  * `return qv_error_set(err, QV_EINVAL, "...")`. NULL `error` is accepted. */
-QvStatus qv_error_set(QvError *error, QvStatus code, const char *fmt, ...)
+QV_API QvStatus qv_error_set(QvError *error, QvStatus code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
 /* Prepends "prefix: " to the message already in `error`; returns error->code. */
-QvStatus qv_error_prefix(QvError *error, const char *fmt, ...)
+QV_API QvStatus qv_error_prefix(QvError *error, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif

@@ -9,6 +9,8 @@
 #ifndef QUIVER_FORMAT_H
 #define QUIVER_FORMAT_H
 
+#include "quiver/common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -278,9 +280,9 @@ typedef struct QvDecodeOptions {
  * the options' limits are exceeded, when Field.children nest deeper than 64,
  * or when the decoded structs would exceed 16 times the input size plus
  * 64 KiB (possible only when sub-objects are shared by many references). */
-QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
+QV_API QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                            QvMessage *out, QvError *error);
-void qv_message_release(QvMessage *msg);
+QV_API void qv_message_release(QvMessage *msg);
 
 /* Encodes to a FlatBuffer; *out is malloc'd, free() it (NULL on error).
  * Deterministic: equal messages give identical bytes. Values are written as
@@ -288,12 +290,12 @@ void qv_message_release(QvMessage *msg);
  * cannot be encoded at all (an unknown header, Type or sparse index tag, a
  * negative count, a NULL array with a positive count) and QV_ELIMIT for
  * fields nested deeper than the decoder accepts. */
-QvStatus qv_message_encode(const QvMessage *msg, uint8_t **out, size_t *out_size, QvError *error);
+QV_API QvStatus qv_message_encode(const QvMessage *msg, uint8_t **out, size_t *out_size, QvError *error);
 
-QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
+QV_API QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                           QvFooter *out, QvError *error);
-void qv_footer_release(QvFooter *footer);
-QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_size,
+QV_API void qv_footer_release(QvFooter *footer);
+QV_API QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_size,
                           QvError *error);
 
 /* Deep equality of metadata values (never pointers). An absent string differs
@@ -302,22 +304,22 @@ QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_siz
  * !has_index_type, codec/method when !has_compression, private_data). On a
  * difference, the path of the first differing field ("Message.header(Schema)
  * .fields[1].type.unit") is written to `where` when it is not NULL. */
-bool qv_type_equal(const QvType *a, const QvType *b);
-bool qv_schema_equal(const QvSchema *a, const QvSchema *b, char *where, size_t where_size);
-bool qv_message_equal(const QvMessage *a, const QvMessage *b, char *where, size_t where_size);
-bool qv_footer_equal(const QvFooter *a, const QvFooter *b, char *where, size_t where_size);
+QV_API bool qv_type_equal(const QvType *a, const QvType *b);
+QV_API bool qv_schema_equal(const QvSchema *a, const QvSchema *b, char *where, size_t where_size);
+QV_API bool qv_message_equal(const QvMessage *a, const QvMessage *b, char *where, size_t where_size);
+QV_API bool qv_footer_equal(const QvFooter *a, const QvFooter *b, char *where, size_t where_size);
 
 /* Names for display: "Schema", "Int", "V5", ... ("?" when unknown). */
-const char *qv_header_type_name(uint8_t header_type);
-const char *qv_type_id_name(QvTypeId id);
-const char *qv_metadata_version_name(int16_t version);
+QV_API const char *qv_header_type_name(uint8_t header_type);
+QV_API const char *qv_type_id_name(QvTypeId id);
+QV_API const char *qv_metadata_version_name(int16_t version);
 /* "COO", "CSX", "CSF"; whether a CSX index is CSR or CSC depends on its
  * compressed_axis. */
-const char *qv_sparse_index_name(uint8_t kind);
+QV_API const char *qv_sparse_index_name(uint8_t kind);
 
 /* Writes a short human description of a type ("int32", "timestamp[us, tz=UTC]",
  * "float64", "list", "decimal128(10, 2)") into buf. Returns buf. */
-char *qv_type_describe(const QvType *type, char *buf, size_t size);
+QV_API char *qv_type_describe(const QvType *type, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef QUIVER_IPC_H
 #define QUIVER_IPC_H
 
+#include "quiver/common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,18 +56,18 @@ typedef struct QvIpcMessage {
   QvOwner *owner;          /* keeps `body` (and `metadata`) alive */
 } QvIpcMessage;
 
-void qv_ipc_message_release(QvIpcMessage *msg);
+QV_API void qv_ipc_message_release(QvIpcMessage *msg);
 
 typedef struct QvIpcReader QvIpcReader;
 
 /* Reads from caller memory. `owner` (may be NULL: the caller keeps the bytes
  * alive) is retained by every message handed out. Zero-copy. */
-QvStatus qv_ipc_reader_open_memory(QvIpcReader **out, const uint8_t *data, size_t size,
+QV_API QvStatus qv_ipc_reader_open_memory(QvIpcReader **out, const uint8_t *data, size_t size,
                                    QvOwner *owner, const QvIpcReaderOptions *options,
                                    QvError *error);
 /* Maps a file read-only; the mapping lives until the reader and every
  * message (and view) from it are released. Zero-copy. */
-QvStatus qv_ipc_reader_open_path(QvIpcReader **out, const char *path,
+QV_API QvStatus qv_ipc_reader_open_path(QvIpcReader **out, const char *path,
                                  const QvIpcReaderOptions *options, QvError *error);
 /* Reads a file descriptor or pipe sequentially from its current position
  * (not closed by the reader); each body is copied into a 64-byte-aligned
@@ -74,28 +76,28 @@ QvStatus qv_ipc_reader_open_path(QvIpcReader **out, const char *path,
  * format on a seekable regular file the footer is located with pread, so
  * messages stop at the footer and qv_ipc_reader_footer works; on a pipe the
  * file format needs its end-of-stream marker before the footer. */
-QvStatus qv_ipc_reader_open_fd(QvIpcReader **out, int fd, const QvIpcReaderOptions *options,
+QV_API QvStatus qv_ipc_reader_open_fd(QvIpcReader **out, int fd, const QvIpcReaderOptions *options,
                                QvError *error);
-void qv_ipc_reader_close(QvIpcReader *reader);
+QV_API void qv_ipc_reader_close(QvIpcReader *reader);
 
 /* Next message: QV_OK, QV_EOS at the end-of-stream marker / end of input /
  * start of a file footer, or an error. Both are final: after QV_EOS every
  * call returns QV_EOS, and after an error every call returns the same code
  * and message (the reader does not resynchronise). On anything but QV_OK
  * *out is empty. */
-QvStatus qv_ipc_reader_next(QvIpcReader *reader, QvIpcMessage *out, QvError *error);
+QV_API QvStatus qv_ipc_reader_next(QvIpcReader *reader, QvIpcMessage *out, QvError *error);
 
 /* Skips to message `index` (0-based, counting every message) and returns it.
  * Past the end: QV_EINVAL, "no message 3: input holds 2 messages". */
-QvStatus qv_ipc_reader_nth(QvIpcReader *reader, int64_t index, QvIpcMessage *out,
+QV_API QvStatus qv_ipc_reader_nth(QvIpcReader *reader, int64_t index, QvIpcMessage *out,
                            QvError *error);
 
 /* Stream or file (decided from the first bytes). */
-QvIpcFormat qv_ipc_reader_format(const QvIpcReader *reader);
+QV_API QvIpcFormat qv_ipc_reader_format(const QvIpcReader *reader);
 /* For the file format read from memory, a path or a seekable file
  * descriptor: decodes the footer (independent of next()). QV_EARG for a
  * stream or a pipe. */
-QvStatus qv_ipc_reader_footer(QvIpcReader *reader, QvFooter *out, int64_t *footer_offset,
+QV_API QvStatus qv_ipc_reader_footer(QvIpcReader *reader, QvFooter *out, int64_t *footer_offset,
                               int32_t *footer_length, QvError *error);
 
 /* ---- writing */
@@ -103,15 +105,15 @@ QvStatus qv_ipc_reader_footer(QvIpcReader *reader, QvFooter *out, int64_t *foote
 /* Size of prefix + metadata + padding for a FlatBuffer of fb_size bytes so
  * that the total is a multiple of `alignment` (8, or 64 for Tensor and
  * SparseTensor bodies). */
-size_t qv_ipc_framed_metadata_size(size_t fb_size, size_t alignment);
+QV_API size_t qv_ipc_framed_metadata_size(size_t fb_size, size_t alignment);
 
 /* Encodes `msg` and frames it: *out (malloc'd) holds the continuation
  * marker, the length, the FlatBuffer and zero padding; the body follows. */
-QvStatus qv_ipc_frame_message(const QvMessage *msg, size_t alignment, uint8_t **out,
+QV_API QvStatus qv_ipc_frame_message(const QvMessage *msg, size_t alignment, uint8_t **out,
                               size_t *out_size, QvError *error);
 
 /* The 8-byte end-of-stream marker. */
-extern const uint8_t qv_ipc_eos[8];
+QV_API extern const uint8_t qv_ipc_eos[8];
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@
 #ifndef QUIVER_NPY_H
 #define QUIVER_NPY_H
 
+#include "quiver/common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -45,7 +47,7 @@ typedef struct QvNpyHeader {
 } QvNpyHeader;
 
 /* Parses and validates the preamble and header (not the data). */
-QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeader *out, QvError *error);
+QV_API QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeader *out, QvError *error);
 
 /* Reads a .npy image from memory. The data must hold at least the bytes the
  * shape needs; bytes after them are ignored (np.save may append several
@@ -54,24 +56,24 @@ QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeader *out,
  * a zero-copy view (`owner` is retained; NULL: the caller keeps the bytes
  * alive); fortran_order gives column-major strides, still without a copy.
  * Big-endian data is byte-swapped into a new buffer owned by the tensor. */
-QvStatus qv_npy_read_memory(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
+QV_API QvStatus qv_npy_read_memory(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
                             size_t *consumed, QvError *error);
 /* Memory-maps the file and reads it as above; the mapping lives until the
  * tensor (if it is a view) is released. */
-QvStatus qv_npy_read_path(const char *path, QvTensor *out, QvError *error);
+QV_API QvStatus qv_npy_read_path(const char *path, QvTensor *out, QvError *error);
 
 /* Writing: format 1.0 (2.0 when the header would exceed 65535 bytes), the
  * header padded so the data starts at a multiple of 64 bytes, host byte
  * order. Row-major tensors are written in C order, column-major ones with
  * fortran_order True (both as one copy of the memory), other layouts as a
  * C-order copy. Dimension names are dropped (.npy has none). */
-QvStatus qv_npy_write_size(const QvTensor *t, size_t *size, QvError *error);
-QvStatus qv_npy_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, size_t *written,
+QV_API QvStatus qv_npy_write_size(const QvTensor *t, size_t *size, QvError *error);
+QV_API QvStatus qv_npy_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, size_t *written,
                                 QvError *error);
 /* At the descriptor's current position (not closed). */
-QvStatus qv_npy_write_fd(const QvTensor *t, int fd, QvError *error);
+QV_API QvStatus qv_npy_write_fd(const QvTensor *t, int fd, QvError *error);
 /* Creates or truncates `path`. */
-QvStatus qv_npy_write_path(const QvTensor *t, const char *path, QvError *error);
+QV_API QvStatus qv_npy_write_path(const QvTensor *t, const char *path, QvError *error);
 
 #ifdef __cplusplus
 }

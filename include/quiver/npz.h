@@ -29,6 +29,8 @@
 #ifndef QUIVER_NPZ_H
 #define QUIVER_NPZ_H
 
+#include "quiver/common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,9 +46,9 @@ extern "C" {
  * row-major without duplicates (SciPy does not store the flag). Its
  * coordinates are column-major (coords_strides {width, nnz * width}): row
  * then col, each one contiguous. Buffers are owned by the tensor. */
-QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTensor *out,
+QV_API QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTensor *out,
                             QvError *error);
-QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error);
+QV_API QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error);
 
 typedef struct QvNpzWriteOptions {
   bool stored; /* false (default): deflate, as save_npz(compressed=True) */
@@ -57,13 +59,13 @@ typedef struct QvNpzWriteOptions {
  * naming what to convert to; float16 values too (scipy.sparse refuses
  * them). Dimension names are dropped. options may be NULL.
  * _memory: *out is malloc'd (free() it). */
-QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *options,
+QV_API QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *options,
                              uint8_t **out, size_t *out_size, QvError *error);
 /* At the descriptor's current position (not closed). */
-QvStatus qv_npz_write_fd(const QvSparseTensor *t, const QvNpzWriteOptions *options, int fd,
+QV_API QvStatus qv_npz_write_fd(const QvSparseTensor *t, const QvNpzWriteOptions *options, int fd,
                          QvError *error);
 /* Creates or replaces `path`. */
-QvStatus qv_npz_write_path(const QvSparseTensor *t, const QvNpzWriteOptions *options,
+QV_API QvStatus qv_npz_write_path(const QvSparseTensor *t, const QvNpzWriteOptions *options,
                            const char *path, QvError *error);
 
 #ifdef __cplusplus

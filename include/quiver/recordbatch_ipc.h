@@ -23,6 +23,8 @@
 #ifndef QUIVER_RECORDBATCH_IPC_H
 #define QUIVER_RECORDBATCH_IPC_H
 
+#include "quiver/common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,12 +50,12 @@ typedef enum QvRbCompression {
 
 /* Decompresses `src` (an LZ4 frame or a ZSTD frame) into exactly dst_size
  * bytes; any other output size is an error. */
-QvStatus qv_rb_decompress(QvRbCompression codec, const uint8_t *src, size_t src_size,
+QV_API QvStatus qv_rb_decompress(QvRbCompression codec, const uint8_t *src, size_t src_size,
                           uint8_t *dst, size_t dst_size, QvError *error);
 /* Upper bound of the compressed size of n bytes. */
-size_t qv_rb_compress_bound(QvRbCompression codec, size_t n);
+QV_API size_t qv_rb_compress_bound(QvRbCompression codec, size_t n);
 /* Compresses into dst (capacity >= qv_rb_compress_bound); level 0 = default. */
-QvStatus qv_rb_compress(QvRbCompression codec, int level, const uint8_t *src, size_t n,
+QV_API QvStatus qv_rb_compress(QvRbCompression codec, int level, const uint8_t *src, size_t n,
                         uint8_t *dst, size_t capacity, size_t *out_size, QvError *error);
 
 /* ---- reading */
@@ -71,21 +73,21 @@ typedef struct QvRbReadOptions {
 /* Stream readers: the ArrowArrayStream owns the reader (release it when
  * done). The schema message is read by open, so a bad schema fails here.
  * A file-format input is read sequentially through its messages. */
-QvStatus qv_rb_stream_open_memory(struct ArrowArrayStream *out, const uint8_t *data, size_t size,
+QV_API QvStatus qv_rb_stream_open_memory(struct ArrowArrayStream *out, const uint8_t *data, size_t size,
                                   QvOwner *owner, const QvRbReadOptions *options,
                                   QvError *error);
-QvStatus qv_rb_stream_open_path(struct ArrowArrayStream *out, const char *path,
+QV_API QvStatus qv_rb_stream_open_path(struct ArrowArrayStream *out, const char *path,
                                 const QvRbReadOptions *options, QvError *error);
 /* Reads a descriptor or pipe (not closed). */
-QvStatus qv_rb_stream_open_fd(struct ArrowArrayStream *out, int fd,
+QV_API QvStatus qv_rb_stream_open_fd(struct ArrowArrayStream *out, int fd,
                               const QvRbReadOptions *options, QvError *error);
 
 /* get_schema / get_next of any ArrowArrayStream with quiver's status and
  * error message (for quiver's streams the original status). get_next: QV_OK
  * with out->release == NULL at the end of the stream. */
-QvStatus qv_rb_stream_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out,
+QV_API QvStatus qv_rb_stream_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out,
                                  QvError *error);
-QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out,
+QV_API QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out,
                                QvError *error);
 
 /* File reader: random access through the footer. */
@@ -93,18 +95,18 @@ typedef struct QvRbFileReader QvRbFileReader;
 
 /* Checks both magics, decodes the footer and its schema (nothing else is
  * read until a batch is asked for). */
-QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_t size,
+QV_API QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_t size,
                                 QvOwner *owner, const QvRbReadOptions *options,
                                 QvError *error);
 /* Memory-maps the file (zero-copy batches). */
-QvStatus qv_rb_file_open_path(QvRbFileReader **out, const char *path,
+QV_API QvStatus qv_rb_file_open_path(QvRbFileReader **out, const char *path,
                               const QvRbReadOptions *options, QvError *error);
-void qv_rb_file_close(QvRbFileReader *reader);
-int64_t qv_rb_file_num_batches(const QvRbFileReader *reader);
-int64_t qv_rb_file_num_dictionaries(const QvRbFileReader *reader);
-QvStatus qv_rb_file_get_schema(QvRbFileReader *reader, struct ArrowSchema *out, QvError *error);
+QV_API void qv_rb_file_close(QvRbFileReader *reader);
+QV_API int64_t qv_rb_file_num_batches(const QvRbFileReader *reader);
+QV_API int64_t qv_rb_file_num_dictionaries(const QvRbFileReader *reader);
+QV_API QvStatus qv_rb_file_get_schema(QvRbFileReader *reader, struct ArrowSchema *out, QvError *error);
 /* Batch i (0-based). The first call reads every dictionary block. */
-QvStatus qv_rb_file_read_batch(QvRbFileReader *reader, int64_t i, struct ArrowArray *out,
+QV_API QvStatus qv_rb_file_read_batch(QvRbFileReader *reader, int64_t i, struct ArrowArray *out,
                                QvError *error);
 
 /* ---- writing */
@@ -124,11 +126,11 @@ typedef struct QvRbMemSink {
   size_t capacity;
   bool fixed;
 } QvRbMemSink;
-QvStatus qv_rb_mem_sink_write(void *ctx, const void *data, size_t size, QvError *error);
+QV_API QvStatus qv_rb_mem_sink_write(void *ctx, const void *data, size_t size, QvError *error);
 /* ctx points to an int file descriptor */
-QvStatus qv_rb_fd_sink_write(void *ctx, const void *data, size_t size, QvError *error);
+QV_API QvStatus qv_rb_fd_sink_write(void *ctx, const void *data, size_t size, QvError *error);
 /* ctx is a FILE* */
-QvStatus qv_rb_stdio_sink_write(void *ctx, const void *data, size_t size, QvError *error);
+QV_API QvStatus qv_rb_stdio_sink_write(void *ctx, const void *data, size_t size, QvError *error);
 
 typedef struct QvRbWriteOptions {
   QvIpcFormat format;          /* stream (default) or file */
@@ -146,20 +148,20 @@ typedef struct QvRbWriter QvRbWriter;
 /* `schema` is a struct ("+s") whose children are the columns; its metadata
  * becomes the Schema's custom metadata. Writes the file magic (file format)
  * and the Schema message. */
-QvStatus qv_rb_writer_open(QvRbWriter **out, const struct ArrowSchema *schema, QvRbSink sink,
+QV_API QvStatus qv_rb_writer_open(QvRbWriter **out, const struct ArrowSchema *schema, QvRbSink sink,
                            const QvRbWriteOptions *options, QvError *error);
 /* `batch` is a struct array of the schema's type without top-level nulls
  * (offset and length select the rows). Dictionaries are written first when
  * new or changed. The array is not released. */
-QvStatus qv_rb_writer_write(QvRbWriter *writer, const struct ArrowArray *batch, QvError *error);
+QV_API QvStatus qv_rb_writer_write(QvRbWriter *writer, const struct ArrowArray *batch, QvError *error);
 /* Writes the end-of-stream marker (and for files the footer). */
-QvStatus qv_rb_writer_finish(QvRbWriter *writer, QvError *error);
-void qv_rb_writer_free(QvRbWriter *writer);
+QV_API QvStatus qv_rb_writer_finish(QvRbWriter *writer, QvError *error);
+QV_API void qv_rb_writer_free(QvRbWriter *writer);
 /* Bytes handed to the sink so far. */
-int64_t qv_rb_writer_bytes_written(const QvRbWriter *writer);
+QV_API int64_t qv_rb_writer_bytes_written(const QvRbWriter *writer);
 
 /* Writes every batch of `stream` (not released) as a stream or file. */
-QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvRbSink sink,
+QV_API QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvRbSink sink,
                          const QvRbWriteOptions *options, QvError *error);
 
 #ifdef __cplusplus

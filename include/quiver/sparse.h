@@ -24,6 +24,8 @@
 #ifndef QUIVER_SPARSE_H
 #define QUIVER_SPARSE_H
 
+#include "quiver/common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,8 +46,8 @@ typedef enum QvSparseFormat {
 } QvSparseFormat;
 
 /* "coo", "csr", "csc", "csf" */
-const char *qv_sparse_format_name(QvSparseFormat format);
-QvStatus qv_sparse_format_parse(const char *name, QvSparseFormat *out, QvError *error);
+QV_API const char *qv_sparse_format_name(QvSparseFormat format);
+QV_API QvStatus qv_sparse_format_parse(const char *name, QvSparseFormat *out, QvError *error);
 
 typedef struct QvSparseTensor {
   QvSparseFormat format;
@@ -80,7 +82,7 @@ typedef struct QvSparseTensor {
   void *private_data; /* owned storage */
 } QvSparseTensor;
 
-void qv_sparse_release(QvSparseTensor *t);
+QV_API void qv_sparse_release(QvSparseTensor *t);
 
 /* Full validation: buffer lengths consistent with nnz/ndim/index width
  * (overflow-checked; COO byte offsets from the strides fit in int64), every
@@ -95,24 +97,24 @@ void qv_sparse_release(QvSparseTensor *t);
  * range. QV_EINVAL with a message naming the buffer and position ("CSR
  * indptr is decreasing at position 4 (4 after 5)"); buffers are only read
  * within what nnz, the shape and the declared lengths say they hold. */
-QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error);
+QV_API QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error);
 
 /* Views over caller memory (retaining `owner`), validated; shape, names and
  * the CSF pointer/length arrays are copied, the buffers are not. coords_strides
  * NULL = row-major. make_csx sets indptr_len = rows+1 / cols+1 and
  * indices_len = nnz. On failure *out is zeroed and the owner not retained. */
-QvStatus qv_sparse_make_coo(QvSparseTensor *out, QvValueType value_type, QvValueType index_type,
+QV_API QvStatus qv_sparse_make_coo(QvSparseTensor *out, QvValueType value_type, QvValueType index_type,
                             int32_t ndim, const int64_t *shape, const char *const *dim_names,
                             int64_t nnz, const void *coords, const int64_t *coords_strides,
                             bool is_canonical, const void *values, QvOwner *owner,
                             QvError *error);
-QvStatus qv_sparse_make_csx(QvSparseTensor *out, QvSparseFormat format /* CSR or CSC */,
+QV_API QvStatus qv_sparse_make_csx(QvSparseTensor *out, QvSparseFormat format /* CSR or CSC */,
                             QvValueType value_type, QvValueType indptr_type,
                             QvValueType index_type, const int64_t shape[2],
                             const char *const *dim_names, int64_t nnz, const void *indptr,
                             const void *indices, const void *values, QvOwner *owner,
                             QvError *error);
-QvStatus qv_sparse_make_csf(QvSparseTensor *out, QvValueType value_type,
+QV_API QvStatus qv_sparse_make_csf(QvSparseTensor *out, QvValueType value_type,
                             QvValueType indptr_type, QvValueType index_type, int32_t ndim,
                             const int64_t *shape, const char *const *dim_names,
                             const int32_t *axis_order, int64_t nnz,
@@ -137,36 +139,36 @@ typedef struct QvSparseOptions {
  * dense -> COO (canonical), CSR, CSC (2-D), CSF (any ndim >= 1, any axis
  * order). Any dense layout (row-major, column-major, strided, zero strides)
  * is read in memory order; no explicit zeros are produced. */
-QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
+QV_API QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
                               const QvSparseOptions *options, QvSparseTensor *out,
                               QvError *error);
 /* sparse -> dense (new row-major tensor, names kept). Duplicates of a
  * non-canonical COO are summed. QV_ELIMIT when the dense size overflows. */
-QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *error);
+QV_API QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *error);
 /* sparse -> dense into caller memory, row-major, dst_size >= size*elsize. */
-QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_size,
+QV_API QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_size,
                                  QvError *error);
 /* sparse -> sparse without building the dense tensor (memory O(nnz)). COO
  * outputs are canonical; duplicates of a non-canonical COO input are summed
  * in entry order (integers wrap, float16 rounds), as SciPy's sum_duplicates;
  * explicit zeros stored in the input are kept. Same-format conversions copy
  * (changing the index type, or the CSF axis order). */
-QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
+QV_API QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
                            const QvSparseOptions *options, QvSparseTensor *out, QvError *error);
 /* COO canonicalization: sort row-major, sum duplicates (as SciPy does). */
-QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, QvError *error);
+QV_API QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, QvError *error);
 
-double qv_sparse_density(const QvSparseTensor *t);
+QV_API double qv_sparse_density(const QvSparseTensor *t);
 /* Value equality (explicit zeros in the sparse form compare equal to absent
  * entries, -0.0 == 0.0, NaN equals NaN, duplicates of a non-canonical COO
  * summed first); same shape and value type required. False for an invalid
  * tensor or when memory runs out. */
-bool qv_sparse_equals_dense(const QvSparseTensor *t, const QvTensor *dense);
-bool qv_sparse_equals(const QvSparseTensor *a, const QvSparseTensor *b);
+QV_API bool qv_sparse_equals_dense(const QvSparseTensor *t, const QvTensor *dense);
+QV_API bool qv_sparse_equals(const QvSparseTensor *a, const QvSparseTensor *b);
 
 /* Reads index entry i of an integer buffer of the given type as int64
  * (uint64 values above INT64_MAX read as -1). */
-int64_t qv_index_load(const uint8_t *buf, QvValueType index_type, int64_t i);
+QV_API int64_t qv_index_load(const uint8_t *buf, QvValueType index_type, int64_t i);
 
 #ifdef __cplusplus
 }

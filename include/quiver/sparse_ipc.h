@@ -35,6 +35,8 @@
 #ifndef QUIVER_SPARSE_IPC_H
 #define QUIVER_SPARSE_IPC_H
 
+#include "quiver/common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -65,7 +67,7 @@ typedef struct QvSparseWriteOptions {
  * not aligned to their element size (only in hand-made files) are served
  * from an aligned copy of the body. *csf_lengths (may be NULL) receives the
  * convention a CSF message used (QV_CSF_LENGTHS_ELEMENTS for other kinds). */
-QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
+QV_API QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
                                 QvCsfLengths *csf_lengths, QvError *error);
 
 /* Reads message number `index` (0-based, counting every message) as a
@@ -77,28 +79,28 @@ QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
  *   tensor is released (replace files by renaming, never truncate them).
  * _fd: reads sequentially (not closed); the body is copied into 64-byte
  *   aligned memory owned by the tensor. */
-QvStatus qv_sparse_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
+QV_API QvStatus qv_sparse_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
                                QvSparseTensor *out, QvError *error);
-QvStatus qv_sparse_read_path(const char *path, int64_t index, QvSparseTensor *out,
+QV_API QvStatus qv_sparse_read_path(const char *path, int64_t index, QvSparseTensor *out,
                              QvError *error);
-QvStatus qv_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, QvError *error);
+QV_API QvStatus qv_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, QvError *error);
 
 /* ---- writing (options may be NULL: defaults) */
 
 /* The tensor is validated first (qv_sparse_validate); a COO whose
  * is_canonical flag is set is written with isCanonical true. */
-QvStatus qv_sparse_message_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+QV_API QvStatus qv_sparse_message_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
                                 size_t *size, QvError *error);
 /* QV_EARG when dst_size is too small; *written (may be NULL) receives the
  * message size. */
-QvStatus qv_sparse_write_to_buffer(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+QV_API QvStatus qv_sparse_write_to_buffer(const QvSparseTensor *t, const QvSparseWriteOptions *options,
                                    void *dst, size_t dst_size, size_t *written, QvError *error);
 /* At the descriptor's current position (not closed); call repeatedly to put
  * several messages into one file. */
-QvStatus qv_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions *options, int fd,
+QV_API QvStatus qv_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions *options, int fd,
                             QvError *error);
 /* Creates or truncates `path`. */
-QvStatus qv_sparse_write_path(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+QV_API QvStatus qv_sparse_write_path(const QvSparseTensor *t, const QvSparseWriteOptions *options,
                               const char *path, QvError *error);
 
 #ifdef __cplusplus

@@ -9,6 +9,8 @@
 #ifndef QUIVER_TENSOR_H
 #define QUIVER_TENSOR_H
 
+#include "quiver/common.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,15 +43,15 @@ typedef enum QvValueType {
  * no limit; NumPy's is 64). */
 #define QV_TENSOR_MAX_NDIM 64
 
-size_t qv_value_type_size(QvValueType type);
+QV_API size_t qv_value_type_size(QvValueType type);
 /* "int8" ... "float64"; "?" when out of range. */
-const char *qv_value_type_name(QvValueType type);
+QV_API const char *qv_value_type_name(QvValueType type);
 /* Parses the names above; QV_EINVAL when unknown. */
-QvStatus qv_value_type_parse(const char *name, QvValueType *out, QvError *error);
+QV_API QvStatus qv_value_type_parse(const char *name, QvValueType *out, QvError *error);
 /* Arrow Type (Int / FloatingPoint) <-> value type. Other types: QV_EINVAL
  * ("Tensor.type: Utf8 is not a numeric tensor type"). */
-QvStatus qv_value_type_from_arrow(const QvType *type, QvValueType *out, QvError *error);
-void qv_value_type_to_arrow(QvValueType type, QvType *out);
+QV_API QvStatus qv_value_type_from_arrow(const QvType *type, QvValueType *out, QvError *error);
+QV_API void qv_value_type_to_arrow(QvValueType type, QvType *out);
 
 typedef struct QvTensor {
   QvValueType type;
@@ -77,69 +79,69 @@ typedef struct QvTensor {
  *   byte, sum((shape[i] - 1) * strides[i]) + element size, fits in int64 and
  *   in data_size. Zero strides (broadcasting) and overlapping strides are
  *   accepted as Arrow does. A tensor with a zero-length dim needs no bytes. */
-QvStatus qv_tensor_make(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
+QV_API QvStatus qv_tensor_make(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
                         const int64_t *strides, const char *const *dim_names, const void *data,
                         int64_t data_size, QvOwner *owner, QvError *error);
 /* Same, with explicit array lengths for callers holding decoded metadata:
  * n_strides 0 means row-major, otherwise it must equal ndim; n_names must be
  * 0 or ndim. */
-QvStatus qv_tensor_make_counted(QvTensor *out, QvValueType type, int64_t ndim, const int64_t *shape,
+QV_API QvStatus qv_tensor_make_counted(QvTensor *out, QvValueType type, int64_t ndim, const int64_t *shape,
                                 int64_t n_strides, const int64_t *strides, int64_t n_names,
                                 const char *const *dim_names, const void *data, int64_t data_size,
                                 QvOwner *owner, QvError *error);
 /* Allocates a zero-filled, 64-byte-aligned, contiguous tensor. */
-QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
+QV_API QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
                          const char *const *dim_names, bool column_major, QvError *error);
 /* Frees the private storage and drops the owner reference; zeroes *tensor.
  * NULL-safe and safe on a zeroed tensor. */
-void qv_tensor_release(QvTensor *tensor);
+QV_API void qv_tensor_release(QvTensor *tensor);
 
-int64_t qv_tensor_size(const QvTensor *t); /* number of elements */
+QV_API int64_t qv_tensor_size(const QvTensor *t); /* number of elements */
 /* Layout queries follow NumPy's flags rather than Arrow's exact stride
  * comparison: a dim of extent 1 does not constrain its stride (a 1x5
  * row-major tensor is also column-major), and a tensor without elements is
  * both row- and column-major whatever its strides. A 0-d tensor is both. */
-bool qv_tensor_is_row_major(const QvTensor *t);
-bool qv_tensor_is_column_major(const QvTensor *t);
-bool qv_tensor_is_contiguous(const QvTensor *t); /* row- or column-major */
+QV_API bool qv_tensor_is_row_major(const QvTensor *t);
+QV_API bool qv_tensor_is_column_major(const QvTensor *t);
+QV_API bool qv_tensor_is_contiguous(const QvTensor *t); /* row- or column-major */
 /* Fills out[ndim] with the row-major (or column-major) strides for a shape;
  * QV_EINVAL on overflow or a negative dim. As Arrow's ComputeRowMajorStrides,
  * a shape with a zero-length dim gets every stride equal to the element size
  * (what Arrow C++ writes in files for such tensors). */
-QvStatus qv_tensor_compute_strides(QvValueType type, int32_t ndim, const int64_t *shape,
+QV_API QvStatus qv_tensor_compute_strides(QvValueType type, int32_t ndim, const int64_t *shape,
                                    bool column_major, int64_t *out, QvError *error);
 
 /* Byte offset of an index (bounds-checked; index may be NULL for 0-d). */
-QvStatus qv_tensor_byte_offset(const QvTensor *t, const int64_t *index, int64_t *offset,
+QV_API QvStatus qv_tensor_byte_offset(const QvTensor *t, const int64_t *index, int64_t *offset,
                                QvError *error);
 /* Typed element access; values are converted (float16 decoded).
  * get_double is lossy above 2^53 for 64-bit integers. get_int64/get_uint64
  * fail with QV_EINVAL when the value is not representable: uint64 above
  * INT64_MAX, negatives for get_uint64, and floats that are NaN, infinite,
  * fractional or out of range (floats are never truncated). */
-QvStatus qv_tensor_get_double(const QvTensor *t, const int64_t *index, double *out, QvError *error);
-QvStatus qv_tensor_get_int64(const QvTensor *t, const int64_t *index, int64_t *out, QvError *error);
-QvStatus qv_tensor_get_uint64(const QvTensor *t, const int64_t *index, uint64_t *out,
+QV_API QvStatus qv_tensor_get_double(const QvTensor *t, const int64_t *index, double *out, QvError *error);
+QV_API QvStatus qv_tensor_get_int64(const QvTensor *t, const int64_t *index, int64_t *out, QvError *error);
+QV_API QvStatus qv_tensor_get_uint64(const QvTensor *t, const int64_t *index, uint64_t *out,
                               QvError *error);
 
 /* Zero by value: -0.0 counts as zero, NaN does not. */
-int64_t qv_tensor_count_nonzero(const QvTensor *t);
+QV_API int64_t qv_tensor_count_nonzero(const QvTensor *t);
 /* Same type, shape and values, whatever the layouts; floats compare by value
  * (-0.0 == 0.0), NaN equal to NaN only when nans_equal. Names are ignored. */
-bool qv_tensor_equals(const QvTensor *a, const QvTensor *b, bool nans_equal);
+QV_API bool qv_tensor_equals(const QvTensor *a, const QvTensor *b, bool nans_equal);
 
 /* Copies into a new contiguous tensor (row- or column-major), keeping names.
  * The new tensor owns a 64-byte-aligned buffer. */
-QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, QvError *error);
+QV_API QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, QvError *error);
 /* Copies the values into dst (dst_size >= size * elsize) in the given order.
  * dst must not overlap the source data; it need not be aligned. */
-QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, size_t dst_size,
+QV_API QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, size_t dst_size,
                            QvError *error);
 
 /* IEEE half <-> float helpers. float -> half rounds to nearest, ties to
  * even; values from 65520 up become infinity; NaN stays a (quiet) NaN. */
-float qv_half_to_float(uint16_t h);
-uint16_t qv_float_to_half(float f);
+QV_API float qv_half_to_float(uint16_t h);
+QV_API uint16_t qv_float_to_half(float f);
 
 #ifdef __cplusplus
 }

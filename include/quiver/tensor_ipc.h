@@ -17,6 +17,8 @@
 #ifndef QUIVER_TENSOR_IPC_H
 #define QUIVER_TENSOR_IPC_H
 
+#include "quiver/common.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,7 +46,7 @@ extern "C" {
  * When the data pointer is not aligned to the element size (only possible
  * in hand-made files), the values are copied into aligned memory so typed
  * access through the pointer stays valid. */
-QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError *error);
+QV_API QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError *error);
 
 /* Reads message number `index` (0-based, counting every message of the
  * stream whatever its kind) and returns it as a tensor. It is an error when
@@ -62,16 +64,16 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
  *   usual mmap rule: replace files by renaming a new one over them).
  * _fd: reads sequentially from a descriptor or pipe (not closed); the body
  *   is copied into 64-byte-aligned memory owned by the tensor. */
-QvStatus qv_tensor_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
+QV_API QvStatus qv_tensor_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
                                QvTensor *out, QvError *error);
-QvStatus qv_tensor_read_path(const char *path, int64_t index, QvTensor *out, QvError *error);
-QvStatus qv_tensor_read_fd(int fd, int64_t index, QvTensor *out, QvError *error);
+QV_API QvStatus qv_tensor_read_path(const char *path, int64_t index, QvTensor *out, QvError *error);
+QV_API QvStatus qv_tensor_read_fd(int fd, int64_t index, QvTensor *out, QvError *error);
 
 /* ---- writing */
 
 /* Bytes qv_tensor_write_to_buffer needs for `t` (framed metadata + padded
  * body). */
-QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError *error);
+QV_API QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError *error);
 
 /* Writes the message for `t` into dst. Row- or column-major tensors are
  * written as they are (one memcpy of the body) with their strides;
@@ -79,16 +81,16 @@ QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError *error)
  * Strides are always written, dimension names when the tensor has them.
  * *written (may be NULL) receives the message size. QV_EARG when dst_size
  * is too small (nothing useful is written then). */
-QvStatus qv_tensor_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, size_t *written,
+QV_API QvStatus qv_tensor_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, size_t *written,
                                    QvError *error);
 
 /* Same bytes, written with write(2) at the descriptor's current position
  * (not closed). A contiguous body is written straight from the tensor's
  * memory. Call repeatedly to put several tensors into one file. */
-QvStatus qv_tensor_write_fd(const QvTensor *t, int fd, QvError *error);
+QV_API QvStatus qv_tensor_write_fd(const QvTensor *t, int fd, QvError *error);
 
 /* Creates or truncates `path` and writes one tensor message into it. */
-QvStatus qv_tensor_write_path(const QvTensor *t, const char *path, QvError *error);
+QV_API QvStatus qv_tensor_write_path(const QvTensor *t, const char *path, QvError *error);
 
 #ifdef __cplusplus
 }

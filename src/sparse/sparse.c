@@ -34,13 +34,13 @@ QvStatus qv_sparse_format_parse(const char *name, QvSparseFormat *out, QvError *
 
 /* ---- allocation and storage */
 
-QvStatus sp_nomem(QvError *error, const char *what, int64_t n, size_t size) {
+QvStatus qv_sp_nomem(QvError *error, const char *what, int64_t n, size_t size) {
   return qv_error_set(error, QV_ENOMEM, "%s: cannot allocate %" PRId64 " x %zu bytes", what, n, size);
 }
 
 static void sp_store_free(SpStore *s) {
   if (s == NULL) return;
-  for (int i = 0; i < s->n_owned; i++) sp_free(s->owned[i]);
+  for (int i = 0; i < s->n_owned; i++) qv_sp_free(s->owned[i]);
   free(s->name_block);
   free(s);
 }
@@ -52,13 +52,13 @@ void qv_sparse_release(QvSparseTensor *t) {
   memset(t, 0, sizeof *t);
 }
 
-void sp_own(QvSparseTensor *t, void *p) {
+void qv_sp_own(QvSparseTensor *t, void *p) {
   SpStore *s = (SpStore *)t->private_data;
   /* the store has room for every buffer a sparse tensor can have */
   if (s->n_owned < SP_MAX_OWNED) s->owned[s->n_owned++] = p;
 }
 
-QvStatus sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType value_type,
+QvStatus qv_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType value_type,
                   int32_t ndim, const int64_t *shape, const char *const *dim_names,
                   QvError *error) {
   memset(out, 0, sizeof *out);
@@ -107,9 +107,9 @@ QvStatus sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType value_
 
 /* ---- index types */
 
-bool sp_is_index_type(QvValueType t) { return t >= QV_VALUE_INT8 && t <= QV_VALUE_UINT64; }
+bool qv_sp_is_index_type(QvValueType t) { return t >= QV_VALUE_INT8 && t <= QV_VALUE_UINT64; }
 
-int64_t sp_index_max(QvValueType t) {
+int64_t qv_sp_index_max(QvValueType t) {
   switch (t) {
     case QV_VALUE_INT8: return INT8_MAX;
     case QV_VALUE_INT16: return INT16_MAX;
@@ -141,7 +141,7 @@ int64_t qv_index_load(const uint8_t *buf, QvValueType index_type, int64_t i) {
   }
 }
 
-void sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32]) {
+void qv_sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32]) {
   if (type == QV_VALUE_UINT64) {
     uint64_t v;
     memcpy(&v, buf + i * 8, 8);
@@ -153,7 +153,7 @@ void sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32])
 
 /* ---- values */
 
-uint64_t sp_zero_mask(QvValueType type) {
+uint64_t qv_sp_zero_mask(QvValueType type) {
   switch (type) {
     case QV_VALUE_FLOAT16: return 0x7fffu;
     case QV_VALUE_FLOAT32: return 0x7fffffffu;
@@ -165,7 +165,7 @@ uint64_t sp_zero_mask(QvValueType type) {
   }
 }
 
-void sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src) {
+void qv_sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src) {
   switch (type) {
     case QV_VALUE_FLOAT16: {
       uint16_t a, b;
@@ -201,7 +201,7 @@ void sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src) {
   }
 }
 
-bool sp_value_equal(QvValueType type, const uint8_t *a, const uint8_t *b) {
+bool qv_sp_value_equal(QvValueType type, const uint8_t *a, const uint8_t *b) {
   switch (type) {
     case QV_VALUE_FLOAT16: {
       uint16_t x, y;
@@ -251,7 +251,7 @@ QvStatus qv_sparse_make_coo(QvSparseTensor *out, QvValueType value_type, QvValue
                             bool is_canonical, const void *values, QvOwner *owner,
                             QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "sparse COO: out is NULL");
-  QvStatus st = sp_begin(out, QV_SPARSE_COO, value_type, ndim, shape, dim_names, error);
+  QvStatus st = qv_sp_begin(out, QV_SPARSE_COO, value_type, ndim, shape, dim_names, error);
   if (st != QV_OK) return st;
   out->index_type = index_type;
   out->indptr_type = index_type;
@@ -281,7 +281,7 @@ QvStatus qv_sparse_make_csx(QvSparseTensor *out, QvSparseFormat format, QvValueT
     return qv_error_set(error, QV_EARG, "sparse CSX: format must be CSR or CSC, not %s",
                         qv_sparse_format_name(format));
   }
-  QvStatus st = sp_begin(out, format, value_type, 2, shape, dim_names, error);
+  QvStatus st = qv_sp_begin(out, format, value_type, 2, shape, dim_names, error);
   if (st != QV_OK) return st;
   out->index_type = index_type;
   out->indptr_type = indptr_type;
@@ -303,7 +303,7 @@ QvStatus qv_sparse_make_csf(QvSparseTensor *out, QvValueType value_type,
                             const void *const *indices, const int64_t *indices_len,
                             const void *values, QvOwner *owner, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "sparse CSF: out is NULL");
-  QvStatus st = sp_begin(out, QV_SPARSE_CSF, value_type, ndim, shape, dim_names, error);
+  QvStatus st = qv_sp_begin(out, QV_SPARSE_CSF, value_type, ndim, shape, dim_names, error);
   if (st != QV_OK) return st;
   if (axis_order == NULL || indices == NULL || indices_len == NULL ||
       (ndim > 1 && (indptr == NULL || indptr_len == NULL))) {

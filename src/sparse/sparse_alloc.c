@@ -32,20 +32,20 @@ static bool size_ok(int64_t n, size_t size, size_t *bytes) {
   if (*bytes == 0) *bytes = 1;
   return true;
 }
-void *sp_malloc(int64_t n, size_t size) {
+void *qv_sp_malloc(int64_t n, size_t size) {
   size_t bytes;
   return size_ok(n, size, &bytes) ? malloc(bytes) : NULL;
 }
-void *sp_calloc(int64_t n, size_t size) {
+void *qv_sp_calloc(int64_t n, size_t size) {
   size_t bytes;
   return size_ok(n, size, &bytes) ? calloc(1, bytes) : NULL;
 }
-void *sp_realloc(void *p, int64_t n, size_t size) {
+void *qv_sp_realloc(void *p, int64_t n, size_t size) {
   size_t bytes;
   return size_ok(n, size, &bytes) ? realloc(p, bytes) : NULL;
 }
-void sp_free(void *p) { free(p); }
-void *sp_reserve(int64_t n, size_t size) {
+void qv_sp_free(void *p) { free(p); }
+void *qv_sp_reserve(int64_t n, size_t size) {
   (void)n;
   (void)size;
   return NULL;
@@ -113,12 +113,12 @@ static bool size_ok(int64_t n, size_t size, size_t *bytes) {
   return true;
 }
 
-void *sp_malloc(int64_t n, size_t size) {
+void *qv_sp_malloc(int64_t n, size_t size) {
   size_t bytes;
   return size_ok(n, size, &bytes) ? block_new(bytes) : NULL;
 }
 
-void *sp_calloc(int64_t n, size_t size) {
+void *qv_sp_calloc(int64_t n, size_t size) {
   size_t bytes;
   if (!size_ok(n, size, &bytes)) return NULL;
   void *p = block_new(bytes);
@@ -126,7 +126,7 @@ void *sp_calloc(int64_t n, size_t size) {
   return p; /* fresh mappings are zero-filled by the kernel */
 }
 
-void sp_free(void *p) {
+void qv_sp_free(void *p) {
   if (p == NULL) return;
   SpHeader *h = header_of(p);
 #if defined(__linux__)
@@ -138,8 +138,8 @@ void sp_free(void *p) {
   free(h);
 }
 
-void *sp_realloc(void *p, int64_t n, size_t size) {
-  if (p == NULL) return sp_malloc(n, size);
+void *qv_sp_realloc(void *p, int64_t n, size_t size) {
+  if (p == NULL) return qv_sp_malloc(n, size);
   size_t bytes;
   if (!size_ok(n, size, &bytes) || bytes > SIZE_MAX - SP_HDR - 2 * SP_BIG) return NULL;
   SpHeader *h = header_of(p);
@@ -160,11 +160,11 @@ void *sp_realloc(void *p, int64_t n, size_t size) {
   if (q == NULL) return NULL;
   size_t old = h->total - SP_HDR;
   memcpy(q, p, old < bytes ? old : bytes);
-  sp_free(p);
+  qv_sp_free(p);
   return q;
 }
 
-void *sp_reserve(int64_t n, size_t size) {
+void *qv_sp_reserve(int64_t n, size_t size) {
   size_t bytes;
   if (!size_ok(n, size, &bytes) || bytes > SIZE_MAX - SP_HDR - 2 * SP_BIG) return NULL;
 #if defined(__linux__)

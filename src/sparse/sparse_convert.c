@@ -19,28 +19,28 @@ QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
   bool small = t->ndim == 2 && t->shape != NULL && t->shape[0] <= lim && t->shape[1] <= lim;
   bool pipeline = t->ndim == 2 && (small || format == QV_SPARSE_CSR || format == QV_SPARSE_CSC);
   /* grouping a non-canonical COO range-checks every pair in its first pass */
-  QvStatus st = sp_validate(t, !(pipeline && t->format == QV_SPARSE_COO), error);
+  QvStatus st = qv_sp_validate(t, !(pipeline && t->format == QV_SPARSE_COO), error);
   if (st != QV_OK) return st;
   QvValueType itype;
   const int32_t *axis;
-  st = sp_options(options, format, t->ndim, &itype, &axis, error);
+  st = qv_sp_options(options, format, t->ndim, &itype, &axis, error);
   if (st != QV_OK) return st;
-  st = sp_begin(out, format, t->value_type, t->ndim, t->shape, t->dim_names, error);
+  st = qv_sp_begin(out, format, t->value_type, t->ndim, t->shape, t->dim_names, error);
   if (st != QV_OK) return st;
   if (pipeline) {
     SpCsx c;
-    st = sp_csx_from_sparse(t, sp_csx_orientation(format, axis), &c, error);
+    st = qv_sp_csx_from_sparse(t, qv_sp_csx_orientation(format, axis), &c, error);
     if (st == QV_OK) {
-      st = sp_csx_emit(&c, out, itype, error);
-      sp_csx_free(&c);
+      st = qv_sp_csx_emit(&c, out, itype, error);
+      qv_sp_csx_free(&c);
     }
   } else {
     SpEntries e;
-    st = sp_entries_from_sparse(t, &e, error);
+    st = qv_sp_entries_from_sparse(t, &e, error);
     if (st == QV_OK) {
       e.shape = out->shape;
-      st = sp_build(&e, out, itype, axis, error);
-      sp_entries_free(&e);
+      st = qv_sp_build(&e, out, itype, axis, error);
+      qv_sp_entries_free(&e);
     }
   }
   if (st != QV_OK) qv_sparse_release(out);
@@ -60,11 +60,11 @@ QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, 
 
 /* Entries in canonical order (sorted row-major, duplicates summed). */
 static bool canonical_entries(const QvSparseTensor *t, SpEntries *e) {
-  if (sp_entries_from_sparse(t, e, NULL) != QV_OK) return false;
+  if (qv_sp_entries_from_sparse(t, e, NULL) != QV_OK) return false;
   int32_t ident[QV_TENSOR_MAX_NDIM];
   for (int32_t d = 0; d < t->ndim; d++) ident[d] = d;
-  if (sp_entries_sort(e, ident, NULL) != QV_OK) {
-    sp_entries_free(e);
+  if (qv_sp_entries_sort(e, ident, NULL) != QV_OK) {
+    qv_sp_entries_free(e);
     return false;
   }
   return true;
@@ -84,11 +84,11 @@ bool qv_sparse_equals(const QvSparseTensor *a, const QvSparseTensor *b) {
   SpEntries ea, eb;
   if (!canonical_entries(a, &ea)) return false;
   if (!canonical_entries(b, &eb)) {
-    sp_entries_free(&ea);
+    qv_sp_entries_free(&ea);
     return false;
   }
   /* merge walk over both canonical lists, explicit zeros skipped */
-  uint64_t mask = sp_zero_mask(a->value_type);
+  uint64_t mask = qv_sp_zero_mask(a->value_type);
   size_t vs = ea.vsize;
   int32_t nd = a->ndim;
   int64_t i = 0, j = 0;
@@ -101,15 +101,15 @@ bool qv_sparse_equals(const QvSparseTensor *a, const QvSparseTensor *b) {
       break;
     }
     if (memcmp(ea.coords + i * nd, eb.coords + j * nd, (size_t)nd * 8) != 0 ||
-        !sp_value_equal(a->value_type, ea.values + (size_t)i * vs, eb.values + (size_t)j * vs)) {
+        !qv_sp_value_equal(a->value_type, ea.values + (size_t)i * vs, eb.values + (size_t)j * vs)) {
       eq = false;
       break;
     }
     i++;
     j++;
   }
-  sp_entries_free(&ea);
-  sp_entries_free(&eb);
+  qv_sp_entries_free(&ea);
+  qv_sp_entries_free(&eb);
   return eq;
 }
 

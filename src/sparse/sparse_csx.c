@@ -10,52 +10,52 @@
 
 #include "sparse/sparse_internal.h"
 
-void sp_csx_free(SpCsx *c) {
-  sp_free(c->own_ptr);
-  sp_free(c->own_idx);
-  sp_free(c->own_vals);
+void qv_sp_csx_free(SpCsx *c) {
+  qv_sp_free(c->own_ptr);
+  qv_sp_free(c->own_idx);
+  qv_sp_free(c->own_vals);
   c->own_ptr = c->own_idx = NULL;
   c->own_vals = NULL;
   c->ptr = c->idx = NULL;
   c->vals = NULL;
 }
 
-QvStatus sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint8_t *vals, int64_t nnz,
+QvStatus qv_sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint8_t *vals, int64_t nnz,
                        QvValueType itype, QvError *error) {
   bool csr = out->format == QV_SPARSE_CSR;
   int64_t nmajor = out->shape[csr ? 0 : 1], nminor = out->shape[csr ? 1 : 0];
   const char *fmt = csr ? "CSR" : "CSC";
-  int64_t max = sp_index_max(itype);
+  int64_t max = qv_sp_index_max(itype);
   QvStatus st = QV_OK;
   char what[32], where[64];
   if (nnz > max) {
     snprintf(what, sizeof what, "%s indptr", fmt);
-    st = sp_fit_error(error, what, nnz, "(nnz, the last indptr entry)", itype);
+    st = qv_sp_fit_error(error, what, nnz, "(nnz, the last indptr entry)", itype);
   } else if (nminor - 1 > max) {
-    int64_t i = sp_first_too_big(idx, nnz, 1, max);
+    int64_t i = qv_sp_first_too_big(idx, nnz, 1, max);
     if (i >= 0) {
       snprintf(what, sizeof what, "%s indices", fmt);
       snprintf(where, sizeof where, "at position %" PRId64, i);
-      st = sp_fit_error(error, what, idx[i], where, itype);
+      st = qv_sp_fit_error(error, what, idx[i], where, itype);
     }
   }
   uint8_t *p = NULL, *x = NULL;
   bool tp = false, tx = false;
-  if (st == QV_OK && (p = sp_narrow(ptr, true, nmajor + 1, 1, itype, &tp)) == NULL)
-    st = sp_nomem(error, fmt, nmajor + 1, 8);
-  if (st == QV_OK && (x = sp_narrow(idx, true, nnz, 1, itype, &tx)) == NULL)
-    st = sp_nomem(error, fmt, nnz, 8);
-  if (!tp) sp_free(ptr);
-  if (!tx) sp_free(idx);
+  if (st == QV_OK && (p = qv_sp_narrow(ptr, true, nmajor + 1, 1, itype, &tp)) == NULL)
+    st = qv_sp_nomem(error, fmt, nmajor + 1, 8);
+  if (st == QV_OK && (x = qv_sp_narrow(idx, true, nnz, 1, itype, &tx)) == NULL)
+    st = qv_sp_nomem(error, fmt, nnz, 8);
+  if (!tp) qv_sp_free(ptr);
+  if (!tx) qv_sp_free(idx);
   if (st != QV_OK) {
-    sp_free(p); /* the handed-over int64 buffer or its narrowed copy */
-    sp_free(x);
-    sp_free(vals);
+    qv_sp_free(p); /* the handed-over int64 buffer or its narrowed copy */
+    qv_sp_free(x);
+    qv_sp_free(vals);
     return st;
   }
-  sp_own(out, p);
-  sp_own(out, x);
-  sp_own(out, vals);
+  qv_sp_own(out, p);
+  qv_sp_own(out, x);
+  qv_sp_own(out, vals);
   out->index_type = out->indptr_type = itype;
   out->indptr = p;
   out->indices = x;
@@ -66,18 +66,18 @@ QvStatus sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint8_t 
   return QV_OK;
 }
 
-QvStatus sp_csx_transpose(const int64_t *ptr, const int64_t *idx, const uint8_t *vals, size_t vs,
+QvStatus qv_sp_csx_transpose(const int64_t *ptr, const int64_t *idx, const uint8_t *vals, size_t vs,
                           int64_t nmajor, int64_t nminor, int64_t *counts, int64_t **optr,
                           int64_t **oidx, uint8_t **ovals, QvError *error) {
   int64_t nnz = ptr[nmajor];
-  int64_t *p = counts ? counts : nminor < INT64_MAX ? sp_calloc(nminor + 1, 8) : NULL;
-  int64_t *x = sp_malloc(nnz, 8);
-  uint8_t *v = sp_malloc(nnz, vs);
+  int64_t *p = counts ? counts : nminor < INT64_MAX ? qv_sp_calloc(nminor + 1, 8) : NULL;
+  int64_t *x = qv_sp_malloc(nnz, 8);
+  uint8_t *v = qv_sp_malloc(nnz, vs);
   if (p == NULL || x == NULL || v == NULL ||
-      sp_group_csx(ptr, idx, vals, nmajor, nminor, vs, counts != NULL, p, x, v) < 0) {
-    sp_free(p);
-    sp_free(x);
-    sp_free(v);
+      qv_sp_group_csx(ptr, idx, vals, nmajor, nminor, vs, counts != NULL, p, x, v) < 0) {
+    qv_sp_free(p);
+    qv_sp_free(x);
+    qv_sp_free(v);
     return qv_error_set(error, QV_ENOMEM,
                         "CSR/CSC transpose: cannot allocate %" PRId64 " indptr entries and %" PRId64
                         " non-zeros",
@@ -89,13 +89,13 @@ QvStatus sp_csx_transpose(const int64_t *ptr, const int64_t *idx, const uint8_t 
   return QV_OK;
 }
 
-QvStatus sp_csx_flip(SpCsx *c, int64_t *counts, QvError *error) {
+QvStatus qv_sp_csx_flip(SpCsx *c, int64_t *counts, QvError *error) {
   int64_t *p = NULL, *x = NULL;
   uint8_t *v = NULL;
   QvStatus st =
-      sp_csx_transpose(c->ptr, c->idx, c->vals, c->vs, c->nmajor, c->nminor, counts, &p, &x, &v, error);
+      qv_sp_csx_transpose(c->ptr, c->idx, c->vals, c->vs, c->nmajor, c->nminor, counts, &p, &x, &v, error);
   if (st != QV_OK) return st;
-  sp_csx_free(c);
+  qv_sp_csx_free(c);
   c->ptr = c->own_ptr = p;
   c->idx = c->own_idx = x;
   c->vals = c->own_vals = v;
@@ -115,22 +115,22 @@ static void csx_init(SpCsx *c, const QvSparseTensor *t, int M) {
   c->vs = qv_value_type_size(t->value_type);
 }
 
-QvStatus sp_csx_from_sparse(const QvSparseTensor *t, int M, SpCsx *c, QvError *error) {
+QvStatus qv_sp_csx_from_sparse(const QvSparseTensor *t, int M, SpCsx *c, QvError *error) {
   QvStatus st = QV_OK;
   if (t->format == QV_SPARSE_CSR || t->format == QV_SPARSE_CSC) {
     csx_init(c, t, t->format == QV_SPARSE_CSR ? 0 : 1);
     c->nnz = t->nnz;
     c->vals = t->values;
-    st = sp_int64_view(t->indptr, t->indptr_type, c->nmajor + 1, &c->ptr, &c->own_ptr, error);
-    if (st == QV_OK) st = sp_int64_view(t->indices, t->index_type, t->nnz, &c->idx, &c->own_idx, error);
+    st = qv_sp_int64_view(t->indptr, t->indptr_type, c->nmajor + 1, &c->ptr, &c->own_ptr, error);
+    if (st == QV_OK) st = qv_sp_int64_view(t->indices, t->index_type, t->nnz, &c->idx, &c->own_idx, error);
   } else if (t->format == QV_SPARSE_CSF) {
     /* level 0 holds the non-empty majors of orientation axis_order[0] */
     csx_init(c, t, t->axis_order[0]);
     c->nnz = t->nnz;
     c->vals = t->values;
     int64_t k = t->csf_indices_len[0];
-    int64_t *p = c->nmajor < INT64_MAX ? sp_calloc(c->nmajor + 1, 8) : NULL;
-    if (p == NULL) return sp_nomem(error, "CSF to CSR/CSC", c->nmajor, 8);
+    int64_t *p = c->nmajor < INT64_MAX ? qv_sp_calloc(c->nmajor + 1, 8) : NULL;
+    if (p == NULL) return qv_sp_nomem(error, "CSF to CSR/CSC", c->nmajor, 8);
     c->ptr = c->own_ptr = p;
     for (int64_t j = 0; j < k; j++) {
       int64_t a = qv_index_load(t->csf_indices[0], t->index_type, j);
@@ -138,15 +138,15 @@ QvStatus sp_csx_from_sparse(const QvSparseTensor *t, int M, SpCsx *c, QvError *e
                  qv_index_load(t->csf_indptr[0], t->indptr_type, j);
     }
     for (int64_t r = 0; r < c->nmajor; r++) p[r + 1] += p[r];
-    st = sp_int64_view(t->csf_indices[1], t->index_type, t->nnz, &c->idx, &c->own_idx, error);
+    st = qv_sp_int64_view(t->csf_indices[1], t->index_type, t->nnz, &c->idx, &c->own_idx, error);
   } else {
     csx_init(c, t, M);
     SpEntries e;
-    st = sp_entries_from_sparse(t, &e, error);
+    st = qv_sp_entries_from_sparse(t, &e, error);
     if (st != QV_OK) return st;
-    int64_t *p = c->nmajor < INT64_MAX ? sp_calloc(c->nmajor + 1, 8) : NULL;
-    int64_t *x = sp_malloc(e.n, 8);
-    uint8_t *v = sp_malloc(e.n, c->vs);
+    int64_t *p = c->nmajor < INT64_MAX ? qv_sp_calloc(c->nmajor + 1, 8) : NULL;
+    int64_t *x = qv_sp_malloc(e.n, 8);
+    uint8_t *v = qv_sp_malloc(e.n, c->vs);
     c->ptr = c->own_ptr = p;
     c->idx = c->own_idx = x;
     c->vals = c->own_vals = v;
@@ -155,19 +155,19 @@ QvStatus sp_csx_from_sparse(const QvSparseTensor *t, int M, SpCsx *c, QvError *e
                         " non-zeros", c->nmajor, e.n);
     } else {
       bool in_order = e.sorted && e.order[0] == M && e.unique;
-      c->nnz = sp_group_coo(e.coords, e.values, e.n, M, c->nmajor, c->nminor, c->vs, c->vtype, in_order, p, x, v);
+      c->nnz = qv_sp_group_coo(e.coords, e.values, e.n, M, c->nmajor, c->nminor, c->vs, c->vtype, in_order, p, x, v);
       if (c->nnz == -2) {
         /* a coordinate outside the shape: the full validation names it */
         st = qv_sparse_validate(t, error);
         if (st == QV_OK) st = qv_error_set(error, QV_EINVAL, "COO coords: coordinate out of range");
       } else if (c->nnz < 0) {
-        st = sp_nomem(error, "COO to CSR/CSC", e.n, 16);
+        st = qv_sp_nomem(error, "COO to CSR/CSC", e.n, 16);
       }
     }
-    sp_entries_free(&e);
+    qv_sp_entries_free(&e);
   }
-  if (st == QV_OK && c->M != M) st = sp_csx_flip(c, NULL, error);
-  if (st != QV_OK) sp_csx_free(c);
+  if (st == QV_OK && c->M != M) st = qv_sp_csx_flip(c, NULL, error);
+  if (st != QV_OK) qv_sp_csx_free(c);
   return st;
 }
 
@@ -177,7 +177,7 @@ static int64_t *owned_copy(const int64_t *src, int64_t **own, int64_t n) {
     *own = NULL;
     return p;
   }
-  int64_t *d = sp_malloc(n, 8);
+  int64_t *d = qv_sp_malloc(n, 8);
   if (d != NULL && n > 0) memcpy(d, src, (size_t)n * 8);
   return d;
 }
@@ -188,7 +188,7 @@ static uint8_t *owned_vals(SpCsx *c) {
     c->own_vals = NULL;
     return v;
   }
-  uint8_t *v = sp_malloc(c->nnz, c->vs);
+  uint8_t *v = qv_sp_malloc(c->nnz, c->vs);
   if (v != NULL && c->nnz > 0) memcpy(v, c->vals, (size_t)c->nnz * c->vs);
   return v;
 }
@@ -198,13 +198,13 @@ static QvStatus emit_csf(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvErr
   SpStore *s = (SpStore *)out->private_data;
   int64_t k = 0;
   for (int64_t r = 0; r < c->nmajor; r++) k += c->ptr[r + 1] > c->ptr[r];
-  int64_t max = sp_index_max(itype);
-  if (c->nnz > max) return sp_fit_error(error, "CSF indptr[0]", c->nnz, "(its last entry)", itype);
-  int64_t *ind0 = sp_malloc(k, 8), *ptr0 = sp_malloc(k + 1, 8);
+  int64_t max = qv_sp_index_max(itype);
+  if (c->nnz > max) return qv_sp_fit_error(error, "CSF indptr[0]", c->nnz, "(its last entry)", itype);
+  int64_t *ind0 = qv_sp_malloc(k, 8), *ptr0 = qv_sp_malloc(k + 1, 8);
   int64_t *ind1 = owned_copy(c->idx, &c->own_idx, c->nnz);
   uint8_t *vals = owned_vals(c);
   QvStatus st = QV_OK;
-  if (ind0 == NULL || ptr0 == NULL || ind1 == NULL || vals == NULL) st = sp_nomem(error, "CSF", c->nnz, 16);
+  if (ind0 == NULL || ptr0 == NULL || ind1 == NULL || vals == NULL) st = qv_sp_nomem(error, "CSF", c->nnz, 16);
   int64_t j = 0;
   for (int64_t r = 0; st == QV_OK && r < c->nmajor; r++)
     if (c->ptr[r + 1] > c->ptr[r]) {
@@ -216,12 +216,12 @@ static QvStatus emit_csf(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvErr
     char where[64];
     if (k > 0 && ind0[k - 1] > max) {
       snprintf(where, sizeof where, "at position %" PRId64 " (dim %d)", k - 1, c->M);
-      st = sp_fit_error(error, "CSF indices[0]", ind0[k - 1], where, itype);
+      st = qv_sp_fit_error(error, "CSF indices[0]", ind0[k - 1], where, itype);
     } else if (c->nminor - 1 > max) {
-      int64_t i = sp_first_too_big(ind1, c->nnz, 1, max);
+      int64_t i = qv_sp_first_too_big(ind1, c->nnz, 1, max);
       if (i >= 0) {
         snprintf(where, sizeof where, "at position %" PRId64 " (dim %d)", i, 1 - c->M);
-        st = sp_fit_error(error, "CSF indices[1]", ind1[i], where, itype);
+        st = qv_sp_fit_error(error, "CSF indices[1]", ind1[i], where, itype);
       }
     }
   }
@@ -230,18 +230,18 @@ static QvStatus emit_csf(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvErr
   uint8_t *dst[3] = {NULL, NULL, NULL};
   for (int i = 0; i < 3 && st == QV_OK; i++) {
     bool took;
-    dst[i] = sp_narrow(src[i], true, len[i], 1, itype, &took);
-    if (dst[i] == NULL) st = sp_nomem(error, "CSF", len[i], 8);
+    dst[i] = qv_sp_narrow(src[i], true, len[i], 1, itype, &took);
+    if (dst[i] == NULL) st = qv_sp_nomem(error, "CSF", len[i], 8);
     if (took) src[i] = NULL;
   }
-  for (int i = 0; i < 3; i++) sp_free(src[i]);
+  for (int i = 0; i < 3; i++) qv_sp_free(src[i]);
   if (st != QV_OK) {
-    for (int i = 0; i < 3; i++) sp_free(dst[i]);
-    sp_free(vals);
+    for (int i = 0; i < 3; i++) qv_sp_free(dst[i]);
+    qv_sp_free(vals);
     return st;
   }
-  for (int i = 0; i < 3; i++) sp_own(out, dst[i]);
-  sp_own(out, vals);
+  for (int i = 0; i < 3; i++) qv_sp_own(out, dst[i]);
+  qv_sp_own(out, vals);
   s->axis_order[0] = c->M;
   s->axis_order[1] = 1 - c->M;
   s->csf_indices[0] = dst[0];
@@ -261,18 +261,18 @@ static QvStatus emit_csf(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvErr
   return QV_OK;
 }
 
-QvStatus sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvError *error) {
+QvStatus qv_sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvError *error) {
   if (out->format == QV_SPARSE_CSR || out->format == QV_SPARSE_CSC) {
     int64_t *p = owned_copy(c->ptr, &c->own_ptr, c->nmajor + 1);
     int64_t *x = owned_copy(c->idx, &c->own_idx, c->nnz);
     uint8_t *v = owned_vals(c);
     if (p == NULL || x == NULL || v == NULL) {
-      sp_free(p);
-      sp_free(x);
-      sp_free(v);
-      return sp_nomem(error, "CSR/CSC", c->nnz, 16);
+      qv_sp_free(p);
+      qv_sp_free(x);
+      qv_sp_free(v);
+      return qv_sp_nomem(error, "CSR/CSC", c->nnz, 16);
     }
-    return sp_finish_csx(out, p, x, v, c->nnz, itype, error);
+    return qv_sp_finish_csx(out, p, x, v, c->nnz, itype, error);
   }
   if (out->format == QV_SPARSE_CSF) return emit_csf(c, out, itype, error);
   /* COO: the rows of the CSR spelled out */
@@ -283,8 +283,8 @@ QvStatus sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvError *
   e.vtype = c->vtype;
   e.vsize = c->vs;
   e.n = c->nnz;
-  e.coords = c->nnz <= INT64_MAX / 2 ? sp_malloc(2 * c->nnz, 8) : NULL;
-  if (e.coords == NULL) return sp_nomem(error, "COO coordinates", c->nnz, 16);
+  e.coords = c->nnz <= INT64_MAX / 2 ? qv_sp_malloc(2 * c->nnz, 8) : NULL;
+  if (e.coords == NULL) return qv_sp_nomem(error, "COO coordinates", c->nnz, 16);
   e.own_coords = true;
   e.values = c->own_vals ? c->own_vals : (uint8_t *)(uintptr_t)c->vals;
   e.own_values = c->own_vals != NULL;
@@ -297,12 +297,12 @@ QvStatus sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvError *
       e.coords[2 * k] = r;
       e.coords[2 * k + 1] = c->idx[k];
     }
-  QvStatus st = sp_build(&e, out, itype, NULL, error);
-  sp_entries_free(&e);
+  QvStatus st = qv_sp_build(&e, out, itype, NULL, error);
+  qv_sp_entries_free(&e);
   return st;
 }
 
-int sp_csx_orientation(QvSparseFormat format, const int32_t *axis) {
+int qv_sp_csx_orientation(QvSparseFormat format, const int32_t *axis) {
   switch (format) {
     case QV_SPARSE_CSC: return 1;
     case QV_SPARSE_CSF: return axis ? axis[0] : 0;

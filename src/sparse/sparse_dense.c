@@ -19,7 +19,7 @@
 static int64_t scan_dispatch(const uint8_t *p, int64_t len, int64_t stride, int64_t c0, int64_t *ci,
                              int64_t cs, uint8_t *vals, size_t vs, uint64_t mask) {
   if (cs == 1 && stride == (int64_t)vs) {
-    int64_t k = sp_scan_vec_i64(p, len, vs, mask, c0, ci, vals);
+    int64_t k = qv_sp_scan_vec_i64(p, len, vs, mask, c0, ci, vals);
     if (k >= 0) return k;
   } else if (stride == (int64_t)vs) {
     /* COO coordinates are interleaved: the vector kernel writes contiguous
@@ -28,7 +28,7 @@ static int64_t scan_dispatch(const uint8_t *p, int64_t len, int64_t stride, int6
     int64_t part[PART], k = 0, o = 0;
     for (; o < len; o += PART) {
       int64_t l = len - o < PART ? len - o : PART;
-      int64_t c = sp_scan_vec_i64(p + o * stride, l, vs, mask, c0 + o, part, vals + (size_t)k * vs);
+      int64_t c = qv_sp_scan_vec_i64(p + o * stride, l, vs, mask, c0 + o, part, vals + (size_t)k * vs);
       if (c < 0) break; /* no vector kernel for this CPU or value size */
       for (int64_t i = 0; i < c; i++) ci[(k + i) * cs] = part[i];
       k += c;
@@ -70,10 +70,10 @@ static void grow_init(Grow *g, int64_t max_entries, int32_t nd, size_t vs) {
   g->vals = NULL;
   g->cap = 0;
   if (max_entries <= 0 || max_entries > INT64_MAX / 8 / nd) return;
-  g->coords = sp_reserve(max_entries * nd, 8);
-  g->vals = g->coords ? sp_reserve(max_entries, vs) : NULL;
+  g->coords = qv_sp_reserve(max_entries * nd, 8);
+  g->vals = g->coords ? qv_sp_reserve(max_entries, vs) : NULL;
   if (g->vals == NULL) {
-    sp_free(g->coords);
+    qv_sp_free(g->coords);
     g->coords = NULL;
     return;
   }
@@ -88,17 +88,17 @@ static bool grow(Grow *g, int64_t need, int32_t nd, size_t vs) {
     cap *= 2;
   }
   if ((uint64_t)cap > SIZE_MAX / 8 / (uint64_t)nd || (uint64_t)cap > SIZE_MAX / vs) return false;
-  int64_t *c = sp_realloc(g->coords, cap * nd, 8);
+  int64_t *c = qv_sp_realloc(g->coords, cap * nd, 8);
   if (c == NULL) return false;
   g->coords = c;
-  uint8_t *v = sp_realloc(g->vals, cap, vs);
+  uint8_t *v = qv_sp_realloc(g->vals, cap, vs);
   if (v == NULL) return false;
   g->vals = v;
   g->cap = cap;
   return true;
 }
 
-QvStatus sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error) {
+QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error) {
   int32_t nd = dense->ndim;
   memset(e, 0, sizeof *e);
   e->ndim = nd;
@@ -106,7 +106,7 @@ QvStatus sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *err
   e->vtype = dense->type;
   e->vsize = qv_value_type_size(dense->type);
   size_t vs = e->vsize;
-  uint64_t mask = sp_zero_mask(dense->type);
+  uint64_t mask = qv_sp_zero_mask(dense->type);
   /* scan order: extent-1 dims outermost, then by decreasing stride */
   int32_t P[QV_TENSOR_MAX_NDIM];
   for (int32_t i = 0; i < nd; i++) {
@@ -136,9 +136,9 @@ QvStatus sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *err
       for (int64_t off = 0; off < L; off += CHUNK) {
         int64_t len = L - off < CHUNK ? L - off : CHUNK;
         if (!grow(&g, n + len, nd, vs)) {
-          sp_free(g.coords);
-          sp_free(g.vals);
-          return sp_nomem(error, "dense to sparse", n + len, (size_t)nd * 8 + vs);
+          qv_sp_free(g.coords);
+          qv_sp_free(g.vals);
+          return qv_sp_nomem(error, "dense to sparse", n + len, (size_t)nd * 8 + vs);
         }
         int64_t c = scan_dispatch(base + off * s, len, s, off, g.coords + n * nd + q, nd,
                                   g.vals + (size_t)n * vs, vs, mask);
@@ -164,12 +164,12 @@ QvStatus sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *err
     }
   }
   /* give back the unused tail (mremap for large blocks, no copy) */
-  int64_t *c = sp_realloc(g.coords, n * nd, 8);
-  uint8_t *v = sp_realloc(g.vals, n, vs);
+  int64_t *c = qv_sp_realloc(g.coords, n * nd, 8);
+  uint8_t *v = qv_sp_realloc(g.vals, n, vs);
   if (c == NULL || v == NULL) {
-    sp_free(c ? c : g.coords);
-    sp_free(v ? v : g.vals);
-    return sp_nomem(error, "dense to sparse", n, (size_t)nd * 8 + vs);
+    qv_sp_free(c ? c : g.coords);
+    qv_sp_free(v ? v : g.vals);
+    return qv_sp_nomem(error, "dense to sparse", n, (size_t)nd * 8 + vs);
   }
   e->coords = c;
   e->values = v;
@@ -181,17 +181,17 @@ QvStatus sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *err
 /* 2-D dense -> CSX arrays: lines along the dim of smallest stride give the
  * CSX of that orientation directly (indptr from line ends); the other
  * orientation is a blocked transpose (sparse_dense_csc.c). */
-QvStatus sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
+QvStatus qv_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
   memset(c, 0, sizeof *c);
   int sm = M; /* dim whose lines are scanned one after another */
   if (d->shape[0] > 1 && d->shape[1] > 1) sm = d->strides[0] >= d->strides[1] ? 0 : 1;
-  if (sm != M) return sp_csx_from_dense_across(d, sm, c, error);
+  if (sm != M) return qv_sp_csx_from_dense_across(d, sm, c, error);
   int sn = 1 - sm;
   int64_t nlines = d->shape[sm], L = d->shape[sn], stride = d->strides[sn];
   size_t vs = qv_value_type_size(d->type);
-  uint64_t mask = sp_zero_mask(d->type);
-  int64_t *ptr = nlines < INT64_MAX ? sp_calloc(nlines + 1, 8) : NULL;
-  if (ptr == NULL) return sp_nomem(error, "dense to sparse", nlines, 8);
+  uint64_t mask = qv_sp_zero_mask(d->type);
+  int64_t *ptr = nlines < INT64_MAX ? qv_sp_calloc(nlines + 1, 8) : NULL;
+  if (ptr == NULL) return qv_sp_nomem(error, "dense to sparse", nlines, 8);
   Grow g;
   grow_init(&g, qv_tensor_size(d), 1, vs);
   int64_t n = 0;
@@ -201,18 +201,18 @@ QvStatus sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
     for (int64_t off = 0; off < L; off += CHUNK) {
       int64_t len = L - off < CHUNK ? L - off : CHUNK;
       if (!grow(&g, n + len, 1, vs)) {
-        sp_free(ptr);
-        sp_free(g.coords);
-        sp_free(g.vals);
-        return sp_nomem(error, "dense to sparse", n + len, 8 + vs);
+        qv_sp_free(ptr);
+        qv_sp_free(g.coords);
+        qv_sp_free(g.vals);
+        return qv_sp_nomem(error, "dense to sparse", n + len, 8 + vs);
       }
       n += scan_dispatch(base + off * stride, len, stride, off, g.coords + n, 1, g.vals + (size_t)n * vs, vs,
                          mask);
     }
     ptr[r + 1] = n;
   }
-  int64_t *idx = sp_realloc(g.coords, n, 8);
-  uint8_t *vals = sp_realloc(g.vals, n, vs);
+  int64_t *idx = qv_sp_realloc(g.coords, n, 8);
+  uint8_t *vals = qv_sp_realloc(g.vals, n, vs);
   c->M = sm;
   c->nmajor = nlines;
   c->nminor = L;
@@ -223,12 +223,12 @@ QvStatus sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
   c->idx = c->own_idx = idx ? idx : g.coords;
   c->vals = c->own_vals = vals ? vals : g.vals;
   if (idx != NULL && vals != NULL) return QV_OK;
-  sp_csx_free(c);
-  return sp_nomem(error, "dense to sparse", n, 8 + vs);
+  qv_sp_csx_free(c);
+  return qv_sp_nomem(error, "dense to sparse", n, 8 + vs);
 }
 
 /* Checks a conversion's options; fills the index type and axis order. */
-QvStatus sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
+QvStatus qv_sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
                     QvValueType *itype, const int32_t **axis, QvError *error) {
   *itype = QV_VALUE_INT64;
   *axis = NULL;
@@ -239,7 +239,7 @@ QvStatus sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndi
                         format == QV_SPARSE_CSR ? "CSR" : "CSC", (int)ndim);
   if (o == NULL) return QV_OK;
   if (o->index_type_set) {
-    if (!sp_is_index_type(o->index_type))
+    if (!qv_sp_is_index_type(o->index_type))
       return qv_error_set(error, QV_EARG, "sparse conversion: index type %s is not an integer type",
                           qv_value_type_name(o->index_type));
     *itype = o->index_type;
@@ -272,24 +272,24 @@ QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
     return qv_error_set(error, QV_EARG, "dense to sparse: malformed tensor");
   QvValueType itype;
   const int32_t *axis;
-  QvStatus st = sp_options(options, format, dense->ndim, &itype, &axis, error);
+  QvStatus st = qv_sp_options(options, format, dense->ndim, &itype, &axis, error);
   if (st != QV_OK) return st;
-  st = sp_begin(out, format, dense->type, dense->ndim, dense->shape, dense->dim_names, error);
+  st = qv_sp_begin(out, format, dense->type, dense->ndim, dense->shape, dense->dim_names, error);
   if (st != QV_OK) return st;
   if (dense->ndim == 2 && format != QV_SPARSE_COO) {
     SpCsx c;
-    st = sp_csx_from_dense(dense, sp_csx_orientation(format, axis), &c, error);
+    st = qv_sp_csx_from_dense(dense, qv_sp_csx_orientation(format, axis), &c, error);
     if (st == QV_OK) {
-      st = sp_csx_emit(&c, out, itype, error);
-      sp_csx_free(&c);
+      st = qv_sp_csx_emit(&c, out, itype, error);
+      qv_sp_csx_free(&c);
     }
   } else {
     SpEntries e;
-    st = sp_entries_from_dense(dense, &e, error);
+    st = qv_sp_entries_from_dense(dense, &e, error);
     if (st == QV_OK) {
       e.shape = out->shape;
-      st = sp_build(&e, out, itype, axis, error);
-      sp_entries_free(&e);
+      st = qv_sp_build(&e, out, itype, axis, error);
+      qv_sp_entries_free(&e);
     }
   }
   if (st != QV_OK) qv_sparse_release(out);
@@ -309,7 +309,7 @@ static void put_add(uint8_t *dst, int64_t flat, const uint8_t *v, size_t vs, QvV
   if (sp_load_bits(p, vs) == 0)
     sp_store_bits(p, vs, sp_load_bits(v, vs));
   else
-    sp_value_add(type, p, v);
+    qv_sp_value_add(type, p, v);
 }
 
 SP_INLINE void scatter_coo(const SpEntries *e, const int64_t *rs, uint8_t *dst, size_t vs) {
@@ -354,9 +354,9 @@ static QvStatus scatter_csf(const QvSparseTensor *t, const int64_t *rs, uint8_t 
   int64_t *off = NULL, *next = NULL;
   QvStatus st = QV_OK;
   for (int32_t l = 0; l < nd && st == QV_OK; l++) {
-    st = sp_int64_view(t->csf_indices[l], t->index_type, t->csf_indices_len[l], &ind[l], &own[2 * l], error);
+    st = qv_sp_int64_view(t->csf_indices[l], t->index_type, t->csf_indices_len[l], &ind[l], &own[2 * l], error);
     if (st == QV_OK && l + 1 < nd)
-      st = sp_int64_view(t->csf_indptr[l], t->indptr_type, t->csf_indptr_len[l], &ptr[l], &own[2 * l + 1],
+      st = qv_sp_int64_view(t->csf_indptr[l], t->indptr_type, t->csf_indptr_len[l], &ptr[l], &own[2 * l + 1],
                          error);
   }
   if (st == QV_OK && nd == 1) {
@@ -364,19 +364,19 @@ static QvStatus scatter_csf(const QvSparseTensor *t, const int64_t *rs, uint8_t 
   } else if (st == QV_OK) {
     /* off: offsets of the nodes of level l - 1 */
     int64_t cnt0 = t->csf_indices_len[0];
-    off = sp_malloc(cnt0, 8);
-    if (off == NULL) st = sp_nomem(error, "CSF to dense", cnt0, 8);
+    off = qv_sp_malloc(cnt0, 8);
+    if (off == NULL) st = qv_sp_nomem(error, "CSF to dense", cnt0, 8);
     for (int64_t j = 0; st == QV_OK && j < cnt0; j++) off[j] = ind[0][j] * rs[t->axis_order[0]];
     for (int32_t l = 1; st == QV_OK && l < nd - 1; l++) {
       int64_t cnt = t->csf_indices_len[l], s = rs[t->axis_order[l]];
-      next = sp_malloc(cnt, 8);
+      next = qv_sp_malloc(cnt, 8);
       if (next == NULL) {
-        st = sp_nomem(error, "CSF to dense", cnt, 8);
+        st = qv_sp_nomem(error, "CSF to dense", cnt, 8);
         break;
       }
       for (int64_t p = 0; p < t->csf_indices_len[l - 1]; p++)
         for (int64_t k = ptr[l - 1][p]; k < ptr[l - 1][p + 1]; k++) next[k] = off[p] + ind[l][k] * s;
-      sp_free(off);
+      qv_sp_free(off);
       off = next;
       next = NULL;
     }
@@ -393,8 +393,8 @@ static QvStatus scatter_csf(const QvSparseTensor *t, const int64_t *rs, uint8_t 
       }
     }
   }
-  sp_free(off);
-  for (int i = 0; i < 2 * nd; i++) sp_free(own[i]);
+  qv_sp_free(off);
+  for (int i = 0; i < 2 * nd; i++) qv_sp_free(own[i]);
   return st;
 }
 
@@ -407,7 +407,7 @@ static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
   QvStatus st = QV_OK;
   if (t->format == QV_SPARSE_COO) {
     SpEntries e;
-    st = sp_entries_from_sparse(t, &e, error);
+    st = qv_sp_entries_from_sparse(t, &e, error);
     if (st != QV_OK) return st;
     if (e.unique) {
       switch (vs) {
@@ -425,7 +425,7 @@ static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
         put_add(dst, flat, e.values + (size_t)i * vs, vs, t->value_type);
       }
     }
-    sp_entries_free(&e);
+    qv_sp_entries_free(&e);
     return QV_OK;
   }
   if (t->format == QV_SPARSE_CSF) return scatter_csf(t, rs, dst, error);
@@ -433,9 +433,9 @@ static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
   int64_t nmajor = t->shape[csr ? 0 : 1];
   const int64_t *ptr, *idx;
   int64_t *own_p, *own_i;
-  st = sp_int64_view(t->indptr, t->indptr_type, nmajor + 1, &ptr, &own_p, error);
+  st = qv_sp_int64_view(t->indptr, t->indptr_type, nmajor + 1, &ptr, &own_p, error);
   if (st != QV_OK) return st;
-  st = sp_int64_view(t->indices, t->index_type, t->nnz, &idx, &own_i, error);
+  st = qv_sp_int64_view(t->indices, t->index_type, t->nnz, &idx, &own_i, error);
   if (st == QV_OK) {
     int64_t smajor = csr ? t->shape[1] : 1, sminor = csr ? 1 : t->shape[1];
     switch (vs) {
@@ -447,8 +447,8 @@ static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
 #undef CASE
     }
   }
-  sp_free(own_p);
-  sp_free(own_i);
+  qv_sp_free(own_p);
+  qv_sp_free(own_i);
   return st;
 }
 

@@ -36,7 +36,7 @@ enum {
 };
 
 /* Growable buffer of `unit`-byte items: reserved address space when the
- * platform gives it (never moves), else doubled with sp_realloc. */
+ * platform gives it (never moves), else doubled with qv_sp_realloc. */
 typedef struct Buf {
   uint8_t *p;
   int64_t cap;
@@ -45,11 +45,11 @@ typedef struct Buf {
 
 static bool buf_init(Buf *b, int64_t max_items, size_t unit) {
   b->unit = unit;
-  b->p = max_items > 0 ? sp_reserve(max_items, unit) : NULL;
+  b->p = max_items > 0 ? qv_sp_reserve(max_items, unit) : NULL;
   b->cap = max_items;
   if (b->p != NULL) return true;
   b->cap = 4096;
-  b->p = sp_malloc(b->cap, unit);
+  b->p = qv_sp_malloc(b->cap, unit);
   return b->p != NULL;
 }
 
@@ -60,7 +60,7 @@ static bool buf_need(Buf *b, int64_t items) {
     if (cap > INT64_MAX / 2) return false;
     cap *= 2;
   }
-  uint8_t *p = sp_realloc(b->p, cap, b->unit);
+  uint8_t *p = qv_sp_realloc(b->p, cap, b->unit);
   if (p == NULL) return false;
   b->p = p;
   b->cap = cap;
@@ -192,7 +192,7 @@ SP_INLINE int64_t scan_into(Tr *t, const uint8_t *line, int64_t o, int64_t len, 
   uint32_t *ci = t->sidx + fill;
   uint8_t *v = t->svals + (size_t)fill * vs;
   if (t->stride == (int64_t)vs) {
-    int64_t k = sp_scan_vec_u32(p, len, vs, t->mask, (uint32_t)o, ci, v);
+    int64_t k = qv_sp_scan_vec_u32(p, len, vs, t->mask, (uint32_t)o, ci, v);
     return k >= 0 ? k : sp_scan_line(p, len, (int64_t)vs, o, ci, false, 1, v, vs, t->mask);
   }
   return sp_scan_line(p, len, t->stride, o, ci, false, 1, v, vs, t->mask);
@@ -256,7 +256,7 @@ static bool run(Tr *t, int64_t nmajor, size_t vs) {
   return true;
 }
 
-QvStatus sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error) {
+QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error) {
   memset(c, 0, sizeof *c);
   int sn = 1 - sm;
   size_t vs = qv_value_type_size(d->type);
@@ -268,35 +268,35 @@ QvStatus sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *
   t.nlines = nlines;
   t.lstride = d->strides[sm];
   t.stride = d->strides[sn];
-  t.mask = sp_zero_mask(d->type);
-  t.sidx = sp_malloc(SCRATCH_CAP, sizeof *t.sidx);
-  t.svals = sp_malloc(SCRATCH_CAP, vs);
-  t.cnt = sp_calloc(width, sizeof *t.cnt);
-  t.opos = sp_malloc(width, sizeof *t.opos);
-  t.tpos = sp_malloc(BLOCK_LINES * ((width + TILE - 1) / TILE + 1), sizeof *t.tpos);
-  t.ptr = nmajor < INT64_MAX ? sp_calloc(nmajor + 1, 8) : NULL;
+  t.mask = qv_sp_zero_mask(d->type);
+  t.sidx = qv_sp_malloc(SCRATCH_CAP, sizeof *t.sidx);
+  t.svals = qv_sp_malloc(SCRATCH_CAP, vs);
+  t.cnt = qv_sp_calloc(width, sizeof *t.cnt);
+  t.opos = qv_sp_malloc(width, sizeof *t.opos);
+  t.tpos = qv_sp_malloc(BLOCK_LINES * ((width + TILE - 1) / TILE + 1), sizeof *t.tpos);
+  t.ptr = nmajor < INT64_MAX ? qv_sp_calloc(nmajor + 1, 8) : NULL;
   bool ok = t.sidx && t.svals && t.cnt && t.opos && t.tpos && t.ptr;
   ok = ok && buf_init(&t.segs, 0, 1) && buf_init(&t.blocks, 0, 8);
   ok = ok && buf_init(&t.off, width > 0 && nlines <= INT64_MAX / width ? nlines * width : 0, 1);
   ok = ok && buf_init(&t.idx, size, 8) && buf_init(&t.vals, size, vs);
   ok = ok && run(&t, nmajor, vs);
   int64_t n = t.n;
-  sp_free(t.sidx);
-  sp_free(t.svals);
-  sp_free(t.cnt);
-  sp_free(t.opos);
-  sp_free(t.tpos);
-  sp_free(t.segs.p);
-  sp_free(t.blocks.p);
-  sp_free(t.off.p);
+  qv_sp_free(t.sidx);
+  qv_sp_free(t.svals);
+  qv_sp_free(t.cnt);
+  qv_sp_free(t.opos);
+  qv_sp_free(t.tpos);
+  qv_sp_free(t.segs.p);
+  qv_sp_free(t.blocks.p);
+  qv_sp_free(t.off.p);
   /* give back the unused tails (mremap for large blocks, no copy) */
-  int64_t *idx = ok ? sp_realloc(t.idx.p, n, 8) : NULL;
-  uint8_t *vals = ok ? sp_realloc(t.vals.p, n, vs) : NULL;
+  int64_t *idx = ok ? qv_sp_realloc(t.idx.p, n, 8) : NULL;
+  uint8_t *vals = ok ? qv_sp_realloc(t.vals.p, n, vs) : NULL;
   if (idx == NULL || vals == NULL) {
-    sp_free(t.ptr);
-    sp_free(idx != NULL ? (void *)idx : (void *)t.idx.p);
-    sp_free(vals != NULL ? vals : t.vals.p);
-    return sp_nomem(error, "dense to sparse", n > 0 ? n : size, 9 + vs);
+    qv_sp_free(t.ptr);
+    qv_sp_free(idx != NULL ? (void *)idx : (void *)t.idx.p);
+    qv_sp_free(vals != NULL ? vals : t.vals.p);
+    return qv_sp_nomem(error, "dense to sparse", n > 0 ? n : size, 9 + vs);
   }
   c->M = sn;
   c->nmajor = nmajor;

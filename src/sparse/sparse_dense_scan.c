@@ -115,13 +115,13 @@ static SP_AVX2 int64_t scan_avx2_i64_4(const uint8_t *p, int64_t len, uint64_t m
 /* a load of the CPU model libgcc / compiler-rt fill in at start-up */
 static bool have_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"); }
 
-int64_t sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
+int64_t qv_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
                         uint8_t *vals) {
   if ((vs != 8 && vs != 4) || !have_avx2()) return -1;
   return vs == 8 ? scan_avx2_u32_8(p, len, mask, c0, ci, vals) : scan_avx2_u32_4(p, len, mask, c0, ci, vals);
 }
 
-int64_t sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
+int64_t qv_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
                         uint8_t *vals) {
   if ((vs != 8 && vs != 4) || !have_avx2()) return -1;
   return vs == 8 ? scan_avx2_i64_8(p, len, mask, c0, ci, vals) : scan_avx2_i64_4(p, len, mask, c0, ci, vals);
@@ -129,13 +129,13 @@ int64_t sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask,
 
 #else
 
-int64_t sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
+int64_t qv_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
                         uint8_t *vals) {
   (void)p, (void)len, (void)vs, (void)mask, (void)c0, (void)ci, (void)vals;
   return -1;
 }
 
-int64_t sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
+int64_t qv_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
                         uint8_t *vals) {
   (void)p, (void)len, (void)vs, (void)mask, (void)c0, (void)ci, (void)vals;
   return -1;

@@ -9,9 +9,9 @@
 
 #include "sparse/sparse_internal.h"
 
-void sp_entries_free(SpEntries *e) {
-  if (e->own_coords) sp_free(e->coords);
-  if (e->own_values) sp_free(e->values);
+void qv_sp_entries_free(SpEntries *e) {
+  if (e->own_coords) qv_sp_free(e->coords);
+  if (e->own_values) qv_sp_free(e->values);
   e->coords = NULL;
   e->values = NULL;
   e->own_coords = e->own_values = false;
@@ -32,15 +32,15 @@ static void widen(const uint8_t *src, QvValueType type, int64_t n, int64_t *dst)
 }
 
 /* An int64 view of an index buffer: borrowed when it already is one. */
-QvStatus sp_int64_view(const uint8_t *src, QvValueType type, int64_t n, const int64_t **out,
+QvStatus qv_sp_int64_view(const uint8_t *src, QvValueType type, int64_t n, const int64_t **out,
                        int64_t **owned, QvError *error) {
   *owned = NULL;
   if ((type == QV_VALUE_INT64 || type == QV_VALUE_UINT64) && ((uintptr_t)src & 7u) == 0) {
     *out = (const int64_t *)(const void *)src;
     return QV_OK;
   }
-  int64_t *w = sp_malloc(n, 8);
-  if (w == NULL) return sp_nomem(error, "sparse index", n, 8);
+  int64_t *w = qv_sp_malloc(n, 8);
+  if (w == NULL) return qv_sp_nomem(error, "sparse index", n, 8);
   if (n > 0) widen(src, type, n, w);
   *out = *owned = w;
   return QV_OK;
@@ -61,9 +61,9 @@ static QvStatus load_coo(const QvSparseTensor *t, SpEntries *e, QvError *error) 
       ((uintptr_t)t->coords & 7u) == 0) {
     e->coords = (int64_t *)(uintptr_t)t->coords; /* borrowed: never written */
   } else {
-    if (n > INT64_MAX / nd) return sp_nomem(error, "COO coordinates", n, (size_t)nd * 8);
-    e->coords = sp_malloc(n * nd, 8);
-    if (e->coords == NULL) return sp_nomem(error, "COO coordinates", n * nd, 8);
+    if (n > INT64_MAX / nd) return qv_sp_nomem(error, "COO coordinates", n, (size_t)nd * 8);
+    e->coords = qv_sp_malloc(n * nd, 8);
+    if (e->coords == NULL) return qv_sp_nomem(error, "COO coordinates", n * nd, 8);
     e->own_coords = true;
     for (int64_t i = 0; i < n; i++)
       for (int32_t d = 0; d < nd; d++) {
@@ -95,18 +95,18 @@ static QvStatus load_csx(const QvSparseTensor *t, SpEntries *e, QvError *error) 
   int64_t nmajor = t->shape[M], n = t->nnz;
   const int64_t *ptr, *idx;
   int64_t *ptr_own, *idx_own;
-  QvStatus st = sp_int64_view(t->indptr, t->indptr_type, nmajor + 1, &ptr, &ptr_own, error);
+  QvStatus st = qv_sp_int64_view(t->indptr, t->indptr_type, nmajor + 1, &ptr, &ptr_own, error);
   if (st != QV_OK) return st;
-  st = sp_int64_view(t->indices, t->index_type, n, &idx, &idx_own, error);
+  st = qv_sp_int64_view(t->indices, t->index_type, n, &idx, &idx_own, error);
   if (st != QV_OK) {
-    sp_free(ptr_own);
+    qv_sp_free(ptr_own);
     return st;
   }
-  e->coords = n > INT64_MAX / 2 ? NULL : sp_malloc(n * 2, 8);
+  e->coords = n > INT64_MAX / 2 ? NULL : qv_sp_malloc(n * 2, 8);
   if (e->coords == NULL) {
-    sp_free(ptr_own);
-    sp_free(idx_own);
-    return sp_nomem(error, "CSX coordinates", n, 16);
+    qv_sp_free(ptr_own);
+    qv_sp_free(idx_own);
+    return qv_sp_nomem(error, "CSX coordinates", n, 16);
   }
   e->own_coords = true;
   for (int64_t r = 0; r < nmajor; r++)
@@ -114,8 +114,8 @@ static QvStatus load_csx(const QvSparseTensor *t, SpEntries *e, QvError *error) 
       e->coords[2 * k + M] = r;
       e->coords[2 * k + m] = idx[k];
     }
-  sp_free(ptr_own);
-  sp_free(idx_own);
+  qv_sp_free(ptr_own);
+  qv_sp_free(idx_own);
   e->order[0] = M;
   e->order[1] = m;
   e->sorted = e->unique = true;
@@ -128,25 +128,25 @@ static QvStatus load_csx(const QvSparseTensor *t, SpEntries *e, QvError *error) 
 static QvStatus load_csf(const QvSparseTensor *t, SpEntries *e, QvError *error) {
   int32_t nd = t->ndim;
   int64_t n = t->nnz;
-  if (n > INT64_MAX / nd) return sp_nomem(error, "CSF coordinates", n, (size_t)nd * 8);
-  e->coords = sp_malloc(n * nd, 8);
-  if (e->coords == NULL) return sp_nomem(error, "CSF coordinates", n * nd, 8);
+  if (n > INT64_MAX / nd) return qv_sp_nomem(error, "CSF coordinates", n, (size_t)nd * 8);
+  e->coords = qv_sp_malloc(n * nd, 8);
+  if (e->coords == NULL) return qv_sp_nomem(error, "CSF coordinates", n * nd, 8);
   e->own_coords = true;
   const uint8_t *last = t->csf_indices[nd - 1];
   for (int64_t j = 0; j < n; j++) e->coords[j * nd + t->axis_order[nd - 1]] = qv_index_load(last, t->index_type, j);
   int64_t *leaf = NULL; /* leaf ranges of the level below the one being filled */
   for (int32_t l = nd - 2; l >= 0; l--) {
     int64_t cnt = t->csf_indices_len[l];
-    int64_t *nl = sp_malloc(cnt + 1, 8);
+    int64_t *nl = qv_sp_malloc(cnt + 1, 8);
     if (nl == NULL) {
-      sp_free(leaf);
-      return sp_nomem(error, "CSF expansion", cnt + 1, 8);
+      qv_sp_free(leaf);
+      return qv_sp_nomem(error, "CSF expansion", cnt + 1, 8);
     }
     for (int64_t p = 0; p <= cnt; p++) {
       int64_t c = qv_index_load(t->csf_indptr[l], t->indptr_type, p);
       nl[p] = leaf ? leaf[c] : c;
     }
-    sp_free(leaf);
+    qv_sp_free(leaf);
     leaf = nl;
     int32_t dim = t->axis_order[l];
     for (int64_t p = 0; p < cnt; p++) {
@@ -154,13 +154,13 @@ static QvStatus load_csf(const QvSparseTensor *t, SpEntries *e, QvError *error) 
       for (int64_t j = leaf[p]; j < leaf[p + 1]; j++) e->coords[j * nd + dim] = v;
     }
   }
-  sp_free(leaf);
+  qv_sp_free(leaf);
   memcpy(e->order, t->axis_order, (size_t)nd * sizeof *e->order);
   e->sorted = e->unique = true;
   return QV_OK;
 }
 
-QvStatus sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvError *error) {
+QvStatus qv_sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvError *error) {
   memset(e, 0, sizeof *e);
   e->ndim = t->ndim;
   e->shape = t->shape;
@@ -175,7 +175,7 @@ QvStatus sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvError *
     case QV_SPARSE_CSC: st = load_csx(t, e, error); break;
     default: st = load_csf(t, e, error); break;
   }
-  if (st != QV_OK) sp_entries_free(e);
+  if (st != QV_OK) qv_sp_entries_free(e);
   return st;
 }
 
@@ -216,12 +216,12 @@ typedef struct SortPass {
   static P *NAME(const SpEntries *e, const SortPass *passes, int npass, int64_t maxb) {        \
     int64_t n = e->n;                                                                          \
     int32_t nd = e->ndim;                                                                      \
-    P *a = sp_malloc(n, sizeof(P)), *b = sp_malloc(n, sizeof(P));                              \
-    P *cnt = sp_malloc(maxb + 1, sizeof(P));                                                   \
+    P *a = qv_sp_malloc(n, sizeof(P)), *b = qv_sp_malloc(n, sizeof(P));                              \
+    P *cnt = qv_sp_malloc(maxb + 1, sizeof(P));                                                   \
     if (a == NULL || b == NULL || cnt == NULL) {                                               \
-      sp_free(a);                                                                                 \
-      sp_free(b);                                                                                 \
-      sp_free(cnt);                                                                               \
+      qv_sp_free(a);                                                                                 \
+      qv_sp_free(b);                                                                                 \
+      qv_sp_free(cnt);                                                                               \
       return NULL;                                                                             \
     }                                                                                          \
     const int64_t *c = e->coords;                                                              \
@@ -250,8 +250,8 @@ typedef struct SortPass {
       a = b;                                                                                   \
       b = tmp;                                                                                 \
     }                                                                                          \
-    sp_free(b);                                                                                   \
-    sp_free(cnt);                                                                                 \
+    qv_sp_free(b);                                                                                   \
+    qv_sp_free(cnt);                                                                                 \
     return a;                                                                                  \
   }
 
@@ -275,15 +275,15 @@ SP_DEFINE_GATHER(gather64, int64_t)
  * modified in place. */
 static QvStatus own_all(SpEntries *e, QvError *error) {
   if (!e->own_coords) {
-    int64_t *c = sp_malloc(e->n * e->ndim, 8);
-    if (c == NULL) return sp_nomem(error, "sparse coordinates", e->n * e->ndim, 8);
+    int64_t *c = qv_sp_malloc(e->n * e->ndim, 8);
+    if (c == NULL) return qv_sp_nomem(error, "sparse coordinates", e->n * e->ndim, 8);
     if (e->n > 0) memcpy(c, e->coords, (size_t)(e->n * e->ndim) * 8);
     e->coords = c;
     e->own_coords = true;
   }
   if (!e->own_values) {
-    uint8_t *v = sp_malloc(e->n, e->vsize);
-    if (v == NULL) return sp_nomem(error, "sparse values", e->n, e->vsize);
+    uint8_t *v = qv_sp_malloc(e->n, e->vsize);
+    if (v == NULL) return qv_sp_nomem(error, "sparse values", e->n, e->vsize);
     if (e->n > 0) memcpy(v, e->values, (size_t)e->n * e->vsize);
     e->values = v;
     e->own_values = true;
@@ -301,7 +301,7 @@ static QvStatus sum_duplicates(SpEntries *e, QvError *error) {
   int64_t w = e->n > 0 ? 1 : 0;
   for (int64_t i = 1; i < e->n; i++) {
     if (row_cmp(e->coords + (w - 1) * nd, e->coords + i * nd, nd) == 0) {
-      sp_value_add(e->vtype, e->values + (size_t)(w - 1) * vs, e->values + (size_t)i * vs);
+      qv_sp_value_add(e->vtype, e->values + (size_t)(w - 1) * vs, e->values + (size_t)i * vs);
     } else {
       if (w != i) {
         memcpy(e->coords + w * nd, e->coords + i * nd, (size_t)nd * 8);
@@ -315,7 +315,7 @@ static QvStatus sum_duplicates(SpEntries *e, QvError *error) {
   return QV_OK;
 }
 
-QvStatus sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error) {
+QvStatus qv_sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error) {
   int32_t kf[QV_TENSOR_MAX_NDIM];
   int len = nontrivial(e, key, kf);
   int skip = presorted(e, key);
@@ -336,23 +336,23 @@ QvStatus sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error) {
     }
   }
   if (np > 0 && e->n > 1) {
-    int64_t *nc = sp_malloc(e->n * e->ndim, 8);
-    uint8_t *nv = sp_malloc(e->n, e->vsize);
+    int64_t *nc = qv_sp_malloc(e->n * e->ndim, 8);
+    uint8_t *nv = qv_sp_malloc(e->n, e->vsize);
     bool narrow = e->n <= (int64_t)UINT32_MAX;
     void *perm = nc && nv ? (narrow ? (void *)perm_sort32(e, passes, np, maxb)
                                     : (void *)perm_sort64(e, passes, np, maxb))
                           : NULL;
     if (perm == NULL) {
-      sp_free(nc);
-      sp_free(nv);
-      return sp_nomem(error, "sparse sort", e->n, 8 * (size_t)e->ndim + e->vsize);
+      qv_sp_free(nc);
+      qv_sp_free(nv);
+      return qv_sp_nomem(error, "sparse sort", e->n, 8 * (size_t)e->ndim + e->vsize);
     }
     if (narrow)
       gather32(e, perm, nc, nv);
     else
       gather64(e, perm, nc, nv);
-    sp_free(perm);
-    sp_entries_free(e);
+    qv_sp_free(perm);
+    qv_sp_entries_free(e);
     e->coords = nc;
     e->values = nv;
     e->own_coords = e->own_values = true;
@@ -368,7 +368,7 @@ QvStatus sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error) {
 /* Copies n int64 values (src[i * stride]) into a buffer of the index type;
  * the int64 source itself is handed over when it is owned and dense. The
  * caller has checked that every value fits. */
-uint8_t *sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvValueType type,
+uint8_t *qv_sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvValueType type,
                        bool *took) {
   size_t w = qv_value_type_size(type);
   *took = false;
@@ -376,7 +376,7 @@ uint8_t *sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvVa
     *took = true;
     return (uint8_t *)src;
   }
-  uint8_t *out = sp_malloc(n, w);
+  uint8_t *out = qv_sp_malloc(n, w);
   if (out == NULL) return NULL;
   switch (w) {
     case 1: for (int64_t i = 0; i < n; i++) out[i] = (uint8_t)src[i * stride]; break;
@@ -388,30 +388,30 @@ uint8_t *sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvVa
 }
 
 /* First position (i such that src[i * stride] > max), or -1. */
-int64_t sp_first_too_big(const int64_t *src, int64_t n, int64_t stride, int64_t max) {
+int64_t qv_sp_first_too_big(const int64_t *src, int64_t n, int64_t stride, int64_t max) {
   for (int64_t i = 0; i < n; i++)
     if (src[i * stride] > max) return i;
   return -1;
 }
 
-QvStatus sp_fit_error(QvError *error, const char *what, int64_t value, const char *where,
+QvStatus qv_sp_fit_error(QvError *error, const char *what, int64_t value, const char *where,
                           QvValueType type) {
   return qv_error_set(error, QV_EINVAL,
                       "%s: value %" PRId64 " %s does not fit index type %s (max %" PRId64
                       "); choose a wider index type",
-                      what, value, where, qv_value_type_name(type), sp_index_max(type));
+                      what, value, where, qv_value_type_name(type), qv_sp_index_max(type));
 }
 
 /* Hands the values buffer to out (or copies a borrowed one). */
 static QvStatus take_values(SpEntries *e, QvSparseTensor *out, QvError *error) {
   if (!e->own_values) {
-    uint8_t *v = sp_malloc(e->n, e->vsize);
-    if (v == NULL) return sp_nomem(error, "sparse values", e->n, e->vsize);
+    uint8_t *v = qv_sp_malloc(e->n, e->vsize);
+    if (v == NULL) return qv_sp_nomem(error, "sparse values", e->n, e->vsize);
     if (e->n > 0) memcpy(v, e->values, (size_t)e->n * e->vsize);
     e->values = v;
   }
   e->own_values = false;
-  sp_own(out, e->values);
+  qv_sp_own(out, e->values);
   out->values = e->values;
   out->nnz = e->n;
   return QV_OK;
@@ -428,21 +428,21 @@ static void set_coo(QvSparseTensor *t, QvValueType index_type, uint8_t *coords, 
 
 static QvStatus build_coo(SpEntries *e, QvSparseTensor *out, QvValueType itype, QvError *error) {
   int32_t nd = e->ndim;
-  int64_t max = sp_index_max(itype);
+  int64_t max = qv_sp_index_max(itype);
   for (int32_t d = 0; d < nd; d++) {
     if (e->shape[d] - 1 <= max) continue;
-    int64_t i = sp_first_too_big(e->coords + d, e->n, nd, max);
+    int64_t i = qv_sp_first_too_big(e->coords + d, e->n, nd, max);
     if (i >= 0) {
       char where[96];
       snprintf(where, sizeof where, "(coordinate of dim %d at non-zero %" PRId64 ")", (int)d, i);
-      return sp_fit_error(error, "COO coords", e->coords[i * nd + d], where, itype);
+      return qv_sp_fit_error(error, "COO coords", e->coords[i * nd + d], where, itype);
     }
   }
   bool took;
-  uint8_t *c = sp_narrow(e->coords, e->own_coords, e->n * nd, 1, itype, &took);
-  if (c == NULL) return sp_nomem(error, "COO coords", e->n * nd, qv_value_type_size(itype));
+  uint8_t *c = qv_sp_narrow(e->coords, e->own_coords, e->n * nd, 1, itype, &took);
+  if (c == NULL) return qv_sp_nomem(error, "COO coords", e->n * nd, qv_value_type_size(itype));
   if (took) e->own_coords = false;
-  sp_own(out, c);
+  qv_sp_own(out, c);
   QvStatus st = take_values(e, out, error);
   if (st != QV_OK) return st;
   set_coo(out, itype, c, true);
@@ -465,19 +465,19 @@ static QvStatus build_csf(SpEntries *e, QvSparseTensor *out, QvValueType itype,
       while (l < nd - 1 && c[i * nd + axis[l]] == c[(i - 1) * nd + axis[l]]) l++;
     for (; l < nd; l++) cnt[l]++;
   }
-  int64_t max = sp_index_max(itype);
+  int64_t max = qv_sp_index_max(itype);
   for (int32_t l = 0; l + 1 < nd; l++)
     if (cnt[l + 1] > max) {
       char what[32];
       snprintf(what, sizeof what, "CSF indptr[%d]", (int)l);
-      return sp_fit_error(error, what, cnt[l + 1], "(its last entry)", itype);
+      return qv_sp_fit_error(error, what, cnt[l + 1], "(its last entry)", itype);
     }
   int64_t *ind[QV_TENSOR_MAX_NDIM] = {NULL}, *ptr[QV_TENSOR_MAX_NDIM] = {NULL};
   QvStatus st = QV_OK;
   for (int32_t l = 0; l < nd && st == QV_OK; l++) {
-    ind[l] = sp_malloc(cnt[l], 8);
-    if (l + 1 < nd) ptr[l] = sp_malloc(cnt[l] + 1, 8);
-    if (ind[l] == NULL || (l + 1 < nd && ptr[l] == NULL)) st = sp_nomem(error, "CSF level", cnt[l], 16);
+    ind[l] = qv_sp_malloc(cnt[l], 8);
+    if (l + 1 < nd) ptr[l] = qv_sp_malloc(cnt[l] + 1, 8);
+    if (ind[l] == NULL || (l + 1 < nd && ptr[l] == NULL)) st = qv_sp_nomem(error, "CSF level", cnt[l], 16);
   }
   if (st == QV_OK) {
     int64_t pos[QV_TENSOR_MAX_NDIM] = {0};
@@ -494,42 +494,42 @@ static QvStatus build_csf(SpEntries *e, QvSparseTensor *out, QvValueType itype,
     for (int32_t l = 0; l < nd && st == QV_OK; l++) {
       int64_t ext = e->shape[axis[l]];
       if (ext - 1 > max) {
-        int64_t i = sp_first_too_big(ind[l], cnt[l], 1, max);
+        int64_t i = qv_sp_first_too_big(ind[l], cnt[l], 1, max);
         if (i >= 0) {
           char what[32], where[64];
           snprintf(what, sizeof what, "CSF indices[%d]", (int)l);
           snprintf(where, sizeof where, "at position %" PRId64 " (dim %d)", i, (int)axis[l]);
-          st = sp_fit_error(error, what, ind[l][i], where, itype);
+          st = qv_sp_fit_error(error, what, ind[l][i], where, itype);
         }
       }
     }
   }
   for (int32_t l = 0; l < nd && st == QV_OK; l++) {
     bool took;
-    uint8_t *x = sp_narrow(ind[l], true, cnt[l], 1, itype, &took);
+    uint8_t *x = qv_sp_narrow(ind[l], true, cnt[l], 1, itype, &took);
     if (x == NULL) {
-      st = sp_nomem(error, "CSF indices", cnt[l], 8);
+      st = qv_sp_nomem(error, "CSF indices", cnt[l], 8);
       break;
     }
     if (took) ind[l] = NULL;
-    sp_own(out, x);
+    qv_sp_own(out, x);
     s->csf_indices[l] = x;
     s->csf_indices_len[l] = cnt[l];
     if (l + 1 < nd) {
-      x = sp_narrow(ptr[l], true, cnt[l] + 1, 1, itype, &took);
+      x = qv_sp_narrow(ptr[l], true, cnt[l] + 1, 1, itype, &took);
       if (x == NULL) {
-        st = sp_nomem(error, "CSF indptr", cnt[l] + 1, 8);
+        st = qv_sp_nomem(error, "CSF indptr", cnt[l] + 1, 8);
         break;
       }
       if (took) ptr[l] = NULL;
-      sp_own(out, x);
+      qv_sp_own(out, x);
       s->csf_indptr[l] = x;
       s->csf_indptr_len[l] = cnt[l] + 1;
     }
   }
   for (int32_t l = 0; l < nd; l++) {
-    sp_free(ind[l]);
-    sp_free(ptr[l]);
+    qv_sp_free(ind[l]);
+    qv_sp_free(ptr[l]);
   }
   if (st != QV_OK) return st;
   memcpy(s->axis_order, axis, (size_t)nd * sizeof *axis);
@@ -542,21 +542,21 @@ static QvStatus build_csf(SpEntries *e, QvSparseTensor *out, QvValueType itype,
   return take_values(e, out, error);
 }
 
-QvStatus sp_build(SpEntries *e, QvSparseTensor *out, QvValueType index_type,
+QvStatus qv_sp_build(SpEntries *e, QvSparseTensor *out, QvValueType index_type,
                   const int32_t *axis_order, QvError *error) {
   int32_t ident[QV_TENSOR_MAX_NDIM];
   for (int32_t d = 0; d < e->ndim; d++) ident[d] = d;
   QvStatus st;
   switch (out->format) {
     case QV_SPARSE_COO:
-      st = sp_entries_sort(e, ident, error);
+      st = qv_sp_entries_sort(e, ident, error);
       return st == QV_OK ? build_coo(e, out, index_type, error) : st;
     case QV_SPARSE_CSR:
-    case QV_SPARSE_CSC: /* 2-D only: built through sp_csx_emit */
+    case QV_SPARSE_CSC: /* 2-D only: built through qv_sp_csx_emit */
       return qv_error_set(error, QV_EARG, "internal: CSR/CSC are built from CSX arrays");
     default:
       if (axis_order == NULL) axis_order = ident;
-      st = sp_entries_sort(e, axis_order, error);
+      st = qv_sp_entries_sort(e, axis_order, error);
       return st == QV_OK ? build_csf(e, out, index_type, axis_order, error) : st;
   }
 }

@@ -90,10 +90,10 @@ SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, u
     }
     if (!sorted) {
       if (n > 32 && n > tmp->cap) {
-        sp_free(tmp->keys);
-        sp_free(tmp->vals);
-        tmp->keys = sp_malloc(n, 32); /* (key, pos) pairs, twice */
-        tmp->vals = sp_malloc(n, vs);
+        qv_sp_free(tmp->keys);
+        qv_sp_free(tmp->vals);
+        tmp->keys = qv_sp_malloc(n, 32); /* (key, pos) pairs, twice */
+        tmp->vals = qv_sp_malloc(n, vs);
         tmp->cap = n;
         if (tmp->keys == NULL || tmp->vals == NULL) return false;
       }
@@ -107,7 +107,7 @@ SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, u
     } else {
       for (int64_t k = lo; k < hi; k++) {
         if (k > lo && idx[k] == idx[w - 1]) {
-          sp_value_add(vtype, val + (size_t)(w - 1) * vs, val + (size_t)k * vs);
+          qv_sp_value_add(vtype, val + (size_t)(w - 1) * vs, val + (size_t)k * vs);
         } else {
           idx[w] = idx[k];
           sp_store_bits(val + (size_t)w * vs, vs, sp_load_bits(val + (size_t)k * vs, vs));
@@ -179,7 +179,7 @@ typedef struct Src {
 /* Small inputs: one stable scatter with a cursor per key. */
 SP_INLINE bool group_direct(const Src *src, bool csx, int64_t nkeys, int64_t *ptr, int64_t *idx,
                             uint8_t *val, size_t vs) {
-  int64_t *cur = sp_malloc(nkeys, 8);
+  int64_t *cur = qv_sp_malloc(nkeys, 8);
   if (cur == NULL) return false;
   if (nkeys > 0) memcpy(cur, ptr, (size_t)nkeys * 8);
   SP_FOR_EACH(src, csx, key, minor, i, {
@@ -187,7 +187,7 @@ SP_INLINE bool group_direct(const Src *src, bool csx, int64_t nkeys, int64_t *pt
     idx[pos] = minor;
     sp_store_bits(val + (size_t)pos * vs, vs, sp_load_bits(src->values + (size_t)i * vs, vs));
   });
-  sp_free(cur);
+  qv_sp_free(cur);
   return true;
 }
 
@@ -426,29 +426,29 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
   uint64_t mmask = packed ? (UINT64_C(1) << mbits) - 1 : UINT64_MAX;
   /* minor digits to sort by (COO input only; a transpose is sorted) */
   int npass = csx ? 0 : (mbits + DIGIT - 1) / DIGIT;
-  uint32_t *low = packed ? NULL : sp_malloc(n, 4);
-  uint32_t *slow = packed ? NULL : sp_malloc(2 * maxlen, 4);
+  uint32_t *low = packed ? NULL : qv_sp_malloc(n, 4);
+  uint32_t *slow = packed ? NULL : qv_sp_malloc(2 * maxlen, 4);
   /* COO with packed keys: per-bucket passes on (key, minor, position) items */
   int pb = 0;
   while (pb < 63 && ((uint64_t)(maxlen > 0 ? maxlen - 1 : 0) >> pb) != 0) pb++;
   /* 32-bit counts, at most 3 minor digits of <= DIGIT bits */
   bool items = !csx && packed && s <= 16 && pb <= 31 && mbits <= 3 * DIGIT && s + mbits + pb <= 64;
-  int64_t *cnt = sp_malloc(1 << DIGIT, 8);
-  uint32_t *bhist = items ? sp_malloc(3 << DIGIT, 4) : NULL, *bkey = items ? sp_malloc(R, 4) : NULL;
+  int64_t *cnt = qv_sp_malloc(1 << DIGIT, 8);
+  uint32_t *bhist = items ? qv_sp_malloc(3 << DIGIT, 4) : NULL, *bkey = items ? qv_sp_malloc(R, 4) : NULL;
   items = items && bhist != NULL && bkey != NULL;
-  int64_t *sidx = sp_malloc(2 * maxlen, 8), *lc = sp_malloc(R + 1, 8);
-  uint8_t *sval = sp_malloc(2 * maxlen, vs);
+  int64_t *sidx = qv_sp_malloc(2 * maxlen, 8), *lc = qv_sp_malloc(R + 1, 8);
+  uint8_t *sval = qv_sp_malloc(2 * maxlen, vs);
   bool ok = (packed || (low && slow)) && cnt && sidx && lc && sval;
   SegTmp tmp = {NULL, NULL, 0};
   BucketScratch bs = {(uint64_t *)sidx, (uint64_t *)(sidx + maxlen), sval, bhist, bkey};
   if (ok) {
     uint32_t mask = (uint32_t)(R - 1);
 #if defined(__SSE2__)
-    uint64_t *stage = items && vs == 8 ? sp_malloc(16 * nb, 8) : NULL;
+    uint64_t *stage = items && vs == 8 ? qv_sp_malloc(16 * nb, 8) : NULL;
     if (stage != NULL) {
       scatter_coo_lines(src->coords, src->M, src->values, n, s, mask, mbits, nb,
                         cur, idx, (uint64_t *)(void *)val, stage);
-      sp_free(stage);
+      qv_sp_free(stage);
     } else
 #endif
     SP_FOR_EACH(src, csx, key, minor, i, {
@@ -518,16 +518,16 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
       if (!csx) ok = finish_range(ptr, r0, r1, idx, val, vs, vtype, wp, &tmp);
     }
   }
-  sp_free(tmp.keys);
-  sp_free(tmp.vals);
-  sp_free(bhist);
-  sp_free(bkey);
-  sp_free(low);
-  sp_free(cnt);
-  sp_free(sidx);
-  sp_free(lc);
-  sp_free(sval);
-  sp_free(slow);
+  qv_sp_free(tmp.keys);
+  qv_sp_free(tmp.vals);
+  qv_sp_free(bhist);
+  qv_sp_free(bkey);
+  qv_sp_free(low);
+  qv_sp_free(cnt);
+  qv_sp_free(sidx);
+  qv_sp_free(lc);
+  qv_sp_free(sval);
+  qv_sp_free(slow);
   return ok;
 }
 
@@ -564,8 +564,8 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
     if (ok && !csx) {
       SegTmp tmp = {NULL, NULL, 0};
       ok = finish_rows(ptr, 0, nkeys, idx, val, vs, vtype, &w, &tmp);
-      sp_free(tmp.keys);
-      sp_free(tmp.vals);
+      qv_sp_free(tmp.keys);
+      qv_sp_free(tmp.vals);
     }
   }
   if (!ok) return w == -2 ? -2 : -1;
@@ -574,7 +574,7 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
   return w;
 }
 
-int64_t sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
+int64_t qv_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
                      int64_t nminor, size_t vs, QvValueType vtype, bool in_order, int64_t *ptr,
                      int64_t *idx, uint8_t *val) {
   Src src = {coords, M, NULL, NULL, 0, values, n};
@@ -586,7 +586,7 @@ int64_t sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, in
   }
 }
 
-int64_t sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
+int64_t qv_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
                      int64_t nkeys, size_t vs, bool counted, int64_t *ptr, int64_t *idx, uint8_t *val) {
   Src src = {NULL, 0, sptr, sidx, nsrc, values, sptr[nsrc]};
   switch (vs) {

@@ -34,33 +34,33 @@ typedef struct SpStore {
 
 /* qv_sparse_validate; with coords false the coordinates of a non-canonical
  * COO are not range-checked (the caller does it in its own first pass). */
-QvStatus sp_validate(const QvSparseTensor *t, bool coords, QvError *error);
+QvStatus qv_sp_validate(const QvSparseTensor *t, bool coords, QvError *error);
 
 /* Starts *out (zeroed first) with a store holding copies of shape and names. */
-QvStatus sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType value_type,
+QvStatus qv_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType value_type,
                   int32_t ndim, const int64_t *shape, const char *const *dim_names,
                   QvError *error);
-/* Hands an sp_malloc'd buffer to the tensor's store (freed on release). */
-void sp_own(QvSparseTensor *t, void *p);
+/* Hands an qv_sp_malloc'd buffer to the tensor's store (freed on release). */
+void qv_sp_own(QvSparseTensor *t, void *p);
 
 /* Buffers (sparse_alloc.c): n * size bytes, overflow-checked, 64-byte
  * aligned, never NULL for n == 0 (at least 1 byte); NULL on overflow or
- * failure. Released only with sp_free. Large ones use huge pages. */
-void *sp_malloc(int64_t n, size_t size);
-void *sp_calloc(int64_t n, size_t size);
-void *sp_realloc(void *p, int64_t n, size_t size);
-void sp_free(void *p);
+ * failure. Released only with qv_sp_free. Large ones use huge pages. */
+void *qv_sp_malloc(int64_t n, size_t size);
+void *qv_sp_calloc(int64_t n, size_t size);
+void *qv_sp_realloc(void *p, int64_t n, size_t size);
+void qv_sp_free(void *p);
 /* Address space for n * size bytes whose pages are committed only when
- * written (large sizes on Linux); shrink with sp_realloc. NULL when not
- * available: grow with sp_realloc instead. */
-void *sp_reserve(int64_t n, size_t size);
-QvStatus sp_nomem(QvError *error, const char *what, int64_t n, size_t size);
+ * written (large sizes on Linux); shrink with qv_sp_realloc. NULL when not
+ * available: grow with qv_sp_realloc instead. */
+void *qv_sp_reserve(int64_t n, size_t size);
+QvStatus qv_sp_nomem(QvError *error, const char *what, int64_t n, size_t size);
 
-bool sp_is_index_type(QvValueType t);
+bool qv_sp_is_index_type(QvValueType t);
 /* Largest value an index type holds (uint64 capped at INT64_MAX). */
-int64_t sp_index_max(QvValueType t);
+int64_t qv_sp_index_max(QvValueType t);
 /* Formats entry i of an index buffer with its own signedness. */
-void sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32]);
+void qv_sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32]);
 
 /* Raw value bits of width w (1, 2, 4, 8) loaded / stored little-endian
  * through memcpy: buffers need not be aligned. */
@@ -121,11 +121,11 @@ SP_INLINE int64_t sp_scan_line(const uint8_t *p, int64_t len, int64_t stride, in
 /* Zero by value is one mask test on the raw bits: integers are zero when all
  * bits are, floats when all bits but the sign are (+0.0 and -0.0; NaN and
  * infinities have exponent bits set). */
-uint64_t sp_zero_mask(QvValueType type);
+uint64_t qv_sp_zero_mask(QvValueType type);
 /* dst += src in the value type (integers wrap as in NumPy/SciPy). */
-void sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src);
+void qv_sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src);
 /* Equality by value: -0.0 == 0.0, NaN == NaN. */
-bool sp_value_equal(QvValueType type, const uint8_t *a, const uint8_t *b);
+bool qv_sp_value_equal(QvValueType type, const uint8_t *a, const uint8_t *b);
 
 /* The working form: n entries with row-major int64 coordinates (n x ndim)
  * and n contiguous values; buffers are owned or borrowed. `order` records a
@@ -145,37 +145,37 @@ typedef struct SpEntries {
   int32_t order[QV_TENSOR_MAX_NDIM];
 } SpEntries;
 
-void sp_entries_free(SpEntries *e);
+void qv_sp_entries_free(SpEntries *e);
 /* An int64 view of n entries of an index buffer: the buffer itself when it
  * is an aligned int64/uint64 one (*owned = NULL), else a widened copy the
  * caller frees. Values must be validated (uint64 ones fit int64). */
-QvStatus sp_int64_view(const uint8_t *src, QvValueType type, int64_t n, const int64_t **out,
+QvStatus qv_sp_int64_view(const uint8_t *src, QvValueType type, int64_t n, const int64_t **out,
                        int64_t **owned, QvError *error);
 /* Loads a validated sparse tensor (borrowing what it can). */
-QvStatus sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvError *error);
+QvStatus qv_sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvError *error);
 /* Stable sort by the dims key[0..ndim-1] (most significant first), then sums
  * duplicate coordinates. LSD counting sorts of a permutation, one pass per
  * dim whose extent is at most max(n, 65536), else 16-bit digit passes;
  * passes the current order already covers are skipped. */
-QvStatus sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error);
+QvStatus qv_sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error);
 /* Builds the output tensor from entries (consumes what e owns). `out` must
- * have been started with sp_begin. axis_order only for CSF. */
-QvStatus sp_build(SpEntries *e, QvSparseTensor *out, QvValueType index_type,
+ * have been started with qv_sp_begin. axis_order only for CSF. */
+QvStatus qv_sp_build(SpEntries *e, QvSparseTensor *out, QvValueType index_type,
                   const int32_t *axis_order, QvError *error);
 /* Index buffer of the output type from n int64 values src[i * stride]; the
  * owned dense int64 source itself when the type is 64-bit (*took). NULL
- * on allocation failure. Values must fit (see sp_first_too_big). */
-uint8_t *sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvValueType type,
+ * on allocation failure. Values must fit (see qv_sp_first_too_big). */
+uint8_t *qv_sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvValueType type,
                    bool *took);
 /* First i with src[i * stride] > max, or -1. */
-int64_t sp_first_too_big(const int64_t *src, int64_t n, int64_t stride, int64_t max);
+int64_t qv_sp_first_too_big(const int64_t *src, int64_t n, int64_t stride, int64_t max);
 /* "<what>: value V <where> does not fit index type T (max M)". */
-QvStatus sp_fit_error(QvError *error, const char *what, int64_t value, const char *where,
+QvStatus qv_sp_fit_error(QvError *error, const char *what, int64_t value, const char *where,
                       QvValueType type);
 /* Completes a CSR/CSC output (format and shape already in *out) from owned
  * int64 indptr/indices and a values buffer: fit checks, narrowing, store.
  * Takes the three buffers in every case. */
-QvStatus sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint8_t *vals, int64_t nnz,
+QvStatus qv_sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint8_t *vals, int64_t nnz,
                        QvValueType itype, QvError *error);
 /* Groups entries by key into CSX arrays: ptr (nkeys + 1 entries, zeroed
  * by the caller) becomes the indptr, idx/val (room for n entries) the
@@ -186,17 +186,17 @@ QvStatus sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint8_t 
  * already: returns n. -1 on allocation failure; -2 (COO pairs) when a key
  * is outside [0, nkeys) or a minor outside [0, nminor), found before
  * anything is written. */
-int64_t sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
+int64_t qv_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
                      int64_t nminor, size_t vs, QvValueType vtype, bool in_order, int64_t *ptr,
                      int64_t *idx, uint8_t *val);
-int64_t sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
+int64_t qv_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
                      int64_t nkeys, size_t vs, bool counted, int64_t *ptr, int64_t *idx, uint8_t *val);
 /* CSR <-> CSC with a counting sort on the minor index: output indices come
  * out sorted within each new major (old major order). The new indptr
  * (nminor + 1 entries) is *optr when `counts` is NULL, else `counts` itself
- * (sp_calloc'd, counts[m + 1] = entries with minor m; taken over). Buffers
+ * (qv_sp_calloc'd, counts[m + 1] = entries with minor m; taken over). Buffers
  * are new and owned by the caller. */
-QvStatus sp_csx_transpose(const int64_t *ptr, const int64_t *idx, const uint8_t *vals, size_t vs,
+QvStatus qv_sp_csx_transpose(const int64_t *ptr, const int64_t *idx, const uint8_t *vals, size_t vs,
                           int64_t nmajor, int64_t nminor, int64_t *counts, int64_t **optr,
                           int64_t **oidx, uint8_t **ovals, QvError *error);
 
@@ -212,39 +212,39 @@ typedef struct SpCsx {
   QvValueType vtype;
   size_t vs;
 } SpCsx;
-void sp_csx_free(SpCsx *c);
-/* Transposes to the other orientation; `counts` as in sp_csx_transpose. */
-QvStatus sp_csx_flip(SpCsx *c, int64_t *counts, QvError *error);
+void qv_sp_csx_free(SpCsx *c);
+/* Transposes to the other orientation; `counts` as in qv_sp_csx_transpose. */
+QvStatus qv_sp_csx_flip(SpCsx *c, int64_t *counts, QvError *error);
 /* Orientation an output format needs (CSF: its first axis). */
-int sp_csx_orientation(QvSparseFormat format, const int32_t *axis);
-QvStatus sp_csx_from_sparse(const QvSparseTensor *t, int M, SpCsx *c, QvError *error);
-QvStatus sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error);
-/* Builds *out (started with sp_begin, format set; CSF axis order = the
+int qv_sp_csx_orientation(QvSparseFormat format, const int32_t *axis);
+QvStatus qv_sp_csx_from_sparse(const QvSparseTensor *t, int M, SpCsx *c, QvError *error);
+QvStatus qv_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error);
+/* Builds *out (started with qv_sp_begin, format set; CSF axis order = the
  * orientation) taking what c owns. */
-QvStatus sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvError *error);
+QvStatus qv_sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvError *error);
 
 /* Checks conversion options for a target format and ndim; index type
  * (default int64) and CSF axis order (NULL: identity). */
-QvStatus sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
+QvStatus qv_sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
                     QvValueType *itype, const int32_t **axis, QvError *error);
 
 /* Dense scan (sparse_dense.c): entries in the dense tensor's memory order. */
-QvStatus sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error);
+QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error);
 
 /* Dense -> CSX whose majors run across the dense memory order: the dense
  * is read as lines indexed by dim sm (running along the other dim, the one
  * of smaller stride), the output majors are that other dim. Row-major ->
  * CSC, column-major -> CSR (sparse_dense_csc.c). */
-QvStatus sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error);
+QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error);
 
 /* Vector scans of a contiguous line of len values of vs bytes (sparse_dense_scan.c):
  * the non-zeros' indices c0 + j go to ci[k] and their value bits to
  * vals[k], k = 0, 1, ...; returns their count. Any of the len slots of ci
  * and vals may be written. -1 when no vector kernel serves vs on this CPU
  * (the caller scans with scalar code). */
-int64_t sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
+int64_t qv_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
                         uint8_t *vals);
-int64_t sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
+int64_t qv_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
                         uint8_t *vals);
 
 #endif

@@ -93,7 +93,7 @@ static QvStatus validate_coo(const QvSparseTensor *t, bool coords, QvError *erro
     int64_t i = bad / t->ndim;
     int32_t d = (int32_t)(bad % t->ndim);
     char v[32];
-    sp_index_str(t->coords + i * s0 + d * s1, t->index_type, 0, v);
+    qv_sp_index_str(t->coords + i * s0 + d * s1, t->index_type, 0, v);
     return qv_error_set(error, QV_EINVAL,
                         "COO coords: coordinate %s of dim %d at non-zero %" PRId64
                         " is out of range [0, %" PRId64 ")",
@@ -133,7 +133,7 @@ static QvStatus check_indptr(const char *what, const uint8_t *p, QvValueType typ
   for (int64_t k = 0; k < n; k++) {
     int64_t v = qv_index_load(p, type, k);
     if (v < 0) {
-      sp_index_str(p, type, k, a);
+      qv_sp_index_str(p, type, k, a);
       return qv_error_set(error, QV_EINVAL, "%s: value %s at position %" PRId64 " is %s", what, a, k,
                           type == QV_VALUE_UINT64 ? "too large" : "negative");
     }
@@ -163,7 +163,7 @@ static QvStatus check_segment(const char *what, const char *group, int64_t gi, c
     int64_t v = qv_index_load(p, type, k);
     if (v < 0 || v >= extent) {
       char s[32];
-      sp_index_str(p, type, k, s);
+      qv_sp_index_str(p, type, k, s);
       return qv_error_set(error, QV_EINVAL,
                           "%s: %s at position %" PRId64 " (%s %" PRId64 ") is out of range [0, %" PRId64 ")",
                           what, s, k, group, gi, extent);
@@ -191,7 +191,7 @@ static QvStatus validate_csx(const QvSparseTensor *t, QvError *error) {
   const char *fmt = csr ? "CSR" : "CSC";
   if (t->ndim != 2)
     return qv_error_set(error, QV_EINVAL, "%s: needs a 2-D shape, got %d dims", fmt, (int)t->ndim);
-  if (!sp_is_index_type(t->indptr_type))
+  if (!qv_sp_is_index_type(t->indptr_type))
     return qv_error_set(error, QV_EINVAL, "%s indptr: type %s is not an integer type", fmt,
                         qv_value_type_name(t->indptr_type));
   int64_t nmajor = t->shape[csr ? 0 : 1], nminor = t->shape[csr ? 1 : 0];
@@ -225,7 +225,7 @@ static QvStatus validate_csx(const QvSparseTensor *t, QvError *error) {
 
 static QvStatus validate_csf(const QvSparseTensor *t, QvError *error) {
   int32_t n = t->ndim;
-  if (!sp_is_index_type(t->indptr_type))
+  if (!qv_sp_is_index_type(t->indptr_type))
     return qv_error_set(error, QV_EINVAL, "CSF indptr: type %s is not an integer type",
                         qv_value_type_name(t->indptr_type));
   if (t->axis_order == NULL) return qv_error_set(error, QV_EINVAL, "CSF axis_order is NULL");
@@ -292,13 +292,13 @@ static QvStatus validate_csf(const QvSparseTensor *t, QvError *error) {
   return QV_OK;
 }
 
-QvStatus sp_validate(const QvSparseTensor *t, bool coords, QvError *error) {
+QvStatus qv_sp_validate(const QvSparseTensor *t, bool coords, QvError *error) {
   if (t == NULL) return qv_error_set(error, QV_EARG, "sparse tensor is NULL");
   if (t->format < QV_SPARSE_COO || t->format > QV_SPARSE_CSF)
     return qv_error_set(error, QV_EINVAL, "sparse tensor: unknown format %d", (int)t->format);
   if ((unsigned)t->value_type >= QV_VALUE_TYPE_COUNT)
     return qv_error_set(error, QV_EINVAL, "sparse tensor: invalid value type %d", (int)t->value_type);
-  if (!sp_is_index_type(t->index_type))
+  if (!qv_sp_is_index_type(t->index_type))
     return qv_error_set(error, QV_EINVAL, "sparse tensor: index type %s is not an integer type",
                         qv_value_type_name(t->index_type));
   if (t->ndim < 1 || t->ndim > QV_TENSOR_MAX_NDIM)
@@ -326,4 +326,4 @@ QvStatus sp_validate(const QvSparseTensor *t, bool coords, QvError *error) {
   }
 }
 
-QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error) { return sp_validate(t, true, error); }
+QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error) { return qv_sp_validate(t, true, error); }

@@ -1,0 +1,36 @@
+/* quiver: version of the headers and of the library.
+ *
+ * The numbers follow semantic versioning: the major version changes when
+ * the ABI of libquiver.so changes incompatibly (its SONAME is
+ * libquiver.so.<major>). Compare QV_VERSION_NUMBER (what a program was
+ * compiled against) with qv_version_number() (what it runs with). */
+#ifndef QUIVER_VERSION_H
+#define QUIVER_VERSION_H
+
+#include "quiver/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QV_VERSION_MAJOR 0
+#define QV_VERSION_MINOR 2
+#define QV_VERSION_PATCH 0
+
+#define QV_VERSION_NUMBER (QV_VERSION_MAJOR * 10000 + QV_VERSION_MINOR * 100 + QV_VERSION_PATCH)
+#define QV_VERSION_STRINGIFY_(x) #x
+#define QV_VERSION_STRINGIFY(x) QV_VERSION_STRINGIFY_(x)
+#define QV_VERSION_STRING                                                            \
+  QV_VERSION_STRINGIFY(QV_VERSION_MAJOR)                                             \
+  "." QV_VERSION_STRINGIFY(QV_VERSION_MINOR) "." QV_VERSION_STRINGIFY(QV_VERSION_PATCH)
+
+/* The library's version as "MAJOR.MINOR.PATCH" (static storage). */
+QV_API const char *qv_version(void);
+/* The library's QV_VERSION_NUMBER. */
+QV_API int qv_version_number(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The ABI of libquiver.so is what include/quiver/ declares: every dynamic
+# symbol the library defines must be a name declared (with QV_API) in a public
+# header, and every QV_API name must be exported.
+set -euo pipefail
+lib=$(find "$QV_BINARY_DIR" -maxdepth 1 -name 'libquiver.so' | head -n 1)
+if [ -z "$lib" ]; then echo "libquiver.so not built"; exit 1; fi
+command -v nm > /dev/null || { echo "nm not available: skipped"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Defined, global, dynamic symbols (functions and data), without versions.
+nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sed 's/@.*//' \
+  | grep -v -E '^(_init|_fini|__bss_start|_edata|_end)$' | sort -u > "$tmp/exported"
+# Names declared with QV_API: the identifier before '(' or '[' on the line.
+grep -h -E '^QV_API ' "$QV_SOURCE_DIR"/include/quiver/*.h \
+  | sed -E 's/^QV_API //; s/\(.*//; s/\[.*//' | grep -o -E '[A-Za-z_][A-Za-z0-9_]*$' \
+  | sort -u > "$tmp/declared"
+n_exp=$(wc -l < "$tmp/exported")
+n_dec=$(wc -l < "$tmp/declared")
+status=0
+undeclared=$(comm -23 "$tmp/exported" "$tmp/declared")
+if [ -n "$undeclared" ]; then
+  echo "exported by libquiver.so but declared in no public header:"
+  echo "$undeclared" | sed 's/^/  /'
+  status=1
+fi
+missing=$(comm -13 "$tmp/exported" "$tmp/declared")
+if [ -n "$missing" ]; then
+  echo "declared QV_API but not exported (no definition?):"
+  echo "$missing" | sed 's/^/  /'
+  status=1
+fi
+# Every exported name carries the library's prefix.
+unprefixed=$(grep -v -E '^qv_' "$tmp/exported" || true)
+if [ -n "$unprefixed" ]; then
+  echo "exported without the qv_ prefix:"; echo "$unprefixed" | sed 's/^/  /'; status=1
+fi
+# The static library defines no global symbol without the prefix either.
+nm -g --defined-only "$QV_BINARY_DIR/libquiver.a" 2> /dev/null \
+  | awk 'NF == 3 && $2 ~ /^[TDBRVW]$/ {print $3}' | grep -v -E '^qv_' | sort -u > "$tmp/static_unprefixed" || true
+if [ -s "$tmp/static_unprefixed" ]; then
+  echo "libquiver.a defines global symbols without the qv_ prefix:"
+  sed 's/^/  /' "$tmp/static_unprefixed"; status=1
+fi
+if [ $status -eq 0 ]; then
+  echo "libquiver.so exports $n_exp symbols, all declared in include/quiver/ ($n_dec declared)"
+fi
+exit $status
