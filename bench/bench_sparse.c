@@ -72,7 +72,7 @@ static double time_from_dense(const QvTensor *d, QvSparseFormat f, const QvSpars
     if (r == reps - 1)
       *keep = s;
     else
-      qv_sparse_release(&s);
+      qv_sparse_reset(&s);
   }
   return best;
 }
@@ -135,10 +135,10 @@ static void dense_case(int32_t ndim, const int64_t *shape, double density, const
     if (memcmp(dst, d.data, bytes) != 0) die("round trip mismatch", NULL);
     snprintf(what, sizeof what, "%s -> dense (caller buffer)", fmt_name(fmts[i]));
     report(what, b, base, 2.0);
-    qv_sparse_release(&s);
+    qv_sparse_reset(&s);
   }
   free(dst);
-  qv_tensor_release(&d);
+  qv_tensor_reset(&d);
 }
 
 /* ---- peak memory */
@@ -248,7 +248,7 @@ int main(int argc, char **argv) {
     if (qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &csr, &err) != QV_OK) die("coo->csr", &err);
     t = now() - t;
     if (t < best) best = t;
-    qv_sparse_release(&csr);
+    qv_sparse_reset(&csr);
   }
   printf("  quiver qv_sparse_convert: %.1f ms (best of 5)\n", best * 1e3);
   double sp = scipy_tocsr();
@@ -272,22 +272,22 @@ int main(int argc, char **argv) {
   convert_case(&coo, QV_SPARSE_CSR, &csr, true);
   convert_case(&csr, QV_SPARSE_CSC, &csc, true);
   convert_case(&csc, QV_SPARSE_CSR, &c2, true);
-  qv_sparse_release(&c2);
+  qv_sparse_reset(&c2);
   convert_case(&csr, QV_SPARSE_COO, &c2, true);
-  qv_sparse_release(&c2);
+  qv_sparse_reset(&c2);
   convert_case(&csc, QV_SPARSE_COO, &c2, true);
   convert_case(&coo, QV_SPARSE_CSF, &csf, true);
   convert_case(&csf, QV_SPARSE_COO, &c3, true);
-  qv_sparse_release(&c3);
+  qv_sparse_reset(&c3);
   convert_case(&c2, QV_SPARSE_CSC, &c3, true);
-  qv_sparse_release(&c3);
+  qv_sparse_reset(&c3);
   convert_case(&coo, QV_SPARSE_COO, &c3, true);
-  qv_sparse_release(&c3);
-  qv_sparse_release(&c2);
-  qv_sparse_release(&csf);
-  qv_sparse_release(&csc);
-  qv_sparse_release(&csr);
-  qv_sparse_release(&coo);
+  qv_sparse_reset(&c3);
+  qv_sparse_reset(&c2);
+  qv_sparse_reset(&csf);
+  qv_sparse_reset(&csc);
+  qv_sparse_reset(&csr);
+  qv_sparse_reset(&coo);
   free(coords);
   free(vals);
   printf("\n%s\n", failures ? "SOME TARGETS MISSED" : "all targets met");

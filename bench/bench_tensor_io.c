@@ -73,7 +73,7 @@ static void time_reads(const char *path, int runs, double *median_us, double *mi
     QvError err;
     double t0 = now();
     if (qv_tensor_read_path(path, 0, &v, &err)) die(path, &err);
-    qv_tensor_release(&v);
+    qv_tensor_reset(&v);
     t[i] = (now() - t0) * 1e6;
   }
   qsort(t, (size_t)runs, sizeof *t, cmp_double);
@@ -140,15 +140,15 @@ int main(int argc, char **argv) {
   unlink(plain);
   unlink(path);
   qv_aligned_free(dst);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   /* 3. zero-copy reads of a small and a large file */
   make_tensor(&t, MIB);
   if (qv_tensor_write_path(&t, small, &err)) die("write small", &err);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   make_tensor(&t, 1024 * MIB);
   if (qv_tensor_write_path(&t, large, &err)) die("write large", &err);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   double med_s, min_s, med_l, min_l;
   time_reads(small, 2000, &med_s, &min_s); /* warms the path lookups too */
   time_reads(large, 2000, &med_l, &min_l);

@@ -144,9 +144,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "equals returned false for equal tensors\n");
     return 1;
   }
-  qv_tensor_release(&rm);
-  qv_tensor_release(&cm);
-  qv_tensor_release(&eo);
+  qv_tensor_reset(&rm);
+  qv_tensor_reset(&cm);
+  qv_tensor_reset(&eo);
   qv_aligned_free(a);
   qv_aligned_free(b);
   qv_aligned_free(c);
@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "count_nonzero = %lld, expected %lld\n", (long long)sink, (long long)expect);
     return 1;
   }
-  qv_tensor_release(&ct);
+  qv_tensor_reset(&ct);
   qv_aligned_free(x);
   qv_aligned_free(y);
   printf("%s\n", all_ok ? "all targets met" : "TARGETS MISSED");

@@ -491,7 +491,7 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
     QvTensor dense;
     if ((st = qv_sparse_to_dense(t, &dense, err))) return st;
     bool ok = print_values(&dense, f);
-    qv_tensor_release(&dense);
+    qv_tensor_reset(&dense);
     return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");
   }
   QvSparseTensor coo;
@@ -502,7 +502,7 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
   st = qv_tensor_make(&vals, coo.value_type, 1, &shown, NULL, NULL, coo.values,
                       shown * (int64_t)qv_value_type_size(coo.value_type), NULL, err);
   if (st) {
-    qv_sparse_release(&coo);
+    qv_sparse_reset(&coo);
     return st;
   }
   Printer pr = {0};
@@ -531,8 +531,8 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
   str_free(&line);
   if (ok && coo.nnz > shown) fprintf(f, "... (%" PRId64 " more non-zeros)\n", coo.nnz - shown);
   if (ok && coo.nnz == 0) fputs("(no non-zeros)\n", f);
-  qv_tensor_release(&vals);
-  qv_sparse_release(&coo);
+  qv_tensor_reset(&vals);
+  qv_sparse_reset(&coo);
   return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");
 }
 
@@ -593,7 +593,7 @@ int qv_cmd_cat(int argc, char **argv) {
         print_sparse_header(i, &t, stdout);
         st = print_sparse(&t, stdout, &err);
         if (st) qv_error_prefix(&err, "message %" PRId64, i);
-        qv_sparse_release(&t);
+        qv_sparse_reset(&t);
       }
       if (st) {
         fflush(stdout);
@@ -613,7 +613,7 @@ int qv_cmd_cat(int argc, char **argv) {
     }
     print_header(i, &t, stdout);
     bool ok = print_values(&t, stdout);
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
     if (!ok) {
       qv_error_set(&err, QV_ENOMEM, "out of memory formatting message %" PRId64, i);
       rc = qv_cli_fail("cat", &err);

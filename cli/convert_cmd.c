@@ -97,8 +97,8 @@ int qv_cli_sparse_arg(const char *cmd, int argc, char **argv, int *i, QvCliSpars
 }
 
 void qv_cli_tensor_free(QvCliTensor *t) {
-  qv_tensor_release(&t->dense);
-  qv_sparse_release(&t->sparse);
+  qv_tensor_reset(&t->dense);
+  qv_sparse_reset(&t->sparse);
   t->is_sparse = false;
 }
 
@@ -172,7 +172,7 @@ int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_den
       dense = in->dense;
     }
     st = qv_cli_write_output(out, qv_cli_write_tensor_fd, &dense, &err);
-    if (in->is_sparse) qv_tensor_release(&dense);
+    if (in->is_sparse) qv_tensor_reset(&dense);
     return st ? qv_cli_fail(cmd, &err) : 0;
   }
   QvSparseOptions o;
@@ -188,7 +188,7 @@ int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_den
   if (st) return qv_cli_fail(cmd, &err);
   QvCliSparseOut so = {&sp, {a->has_csf_lengths ? a->csf_lengths : QV_CSF_LENGTHS_ELEMENTS}};
   st = qv_cli_write_output(out, qv_cli_write_sparse_fd, &so, &err);
-  qv_sparse_release(&sp);
+  qv_sparse_reset(&sp);
   return st ? qv_cli_fail(cmd, &err) : 0;
 }
 

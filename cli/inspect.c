@@ -252,7 +252,7 @@ int qv_cmd_inspect(int argc, char **argv) {
            foff, "Footer", qv_metadata_version_name(footer.version), flen, "-",
            footer.has_schema ? footer.schema.n_fields : 0, footer.n_dictionaries,
            footer.n_record_batches);
-    qv_footer_release(&footer);
+    qv_footer_reset(&footer);
   }
   printf("%" PRId64 " message%s\n", count, count == 1 ? "" : "s");
 done:

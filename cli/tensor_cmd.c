@@ -139,7 +139,7 @@ static int to_npy(const char *in, const char *out, int64_t index) {
   }
   if (st == QV_OK) {
     st = qv_cli_write_output(out, write_npy_fd, &dense, &err);
-    if (t.is_sparse) qv_tensor_release(&dense);
+    if (t.is_sparse) qv_tensor_reset(&dense);
   }
   qv_cli_tensor_free(&t);
   return st ? qv_cli_fail("tensor to-npy", &err) : 0;
@@ -161,7 +161,7 @@ static int from_npz(const char *in, const char *out) {
   if (st) return qv_cli_fail("tensor from-npz", &err);
   QvCliSparseOut so = {&t, {QV_CSF_LENGTHS_ELEMENTS}};
   st = qv_cli_write_output(out, qv_cli_write_sparse_fd, &so, &err);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   return st ? qv_cli_fail("tensor from-npz", &err) : 0;
 }
 

@@ -144,12 +144,12 @@ static void check_footer(QvIpcReader *r, QvIpcReader *ref) {
       CHECK(off == roff && len == rlen);
       CHECK(f.n_record_batches == rf.n_record_batches);
       CHECK(f.n_dictionaries == rf.n_dictionaries);
-      qv_footer_release(&rf);
+      qv_footer_reset(&rf);
     }
   }
   if (st == QV_OK) {
     for (int64_t i = 0; i < f.n_record_batches; i++) g_sink += (unsigned)f.record_batches[i].offset;
-    qv_footer_release(&f);
+    qv_footer_reset(&f);
   }
 }
 

@@ -35,7 +35,7 @@ static void check_message(const uint8_t *data, size_t size) {
   QvStatus st = qv_message_decode(data, size, NULL, &m, &e);
   if (st != QV_OK) {
     if (e.code != st || e.message[0] == '\0' || !all_zero(&m, sizeof m)) __builtin_trap();
-    qv_message_release(&m);
+    qv_message_reset(&m);
     return;
   }
   if (qv_header_type_name(m.header_type)[0] == '?' ||
@@ -56,8 +56,8 @@ static void check_message(const uint8_t *data, size_t size) {
   if (!qv_message_equal(&m, &again, NULL, 0)) __builtin_trap();
   if (qv_message_encode(&again, &b2, &n2, &e) != QV_OK) __builtin_trap();
   if (n1 != n2 || memcmp(b1, b2, n1) != 0) __builtin_trap();
-  qv_message_release(&again);
-  qv_message_release(&m);
+  qv_message_reset(&again);
+  qv_message_reset(&m);
   free(b1);
   free(b2);
 }
@@ -68,7 +68,7 @@ static void check_footer(const uint8_t *data, size_t size) {
   QvStatus st = qv_footer_decode(data, size, NULL, &f, &e);
   if (st != QV_OK) {
     if (e.code != st || e.message[0] == '\0' || !all_zero(&f, sizeof f)) __builtin_trap();
-    qv_footer_release(&f);
+    qv_footer_reset(&f);
     return;
   }
   if (f.has_schema) describe_fields(f.schema.n_fields, f.schema.fields, 0);
@@ -80,8 +80,8 @@ static void check_footer(const uint8_t *data, size_t size) {
   if (!qv_footer_equal(&f, &again, NULL, 0)) __builtin_trap();
   if (qv_footer_encode(&again, &b2, &n2, &e) != QV_OK) __builtin_trap();
   if (n1 != n2 || memcmp(b1, b2, n1) != 0) __builtin_trap();
-  qv_footer_release(&again);
-  qv_footer_release(&f);
+  qv_footer_reset(&again);
+  qv_footer_reset(&f);
   free(b1);
   free(b2);
 }

@@ -62,9 +62,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(back.type == t.type && back.ndim == t.ndim);
     for (int32_t i = 0; i < t.ndim; i++) CHECK(back.shape[i] == t.shape[i]);
     CHECK(qv_tensor_equals(&t, &back, true));
-    qv_tensor_release(&back);
+    qv_tensor_reset(&back);
     free(out);
   }
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   return 0;
 }

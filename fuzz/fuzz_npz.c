@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     QvTensor dense;
     CHECK(qv_sparse_to_dense(&t, &dense, &err) == QV_OK);
     CHECK(qv_sparse_equals_dense(&t, &dense));
-    qv_tensor_release(&dense);
+    qv_tensor_reset(&dense);
   }
   uint8_t *out;
   size_t n;
@@ -54,9 +54,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(back.index_type == t.index_type && back.nnz == t.nnz);
     CHECK(back.shape[0] == t.shape[0] && back.shape[1] == t.shape[1]);
     CHECK(qv_sparse_equals(&t, &back));
-    qv_sparse_release(&back);
+    qv_sparse_reset(&back);
     free(out);
   }
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   return 0;
 }

@@ -55,7 +55,7 @@ static void roundtrip(const QvSparseTensor *t, QvCsfLengths lengths) {
   for (int32_t d = 0; d < t->ndim; d++) CHECK(back.shape[d] == t->shape[d]);
   CHECK(qv_sparse_equals(t, &back));
   if (t->nnz > 0) CHECK((uintptr_t)back.values % 64 == 0);
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
   qv_aligned_free(buf);
 }
 
@@ -72,7 +72,7 @@ static void check_tensor(const QvSparseTensor *t) {
     CHECK(qv_tensor_make(&view, t->value_type, t->ndim, t->shape, NULL, NULL, dense,
                          (int64_t)bytes, NULL, &err) == QV_OK);
     CHECK(qv_sparse_equals_dense(t, &view));
-    qv_tensor_release(&view);
+    qv_tensor_reset(&view);
     free(dense);
   }
   QvSparseTensor coo;
@@ -80,7 +80,7 @@ static void check_tensor(const QvSparseTensor *t) {
   if (qv_sparse_convert(t, QV_SPARSE_COO, &o, &coo, &err) == QV_OK) {
     CHECK(coo.is_canonical);
     CHECK(qv_sparse_equals(t, &coo));
-    qv_sparse_release(&coo);
+    qv_sparse_reset(&coo);
   } else {
     CHECK(err.message[0] != '\0');
   }
@@ -88,7 +88,7 @@ static void check_tensor(const QvSparseTensor *t) {
     QvSparseTensor csr;
     if (qv_sparse_convert(t, QV_SPARSE_CSR, &o, &csr, &err) == QV_OK) {
       CHECK(qv_sparse_equals(t, &csr));
-      qv_sparse_release(&csr);
+      qv_sparse_reset(&csr);
     }
   }
   roundtrip(t, QV_CSF_LENGTHS_ELEMENTS);
@@ -106,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       continue;
     }
     check_tensor(&t);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
   }
   return 0;
 }

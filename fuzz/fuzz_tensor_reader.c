@@ -59,7 +59,7 @@ static void check_tensor(const QvTensor *t) {
   CHECK((t->dim_names == NULL) == (back.dim_names == NULL));
   if (t->dim_names)
     for (int32_t i = 0; i < t->ndim; i++) CHECK(strcmp(t->dim_names[i], back.dim_names[i]) == 0);
-  qv_tensor_release(&back);
+  qv_tensor_reset(&back);
   qv_aligned_free(msg);
 }
 
@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       continue;
     }
     check_tensor(&t);
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
   }
   return 0;
 }

@@ -22,9 +22,11 @@ typedef struct QvOwner QvOwner;
 /* New owner with one reference; NULL on allocation failure (the callback
  * is then NOT called: the caller still owns `private_data`). */
 QV_API QvOwner *qv_owner_new(void (*release)(void *private_data), void *private_data);
-/* NULL-safe. */
+/* Adds a reference. NULL-safe. */
 QV_API void qv_owner_retain(QvOwner *owner);
-QV_API void qv_owner_release(QvOwner *owner);
+/* Drops the caller's reference; the last one runs the callback and frees
+ * the owner. NULL-safe. */
+QV_API void qv_owner_free(QvOwner *owner);
 
 /* 64-byte-aligned allocation (Arrow's recommended alignment) and its owner. */
 QV_API void *qv_aligned_alloc(size_t size);

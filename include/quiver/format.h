@@ -3,7 +3,7 @@
  * and an encoder.
  *
  * Decoded structs own their memory (strings and arrays are copied into an
- * arena released with qv_message_release / qv_footer_release), so they do not
+ * arena released with qv_message_reset / qv_footer_reset), so they do not
  * depend on the lifetime of the bytes they were decoded from. Enum values are
  * the spec's numbers. */
 #ifndef QUIVER_FORMAT_H
@@ -282,7 +282,7 @@ typedef struct QvDecodeOptions {
  * 64 KiB (possible only when sub-objects are shared by many references). */
 QV_API QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                            QvMessage *out, QvError *error);
-QV_API void qv_message_release(QvMessage *msg);
+QV_API void qv_message_reset(QvMessage *msg);
 
 /* Encodes to a FlatBuffer; *out is malloc'd, free() it (NULL on error).
  * Deterministic: equal messages give identical bytes. Values are written as
@@ -294,7 +294,7 @@ QV_API QvStatus qv_message_encode(const QvMessage *msg, uint8_t **out, size_t *o
 
 QV_API QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                           QvFooter *out, QvError *error);
-QV_API void qv_footer_release(QvFooter *footer);
+QV_API void qv_footer_reset(QvFooter *footer);
 QV_API QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_size,
                           QvError *error);
 

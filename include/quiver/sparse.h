@@ -82,7 +82,7 @@ typedef struct QvSparseTensor {
   void *private_data; /* owned storage */
 } QvSparseTensor;
 
-QV_API void qv_sparse_release(QvSparseTensor *t);
+QV_API void qv_sparse_reset(QvSparseTensor *t);
 
 /* Full validation: buffer lengths consistent with nnz/ndim/index width
  * (overflow-checked; COO byte offsets from the strides fit in int64), every

@@ -68,7 +68,7 @@ typedef struct QvTensor {
 /* Builds a view. strides NULL = row-major; dim_names NULL = unnamed. `owner`
  * is retained (NULL: the caller keeps `data` alive). Shape, strides and names
  * are copied, so the arrays passed in may be temporary. `data` need not be
- * aligned. On failure *out is zeroed (qv_tensor_release on it is a no-op).
+ * aligned. On failure *out is zeroed (qv_tensor_reset on it is a no-op).
  *
  * Checks, each failing with a message naming the offending dim:
  *   ndim in [0, QV_TENSOR_MAX_NDIM] (QV_EINVAL when negative, QV_ELIMIT above);
@@ -94,7 +94,7 @@ QV_API QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, c
                          const char *const *dim_names, bool column_major, QvError *error);
 /* Frees the private storage and drops the owner reference; zeroes *tensor.
  * NULL-safe and safe on a zeroed tensor. */
-QV_API void qv_tensor_release(QvTensor *tensor);
+QV_API void qv_tensor_reset(QvTensor *tensor);
 
 QV_API int64_t qv_tensor_size(const QvTensor *t); /* number of elements */
 /* Layout queries follow NumPy's flags rather than Arrow's exact stride

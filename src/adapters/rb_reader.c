@@ -287,7 +287,7 @@ static void mem_free(void *p) {
   Mem *m = p;
   for (int64_t i = 0; i < m->n; i++) qv_aligned_free(m->allocs[i]);
   free(m->allocs);
-  qv_owner_release(m->body_owner);
+  qv_owner_free(m->body_owner);
   free(m);
 }
 
@@ -535,7 +535,7 @@ static QvStatus load_record_batch(Core *c, const QvMessage *msg, const uint8_t *
   if (!st) st = check_counts(&ld);
   if (!st) st = qv_array_view_validate_ex(root, level_of(c), false, error);
   if (!st) st = qv_array_export_view(root, owner, out, error);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   return st;
 }
 
@@ -565,7 +565,7 @@ static QvStatus load_dictionary_batch(Core *c, const QvMessage *msg, const uint8
   struct ArrowArray fresh;
   memset(&fresh, 0, sizeof fresh);
   if (!st) st = qv_array_export_view(&d->view, owner, &fresh, error);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   if (st) return qv_error_prefix(error, "dictionary %lld", (long long)db->id);
   if (db->is_delta) {
     /* deltas are copied into one array: keep that copy within reason */
@@ -782,8 +782,8 @@ struct QvRbFileReader {
 void qv_rb_file_close(QvRbFileReader *r) {
   if (r == NULL) return;
   core_free(&r->core);
-  qv_footer_release(&r->footer);
-  qv_owner_release(r->owner);
+  qv_footer_reset(&r->footer);
+  qv_owner_free(r->owner);
   free(r);
 }
 
@@ -835,7 +835,7 @@ QvStatus qv_rb_file_open_path(QvRbFileReader **out, const char *path,
   QvStatus st = qv_io_map_file(path, &data, &size, &owner, error);
   if (st) return st;
   st = qv_rb_file_open_memory(out, data, size, owner, options, error);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   if (st) qv_error_prefix(error, "%s", path);
   return st;
 }
@@ -876,7 +876,7 @@ static QvStatus read_block(QvRbFileReader *r, const QvBlock *b, QvMessage *msg,
   QvStatus st = qv_message_decode(p + prefix, (size_t)len, dopt, msg, error);
   if (st) return qv_error_prefix(error, "message at offset %lld", (long long)b->offset);
   if (msg->body_length != b->body_length) {
-    qv_message_release(msg);
+    qv_message_reset(msg);
     return qv_error_set(error, QV_EINVAL,
                         "block at offset %lld says the body has %lld bytes, the message says %lld",
                         (long long)b->offset, (long long)b->body_length,
@@ -896,7 +896,7 @@ static QvStatus load_file_dictionaries(QvRbFileReader *r, QvError *error) {
                         qv_header_type_name(msg.header_type));
     if (!st)
       st = load_dictionary_batch(&r->core, &msg, body, msg.body_length, r->owner, error);
-    qv_message_release(&msg);
+    qv_message_reset(&msg);
     if (st) return qv_error_prefix(error, "dictionary block %lld", (long long)i);
   }
   return QV_OK;
@@ -924,7 +924,7 @@ QvStatus qv_rb_file_read_batch(QvRbFileReader *r, int64_t i, struct ArrowArray *
     st = qv_error_set(error, QV_EINVAL, "block points at a %s message, not a RecordBatch",
                       qv_header_type_name(msg.header_type));
   if (!st) st = load_record_batch(&r->core, &msg, body, msg.body_length, r->owner, out, error);
-  qv_message_release(&msg);
+  qv_message_reset(&msg);
   if (st) return qv_error_prefix(error, "record batch %lld", (long long)i);
   return QV_OK;
 }

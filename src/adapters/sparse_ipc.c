@@ -399,7 +399,7 @@ QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
       break;
     }
   }
-  qv_owner_release(copy_owner); /* the tensor holds its own reference */
+  qv_owner_free(copy_owner); /* the tensor holds its own reference */
   if (st == QV_OK && csf_lengths) *csf_lengths = d->csf_lengths;
 done:
   free(d);

@@ -124,7 +124,7 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
   }
   st = qv_tensor_make(out, vt, ndim, shape, strides, named ? names : NULL, data, m->data.length,
                       owner, error);
-  qv_owner_release(copy_owner); /* the tensor holds its own reference */
+  qv_owner_free(copy_owner); /* the tensor holds its own reference */
   return st;
 }
 
@@ -295,7 +295,7 @@ static QvStatus read_nth_fd(int fd, int64_t size, int64_t index, QvTensor *out,
     msg.body_length = msg.message.body_length;
     remain -= len;
     if (msg.body_length > QV_IPC_DEFAULT_MAX_BODY_SIZE) {
-      qv_message_release(&msg.message);
+      qv_message_reset(&msg.message);
       free(meta);
       return qv_error_set(error, QV_ELIMIT,
                           "message at offset %lld: body length %lld exceeds the limit of %lld",
@@ -303,7 +303,7 @@ static QvStatus read_nth_fd(int fd, int64_t size, int64_t index, QvTensor *out,
                           (long long)QV_IPC_DEFAULT_MAX_BODY_SIZE);
     }
     if (msg.body_length > remain) {
-      qv_message_release(&msg.message);
+      qv_message_reset(&msg.message);
       free(meta);
       return qv_error_set(error, QV_ETRUNCATED,
                           "message at offset %lld: body needs %lld bytes, only %lld remain",
@@ -313,9 +313,9 @@ static QvStatus read_nth_fd(int fd, int64_t size, int64_t index, QvTensor *out,
       st = map_body(fd, &msg, error);
       if (st == QV_OK) st = qv_tensor_from_message(&msg, out, error);
       if (st) qv_error_prefix(error, "message %lld at offset %lld", (long long)i, (long long)pos);
-      qv_owner_release(msg.owner);
+      qv_owner_free(msg.owner);
     }
-    qv_message_release(&msg.message);
+    qv_message_reset(&msg.message);
     free(meta);
     if (i == index) return st;
     pos = msg.body_offset + msg.body_length;
@@ -503,7 +503,7 @@ static QvStatus write_strided_body(const QvTensor *t, int fd, int64_t data_len, 
                         t->data_size - off, NULL, error);
     if (st) break;
     st = qv_tensor_copy_to(&slab, false, buf, (size_t)(k * row), error);
-    qv_tensor_release(&slab);
+    qv_tensor_reset(&slab);
     if (st == QV_OK) st = qv_io_write_all(fd, buf, (size_t)(k * row), error);
   }
   qv_aligned_free(buf);

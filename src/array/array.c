@@ -16,7 +16,7 @@ static void array_release(struct ArrowArray *a) {
     if (p->dictionary_storage && p->dictionary_storage->release)
       p->dictionary_storage->release(p->dictionary_storage);
     if (p->builder) qv_builder_free(p->builder);
-    qv_owner_release(p->owner);
+    qv_owner_free(p->owner);
     free(p->buffer_ptrs);
     free(p->variadic_sizes);
     free(p->child_ptrs);

@@ -15,7 +15,8 @@ void qv_fb_builder_init(QvFbBuilder *b) {
   b->min_align = 1;
 }
 
-void qv_fb_builder_release(QvFbBuilder *b) {
+void qv_fb_builder_reset(QvFbBuilder *b) {
+  if (b == NULL) return;
   free(b->buf);
   free(b->field_offs);
   free(b->vtables);

@@ -184,7 +184,7 @@ typedef struct QvFbBuilder {
 } QvFbBuilder;
 
 void qv_fb_builder_init(QvFbBuilder *b);
-void qv_fb_builder_release(QvFbBuilder *b);
+void qv_fb_builder_reset(QvFbBuilder *b);
 
 QvFbRef qv_fb_create_string(QvFbBuilder *b, const char *s, size_t len);
 /* Vector of scalars or structs, `count` elements of `elem_size` bytes. */

@@ -543,11 +543,11 @@ QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOption
   if (d.arena == NULL) return nomem(&d);
   out->private_data = d.arena;
   st = decode_message_body(&d, root, out);
-  if (st) qv_message_release(out);
+  if (st) qv_message_reset(out);
   return st;
 }
 
-void qv_message_release(QvMessage *msg) {
+void qv_message_reset(QvMessage *msg) {
   if (msg == NULL) return;
   qv_arena_free(msg->private_data);
   memset(msg, 0, sizeof *msg);
@@ -598,11 +598,11 @@ QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions
   if (d.arena == NULL) return nomem(&d);
   out->private_data = d.arena;
   st = decode_footer_body(&d, root, out);
-  if (st) qv_footer_release(out);
+  if (st) qv_footer_reset(out);
   return st;
 }
 
-void qv_footer_release(QvFooter *footer) {
+void qv_footer_reset(QvFooter *footer) {
   if (footer == NULL) return;
   qv_arena_free(footer->private_data);
   memset(footer, 0, sizeof *footer);

@@ -470,7 +470,7 @@ static QvStatus finish(QvFbBuilder *b, QvFbRef root, uint8_t **out, size_t *out_
       *out_size = size;
     }
   }
-  qv_fb_builder_release(b);
+  qv_fb_builder_reset(b);
   return st;
 }
 
@@ -508,7 +508,7 @@ QvStatus qv_message_encode(const QvMessage *msg, uint8_t **out, size_t *out_size
       header = encode_sparse_tensor(&b, &msg->header.sparse_tensor);
       break;
     default:
-      qv_fb_builder_release(&b);
+      qv_fb_builder_reset(&b);
       return qv_error_set(error, QV_EARG, "Message.header: cannot encode header type %u",
                           msg->header_type);
   }
@@ -545,7 +545,7 @@ QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_siz
   for (int k = 0; k < 2; k++) {
     uint8_t *raw = calloc((size_t)counts[k] + 1, 24);
     if (raw == NULL) {
-      qv_fb_builder_release(&b);
+      qv_fb_builder_reset(&b);
       return qv_error_set(error, QV_ENOMEM, "out of memory while encoding footer");
     }
     for (int64_t i = 0; i < counts[k]; i++) {

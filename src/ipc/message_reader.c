@@ -58,8 +58,8 @@ static void apply_defaults(QvIpcReaderOptions *o, const QvIpcReaderOptions *in) 
 
 void qv_ipc_message_release(QvIpcMessage *msg) {
   if (msg == NULL) return;
-  qv_message_release(&msg->message);
-  qv_owner_release(msg->owner);
+  qv_message_reset(&msg->message);
+  qv_owner_free(msg->owner);
   memset(msg, 0, sizeof *msg);
 }
 
@@ -136,7 +136,7 @@ QvStatus qv_ipc_reader_open_path(QvIpcReader **out, const char *path,
   QvStatus s = qv_io_map_file(path, &data, &size, &owner, error);
   if (s) return s;
   s = qv_ipc_reader_open_memory(out, data, size, owner, options, error);
-  qv_owner_release(owner); /* the reader holds its own reference */
+  qv_owner_free(owner); /* the reader holds its own reference */
   if (s) qv_error_prefix(error, "%s", path);
   return s;
 }
@@ -278,7 +278,7 @@ QvStatus qv_ipc_reader_open_fd(QvIpcReader **out, int fd, const QvIpcReaderOptio
 
 void qv_ipc_reader_close(QvIpcReader *reader) {
   if (reader == NULL) return;
-  qv_owner_release(reader->owner);
+  qv_owner_free(reader->owner);
   free(reader);
 }
 

@@ -347,7 +347,7 @@ QvStatus qv_npy_read_memory(const uint8_t *data, size_t size, QvOwner *owner, Qv
     owner = copy_owner;
   }
   st = qv_tensor_make(out, h.type, h.ndim, h.shape, strides, NULL, p, h.data_size, owner, error);
-  qv_owner_release(copy_owner);
+  qv_owner_free(copy_owner);
   if (st) return qv_error_prefix(error, ".npy");
   if (consumed) *consumed = h.data_offset + (size_t)h.data_size;
   return QV_OK;
@@ -362,11 +362,11 @@ QvStatus qv_npy_read_path(const char *path, QvTensor *out, QvError *error) {
   QvStatus st = qv_io_map_file(path, &data, &size, &owner, error);
   if (st) return st;
   if (size == 0) {
-    qv_owner_release(owner);
+    qv_owner_free(owner);
     return qv_error_set(error, QV_EINVAL, "%s: not a .npy file: empty", path);
   }
   st = qv_npy_read_memory(data, size, owner, out, NULL, error);
-  qv_owner_release(owner); /* the tensor keeps the mapping if it is a view */
+  qv_owner_free(owner); /* the tensor keeps the mapping if it is a view */
   if (st) return qv_error_prefix(error, "%s", path);
   return QV_OK;
 }
@@ -468,7 +468,7 @@ QvStatus qv_npy_write_fd(const QvTensor *t, int fd, QvError *error) {
   QvTensor copy;
   if ((st = qv_tensor_copy(t, false, &copy, error))) return st;
   st = qv_io_write_all(fd, copy.data, (size_t)p.data_len, error);
-  qv_tensor_release(&copy);
+  qv_tensor_reset(&copy);
   return st;
 }
 

@@ -188,7 +188,7 @@ static QvStatus read_array(Archive *a, int m, int64_t want, int64_t cap_entries,
   if (st) return st;
   size_t consumed = 0;
   st = qv_npy_read_memory(buf, size, owner, t, &consumed, error);
-  qv_owner_release(owner); /* the tensor holds its own reference */
+  qv_owner_free(owner); /* the tensor holds its own reference */
   const char *name = member_names[m];
   if (st) return qv_error_prefix(error, "npz: member %s", name);
   if (consumed != size)
@@ -200,7 +200,7 @@ static QvStatus read_array(Archive *a, int m, int64_t want, int64_t cap_entries,
   else if (want >= 0 && t->shape[0] != want)
     st = qv_error_set(error, QV_EINVAL, "npz: member %s holds %" PRId64 " entries, expected %" PRId64,
                       name, t->shape[0], want);
-  if (st) qv_tensor_release(t);
+  if (st) qv_tensor_reset(t);
   return st;
 }
 
@@ -356,7 +356,7 @@ static QvStatus read_format(Archive *a, char name[FORMAT_MAX_CHARS + 1], QvError
                             &owner, error);
   if (st) return st;
   st = parse_format_member(buf, size, name, error);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   return st;
 }
 
@@ -369,7 +369,7 @@ typedef struct Bundle {
 
 static void bundle_free(void *p) {
   Bundle *b = p;
-  for (int i = 0; i < 3; i++) qv_tensor_release(&b->t[i]);
+  for (int i = 0; i < 3; i++) qv_tensor_reset(&b->t[i]);
   qv_aligned_free(b->coords);
   free(b);
 }
@@ -408,7 +408,7 @@ static QvStatus read_csx(Archive *a, QvSparseFormat format, const int64_t shape[
   if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   st = qv_sparse_make_csx(out, format, val->type, ptr->type, idx->type, shape, NULL, nnz,
                           ptr->data, idx->data, val->data, owner, error);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
 }
@@ -482,7 +482,7 @@ static QvStatus read_coo(Archive *a, const int64_t shape[2], QvSparseTensor *out
   if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   st = qv_sparse_make_coo(out, vt, it, 2, shape, NULL, nnz, coords, strides, canonical, values,
                           owner, error);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
 }
@@ -526,7 +526,7 @@ QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTensor *ou
         st = qv_error_set(error, QV_EINVAL, "npz: shape.npy entry %d is negative or too large",
                           i);
     }
-    qv_tensor_release(&s);
+    qv_tensor_reset(&s);
   }
   if (st == QV_OK)
     st = format == QV_SPARSE_COO ? read_coo(&a, shape, out, error)
@@ -544,12 +544,12 @@ QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error)
   QvStatus st = qv_io_map_file(path, &data, &size, &owner, error);
   if (st) return st;
   if (size == 0) {
-    qv_owner_release(owner);
+    qv_owner_free(owner);
     return qv_error_set(error, QV_EINVAL, "%s: not an .npz file: empty", path);
   }
   /* every buffer of the tensor is a copy: the mapping can go right away */
   st = qv_npz_read_memory(data, size, out, error);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   if (st) qv_error_prefix(error, "%s", path);
   return st;
 }
@@ -590,7 +590,7 @@ static QvStatus npy_image(QvValueType type, int64_t n, const void *data, int64_t
     if (img->p == NULL) st = qv_error_set(error, QV_ENOMEM, "npz: out of memory");
   }
   if (st == QV_OK) st = qv_npy_write_to_buffer(&t, img->p, img->n, NULL, error);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   return st;
 }
 

@@ -45,10 +45,10 @@ static void sp_store_free(SpStore *s) {
   free(s);
 }
 
-void qv_sparse_release(QvSparseTensor *t) {
+void qv_sparse_reset(QvSparseTensor *t) {
   if (t == NULL) return;
   sp_store_free((SpStore *)t->private_data);
-  qv_owner_release(t->owner);
+  qv_owner_free(t->owner);
   memset(t, 0, sizeof *t);
 }
 
@@ -241,7 +241,7 @@ static QvStatus sp_finish_view(QvSparseTensor *out, QvOwner *owner, QvError *err
   out->owner = owner;
   qv_owner_retain(owner);
   QvStatus st = qv_sparse_validate(out, error);
-  if (st != QV_OK) qv_sparse_release(out);
+  if (st != QV_OK) qv_sparse_reset(out);
   return st;
 }
 
@@ -307,7 +307,7 @@ QvStatus qv_sparse_make_csf(QvSparseTensor *out, QvValueType value_type,
   if (st != QV_OK) return st;
   if (axis_order == NULL || indices == NULL || indices_len == NULL ||
       (ndim > 1 && (indptr == NULL || indptr_len == NULL))) {
-    qv_sparse_release(out);
+    qv_sparse_reset(out);
     return qv_error_set(error, QV_EARG, "sparse CSF: axis_order, indptr or indices array is NULL");
   }
   SpStore *s = (SpStore *)out->private_data;

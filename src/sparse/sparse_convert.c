@@ -43,7 +43,7 @@ QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
       qv_sp_entries_free(&e);
     }
   }
-  if (st != QV_OK) qv_sparse_release(out);
+  if (st != QV_OK) qv_sparse_reset(out);
   return st;
 }
 
@@ -119,6 +119,6 @@ bool qv_sparse_equals_dense(const QvSparseTensor *t, const QvTensor *dense) {
   QvTensor tmp;
   if (qv_sparse_to_dense(t, &tmp, NULL) != QV_OK) return false;
   bool eq = qv_tensor_equals(&tmp, dense, true);
-  qv_tensor_release(&tmp);
+  qv_tensor_reset(&tmp);
   return eq;
 }

@@ -292,7 +292,7 @@ QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
       qv_sp_entries_free(&e);
     }
   }
-  if (st != QV_OK) qv_sparse_release(out);
+  if (st != QV_OK) qv_sparse_reset(out);
   return st;
 }
 
@@ -492,6 +492,6 @@ QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *err
   if (qv_tensor_size(out) == 0) return QV_OK;
   /* the new tensor owns its zero-filled buffer: scatter into it */
   st = scatter(t, (uint8_t *)(uintptr_t)out->data, error);
-  if (st != QV_OK) qv_tensor_release(out);
+  if (st != QV_OK) qv_tensor_reset(out);
   return st;
 }

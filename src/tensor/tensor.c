@@ -224,14 +224,14 @@ QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const in
     return qv_error_set(error, QV_ENOMEM, "Tensor: out of memory");
   }
   st = qv_tensor_make(out, type, ndim, shape, strides, dim_names, data, bytes, owner, error);
-  qv_owner_release(owner); /* the tensor holds the only reference now */
+  qv_owner_free(owner); /* the tensor holds the only reference now */
   return st;
 }
 
-void qv_tensor_release(QvTensor *tensor) {
+void qv_tensor_reset(QvTensor *tensor) {
   if (tensor == NULL) return;
   free(tensor->private_data);
-  qv_owner_release(tensor->owner);
+  qv_owner_free(tensor->owner);
   memset(tensor, 0, sizeof *tensor);
 }
 

@@ -471,7 +471,7 @@ QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, Q
   /* the buffer was allocated by qv_tensor_alloc and nobody else sees it yet */
   st = qv_tensor_copy_to(src, column_major, (void *)(uintptr_t)t.data, (size_t)t.data_size, error);
   if (st != QV_OK) {
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
     memset(out, 0, sizeof *out);
     return st;
   }

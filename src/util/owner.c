@@ -22,7 +22,7 @@ void qv_owner_retain(QvOwner *owner) {
   if (owner) atomic_fetch_add_explicit(&owner->refs, 1, memory_order_relaxed);
 }
 
-void qv_owner_release(QvOwner *owner) {
+void qv_owner_free(QvOwner *owner) {
   if (owner == NULL) return;
   if (atomic_fetch_sub_explicit(&owner->refs, 1, memory_order_acq_rel) == 1) {
     if (owner->release) owner->release(owner->private_data);

@@ -747,7 +747,7 @@ static int cmd_dump(const char *path) {
     return 1;
   }
   bool ok = print_description(&msg, stdout, path);
-  qv_message_release(&msg);
+  qv_message_reset(&msg);
   if (fflush(stdout) != 0) ok = false;
   return ok ? 0 : 1;
 }

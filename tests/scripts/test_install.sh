@@ -28,7 +28,7 @@ int main(void) {
   QvMessage back;
   if (qv_message_decode(buf, n, NULL, &back, &err)) { puts(err.message); return 1; }
   int ok = back.header_type == QV_HEADER_SCHEMA && back.version == QV_METADATA_V5;
-  qv_message_release(&back);
+  qv_message_reset(&back);
   free(buf);
   puts(ok ? "consumer ok" : "consumer mismatch");
   return ok ? 0 : 1;

@@ -337,7 +337,7 @@ static uint8_t *build(BuildFn fn, size_t *size) {
   QvFbBuilder b;
   qv_fb_builder_init(&b);
   uint8_t *copy = finish_copy(&b, fn(&b), size);
-  qv_fb_builder_release(&b);
+  qv_fb_builder_reset(&b);
   return copy;
 }
 
@@ -568,7 +568,7 @@ static void test_builder_string_with_nul(void **state) {
   qv_fb_add_ref(&b, QVT_NAME, name);
   size_t size;
   uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), &size);
-  qv_fb_builder_release(&b);
+  qv_fb_builder_reset(&b);
   assert_verifies(buf, size);
   QvFbTable r;
   assert_true(qv_fb_root(buf, size, &r));
@@ -599,9 +599,9 @@ static void test_builder_deterministic(void **state) {
   QvFbBuilder bl;
   qv_fb_builder_init(&bl);
   build_circle(&bl);
-  qv_fb_builder_release(&bl);
+  qv_fb_builder_reset(&bl);
   uint8_t *c = finish_copy(&bl, qvt_build_full(&bl, -1), &n2);
-  qv_fb_builder_release(&bl);
+  qv_fb_builder_reset(&bl);
   assert_int_equal(n1, n2);
   assert_memory_equal(a, c, n1);
   free(a);
@@ -622,7 +622,7 @@ static void test_builder_vtable_dedup(void **state) {
   qv_fb_add_ref(&b, QVT_V_LEAF, v);
   size_t size;
   uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), &size);
-  qv_fb_builder_release(&b);
+  qv_fb_builder_reset(&b);
 
   QvFbTable r;
   assert_true(qv_fb_root(buf, size, &r));
@@ -653,7 +653,7 @@ static void test_builder_vtable_dedup(void **state) {
     qv_fb_add_ref(&b, QVT_V_LEAF, v);
     buf = finish_copy(&b, qv_fb_table_end(&b), &sizes[extra]);
     assert_int_equal(b.n_vtables, 2);
-    qv_fb_builder_release(&b);
+    qv_fb_builder_reset(&b);
     free(buf);
   }
   /* string "xyz" 4+4, table soffset+name+value 12, vector element 4 */
@@ -674,7 +674,7 @@ static void test_builder_dedup_short_then_long(void **state) {
   qv_fb_add_ref(&b, 900, empty);
   size_t size;
   uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), &size);
-  qv_fb_builder_release(&b);
+  qv_fb_builder_reset(&b);
   QvFbTable r;
   assert_true(qv_fb_root(buf, size, &r));
   assert_int_equal(r.vt_size, 4 + 2 * 901);
@@ -717,7 +717,7 @@ static void test_builder_alignment(void **state) {
     qv_fb_add_ref(&b, QVT_V_LONG, vl);
     size_t size;
     uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), &size);
-    qv_fb_builder_release(&b);
+    qv_fb_builder_reset(&b);
 
     assert_int_equal(size % 8, 0);
     assert_verifies(buf, size); /* the verifier checks alignment too */
@@ -768,7 +768,7 @@ static void test_builder_defaults_omitted(void **state) {
   qv_fb_add_ref(&b, QVT_NAME, name);
   size_t size;
   uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), &size);
-  qv_fb_builder_release(&b);
+  qv_fb_builder_reset(&b);
   QvFbTable r;
   assert_true(qv_fb_root(buf, size, &r));
   for (unsigned slot = 0; slot < QVT_ROOT_SLOTS; slot++)
@@ -790,7 +790,7 @@ static void expect_misuse(QvFbBuilder *b, QvFbRef root, QvStatus code) {
   assert_int_equal(err.code, code);
   assert_true(strlen(err.message) > 0);
   assert_null(out);
-  qv_fb_builder_release(b);
+  qv_fb_builder_reset(b);
 }
 
 static void test_builder_misuse(void **state) {
@@ -856,7 +856,7 @@ static void test_builder_misuse(void **state) {
   QvError err;
   assert_int_equal(qv_fb_finish(&b, root, &out, &size, &err), QV_EARG);
   assert_non_null(strstr(err.message, "twice"));
-  qv_fb_builder_release(&b);
+  qv_fb_builder_reset(&b);
 }
 
 /* Tables past 64 KiB cannot be addressed by a vtable: refused. */

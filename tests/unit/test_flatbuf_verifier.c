@@ -35,7 +35,7 @@ static uint8_t *finish_copy(QvFbBuilder *b, QvFbRef root, size_t *size) {
   uint8_t *copy = malloc(*size);
   assert_non_null(copy);
   memcpy(copy, out, *size);
-  qv_fb_builder_release(b);
+  qv_fb_builder_reset(b);
   return copy;
 }
 

@@ -530,7 +530,7 @@ static void roundtrip_ok(const FileInfo *fi, const QvMessage *m) {
   char where[256];
   if (!qv_message_equal(m, &again, where, sizeof where))
     fail_msg("%s: re-encoded message differs at %s", fi->name, where);
-  qv_message_release(&again);
+  qv_message_reset(&again);
   free(bytes);
 }
 
@@ -557,7 +557,7 @@ static void check_footer(FileInfo *fi, const uint8_t *data, size_t size, size_t 
   QvFooter again;
   assert_int_equal(qv_footer_decode(bytes, n, NULL, &again, &e), QV_OK);
   assert_true(qv_footer_equal(&fi->footer, &again, NULL, 0));
-  qv_footer_release(&again);
+  qv_footer_reset(&again);
   free(bytes);
 }
 
@@ -656,8 +656,8 @@ static int check_file(const char *dir, const char *name, bool body_may_be_short)
     free(text);
   }
 
-  for (size_t i = 0; i < fi->n_msgs; i++) qv_message_release(&fi->msgs[i].m);
-  if (fi->has_footer) qv_footer_release(&fi->footer);
+  for (size_t i = 0; i < fi->n_msgs; i++) qv_message_reset(&fi->msgs[i].m);
+  if (fi->has_footer) qv_footer_reset(&fi->footer);
   free(fi);
   free(data);
   return checked_json;
@@ -738,14 +738,14 @@ static void test_spot_checks(void **state) {
   assert_string_equal(t->shape[1].name, "b\"q");
   assert_int_equal(t->strides[0], 12);
   assert_int_equal(t->strides[1], 4);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 
   decode_first("tensor_float64_scalar_0d.arrow", &m); /* strides [] not 8-aligned */
   assert_int_equal(m.header.tensor.ndim, 0);
   assert_true(m.header.tensor.has_strides);
   assert_int_equal(m.header.tensor.n_strides, 0);
   assert_int_equal(m.header.tensor.data.length, 8);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 
   decode_first("sparse_csc_float64_idx_int8_6x4.arrow", &m);
   const QvSparseTensorMeta *s = &m.header.sparse_tensor;
@@ -754,7 +754,7 @@ static void test_spot_checks(void **state) {
   assert_int_equal(s->index.csx.indptr_type.bit_width, 8);
   assert_int_equal(s->index.csx.indices_buffer.offset, 8);
   assert_int_equal(s->non_zero_length, 9);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 
   decode_first("sparse_coo_float64_idx_int8_6x4.arrow", &m);
   s = &m.header.sparse_tensor;
@@ -765,7 +765,7 @@ static void test_spot_checks(void **state) {
   assert_int_equal(s->index.coo.indices_strides[1], 1);
   assert_int_equal(s->data.offset, 24);
   assert_int_equal(s->data.length, 72);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 
   decode_first("sparse_csf_float64_idx_int32_fbs_example_2x3x4x5.arrow", &m);
   s = &m.header.sparse_tensor;
@@ -776,7 +776,7 @@ static void test_spot_checks(void **state) {
   assert_int_equal(s->index.csf.indices_buffers[3].length, 8); /* an element count */
   assert_int_equal(s->index.csf.indptr_type.bit_width, 32);
   assert_int_equal(s->data.offset, 128);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 
   decode_first("rb_stream_mixed_nulls.arrows", &m);
   const QvSchema *sc = &m.header.schema;
@@ -786,7 +786,7 @@ static void test_spot_checks(void **state) {
   assert_string_equal(sc->fields[3].children[0].name, "item");
   assert_non_null(sc->fields[5].dictionary);
   assert_int_equal(sc->fields[5].type.id, QV_TYPE_UTF8);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 }
 
 int main(void) {

@@ -476,7 +476,7 @@ static void decode_ok(const uint8_t *buf, size_t size, QvMessage *m) {
   assert_int_equal(qv_message_encode(&again, &b2, &n2, &e), QV_OK);
   assert_int_equal(n1, n2);
   assert_memory_equal(b1, b2, n1);
-  qv_message_release(&again);
+  qv_message_reset(&again);
   free(b1);
   free(b2);
 }
@@ -592,7 +592,7 @@ static void test_golden_schema(void **state) {
   f = field(s, 24, "tsn", QV_TYPE_TIMESTAMP);
   assert_int_equal(f->type.u.timestamp.unit, QV_TIME_SECOND);
   assert_null(f->type.u.timestamp.timezone);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 }
 
 static void test_golden_record_batch(void **state) {
@@ -614,7 +614,7 @@ static void test_golden_record_batch(void **state) {
   assert_true(rb->has_variadic_buffer_counts);
   assert_int_equal(rb->n_variadic_buffer_counts, 2);
   assert_int_equal(rb->variadic_buffer_counts[0], 3);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 }
 
 static void test_golden_dictionary_batch(void **state) {
@@ -631,7 +631,7 @@ static void test_golden_dictionary_batch(void **state) {
   assert_int_equal(db->data.buffers[2].length, 40);
   assert_false(db->data.has_compression);
   assert_false(db->data.has_variadic_buffer_counts);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 }
 
 static void test_golden_tensor(void **state) {
@@ -650,7 +650,7 @@ static void test_golden_tensor(void **state) {
   assert_true(t->has_strides);
   assert_int_equal(t->strides[1], 24);
   assert_int_equal(t->data.length, 96);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 }
 
 static void test_golden_sparse(void **state) {
@@ -666,7 +666,7 @@ static void test_golden_sparse(void **state) {
   assert_int_equal(s->index.coo.indices_buffer.length, 40);
   assert_true(s->index.coo.is_canonical);
   assert_int_equal(s->data.offset, 40);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 
   decode_ok(golden_csx, sizeof golden_csx, &m);
   s = &m.header.sparse_tensor;
@@ -678,7 +678,7 @@ static void test_golden_sparse(void **state) {
   assert_int_equal(s->index.csx.indices_type.bit_width, 64);
   assert_int_equal(s->index.csx.indices_buffer.offset, 16);
   assert_int_equal(s->data.length, 9);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 
   decode_ok(golden_csf, sizeof golden_csf, &m);
   s = &m.header.sparse_tensor;
@@ -695,7 +695,7 @@ static void test_golden_sparse(void **state) {
   assert_int_equal(c->n_axis_order, 3);
   assert_int_equal(c->axis_order[0], 2);
   assert_int_equal(s->data.offset, 64);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 }
 
 static void test_golden_footer(void **state) {
@@ -723,14 +723,14 @@ static void test_golden_footer(void **state) {
   QvFooter again;
   assert_int_equal(qv_footer_decode(b, n, NULL, &again, &e), QV_OK);
   assert_true(qv_footer_equal(&f, &again, NULL, 0));
-  qv_footer_release(&again);
-  qv_footer_release(&f);
+  qv_footer_reset(&again);
+  qv_footer_reset(&f);
   free(b);
   /* a Footer is not a Message, and vice versa */
   QvMessage m;
   assert_int_not_equal(qv_message_decode(golden_footer, sizeof golden_footer, NULL, &m, &e),
                        QV_OK);
-  qv_message_release(&m);
+  qv_message_reset(&m);
 }
 
 int main(void) {

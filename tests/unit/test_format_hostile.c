@@ -101,7 +101,7 @@ static Built message(QvFbBuilder *b, int64_t version, uint8_t header_tag, QvFbRe
   out.data = malloc(out.size);
   assert_non_null(out.data);
   memcpy(out.data, p, out.size);
-  qv_fb_builder_release(b);
+  qv_fb_builder_reset(b);
   return out;
 }
 
@@ -139,11 +139,11 @@ static void expect_fail_opts(Built in, const QvDecodeOptions *opts, QvStatus cod
   }
   va_end(ap);
   assert_true(is_zero(&m, sizeof m));
-  qv_message_release(&m); /* releasing the emptied output is allowed */
-  qv_message_release(&m);
+  qv_message_reset(&m); /* releasing the emptied output is allowed */
+  qv_message_reset(&m);
   /* a NULL error pointer gives the same status */
   assert_int_equal(qv_message_decode(in.data, in.size, opts, &m, NULL), st);
-  qv_message_release(&m);
+  qv_message_reset(&m);
   free(in.data);
 }
 
@@ -264,7 +264,7 @@ static void test_bad_dictionary_encoding(void **state) {
       assert_int_equal(qv_message_decode(in.data, in.size, NULL, &m, &e), QV_OK);
       assert_int_equal(m.header.schema.fields[0].dictionary->index_type.bit_width, 16);
       assert_int_equal(m.header.schema.fields[0].dictionary->id, 3);
-      qv_message_release(&m);
+      qv_message_reset(&m);
       free(in.data);
     } else {
       expect_fail(in, QV_EINVAL, "Schema.fields[0].dictionary.indexType", "Int.bitWidth 12");
@@ -346,7 +346,7 @@ static void test_bad_record_batch(void **state) {
   Built in = record_batch_message(&ok);
   assert_int_equal(qv_message_decode(in.data, in.size, NULL, &m, &e), QV_OK);
   assert_int_equal(m.header.record_batch.nodes[1].null_count, 5);
-  qv_message_release(&m);
+  qv_message_reset(&m);
   free(in.data);
 
   RbSpec r = ok;
@@ -451,7 +451,7 @@ static void test_bad_tensor(void **state) {
   assert_int_equal(m.header.tensor.shape[1].size, 3);
   assert_int_equal(m.header.tensor.type.u.floating_point.precision, QV_PRECISION_DOUBLE);
   assert_false(m.header.tensor.has_strides);
-  qv_message_release(&m);
+  qv_message_reset(&m);
   free(in.data);
 
   TensorSpec t = ok;
@@ -556,7 +556,7 @@ static void expect_ok_sparse(Built in, uint8_t kind) {
   assert_int_equal(m.header.sparse_tensor.index_kind, kind);
   assert_int_equal(m.header.sparse_tensor.non_zero_length, 9);
   assert_int_equal(m.header.sparse_tensor.data.length, 72);
-  qv_message_release(&m);
+  qv_message_reset(&m);
   free(in.data);
 }
 
@@ -629,12 +629,12 @@ static void test_deep_nesting(void **state) {
     f = &f->children[0];
   }
   assert_string_equal(f->name, "leaf");
-  qv_message_release(&m);
+  qv_message_reset(&m);
   free(in.data);
   /* a modest nesting passes the default limits */
   in = nested_fields(40);
   assert_int_equal(qv_message_decode(in.data, in.size, NULL, &m, &e), QV_OK);
-  qv_message_release(&m);
+  qv_message_reset(&m);
   free(in.data);
   /* table-count limit */
   QvDecodeOptions few = {0, 10};
@@ -675,7 +675,7 @@ static void test_shared_object_amplification(void **state) {
   assert_true(in.size < 10000);
   in.data = malloc(in.size);
   memcpy(in.data, p, in.size);
-  qv_fb_builder_release(&b);
+  qv_fb_builder_reset(&b);
   expect_fail(in, QV_ELIMIT, "decoded metadata would exceed");
 
   /* 1000 references to a field with 200 references to one leaf: 200,000
@@ -719,12 +719,12 @@ static void test_malformed_buffers(void **state) {
   QvFbRef s = schema_table(&b, 1, f);
   Built in = message(&b, 4, 1, s, 0);
   assert_int_equal(qv_message_decode(in.data, in.size, NULL, &m, &e), QV_OK);
-  qv_message_release(&m);
+  qv_message_reset(&m);
   for (size_t n = 0; n < in.size; n++) {
     uint8_t *copy = malloc(n ? n : 1); /* exact size, so ASan sees over-reads */
     memcpy(copy, in.data, n);
     QvStatus st = qv_message_decode(copy, n, NULL, &m, &e);
-    if (st == QV_OK) qv_message_release(&m);
+    if (st == QV_OK) qv_message_reset(&m);
     else assert_true(is_zero(&m, sizeof m));
     /* the root table sits near the end of a FlatBuffer, so cutting it off
      * can never leave a decodable message */
@@ -740,7 +740,7 @@ static void test_malformed_buffers(void **state) {
       copy[i] = v == 0 ? 0xFF : v == 1 ? 0x00 : (uint8_t)(copy[i] ^ 0x80);
       QvStatus st = qv_message_decode(copy, in.size, NULL, &m, &e);
       if (st) failures++;
-      qv_message_release(&m);
+      qv_message_reset(&m);
       free(copy);
     }
   }
@@ -773,12 +773,12 @@ static void test_bad_footer(void **state) {
     QvStatus st = qv_footer_decode(p, n, NULL, &f, &e);
     assert_int_equal(st, QV_EINVAL);
     assert_true(is_zero(&f, sizeof f));
-    qv_footer_release(&f);
+    qv_footer_reset(&f);
     const char *want = variant == 0   ? "Footer.version 5"
                        : variant == 3 ? "Schema.endianness 5"
                                       : "Footer.recordBatches[1]";
     if (strstr(e.message, want) == NULL) fail_msg("\"%s\" lacks \"%s\"", e.message, want);
-    qv_fb_builder_release(&b);
+    qv_fb_builder_reset(&b);
   }
 }
 

@@ -48,7 +48,7 @@ static void roundtrip_into(const QvMessage *m, QvMessage *out) {
   QvMessage again;
   assert_int_equal(qv_message_decode(b2, n2, NULL, &again, &e), QV_OK);
   assert_true(qv_message_equal(out, &again, where, sizeof where));
-  qv_message_release(&again);
+  qv_message_reset(&again);
   free(b1);
   free(b2);
 }
@@ -183,7 +183,7 @@ static void test_every_type_alone(void **state) {
     assert_int_equal(d.header_type, QV_HEADER_SCHEMA);
     assert_int_equal(d.header.schema.n_fields, 1);
     assert_true(qv_type_equal(&d.header.schema.fields[0].type, &types[i]));
-    qv_message_release(&d);
+    qv_message_reset(&d);
   }
 }
 
@@ -313,7 +313,7 @@ static void test_nested_schema(void **state) {
   assert_null(s->fields[7].children[0].children[0].name);
   assert_int_equal(s->fields[7].children[0].type.id, QV_TYPE_LARGE_LIST_VIEW);
   assert_null(s->fields[1].dictionary);
-  qv_message_release(&d);
+  qv_message_reset(&d);
 }
 
 static void test_empty_schema(void **state) {
@@ -324,7 +324,7 @@ static void test_empty_schema(void **state) {
   assert_int_equal(d.header.schema.n_fields, 0);
   assert_null(d.header.schema.fields);
   assert_int_equal(d.header.schema.endianness, QV_ENDIAN_LITTLE);
-  qv_message_release(&d);
+  qv_message_reset(&d);
 }
 
 static void test_versions_and_body_length(void **state) {
@@ -343,7 +343,7 @@ static void test_versions_and_body_length(void **state) {
       assert_int_equal(d.version, v);
       assert_int_equal(d.body_length, lengths[i]);
       assert_int_equal(d.header.record_batch.length, 3);
-      qv_message_release(&d);
+      qv_message_reset(&d);
     }
   }
 }
@@ -398,7 +398,7 @@ static void test_record_batch(void **state) {
       assert_int_equal(r->buffers[2].offset, 64);
       assert_int_equal(r->buffers[2].length, 4096);
     }
-    qv_message_release(&d);
+    qv_message_reset(&d);
   }
 }
 
@@ -429,7 +429,7 @@ static void test_dictionary_batch(void **state) {
       assert_int_equal(d.header.dictionary_batch.id, ids[i]);
       assert_int_equal(d.header.dictionary_batch.is_delta, delta);
       assert_int_equal(d.header.dictionary_batch.data.n_buffers, 3);
-      qv_message_release(&d);
+      qv_message_reset(&d);
     }
   }
 }
@@ -471,7 +471,7 @@ static void test_tensor(void **state) {
       assert_int_equal(r->shape[1].size, 3);
     }
     assert_int_equal(r->data.length, 48);
-    qv_message_release(&d);
+    qv_message_reset(&d);
   }
 }
 
@@ -520,7 +520,7 @@ static void test_sparse_coo(void **state) {
     assert_int_equal(r->index.coo.indices_buffer.length, 144);
     assert_int_equal(r->data.offset, 192);
     assert_string_equal(r->shape[1].name, "c");
-    qv_message_release(&d);
+    qv_message_reset(&d);
   }
 }
 
@@ -543,7 +543,7 @@ static void test_sparse_csx(void **state) {
     assert_int_equal(r->compressed_axis, axis);
     assert_int_equal(r->indices_type.bit_width, 16);
     assert_int_equal(r->indices_buffer.offset, 32);
-    qv_message_release(&d);
+    qv_message_reset(&d);
   }
 }
 
@@ -575,7 +575,7 @@ static void test_sparse_csf(void **state) {
   assert_int_equal(r->axis_order[0], 3);
   assert_int_equal(r->indices_type.bit_width, 64);
   assert_null(d.header.sparse_tensor.shape[0].name);
-  qv_message_release(&d);
+  qv_message_reset(&d);
 }
 
 static void test_footer(void **state) {
@@ -621,7 +621,7 @@ static void test_footer(void **state) {
       assert_int_equal(d.dictionaries[0].offset, 8);
       assert_string_equal(d.schema.fields[1].name, "b");
     }
-    qv_footer_release(&d);
+    qv_footer_reset(&d);
     free(b1);
     free(b2);
   }
@@ -710,7 +710,7 @@ static void test_encode_rejects_bad_arguments(void **state) {
   QvMessage d;
   QvDecodeOptions deep = {1000, 0};
   assert_int_equal(qv_message_decode(out, size, &deep, &d, &e), QV_OK);
-  qv_message_release(&d);
+  qv_message_reset(&d);
   free(out);
 
   m = sparse_message(QV_SPARSE_INDEX_NONE);

@@ -82,7 +82,7 @@ static void check_framed(const QvMessage *m, size_t alignment) {
   assert_int_equal(back.header_type, m->header_type);
   assert_int_equal(back.body_length, m->body_length);
   assert_int_equal(back.version, m->version);
-  qv_message_release(&back);
+  qv_message_reset(&back);
   free(buf);
   free(fb);
 }

@@ -230,7 +230,7 @@ static QvStatus source_open_at(Source *s, SourceKind kind, const uint8_t *data, 
       assert_non_null(owner);
       s->base = exact;
       st = qv_ipc_reader_open_memory(&s->r, exact, size - skip, owner, o, err);
-      qv_owner_release(owner);
+      qv_owner_free(owner);
       break;
     }
     case SRC_PATH: {
@@ -777,7 +777,7 @@ static void test_messages_outlive_reader(void **state) {
   QvIpcReader *r;
   QvError err;
   assert_int_equal(qv_ipc_reader_open_memory(&r, b.data, b.size, owner, NULL, &err), QV_OK);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   QvIpcMessage a, c;
   assert_int_equal(qv_ipc_reader_next(r, &a, &err), QV_OK);
   assert_int_equal(qv_ipc_reader_next(r, &c, &err), QV_OK);
@@ -793,7 +793,7 @@ static void test_messages_outlive_reader(void **state) {
   const uint8_t bad[] = {'A', 'R', 'R', 'O', 'W', '1', 0, 0, 1, 2};
   assert_int_equal(qv_ipc_reader_open_memory(&r, bad, sizeof bad, owner, NULL, &err),
                    QV_ETRUNCATED);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   assert_int_equal(g_released, 2);
   bytes_free(&b);
 }
@@ -859,10 +859,10 @@ static void check_file(Source *s, const Bytes *b, const FileLayout *l) {
   assert_int_equal(f.record_batches[0].offset, l->batch.offset);
   assert_int_equal(f.record_batches[0].meta_data_length, l->batch.framed);
   assert_int_equal(f.record_batches[0].body_length, l->batch.body_length);
-  qv_footer_release(&f);
+  qv_footer_reset(&f);
   /* the footer can be read again, and reading it does not disturb next() */
   assert_int_equal(qv_ipc_reader_footer(s->r, &f, NULL, NULL, &err), QV_OK);
-  qv_footer_release(&f);
+  qv_footer_reset(&f);
   expect_eos(s);
 }
 

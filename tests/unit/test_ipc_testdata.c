@@ -86,7 +86,7 @@ static void check_valid_file(const char *path) {
         const QvBlock *b = &f.record_batches[i];
         assert_true(b->offset >= 8 && b->offset + b->meta_data_length + b->body_length <= foff);
       }
-      qv_footer_release(&f);
+      qv_footer_reset(&f);
     } else {
       assert_true(has_suffix(path, ".arrow") || has_suffix(path, ".arrows"));
     }
@@ -163,7 +163,7 @@ static void test_record_batch_files(void **state) {
       }
       assert_int_equal(seen, f.n_record_batches);
       assert_true(seen > 0);
-      qv_footer_release(&f);
+      qv_footer_reset(&f);
     }
     qv_ipc_reader_close(r);
   }

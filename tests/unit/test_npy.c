@@ -111,7 +111,7 @@ static void check_case(int major, size_t d, char order, bool fortran) {
       native_elem(r * 3 + c, elsize, e);
       assert_memory_equal(t.data + off, e, elsize);
     }
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -145,7 +145,7 @@ static void test_header_variants(void **state) {
     if (st) fail_msg("%s: %s", dicts[i], err.message);
     assert_int_equal(t.shape[1], 3);
     assert_memory_equal(t.data, data, sizeof data);
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
     qv_aligned_free(buf);
   }
 }
@@ -161,14 +161,14 @@ static void test_scalar_and_empty(void **state) {
   assert_int_equal(qv_npy_read_memory(buf, size, NULL, &t, NULL, &err), QV_OK);
   assert_int_equal(t.ndim, 0);
   assert_memory_equal(t.data, &v, 8);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 
   buf = make_npy(1, "{'descr': '|u1', 'fortran_order': True, 'shape': (3, 0), }", NULL, 0, &size);
   assert_int_equal(qv_npy_read_memory(buf, size, NULL, &t, NULL, &err), QV_OK);
   assert_int_equal(qv_tensor_size(&t), 0);
   assert_int_equal(t.shape[0], 3);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 
   /* a 1-tuple */
@@ -177,7 +177,7 @@ static void test_scalar_and_empty(void **state) {
   assert_int_equal(qv_npy_read_memory(buf, size, NULL, &t, NULL, &err), QV_OK);
   assert_int_equal(t.ndim, 1);
   assert_int_equal(t.shape[0], 4);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -198,11 +198,11 @@ static void test_consumed_and_concatenated(void **state) {
   assert_int_equal(qv_npy_read_memory(both, s1 + s2, NULL, &t, &used, &err), QV_OK);
   assert_int_equal(used, s1);
   assert_int_equal(t.type, QV_VALUE_UINT8);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_int_equal(qv_npy_read_memory(both + used, s2, NULL, &t, &used, &err), QV_OK);
   assert_int_equal(t.type, QV_VALUE_INT8);
   assert_memory_equal(t.data, b, 2);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   free(both);
   qv_aligned_free(f1);
   qv_aligned_free(f2);
@@ -231,7 +231,7 @@ static void roundtrip(const QvTensor *t, bool expect_fortran) {
   assert_ptr_equal(back.data, buf + h.data_offset);
   assert_true(qv_tensor_equals(t, &back, true));
   assert_int_equal(back.ndim, t->ndim);
-  qv_tensor_release(&back);
+  qv_tensor_reset(&back);
   assert_int_equal(qv_npy_write_to_buffer(t, buf, need - 1, &written, &err), QV_EARG);
   qv_aligned_free(buf);
 }
@@ -266,7 +266,7 @@ static void test_writer_roundtrip(void **state) {
         }
       }
       roundtrip(&t, col == 1);
-      qv_tensor_release(&t);
+      qv_tensor_reset(&t);
     }
   }
 }
@@ -281,7 +281,7 @@ static void test_writer_large(void **state) {
   float *f = (float *)t.data;
   for (int64_t i = 0; i < shape[0] * shape[1]; i++) f[i] = (float)i * 0.25f;
   roundtrip(&t, true);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 static void test_writer_header_text(void **state) {
@@ -298,7 +298,7 @@ static void test_writer_header_text(void **state) {
                                   : "{'descr': '<i4', 'fortran_order': False, 'shape': (5,), }";
   assert_memory_equal(buf, "\x93NUMPY\x01\x00\x76\x00", 10);
   assert_memory_equal(buf + 10, expect, strlen(expect));
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   /* 0-d and 1-byte types */
   uint8_t one = 7;
@@ -308,7 +308,7 @@ static void test_writer_header_text(void **state) {
   const char *e0 = "{'descr': '|u1', 'fortran_order': False, 'shape': (), }";
   assert_memory_equal(buf + 10, e0, strlen(e0));
   assert_int_equal(buf[128], 7);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 /* Non-contiguous: written as a C-order copy. */
@@ -334,8 +334,8 @@ static void test_writer_strided(void **state) {
   const int32_t *d = (const int32_t *)back.data;
   int32_t expect[6] = {101, 104, 201, 204, 301, 304};
   assert_memory_equal(d, expect, sizeof expect);
-  qv_tensor_release(&back);
-  qv_tensor_release(&view);
+  qv_tensor_reset(&back);
+  qv_tensor_reset(&view);
 }
 
 static void test_read_path_errors(void **state) {
@@ -366,7 +366,7 @@ static void expect_bad(int major, const char *dict, size_t data_len, QvStatus co
   qv_error_clear(&err);
   QvStatus st = qv_npy_read_memory(buf, size, NULL, &t, NULL, &err);
   if (st == QV_OK) {
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
     fail_msg("accepted %s", dict);
   }
   if (st != code) fail_msg("%s: status %d (%s), expected %d", dict, st, err.message, code);
@@ -513,7 +513,7 @@ static void test_unaligned_data_copied(void **state) {
   assert_int_equal(qv_npy_read_memory(buf, 10 + dl + 16, NULL, &t, NULL, &err), QV_OK);
   assert_int_equal((uintptr_t)t.data % 8, 0);
   assert_memory_equal(t.data, vals, 16);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 

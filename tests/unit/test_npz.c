@@ -36,7 +36,7 @@ static Member npy(const char *name, QvValueType type, int64_t n, const void *dat
   m.p = malloc(m.n);
   assert_non_null(m.p);
   assert_int_equal(qv_npy_write_to_buffer(&t, m.p, m.n, NULL, &err), QV_OK);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   return m;
 }
 
@@ -117,7 +117,7 @@ static void expect_reject(const uint8_t *buf, size_t size, const char *needle) {
   qv_error_clear(&err);
   QvStatus st = qv_npz_read_memory(buf, size, &t, &err);
   if (st == QV_OK) {
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     fail_msg("accepted an archive that should fail with '%s'", needle);
   }
   if (strstr(err.message, needle) == NULL)
@@ -183,7 +183,7 @@ static void check_roundtrip(const QvSparseTensor *s, const QvTensor *dense, bool
   assert_true(qv_sparse_equals(s, &back));
   assert_true(qv_sparse_equals_dense(&back, dense));
   if (s->format == QV_SPARSE_COO) assert_true(back.is_canonical); /* from_dense sorts */
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
   free(buf);
 }
 
@@ -204,8 +204,8 @@ static void test_roundtrip_types(void **state) {
         QvSparseTensor s;
         assert_int_equal(qv_sparse_from_dense(&dense, kinds[k], &o, &s, &err), QV_OK);
         check_roundtrip(&s, &dense, it % 2 == 1);
-        qv_sparse_release(&s);
-        qv_tensor_release(&dense);
+        qv_sparse_reset(&s);
+        qv_tensor_reset(&dense);
       }
 }
 
@@ -258,7 +258,7 @@ static void test_members_as_scipy_writes_them(void **state) {
   zip_discard(b);
   zip_error_fini(&ze);
   free(out);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   free(ref);
 }
 
@@ -274,14 +274,14 @@ static void test_paths_and_fd(void **state) {
   assert_int_equal(qv_npz_write_path(&t, NULL, path, &err), QV_OK);
   assert_int_equal(qv_npz_read_path(path, &back, &err), QV_OK);
   assert_true(qv_sparse_equals(&t, &back));
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
   int fd = open(path, O_WRONLY | O_TRUNC);
   assert_true(fd >= 0);
   assert_int_equal(qv_npz_write_fd(&t, NULL, fd, &err), QV_OK);
   close(fd);
   assert_int_equal(qv_npz_read_path(path, &back, &err), QV_OK);
   assert_true(qv_sparse_equals(&t, &back));
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
   /* deterministic: equal tensors give identical files */
   uint8_t *a, *b;
   size_t na, nb;
@@ -293,7 +293,7 @@ static void test_paths_and_fd(void **state) {
   free(b);
   unlink(path);
   assert_int_equal(qv_npz_read_path(path, &back, &err), QV_EIO);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   free(ref);
 }
 
@@ -334,7 +334,7 @@ static void test_coo_entries(void **state) {
     assert_int_equal(qv_tensor_get_double(&dense, at, &d, &err), QV_OK);
     v = (float)d;
     assert_true(v == 4.0f); /* duplicates sum, as in SciPy */
-    qv_tensor_release(&dense);
+    qv_tensor_reset(&dense);
     /* written back as it is */
     uint8_t *out;
     size_t n;
@@ -343,9 +343,9 @@ static void test_coo_entries(void **state) {
     assert_int_equal(qv_npz_read_memory(out, n, &back, &err), QV_OK);
     assert_true(qv_sparse_equals(&t, &back));
     assert_int_equal(qv_index_load(back.coords, back.index_type, 0), 2);
-    qv_sparse_release(&back);
+    qv_sparse_reset(&back);
     free(out);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     free(buf);
   }
 }
@@ -365,19 +365,19 @@ static void test_writer_refuses(void **state) {
   assert_non_null(strstr(err.message, "--to=coo"));
   assert_null(out);
   assert_int_equal(n, 0);
-  qv_sparse_release(&s);
+  qv_sparse_reset(&s);
   assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_COO, NULL, &s, &err), QV_OK);
   assert_int_equal(qv_npz_write_memory(&s, NULL, &out, &n, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "3 dimensions"));
-  qv_sparse_release(&s);
-  qv_tensor_release(&dense);
+  qv_sparse_reset(&s);
+  qv_tensor_reset(&dense);
   const int64_t shape2[2] = {3, 3};
   assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT16, 2, shape2, NULL, false, &err), QV_OK);
   assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSR, NULL, &s, &err), QV_OK);
   assert_int_equal(qv_npz_write_memory(&s, NULL, &out, &n, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "float16"));
-  qv_sparse_release(&s);
-  qv_tensor_release(&dense);
+  qv_sparse_reset(&s);
+  qv_tensor_reset(&dense);
 }
 
 /* ---- hostile archives */
@@ -431,7 +431,7 @@ static void test_format_member(void **state) {
     QvStatus st = qv_npz_read_memory(buf, size, &t, &err);
     if (st) fail_msg("spelling %zu: %s", c, err.message);
     assert_int_equal(t.format, QV_SPARSE_CSC);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     free(buf);
   }
 }
@@ -461,7 +461,7 @@ static void test_members(void **state) {
     /* "data.npyX" is an unknown member: ignored */
     QvSparseTensor t;
     assert_int_equal(qv_npz_read_memory(buf, size, &t, &err), QV_OK);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     free(buf);
   }
   {

@@ -134,7 +134,7 @@ static uint8_t *edit_footer(const uint8_t *data, size_t size, FooterEdit edit, s
   memcpy(out + off + fb_size, &n, 4);
   memcpy(out + off + fb_size + 4, "ARROW1", 6);
   free(fb);
-  qv_footer_release(&f);
+  qv_footer_reset(&f);
   qv_ipc_reader_close(r);
   return out;
 }

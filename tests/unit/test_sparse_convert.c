@@ -59,7 +59,7 @@ static void assert_round_trip(const QvSparseTensor *s, const QvTensor *dense) {
   assert_memory_equal(buf, back.data, bytes);
   if (bytes > 0) assert_int_equal(qv_sparse_to_dense_into(s, buf, bytes - 1, &err), QV_EARG);
   free(buf);
-  qv_tensor_release(&back);
+  qv_tensor_reset(&back);
 }
 
 static const QvSparseFormat kFormats[4] = {QV_SPARSE_COO, QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_CSF};
@@ -98,12 +98,12 @@ static void check_all_pairs(const QvTensor *dense, QvValueType itype) {
       assert_int_equal(qv_sparse_convert(&y, kFormats[f], &o, &x, &err), QV_OK);
       assert_true(qv_sparse_equals(&x, &s[f]));
       assert_round_trip(&x, dense);
-      qv_sparse_release(&x);
-      qv_sparse_release(&y);
+      qv_sparse_reset(&x);
+      qv_sparse_reset(&y);
     }
   }
   for (int f = 0; f < 4; f++)
-    if (have[f]) qv_sparse_release(&s[f]);
+    if (have[f]) qv_sparse_reset(&s[f]);
 }
 
 static void test_all_value_types_all_pairs(void **state) {
@@ -113,13 +113,13 @@ static void test_all_value_types_all_pairs(void **state) {
     QvTensor d;
     random_dense(&d, (QvValueType)vt, 2, s2, 30);
     check_all_pairs(&d, QV_VALUE_INT64);
-    qv_tensor_release(&d);
+    qv_tensor_reset(&d);
     random_dense(&d, (QvValueType)vt, 3, s3, 20);
     check_all_pairs(&d, QV_VALUE_INT64);
-    qv_tensor_release(&d);
+    qv_tensor_reset(&d);
     random_dense(&d, (QvValueType)vt, 1, s1, 40);
     check_all_pairs(&d, QV_VALUE_INT64);
-    qv_tensor_release(&d);
+    qv_tensor_reset(&d);
   }
 }
 
@@ -130,10 +130,10 @@ static void test_all_index_types(void **state) {
     QvTensor d;
     random_dense(&d, QV_VALUE_FLOAT32, 2, s2, 35);
     check_all_pairs(&d, (QvValueType)it);
-    qv_tensor_release(&d);
+    qv_tensor_reset(&d);
     random_dense(&d, QV_VALUE_INT16, 4, s4, 15);
     check_all_pairs(&d, (QvValueType)it);
-    qv_tensor_release(&d);
+    qv_tensor_reset(&d);
   }
 }
 
@@ -157,11 +157,11 @@ static void test_csf_every_axis_order(void **state) {
       assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_CSF, &ob, &t, &err), QV_OK);
       assert_memory_equal(t.axis_order, perms[b], sizeof perms[b]);
       assert_round_trip(&t, &d);
-      qv_sparse_release(&t);
+      qv_sparse_reset(&t);
     }
-    qv_sparse_release(&s);
+    qv_sparse_reset(&s);
   }
-  qv_tensor_release(&d);
+  qv_tensor_reset(&d);
 }
 
 /* 2-D CSF in both axis orders (compressed CSR / CSC) from every source,
@@ -199,7 +199,7 @@ static void test_csf_2d_axis_orders(void **state) {
     assert_int_equal(qv_sparse_from_dense(&cm, QV_SPARSE_CSF, &o, &t, &err), QV_OK);
     assert_true(qv_sparse_equals(&s, &t));
     assert_memory_equal(t.csf_indices[1], s.csf_indices[1], (size_t)s.nnz);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     for (int f = 0; f < 4; f++) {
       QvSparseTensor x, y;
       assert_int_equal(qv_sparse_convert(&s, kFormats[f], &o, &x, &err), QV_OK);
@@ -209,13 +209,13 @@ static void test_csf_2d_axis_orders(void **state) {
       for (int l = 0; l < 2; l++)
         assert_memory_equal(y.csf_indices[l], s.csf_indices[l], (size_t)s.csf_indices_len[l]);
       assert_memory_equal(y.csf_indptr[0], s.csf_indptr[0], (size_t)s.csf_indptr_len[0]);
-      qv_sparse_release(&y);
-      qv_sparse_release(&x);
+      qv_sparse_reset(&y);
+      qv_sparse_reset(&x);
     }
-    qv_sparse_release(&s);
+    qv_sparse_reset(&s);
   }
-  qv_tensor_release(&cm);
-  qv_tensor_release(&d);
+  qv_tensor_reset(&cm);
+  qv_tensor_reset(&d);
 }
 
 /* Column-major and strided dense inputs give the same sparse tensors as
@@ -246,11 +246,11 @@ static void test_dense_layouts(void **state) {
         assert_memory_equal(a.indptr, b.indptr, (size_t)a.indptr_len * 8);
         assert_memory_equal(a.indices, b.indices, (size_t)a.nnz * 8);
       }
-      qv_sparse_release(&a);
-      qv_sparse_release(&b);
+      qv_sparse_reset(&a);
+      qv_sparse_reset(&b);
     }
-    qv_tensor_release(&cm);
-    qv_tensor_release(&rm);
+    qv_tensor_reset(&cm);
+    qv_tensor_reset(&rm);
   }
 
   /* the 3x4 matrix Arrow C++ turns into out-of-range COO from column-major */
@@ -271,7 +271,7 @@ static void test_dense_layouts(void **state) {
   assert_int_equal(coo.nnz, 6);
   assert_memory_equal(coo.coords, want_coords, sizeof want_coords);
   assert_memory_equal(coo.values, want_data, sizeof want_data);
-  qv_sparse_release(&coo);
+  qv_sparse_reset(&coo);
 
   /* strided: every other column of a 4x6 buffer, and a transposed view */
   double big[24];
@@ -307,11 +307,11 @@ static void test_dense_layouts(void **state) {
       assert_true(qv_sparse_equals(&x, &y));
       if (f == 0) assert_memory_equal(x.coords, y.coords, (size_t)x.nnz * 24);
       assert_round_trip(&x, &a);
-      qv_sparse_release(&x);
-      qv_sparse_release(&y);
+      qv_sparse_reset(&x);
+      qv_sparse_reset(&y);
     }
-    qv_tensor_release(&b);
-    qv_tensor_release(&a);
+    qv_tensor_reset(&b);
+    qv_tensor_reset(&a);
   }
   /* broadcast (zero stride) */
   static const int64_t bshape[2] = {4, 3}, bstrides[2] = {0, 4};
@@ -320,12 +320,12 @@ static void test_dense_layouts(void **state) {
   assert_int_equal(qv_tensor_make(&bc, QV_VALUE_INT32, 2, bshape, bstrides, NULL, row, sizeof row, NULL, &err),
                    QV_OK);
   check_all_pairs(&bc, QV_VALUE_INT64);
-  qv_tensor_release(&bc);
-  qv_tensor_release(&sl);
-  qv_tensor_release(&tv);
-  qv_tensor_release(&st);
-  qv_tensor_release(&rm);
-  qv_tensor_release(&cm);
+  qv_tensor_reset(&bc);
+  qv_tensor_reset(&sl);
+  qv_tensor_reset(&tv);
+  qv_tensor_reset(&st);
+  qv_tensor_reset(&rm);
+  qv_tensor_reset(&cm);
 }
 
 static void test_one_d_and_degenerate_shapes(void **state) {
@@ -341,21 +341,21 @@ static void test_one_d_and_degenerate_shapes(void **state) {
   static const int64_t c1[3] = {1, 4, 7};
   assert_int_equal(s.nnz, 3);
   assert_memory_equal(s.coords, c1, sizeof c1);
-  qv_sparse_release(&s);
+  qv_sparse_reset(&s);
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSF, NULL, &s, &err), QV_OK);
   assert_int_equal(s.csf_indices_len[0], 3);
   assert_memory_equal(s.csf_indices[0], c1, sizeof c1);
-  qv_sparse_release(&s);
+  qv_sparse_reset(&s);
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSR, NULL, &s, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "2-D"));
   check_all_pairs(&d, QV_VALUE_INT8);
-  qv_tensor_release(&d);
+  qv_tensor_reset(&d);
 
   /* 0-d is not a sparse tensor */
   static const double scalar = 3;
   assert_int_equal(qv_tensor_make(&d, QV_VALUE_FLOAT64, 0, NULL, NULL, NULL, &scalar, 8, NULL, &err), QV_OK);
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_COO, NULL, &s, &err), QV_EINVAL);
-  qv_tensor_release(&d);
+  qv_tensor_reset(&d);
 
   /* zero-length dims and all-zero tensors, every format */
   static const int64_t shapes[6][3] = {{3, 0, 0}, {0, 4, 0}, {0, 0, 0}, {2, 0, 3}, {3, 4, 0}, {2, 3, 4}};
@@ -378,9 +378,9 @@ static void test_one_d_and_degenerate_shapes(void **state) {
         for (int l = 0; l < nd[c]; l++) assert_int_equal(s.csf_indices_len[l], 0);
         for (int l = 0; l + 1 < nd[c]; l++) assert_int_equal(s.csf_indptr_len[l], 1);
       }
-      qv_sparse_release(&s);
+      qv_sparse_reset(&s);
     }
-    qv_tensor_release(&d);
+    qv_tensor_reset(&d);
   }
 }
 
@@ -402,10 +402,10 @@ static void test_zero_by_value(void **state) {
     for (int i = 0; i < 3; i++) nans += isnan(sv[i]) ? 1 : 0;
     assert_int_equal(nans, 1);
     assert_true(qv_sparse_equals_dense(&s, &d));
-    qv_sparse_release(&s);
+    qv_sparse_reset(&s);
   }
   check_all_pairs(&d, QV_VALUE_INT64);
-  qv_tensor_release(&d);
+  qv_tensor_reset(&d);
 
   const uint16_t h[6] = {0x0000, 0x8000, 0x7e00, 0x0001, 0x3c00, 0xfc00};
   assert_int_equal(qv_tensor_make(&d, QV_VALUE_FLOAT16, 2, shape, NULL, NULL, h, sizeof h, NULL, &err), QV_OK);
@@ -416,9 +416,9 @@ static void test_zero_by_value(void **state) {
   assert_memory_equal(s.coords, want, sizeof want);
   static const uint16_t want_v[4] = {0x7e00, 0x0001, 0x3c00, 0xfc00};
   assert_memory_equal(s.values, want_v, sizeof want_v);
-  qv_sparse_release(&s);
+  qv_sparse_reset(&s);
   check_all_pairs(&d, QV_VALUE_INT64);
-  qv_tensor_release(&d);
+  qv_tensor_reset(&d);
 
   /* explicit zeros in a sparse tensor equal absent entries */
   static const int64_t coords[4] = {0, 1, 1, 2};
@@ -435,7 +435,7 @@ static void test_zero_by_value(void **state) {
   assert_int_equal(b.nnz, 1);
   assert_true(qv_sparse_equals(&a, &b));
   assert_true(qv_sparse_equals(&b, &a));
-  qv_sparse_release(&b);
+  qv_sparse_reset(&b);
   /* different value: not equal; different shape: not equal */
   const double other[2] = {0.0, 6.0};
   assert_int_equal(qv_sparse_make_coo(&b, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, 2, coords, NULL, true,
@@ -443,15 +443,15 @@ static void test_zero_by_value(void **state) {
                    QV_OK);
   assert_false(qv_sparse_equals(&a, &b));
   assert_false(qv_sparse_equals_dense(&b, &d));
-  qv_sparse_release(&b);
+  qv_sparse_reset(&b);
   static const int64_t shape2[2] = {3, 3};
   assert_int_equal(qv_sparse_make_coo(&b, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape2, NULL, 2, coords, NULL,
                                       true, with_zero, NULL, &err),
                    QV_OK);
   assert_false(qv_sparse_equals(&a, &b));
-  qv_sparse_release(&b);
-  qv_sparse_release(&a);
-  qv_tensor_release(&d);
+  qv_sparse_reset(&b);
+  qv_sparse_reset(&a);
+  qv_tensor_reset(&d);
 }
 
 /* Duplicates are summed (in entry order) as SciPy does; unsorted input. */
@@ -500,11 +500,11 @@ static void test_canonicalize_duplicates(void **state) {
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSF, NULL, &csf, &err), QV_OK);
   assert_int_equal(csf.nnz, 3);
   assert_true(qv_sparse_equals(&csf, &c));
-  qv_sparse_release(&csf);
-  qv_sparse_release(&csc);
-  qv_sparse_release(&csr);
-  qv_sparse_release(&c);
-  qv_sparse_release(&coo);
+  qv_sparse_reset(&csf);
+  qv_sparse_reset(&csc);
+  qv_sparse_reset(&csr);
+  qv_sparse_reset(&c);
+  qv_sparse_reset(&coo);
 
   /* integer sums wrap as in NumPy; float16 sums round to half */
   static const int64_t one[1] = {1}, c2[2] = {0, 0};
@@ -515,8 +515,8 @@ static void test_canonicalize_duplicates(void **state) {
   assert_int_equal(qv_sparse_canonicalize(&coo, &c, &err), QV_OK);
   assert_int_equal(c.nnz, 1);
   assert_int_equal((int8_t)c.values[0], -128);
-  qv_sparse_release(&c);
-  qv_sparse_release(&coo);
+  qv_sparse_reset(&c);
+  qv_sparse_reset(&coo);
   const uint16_t h[2] = {0x3c00 /* 1 */, 0x3800 /* 0.5 */};
   assert_int_equal(qv_sparse_make_coo(&coo, QV_VALUE_FLOAT16, QV_VALUE_INT64, 1, one, NULL, 2, c2, NULL, false, h,
                                       NULL, &err),
@@ -525,12 +525,12 @@ static void test_canonicalize_duplicates(void **state) {
   uint16_t hv;
   memcpy(&hv, c.values, 2);
   assert_int_equal(hv, 0x3e00); /* 1.5 */
-  qv_sparse_release(&c);
+  qv_sparse_reset(&c);
   /* canonicalize accepts only COO */
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSF, NULL, &csf, &err), QV_OK);
   assert_int_equal(qv_sparse_canonicalize(&csf, &c, &err), QV_EARG);
-  qv_sparse_release(&csf);
-  qv_sparse_release(&coo);
+  qv_sparse_reset(&csf);
+  qv_sparse_reset(&coo);
 }
 
 /* Actual values decide whether an index type fits, not the extents. */
@@ -548,7 +548,7 @@ static void test_index_type_fit(void **state) {
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_COO, &i8, &s, &err), QV_OK);
   assert_int_equal(s.nnz, 216);
   assert_round_trip(&s, &d);
-  qv_sparse_release(&s);
+  qv_sparse_reset(&s);
   /* but an indptr must hold nnz = 216 > 127 */
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSR, &i8, &s, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "CSR indptr: value 216"));
@@ -562,9 +562,9 @@ static void test_index_type_fit(void **state) {
   for (int f = 1; f < 4; f++) {
     assert_int_equal(qv_sparse_from_dense(&d, kFormats[f], &u8, &s, &err), QV_OK);
     assert_round_trip(&s, &d);
-    qv_sparse_release(&s);
+    qv_sparse_reset(&s);
   }
-  qv_tensor_release(&d);
+  qv_tensor_reset(&d);
 
   /* 2x200 with a non-zero in column 150: int8 fails naming it, uint8 fits */
   static const int64_t s2x200[2] = {2, 200};
@@ -586,13 +586,13 @@ static void test_index_type_fit(void **state) {
   assert_non_null(strstr(err.message, "CSR indices: value 150"));
   assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_CSR, &u8, &t, &err), QV_OK);
   assert_int_equal(t.indptr_type, QV_VALUE_UINT8);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   /* CSC keeps the columns in the indptr (201 entries, values <= 2): int8 fits */
   assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_CSC, &i8, &t, &err), QV_OK);
   assert_round_trip(&t, &d);
-  qv_sparse_release(&t);
-  qv_sparse_release(&s);
-  qv_tensor_release(&d);
+  qv_sparse_reset(&t);
+  qv_sparse_reset(&s);
+  qv_tensor_reset(&d);
 
   /* bad options */
   QvSparseOptions fl = {QV_VALUE_FLOAT32, true, NULL};
@@ -603,7 +603,7 @@ static void test_index_type_fit(void **state) {
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSF, &perm, &s, &err), QV_EARG);
   assert_non_null(strstr(err.message, "not a permutation"));
   assert_int_equal(qv_sparse_from_dense(&d, (QvSparseFormat)9, NULL, &s, &err), QV_EARG);
-  qv_tensor_release(&d);
+  qv_tensor_reset(&d);
 }
 
 /* Names travel through every conversion; density. */
@@ -628,11 +628,11 @@ static void test_names_and_density(void **state) {
     assert_string_equal(t.dim_names[0], "row");
     assert_int_equal(qv_sparse_to_dense(&t, &back, &err), QV_OK);
     assert_string_equal(back.dim_names[1], "col");
-    qv_tensor_release(&back);
-    qv_sparse_release(&t);
-    qv_sparse_release(&s);
+    qv_tensor_reset(&back);
+    qv_sparse_reset(&t);
+    qv_sparse_reset(&s);
   }
-  qv_tensor_release(&d);
+  qv_tensor_reset(&d);
   assert_string_equal(qv_sparse_format_name(QV_SPARSE_CSC), "csc");
   QvSparseFormat f;
   assert_int_equal(qv_sparse_format_parse("CSF", &f, &err), QV_OK);
@@ -682,12 +682,12 @@ static void random_coo_case(int64_t R, int64_t C, int64_t N, QvValueType vt) {
                                          &err),
                        QV_OK);
       assert_round_trip(&t, &d);
-      qv_sparse_release(&t);
+      qv_sparse_reset(&t);
     }
-    qv_sparse_release(&s);
+    qv_sparse_reset(&s);
   }
-  qv_sparse_release(&coo);
-  qv_tensor_release(&d);
+  qv_sparse_reset(&coo);
+  qv_tensor_reset(&d);
   free(acc);
   free(vals);
   free(coords);
@@ -719,10 +719,10 @@ static void bucketed_vs_canonical(int64_t nrows, int64_t ncols, int minor_shift,
   assert_memory_equal(back.coords, canon.coords, (size_t)canon.nnz * 16);
   assert_memory_equal(back.values, canon.values, (size_t)canon.nnz * 4);
   assert_true(qv_sparse_equals(&csr, &coo));
-  qv_sparse_release(&back);
-  qv_sparse_release(&csr);
-  qv_sparse_release(&canon);
-  qv_sparse_release(&coo);
+  qv_sparse_reset(&back);
+  qv_sparse_reset(&csr);
+  qv_sparse_reset(&canon);
+  qv_sparse_reset(&coo);
   free(v);
   free(c);
 }
@@ -799,10 +799,10 @@ static void test_huge_shapes(void **state) {
   QvSparseTensor csr;
   assert_int_not_equal(qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &csr, &err), QV_OK);
   assert_null(csr.private_data);
-  qv_sparse_release(&back);
-  qv_sparse_release(&csf);
-  qv_sparse_release(&c);
-  qv_sparse_release(&coo);
+  qv_sparse_reset(&back);
+  qv_sparse_reset(&csf);
+  qv_sparse_reset(&c);
+  qv_sparse_reset(&coo);
 
   /* 10^6 x 10^6, COO <-> CSR <-> CSC with modest nnz */
   static const int64_t m[2] = {1000000, 1000000};
@@ -820,10 +820,10 @@ static void test_huge_shapes(void **state) {
   assert_int_equal(qv_sparse_convert(&csc, QV_SPARSE_COO, NULL, &back, &err), QV_OK);
   assert_true(qv_sparse_equals(&back, &coo));
   assert_true(qv_sparse_equals(&csr, &csc));
-  qv_sparse_release(&back);
-  qv_sparse_release(&csc);
-  qv_sparse_release(&csr);
-  qv_sparse_release(&coo);
+  qv_sparse_reset(&back);
+  qv_sparse_reset(&csc);
+  qv_sparse_reset(&csr);
+  qv_sparse_reset(&coo);
   free(sorted);
   free(vals);
   free(coords);

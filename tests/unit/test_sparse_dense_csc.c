@@ -94,7 +94,7 @@ static void check_csx(const QvTensor *d, QvSparseFormat f) {
   }
   assert_int_equal(ptr[nmajor], k);
   assert_int_equal(s.nnz, k);
-  qv_sparse_release(&s);
+  qv_sparse_reset(&s);
 }
 
 /* dense -> COO against the naive reference: canonical order, coordinates
@@ -119,7 +119,7 @@ static void check_coo(const QvTensor *d) {
       k++;
     }
   assert_int_equal(s.nnz, k);
-  qv_sparse_release(&s);
+  qv_sparse_reset(&s);
 }
 
 static void check_both(const QvTensor *d) {
@@ -136,8 +136,8 @@ static void check_shape(QvValueType t, int64_t rows, int64_t cols, int pct, int6
   QvError err;
   assert_int_equal(qv_tensor_copy(&rm, true, &cm, &err), QV_OK);
   check_both(&cm);
-  qv_tensor_release(&cm);
-  qv_tensor_release(&rm);
+  qv_tensor_reset(&cm);
+  qv_tensor_reset(&rm);
   free(b1);
 }
 
@@ -155,8 +155,8 @@ static void test_coo_long_lines(void **state) {
     QvError err;
     assert_int_equal(qv_tensor_copy(&rm, true, &cm, &err), QV_OK);
     check_coo(&cm);
-    qv_tensor_release(&cm);
-    qv_tensor_release(&rm);
+    qv_tensor_reset(&cm);
+    qv_tensor_reset(&rm);
     free(b);
   }
 }
@@ -211,11 +211,11 @@ static void test_strided_and_broadcast(void **state) {
     QvTensor d;
     uint8_t *b = make_matrix(&d, t, 300, 50, 50 * 2 * w + 3 * w, 2 * w, 25, 7, 11);
     check_both(&d);
-    qv_tensor_release(&d);
+    qv_tensor_reset(&d);
     free(b);
     b = make_matrix(&d, t, 60, 270, 2 * w, 60 * 2 * w + w, 25, -1, 100);
     check_both(&d);
-    qv_tensor_release(&d);
+    qv_tensor_reset(&d);
     free(b);
     /* every row the same (row stride 0), every column the same */
     b = make_matrix(&d, t, 1, 300, 0, w, 40, -1, -1);
@@ -224,11 +224,11 @@ static void test_strided_and_broadcast(void **state) {
     QvError err;
     assert_int_equal(qv_tensor_make(&bc, t, 2, shape, rows_same, NULL, b, 300 * w, NULL, &err), QV_OK);
     check_both(&bc);
-    qv_tensor_release(&bc);
+    qv_tensor_reset(&bc);
     assert_int_equal(qv_tensor_make(&bc, t, 2, shape, cols_same, NULL, b, 300 * w, NULL, &err), QV_OK);
     check_both(&bc);
-    qv_tensor_release(&bc);
-    qv_tensor_release(&d);
+    qv_tensor_reset(&bc);
+    qv_tensor_reset(&d);
     free(b);
   }
 }
@@ -246,22 +246,22 @@ static void test_other_outputs(void **state) {
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSF, &csf, &s, &err), QV_OK);
   assert_int_equal(qv_sparse_to_dense(&s, &back, &err), QV_OK);
   assert_true(qv_tensor_equals(&back, &d, true));
-  qv_tensor_release(&back);
-  qv_sparse_release(&s);
+  qv_tensor_reset(&back);
+  qv_sparse_reset(&s);
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSC, &i32, &s, &err), QV_OK);
   assert_int_equal(s.index_type, QV_VALUE_INT32);
   assert_int_equal(qv_sparse_to_dense(&s, &back, &err), QV_OK);
   assert_true(qv_tensor_equals(&back, &d, true));
-  qv_tensor_release(&back);
+  qv_tensor_reset(&back);
   QvSparseTensor coo;
   assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_COO, NULL, &coo, &err), QV_OK);
   assert_int_equal(coo.nnz, qv_tensor_count_nonzero(&d));
   assert_int_equal(qv_sparse_to_dense(&coo, &back, &err), QV_OK);
   assert_true(qv_tensor_equals(&back, &d, true));
-  qv_tensor_release(&back);
-  qv_sparse_release(&coo);
-  qv_sparse_release(&s);
-  qv_tensor_release(&d);
+  qv_tensor_reset(&back);
+  qv_sparse_reset(&coo);
+  qv_sparse_reset(&s);
+  qv_tensor_reset(&d);
   free(b);
 }
 

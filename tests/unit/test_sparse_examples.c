@@ -86,9 +86,9 @@ static void test_coo_from_dense_every_index_type(void **state) {
     assert_index_buffer(coo.coords, kIndexTypes[k], kCooCoords, 24);
     assert_values(&coo, kCooData, 6);
     assert_true(qv_sparse_equals_dense(&coo, &dense));
-    qv_sparse_release(&coo);
+    qv_sparse_reset(&coo);
   }
-  qv_tensor_release(&dense);
+  qv_tensor_reset(&dense);
 }
 
 static void test_coo_views_to_dense(void **state) {
@@ -107,7 +107,7 @@ static void test_coo_views_to_dense(void **state) {
                      QV_OK);
     assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
     assert_memory_equal(out, d, sizeof d);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     free(c);
     /* column-major index matrix: strides {w, 6 * w} */
     c = pack(kCooColMajor, 24, it);
@@ -123,8 +123,8 @@ static void test_coo_views_to_dense(void **state) {
     assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_COO, &o, &r, &err), QV_OK);
     assert_index_buffer(r.coords, it, kCooCoords, 24);
     assert_values(&r, kCooData, 6);
-    qv_sparse_release(&r);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&r);
+    qv_sparse_reset(&t);
     free(c);
     /* the fbs comment's unsorted order, flagged non-canonical */
     c = pack(kCooCoordsNonCanon, 24, it);
@@ -139,8 +139,8 @@ static void test_coo_views_to_dense(void **state) {
     assert_index_buffer(r.coords, it, kCooCoords, 24);
     assert_values(&r, kCooData, 6);
     assert_true(qv_sparse_equals(&r, &t));
-    qv_sparse_release(&r);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&r);
+    qv_sparse_reset(&t);
     free(c);
   }
 }
@@ -183,14 +183,14 @@ static void test_csx_examples(void **state) {
     assert_index_buffer(t.indptr, it, kCscIndptr, 5);
     assert_index_buffer(t.indices, it, kCscIndices, 9);
     assert_values(&t, kCscData, 9);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     assert_int_equal(qv_sparse_convert(&csc, QV_SPARSE_CSR, &o, &t, &err), QV_OK);
     assert_index_buffer(t.indptr, it, kCsrIndptr, 7);
     assert_index_buffer(t.indices, it, kCsrIndices, 9);
     assert_values(&t, kCsrData, 9);
-    qv_sparse_release(&t);
-    qv_sparse_release(&csr);
-    qv_sparse_release(&csc);
+    qv_sparse_reset(&t);
+    qv_sparse_reset(&csr);
+    qv_sparse_reset(&csc);
 
     /* views over the literal buffers, mixed indptr / indices types */
     QvValueType pt = kIndexTypes[(k + 3) % N_INDEX_TYPES];
@@ -201,7 +201,7 @@ static void test_csx_examples(void **state) {
     double out[24];
     assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
     assert_memory_equal(out, kCsxDense, sizeof out);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     free(p);
     free(x);
     p = pack(kCscIndptr, 5, pt);
@@ -212,11 +212,11 @@ static void test_csx_examples(void **state) {
     assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
     assert_memory_equal(out, kCsxDense, sizeof out);
     assert_true(qv_sparse_equals_dense(&t, &dense));
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     free(p);
     free(x);
   }
-  qv_tensor_release(&dense);
+  qv_tensor_reset(&dense);
 }
 
 /* The comment's literal indptr ends at 10 with 9 non-zeros: rejected. */
@@ -299,7 +299,7 @@ static void test_csf_examples(void **state) {
         }
       }
       assert_values(&t, x->data, 8);
-      qv_sparse_release(&t);
+      qv_sparse_reset(&t);
 
       /* view over the literal buffers -> dense, and -> COO */
       void *ptr[3], *ind[4];
@@ -327,9 +327,9 @@ static void test_csf_examples(void **state) {
       }
       assert_values(&back, x->data, 8);
       assert_true(qv_sparse_equals(&back, &t));
-      qv_sparse_release(&back);
-      qv_sparse_release(&coo);
-      qv_sparse_release(&t);
+      qv_sparse_reset(&back);
+      qv_sparse_reset(&coo);
+      qv_sparse_reset(&t);
       for (int l = 0; l < 4; l++) {
         free(ind[l]);
         if (l < 3) free(ptr[l]);
@@ -345,9 +345,9 @@ static void test_csf_examples(void **state) {
   for (int l = 0; l < 4; l++)
     assert_index_buffer(b.csf_indices[l], QV_VALUE_INT16, kCsf[2].indices[l], kCsf[2].indices_len[l]);
   assert_values(&b, kCsf[2].data, 8);
-  qv_sparse_release(&a);
-  qv_sparse_release(&b);
-  qv_tensor_release(&dense);
+  qv_sparse_reset(&a);
+  qv_sparse_reset(&b);
+  qv_tensor_reset(&dense);
 }
 
 int main(void) {

@@ -194,7 +194,7 @@ static void roundtrip_memory(const QvSparseTensor *t, const QvTensor *dense, QvC
   qv_ipc_message_release(&msg);
   assert_same_sparse(t, &back);
   assert_true(qv_sparse_equals_dense(&back, dense));
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
 
   st = qv_sparse_read_memory(buf, size, NULL, 0, &back, &err);
   if (st) fail_msg("read_memory: %s", err.message);
@@ -204,7 +204,7 @@ static void roundtrip_memory(const QvSparseTensor *t, const QvTensor *dense, QvC
     assert_true(back.values > buf && back.values < buf + size);
     assert_int_equal((uintptr_t)back.values % 64, 0);
   }
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
   qv_aligned_free(buf);
 }
 
@@ -228,7 +228,7 @@ static void roundtrip_files(const QvSparseTensor *t, QvCsfLengths lengths) {
   if (st) fail_msg("read_path: %s", err.message);
   assert_same_sparse(t, &back);
   if (t->nnz > 0) assert_int_equal((uintptr_t)back.values % 64, 0);
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
 
   int fd = open(path, O_RDONLY);
   assert_true(fd >= 0);
@@ -236,7 +236,7 @@ static void roundtrip_files(const QvSparseTensor *t, QvCsfLengths lengths) {
   close(fd);
   if (st) fail_msg("read_fd: %s", err.message);
   assert_same_sparse(t, &back);
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
   unlink(path);
   free(path);
   qv_aligned_free(buf);
@@ -272,8 +272,8 @@ static void roundtrip_all(bool files) {
           roundtrip_memory(&s, &dense, QV_CSF_LENGTHS_ELEMENTS);
           if (f == QV_SPARSE_CSF) roundtrip_memory(&s, &dense, QV_CSF_LENGTHS_BYTES);
         }
-        qv_sparse_release(&s);
-        qv_tensor_release(&dense);
+        qv_sparse_reset(&s);
+        qv_tensor_reset(&dense);
       }
     }
   }
@@ -308,8 +308,8 @@ static void test_roundtrip_edge_shapes(void **state) {
       if (st) fail_msg("from_dense: %s", err.message);
       roundtrip_memory(&sp, &dense, QV_CSF_LENGTHS_ELEMENTS);
       roundtrip_memory(&sp, &dense, QV_CSF_LENGTHS_BYTES);
-      qv_sparse_release(&sp);
-      qv_tensor_release(&dense);
+      qv_sparse_reset(&sp);
+      qv_tensor_reset(&dense);
     }
   }
 }
@@ -341,8 +341,8 @@ static void test_coo_column_major_coords_written_row_major(void **state) {
   QvSparseTensor back;
   assert_int_equal(qv_sparse_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
   assert_same_sparse(&t, &back);
-  qv_sparse_release(&back);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&back);
+  qv_sparse_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -434,15 +434,15 @@ static void test_csf_lengths_both_ways(void **state) {
     assert_fbs_csf(&rb);
     assert_true(qv_sparse_equals_dense(&ra, &dense));
     assert_true(qv_sparse_equals_dense(&rb, &dense));
-    qv_sparse_release(&ra);
-    qv_sparse_release(&rb);
+    qv_sparse_reset(&ra);
+    qv_sparse_reset(&rb);
     qv_ipc_message_release(&ma);
     qv_ipc_message_release(&mb);
     assert_memory_not_equal(a, b, n_el); /* the metadata differs */
     qv_aligned_free(a);
     qv_aligned_free(b);
-    qv_tensor_release(&dense);
-    qv_sparse_release(&f.t);
+    qv_tensor_reset(&dense);
+    qv_sparse_reset(&f.t);
   }
   /* 8-bit indptr and indices: both conventions write the same bytes */
   FbsCsf f;
@@ -455,7 +455,7 @@ static void test_csf_lengths_both_ways(void **state) {
   assert_memory_equal(a, b, n1);
   qv_aligned_free(a);
   qv_aligned_free(b);
-  qv_sparse_release(&f.t);
+  qv_sparse_reset(&f.t);
 }
 
 /* ---- several messages */
@@ -480,11 +480,11 @@ static void test_several_messages_in_one_file(void **state) {
   QvSparseTensor back;
   assert_int_equal(qv_sparse_read_path(path, 0, &back, &err), QV_OK);
   assert_same_sparse(&csr, &back);
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
   assert_int_equal(qv_sparse_read_path(path, 2, &back, &err), QV_OK);
   assert_same_sparse(&coo, &back);
   assert_int_equal((uintptr_t)back.values % 64, 0);
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
   assert_int_equal(qv_sparse_read_path(path, 1, &back, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "is a Tensor, not a SparseTensor"));
   assert_null(back.values);
@@ -495,7 +495,7 @@ static void test_several_messages_in_one_file(void **state) {
   assert_int_equal(qv_sparse_read_fd(fd, 2, &back, &err), QV_OK);
   close(fd);
   assert_same_sparse(&coo, &back);
-  qv_sparse_release(&back);
+  qv_sparse_reset(&back);
   /* the dense reader sees the SparseTensor messages for what they are */
   QvTensor t;
   assert_int_equal(qv_tensor_read_path(path, 0, &t, &err), QV_EINVAL);
@@ -503,9 +503,9 @@ static void test_several_messages_in_one_file(void **state) {
   assert_int_equal(qv_sparse_read_path(path, -1, &back, &err), QV_EARG);
   unlink(path);
   free(path);
-  qv_sparse_release(&csr);
-  qv_sparse_release(&coo);
-  qv_tensor_release(&dense);
+  qv_sparse_reset(&csr);
+  qv_sparse_reset(&coo);
+  qv_tensor_reset(&dense);
 }
 
 /* The writer refuses a tensor that does not validate. */
@@ -574,9 +574,9 @@ static void test_arrow_cpp_files(void **state) {
     QvSparseTensor back;
     assert_int_equal(qv_sparse_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
     assert_same_sparse(&t, &back);
-    qv_sparse_release(&back);
+    qv_sparse_reset(&back);
     qv_aligned_free(buf);
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
   }
   /* CSR example: indptr, indices and data as stored */
   QvSparseTensor t;
@@ -589,7 +589,7 @@ static void test_arrow_cpp_files(void **state) {
   assert_int_equal(t.format, QV_SPARSE_CSR);
   assert_memory_equal(t.indptr, ptr, sizeof ptr);
   assert_memory_equal(t.indices, idx, sizeof idx);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   /* COO with column-major indices (indicesStrides [4, 24]) */
   assert_int_equal(
       qv_sparse_read_path(
@@ -603,7 +603,7 @@ static void test_arrow_cpp_files(void **state) {
   const int32_t last[4] = {1, 2, 0, 4};
   for (int d = 0; d < 4; d++)
     assert_int_equal(qv_index_load(t.coords + 5 * 4 + d * 24, QV_VALUE_INT32, 0), last[d]);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   /* a dense tensor file is not sparse */
   assert_int_equal(qv_sparse_read_path(qv_test_shared_path("tensor_float64_3x4_rowmajor.arrow"), 0,
                                        &t, &err),

@@ -144,7 +144,7 @@ static void expect_reject(Hand *h, const char *needle) {
   qv_error_clear(&err);
   QvStatus st = qv_sparse_read_memory(buf, size, NULL, 0, &t, &err);
   if (st == QV_OK) {
-    qv_sparse_release(&t);
+    qv_sparse_reset(&t);
     fail_msg("accepted a message that should fail with '%s'", needle);
   }
   if (strstr(err.message, needle) == NULL)
@@ -165,7 +165,7 @@ static void accept(Hand *h, QvSparseTensor *t) {
   if (st) fail_msg("refused: %s", err.message);
 }
 static void accept_done(QvSparseTensor *t) {
-  qv_sparse_release(t);
+  qv_sparse_reset(t);
   qv_aligned_free(accept_buf);
   accept_buf = NULL;
 }

@@ -44,12 +44,12 @@ static QvStatus coo(QvValueType it, int32_t ndim, const int64_t *shape, int64_t 
     /* anything accepted converts and densifies without trouble */
     QvSparseTensor csf;
     assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_CSF, NULL, &csf, err), QV_OK);
-    qv_sparse_release(&csf);
+    qv_sparse_reset(&csf);
   } else {
     assert_null(t.private_data);
     assert_null(t.shape);
   }
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   free(c);
   free(v);
   return st;
@@ -133,7 +133,7 @@ static void test_coo_rules(void **state) {
                    QV_OK);
   double none[1];
   assert_int_equal(qv_sparse_to_dense_into(&t, none, 0, &err), QV_OK);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
 }
 
 /* ---- CSR / CSC */
@@ -151,11 +151,11 @@ static QvStatus csx(QvSparseFormat f, QvValueType pt, QvValueType it, const int6
   if (st == QV_OK) {
     QvTensor d;
     assert_int_equal(qv_sparse_to_dense(&t, &d, err), QV_OK);
-    qv_tensor_release(&d);
+    qv_tensor_reset(&d);
   } else {
     assert_null(t.private_data);
   }
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   free(p);
   free(x);
   free(v);
@@ -239,7 +239,7 @@ static void test_csx_rules(void **state) {
   double dense[24];
   expect_error(qv_sparse_to_dense_into(&h, dense, sizeof dense, &err), &err, QV_EINVAL, "must end at 8");
   assert_false(qv_sparse_equals(&h, &t));
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   /* CSR needs 2 dims */
   static const int64_t s3[3] = {2, 2, 2};
   expect_error(qv_sparse_make_csx(&t, QV_SPARSE_CSR, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, s3, NULL, 0,
@@ -287,11 +287,11 @@ static QvStatus csf(const Csf *c, QvValueType pt, QvValueType it, QvError *err) 
     QvSparseTensor coo;
     assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_COO, NULL, &coo, err), QV_OK);
     assert_true(qv_sparse_equals(&coo, &t));
-    qv_sparse_release(&coo);
+    qv_sparse_reset(&coo);
   } else {
     assert_null(t.private_data);
   }
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   for (int l = 0; l < 4; l++) {
     free(ind[l]);
     if (l < 3) free(ptr[l]);
@@ -391,7 +391,7 @@ static void test_csf_rules(void **state) {
   double d[10];
   assert_int_equal(qv_sparse_to_dense_into(&t, d, sizeof d, &err), QV_OK);
   assert_true(d[4] == -2 && d[7] == 3 && d[0] == 0);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   /* all-zero CSF as Arrow writes it: levels empty, indptr [0] */
   static const int64_t s234[3] = {2, 3, 4}, zero1[1] = {0}, lens0[3] = {0, 0, 0}, plens[2] = {1, 1};
   static const int32_t ax3[3] = {0, 1, 2};
@@ -399,7 +399,7 @@ static void test_csf_rules(void **state) {
   assert_int_equal(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, 3, s234, NULL, ax3, 0,
                                       ptrs0, plens, inds0, lens0, NULL, NULL, &err),
                    QV_OK);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
 }
 
 /* Conversions of a non-canonical COO check coordinates while grouping
@@ -434,7 +434,7 @@ static void test_convert_checks_coordinates(void **state) {
   small[6] = 1;
   small[3] = -1;
   expect_convert_error(&t, "coordinate -1 of dim 1 at non-zero 1");
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   /* uint64 index buffer with a value above INT64_MAX */
   uint64_t u[8] = {5, 3, 0, 1, 2, 2, 1, 0};
   assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_UINT64, 2, shape, NULL, 4, u, NULL, false, v,
@@ -442,7 +442,7 @@ static void test_convert_checks_coordinates(void **state) {
                    QV_OK);
   u[4] = UINT64_MAX;
   expect_convert_error(&t, "coordinate 18446744073709551615 of dim 0 at non-zero 2");
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
 
   /* large enough for the bucketed grouping */
   enum { N = 300000 };
@@ -465,8 +465,8 @@ static void test_convert_checks_coordinates(void **state) {
   c[2 * 1234] = 0;
   QvSparseTensor o;
   assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_CSR, NULL, &o, &err), QV_OK);
-  qv_sparse_release(&o);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&o);
+  qv_sparse_reset(&t);
   free(vals);
   free(c);
 }
@@ -505,13 +505,13 @@ static void accept_or_reject(QvStatus st, QvSparseTensor *t, int *accepted) {
     }
     assert_int_equal(cs, QV_OK);
     assert_true(qv_sparse_equals(&o, t));
-    qv_sparse_release(&o);
+    qv_sparse_reset(&o);
   }
   QvTensor d;
   assert_int_equal(qv_sparse_to_dense(t, &d, &err), QV_OK);
   assert_true(qv_sparse_equals_dense(t, &d));
-  qv_tensor_release(&d);
-  qv_sparse_release(t);
+  qv_tensor_reset(&d);
+  qv_sparse_reset(t);
 }
 
 static void test_random_corruption(void **state) {
@@ -599,19 +599,19 @@ static void test_owner_and_misc(void **state) {
   assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 1, shape, NULL, 1, c, NULL, true, v,
                                       owner, &err),
                    QV_OK);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   assert_int_equal(released, 0);
-  qv_sparse_release(&t);
+  qv_sparse_reset(&t);
   assert_int_equal(released, 1);
-  qv_sparse_release(&t); /* zeroed: a no-op */
-  qv_sparse_release(NULL);
+  qv_sparse_reset(&t); /* zeroed: a no-op */
+  qv_sparse_reset(NULL);
   /* a failed make drops its reference too */
   owner = qv_owner_new(on_release, NULL);
   static const int64_t bad[1] = {9};
   assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 1, shape, NULL, 1, bad, NULL, true, v,
                                       owner, &err),
                    QV_EINVAL);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   assert_int_equal(released, 2);
   assert_int_equal(qv_sparse_validate(NULL, &err), QV_EARG);
   assert_int_equal(qv_index_load((const uint8_t *)"\xff\xff\xff\xff\xff\xff\xff\xff", QV_VALUE_UINT64, 0), -1);

@@ -32,7 +32,7 @@ static void check_layout(QvValueType type, int32_t ndim, const int64_t *shape,
   assert_int_equal(qv_tensor_is_row_major(&t), row);
   assert_int_equal(qv_tensor_is_column_major(&t), col);
   assert_int_equal(qv_tensor_is_contiguous(&t), row || col);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 static void test_layouts(void **state) {
@@ -92,19 +92,19 @@ static void test_byte_offset(void **state) {
   assert_error(qv_tensor_byte_offset(&t, NULL, &off, &err), &err, QV_EARG, "index is NULL");
   double d;
   assert_error(qv_tensor_get_double(&t, bad, &d, &err), &err, QV_EINVAL, "out of range");
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   QvTensor s = view(QV_VALUE_FLOAT64, 0, NULL, NULL, mem, 8);
   assert_int_equal(qv_tensor_byte_offset(&s, NULL, &off, &err), QV_OK);
   assert_int_equal(off, 0);
-  qv_tensor_release(&s);
+  qv_tensor_reset(&s);
 
   int64_t empty[2] = {3, 0};
   QvTensor e = view(QV_VALUE_FLOAT64, 2, empty, NULL, NULL, 0);
   int64_t zero[2] = {0, 0};
   assert_error(qv_tensor_byte_offset(&e, zero, &off, &err), &err, QV_EINVAL,
                "index[1] = 0 out of range for shape[1] = 0");
-  qv_tensor_release(&e);
+  qv_tensor_reset(&e);
 }
 
 /* Stores one value of each type's extremes at an unaligned address and reads
@@ -129,7 +129,7 @@ static void test_get_every_type(void **state) {
     if ((ok_i64) == QV_OK) assert_true(i64 == (int64_t)v_);               \
     assert_int_equal(qv_tensor_get_uint64(&t_, idx, &u64, &err), ok_u64); \
     if ((ok_u64) == QV_OK) assert_true(u64 == (uint64_t)v_);              \
-    qv_tensor_release(&t_);                                               \
+    qv_tensor_reset(&t_);                                               \
   } while (0)
   CHECK_INT(QV_VALUE_INT8, int8_t, INT8_MIN, QV_OK, QV_EINVAL);
   CHECK_INT(QV_VALUE_INT8, int8_t, INT8_MAX, QV_OK, QV_OK);
@@ -154,13 +154,13 @@ static void test_get_every_type(void **state) {
   QvTensor t = view(QV_VALUE_UINT64, 1, one, NULL, p, 8);
   assert_error(qv_tensor_get_int64(&t, idx, &i64, &err), &err, QV_EINVAL,
                "uint64 value 18446744073709551615 at (0) does not fit in int64");
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   int16_t neg = -5;
   memcpy(p, &neg, 2);
   t = view(QV_VALUE_INT16, 1, one, NULL, p, 2);
   assert_error(qv_tensor_get_uint64(&t, idx, &u64, &err), &err, QV_EINVAL,
                "int16 value -5 at (0) does not fit in uint64");
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   /* floats: exact integers convert, anything else is an error */
   static const struct {
@@ -188,14 +188,14 @@ static void test_get_every_type(void **state) {
     if (fcases[k].i == QV_OK) assert_true((double)i64 == v);
     assert_int_equal(qv_tensor_get_uint64(&t, idx, &u64, &err), fcases[k].u);
     if (fcases[k].u == QV_OK) assert_true((double)u64 == v);
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
   }
   double frac = 2.5;
   memcpy(p, &frac, 8);
   t = view(QV_VALUE_FLOAT64, 1, one, NULL, p, 8);
   assert_error(qv_tensor_get_int64(&t, idx, &i64, &err), &err, QV_EINVAL,
                "float64 value 2.5 at (0) is not representable as int64");
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   float f = -1.5e30f;
   memcpy(p, &f, 4);
@@ -203,13 +203,13 @@ static void test_get_every_type(void **state) {
   assert_int_equal(qv_tensor_get_double(&t, idx, &d, &err), QV_OK);
   assert_true(d == (double)f);
   assert_int_equal(qv_tensor_get_int64(&t, idx, &i64, &err), QV_EINVAL);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   f = 16777216.0f;
   memcpy(p, &f, 4);
   t = view(QV_VALUE_FLOAT32, 1, one, NULL, p, 4);
   assert_int_equal(qv_tensor_get_int64(&t, idx, &i64, &err), QV_OK);
   assert_int_equal(i64, 16777216);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   uint16_t h = 0xfbff; /* -65504 */
   memcpy(p, &h, 2);
@@ -219,7 +219,7 @@ static void test_get_every_type(void **state) {
   assert_int_equal(qv_tensor_get_int64(&t, idx, &i64, &err), QV_OK);
   assert_int_equal(i64, -65504);
   assert_int_equal(qv_tensor_get_uint64(&t, idx, &u64, &err), QV_EINVAL);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 /* Element (i, j) of strided views, and the 0-d scalar. */
@@ -239,7 +239,7 @@ static void test_get_strided(void **state) {
       assert_int_equal(qv_tensor_get_int64(&t, idx, &v, &err), QV_OK);
       assert_int_equal(v, 10 * (i + 1) + 2 * j);
     }
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   /* broadcast a row: strides [0, 4] */
   int64_t bshape[2] = {5, 6}, bstrides[2] = {0, 4};
   t = view(QV_VALUE_INT32, 2, bshape, bstrides, &m[2][0], 24);
@@ -250,13 +250,13 @@ static void test_get_strided(void **state) {
       assert_int_equal(qv_tensor_get_double(&t, idx, &v, &err), QV_OK);
       assert_true(v == 20.0 + (double)j);
     }
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   double x = 42.5;
   t = view(QV_VALUE_FLOAT64, 0, NULL, NULL, &x, 8);
   double v;
   assert_int_equal(qv_tensor_get_double(&t, NULL, &v, &err), QV_OK);
   assert_true(v == 42.5);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 static float bits_to_float(uint32_t b) {

@@ -113,7 +113,7 @@ static void expect_reject(const Hand *h, size_t body_size, QvStatus code, const 
   qv_error_clear(&err);
   QvStatus st = qv_tensor_read_memory(buf, size, NULL, 0, &t, &err);
   if (st == QV_OK) {
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
     fail_msg("accepted a message that should fail with '%s'", needle);
   }
   assert_int_equal(st, code);
@@ -164,8 +164,8 @@ static void roundtrip_type(QvValueType type, bool column_major) {
   assert_true(column_major ? qv_tensor_is_column_major(&back) : qv_tensor_is_row_major(&back));
   assert_true(qv_tensor_equals(&t, &back, true));
   assert_memory_equal(back.data, t.data, 30 * qv_value_type_size(type));
-  qv_tensor_release(&back);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&back);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -212,7 +212,7 @@ static void test_strided_view_written_row_major(void **state) {
   assert_string_equal(back.dim_names[0], "r");
   assert_string_equal(back.dim_names[1], "c");
   assert_true(qv_tensor_equals(&view, &back, true));
-  qv_tensor_release(&back);
+  qv_tensor_reset(&back);
 
   /* the fd writer produces the same bytes */
   char *path = temp_path("strided");
@@ -225,7 +225,7 @@ static void test_strided_view_written_row_major(void **state) {
   free(file);
   unlink(path);
   free(path);
-  qv_tensor_release(&view);
+  qv_tensor_reset(&view);
   qv_aligned_free(buf);
 }
 
@@ -253,10 +253,10 @@ static void test_large_strided_fd_write(void **state) {
   const double *d = (const double *)back.data;
   assert_true(d[0] == 1.0);
   assert_true(d[(rows - 1) * (cols / 2) - 1] == (double)((rows - 2) * cols + 1 + (cols - 2)));
-  qv_tensor_release(&back);
+  qv_tensor_reset(&back);
   unlink(path);
   free(path);
-  qv_tensor_release(&view);
+  qv_tensor_reset(&view);
   free(base);
 }
 
@@ -283,12 +283,12 @@ static void test_large_buffer_write(void **state) {
     QvTensor back;
     assert_int_equal(qv_tensor_read_memory(dst, need, NULL, 0, &back, &err), QV_OK);
     assert_memory_equal(back.data, t.data, (size_t)shape[0] * 8);
-    qv_tensor_release(&back);
+    qv_tensor_reset(&back);
     /* nothing written past the message */
     for (size_t i = need + shifts[k]; i < need + 64; i++) assert_int_equal(buf[i], 0xEE);
   }
   qv_aligned_free(buf);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 static void test_zero_dim(void **state) {
@@ -307,8 +307,8 @@ static void test_zero_dim(void **state) {
   double got;
   assert_int_equal(qv_tensor_get_double(&back, NULL, &got, &err), QV_OK);
   assert_true(got == 42.5);
-  qv_tensor_release(&back);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&back);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -331,8 +331,8 @@ static void test_zero_length_dims(void **state) {
     assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
     assert_int_equal(qv_tensor_size(&back), 0);
     for (int i = 0; i < 3; i++) assert_int_equal(back.shape[i], shapes[k][i]);
-    qv_tensor_release(&back);
-    qv_tensor_release(&t);
+    qv_tensor_reset(&back);
+    qv_tensor_reset(&t);
     qv_aligned_free(buf);
   }
 }
@@ -351,7 +351,7 @@ static void test_arrow_empty_strides_accepted(void **state) {
   if (st) fail_msg("%s", err.message);
   assert_int_equal(qv_tensor_size(&t), 0);
   assert_int_equal(t.strides[0], 8);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 
   /* any non-negative strides: nothing is reachable */
@@ -359,7 +359,7 @@ static void test_arrow_empty_strides_accepted(void **state) {
   hand_init(&h, 2, shape, wild, 2, 0, 0, 0);
   buf = build(&h.msg, NULL, 0, &size);
   assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -384,7 +384,7 @@ static void test_absent_strides_unpadded_body(void **state) {
   double v;
   assert_int_equal(qv_tensor_get_double(&t, idx, &v, &err), QV_OK);
   assert_true(v == 6.0);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -404,8 +404,8 @@ static void test_partial_names(void **state) {
   assert_string_equal(back.dim_names[0], "x");
   assert_string_equal(back.dim_names[1], "");
   assert_string_equal(back.dim_names[2], "z");
-  qv_tensor_release(&back);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&back);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 
   /* no names at all: none written */
@@ -415,7 +415,7 @@ static void test_partial_names(void **state) {
   first_message(buf, size, &msg);
   for (int i = 0; i < 3; i++) assert_null(msg.message.header.tensor.shape[i].name);
   qv_ipc_message_release(&msg);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -438,7 +438,7 @@ static void test_canonical_strides_written(void **state) {
   assert_int_equal(msg.message.header.tensor.strides[1], 4);
   assert_memory_equal(msg.body, data, sizeof data);
   qv_ipc_message_release(&msg);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -457,7 +457,7 @@ static void test_buffer_too_small(void **state) {
   assert_int_equal(written, 0);
   assert_non_null(strstr(err.message, "too small"));
   free(buf);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 /* ---- several tensors in one file; memory, path and fd readers */
@@ -502,11 +502,11 @@ static void test_several_tensors_one_file(void **state) {
     assert_int_equal((uintptr_t)back.data % 64, 0);
     assert_true(qv_tensor_equals(&t[i], &back, true));
     assert_int_equal(back.strides[back.ndim - 1], t[i].strides[t[i].ndim - 1]);
-    qv_tensor_release(&back);
+    qv_tensor_reset(&back);
     /* memory */
     assert_int_equal(qv_tensor_read_memory(bytes, fsize, NULL, i, &back, &err), QV_OK);
     assert_true(qv_tensor_equals(&t[i], &back, true));
-    qv_tensor_release(&back);
+    qv_tensor_reset(&back);
     /* fd: copied into aligned memory owned by the tensor */
     fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
@@ -514,7 +514,7 @@ static void test_several_tensors_one_file(void **state) {
     close(fd);
     assert_int_equal((uintptr_t)back.data % 64, 0);
     assert_true(qv_tensor_equals(&t[i], &back, true));
-    qv_tensor_release(&back);
+    qv_tensor_reset(&back);
   }
   QvTensor none;
   assert_int_equal(qv_tensor_read_path(path, 3, &none, &err), QV_EINVAL);
@@ -523,7 +523,7 @@ static void test_several_tensors_one_file(void **state) {
   free(bytes);
   unlink(path);
   free(path);
-  for (int i = 0; i < 3; i++) qv_tensor_release(&t[i]);
+  for (int i = 0; i < 3; i++) qv_tensor_reset(&t[i]);
 }
 
 /* The mapping outlives the file name and the reader: the tensor keeps it. */
@@ -541,9 +541,9 @@ static void test_path_view_outlives_file(void **state) {
   unlink(path);
   assert_non_null(back.owner);
   assert_memory_equal(back.data, t.data, 16 * 16 * 4);
-  qv_tensor_release(&back);
+  qv_tensor_reset(&back);
   free(path);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 static void test_fd_reader_pipe(void **state) {
@@ -566,9 +566,9 @@ static void test_fd_reader_pipe(void **state) {
   close(fds[0]);
   assert_true(qv_tensor_is_column_major(&back));
   assert_true(qv_tensor_equals(&t[1], &back, true));
-  qv_tensor_release(&back);
-  qv_tensor_release(&t[0]);
-  qv_tensor_release(&t[1]);
+  qv_tensor_reset(&back);
+  qv_tensor_reset(&t[0]);
+  qv_tensor_reset(&t[1]);
 }
 
 /* The path reader reads prefixes and metadata itself (pread) and maps only
@@ -619,8 +619,8 @@ static void test_path_reader_agrees_with_memory(void **state) {
       if (sa == QV_OK) {
         assert_true(qv_tensor_equals(&a, &b, true));
         assert_int_equal((uintptr_t)b.data % 64, 0);
-        qv_tensor_release(&a);
-        qv_tensor_release(&b);
+        qv_tensor_reset(&a);
+        qv_tensor_reset(&b);
       }
       cases++;
     }
@@ -636,8 +636,8 @@ static void test_path_reader_agrees_with_memory(void **state) {
   free(file);
   qv_aligned_free(m0);
   qv_aligned_free(m1);
-  qv_tensor_release(&t[0]);
-  qv_tensor_release(&t[1]);
+  qv_tensor_reset(&t[0]);
+  qv_tensor_reset(&t[1]);
 }
 
 /* Legacy prefix (no continuation marker) through the path reader. */
@@ -660,11 +660,11 @@ static void test_legacy_prefix_path(void **state) {
   QvStatus st = qv_tensor_read_path(path, 0, &back, &err);
   if (st) fail_msg("%s", err.message);
   assert_true(qv_tensor_equals(&t, &back, true));
-  qv_tensor_release(&back);
+  qv_tensor_reset(&back);
   unlink(path);
   free(path);
   qv_aligned_free(buf);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 /* Memory reader with an owner: the tensor keeps the caller's buffer. */
@@ -687,12 +687,12 @@ static void test_memory_owner_retained(void **state) {
   assert_non_null(owner);
   QvTensor back;
   assert_int_equal(qv_tensor_read_memory(buf, size, owner, 0, &back, &err), QV_OK);
-  qv_owner_release(owner);
+  qv_owner_free(owner);
   assert_int_equal(owner_released, 0);
   assert_true(qv_tensor_equals(&t, &back, true));
-  qv_tensor_release(&back);
+  qv_tensor_reset(&back);
   assert_int_equal(owner_released, 1);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 /* ---- hostile input */
@@ -723,7 +723,7 @@ static void test_truncated_metadata_and_body(void **state) {
     }
   }
   qv_aligned_free(buf);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 static void test_body_shorter_than_extent(void **state) {
@@ -785,7 +785,7 @@ static void test_too_many_dims(void **state) {
   QvError err;
   assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
   assert_int_equal(t.ndim, QV_TENSOR_MAX_NDIM);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -850,7 +850,7 @@ static void test_misaligned_data_copied(void **state) {
   assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
   assert_int_equal((uintptr_t)t.data % 4, 0);
   assert_memory_equal(t.data, vals, sizeof vals);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
 
@@ -882,9 +882,9 @@ static void test_arrow_cpp_files(void **state) {
     assert_int_equal(qv_tensor_is_column_major(&t) && !qv_tensor_is_row_major(&t),
                      qv_tensor_is_column_major(&back) && !qv_tensor_is_row_major(&back));
     assert_int_equal(t.dim_names == NULL, back.dim_names == NULL);
-    qv_tensor_release(&back);
+    qv_tensor_reset(&back);
     qv_aligned_free(buf);
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
   }
   /* spot values */
   QvTensor t;
@@ -896,7 +896,7 @@ static void test_arrow_cpp_files(void **state) {
   uint64_t u;
   assert_int_equal(qv_tensor_get_uint64(&t, &idx, &u, &err), QV_OK);
   assert_true(u == UINT64_MAX);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_int_equal(qv_tensor_read_path(
                        qv_test_shared_path("tensor_int32_2x3x4_rowmajor_dimnames_partial.arrow"),
                        0, &t, &err),
@@ -904,12 +904,12 @@ static void test_arrow_cpp_files(void **state) {
   assert_non_null(t.dim_names);
   assert_string_equal(t.dim_names[0], "x");
   assert_string_equal(t.dim_names[1], "");
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_int_equal(
       qv_tensor_read_path(qv_test_shared_path("tensor_float64_3x4_rowmajor.arrow"), 0, &t, &err),
       QV_OK);
   assert_null(t.dim_names);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   static const char *bad[] = {"invalid/tensor_float64_3x4_truncated_body.arrow",
                               "invalid/tensor_float64_3x4_strides_overrun.arrow"};

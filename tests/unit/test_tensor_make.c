@@ -43,10 +43,10 @@ static void test_row_major_default(void **state) {
   assert_int_equal(qv_tensor_size(&t), 12);
   /* shape was copied */
   assert_ptr_not_equal(t.shape, shape);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_zeroed(&t);
-  qv_tensor_release(&t); /* no-op on a released tensor */
-  qv_tensor_release(NULL);
+  qv_tensor_reset(&t); /* no-op on a released tensor */
+  qv_tensor_reset(NULL);
 }
 
 static void test_names_are_copied(void **state) {
@@ -66,9 +66,9 @@ static void test_names_are_copied(void **state) {
   assert_int_equal(qv_tensor_copy(&t, true, &c, &err), QV_OK);
   assert_string_equal(c.dim_names[0], "rows");
   assert_string_equal(c.dim_names[1], "");
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_string_equal(c.dim_names[0], "rows"); /* independent storage */
-  qv_tensor_release(&c);
+  qv_tensor_reset(&c);
 }
 
 static void test_validation_errors(void **state) {
@@ -91,7 +91,7 @@ static void test_validation_errors(void **state) {
                    QV_OK);
   assert_int_equal(qv_tensor_size(&t), 1);
   assert_true(qv_tensor_is_row_major(&t));
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   assert_error(qv_tensor_make(&t, QV_VALUE_FLOAT64, 2, NULL, NULL, NULL, buf, 96, NULL, &err), &err,
                QV_EARG, "shape is NULL");
@@ -125,7 +125,7 @@ static void test_validation_errors(void **state) {
       qv_tensor_make_counted(&t, QV_VALUE_FLOAT64, 2, shape, 0, NULL, 0, NULL, buf, 96, NULL, &err),
       QV_OK);
   assert_int_equal(t.strides[0], 32);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_error(qv_tensor_make_counted(&t, QV_VALUE_FLOAT64, 100, NULL, 0, NULL, 0, NULL, buf, 96,
                                       NULL, &err),
                &err, QV_ELIMIT, "ndim 100");
@@ -164,7 +164,7 @@ static void test_validation_errors(void **state) {
   assert_true(strstr(err.message, "buffer over run") != NULL);
   assert_int_equal(qv_tensor_make(&t, QV_VALUE_FLOAT64, 2, shape, over, NULL, buf, 160, NULL, &err),
                    QV_OK);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_error(qv_tensor_make(&t, QV_VALUE_FLOAT64, 2, shape, NULL, NULL, buf, 95, NULL, &err),
                &err, QV_EINVAL, "reach 96 bytes but data has 95");
   assert_error(qv_tensor_make(&t, QV_VALUE_FLOAT64, 2, shape, NULL, NULL, NULL, 96, NULL, &err),
@@ -186,7 +186,7 @@ static void test_accepted_shapes(void **state) {
   assert_int_equal(qv_tensor_make(&t, QV_VALUE_FLOAT64, 0, NULL, NULL, NULL, buf, 8, NULL, &err),
                    QV_OK);
   assert_int_equal(qv_tensor_size(&t), 1);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_int_equal(qv_tensor_make(&t, QV_VALUE_FLOAT64, 0, NULL, NULL, NULL, buf, 7, NULL, &err),
                    QV_EINVAL);
   /* zero-length dims need no bytes, even with odd strides */
@@ -197,29 +197,29 @@ static void test_accepted_shapes(void **state) {
   assert_int_equal(qv_tensor_size(&t), 0);
   assert_int_equal(t.strides[0], 4); /* Arrow: every stride = element size */
   assert_int_equal(t.strides[1], 4);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_int_equal(qv_tensor_make(&t, QV_VALUE_UINT8, 2, s04, NULL, NULL, NULL, 0, NULL, &err),
                    QV_OK);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_int_equal(qv_tensor_make(&t, QV_VALUE_FLOAT64, 3, s302, wild, NULL, buf, 0, NULL, &err),
                    QV_OK);
   assert_int_equal(t.strides[1], 999999);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   /* unaligned data, buffer exactly covering the extent */
   int64_t shape[2] = {2, 3};
   const uint8_t *odd = (const uint8_t *)buf + 1;
   assert_int_equal(qv_tensor_make(&t, QV_VALUE_FLOAT64, 2, shape, NULL, NULL, odd, 48, NULL, &err),
                    QV_OK);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   /* zero strides (broadcasting) and overlapping strides, as Arrow */
   int64_t bshape[2] = {4, 3}, bstrides[2] = {0, 4};
   assert_int_equal(
       qv_tensor_make(&t, QV_VALUE_INT32, 2, bshape, bstrides, NULL, buf, 12, NULL, &err), QV_OK);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   int64_t ostrides[2] = {4, 4};
   assert_int_equal(
       qv_tensor_make(&t, QV_VALUE_INT32, 2, bshape, ostrides, NULL, buf, 24, NULL, &err), QV_OK);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   assert_int_equal(
       qv_tensor_make(&t, QV_VALUE_INT32, 2, bshape, ostrides, NULL, buf, 23, NULL, &err),
       QV_EINVAL);
@@ -247,14 +247,14 @@ static void test_owner_released_once(void **state) {
   /* a failed make does not take a reference */
   assert_int_equal(qv_tensor_make(&bad, QV_VALUE_INT16, 1, shape, NULL, NULL, buf, 7, owner, &err),
                    QV_EINVAL);
-  qv_owner_release(owner); /* the creator's reference */
+  qv_owner_free(owner); /* the creator's reference */
   assert_int_equal(release_count, 0);
-  qv_tensor_release(&a);
+  qv_tensor_reset(&a);
   assert_int_equal(release_count, 0);
-  qv_tensor_release(&b);
+  qv_tensor_reset(&b);
   assert_int_equal(release_count, 1);
-  qv_tensor_release(&b);
-  qv_tensor_release(&bad);
+  qv_tensor_reset(&b);
+  qv_tensor_reset(&bad);
   assert_int_equal(release_count, 1);
 }
 
@@ -275,23 +275,23 @@ static void test_alloc(void **state) {
   assert_string_equal(t.dim_names[2], "c");
   for (int64_t i = 0; i < t.data_size; i++) assert_int_equal(t.data[i], 0);
   assert_non_null(t.owner);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 3, shape, NULL, false, &err), QV_OK);
   assert_int_equal(t.strides[0], 15);
   assert_int_equal(t.strides[1], 5);
   assert_int_equal(t.strides[2], 1);
   assert_true(qv_tensor_is_row_major(&t));
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT64, 0, NULL, NULL, false, &err), QV_OK);
   assert_int_equal(t.data_size, 8);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   int64_t empty[2] = {0, 7};
   assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT64, 2, empty, NULL, false, &err), QV_OK);
   assert_int_equal(t.data_size, 0);
   assert_non_null(t.data);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 
   /* zero-size but with extents whose product overflows: rejected as make does */
   int64_t huge_empty[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0};

@@ -97,7 +97,7 @@ static void check_copies(const QvTensor *src) {
       assert_non_null(strstr(err.message, "destination has"));
     }
     free(raw);
-    qv_tensor_release(&dst);
+    qv_tensor_reset(&dst);
   }
   assert_int_equal(qv_tensor_count_nonzero(src), reference_nonzero(src));
 }
@@ -248,11 +248,11 @@ static void test_layouts_every_type(void **state) {
     assert_true(qv_tensor_equals(&cm, &c, false)); /* no NaNs in these values */
     assert_true(qv_tensor_equals(&c, &cm, true));
     assert_false(qv_tensor_equals(&c, &rm, true)); /* different shape */
-    qv_tensor_release(&c);
+    qv_tensor_reset(&c);
 
     QvTensor *all[] = {&rm,     &cm,  &every_other, &sub,  &bcast, &t3,  &one,
                        &scalar, &e30, &e04,         &e302, &four,  &perm};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) qv_tensor_release(all[i]);
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) qv_tensor_reset(all[i]);
     free(buf);
   }
 }
@@ -263,43 +263,43 @@ static void test_count_nonzero_values(void **state) {
   int64_t s7[1] = {7};
   QvTensor t = view(QV_VALUE_FLOAT64, 1, s7, NULL, d, sizeof d);
   assert_int_equal(qv_tensor_count_nonzero(&t), 5);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   float f[7] = {0.0f, -0.0f, NAN, 1.0f, -INFINITY, 1e-45f, -0.0f};
   t = view(QV_VALUE_FLOAT32, 1, s7, NULL, f, sizeof f);
   assert_int_equal(qv_tensor_count_nonzero(&t), 4);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   uint16_t h[7] = {0x0000, 0x8000, 0x7e00, 0x3c00, 0x0001, 0xfc00, 0x8001};
   t = view(QV_VALUE_FLOAT16, 1, s7, NULL, h, sizeof h);
   assert_int_equal(qv_tensor_count_nonzero(&t), 5);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   /* integers: 0x80 is a non-zero int8 (no sign-bit masking) */
   uint8_t b[7] = {0, 0x80, 1, 0, 0xff, 0, 0};
   t = view(QV_VALUE_INT8, 1, s7, NULL, b, sizeof b);
   assert_int_equal(qv_tensor_count_nonzero(&t), 3);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   int64_t big[3] = {INT64_MIN, 0, 1};
   int64_t s3[1] = {3};
   t = view(QV_VALUE_INT64, 1, s3, NULL, big, sizeof big);
   assert_int_equal(qv_tensor_count_nonzero(&t), 2);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   /* 0-d */
   double zero = -0.0, nan = NAN;
   t = view(QV_VALUE_FLOAT64, 0, NULL, NULL, &zero, 8);
   assert_int_equal(qv_tensor_count_nonzero(&t), 0);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   t = view(QV_VALUE_FLOAT64, 0, NULL, NULL, &nan, 8);
   assert_int_equal(qv_tensor_count_nonzero(&t), 1);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   /* broadcasting counts each repeat; a strided view counts only its elements */
   int32_t row[4] = {0, 7, 0, 9};
   int64_t s54[2] = {5, 4}, bc[2] = {0, 4};
   t = view(QV_VALUE_INT32, 2, s54, bc, row, sizeof row);
   assert_int_equal(qv_tensor_count_nonzero(&t), 10);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
   int64_t s2[1] = {2}, odd[1] = {8};
   t = view(QV_VALUE_INT32, 1, s2, odd, row + 1, 12);
   assert_int_equal(qv_tensor_count_nonzero(&t), 2);
-  qv_tensor_release(&t);
+  qv_tensor_reset(&t);
 }
 
 /* Long runs go through the blocked loop; lengths around the block size and
@@ -331,7 +331,7 @@ static void test_count_nonzero_long(void **state) {
       QvTensor t = view(type, 1, shape, NULL, p, n * (int64_t)e);
       assert_int_equal(qv_tensor_count_nonzero(&t), expect);
       assert_int_equal(reference_nonzero(&t), expect);
-      qv_tensor_release(&t);
+      qv_tensor_reset(&t);
       free(buf);
     }
   }
@@ -348,17 +348,17 @@ static void test_equals_values(void **state) {
   assert_false(qv_tensor_equals(&ta, &ta, false));
   b[3] = 2.5;
   assert_false(qv_tensor_equals(&ta, &tb, true));
-  qv_tensor_release(&tb);
+  qv_tensor_reset(&tb);
   /* same bytes, other type */
   tb = view(QV_VALUE_INT64, 1, s4, NULL, a, sizeof a);
   assert_false(qv_tensor_equals(&ta, &tb, true));
-  qv_tensor_release(&tb);
+  qv_tensor_reset(&tb);
   /* different ndim with the same element count */
   int64_t s22[2] = {2, 2};
   tb = view(QV_VALUE_FLOAT64, 2, s22, NULL, a, sizeof a);
   assert_false(qv_tensor_equals(&ta, &tb, true));
-  qv_tensor_release(&tb);
-  qv_tensor_release(&ta);
+  qv_tensor_reset(&tb);
+  qv_tensor_reset(&ta);
 
   /* float16 and float32 by value */
   uint16_t h1[3] = {0x0000, 0x7e00, 0x3c00}, h2[3] = {0x8000, 0x7d01, 0x3c00};
@@ -367,15 +367,15 @@ static void test_equals_values(void **state) {
   tb = view(QV_VALUE_FLOAT16, 1, s3, NULL, h2, sizeof h2);
   assert_true(qv_tensor_equals(&ta, &tb, true));
   assert_false(qv_tensor_equals(&ta, &tb, false));
-  qv_tensor_release(&ta);
-  qv_tensor_release(&tb);
+  qv_tensor_reset(&ta);
+  qv_tensor_reset(&tb);
   float f1[2] = {-0.0f, 3.0f}, f2[2] = {0.0f, 3.0f};
   int64_t s2[1] = {2};
   ta = view(QV_VALUE_FLOAT32, 1, s2, NULL, f1, sizeof f1);
   tb = view(QV_VALUE_FLOAT32, 1, s2, NULL, f2, sizeof f2);
   assert_true(qv_tensor_equals(&ta, &tb, false));
-  qv_tensor_release(&ta);
-  qv_tensor_release(&tb);
+  qv_tensor_reset(&ta);
+  qv_tensor_reset(&tb);
 
   /* integers across layouts: a 2x3 matrix and its column-major twin */
   int16_t rm[6] = {1, 2, 3, 4, 5, 6}, cm[6] = {1, 4, 2, 5, 3, 6};
@@ -385,8 +385,8 @@ static void test_equals_values(void **state) {
   assert_true(qv_tensor_equals(&ta, &tb, false));
   cm[5] = 7;
   assert_false(qv_tensor_equals(&ta, &tb, false));
-  qv_tensor_release(&ta);
-  qv_tensor_release(&tb);
+  qv_tensor_reset(&ta);
+  qv_tensor_reset(&tb);
 
   /* contiguous integers differing only in the last element */
   int32_t x[5] = {1, 2, 3, 4, 5}, y[5] = {1, 2, 3, 4, 6};
@@ -398,19 +398,19 @@ static void test_equals_values(void **state) {
   assert_true(qv_tensor_equals(&ta, &tb, false));
   y[0] = 0;
   assert_false(qv_tensor_equals(&ta, &tb, false));
-  qv_tensor_release(&ta);
-  qv_tensor_release(&tb);
+  qv_tensor_reset(&ta);
+  qv_tensor_reset(&tb);
 
   /* zero-size tensors of the same shape are equal whatever the data */
   int64_t z[2] = {3, 0}, z2[2] = {0, 3};
   ta = view(QV_VALUE_INT32, 2, z, NULL, NULL, 0);
   tb = view(QV_VALUE_INT32, 2, z, NULL, rm, 0);
   assert_true(qv_tensor_equals(&ta, &tb, false));
-  qv_tensor_release(&tb);
+  qv_tensor_reset(&tb);
   tb = view(QV_VALUE_INT32, 2, z2, NULL, NULL, 0);
   assert_false(qv_tensor_equals(&ta, &tb, false));
-  qv_tensor_release(&ta);
-  qv_tensor_release(&tb);
+  qv_tensor_reset(&ta);
+  qv_tensor_reset(&tb);
 }
 
 static uint64_t rng_state = 0x243f6a8885a308d3u;
@@ -474,7 +474,7 @@ static void test_random_views(void **state) {
     }
     QvTensor t = view(type, ndim, shape, strides, buf + skew + offset, pn * e - offset);
     check_copies(&t);
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
     free(buf);
   }
 }
@@ -509,7 +509,7 @@ static void check_big_transpose(QvValueType type, int64_t rows, int64_t cols, si
           fail_msg("%s %lldx%lld order %d: (%lld, %lld) differs", qv_value_type_name(type),
                    (long long)rows, (long long)cols, order, (long long)i, (long long)j);
       }
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
   }
   qv_aligned_free(raw);
   free(src);
@@ -549,8 +549,8 @@ static void test_nd_transposes(void **state) {
                        QV_OK);
       QvTensor c = view(type, ndims[si], shapes[si], cm, buf, n * e);
       check_copies(&c);
-      qv_tensor_release(&t);
-      qv_tensor_release(&c);
+      qv_tensor_reset(&t);
+      qv_tensor_reset(&c);
       free(buf);
     }
   }
@@ -611,9 +611,9 @@ static void test_validated_views_stay_in_bounds(void **state) {
       assert_int_equal(qv_tensor_copy(&t, rnd(2) == 1, &c, &err), QV_OK);
       assert_true(qv_tensor_equals(&t, &c, true));
       assert_int_equal(qv_tensor_count_nonzero(&c), nz);
-      qv_tensor_release(&c);
+      qv_tensor_reset(&c);
     }
-    qv_tensor_release(&t);
+    qv_tensor_reset(&t);
   }
   assert_true(accepted > 2000); /* the generator is not all rejections */
   free(buf);
