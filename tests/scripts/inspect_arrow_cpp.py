@@ -93,4 +93,7 @@ if failures:
     print("\n".join(failures))
     print(f"inspect vs arrow-cpp: {checked - len(failures)} passed, {len(failures)} failed")
     sys.exit(1)
+if checked == 0:
+    print(f"inspect vs arrow-cpp: no files checked in {data}")
+    sys.exit(1)
 print(f"inspect vs arrow-cpp: {checked} passed, 0 failed")

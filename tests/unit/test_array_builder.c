@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "test_rb_helpers.h"
+#include "test_util.h"
 
 /* Builds a one-node array of `format` with the given appends done by `fill`
  * and returns the JSON text of every value joined by " ". */
@@ -374,5 +375,5 @@ int main(void) {
       cmocka_unit_test(test_schema_helpers),
       cmocka_unit_test(test_concat_and_append_view),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* Validation of untrusted arrays: what the cheap checks catch, what only the
  * full checks catch, and the structural checks of qv_array_view_set_array. */
 #include "test_rb_helpers.h"
+#include "test_util.h"
 
 /* An array built from one spec, shared so that buffers can be swapped for
  * corrupted copies (freed by the fixture). */
@@ -463,5 +464,5 @@ int main(void) {
       cmocka_unit_test(test_format_strings),
       cmocka_unit_test(test_depth_limit),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -777,5 +777,5 @@ int main(void) {
       cmocka_unit_test(test_bit_flips),
       cmocka_unit_test(test_random_garbage),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

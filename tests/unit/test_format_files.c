@@ -794,5 +794,5 @@ int main(void) {
       cmocka_unit_test(test_every_shared_file),
       cmocka_unit_test(test_spot_checks),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

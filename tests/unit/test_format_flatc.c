@@ -742,5 +742,5 @@ int main(void) {
       cmocka_unit_test(test_golden_sparse),
       cmocka_unit_test(test_golden_footer),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -800,5 +800,5 @@ int main(void) {
       cmocka_unit_test(test_malformed_buffers),
       cmocka_unit_test(test_bad_footer),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -125,5 +125,5 @@ int main(void) {
       cmocka_unit_test(test_enum_names),
       cmocka_unit_test(test_describe),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -922,5 +922,5 @@ int main(void) {
       cmocka_unit_test(test_encode_rejects_bad_arguments),
       cmocka_unit_test(test_compare_detects_differences),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

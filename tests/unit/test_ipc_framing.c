@@ -131,5 +131,5 @@ int main(void) {
       cmocka_unit_test(test_frame_message_bad_args),
       cmocka_unit_test(test_eos_marker),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -1019,5 +1019,5 @@ int main(void) {
       cmocka_unit_test(test_bad_files),
       cmocka_unit_test(test_bad_open_arguments),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -202,5 +202,5 @@ int main(void) {
       cmocka_unit_test(test_record_batch_files),
       cmocka_unit_test(test_truncated_tensor_body),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -532,5 +532,5 @@ int main(void) {
       cmocka_unit_test(test_corrupt_preamble),
       cmocka_unit_test(test_unaligned_data_copied),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -646,5 +646,5 @@ int main(void) {
       cmocka_unit_test(test_members),
       cmocka_unit_test(test_bombs_and_corruption),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
  * the .json companion Arrow C++ produced from the same file. Skipped when
  * the shared directory is absent. */
 #include "test_rb_helpers.h"
+#include "test_util.h"
 
 /* ---- a small JSON reader for the companions */
 
@@ -388,5 +389,5 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_arrow_cpp_files),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
  * random corruption. Every case must end in a clear error (never a crash,
  * which the sanitizer build checks). */
 #include "test_rb_helpers.h"
+#include "test_util.h"
 
 static const char *const kSpecs[] = {"i", "u", "+l(l)", "i{u}", "vu", "+s(b;+r(i;u))"};
 #define N_SPECS 6
@@ -439,5 +440,5 @@ int main(void) {
       cmocka_unit_test(test_random_corruption),
       cmocka_unit_test(test_not_record_batches),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* Dictionaries: unchanged, grown (delta batches), replaced, nested; what the
  * file format refuses; batches that refer to dictionaries that never came. */
 #include "test_rb_helpers.h"
+#include "test_util.h"
 
 /* Root struct with one column: int32 indices into a utf8 dictionary. */
 static void dict_schema(struct ArrowSchema *s) {
@@ -324,5 +325,5 @@ int main(void) {
       cmocka_unit_test(test_missing_and_unknown_dictionaries),
       cmocka_unit_test(test_delta_without_bytes),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

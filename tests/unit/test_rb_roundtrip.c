@@ -2,6 +2,7 @@
  * slices (batch offsets and column offsets), empty batches, compression,
  * 64-byte alignment; values compared cell by cell. */
 #include "test_rb_helpers.h"
+#include "test_util.h"
 
 static const char *const kSpecs[] = {
     "n", "b", "c", "C", "s", "S", "i", "I", "l", "L", "e", "f", "g",
@@ -482,5 +483,5 @@ int main(void) {
       cmocka_unit_test(test_fd_sink_and_fd_reader),
       cmocka_unit_test(test_large_buffers_fixed_sink),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

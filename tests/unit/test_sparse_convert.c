@@ -846,5 +846,5 @@ int main(void) {
       cmocka_unit_test(test_bucketed_digit_counts),
       cmocka_unit_test(test_huge_shapes),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -272,5 +272,5 @@ int main(void) {
       cmocka_unit_test(test_strips),               cmocka_unit_test(test_small_and_degenerate),
       cmocka_unit_test(test_strided_and_broadcast), cmocka_unit_test(test_other_outputs),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -358,5 +358,5 @@ int main(void) {
       cmocka_unit_test(test_csr_literal_indptr_rejected),
       cmocka_unit_test(test_csf_examples),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

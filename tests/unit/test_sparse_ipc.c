@@ -611,7 +611,7 @@ static void test_arrow_cpp_files(void **state) {
   assert_non_null(strstr(err.message, "is a Tensor, not a SparseTensor"));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip_memory_every_kind_type_index),
       cmocka_unit_test(test_roundtrip_path_and_fd),
@@ -620,7 +620,14 @@ int main(void) {
       cmocka_unit_test(test_csf_lengths_both_ways),
       cmocka_unit_test(test_several_messages_in_one_file),
       cmocka_unit_test(test_writer_validates),
+  };
+  /* skipped when ../shared is absent */
+  const struct CMUnitTest shared[] = {
       cmocka_unit_test(test_arrow_cpp_files),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  const QvTestGroup groups[] = {
+      QV_TEST_GROUP("", tests, NULL, NULL),
+      QV_TEST_GROUP("shared", shared, NULL, NULL),
+  };
+  return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
 }

@@ -446,5 +446,5 @@ int main(void) {
       cmocka_unit_test(test_csf),
       cmocka_unit_test(test_misaligned_buffers_copied),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -628,5 +628,5 @@ int main(void) {
       cmocka_unit_test(test_random_corruption),
       cmocka_unit_test(test_owner_and_misc),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

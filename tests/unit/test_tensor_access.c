@@ -366,5 +366,5 @@ int main(void) {
       cmocka_unit_test(test_get_every_type),    cmocka_unit_test(test_get_strided),
       cmocka_unit_test(test_half_known_values), cmocka_unit_test(test_half_exhaustive),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

@@ -925,7 +925,7 @@ static void test_arrow_cpp_files(void **state) {
   assert_non_null(strstr(err.message, "SparseTensor, not a Tensor"));
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_type_row_major),
       cmocka_unit_test(test_every_type_column_major),
@@ -954,7 +954,14 @@ int main(void) {
       cmocka_unit_test(test_strides_count_mismatch),
       cmocka_unit_test(test_not_a_tensor_message),
       cmocka_unit_test(test_misaligned_data_copied),
+  };
+  /* skipped when ../shared is absent */
+  const struct CMUnitTest shared[] = {
       cmocka_unit_test(test_arrow_cpp_files),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  const QvTestGroup groups[] = {
+      QV_TEST_GROUP("", tests, NULL, NULL),
+      QV_TEST_GROUP("shared", shared, NULL, NULL),
+  };
+  return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
 }

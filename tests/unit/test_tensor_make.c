@@ -405,5 +405,5 @@ int main(void) {
       cmocka_unit_test(test_owner_released_once), cmocka_unit_test(test_alloc),
       cmocka_unit_test(test_compute_strides),     cmocka_unit_test(test_value_types),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

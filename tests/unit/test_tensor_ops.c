@@ -630,5 +630,5 @@ int main(void) {
       cmocka_unit_test(test_nd_transposes),
       cmocka_unit_test(test_validated_views_stay_in_bounds),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return qv_test_run(tests, NULL, NULL);
 }

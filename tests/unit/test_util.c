@@ -1,7 +1,9 @@
 #include "test_util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 uint8_t *qv_test_read_file(const char *path, size_t *size) {
@@ -29,4 +31,90 @@ const char *qv_test_shared_path(const char *name) {
   static char path[4096];
   snprintf(path, sizeof path, "%s/testdata/arrow-cpp/%s", QV_SHARED_DIR, name);
   return path;
+}
+
+/* ---- the runner */
+
+static size_t g_skipped;
+
+void qv_test_skip_(const char *file, int line) {
+  g_skipped++;
+  _skip(file, line);
+}
+
+/* True when `name` is one of the comma-separated names in `list`. */
+static bool in_list(const char *list, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == n && strncmp(p, name, n) == 0) return true;
+    if (end == NULL) break;
+    p = end + 1;
+  }
+  return false;
+}
+
+/* Every name in `list` names a group. */
+static bool all_known(const char *list, const QvTestGroup *groups, size_t n_groups) {
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    bool found = false;
+    for (size_t g = 0; g < n_groups && !found; g++)
+      found = strlen(groups[g].name) == len && strncmp(groups[g].name, p, len) == 0;
+    if (!found) {
+      fprintf(stderr, "no test group named '%.*s'\n", (int)len, p);
+      return false;
+    }
+    if (end == NULL) break;
+    p = end + 1;
+  }
+  return true;
+}
+
+int qv_test_run_groups(int argc, char **argv, const QvTestGroup *groups, size_t n_groups) {
+  const char *only = NULL, *except = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strncmp(argv[i], "--group=", 8) == 0) {
+      only = argv[i] + 8;
+    } else if (strncmp(argv[i], "--except=", 9) == 0) {
+      except = argv[i] + 9;
+    } else {
+      fprintf(stderr, "usage: %s [--group=NAME | --except=NAME,...]\n", argv[0]);
+      return 1;
+    }
+  }
+  if ((only && !all_known(only, groups, n_groups)) || (except && !all_known(except, groups, n_groups)))
+    return 1;
+  size_t total = 0, failed = 0, skipped = 0;
+  for (size_t g = 0; g < n_groups; g++) {
+    if (only && strcmp(groups[g].name, only) != 0) continue;
+    if (except && in_list(except, groups[g].name)) continue;
+    size_t skipped_before = g_skipped;
+    int f = _cmocka_run_group_tests(groups[g].name[0] ? groups[g].name : "tests", groups[g].tests,
+                                    groups[g].n_tests, groups[g].setup, groups[g].teardown);
+    total += groups[g].n_tests;
+    failed += f > 0 ? (size_t)f : 0;
+    skipped += g_skipped - skipped_before;
+  }
+  /* cmocka counts a failed group setup as one failure and runs none of the
+   * group's tests, so the number of passes is not known here; cmocka's own
+   * lines above give it per group */
+  const char *slash = strrchr(argv[0], '/');
+  printf("%s: %zu tests, %zu failed, %zu skipped\n", slash ? slash + 1 : argv[0], total, failed,
+         skipped);
+  if (failed > 0) return 1;
+  if (total == 0) {
+    fprintf(stderr, "no test ran\n");
+    return 1;
+  }
+  return skipped > 0 ? 77 : 0;
+}
+
+int qv_test_run_one_(const char *name, const struct CMUnitTest *tests, size_t n_tests,
+                     CMFixtureFunction setup, CMFixtureFunction teardown) {
+  QvTestGroup g = {"", tests, n_tests, setup, teardown};
+  char *argv[] = {(char *)name, NULL};
+  return qv_test_run_groups(1, argv, &g, 1);
 }

@@ -1,4 +1,15 @@
-/* Helpers shared by the cmocka tests. */
+/* Helpers shared by the cmocka tests, and the runner every test uses.
+ *
+ * Every tests/unit/test_*.c includes this header (tests/CMakeLists.txt checks)
+ * and ends with qv_test_run() or qv_test_run_groups() instead of
+ * cmocka_run_group_tests(): cmocka's own runner returns the number of failed
+ * tests (77 failures would read as "skipped", 256 as "passed") and reports a
+ * run whose tests all skipped as a success. The runner exits 0 when every test
+ * passed, 1 when any failed, 77 (ctest's SKIP_RETURN_CODE) when none failed
+ * and at least one skipped. Tests that can skip (they need data or a tool that
+ * may be absent) go in a group of their own, which ctest runs as a test of its
+ * own, so that a skip shows as "skipped" without hiding the other groups'
+ * passes. */
 #ifndef QV_TEST_UTIL_H
 #define QV_TEST_UTIL_H
 
@@ -14,5 +25,44 @@ uint8_t *qv_test_read_file(const char *path, size_t *size);
 int qv_test_have_shared(void);
 /* Path inside the shared test data (static buffer). */
 const char *qv_test_shared_path(const char *name);
+
+/* ---- the runner */
+
+/* A group of tests with its fixtures. `name` is "" for a file's main group;
+ * any other group is run by ctest as the test "<executable>_<name>"
+ * (tests/CMakeLists.txt finds the names in QV_TEST_GROUP lines, so write each
+ * group's name as a string literal on the line of its QV_TEST_GROUP). */
+typedef struct QvTestGroup {
+  const char *name;
+  const struct CMUnitTest *tests;
+  size_t n_tests;
+  CMFixtureFunction setup, teardown;
+} QvTestGroup;
+
+#define QV_TEST_GROUP(name, tests, setup, teardown) \
+  { (name), (tests), sizeof(tests) / sizeof((tests)[0]), (setup), (teardown) }
+
+/* Runs the groups argv selects: every group with no arguments,
+ * "--group=NAME" only that one, "--except=A,B" all but those (a name that no
+ * group has is an error, so a stale list in CMake fails loudly). Prints how
+ * many tests failed and skipped, and returns the exit status above. */
+int qv_test_run_groups(int argc, char **argv, const QvTestGroup *groups, size_t n_groups);
+
+/* One group, no selection: `return qv_test_run(tests, setup, teardown);`. */
+#define qv_test_run(tests, setup, teardown) \
+  qv_test_run_one_(__FILE__, (tests), sizeof(tests) / sizeof((tests)[0]), (setup), (teardown))
+int qv_test_run_one_(const char *name, const struct CMUnitTest *tests, size_t n_tests,
+                     CMFixtureFunction setup, CMFixtureFunction teardown);
+
+/* cmocka does not tell a runner how many tests skipped: skip() is redefined
+ * to count before it hands over to cmocka's _skip. */
+#undef skip
+#define skip() qv_test_skip_(__FILE__, __LINE__)
+void qv_test_skip_(const char *file, int line);
+
+/* A direct call would bypass the exit status above: make it a compile error. */
+#undef cmocka_run_group_tests
+#define cmocka_run_group_tests(tests, setup, teardown) \
+  use_qv_test_run_from_test_util_h_instead_of_cmocka_run_group_tests
 
 #endif
