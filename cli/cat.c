@@ -558,7 +558,7 @@ int qv_cmd_cat(int argc, char **argv) {
     return status != 0 ? 1 : 0;
   }
   QvIpcReader *r;
-  QvStatus st = qv_ipc_reader_open_memory(&r, in.data, in.size, NULL, NULL, &err);
+  QvStatus st = qv_cli_reader_memory(&r, in.data, in.size, &err);
   if (st) {
     qv_cli_input_free(&in);
     return qv_cli_fail("cat", &err);
@@ -581,14 +581,14 @@ int qv_cmd_cat(int argc, char **argv) {
     prev_tensor = is_tensor;
     if (!is_tensor) {
       printf("message %" PRId64 ": %s (values not shown)\n", i, qv_header_type_name(kind));
-      qv_ipc_message_release(&msg);
+      qv_ipc_message_reset(&msg);
       continue;
     }
     if (kind == QV_HEADER_SPARSE_TENSOR) {
       QvSparseTensor t;
       st = qv_sparse_from_message(&msg, &t, NULL, &err);
       if (st) qv_error_prefix(&err, "message %" PRId64 " at offset %" PRId64, i, msg.offset);
-      qv_ipc_message_release(&msg);
+      qv_ipc_message_reset(&msg);
       if (st == QV_OK) {
         print_sparse_header(i, &t, stdout);
         st = print_sparse(&t, stdout, &err);
@@ -605,7 +605,7 @@ int qv_cmd_cat(int argc, char **argv) {
     QvTensor t;
     st = qv_tensor_from_message(&msg, &t, &err);
     if (st) qv_error_prefix(&err, "message %" PRId64 " at offset %" PRId64, i, msg.offset);
-    qv_ipc_message_release(&msg);
+    qv_ipc_message_reset(&msg);
     if (st) {
       fflush(stdout);
       rc = qv_cli_fail("cat", &err);
@@ -620,7 +620,7 @@ int qv_cmd_cat(int argc, char **argv) {
       break;
     }
   }
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   qv_cli_input_free(&in);
   if (fflush(stdout) != 0 && rc == 0) {
     perror("quiver cat: stdout");

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "quiver/error.h"
+#include "quiver/ipc.h"
 #include "quiver/sparse.h"
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor.h"
@@ -36,6 +37,8 @@ void qv_cli_input_free(QvCliInput *in);
 /* True when the first message of a stream or file (after the file magic) is a
  * Schema, i.e. the input is columnar rather than tensors. */
 bool qv_cli_starts_with_schema(const uint8_t *data, size_t size);
+/* A message reader over bytes the caller keeps alive. */
+QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error);
 
 /* Writes OUT ("-" = stdout) with write_fn. A regular-file OUT is written to
  * a temporary file next to it and renamed over it: the input may be a

@@ -105,10 +105,17 @@ void qv_cli_tensor_free(QvCliTensor *t) {
 QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvError *error) {
   memset(out, 0, sizeof *out);
   bool in_stdin = strcmp(path, "-") == 0;
-  QvIpcReader *r;
-  QvStatus st = in_stdin ? qv_ipc_reader_open_fd(&r, STDIN_FILENO, NULL, error)
-                         : qv_ipc_reader_open_path(&r, path, NULL, error);
+  QvSource *src;
+  QvStatus st = in_stdin ? qv_source_new_fd(&src, STDIN_FILENO, error)
+                         : qv_source_new_path(&src, path, error);
   if (st) return st;
+  QvIpcReader *r;
+  st = qv_ipc_reader_new(&r, src, NULL, error);
+  qv_source_free(src); /* the reader holds its own reference */
+  if (st) {
+    if (!in_stdin) qv_error_prefix(error, "%s", path);
+    return st;
+  }
   QvIpcMessage msg;
   st = qv_ipc_reader_nth(r, index, &msg, error);
   if (st == QV_OK) {
@@ -124,9 +131,9 @@ QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, Q
     }
     if (st)
       qv_error_prefix(error, "message %lld at offset %lld", (long long)index, (long long)msg.offset);
-    qv_ipc_message_release(&msg);
+    qv_ipc_message_reset(&msg);
   }
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   if (st) {
     qv_cli_tensor_free(out);
     if (!in_stdin) qv_error_prefix(error, "%s", path);

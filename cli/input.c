@@ -75,15 +75,25 @@ void qv_cli_input_free(QvCliInput *in) {
   memset(in, 0, sizeof *in);
 }
 
+QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error) {
+  *r = NULL;
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, error);
+  if (st) return st;
+  st = qv_ipc_reader_new(r, src, NULL, error);
+  qv_source_free(src); /* the reader holds its own reference */
+  return st;
+}
+
 bool qv_cli_starts_with_schema(const uint8_t *data, size_t size) {
   QvIpcReader *r;
-  if (qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, NULL) != QV_OK) return false;
+  if (qv_cli_reader_memory(&r, data, size, NULL) != QV_OK) return false;
   QvIpcMessage msg;
   bool schema = false;
   if (qv_ipc_reader_next(r, &msg, NULL) == QV_OK) {
     schema = msg.message.header_type == QV_HEADER_SCHEMA;
-    qv_ipc_message_release(&msg);
+    qv_ipc_message_reset(&msg);
   }
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   return schema;
 }

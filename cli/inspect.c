@@ -209,7 +209,7 @@ int qv_cmd_inspect(int argc, char **argv) {
 
   QvIpcReader *r = NULL;
   int rc = 0;
-  if (qv_ipc_reader_open_memory(&r, in.data, in.size, NULL, NULL, &err)) {
+  if (qv_cli_reader_memory(&r, in.data, in.size, &err)) {
     rc = qv_cli_fail("inspect", &err);
     goto done;
   }
@@ -236,7 +236,7 @@ int qv_cmd_inspect(int argc, char **argv) {
            qv_metadata_version_name(m.message.version), m.metadata_length, m.body_length,
            m.legacy_prefix ? "(legacy prefix) " : "", t.buf);
     count++;
-    qv_ipc_message_release(&m);
+    qv_ipc_message_reset(&m);
   }
   if (is_file) {
     QvFooter footer;
@@ -256,7 +256,7 @@ int qv_cmd_inspect(int argc, char **argv) {
   }
   printf("%" PRId64 " message%s\n", count, count == 1 ? "" : "s");
 done:
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   qv_cli_input_free(&in);
   return rc;
 }

@@ -1,11 +1,13 @@
 /* libFuzzer target: the message reader over arbitrary bytes.
  *
- * The input is read three ways: from memory, from a seekable descriptor
- * (memfd, or a temporary file) and, when it fits in a pipe's buffer, from a
- * pipe. Besides the sanitizers, the readers check each other: memory and the
- * seekable descriptor must return the same messages and the same final
- * status, and so must the pipe for the stream format (a pipe cannot find a
- * file's footer, so it may read on into it). Errors must be sticky. */
+ * The input is read four ways: from memory, from a seekable descriptor
+ * (memfd, or a temporary file), from that file by path with pread and one
+ * mapping per body (map_each_body) and, when it fits in a pipe's buffer,
+ * from a pipe. Besides the sanitizers, the readers check each other: memory,
+ * the seekable descriptor and the path must return the same messages and the
+ * same final status, and so must the pipe for the stream format (a pipe
+ * cannot find a file's footer, so it may read on into it). Errors must be
+ * sticky. */
 #define _GNU_SOURCE /* memfd_create */
 #include <errno.h>
 #include <fcntl.h>
@@ -82,6 +84,27 @@ static int load_pipe(const uint8_t *data, size_t size) {
   return p[0];
 }
 
+/* A reader over a new source (the reader keeps its own reference). */
+static QvStatus open_reader(QvIpcReader **r, QvSource *src, QvStatus st, QvError *err) {
+  *r = NULL;
+  if (st) return st;
+  st = qv_ipc_reader_new(r, src, NULL, err);
+  qv_source_free(src);
+  return st;
+}
+
+static QvStatus open_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *err) {
+  QvSource *src = NULL;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, err);
+  return open_reader(r, src, st, err);
+}
+
+static QvStatus open_fd(QvIpcReader **r, int fd, QvError *err) {
+  QvSource *src = NULL;
+  QvStatus st = qv_source_new_fd(&src, fd, err);
+  return open_reader(r, src, st, err);
+}
+
 static unsigned body_sum(const QvIpcMessage *m) {
   unsigned s = 0;
   for (int64_t i = 0; i < m->body_length; i++) s += m->body[i];
@@ -115,9 +138,9 @@ static void drain(QvIpcReader *r, QvIpcReader *ref, QvStatus *last) {
     g_sink += body_sum(&m);
     if (ref) {
       same_message(&m, &rm);
-      qv_ipc_message_release(&rm);
+      qv_ipc_message_reset(&rm);
     }
-    qv_ipc_message_release(&m);
+    qv_ipc_message_reset(&m);
   }
   /* the end, or the error, repeats */
   QvIpcMessage m;
@@ -156,7 +179,7 @@ static void check_footer(QvIpcReader *r, QvIpcReader *ref) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   QvError err;
   QvIpcReader *mem = NULL;
-  QvStatus mem_open = qv_ipc_reader_open_memory(&mem, data, size, NULL, NULL, &err);
+  QvStatus mem_open = open_memory(&mem, data, size, &err);
   QvStatus mem_last = QV_OK;
   /* decided from the magic alone, also when opening failed */
   QvIpcFormat format = size >= QV_IPC_MAGIC_SIZE && memcmp(data, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) == 0
@@ -167,7 +190,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   /* seekable descriptor, stepped in lockstep with the memory reader */
   if (load_seekable(data, size)) {
     QvIpcReader *fdr = NULL;
-    QvStatus fd_open = qv_ipc_reader_open_fd(&fdr, seekable_fd(), NULL, &err);
+    QvStatus fd_open = open_fd(&fdr, seekable_fd(), &err);
     CHECK(fd_open == mem_open);
     if (fdr) {
       CHECK(qv_ipc_reader_format(fdr) == format);
@@ -175,33 +198,54 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       drain(fdr, mem, &fd_last);
       mem_last = fd_last;
       if (format == QV_IPC_FORMAT_FILE) check_footer(fdr, mem);
-      qv_ipc_reader_close(fdr);
+      qv_ipc_reader_free(fdr);
+    }
+    /* the same file by path: pread for metadata, one mapping per body */
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", seekable_fd());
+    QvSource *src = NULL;
+    QvIpcReader *pathr = NULL, *ref = NULL;
+    if (qv_source_new_path(&src, path, &err) == QV_OK) {
+      QvIpcReaderOptions o;
+      memset(&o, 0, sizeof o);
+      o.map_each_body = true;
+      QvStatus path_open = qv_ipc_reader_new(&pathr, src, &o, &err);
+      qv_source_free(src);
+      CHECK(path_open == mem_open);
+      if (pathr && open_memory(&ref, data, size, &err) == QV_OK) {
+        QvStatus path_last;
+        drain(pathr, ref, &path_last);
+        CHECK(path_last == mem_last);
+        if (format == QV_IPC_FORMAT_FILE) check_footer(pathr, ref);
+      }
+      qv_ipc_reader_free(ref);
+      qv_ipc_reader_free(pathr);
     }
   } else if (mem) {
     drain(mem, NULL, &mem_last);
     if (format == QV_IPC_FORMAT_FILE) check_footer(mem, NULL);
   }
-  qv_ipc_reader_close(mem);
+  qv_ipc_reader_free(mem);
 
   int pfd = load_pipe(data, size);
   if (pfd >= 0) {
     QvIpcReader *pr = NULL;
-    QvStatus p_open = qv_ipc_reader_open_fd(&pr, pfd, NULL, &err);
+    QvStatus p_open = open_fd(&pr, pfd, &err);
     if (format == QV_IPC_FORMAT_STREAM) CHECK(p_open == mem_open);
     if (pr) {
       QvStatus p_last;
       if (format == QV_IPC_FORMAT_STREAM && mem_open == QV_OK) {
         QvIpcReader *again = NULL;
-        CHECK(qv_ipc_reader_open_memory(&again, data, size, NULL, NULL, &err) == QV_OK);
+        CHECK(open_memory(&again, data, size, &err) == QV_OK);
         drain(pr, again, &p_last);
         CHECK(p_last == mem_last);
-        qv_ipc_reader_close(again);
+        qv_ipc_reader_free(again);
       } else {
         drain(pr, NULL, &p_last);
         QvFooter f;
         CHECK(qv_ipc_reader_footer(pr, &f, NULL, NULL, &err) == QV_EARG);
       }
-      qv_ipc_reader_close(pr);
+      qv_ipc_reader_free(pr);
     }
     close(pfd);
   }

@@ -1,6 +1,5 @@
 /* quiver: Arrow IPC message framing (Columnar.rst, "Encapsulated message
- * format") and a message reader over memory, a memory-mapped file or a file
- * descriptor.
+ * format") and the message reader over a QvSource (quiver/io.h).
  *
  *   <0xFFFFFFFF> <int32 metadata length> <Message FlatBuffer + padding> <body>
  *
@@ -19,6 +18,7 @@
 #include "quiver/buffer.h"
 #include "quiver/error.h"
 #include "quiver/format.h"
+#include "quiver/io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,15 +34,22 @@ extern "C" {
 #define QV_IPC_DEFAULT_MAX_BODY_SIZE ((int64_t)1 << 40)
 
 typedef struct QvIpcReaderOptions {
-  int64_t max_metadata_size; /* 0 = default */
-  int64_t max_body_size;     /* 0 = default; for fd reads this bounds an allocation */
-  QvDecodeOptions decode;
+  size_t struct_size;        /* 0 or sizeof(QvIpcReaderOptions) */
+  int64_t max_metadata_size; /* 0 = QV_IPC_DEFAULT_MAX_METADATA_SIZE */
+  int64_t max_body_size;     /* 0 = QV_IPC_DEFAULT_MAX_BODY_SIZE; for sequential reads this
+                                bounds an allocation */
+  unsigned max_depth;        /* FlatBuffers table nesting; 0 = 64 (QvDecodeOptions) */
+  size_t max_tables;         /* tables + strings visited; 0 = 1,000,000 (QvDecodeOptions) */
+  /* Path sources: read every prefix and metadata with pread and map only
+   * each message's body, instead of mapping the whole file (nth() always
+   * reads this way unless the file is mapped already). */
+  bool map_each_body;
 } QvIpcReaderOptions;
 
 typedef enum QvIpcFormat { QV_IPC_FORMAT_STREAM = 0, QV_IPC_FORMAT_FILE = 1 } QvIpcFormat;
 
 /* One framed message: its position, raw metadata, body and decoded header.
- * The body stays valid until qv_ipc_message_release (it holds a reference to
+ * The body stays valid until qv_ipc_message_reset (it holds a reference to
  * the memory it points into). */
 typedef struct QvIpcMessage {
   int64_t offset;          /* of the prefix, from the start of the input */
@@ -56,29 +63,32 @@ typedef struct QvIpcMessage {
   QvOwner *owner;          /* keeps `body` (and `metadata`) alive */
 } QvIpcMessage;
 
-QV_API void qv_ipc_message_release(QvIpcMessage *msg);
+/* Releases what the message holds and zeroes it (NULL and a zeroed message
+ * are fine). */
+QV_API void qv_ipc_message_reset(QvIpcMessage *msg);
 
 typedef struct QvIpcReader QvIpcReader;
 
-/* Reads from caller memory. `owner` (may be NULL: the caller keeps the bytes
- * alive) is retained by every message handed out. Zero-copy. */
-QV_API QvStatus qv_ipc_reader_open_memory(QvIpcReader **out, const uint8_t *data, size_t size,
-                                   QvOwner *owner, const QvIpcReaderOptions *options,
-                                   QvError *error);
-/* Maps a file read-only; the mapping lives until the reader and every
- * message (and view) from it are released. Zero-copy. */
-QV_API QvStatus qv_ipc_reader_open_path(QvIpcReader **out, const char *path,
-                                 const QvIpcReaderOptions *options, QvError *error);
-/* Reads a file descriptor or pipe sequentially from its current position
- * (not closed by the reader); each body is copied into a 64-byte-aligned
- * allocation that grows with the bytes actually read, so a lying length
- * cannot make it allocate much more than the input holds. For the file
- * format on a seekable regular file the footer is located with pread, so
- * messages stop at the footer and qv_ipc_reader_footer works; on a pipe the
- * file format needs its end-of-stream marker before the footer. */
-QV_API QvStatus qv_ipc_reader_open_fd(QvIpcReader **out, int fd, const QvIpcReaderOptions *options,
-                               QvError *error);
-QV_API void qv_ipc_reader_close(QvIpcReader *reader);
+/* A message reader over a source (quiver/io.h); it holds its own reference
+ * to the source. How it reads:
+ *  - caller memory: zero-copy, messages retain the memory's owner;
+ *  - a path to a regular file: zero-copy; next() maps the whole file once,
+ *    nth() (and next() with map_each_body) reads prefixes and metadata with
+ *    pread and maps only the body it returns, so skipping messages touches
+ *    no body page and a tensor read maps nothing else;
+ *  - an fd, pipe or FIFO: sequential reads from the current position; each
+ *    body is copied into a 64-byte-aligned allocation that grows with the
+ *    bytes actually read, so a lying length cannot make it allocate much
+ *    more than the input holds. For the file format on a seekable regular
+ *    file the footer is located with pread, so messages stop at the footer
+ *    and qv_ipc_reader_footer works; on a pipe the file format needs its
+ *    end-of-stream marker before the footer.
+ * The format (stream or file) is decided from the first bytes: an Arrow
+ * file's trailing magic and footer length are checked here. */
+QV_API QvStatus qv_ipc_reader_new(QvIpcReader **out, QvSource *source,
+                                  const QvIpcReaderOptions *options, QvError *error);
+/* NULL is a no-op; messages handed out stay valid. */
+QV_API void qv_ipc_reader_free(QvIpcReader *reader);
 
 /* Next message: QV_OK, QV_EOS at the end-of-stream marker / end of input /
  * start of a file footer, or an error. Both are final: after QV_EOS every
@@ -87,10 +97,20 @@ QV_API void qv_ipc_reader_close(QvIpcReader *reader);
  * *out is empty. */
 QV_API QvStatus qv_ipc_reader_next(QvIpcReader *reader, QvIpcMessage *out, QvError *error);
 
-/* Skips to message `index` (0-based, counting every message) and returns it.
- * Past the end: QV_EINVAL, "no message 3: input holds 2 messages". */
+/* Skips `index` messages (0-based from the reader's position, counting every
+ * message) and returns the next one; the skipped bodies are not read when
+ * the source allows it. Past the end: QV_EINVAL, "no message 3: input holds
+ * 2 messages". Errors are sticky as for next(). */
 QV_API QvStatus qv_ipc_reader_nth(QvIpcReader *reader, int64_t index, QvIpcMessage *out,
-                           QvError *error);
+                                  QvError *error);
+
+/* The message whose prefix starts at input offset `offset` (an Arrow file's
+ * footer blocks point at these), without moving or disturbing next(): no
+ * sticky error either. The message must lie in the message area (before a
+ * file's footer). QV_EOS when an end-of-stream marker is there; QV_EARG for
+ * a source that cannot be read at an offset (a pipe). */
+QV_API QvStatus qv_ipc_reader_message_at(QvIpcReader *reader, int64_t offset, QvIpcMessage *out,
+                                         QvError *error);
 
 /* Stream or file (decided from the first bytes). */
 QV_API QvIpcFormat qv_ipc_reader_format(const QvIpcReader *reader);
@@ -98,7 +118,7 @@ QV_API QvIpcFormat qv_ipc_reader_format(const QvIpcReader *reader);
  * descriptor: decodes the footer (independent of next()). QV_EARG for a
  * stream or a pipe. */
 QV_API QvStatus qv_ipc_reader_footer(QvIpcReader *reader, QvFooter *out, int64_t *footer_offset,
-                              int32_t *footer_length, QvError *error);
+                                     int32_t *footer_length, QvError *error);
 
 /* ---- writing */
 

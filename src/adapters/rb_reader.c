@@ -15,7 +15,8 @@
 #include <unistd.h>
 
 #include "array/array_internal.h"
-#include "ipc/io.h"
+#include "ipc/sink_internal.h"
+#include "ipc/source_internal.h"
 #include "quiver/recordbatch_ipc.h"
 
 /* ---- IPC schema -> ArrowSchema */
@@ -638,7 +639,7 @@ static QvStatus stream_next(StreamReader *r, struct ArrowArray *out, QvError *er
     }
     if (st) qv_error_prefix(&r->error, "message at offset %lld (%s)", (long long)msg.offset, kind);
     bool batch = msg.message.header_type == QV_HEADER_RECORD_BATCH;
-    qv_ipc_message_release(&msg);
+    qv_ipc_message_reset(&msg);
     if (st || batch) break;
   }
   if (st) {
@@ -666,8 +667,8 @@ static const char *stream_last_error(struct ArrowArrayStream *s) {
 
 static void stream_reader_free(StreamReader *r) {
   core_free(&r->core);
-  qv_ipc_message_release(&r->schema_msg);
-  qv_ipc_reader_close(r->ipc);
+  qv_ipc_message_reset(&r->schema_msg);
+  qv_ipc_reader_free(r->ipc);
   free(r);
 }
 
@@ -682,7 +683,7 @@ static QvStatus stream_start(QvIpcReader *ipc, const QvRbReadOptions *options,
                              struct ArrowArrayStream *out, QvError *error) {
   StreamReader *r = calloc(1, sizeof *r);
   if (r == NULL) {
-    qv_ipc_reader_close(ipc);
+    qv_ipc_reader_free(ipc);
     return qv_error_set(error, QV_ENOMEM, "out of memory");
   }
   r->ipc = ipc;
@@ -704,33 +705,43 @@ static QvStatus stream_start(QvIpcReader *ipc, const QvRbReadOptions *options,
   return QV_OK;
 }
 
+/* Opens the message reader over src (dropping the caller's reference to
+ * it) and starts the stream. */
+static QvStatus stream_start_source(QvSource *src, const QvRbReadOptions *options,
+                                    struct ArrowArrayStream *out, QvError *error) {
+  QvIpcReader *ipc;
+  QvStatus st = qv_ipc_reader_new(&ipc, src, options ? &options->ipc : NULL, error);
+  qv_source_free(src);
+  if (st) return st;
+  return stream_start(ipc, options, out, error);
+}
+
 QvStatus qv_rb_stream_open_memory(struct ArrowArrayStream *out, const uint8_t *data, size_t size,
                                   QvOwner *owner, const QvRbReadOptions *options,
                                   QvError *error) {
   memset(out, 0, sizeof *out);
-  QvIpcReader *ipc;
-  QvStatus st = qv_ipc_reader_open_memory(&ipc, data, size, owner, options ? &options->ipc : NULL,
-                                          error);
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, owner, error);
   if (st) return st;
-  return stream_start(ipc, options, out, error);
+  return stream_start_source(src, options, out, error);
 }
 
 QvStatus qv_rb_stream_open_path(struct ArrowArrayStream *out, const char *path,
                                 const QvRbReadOptions *options, QvError *error) {
   memset(out, 0, sizeof *out);
-  QvIpcReader *ipc;
-  QvStatus st = qv_ipc_reader_open_path(&ipc, path, options ? &options->ipc : NULL, error);
+  QvSource *src;
+  QvStatus st = qv_source_new_path(&src, path, error);
   if (st) return st;
-  return stream_start(ipc, options, out, error);
+  return stream_start_source(src, options, out, error);
 }
 
 QvStatus qv_rb_stream_open_fd(struct ArrowArrayStream *out, int fd,
                               const QvRbReadOptions *options, QvError *error) {
   memset(out, 0, sizeof *out);
-  QvIpcReader *ipc;
-  QvStatus st = qv_ipc_reader_open_fd(&ipc, fd, options ? &options->ipc : NULL, error);
+  QvSource *src;
+  QvStatus st = qv_source_new_fd(&src, fd, error);
   if (st) return st;
-  return stream_start(ipc, options, out, error);
+  return stream_start_source(src, options, out, error);
 }
 
 static QvStatus from_errno(int code) {
@@ -793,18 +804,21 @@ QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_
   *out = NULL;
   if (size < QV_IPC_MAGIC_SIZE || memcmp(data, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) != 0)
     return qv_error_set(error, QV_EINVAL, "not an Arrow file: the ARROW1 magic is missing");
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, error);
+  if (st) return st;
   QvIpcReader *ipc;
-  QvStatus st = qv_ipc_reader_open_memory(&ipc, data, size, NULL, options ? &options->ipc : NULL,
-                                          error);
+  st = qv_ipc_reader_new(&ipc, src, options ? &options->ipc : NULL, error);
+  qv_source_free(src);
   if (st) return st;
   QvRbFileReader *r = calloc(1, sizeof *r);
   if (r == NULL) {
-    qv_ipc_reader_close(ipc);
+    qv_ipc_reader_free(ipc);
     return qv_error_set(error, QV_ENOMEM, "out of memory");
   }
   int32_t flen;
   st = qv_ipc_reader_footer(ipc, &r->footer, &r->footer_offset, &flen, error);
-  qv_ipc_reader_close(ipc);
+  qv_ipc_reader_free(ipc);
   if (st) {
     free(r);
     return st;
@@ -832,7 +846,7 @@ QvStatus qv_rb_file_open_path(QvRbFileReader **out, const char *path,
   const uint8_t *data;
   size_t size;
   QvOwner *owner;
-  QvStatus st = qv_io_map_file(path, &data, &size, &owner, error);
+  QvStatus st = qv_source_map_path(path, &data, &size, &owner, error);
   if (st) return st;
   st = qv_rb_file_open_memory(out, data, size, owner, options, error);
   qv_owner_free(owner);
@@ -872,8 +886,8 @@ static QvStatus read_block(QvRbFileReader *r, const QvBlock *b, QvMessage *msg,
                         "block at offset %lld says the metadata takes %d bytes, the message "
                         "prefix says %lld", (long long)b->offset, (int)b->meta_data_length,
                         (long long)(prefix + (len > 0 ? len : 0)));
-  const QvDecodeOptions *dopt = &r->core.opt.ipc.decode;
-  QvStatus st = qv_message_decode(p + prefix, (size_t)len, dopt, msg, error);
+  const QvDecodeOptions dopt = {r->core.opt.ipc.max_depth, r->core.opt.ipc.max_tables};
+  QvStatus st = qv_message_decode(p + prefix, (size_t)len, &dopt, msg, error);
   if (st) return qv_error_prefix(error, "message at offset %lld", (long long)b->offset);
   if (msg->body_length != b->body_length) {
     qv_message_reset(msg);

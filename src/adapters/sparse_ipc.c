@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ipc/io.h"
+#include "ipc/sink_internal.h"
 #include "util/copy.h"
 #include "quiver/sparse_ipc.h"
 
@@ -406,17 +406,6 @@ done:
   return st;
 }
 
-static QvStatus read_nth(QvIpcReader *r, int64_t index, QvSparseTensor *out, QvError *error) {
-  QvIpcMessage msg;
-  QvStatus st = qv_ipc_reader_nth(r, index, &msg, error);
-  if (st) return st;
-  st = qv_sparse_from_message(&msg, out, NULL, error);
-  if (st)
-    qv_error_prefix(error, "message %" PRId64 " at offset %" PRId64, index, msg.offset);
-  qv_ipc_message_release(&msg);
-  return st;
-}
-
 static QvStatus check_read_args(int64_t index, QvSparseTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
@@ -425,14 +414,31 @@ static QvStatus check_read_args(int64_t index, QvSparseTensor *out, QvError *err
   return QV_OK;
 }
 
+/* Message `index` of the source as a sparse tensor (on a path only the
+ * chosen body is mapped, as for dense tensors). */
+static QvStatus read_source(QvSource *src, int64_t index, QvSparseTensor *out, QvError *error) {
+  QvIpcReader *r;
+  QvStatus st = qv_ipc_reader_new(&r, src, NULL, error);
+  if (st) return st;
+  QvIpcMessage msg;
+  st = qv_ipc_reader_nth(r, index, &msg, error);
+  if (st == QV_OK) {
+    st = qv_sparse_from_message(&msg, out, NULL, error);
+    if (st) qv_error_prefix(error, "message %" PRId64 " at offset %" PRId64, index, msg.offset);
+    qv_ipc_message_reset(&msg);
+  }
+  qv_ipc_reader_free(r);
+  return st;
+}
+
 QvStatus qv_sparse_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
                                QvSparseTensor *out, QvError *error) {
   QvStatus st = check_read_args(index, out, error);
   if (st) return st;
-  QvIpcReader *r;
-  if ((st = qv_ipc_reader_open_memory(&r, data, size, owner, NULL, error))) return st;
-  st = read_nth(r, index, out, error);
-  qv_ipc_reader_close(r);
+  QvSource *src;
+  if ((st = qv_source_new_memory(&src, data, size, owner, error))) return st;
+  st = read_source(src, index, out, error);
+  qv_source_free(src);
   return st;
 }
 
@@ -440,22 +446,21 @@ QvStatus qv_sparse_read_path(const char *path, int64_t index, QvSparseTensor *ou
                              QvError *error) {
   QvStatus st = check_read_args(index, out, error);
   if (st) return st;
-  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
-  QvIpcReader *r;
-  if ((st = qv_ipc_reader_open_path(&r, path, NULL, error))) return st;
-  st = read_nth(r, index, out, error);
-  qv_ipc_reader_close(r);
-  if (st) qv_error_prefix(error, "%s", path);
+  QvSource *src;
+  if ((st = qv_source_new_path(&src, path, error))) return st;
+  st = read_source(src, index, out, error);
+  qv_source_free(src);
+  if (st && path) qv_error_prefix(error, "%s", path);
   return st;
 }
 
 QvStatus qv_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, QvError *error) {
   QvStatus st = check_read_args(index, out, error);
   if (st) return st;
-  QvIpcReader *r;
-  if ((st = qv_ipc_reader_open_fd(&r, fd, NULL, error))) return st;
-  st = read_nth(r, index, out, error);
-  qv_ipc_reader_close(r);
+  QvSource *src;
+  if ((st = qv_source_new_fd(&src, fd, error))) return st;
+  st = read_source(src, index, out, error);
+  qv_source_free(src);
   return st;
 }
 
@@ -657,15 +662,15 @@ QvStatus qv_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions 
   QvStatus st = plan_message(t, options, &p, error);
   if (st) return st;
   static const uint8_t zeros[BODY_ALIGN];
-  st = qv_io_write_all(fd, p.meta, p.meta_size, error);
+  st = qv_fd_write_all(fd, p.meta, p.meta_size, error);
   int64_t pos = 0;
   for (int i = 0; i < p.nseg && st == QV_OK; i++) {
-    st = qv_io_write_all(fd, zeros, (size_t)(p.seg[i].offset - pos), error);
+    st = qv_fd_write_all(fd, zeros, (size_t)(p.seg[i].offset - pos), error);
     if (st == QV_OK && p.seg[i].len > 0)
-      st = qv_io_write_all(fd, p.seg[i].src, (size_t)p.seg[i].len, error);
+      st = qv_fd_write_all(fd, p.seg[i].src, (size_t)p.seg[i].len, error);
     pos = p.seg[i].offset + p.seg[i].len;
   }
-  if (st == QV_OK) st = qv_io_write_all(fd, zeros, (size_t)(p.body_len - pos), error);
+  if (st == QV_OK) st = qv_fd_write_all(fd, zeros, (size_t)(p.body_len - pos), error);
   plan_free(&p);
   return st;
 }

@@ -10,7 +10,7 @@
 
 #include "quiver/tensor_ipc.h"
 
-#include "ipc/io.h"
+#include "ipc/sink_internal.h"
 #include "util/copy.h"
 
 /* Bodies are padded to this so that consecutive tensor messages keep their
@@ -128,17 +128,6 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
   return st;
 }
 
-static QvStatus read_nth(QvIpcReader *r, int64_t index, QvTensor *out, QvError *error) {
-  QvIpcMessage msg;
-  QvStatus st = qv_ipc_reader_nth(r, index, &msg, error);
-  if (st) return st;
-  st = qv_tensor_from_message(&msg, out, error);
-  if (st)
-    qv_error_prefix(error, "message %lld at offset %lld", (long long)index, (long long)msg.offset);
-  qv_ipc_message_release(&msg);
-  return st;
-}
-
 static QvStatus check_read_args(int64_t index, QvTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
@@ -146,222 +135,57 @@ static QvStatus check_read_args(int64_t index, QvTensor *out, QvError *error) {
   return QV_OK;
 }
 
+/* Message `index` of the source as a tensor. On a path the reader reads the
+ * prefixes and metadata with pread and maps only the wanted body: opening a
+ * tensor then never faults a page of the mapping (which halves the cost of
+ * open + release for a large file) and a file holding many tensors is not
+ * mapped whole. */
+static QvStatus read_source(QvSource *src, int64_t index, QvTensor *out, QvError *error) {
+  QvIpcReader *r;
+  QvStatus st = qv_ipc_reader_new(&r, src, NULL, error);
+  if (st) return st;
+  QvIpcMessage msg;
+  st = qv_ipc_reader_nth(r, index, &msg, error);
+  if (st == QV_OK) {
+    st = qv_tensor_from_message(&msg, out, error);
+    if (st)
+      qv_error_prefix(error, "message %lld at offset %lld", (long long)index,
+                      (long long)msg.offset);
+    qv_ipc_message_reset(&msg);
+  }
+  qv_ipc_reader_free(r);
+  return st;
+}
+
 QvStatus qv_tensor_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
                                QvTensor *out, QvError *error) {
   QvStatus st = check_read_args(index, out, error);
   if (st) return st;
-  QvIpcReader *r;
-  if ((st = qv_ipc_reader_open_memory(&r, data, size, owner, NULL, error))) return st;
-  st = read_nth(r, index, out, error);
-  qv_ipc_reader_close(r);
+  QvSource *src;
+  if ((st = qv_source_new_memory(&src, data, size, owner, error))) return st;
+  st = read_source(src, index, out, error);
+  qv_source_free(src);
   return st;
-}
-
-/* ---- path reader
- *
- * Reads the prefixes and metadata with pread and maps only the wanted body:
- * opening a tensor then never faults a page of the mapping, which halves
- * the cost of open + release for a large file (the page fault and the
- * unmapping of faulted pages cost more than everything else together), and
- * a file holding many tensors is not mapped whole. Framing rules and
- * messages follow the message reader's. The file format (ARROW1 magic,
- * never used for tensors) goes through the generic reader. */
-
-typedef struct BodyMap {
-  void *addr;
-  size_t len;
-} BodyMap;
-
-static void unmap_body(void *p) {
-  BodyMap *m = p;
-  munmap(m->addr, m->len);
-  free(m);
-}
-
-static QvStatus pread_full(int fd, void *buf, size_t n, int64_t off, size_t *got,
-                           QvError *error) {
-  size_t done = 0;
-  while (done < n) {
-    ssize_t k = pread(fd, (uint8_t *)buf + done, n - done, (off_t)(off + (int64_t)done));
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return qv_error_set(error, QV_EIO, "read failed at offset %lld: %s",
-                          (long long)(off + (int64_t)done), strerror(errno));
-    }
-    if (k == 0) break;
-    done += (size_t)k;
-  }
-  *got = done;
-  return QV_OK;
-}
-
-static uint32_t le32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* Maps the body of msg (body_offset/body_length set) read-only. */
-static QvStatus map_body(int fd, QvIpcMessage *msg, QvError *error) {
-  static _Alignas(BODY_ALIGN) const uint8_t no_body[BODY_ALIGN];
-  if (msg->body_length == 0) {
-    msg->body = no_body;
-    return QV_OK;
-  }
-  int64_t page = (int64_t)sysconf(_SC_PAGESIZE);
-  if (page <= 0) page = 4096;
-  int64_t start = msg->body_offset / page * page;
-  BodyMap *m = malloc(sizeof *m);
-  if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  m->len = (size_t)(msg->body_offset + msg->body_length - start);
-  m->addr = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, (off_t)start);
-  if (m->addr == MAP_FAILED) {
-    int e = errno;
-    free(m);
-    return qv_error_set(error, QV_EIO, "mmap failed: %s", strerror(e));
-  }
-  msg->owner = qv_owner_new(unmap_body, m);
-  if (msg->owner == NULL) {
-    unmap_body(m);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  msg->body = (const uint8_t *)m->addr + (msg->body_offset - start);
-  return QV_OK;
-}
-
-/* Message number `index` of the stream in fd (size bytes). */
-static QvStatus read_nth_fd(int fd, int64_t size, int64_t index, QvTensor *out,
-                            QvError *error) {
-  int64_t pos = 0;
-  for (int64_t i = 0;; i++) {
-    uint8_t prefix[8];
-    size_t got = 0;
-    QvStatus st = QV_OK;
-    if (pos < size) st = pread_full(fd, prefix, sizeof prefix, pos, &got, error);
-    if (st) return st;
-    int64_t prefix_size = 4;
-    int32_t len = 0;
-    if (got > 0 && got < 4)
-      return qv_error_set(error, QV_ETRUNCATED,
-                          "message at offset %lld: input ends inside the message prefix",
-                          (long long)pos);
-    if (got >= 4) {
-      len = (int32_t)le32(prefix);
-      if (le32(prefix) == QV_IPC_CONTINUATION) {
-        if (got < 8)
-          return qv_error_set(error, QV_ETRUNCATED,
-                              "message at offset %lld: input ends inside the message prefix",
-                              (long long)pos);
-        prefix_size = 8;
-        len = (int32_t)le32(prefix + 4);
-      }
-    }
-    if (got == 0 || len == 0) { /* end of input or end-of-stream marker */
-      if (i == 0) return qv_error_set(error, QV_EINVAL, "input holds no message");
-      return qv_error_set(error, QV_EINVAL, "no message %lld: input holds %lld message%s",
-                          (long long)index, (long long)i, i == 1 ? "" : "s");
-    }
-    if (len < 0)
-      return qv_error_set(error, QV_EINVAL, "message at offset %lld: negative metadata length %d",
-                          (long long)pos, len);
-    if (len > QV_IPC_DEFAULT_MAX_METADATA_SIZE)
-      return qv_error_set(error, QV_ELIMIT,
-                          "message at offset %lld: metadata length %d exceeds the limit of %lld",
-                          (long long)pos, len, (long long)QV_IPC_DEFAULT_MAX_METADATA_SIZE);
-    int64_t remain = size - pos - prefix_size;
-    if (len > remain)
-      return qv_error_set(error, QV_ETRUNCATED,
-                          "message at offset %lld: metadata needs %d bytes, only %lld remain",
-                          (long long)pos, len, (long long)remain);
-    uint8_t *meta = malloc((size_t)len);
-    if (meta == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-    if ((st = pread_full(fd, meta, (size_t)len, pos + prefix_size, &got, error)) ||
-        got < (size_t)len) {
-      free(meta);
-      if (st) return st;
-      return qv_error_set(error, QV_ETRUNCATED, "message at offset %lld: the file shrank",
-                          (long long)pos);
-    }
-    QvIpcMessage msg;
-    memset(&msg, 0, sizeof msg);
-    msg.offset = pos;
-    msg.legacy_prefix = prefix_size == 4;
-    msg.metadata_length = len;
-    msg.metadata = meta;
-    st = qv_message_decode(meta, (size_t)len, NULL, &msg.message, error);
-    if (st) {
-      free(meta);
-      return qv_error_prefix(error, "message at offset %lld", (long long)pos);
-    }
-    msg.body_offset = pos + prefix_size + len;
-    msg.body_length = msg.message.body_length;
-    remain -= len;
-    if (msg.body_length > QV_IPC_DEFAULT_MAX_BODY_SIZE) {
-      qv_message_reset(&msg.message);
-      free(meta);
-      return qv_error_set(error, QV_ELIMIT,
-                          "message at offset %lld: body length %lld exceeds the limit of %lld",
-                          (long long)pos, (long long)msg.body_length,
-                          (long long)QV_IPC_DEFAULT_MAX_BODY_SIZE);
-    }
-    if (msg.body_length > remain) {
-      qv_message_reset(&msg.message);
-      free(meta);
-      return qv_error_set(error, QV_ETRUNCATED,
-                          "message at offset %lld: body needs %lld bytes, only %lld remain",
-                          (long long)pos, (long long)msg.body_length, (long long)remain);
-    }
-    if (i == index) {
-      st = map_body(fd, &msg, error);
-      if (st == QV_OK) st = qv_tensor_from_message(&msg, out, error);
-      if (st) qv_error_prefix(error, "message %lld at offset %lld", (long long)i, (long long)pos);
-      qv_owner_free(msg.owner);
-    }
-    qv_message_reset(&msg.message);
-    free(meta);
-    if (i == index) return st;
-    pos = msg.body_offset + msg.body_length;
-  }
 }
 
 QvStatus qv_tensor_read_path(const char *path, int64_t index, QvTensor *out, QvError *error) {
   QvStatus st = check_read_args(index, out, error);
   if (st) return st;
-  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
-  struct stat sb;
-  if (fstat(fd, &sb) != 0) {
-    int e = errno;
-    close(fd);
-    return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(e));
-  }
-  if (!S_ISREG(sb.st_mode)) {
-    close(fd);
-    return qv_error_set(error, QV_EIO, "%s: not a regular file", path);
-  }
-  uint8_t magic[QV_IPC_MAGIC_SIZE];
-  size_t got = 0;
-  st = pread_full(fd, magic, sizeof magic, 0, &got, error);
-  if (st == QV_OK && got == sizeof magic && memcmp(magic, QV_IPC_MAGIC, sizeof magic) == 0) {
-    close(fd);
-    QvIpcReader *r;
-    if ((st = qv_ipc_reader_open_path(&r, path, NULL, error))) return st;
-    st = read_nth(r, index, out, error);
-    qv_ipc_reader_close(r);
-  } else {
-    if (st == QV_OK) st = read_nth_fd(fd, (int64_t)sb.st_size, index, out, error);
-    close(fd);
-  }
-  if (st) qv_error_prefix(error, "%s", path);
+  QvSource *src;
+  if ((st = qv_source_new_path(&src, path, error))) return st;
+  st = read_source(src, index, out, error);
+  qv_source_free(src);
+  if (st && path) qv_error_prefix(error, "%s", path);
   return st;
 }
 
 QvStatus qv_tensor_read_fd(int fd, int64_t index, QvTensor *out, QvError *error) {
   QvStatus st = check_read_args(index, out, error);
   if (st) return st;
-  QvIpcReader *r;
-  if ((st = qv_ipc_reader_open_fd(&r, fd, NULL, error))) return st;
-  st = read_nth(r, index, out, error);
-  qv_ipc_reader_close(r);
+  QvSource *src;
+  if ((st = qv_source_new_fd(&src, fd, error))) return st;
+  st = read_source(src, index, out, error);
+  qv_source_free(src);
   return st;
 }
 
@@ -504,7 +328,7 @@ static QvStatus write_strided_body(const QvTensor *t, int fd, int64_t data_len, 
     if (st) break;
     st = qv_tensor_copy_to(&slab, false, buf, (size_t)(k * row), error);
     qv_tensor_reset(&slab);
-    if (st == QV_OK) st = qv_io_write_all(fd, buf, (size_t)(k * row), error);
+    if (st == QV_OK) st = qv_fd_write_all(fd, buf, (size_t)(k * row), error);
   }
   qv_aligned_free(buf);
   return st;
@@ -515,18 +339,18 @@ QvStatus qv_tensor_write_fd(const QvTensor *t, int fd, QvError *error) {
   Plan p;
   QvStatus st = plan_message(t, &p, error);
   if (st) return st;
-  st = qv_io_write_all(fd, p.meta, p.meta_size, error);
+  st = qv_fd_write_all(fd, p.meta, p.meta_size, error);
   free(p.meta);
   if (st) return st;
   if (p.data_len > 0) {
     if (p.direct)
-      st = qv_io_write_all(fd, t->data, (size_t)p.data_len, error);
+      st = qv_fd_write_all(fd, t->data, (size_t)p.data_len, error);
     else
       st = write_strided_body(t, fd, p.data_len, error);
     if (st) return st;
   }
   static const uint8_t zeros[BODY_ALIGN];
-  return qv_io_write_all(fd, zeros, (size_t)(p.body_len - p.data_len), error);
+  return qv_fd_write_all(fd, zeros, (size_t)(p.body_len - p.data_len), error);
 }
 
 QvStatus qv_tensor_write_path(const QvTensor *t, const char *path, QvError *error) {

@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ipc/io.h"
+#include "ipc/sink_internal.h"
+#include "ipc/source_internal.h"
 #include "util/copy.h"
 #include "quiver/npy.h"
 
@@ -359,7 +360,7 @@ QvStatus qv_npy_read_path(const char *path, QvTensor *out, QvError *error) {
   const uint8_t *data;
   size_t size;
   QvOwner *owner;
-  QvStatus st = qv_io_map_file(path, &data, &size, &owner, error);
+  QvStatus st = qv_source_map_path(path, &data, &size, &owner, error);
   if (st) return st;
   if (size == 0) {
     qv_owner_free(owner);
@@ -462,12 +463,12 @@ QvStatus qv_npy_write_fd(const QvTensor *t, int fd, QvError *error) {
   NpyPlan p;
   QvStatus st = plan_npy(t, &p, error);
   if (st) return st;
-  if ((st = qv_io_write_all(fd, p.header, p.header_size, error))) return st;
+  if ((st = qv_fd_write_all(fd, p.header, p.header_size, error))) return st;
   if (p.data_len == 0) return QV_OK;
-  if (p.direct) return qv_io_write_all(fd, t->data, (size_t)p.data_len, error);
+  if (p.direct) return qv_fd_write_all(fd, t->data, (size_t)p.data_len, error);
   QvTensor copy;
   if ((st = qv_tensor_copy(t, false, &copy, error))) return st;
-  st = qv_io_write_all(fd, copy.data, (size_t)p.data_len, error);
+  st = qv_fd_write_all(fd, copy.data, (size_t)p.data_len, error);
   qv_tensor_reset(&copy);
   return st;
 }

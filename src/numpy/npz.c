@@ -11,7 +11,8 @@
 #include <unistd.h>
 #include <zip.h>
 
-#include "ipc/io.h"
+#include "ipc/sink_internal.h"
+#include "ipc/source_internal.h"
 #include "util/copy.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
@@ -541,7 +542,7 @@ QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error)
   const uint8_t *data;
   size_t size;
   QvOwner *owner;
-  QvStatus st = qv_io_map_file(path, &data, &size, &owner, error);
+  QvStatus st = qv_source_map_path(path, &data, &size, &owner, error);
   if (st) return st;
   if (size == 0) {
     qv_owner_free(owner);
@@ -729,7 +730,7 @@ QvStatus qv_npz_write_fd(const QvSparseTensor *t, const QvNpzWriteOptions *optio
   size_t n;
   QvStatus st = qv_npz_write_memory(t, options, &buf, &n, error);
   if (st) return st;
-  st = qv_io_write_all(fd, buf, n, error);
+  st = qv_fd_write_all(fd, buf, n, error);
   free(buf);
   return st;
 }
@@ -746,7 +747,7 @@ QvStatus qv_npz_write_path(const QvSparseTensor *t, const QvNpzWriteOptions *opt
     free(buf);
     return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
   }
-  st = qv_io_write_all(fd, buf, n, error);
+  st = qv_fd_write_all(fd, buf, n, error);
   free(buf);
   if (close(fd) != 0 && st == QV_OK)
     st = qv_error_set(error, QV_EIO, "%s: close failed: %s", path, strerror(errno));

@@ -24,13 +24,13 @@ static QvStatus open_via(Via via, const char *path, const uint8_t *data, size_t 
   *fd = -1;
   switch (via) {
     case VIA_MEMORY:
-      return qv_ipc_reader_open_memory(r, data, size, NULL, NULL, err);
+      return qv_test_reader_memory(r, data, size, err);
     case VIA_PATH:
-      return qv_ipc_reader_open_path(r, path, NULL, err);
+      return qv_test_reader_path(r, path, err);
     default:
       *fd = open(path, O_RDONLY);
       assert_true(*fd >= 0);
-      return qv_ipc_reader_open_fd(r, *fd, NULL, err);
+      return qv_test_reader_fd(r, *fd, err);
   }
 }
 
@@ -50,7 +50,7 @@ static QvStatus drain(QvIpcReader *r, int64_t *count, int64_t *last_end, QvError
     (void)sum;
     *last_end = msg.body_offset + msg.body_length;
     (*count)++;
-    qv_ipc_message_release(&msg);
+    qv_ipc_message_reset(&msg);
   }
 }
 
@@ -90,7 +90,7 @@ static void check_valid_file(const char *path) {
     } else {
       assert_true(has_suffix(path, ".arrow") || has_suffix(path, ".arrows"));
     }
-    qv_ipc_reader_close(r);
+    qv_ipc_reader_free(r);
     if (fd >= 0) close(fd);
   }
   assert_int_equal(counts[VIA_MEMORY], counts[VIA_PATH]);
@@ -136,7 +136,7 @@ static void test_record_batch_files(void **state) {
     QvIpcReader *r;
     QvError err;
     const char *path = qv_test_shared_path(names[i]);
-    assert_int_equal(qv_ipc_reader_open_path(&r, path, NULL, &err), QV_OK);
+    assert_int_equal(qv_test_reader_path(&r, path, &err), QV_OK);
     assert_int_equal(qv_ipc_reader_format(r), formats[i]);
     QvIpcMessage msg;
     assert_int_equal(qv_ipc_reader_next(r, &msg, &err), QV_OK);
@@ -145,7 +145,7 @@ static void test_record_batch_files(void **state) {
     assert_int_equal(msg.offset, formats[i] == QV_IPC_FORMAT_FILE ? 8 : 0);
     assert_false(msg.legacy_prefix);
     assert_int_equal((msg.offset + 8 + msg.metadata_length) % 8, 0);
-    qv_ipc_message_release(&msg);
+    qv_ipc_message_reset(&msg);
     if (formats[i] == QV_IPC_FORMAT_FILE) {
       /* the footer's blocks are exactly the record batches the stream holds */
       QvFooter f;
@@ -159,13 +159,13 @@ static void test_record_batch_files(void **state) {
           assert_int_equal(f.record_batches[seen].body_length, msg.body_length);
           seen++;
         }
-        qv_ipc_message_release(&msg);
+        qv_ipc_message_reset(&msg);
       }
       assert_int_equal(seen, f.n_record_batches);
       assert_true(seen > 0);
       qv_footer_reset(&f);
     }
-    qv_ipc_reader_close(r);
+    qv_ipc_reader_free(r);
   }
 }
 
@@ -190,7 +190,7 @@ static void test_truncated_tensor_body(void **state) {
       fail_msg("%s: expected QV_ETRUNCATED, got %s", via_name[via], qv_status_name(st));
     assert_non_null(strstr(err.message, "message at offset 0: body needs 96 bytes, only 88 remain"));
     assert_int_equal(qv_ipc_reader_next(r, &msg, NULL), QV_ETRUNCATED);
-    qv_ipc_reader_close(r);
+    qv_ipc_reader_free(r);
     if (fd >= 0) close(fd);
   }
   free(data);

@@ -262,7 +262,7 @@ static void check_compression(const char *path, J *want) {
   assert_non_null(data);
   QvIpcReader *r;
   QvError e;
-  rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "ipc open");
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
   QvIpcMessage m;
   int batches = 0;
   while (qv_ipc_reader_next(r, &m, &e) == QV_OK) {
@@ -278,9 +278,9 @@ static void check_compression(const char *path, J *want) {
         assert_int_equal(rb->codec, strcmp(want->str, "ZSTD") == 0 ? QV_CODEC_ZSTD : QV_CODEC_LZ4_FRAME);
       }
     }
-    qv_ipc_message_release(&m);
+    qv_ipc_message_reset(&m);
   }
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   free(data);
   if (want->t != J_NULL) assert_true(batches > 0);
 }

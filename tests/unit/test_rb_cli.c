@@ -101,7 +101,7 @@ static int codec_of_batches(const char *path) {
   uint8_t *data = qv_test_read_file(path, &size);
   QvIpcReader *r;
   QvError e;
-  rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "open");
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "open");
   QvIpcMessage m;
   int codec = -2;
   while (qv_ipc_reader_next(r, &m, &e) == QV_OK) {
@@ -110,9 +110,9 @@ static int codec_of_batches(const char *path) {
       codec = rb->has_compression ? rb->codec : -1;
       assert_int_equal(m.body_offset % 64, 0);
     }
-    qv_ipc_message_release(&m);
+    qv_ipc_message_reset(&m);
   }
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   free(data);
   return codec;
 }
@@ -145,19 +145,19 @@ static void test_validate(void **state) {
   uint8_t *data = qv_test_read_file(stream, &size);
   QvIpcReader *r;
   QvError e;
-  rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "open");
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "open");
   QvIpcMessage m;
   while (qv_ipc_reader_next(r, &m, &e) == QV_OK) {
     if (m.message.header_type == QV_HEADER_RECORD_BATCH) {
       const QvBuffer *off = &m.message.header.record_batch.buffers[3];
       int32_t bad = -5;
       memcpy(data + m.body_offset + off->offset + 8, &bad, 4);
-      qv_ipc_message_release(&m);
+      qv_ipc_message_reset(&m);
       break;
     }
-    qv_ipc_message_release(&m);
+    qv_ipc_message_reset(&m);
   }
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   const char *bad = path_of("bad.arrows");
   FILE *f = fopen(bad, "wb");
   fwrite(data, 1, size, f);

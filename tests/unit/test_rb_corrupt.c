@@ -112,7 +112,7 @@ typedef void (*FooterEdit)(QvBlock *dicts, int64_t nd, QvBlock *batches, int64_t
 static uint8_t *edit_footer(const uint8_t *data, size_t size, FooterEdit edit, size_t *out_size) {
   QvIpcReader *r;
   QvError e;
-  rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "open");
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "open");
   QvFooter f;
   int64_t off;
   int32_t len;
@@ -136,7 +136,7 @@ static uint8_t *edit_footer(const uint8_t *data, size_t size, FooterEdit edit, s
   memcpy(out + off + fb_size + 4, "ARROW1", 6);
   free(fb);
   qv_footer_reset(&f);
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   return out;
 }
 
@@ -220,7 +220,7 @@ static uint8_t *edit_message(const uint8_t *data, size_t size, int index, Messag
                              size_t *out_size) {
   QvIpcReader *r;
   QvError e;
-  rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "open");
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "open");
   QvRbMemSink mem = {NULL, 0, 0, false};
   QvIpcMessage m;
   for (int i = 0; qv_ipc_reader_next(r, &m, &e) == QV_OK; i++) {
@@ -248,10 +248,10 @@ static uint8_t *edit_message(const uint8_t *data, size_t size, int index, Messag
     qv_rb_mem_sink_write(&mem, body, (size_t)m.message.body_length, &e);
     free(meta);
     free(body);
-    qv_ipc_message_release(&m);
+    qv_ipc_message_reset(&m);
   }
   qv_rb_mem_sink_write(&mem, qv_ipc_eos, 8, &e);
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   *out_size = mem.size;
   return mem.data;
 }

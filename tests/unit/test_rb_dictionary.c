@@ -29,7 +29,7 @@ static void dict_batch(const struct ArrowSchema *s, const char *const *values, i
 static void message_kinds(const uint8_t *data, size_t size, char *out, size_t cap) {
   QvIpcReader *r;
   QvError e;
-  rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "ipc open");
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
   size_t n = 0;
   QvIpcMessage m;
   while (qv_ipc_reader_next(r, &m, &e) == QV_OK && n + 1 < cap) {
@@ -41,10 +41,10 @@ static void message_kinds(const uint8_t *data, size_t size, char *out, size_t ca
       default: break;
     }
     out[n++] = k;
-    qv_ipc_message_release(&m);
+    qv_ipc_message_reset(&m);
   }
   out[n] = '\0';
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
 }
 
 static void expect_values(const uint8_t *data, size_t size, const char *const *want_rows, int n) {
@@ -193,7 +193,7 @@ static uint8_t *rewrite(const uint8_t *data, size_t size, int drop, int change_d
                         int64_t new_id, bool make_delta, size_t *out_size) {
   QvIpcReader *r;
   QvError e;
-  rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "ipc open");
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
   QvRbMemSink mem = {NULL, 0, 0, false};
   QvIpcMessage m;
   for (int i = 0; qv_ipc_reader_next(r, &m, &e) == QV_OK; i++) {
@@ -210,10 +210,10 @@ static uint8_t *rewrite(const uint8_t *data, size_t size, int drop, int change_d
       qv_rb_mem_sink_write(&mem, m.body, (size_t)m.body_length, &e);
       free(meta);
     }
-    qv_ipc_message_release(&m);
+    qv_ipc_message_reset(&m);
   }
   qv_rb_mem_sink_write(&mem, qv_ipc_eos, 8, &e);
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
   *out_size = mem.size;
   return mem.data;
 }

@@ -60,16 +60,16 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
     /* every buffer of every record batch starts on a 64-byte boundary */
     QvIpcReader *r;
     QvError e;
-    rbt_check(qv_ipc_reader_open_memory(&r, data, size, NULL, NULL, &e), &e, "ipc open");
+    rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
     QvIpcMessage m;
     while (qv_ipc_reader_next(r, &m, &e) == QV_OK) {
       assert_int_equal(m.body_offset % 64, 0);
       if (m.message.header_type == QV_HEADER_RECORD_BATCH)
         for (int64_t b = 0; b < m.message.header.record_batch.n_buffers; b++)
           assert_int_equal(m.message.header.record_batch.buffers[b].offset % 64, 0);
-      qv_ipc_message_release(&m);
+      qv_ipc_message_reset(&m);
     }
-    qv_ipc_reader_close(r);
+    qv_ipc_reader_free(r);
   }
   free(data);
   rbt_cells_free(&want);

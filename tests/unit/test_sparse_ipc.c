@@ -84,10 +84,10 @@ static uint8_t *write_buffer(const QvSparseTensor *t, const QvSparseWriteOptions
 static void first_message(const uint8_t *buf, size_t size, QvIpcMessage *msg) {
   QvIpcReader *r;
   QvError err;
-  assert_int_equal(qv_ipc_reader_open_memory(&r, buf, size, NULL, NULL, &err), QV_OK);
+  assert_int_equal(qv_test_reader_memory(&r, buf, size, &err), QV_OK);
   QvStatus st = qv_ipc_reader_next(r, msg, &err);
   if (st) fail_msg("reading back: %s", err.message);
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
 }
 
 static void assert_same_sparse(const QvSparseTensor *a, const QvSparseTensor *b) {
@@ -191,7 +191,7 @@ static void roundtrip_memory(const QvSparseTensor *t, const QvTensor *dense, QvC
   /* 8-bit indices: the two conventions are the same bytes, read as elements */
   bool same = qv_value_type_size(t->index_type) == 1 && qv_value_type_size(t->indptr_type) == 1;
   assert_int_equal(seen, t->format == QV_SPARSE_CSF && !same ? lengths : QV_CSF_LENGTHS_ELEMENTS);
-  qv_ipc_message_release(&msg);
+  qv_ipc_message_reset(&msg);
   assert_same_sparse(t, &back);
   assert_true(qv_sparse_equals_dense(&back, dense));
   qv_sparse_reset(&back);
@@ -337,7 +337,7 @@ static void test_coo_column_major_coords_written_row_major(void **state) {
   const int16_t want[9] = {1, 2, 3, 0, 0, 1, 1, 1, 0};
   assert_memory_equal(msg.body + c->indices_buffer.offset, want, sizeof want);
   assert_false(c->is_canonical);
-  qv_ipc_message_release(&msg);
+  qv_ipc_message_reset(&msg);
   QvSparseTensor back;
   assert_int_equal(qv_sparse_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
   assert_same_sparse(&t, &back);
@@ -436,8 +436,8 @@ static void test_csf_lengths_both_ways(void **state) {
     assert_true(qv_sparse_equals_dense(&rb, &dense));
     qv_sparse_reset(&ra);
     qv_sparse_reset(&rb);
-    qv_ipc_message_release(&ma);
-    qv_ipc_message_release(&mb);
+    qv_ipc_message_reset(&ma);
+    qv_ipc_message_reset(&mb);
     assert_memory_not_equal(a, b, n_el); /* the metadata differs */
     qv_aligned_free(a);
     qv_aligned_free(b);

@@ -51,10 +51,10 @@ static uint8_t *write_buffer(const QvTensor *t, size_t *size) {
 static void first_message(const uint8_t *buf, size_t size, QvIpcMessage *msg) {
   QvIpcReader *r;
   QvError err;
-  assert_int_equal(qv_ipc_reader_open_memory(&r, buf, size, NULL, NULL, &err), QV_OK);
+  assert_int_equal(qv_test_reader_memory(&r, buf, size, &err), QV_OK);
   QvStatus st = qv_ipc_reader_next(r, msg, &err);
   if (st) fail_msg("reading back: %s", err.message);
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
 }
 
 /* Frames a hand-made message and appends a body. */
@@ -147,7 +147,7 @@ static void roundtrip_type(QvValueType type, bool column_major) {
   assert_string_equal(msg.message.header.tensor.shape[1].name, "b");
   /* the body is the tensor's memory, byte for byte */
   assert_memory_equal(msg.body, t.data, 30 * qv_value_type_size(type));
-  qv_ipc_message_release(&msg);
+  qv_ipc_message_reset(&msg);
 
   QvTensor back;
   QvStatus st = qv_tensor_read_memory(buf, size, NULL, 0, &back, &err);
@@ -203,7 +203,7 @@ static void test_strided_view_written_row_major(void **state) {
   const double *body = (const double *)msg.body;
   for (int r = 0; r < 4; r++)
     for (int c = 0; c < 3; c++) assert_true(body[r * 3 + c] == base[r * 6 + c * 2]);
-  qv_ipc_message_release(&msg);
+  qv_ipc_message_reset(&msg);
 
   QvTensor back;
   assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
@@ -326,7 +326,7 @@ static void test_zero_length_dims(void **state) {
     assert_int_equal(msg.body_length, 0);
     assert_int_equal(msg.message.header.tensor.data.length, 0);
     assert_int_equal(size % 64, 0);
-    qv_ipc_message_release(&msg);
+    qv_ipc_message_reset(&msg);
     QvTensor back;
     assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
     assert_int_equal(qv_tensor_size(&back), 0);
@@ -414,7 +414,7 @@ static void test_partial_names(void **state) {
   QvIpcMessage msg;
   first_message(buf, size, &msg);
   for (int i = 0; i < 3; i++) assert_null(msg.message.header.tensor.shape[i].name);
-  qv_ipc_message_release(&msg);
+  qv_ipc_message_reset(&msg);
   qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
@@ -437,7 +437,7 @@ static void test_canonical_strides_written(void **state) {
   assert_int_equal(msg.message.header.tensor.strides[0], 20);
   assert_int_equal(msg.message.header.tensor.strides[1], 4);
   assert_memory_equal(msg.body, data, sizeof data);
-  qv_ipc_message_release(&msg);
+  qv_ipc_message_reset(&msg);
   qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
@@ -479,17 +479,17 @@ static void test_several_tensors_one_file(void **state) {
 
   /* every body starts at a multiple of 64 in the file */
   QvIpcReader *r;
-  assert_int_equal(qv_ipc_reader_open_path(&r, path, NULL, &err), QV_OK);
+  assert_int_equal(qv_test_reader_path(&r, path, &err), QV_OK);
   int n = 0;
   QvIpcMessage msg;
   while (qv_ipc_reader_next(r, &msg, &err) == QV_OK) {
     assert_int_equal(msg.body_offset % 64, 0);
     assert_int_equal(msg.offset % 64, 0);
-    qv_ipc_message_release(&msg);
+    qv_ipc_message_reset(&msg);
     n++;
   }
   assert_int_equal(n, 3);
-  qv_ipc_reader_close(r);
+  qv_ipc_reader_free(r);
 
   size_t fsize;
   uint8_t *bytes = qv_test_read_file(path, &fsize);
@@ -708,7 +708,7 @@ static void test_truncated_metadata_and_body(void **state) {
   QvIpcMessage msg;
   first_message(buf, size, &msg);
   size_t body_at = (size_t)msg.body_offset;
-  qv_ipc_message_release(&msg);
+  qv_ipc_message_reset(&msg);
   /* every cut short of the full message fails cleanly */
   for (size_t cut = 0; cut < size; cut++) {
     QvTensor back;

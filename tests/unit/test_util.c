@@ -118,3 +118,31 @@ int qv_test_run_one_(const char *name, const struct CMUnitTest *tests, size_t n_
   char *argv[] = {(char *)name, NULL};
   return qv_test_run_groups(1, argv, &g, 1);
 }
+
+/* The reader takes its own reference to the source; drop the caller's. */
+static QvStatus reader_over(QvIpcReader **r, QvSource *src, QvError *err) {
+  QvStatus st = qv_ipc_reader_new(r, src, NULL, err);
+  qv_source_free(src);
+  return st;
+}
+
+QvStatus qv_test_reader_memory(QvIpcReader **r, const void *data, size_t size, QvError *err) {
+  *r = NULL;
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, err);
+  return st ? st : reader_over(r, src, err);
+}
+
+QvStatus qv_test_reader_path(QvIpcReader **r, const char *path, QvError *err) {
+  *r = NULL;
+  QvSource *src;
+  QvStatus st = qv_source_new_path(&src, path, err);
+  return st ? st : reader_over(r, src, err);
+}
+
+QvStatus qv_test_reader_fd(QvIpcReader **r, int fd, QvError *err) {
+  *r = NULL;
+  QvSource *src;
+  QvStatus st = qv_source_new_fd(&src, fd, err);
+  return st ? st : reader_over(r, src, err);
+}

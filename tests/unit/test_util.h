@@ -19,12 +19,19 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "quiver/ipc.h"
+
 /* Reads a whole file; NULL if it cannot be read. free() the result. */
 uint8_t *qv_test_read_file(const char *path, size_t *size);
 /* 1 when the shared Arrow C++ test data directory exists. */
 int qv_test_have_shared(void);
 /* Path inside the shared test data (static buffer). */
 const char *qv_test_shared_path(const char *name);
+/* A message reader over caller memory with default options (the reader
+ * keeps its own reference to the source). */
+QvStatus qv_test_reader_memory(QvIpcReader **r, const void *data, size_t size, QvError *err);
+QvStatus qv_test_reader_path(QvIpcReader **r, const char *path, QvError *err);
+QvStatus qv_test_reader_fd(QvIpcReader **r, int fd, QvError *err);
 
 /* ---- the runner */
 

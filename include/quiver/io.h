@@ -1,0 +1,121 @@
+/* quiver: where bytes come from (QvSource) and where they go (QvSink).
+ *
+ * Every reader in quiver takes a QvSource and every writer a QvSink, in the
+ * style of nanoarrow's ArrowIpcInputStream / ArrowIpcOutputStream:
+ *
+ *   source                 reading
+ *   ---------------------  -----------------------------------------------
+ *   caller memory          zero-copy: views point into the caller's bytes
+ *   path, regular file     zero-copy: the file is memory-mapped (lazily, and
+ *                          only the part a reader needs when it can tell)
+ *   path, FIFO or device   read sequentially, like an fd
+ *   fd or pipe             read sequentially from its current position;
+ *                          bodies are copied into 64-byte-aligned memory
+ *
+ * Views handed out by readers hold a reference to the memory they point into
+ * (a QvOwner), so they outlive the source and the reader. A mapped file must
+ * not be truncated while views of it live (the usual mmap rule); replace it
+ * by renaming a new file over it, which is what a path sink does.
+ *
+ *   sink                   writing
+ *   ---------------------  -----------------------------------------------
+ *   caller buffer          QV_ELIMIT once it is full
+ *   memory                 grows; 64-byte aligned; qv_sink_memory_take
+ *   fd                     write(2) at the current position, not closed
+ *   path                   a temporary file next to the target, renamed
+ *                          over it by qv_sink_finish (atomic replace)
+ *   callback               the caller's write function
+ *
+ * Writers never finish a sink: the caller calls qv_sink_finish once, after
+ * the last message, so one sink can take several messages. A sink that
+ * failed stays failed: later writes and qv_sink_finish return the first
+ * error again. */
+#ifndef QUIVER_IO_H
+#define QUIVER_IO_H
+
+#include "quiver/common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/buffer.h"
+#include "quiver/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- sources (reference-counted, library-allocated) */
+
+typedef struct QvSource QvSource;
+
+/* Zero-copy view of data[0..size); `owner` (may be NULL: the caller keeps
+ * the bytes alive while the source and every view from it are used) is
+ * retained. */
+QV_API QvStatus qv_source_new_memory(QvSource **out, const void *data, size_t size, QvOwner *owner,
+                                     QvError *error);
+/* A regular file is mapped read-only when a reader first needs its bytes;
+ * a FIFO or character device (/dev/stdin) is read sequentially. A directory
+ * or a missing file is QV_EIO naming the path. */
+QV_API QvStatus qv_source_new_path(QvSource **out, const char *path, QvError *error);
+/* Reads from the descriptor's current position (the input starts there);
+ * the descriptor is not closed. Pipes are fine. On a seekable regular file
+ * readers may also pread (an Arrow file's footer, for instance). */
+QV_API QvStatus qv_source_new_fd(QvSource **out, int fd, QvError *error);
+QV_API void qv_source_retain(QvSource *s);
+/* Drops the caller's reference; readers hold their own. NULL is a no-op. */
+QV_API void qv_source_free(QvSource *s);
+/* For messages: the path, "<memory>" or "<fd 3>". */
+QV_API const char *qv_source_name(const QvSource *s);
+
+/* ---- sinks (library-allocated) */
+
+typedef struct QvSink QvSink;
+
+/* Path sink flags. */
+#define QV_SINK_NO_FSYNC 1u /* skip the fsyncs (scratch output, benchmarks) */
+
+/* Writes into dst[0..capacity); a write that does not fit fails with
+ * QV_ELIMIT and writes nothing. */
+QV_API QvStatus qv_sink_new_buffer(QvSink **out, void *dst, size_t capacity, QvError *error);
+/* A growing 64-byte-aligned buffer; qv_sink_memory_take hands it out. */
+QV_API QvStatus qv_sink_new_memory(QvSink **out, QvError *error);
+/* write(2) at the descriptor's current position; not closed. */
+QV_API QvStatus qv_sink_new_fd(QvSink **out, int fd, QvError *error);
+/* Writes a temporary file in the target's directory (created with
+ * O_EXCL under an unpredictable name, with the existing target's mode or
+ * 0666 & ~umask); qv_sink_finish fsyncs it, renames it over the target and
+ * fsyncs the directory. qv_sink_free without a successful finish, or any
+ * failure, removes the temporary file, so the old target is untouched.
+ * Reading a file zero-copy and writing it back to the same path is safe:
+ * the views keep the old file's pages. A target that exists and is not a
+ * regular file (a FIFO, /dev/stdout) is opened and written in place.
+ * flags: 0 or QV_SINK_NO_FSYNC. */
+QV_API QvStatus qv_sink_new_path(QvSink **out, const char *path, unsigned flags, QvError *error);
+/* Every write is passed to `write` (which returns QV_OK or an error it set
+ * in `error`). */
+QV_API QvStatus qv_sink_new_callback(QvSink **out,
+                                     QvStatus (*write)(void *ctx, const void *data, size_t size,
+                                                       QvError *error),
+                                     void *ctx, QvError *error);
+
+/* All `size` bytes or an error (which the sink then keeps). */
+QV_API QvStatus qv_sink_write(QvSink *sink, const void *data, size_t size, QvError *error);
+/* Bytes accepted so far. */
+QV_API int64_t qv_sink_bytes_written(const QvSink *sink);
+/* Commits: a path sink fsyncs, renames and fsyncs the directory; the others
+ * have nothing to do. After a successful finish further writes are QV_EARG;
+ * finishing again is a no-op. */
+QV_API QvStatus qv_sink_finish(QvSink *sink, QvError *error);
+/* Memory sink: hands out the bytes written so far (*data is NULL when none;
+ * free it with qv_aligned_free) and leaves the sink empty. QV_EARG for
+ * another kind of sink. */
+QV_API QvStatus qv_sink_memory_take(QvSink *sink, uint8_t **data, size_t *size, QvError *error);
+/* NULL is a no-op. A path sink not finished removes its temporary file. */
+QV_API void qv_sink_free(QvSink *sink);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,338 @@
+/* Sinks: caller buffer, growing memory, fd, path (temporary file renamed
+ * over the target), callback. */
+/* realpath */
+#define _XOPEN_SOURCE 700
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ipc/sink_internal.h"
+
+typedef enum { SINK_BUFFER, SINK_MEMORY, SINK_FD, SINK_PATH, SINK_CALLBACK } SinkKind;
+
+struct QvSink {
+  SinkKind kind;
+  int64_t written;
+  bool finished;
+  /* the first failure, returned again by every later call: a sink that
+   * lost bytes must not go on as if it had not */
+  QvError error;
+  /* BUFFER, MEMORY */
+  uint8_t *buf;
+  size_t cap;
+  /* FD, PATH */
+  int fd;
+  /* PATH */
+  char *target;
+  char *tmp; /* NULL when writing in place (FIFO, device) */
+  unsigned flags;
+  /* CALLBACK */
+  QvStatus (*write)(void *ctx, const void *data, size_t size, QvError *error);
+  void *ctx;
+};
+
+QvStatus qv_fd_write_all(int fd, const void *data, size_t n, QvError *error) {
+  const uint8_t *p = data;
+  while (n > 0) {
+    /* Linux caps one write at about 2 GiB anyway */
+    size_t chunk = n < ((size_t)1 << 30) ? n : ((size_t)1 << 30);
+    ssize_t k = write(fd, p, chunk);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
+    }
+    if (k == 0) return qv_error_set(error, QV_EIO, "write made no progress");
+    p += k;
+    n -= (size_t)k;
+  }
+  return QV_OK;
+}
+
+static QvStatus sink_alloc(QvSink **out, SinkKind kind, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output");
+  *out = calloc(1, sizeof **out);
+  if (*out == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  (*out)->kind = kind;
+  (*out)->fd = -1;
+  return QV_OK;
+}
+
+QvStatus qv_sink_new_buffer(QvSink **out, void *dst, size_t capacity, QvError *error) {
+  if (out) *out = NULL;
+  if (dst == NULL && capacity > 0) return qv_error_set(error, QV_EARG, "NULL destination");
+  QvStatus st = sink_alloc(out, SINK_BUFFER, error);
+  if (st) return st;
+  (*out)->buf = dst;
+  (*out)->cap = capacity;
+  return QV_OK;
+}
+
+QvStatus qv_sink_new_memory(QvSink **out, QvError *error) {
+  if (out) *out = NULL;
+  return sink_alloc(out, SINK_MEMORY, error);
+}
+
+QvStatus qv_sink_new_fd(QvSink **out, int fd, QvError *error) {
+  if (out) *out = NULL;
+  if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
+  QvStatus st = sink_alloc(out, SINK_FD, error);
+  if (st) return st;
+  (*out)->fd = fd;
+  return QV_OK;
+}
+
+QvStatus qv_sink_new_callback(QvSink **out,
+                              QvStatus (*write)(void *ctx, const void *data, size_t size,
+                                                QvError *error),
+                              void *ctx, QvError *error) {
+  if (out) *out = NULL;
+  if (write == NULL) return qv_error_set(error, QV_EARG, "NULL write callback");
+  QvStatus st = sink_alloc(out, SINK_CALLBACK, error);
+  if (st) return st;
+  (*out)->write = write;
+  (*out)->ctx = ctx;
+  return QV_OK;
+}
+
+/* ---- path sink */
+
+/* Creates "<dir>/.<name>.<12 random hex>.tmp" with O_EXCL; the random part
+ * makes the name unpredictable, O_EXCL makes a planted file or symlink fail
+ * the open instead of being written through. */
+static QvStatus create_temp(QvSink *s, QvError *error) {
+  const char *slash = strrchr(s->target, '/');
+  size_t dir_len = slash ? (size_t)(slash - s->target) + 1 : 0;
+  const char *base = s->target + dir_len;
+  size_t n = dir_len + 1 + strlen(base) + 1 + 12 + 4 + 1;
+  s->tmp = malloc(n);
+  if (s->tmp == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  for (int attempt = 0; attempt < 100; attempt++) {
+    unsigned char rnd[6];
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd) {
+      /* no entropy syscall: the time and pid still vary the name, and
+       * O_EXCL keeps it safe */
+      unsigned long long t = (unsigned long long)getpid() * 2654435761u + (unsigned)attempt;
+      for (size_t i = 0; i < sizeof rnd; i++) rnd[i] = (unsigned char)(t >> (8 * i));
+    }
+    snprintf(s->tmp, n, "%.*s.%s.%02x%02x%02x%02x%02x%02x.tmp", (int)dir_len, s->target, base,
+             rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+    /* 0666: the kernel applies the umask, as for any new file */
+    s->fd = open(s->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (s->fd >= 0) return QV_OK;
+    if (errno != EEXIST) break;
+  }
+  QvStatus st = qv_error_set(error, QV_EIO, "%s: cannot create a temporary file next to it: %s",
+                             s->target, strerror(errno));
+  free(s->tmp);
+  s->tmp = NULL;
+  return st;
+}
+
+QvStatus qv_sink_new_path(QvSink **out, const char *path, unsigned flags, QvError *error) {
+  if (out) *out = NULL;
+  if (path == NULL || path[0] == '\0') return qv_error_set(error, QV_EARG, "NULL or empty path");
+  if (flags & ~QV_SINK_NO_FSYNC) return qv_error_set(error, QV_EARG, "unknown sink flags %#x", flags);
+  QvSink *s;
+  QvStatus st = sink_alloc(&s, SINK_PATH, error);
+  if (st) return st;
+  s->flags = flags;
+  /* writing through a symlink replaces the file it points to, not the link */
+  struct stat lsb, sb;
+  bool exists = stat(path, &sb) == 0;
+  if (exists && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode))
+    s->target = realpath(path, NULL);
+  else
+    s->target = strdup(path);
+  if (s->target == NULL) {
+    free(s);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  if (exists && S_ISDIR(sb.st_mode)) {
+    st = qv_error_set(error, QV_EIO, "%s: is a directory", path);
+  } else if (exists && !S_ISREG(sb.st_mode)) {
+    /* a FIFO or device cannot be replaced by a rename: write into it */
+    s->fd = open(s->target, O_WRONLY | O_CLOEXEC);
+    if (s->fd < 0) st = qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
+  } else {
+    st = create_temp(s, error);
+    if (st == QV_OK && exists && fchmod(s->fd, sb.st_mode & 07777) != 0)
+      st = qv_error_set(error, QV_EIO, "%s: cannot give the temporary file the target's mode: %s",
+                        path, strerror(errno));
+  }
+  if (st) {
+    qv_sink_free(s);
+    return st;
+  }
+  *out = s;
+  return QV_OK;
+}
+
+/* Closes the descriptor and, for a path sink not committed, removes the
+ * temporary file. */
+static void discard(QvSink *s) {
+  if (s->fd >= 0 && (s->kind == SINK_PATH)) close(s->fd);
+  if (s->kind == SINK_PATH) s->fd = -1;
+  if (s->tmp) {
+    unlink(s->tmp);
+    free(s->tmp);
+    s->tmp = NULL;
+  }
+}
+
+/* Records the first failure (sticky) and returns it. */
+static QvStatus fail(QvSink *s, QvStatus st, const QvError *what, QvError *error) {
+  s->error = *what;
+  s->error.code = st;
+  if (s->kind == SINK_PATH) {
+    discard(s);
+    if (s->target) qv_error_prefix(&s->error, "%s", s->target);
+  }
+  if (error) *error = s->error;
+  return st;
+}
+
+static QvStatus commit_path(QvSink *s, QvError *error) {
+  bool sync = !(s->flags & QV_SINK_NO_FSYNC);
+  if (s->tmp == NULL) {
+    /* in place: nothing to rename */
+    int rc = close(s->fd);
+    s->fd = -1;
+    if (rc != 0) return qv_error_set(error, QV_EIO, "close failed: %s", strerror(errno));
+    return QV_OK;
+  }
+  if (sync && fsync(s->fd) != 0) return qv_error_set(error, QV_EIO, "fsync failed: %s", strerror(errno));
+  int rc = close(s->fd);
+  s->fd = -1;
+  if (rc != 0) return qv_error_set(error, QV_EIO, "close failed: %s", strerror(errno));
+  if (rename(s->tmp, s->target) != 0)
+    return qv_error_set(error, QV_EIO, "renaming %s over it failed: %s", s->tmp, strerror(errno));
+  free(s->tmp);
+  s->tmp = NULL;
+  if (sync) {
+    /* the rename is durable only once the directory is */
+    const char *slash = strrchr(s->target, '/');
+    char *dir = slash ? strndup(s->target, slash == s->target ? 1 : (size_t)(slash - s->target))
+                      : strdup(".");
+    if (dir == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dir);
+    if (dfd < 0 || fsync(dfd) != 0) {
+      int e = errno;
+      if (dfd >= 0) close(dfd);
+      /* the new file is in place; only its durability is unknown */
+      return qv_error_set(error, QV_EIO, "fsync of the directory failed: %s", strerror(e));
+    }
+    close(dfd);
+  }
+  return QV_OK;
+}
+
+/* ---- writing */
+
+static QvStatus grow(QvSink *s, size_t need, QvError *error) {
+  size_t cap = s->cap ? s->cap : 4096;
+  while (cap < need) {
+    if (cap > SIZE_MAX / 2) {
+      cap = need;
+      break;
+    }
+    cap *= 2;
+  }
+  uint8_t *p = qv_aligned_alloc(cap);
+  if (p == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory growing a sink to %zu bytes", cap);
+  if (s->written) memcpy(p, s->buf, (size_t)s->written);
+  qv_aligned_free(s->buf);
+  s->buf = p;
+  s->cap = cap;
+  return QV_OK;
+}
+
+QvStatus qv_sink_write(QvSink *s, const void *data, size_t size, QvError *error) {
+  if (s == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
+  if (s->error.code) {
+    if (error) *error = s->error;
+    return s->error.code;
+  }
+  if (s->finished) return qv_error_set(error, QV_EARG, "write to a finished sink");
+  if (size == 0) return QV_OK;
+  if (data == NULL) return qv_error_set(error, QV_EARG, "NULL data");
+  QvError e;
+  QvStatus st = QV_OK;
+  size_t at = (size_t)s->written;
+  if (size > (size_t)INT64_MAX - at) return fail(s, qv_error_set(&e, QV_ELIMIT, "sink overflows int64"), &e, error);
+  switch (s->kind) {
+    case SINK_BUFFER:
+      if (size > s->cap - at)
+        st = qv_error_set(&e, QV_ELIMIT,
+                          "buffer sink: %zu bytes at offset %zu exceed the capacity of %zu", size,
+                          at, s->cap);
+      else
+        memcpy(s->buf + at, data, size);
+      break;
+    case SINK_MEMORY:
+      if (size > s->cap - at) st = grow(s, at + size, &e);
+      if (st == QV_OK) memcpy(s->buf + at, data, size);
+      break;
+    case SINK_FD:
+    case SINK_PATH: st = qv_fd_write_all(s->fd, data, size, &e); break;
+    case SINK_CALLBACK:
+      qv_error_clear(&e);
+      st = s->write(s->ctx, data, size, &e);
+      if (st && e.code == QV_OK) qv_error_set(&e, st, "sink callback failed");
+      break;
+  }
+  if (st) return fail(s, st, &e, error);
+  s->written += (int64_t)size;
+  return QV_OK;
+}
+
+int64_t qv_sink_bytes_written(const QvSink *s) { return s ? s->written : 0; }
+
+QvStatus qv_sink_finish(QvSink *s, QvError *error) {
+  if (s == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
+  if (s->error.code) {
+    if (error) *error = s->error;
+    return s->error.code;
+  }
+  if (s->finished) return QV_OK;
+  if (s->kind == SINK_PATH) {
+    QvError e;
+    QvStatus st = commit_path(s, &e);
+    if (st) return fail(s, st, &e, error);
+  }
+  s->finished = true;
+  return QV_OK;
+}
+
+QvStatus qv_sink_memory_take(QvSink *s, uint8_t **data, size_t *size, QvError *error) {
+  if (data) *data = NULL;
+  if (size) *size = 0;
+  if (s == NULL || data == NULL || size == NULL) return qv_error_set(error, QV_EARG, "NULL argument");
+  if (s->kind != SINK_MEMORY) return qv_error_set(error, QV_EARG, "not a memory sink");
+  if (s->error.code) {
+    if (error) *error = s->error;
+    return s->error.code;
+  }
+  *data = s->written ? s->buf : NULL;
+  *size = (size_t)s->written;
+  if (s->written == 0) qv_aligned_free(s->buf);
+  s->buf = NULL;
+  s->cap = 0;
+  s->written = 0;
+  return QV_OK;
+}
+
+void qv_sink_free(QvSink *s) {
+  if (s == NULL) return;
+  if (s->kind == SINK_MEMORY) qv_aligned_free(s->buf);
+  if (s->kind == SINK_PATH) discard(s);
+  free(s->target);
+  free(s);
+}

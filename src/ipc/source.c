@@ -1,0 +1,407 @@
+/* Sources: caller memory, a path (mapped when regular), a descriptor. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ipc/source_internal.h"
+
+#define PEEK_MAX 16
+
+struct View {
+  QvOwner *owner;
+  const uint8_t *data;
+};
+
+struct QvSource {
+  atomic_long refs;
+  QvSourceKind kind;
+  char *name;
+  /* MEMORY: the caller's bytes */
+  const uint8_t *data;
+  /* FILE: the whole-file mapping, made on first use */
+  _Atomic(struct View *) view;
+  int64_t size; /* MEMORY, FILE, seekable STREAM */
+  QvOwner *owner; /* MEMORY: the caller's owner */
+  /* FILE, STREAM */
+  int fd;
+  bool owns_fd;
+  bool seekable;
+  int64_t base; /* file offset where the input starts */
+  /* sequential reading */
+  int64_t pos;
+  uint8_t peeked[PEEK_MAX];
+  size_t n_peeked;
+};
+
+static atomic_llong g_view_maps, g_range_maps;
+
+int64_t qv_source_count_view_maps(void) { return (int64_t)atomic_load(&g_view_maps); }
+int64_t qv_source_count_range_maps(void) { return (int64_t)atomic_load(&g_range_maps); }
+
+static QvStatus source_alloc(QvSource **out, QvSourceKind kind, const char *name,
+                             QvError *error) {
+  QvSource *s = calloc(1, sizeof *s);
+  if (s != NULL) s->name = strdup(name);
+  if (s == NULL || s->name == NULL) {
+    free(s);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  atomic_init(&s->refs, 1);
+  atomic_init(&s->view, NULL);
+  s->kind = kind;
+  s->fd = -1;
+  *out = s;
+  return QV_OK;
+}
+
+QvStatus qv_source_new_memory(QvSource **out, const void *data, size_t size, QvOwner *owner,
+                              QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output");
+  *out = NULL;
+  if (data == NULL && size > 0) return qv_error_set(error, QV_EARG, "NULL data");
+  if (size > INT64_MAX) return qv_error_set(error, QV_ELIMIT, "input of %zu bytes is too large", size);
+  QvSource *s;
+  QvStatus st = source_alloc(&s, QV_SOURCE_MEMORY, "<memory>", error);
+  if (st) return st;
+  s->data = data;
+  s->size = (int64_t)size;
+  s->seekable = true;
+  qv_owner_retain(owner);
+  s->owner = owner;
+  *out = s;
+  return QV_OK;
+}
+
+/* A descriptor on a regular file whose position is known can be read with
+ * pread relative to that position. */
+static void probe_seekable(QvSource *s) {
+  struct stat sb;
+  if (fstat(s->fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return;
+  off_t here = lseek(s->fd, 0, SEEK_CUR);
+  if (here < 0) return;
+  s->seekable = true;
+  s->base = (int64_t)here;
+  s->size = (int64_t)sb.st_size > s->base ? (int64_t)sb.st_size - s->base : 0;
+}
+
+QvStatus qv_source_new_path(QvSource **out, const char *path, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output");
+  *out = NULL;
+  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
+  struct stat sb;
+  if (fstat(fd, &sb) != 0) {
+    int e = errno;
+    close(fd);
+    return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(e));
+  }
+  if (S_ISDIR(sb.st_mode)) {
+    close(fd);
+    return qv_error_set(error, QV_EIO, "%s: is a directory, not a file", path);
+  }
+  QvSource *s;
+  QvStatus st = source_alloc(&s, S_ISREG(sb.st_mode) ? QV_SOURCE_FILE : QV_SOURCE_STREAM, path,
+                             error);
+  if (st) {
+    close(fd);
+    return st;
+  }
+  s->fd = fd;
+  s->owns_fd = true;
+  if (s->kind == QV_SOURCE_FILE) {
+    s->seekable = true;
+    s->size = (int64_t)sb.st_size;
+  }
+  *out = s;
+  return QV_OK;
+}
+
+QvStatus qv_source_new_fd(QvSource **out, int fd, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output");
+  *out = NULL;
+  if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
+  char name[32];
+  snprintf(name, sizeof name, "<fd %d>", fd);
+  QvSource *s;
+  QvStatus st = source_alloc(&s, QV_SOURCE_STREAM, name, error);
+  if (st) return st;
+  s->fd = fd;
+  probe_seekable(s);
+  *out = s;
+  return QV_OK;
+}
+
+void qv_source_retain(QvSource *s) {
+  if (s) atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void qv_source_free(QvSource *s) {
+  if (s == NULL) return;
+  if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1) return;
+  struct View *v = atomic_load(&s->view);
+  if (v) {
+    qv_owner_free(v->owner);
+    free(v);
+  }
+  qv_owner_free(s->owner);
+  if (s->owns_fd) close(s->fd);
+  free(s->name);
+  free(s);
+}
+
+const char *qv_source_name(const QvSource *s) { return s ? s->name : "<null source>"; }
+
+QvSourceKind qv_source_kind(const QvSource *s) { return s->kind; }
+bool qv_source_seekable(const QvSource *s) { return s->seekable; }
+int64_t qv_source_size(const QvSource *s) { return s->seekable ? s->size : -1; }
+bool qv_source_has_view(const QvSource *s) { return s->kind != QV_SOURCE_STREAM; }
+bool qv_source_is_mapped(const QvSource *s) {
+  return s->kind == QV_SOURCE_MEMORY || atomic_load(&s->view) != NULL;
+}
+
+/* ---- mappings */
+
+typedef struct Mapping {
+  void *addr;
+  size_t len;
+} Mapping;
+
+static void unmap(void *p) {
+  Mapping *m = p;
+  if (m->len) munmap(m->addr, m->len);
+  free(m);
+}
+
+/* Maps file bytes [start, start + len) (start page-aligned) read-only. */
+static QvStatus map_pages(QvSource *s, int64_t start, size_t len, Mapping **out, QvOwner **owner,
+                          QvError *error) {
+  Mapping *m = calloc(1, sizeof *m);
+  if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  m->len = len;
+  if (len > 0) {
+    m->addr = mmap(NULL, len, PROT_READ, MAP_PRIVATE, s->fd, (off_t)start);
+    if (m->addr == MAP_FAILED) {
+      int e = errno;
+      free(m);
+      return qv_error_set(error, QV_EIO, "%s: mmap failed: %s", s->name, strerror(e));
+    }
+  }
+  *owner = qv_owner_new(unmap, m);
+  if (*owner == NULL) {
+    unmap(m);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  *out = m;
+  return QV_OK;
+}
+
+QvStatus qv_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwner **owner,
+                        QvError *error) {
+  *data = NULL;
+  *size = 0;
+  *owner = NULL;
+  if (s->kind == QV_SOURCE_STREAM)
+    return qv_error_set(error, QV_EARG, "%s: a stream has no zero-copy view", s->name);
+  if (s->kind == QV_SOURCE_MEMORY) {
+    *data = s->data;
+    *size = (size_t)s->size;
+    *owner = s->owner;
+    return QV_OK;
+  }
+  struct View *v = atomic_load(&s->view);
+  if (v == NULL) {
+    v = malloc(sizeof *v);
+    if (v == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+    Mapping *m;
+    QvStatus st = map_pages(s, 0, (size_t)s->size, &m, &v->owner, error);
+    if (st) {
+      free(v);
+      return st;
+    }
+    v->data = m->addr;
+    atomic_fetch_add(&g_view_maps, 1);
+    /* two readers of one source may race to map it: the first one wins */
+    struct View *expected = NULL;
+    if (!atomic_compare_exchange_strong(&s->view, &expected, v)) {
+      qv_owner_free(v->owner);
+      free(v);
+      v = expected;
+    }
+  }
+  *data = v->data;
+  *size = (size_t)s->size;
+  *owner = v->owner;
+  return QV_OK;
+}
+
+/* ---- random access */
+
+QvStatus qv_source_pread(QvSource *s, void *buf, size_t n, int64_t offset, size_t *got,
+                         QvError *error) {
+  *got = 0;
+  if (!s->seekable)
+    return qv_error_set(error, QV_EARG, "%s: cannot read at an offset: not seekable", s->name);
+  if (offset < 0 || offset >= s->size) return QV_OK;
+  if ((uint64_t)n > (uint64_t)(s->size - offset)) n = (size_t)(s->size - offset);
+  if (s->kind == QV_SOURCE_MEMORY) {
+    if (n) memcpy(buf, s->data + offset, n);
+    *got = n;
+    return QV_OK;
+  }
+  size_t done = 0;
+  while (done < n) {
+    ssize_t k = pread(s->fd, (uint8_t *)buf + done, n - done,
+                      (off_t)(s->base + offset + (int64_t)done));
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return qv_error_set(error, QV_EIO, "%s: read failed at offset %lld: %s", s->name,
+                          (long long)(offset + (int64_t)done), strerror(errno));
+    }
+    if (k == 0) break; /* the file shrank */
+    done += (size_t)k;
+  }
+  *got = done;
+  return QV_OK;
+}
+
+QvStatus qv_source_map_range(QvSource *s, int64_t offset, int64_t length, const uint8_t **data,
+                             QvOwner **owner, QvError *error) {
+  static _Alignas(64) const uint8_t no_bytes[64];
+  *data = NULL;
+  *owner = NULL;
+  if (s->kind == QV_SOURCE_STREAM)
+    return qv_error_set(error, QV_EARG, "%s: a stream cannot be mapped", s->name);
+  if (offset < 0 || length < 0 || offset > s->size || length > s->size - offset)
+    return qv_error_set(error, QV_EARG, "%s: range (offset %lld, length %lld) is outside the input",
+                        s->name, (long long)offset, (long long)length);
+  if (length == 0) {
+    *data = no_bytes;
+    return QV_OK;
+  }
+  if (qv_source_is_mapped(s)) {
+    const uint8_t *all;
+    size_t size;
+    QvOwner *o;
+    QvStatus st = qv_source_view(s, &all, &size, &o, error);
+    if (st) return st;
+    qv_owner_retain(o);
+    *owner = o;
+    *data = all + offset;
+    return QV_OK;
+  }
+  int64_t page = (int64_t)sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  int64_t start = offset / page * page;
+  Mapping *m;
+  QvStatus st = map_pages(s, start, (size_t)(offset + length - start), &m, owner, error);
+  if (st) return st;
+  atomic_fetch_add(&g_range_maps, 1);
+  *data = (const uint8_t *)m->addr + (offset - start);
+  return QV_OK;
+}
+
+/* ---- sequential reading */
+
+/* Raw read of up to n bytes at the sequential position; *got < n only at
+ * the end of the input. */
+static QvStatus read_raw(QvSource *s, uint8_t *buf, size_t n, size_t *got, QvError *error) {
+  *got = 0;
+  if (s->kind != QV_SOURCE_STREAM) {
+    QvStatus st = qv_source_pread(s, buf, n, s->pos, got, error);
+    s->pos += (int64_t)*got;
+    return st;
+  }
+  size_t done = 0;
+  QvStatus st = QV_OK;
+  while (done < n) {
+    ssize_t k = read(s->fd, buf + done, n - done);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      st = qv_error_set(error, QV_EIO, "%s: read failed at offset %lld: %s", s->name,
+                        (long long)(s->pos + (int64_t)done), strerror(errno));
+      break;
+    }
+    if (k == 0) break;
+    done += (size_t)k;
+  }
+  s->pos += (int64_t)done;
+  *got = done;
+  return st;
+}
+
+QvStatus qv_source_read(QvSource *s, void *buf, size_t n, size_t *got, QvError *error) {
+  uint8_t *out = buf;
+  size_t done = n < s->n_peeked ? n : s->n_peeked;
+  if (done) {
+    memcpy(out, s->peeked, done);
+    memmove(s->peeked, s->peeked + done, s->n_peeked - done);
+    s->n_peeked -= done;
+  }
+  size_t k = 0;
+  QvStatus st = done < n ? read_raw(s, out + done, n - done, &k, error) : QV_OK;
+  *got = done + k;
+  return st;
+}
+
+QvStatus qv_source_peek(QvSource *s, void *buf, size_t n, size_t *got, QvError *error) {
+  *got = 0;
+  if (n > PEEK_MAX) return qv_error_set(error, QV_EARG, "peek of %zu bytes is too long", n);
+  QvStatus st = QV_OK;
+  if (s->n_peeked < n) {
+    size_t k;
+    st = read_raw(s, s->peeked + s->n_peeked, n - s->n_peeked, &k, error);
+    s->n_peeked += k;
+  }
+  *got = n < s->n_peeked ? n : s->n_peeked;
+  memcpy(buf, s->peeked, *got);
+  return st;
+}
+
+QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error) {
+  *skipped = 0;
+  uint8_t scratch[16384];
+  while (*skipped < n) {
+    size_t want = n - *skipped < (int64_t)sizeof scratch ? (size_t)(n - *skipped) : sizeof scratch;
+    size_t got;
+    QvStatus st;
+    if (s->kind != QV_SOURCE_STREAM && s->n_peeked == 0) {
+      /* nothing to read: move the cursor, clamped to the end */
+      int64_t left = s->size > s->pos ? s->size - s->pos : 0;
+      int64_t k = n - *skipped < left ? n - *skipped : left;
+      s->pos += k;
+      *skipped += k;
+      return QV_OK;
+    }
+    st = qv_source_read(s, scratch, want, &got, error);
+    *skipped += (int64_t)got;
+    if (st) return st;
+    if (got < want) return QV_OK;
+  }
+  return QV_OK;
+}
+
+int64_t qv_source_position(const QvSource *s) { return s->pos - (int64_t)s->n_peeked; }
+
+QvStatus qv_source_map_path(const char *path, const uint8_t **data, size_t *size,
+                            QvOwner **owner, QvError *error) {
+  *data = NULL;
+  *size = 0;
+  *owner = NULL;
+  QvSource *s;
+  QvStatus st = qv_source_new_path(&s, path, error);
+  if (st) return st;
+  if (s->kind != QV_SOURCE_FILE)
+    st = qv_error_set(error, QV_EIO, "%s: not a regular file", path);
+  else
+    st = qv_source_view(s, data, size, owner, error);
+  qv_owner_retain(*owner);
+  qv_source_free(s);
+  return st;
+}

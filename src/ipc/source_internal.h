@@ -1,0 +1,77 @@
+/* What readers (the message reader, the adapters, the NumPy formats) use of a
+ * QvSource beyond the public header: a whole-input zero-copy view, random
+ * access (pread and mapping a range) and sequential reads. */
+#ifndef QUIVER_IPC_SOURCE_INTERNAL_H
+#define QUIVER_IPC_SOURCE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/io.h"
+
+/* How a source can be read:
+ *  MEMORY  caller bytes: view, pread, ranges, sequential reads.
+ *  FILE    a regular file opened by path: view (the whole file, mapped on
+ *          first use), pread, mapping a range, sequential reads (pread at a
+ *          cursor).
+ *  STREAM  an fd, pipe, FIFO or device: sequential reads only; pread too
+ *          when the descriptor is a seekable regular file. */
+typedef enum QvSourceKind { QV_SOURCE_MEMORY, QV_SOURCE_FILE, QV_SOURCE_STREAM } QvSourceKind;
+
+QvSourceKind qv_source_kind(const QvSource *s);
+
+/* Whether qv_source_pread works, and the input's size then (bytes from the
+ * start of the input: an fd source starts at the descriptor's position when
+ * the source was made). */
+bool qv_source_seekable(const QvSource *s);
+int64_t qv_source_size(const QvSource *s);
+
+/* Whether a whole-input view is available (MEMORY, FILE) and whether it
+ * exists already without mapping anything (MEMORY, or a FILE mapped by an
+ * earlier call). */
+bool qv_source_has_view(const QvSource *s);
+bool qv_source_is_mapped(const QvSource *s);
+
+/* The whole input, zero-copy: *owner (not retained: it lives as long as the
+ * source; retain it for views that must outlive the source) keeps it alive.
+ * An empty input gives *data == NULL. QV_EARG for a STREAM source. */
+QvStatus qv_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwner **owner,
+                        QvError *error);
+
+/* Up to n bytes at `offset`; *got < n only at the end of the input. Does not
+ * move the sequential position. QV_EARG when the source is not seekable. */
+QvStatus qv_source_pread(QvSource *s, void *buf, size_t n, int64_t offset, size_t *got,
+                         QvError *error);
+
+/* bytes [offset, offset + length) without copying: a pointer into the
+ * view, or (FILE) a read-only mapping of just the pages holding them.
+ * *owner receives one reference (may be NULL for caller memory without an
+ * owner). length 0 gives a valid, 64-byte-aligned pointer. QV_EARG for a
+ * STREAM source; the range must lie inside the input. */
+QvStatus qv_source_map_range(QvSource *s, int64_t offset, int64_t length, const uint8_t **data,
+                             QvOwner **owner, QvError *error);
+
+/* Sequential reading from the current position: up to n bytes, *got < n
+ * only at the end of the input. */
+QvStatus qv_source_read(QvSource *s, void *buf, size_t n, size_t *got, QvError *error);
+/* The next n (<= 16) bytes without consuming them (they are read again by
+ * the next qv_source_read). *got < n only at the end of the input. */
+QvStatus qv_source_peek(QvSource *s, void *buf, size_t n, size_t *got, QvError *error);
+/* Discards up to n bytes; *skipped < n only at the end of the input. */
+QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error);
+/* Bytes consumed by sequential reads so far. */
+int64_t qv_source_position(const QvSource *s);
+
+/* A regular file at `path`, mapped whole (for readers that need all of
+ * it at once): *owner holds one reference to the mapping. An empty file
+ * gives *data == NULL, *size == 0; a FIFO or device is QV_EIO. */
+QvStatus qv_source_map_path(const char *path, const uint8_t **data, size_t *size,
+                            QvOwner **owner, QvError *error);
+
+/* How many whole-input mappings and range mappings this process made (for
+ * tests that must know which path a read took). */
+int64_t qv_source_count_view_maps(void);
+int64_t qv_source_count_range_maps(void);
+
+#endif
