@@ -103,8 +103,9 @@ static double read_stream(const uint8_t *data, size_t size, const char *path, Qv
   *rows = 0;
   for (;;) {
     struct ArrowArray a;
-    TRY("next", qv_rb_stream_get_next(&s, &a, &error));
-    if (a.release == NULL) break;
+    QvStatus st = qv_rb_stream_get_next(&s, &a, &error);
+    if (st == QV_EOS) break;
+    TRY("next", st);
     *rows += a.length;
     a.release(&a);
   }
@@ -181,8 +182,9 @@ static double read_floor(const uint8_t *data, size_t size, int64_t *bytes) {
   static struct ArrowArray batches[MAXB];
   int64_t n = 0;
   for (; n < MAXB; n++) {
-    TRY("next", qv_rb_stream_get_next(&s, &batches[n], &error));
-    if (batches[n].release == NULL) break;
+    QvStatus st = qv_rb_stream_get_next(&s, &batches[n], &error);
+    if (st == QV_EOS) break;
+    TRY("next", st);
   }
   double t0 = now();
   uint64_t acc = 0;

@@ -131,7 +131,8 @@ static void summarize(Text *t, const QvIpcMessage *m) {
       }
       put(t, "length=%" PRId64 " nodes=%" PRId64 " buffers=%" PRId64, rb->length, rb->n_nodes,
           rb->n_buffers);
-      if (rb->has_compression) put(t, " compression=%s", rb->codec == QV_CODEC_ZSTD ? "zstd" : "lz4");
+      if (rb->compression != QV_COMPRESSION_NONE)
+        put(t, " compression=%s", rb->compression == QV_COMPRESSION_ZSTD ? "zstd" : "lz4");
       if (rb->n_variadic_buffer_counts) put(t, " variadic=%" PRId64, rb->n_variadic_buffer_counts);
       break;
     }

@@ -232,11 +232,12 @@ int qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvE
   }
   for (;;) {
     struct ArrowArray a;
-    if (qv_rb_stream_get_next(&s, &a, error)) {
+    QvStatus st = qv_rb_stream_get_next(&s, &a, error);
+    if (st == QV_EOS) break;
+    if (st) {
       rc = 1;
       break;
     }
-    if (a.release == NULL) break;
     batches++;
     if (qv_array_view_set_array(&v, &a, QV_VALIDATE_NONE, error)) {
       a.release(&a);
@@ -290,13 +291,13 @@ static QvStatus validate_stream(const uint8_t *data, size_t size, int64_t *batch
   if (st) return st;
   for (;;) {
     struct ArrowArray a;
-    if ((st = qv_rb_stream_get_next(&s, &a, error)) || a.release == NULL) break;
+    if ((st = qv_rb_stream_get_next(&s, &a, error))) break;
     (*batches)++;
     *rows += a.length;
     a.release(&a);
   }
   s.release(&s);
-  return st;
+  return st == QV_EOS ? QV_OK : st;
 }
 
 static QvStatus validate_file(const uint8_t *data, size_t size, int64_t *batches, int64_t *rows,
@@ -371,9 +372,9 @@ static int parse_write_options(int argc, char **argv, QvRbWriteOptions *o) {
   for (; i < argc; i++) {
     if (strcmp(argv[i], "--compression") == 0 && i + 1 < argc) {
       const char *c = argv[++i];
-      if (strcmp(c, "none") == 0) o->compression = QV_RB_COMPRESSION_NONE;
-      else if (strcmp(c, "lz4") == 0) o->compression = QV_RB_COMPRESSION_LZ4_FRAME;
-      else if (strcmp(c, "zstd") == 0) o->compression = QV_RB_COMPRESSION_ZSTD;
+      if (strcmp(c, "none") == 0) o->compression = QV_COMPRESSION_NONE;
+      else if (strcmp(c, "lz4") == 0) o->compression = QV_COMPRESSION_LZ4_FRAME;
+      else if (strcmp(c, "zstd") == 0) o->compression = QV_COMPRESSION_ZSTD;
       else return -1;
     } else if (strcmp(argv[i], "--align") == 0 && i + 1 < argc) {
       o->alignment = atoi(argv[++i]);

@@ -179,7 +179,7 @@ static int to_npz(const char *in, const char *out, int64_t index, bool stored) {
                  (long long)index);
     return qv_cli_fail("tensor to-npz", &err);
   }
-  QvNpzWriteOptions o = {stored};
+  QvNpzWriteOptions o = {.stored = stored};
   const void *ctx[2] = {&t.sparse, &o};
   st = qv_cli_write_output(out, write_npz_fd, ctx, &err);
   qv_cli_tensor_free(&t);

@@ -49,13 +49,13 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   QvArrayView v;
   CHECK(qv_array_view_init(&v, schema, &e) == QV_OK);
   CHECK(qv_array_view_set_array(&v, &back, QV_VALIDATE_FULL, &e) == QV_OK);
-  char **got = cells(&v, rows);
+  char **got = rb_fuzz_cells(&v, rows);
   for (int64_t i = 0; i < rows * v.n_children; i++) {
     if (strcmp(got[i], want[i]) != 0)
       fprintf(stderr, "fuzz_file_reader: cell %lld: %s != %s\n", (long long)i, got[i], want[i]);
     CHECK(strcmp(got[i], want[i]) == 0);
   }
-  free_cells(got, rows * v.n_children);
+  rb_fuzz_free_cells(got, rows * v.n_children);
   qv_array_view_reset(&v);
   back.release(&back);
   qv_rb_file_close(f);
@@ -83,11 +83,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     QvStatus st = qv_array_view_set_array(&v, &batch, QV_VALIDATE_FULL, &e);
     if (st) fprintf(stderr, "fuzz_file_reader: accepted batch is invalid: %s\n", e.message);
     CHECK(st == QV_OK);
-    touch(&v);
+    rb_fuzz_touch(&v);
     int64_t rows = v.length < MAX_ROWS ? v.length : MAX_ROWS;
-    char **want = cells(&v, rows);
+    char **want = rb_fuzz_cells(&v, rows);
     roundtrip(&schema, &batch, want, rows);
-    free_cells(want, rows * v.n_children);
+    rb_fuzz_free_cells(want, rows * v.n_children);
     batch.release(&batch);
   }
   qv_array_view_reset(&v);

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "quiver/compression.h"
 #include "quiver/error.h"
 
 #ifdef __cplusplus
@@ -72,8 +73,8 @@ enum { QV_UNION_SPARSE = 0, QV_UNION_DENSE = 1 };
 enum { QV_ENDIAN_LITTLE = 0, QV_ENDIAN_BIG = 1 };
 enum { QV_FEATURE_UNUSED = 0, QV_FEATURE_DICTIONARY_REPLACEMENT = 1, QV_FEATURE_COMPRESSED_BODY = 2 };
 enum { QV_DICTIONARY_KIND_DENSE_ARRAY = 0 };
-enum { QV_CODEC_LZ4_FRAME = 0, QV_CODEC_ZSTD = 1 };
-enum { QV_COMPRESSION_BUFFER = 0 };
+/* BodyCompressionMethod (the codec is a QvCompression, quiver/compression.h) */
+enum { QV_COMPRESSION_METHOD_BUFFER = 0 };
 /* SparseTensorIndex union tags */
 enum {
   QV_SPARSE_INDEX_NONE = 0,
@@ -160,8 +161,9 @@ typedef struct QvRecordBatch {
   const QvFieldNode *nodes;
   int64_t n_buffers;
   const QvBuffer *buffers;
-  bool has_compression;
-  int8_t codec;
+  /* NONE: no BodyCompression table; else its codec (the .fbs CompressionType
+   * numbers are mapped by the decoder and encoder) */
+  QvCompression compression;
   int8_t method;
   bool has_variadic_buffer_counts;
   int64_t n_variadic_buffer_counts;
@@ -301,7 +303,7 @@ QV_API QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *
 /* Deep equality of metadata values (never pointers). An absent string differs
  * from an empty one and has_* flags count (the encoder writes them
  * differently); members a struct marks unused are ignored (index_type when
- * !has_index_type, codec/method when !has_compression, private_data). On a
+ * !has_index_type, method when compression is NONE, private_data). On a
  * difference, the path of the first differing field ("Message.header(Schema)
  * .fields[1].type.unit") is written to `where` when it is not NULL. */
 QV_API bool qv_type_equal(const QvType *a, const QvType *b);

@@ -50,8 +50,10 @@ QV_API QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTen
                             QvError *error);
 QV_API QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error);
 
+/* NULL or a zeroed struct means every default. */
 typedef struct QvNpzWriteOptions {
-  bool stored; /* false (default): deflate, as save_npz(compressed=True) */
+  size_t struct_size; /* 0 or sizeof(QvNpzWriteOptions) */
+  bool stored;        /* false (default): deflate, as save_npz(compressed=True) */
 } QvNpzWriteOptions;
 
 /* Writes a 2-D CSR, CSC or COO tensor the way save_npz does (same member

@@ -33,6 +33,7 @@
 #include "quiver/array.h"
 #include "quiver/buffer.h"
 #include "quiver/c_data.h"
+#include "quiver/compression.h"
 #include "quiver/error.h"
 #include "quiver/ipc.h"
 
@@ -40,29 +41,13 @@
 extern "C" {
 #endif
 
-/* ---- body compression codecs (one buffer at a time) */
-
-typedef enum QvRbCompression {
-  QV_RB_COMPRESSION_NONE = 0,
-  QV_RB_COMPRESSION_LZ4_FRAME = 1,
-  QV_RB_COMPRESSION_ZSTD = 2
-} QvRbCompression;
-
-/* Decompresses `src` (an LZ4 frame or a ZSTD frame) into exactly dst_size
- * bytes; any other output size is an error. */
-QV_API QvStatus qv_rb_decompress(QvRbCompression codec, const uint8_t *src, size_t src_size,
-                          uint8_t *dst, size_t dst_size, QvError *error);
-/* Upper bound of the compressed size of n bytes. */
-QV_API size_t qv_rb_compress_bound(QvRbCompression codec, size_t n);
-/* Compresses into dst (capacity >= qv_rb_compress_bound); level 0 = default. */
-QV_API QvStatus qv_rb_compress(QvRbCompression codec, int level, const uint8_t *src, size_t n,
-                        uint8_t *dst, size_t capacity, size_t *out_size, QvError *error);
-
 /* ---- reading */
 
 #define QV_RB_DEFAULT_MAX_DECOMPRESSED ((int64_t)2 << 30)
 
+/* Options: NULL or a zeroed struct means every default. */
 typedef struct QvRbReadOptions {
+  size_t struct_size;          /* 0 or sizeof(QvRbReadOptions) */
   QvIpcReaderOptions ipc;
   /* QV_VALIDATE_FULL for the content checks; anything else: cheap checks */
   QvValidateLevel validate;
@@ -83,8 +68,9 @@ QV_API QvStatus qv_rb_stream_open_fd(struct ArrowArrayStream *out, int fd,
                               const QvRbReadOptions *options, QvError *error);
 
 /* get_schema / get_next of any ArrowArrayStream with quiver's status and
- * error message (for quiver's streams the original status). get_next: QV_OK
- * with out->release == NULL at the end of the stream. */
+ * error message (for quiver's streams the original status). get_next:
+ * QV_EOS at the end of the stream (out->release NULL); the stream's own
+ * get_next callback keeps the C interface's convention (0, released array). */
 QV_API QvStatus qv_rb_stream_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out,
                                  QvError *error);
 QV_API QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out,
@@ -132,10 +118,12 @@ QV_API QvStatus qv_rb_fd_sink_write(void *ctx, const void *data, size_t size, Qv
 /* ctx is a FILE* */
 QV_API QvStatus qv_rb_stdio_sink_write(void *ctx, const void *data, size_t size, QvError *error);
 
+/* Options: NULL or a zeroed struct means every default. */
 typedef struct QvRbWriteOptions {
+  size_t struct_size;          /* 0 or sizeof(QvRbWriteOptions) */
   QvIpcFormat format;          /* stream (default) or file */
   int alignment;               /* 8 (default) or 64: metadata and buffer padding */
-  QvRbCompression compression; /* default none */
+  QvCompression compression;   /* default none */
   int compression_level;       /* 0: codec default */
   /* Checks run on every input batch (structure is always checked). */
   QvValidateLevel validate;

@@ -17,6 +17,7 @@
 #include "array/array_internal.h"
 #include "ipc/sink_internal.h"
 #include "ipc/source_internal.h"
+#include "util/options.h"
 #include "quiver/recordbatch_ipc.h"
 
 /* ---- IPC schema -> ArrowSchema */
@@ -260,10 +261,11 @@ static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchem
   return QV_OK;
 }
 
+/* opt: loaded (QV_OPTIONS_LOAD) by the public entry point */
 static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions *opt,
                           QvError *error) {
   memset(c, 0, sizeof *c);
-  if (opt) c->opt = *opt;
+  c->opt = *opt;
   if (c->opt.max_decompressed_size <= 0) c->opt.max_decompressed_size = QV_RB_DEFAULT_MAX_DECOMPRESSED;
   c->ipc_schema = schema;
   if (schema->endianness != QV_ENDIAN_LITTLE)
@@ -314,7 +316,7 @@ typedef struct Loader {
   int64_t node_i, buf_i, var_i;
   Mem *mem;
   int64_t decompressed;
-  QvRbCompression codec;
+  QvCompression codec;
   QvError *error;
 } Loader;
 
@@ -338,7 +340,7 @@ static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *wh
   if (b.length == 0) return QV_OK;
   const uint8_t *p = ld->body + b.offset;
   int64_t len = b.length;
-  if (ld->codec != QV_RB_COMPRESSION_NONE) {
+  if (ld->codec != QV_COMPRESSION_NONE) {
     if (len < 8)
       return qv_error_set(ld->error, QV_EINVAL,
                           "compressed buffer %lld has %lld bytes, less than its length prefix",
@@ -359,7 +361,7 @@ static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *wh
       if (dst == NULL)
         return qv_error_set(ld->error, QV_ENOMEM, "out of memory decompressing %lld bytes",
                             (long long)ulen);
-      QvStatus st = qv_rb_decompress(ld->codec, p, (size_t)len, dst, (size_t)ulen, ld->error);
+      QvStatus st = qv_decompress(ld->codec, p, (size_t)len, dst, (size_t)ulen, ld->error);
       if (st) return qv_error_prefix(ld->error, "buffer %lld", (long long)idx);
       ld->decompressed += ulen;
       *ptr = dst;
@@ -488,9 +490,7 @@ static QvStatus loader_begin(Loader *ld, Core *c, const QvMessage *msg, const Qv
   ld->body_len = body_len;
   ld->version = msg->version;
   ld->error = error;
-  ld->codec = QV_RB_COMPRESSION_NONE;
-  if (rb->has_compression)
-    ld->codec = rb->codec == QV_CODEC_ZSTD ? QV_RB_COMPRESSION_ZSTD : QV_RB_COMPRESSION_LZ4_FRAME;
+  ld->codec = rb->compression;
   if (msg->version < QV_METADATA_V4)
     return qv_error_set(error, QV_ENOTSUP, "metadata version %s is not supported (V4 or V5 needed)",
                         qv_metadata_version_name(msg->version));
@@ -616,7 +616,7 @@ static QvStatus stream_next(StreamReader *r, struct ArrowArray *out, QvError *er
     if (error) *error = r->error;
     return r->error.code;
   }
-  if (r->finished) return QV_OK;
+  if (r->finished) return QV_EOS;
   QvStatus st;
   for (;;) {
     QvIpcMessage msg;
@@ -624,7 +624,7 @@ static QvStatus stream_next(StreamReader *r, struct ArrowArray *out, QvError *er
     if (st == QV_EOS) {
       r->finished = true;
       qv_error_clear(&r->error);
-      return QV_OK;
+      return QV_EOS;
     }
     if (st) break;
     const char *kind = qv_header_type_name(msg.message.header_type);
@@ -655,9 +655,11 @@ static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out
   return errno_of(st);
 }
 
+/* The C stream interface ends a stream with 0 and a released array. */
 static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
   StreamReader *r = s->private_data;
-  return errno_of(stream_next(r, out, NULL));
+  QvStatus st = stream_next(r, out, NULL);
+  return st == QV_EOS ? 0 : errno_of(st);
 }
 
 static const char *stream_last_error(struct ArrowArrayStream *s) {
@@ -709,11 +711,13 @@ static QvStatus stream_start(QvIpcReader *ipc, const QvRbReadOptions *options,
  * it) and starts the stream. */
 static QvStatus stream_start_source(QvSource *src, const QvRbReadOptions *options,
                                     struct ArrowArrayStream *out, QvError *error) {
+  QvRbReadOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
   QvIpcReader *ipc;
-  QvStatus st = qv_ipc_reader_new(&ipc, src, options ? &options->ipc : NULL, error);
+  if (!st) st = qv_ipc_reader_new(&ipc, src, &o.ipc, error);
   qv_source_free(src);
   if (st) return st;
-  return stream_start(ipc, options, out, error);
+  return stream_start(ipc, &o, out, error);
 }
 
 QvStatus qv_rb_stream_open_memory(struct ArrowArrayStream *out, const uint8_t *data, size_t size,
@@ -772,7 +776,7 @@ QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *ou
   if (s == NULL || s->release == NULL) return qv_error_set(error, QV_EARG, "stream is released");
   if (s->get_next == stream_get_next) return stream_next(s->private_data, out, error);
   int code = s->get_next(s, out);
-  if (code == 0) return QV_OK;
+  if (code == 0) return out->release ? QV_OK : QV_EOS;
   const char *msg = s->get_last_error ? s->get_last_error(s) : NULL;
   return qv_error_set(error, from_errno(code), "get_next failed: %s", msg ? msg : strerror(code));
 }
@@ -802,13 +806,16 @@ QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_
                                 QvOwner *owner, const QvRbReadOptions *options,
                                 QvError *error) {
   *out = NULL;
+  QvRbReadOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
+  if (st) return st;
   if (size < QV_IPC_MAGIC_SIZE || memcmp(data, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) != 0)
     return qv_error_set(error, QV_EINVAL, "not an Arrow file: the ARROW1 magic is missing");
   QvSource *src;
-  QvStatus st = qv_source_new_memory(&src, data, size, NULL, error);
+  st = qv_source_new_memory(&src, data, size, NULL, error);
   if (st) return st;
   QvIpcReader *ipc;
-  st = qv_ipc_reader_new(&ipc, src, options ? &options->ipc : NULL, error);
+  st = qv_ipc_reader_new(&ipc, src, &o.ipc, error);
   qv_source_free(src);
   if (st) return st;
   QvRbFileReader *r = calloc(1, sizeof *r);
@@ -831,7 +838,7 @@ QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_
     qv_rb_file_close(r);
     return qv_error_set(error, QV_EINVAL, "footer has no schema");
   }
-  if ((st = core_init(&r->core, &r->footer.schema, options, error))) {
+  if ((st = core_init(&r->core, &r->footer.schema, &o, error))) {
     qv_rb_file_close(r);
     return qv_error_prefix(error, "footer");
   }

@@ -13,6 +13,7 @@
 #include "quiver/recordbatch_ipc.h"
 #include "util/arena.h"
 #include "util/copy.h"
+#include "util/options.h"
 
 /* ---- sinks */
 
@@ -405,15 +406,15 @@ static int64_t padded(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
 /* Compresses the segments of s (in place: segments then point at temps). */
 static QvStatus compress_segs(QvRbWriter *w, Ser *s, QvError *error) {
-  QvRbCompression codec = w->opt.compression;
+  QvCompression codec = w->opt.compression;
   for (int64_t i = 0; i < s->n_segs; i++) {
     Seg *g = &s->segs[i];
     if (g->len == 0) continue;
-    size_t bound = qv_rb_compress_bound(codec, (size_t)g->len);
+    size_t bound = qv_compress_bound(codec, (size_t)g->len);
     uint8_t *dst = temp(s, (int64_t)bound);
     if (dst == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory compressing");
     size_t n;
-    QvStatus st = qv_rb_compress(codec, w->opt.compression_level, g->data, (size_t)g->len, dst,
+    QvStatus st = qv_compress(codec, w->opt.compression_level, g->data, (size_t)g->len, dst,
                                  bound, &n, error);
     if (st) return st;
     g->has_prefix = true;
@@ -474,7 +475,7 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
                                     bool is_delta, QvError *error) {
   Ser *s = &w->ser;
   QvStatus st;
-  if (w->opt.compression != QV_RB_COMPRESSION_NONE && (st = compress_segs(w, s, error))) return st;
+  if (w->opt.compression != QV_COMPRESSION_NONE && (st = compress_segs(w, s, error))) return st;
   int64_t align = w->opt.alignment;
   QvBuffer *bufs = s->n_segs ? malloc((size_t)s->n_segs * sizeof *bufs) : NULL;
   if (s->n_segs && bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
@@ -492,11 +493,8 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
   rb.nodes = s->nodes;
   rb.n_buffers = s->n_segs;
   rb.buffers = bufs;
-  if (w->opt.compression != QV_RB_COMPRESSION_NONE) {
-    rb.has_compression = true;
-    rb.codec = w->opt.compression == QV_RB_COMPRESSION_ZSTD ? QV_CODEC_ZSTD : QV_CODEC_LZ4_FRAME;
-    rb.method = QV_COMPRESSION_BUFFER;
-  }
+  rb.compression = w->opt.compression;
+  rb.method = QV_COMPRESSION_METHOD_BUFFER;
   rb.has_variadic_buffer_counts = s->n_var > 0;
   rb.n_variadic_buffer_counts = s->n_var;
   rb.variadic_buffer_counts = s->var;
@@ -746,16 +744,18 @@ QvStatus qv_rb_writer_open(QvRbWriter **result, const struct ArrowSchema *schema
                            const QvRbWriteOptions *options, QvError *error) {
   *result = NULL;
   if (sink.write == NULL) return qv_error_set(error, QV_EARG, "sink has no write function");
+  QvRbWriteOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbWriteOptions", error);
+  if (st) return st;
   QvRbWriter *w = calloc(1, sizeof *w);
   if (w == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  if (options) w->opt = *options;
+  w->opt = o;
   if (w->opt.alignment == 0) w->opt.alignment = 8;
-  QvStatus st = QV_OK;
   if (w->opt.alignment != 8 && w->opt.alignment != 64)
     st = qv_error_set(error, QV_EARG, "alignment must be 8 or 64, not %d", w->opt.alignment);
-  else if (w->opt.compression != QV_RB_COMPRESSION_NONE &&
-           w->opt.compression != QV_RB_COMPRESSION_LZ4_FRAME &&
-           w->opt.compression != QV_RB_COMPRESSION_ZSTD)
+  else if (w->opt.compression != QV_COMPRESSION_NONE &&
+           w->opt.compression != QV_COMPRESSION_LZ4_FRAME &&
+           w->opt.compression != QV_COMPRESSION_ZSTD)
     st = qv_error_set(error, QV_EARG, "unknown compression %d", (int)w->opt.compression);
   w->sink = sink;
   w->ser.error = error;
@@ -925,8 +925,10 @@ QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvRbSink sink,
   if (st) return st;
   for (;;) {
     struct ArrowArray batch;
-    if ((st = qv_rb_stream_get_next(stream, &batch, error))) break;
-    if (batch.release == NULL) break;
+    if ((st = qv_rb_stream_get_next(stream, &batch, error))) {
+      if (st == QV_EOS) st = QV_OK;
+      break;
+    }
     st = qv_rb_writer_write(w, &batch, error);
     batch.release(&batch);
     if (st) break;

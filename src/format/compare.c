@@ -1,7 +1,7 @@
 /* Deep equality of decoded metadata. Values are compared, never pointers;
  * an absent string differs from an empty one, and the has_* flags count,
  * because the encoder writes them differently. Members that the struct marks
- * as unused (the index type of a dictionary without one, codec and method
+ * as unused (the index type of a dictionary without one, method
  * without compression, the parameters of another union member) are ignored. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -239,9 +239,10 @@ static bool same_record_batch(Cmp *c, const QvRecordBatch *a, const QvRecordBatc
   }
   if (!same_buffers(c, a->n_buffers, a->buffers, b->n_buffers, b->buffers, "buffers"))
     return false;
-  SAME(c, a->has_compression, b->has_compression, "compression");
-  if (a->has_compression) {
-    SAME(c, a->codec, b->codec, "compression.codec");
+  SAME(c, a->compression != QV_COMPRESSION_NONE, b->compression != QV_COMPRESSION_NONE,
+       "compression");
+  if (a->compression != QV_COMPRESSION_NONE) {
+    SAME(c, a->compression, b->compression, "compression.codec");
     SAME(c, a->method, b->method, "compression.method");
   }
   SAME(c, a->has_variadic_buffer_counts, b->has_variadic_buffer_counts, "variadicBufferCounts");

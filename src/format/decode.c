@@ -370,13 +370,15 @@ static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
   TRY(decode_buffer_vector(d, w, qv_fb_vector(t, RB_BUFFERS, 16), &out->n_buffers,
                            &out->buffers));
   QvFbTable comp = qv_fb_table(t, RB_COMPRESSION);
-  out->has_compression = qv_fb_table_valid(comp);
-  if (out->has_compression) {
-    out->codec = qv_fb_i8(comp, COMP_CODEC, QV_CODEC_LZ4_FRAME);
-    out->method = qv_fb_i8(comp, COMP_METHOD, QV_COMPRESSION_BUFFER);
-    if (out->codec != QV_CODEC_LZ4_FRAME && out->codec != QV_CODEC_ZSTD)
-      return invalid(d, "%s.compression.codec %d is not LZ4_FRAME or ZSTD", where, out->codec);
-    if (out->method != QV_COMPRESSION_BUFFER)
+  out->compression = QV_COMPRESSION_NONE;
+  if (qv_fb_table_valid(comp)) {
+    /* CompressionType: LZ4_FRAME = 0 (the default), ZSTD = 1 */
+    int8_t codec = qv_fb_i8(comp, COMP_CODEC, 0);
+    out->method = qv_fb_i8(comp, COMP_METHOD, QV_COMPRESSION_METHOD_BUFFER);
+    if (codec != 0 && codec != 1)
+      return invalid(d, "%s.compression.codec %d is not LZ4_FRAME or ZSTD", where, codec);
+    out->compression = codec == 0 ? QV_COMPRESSION_LZ4_FRAME : QV_COMPRESSION_ZSTD;
+    if (out->method != QV_COMPRESSION_METHOD_BUFFER)
       return invalid(d, "%s.compression.method %d is not BUFFER", where, out->method);
   }
   QvFbVector var = qv_fb_vector(t, RB_VARIADIC, 8);

@@ -312,7 +312,9 @@ static QvFbRef encode_buffer_vector(QvFbBuilder *b, int64_t n, const QvBuffer *b
 
 static QvFbRef encode_record_batch(QvFbBuilder *b, const QvRecordBatch *rb) {
   QvFbRef nodes = 0;
-  if (rb->n_nodes < 0 || (rb->n_nodes > 0 && rb->nodes == NULL)) {
+  if (rb->n_nodes < 0 || (rb->n_nodes > 0 && rb->nodes == NULL) ||
+      (rb->compression != QV_COMPRESSION_NONE && rb->compression != QV_COMPRESSION_LZ4_FRAME &&
+       rb->compression != QV_COMPRESSION_ZSTD)) {
     fail(b, QV_EARG);
     return 0;
   }
@@ -329,9 +331,11 @@ static QvFbRef encode_record_batch(QvFbBuilder *b, const QvRecordBatch *rb) {
   free(raw);
   QvFbRef buffers = encode_buffer_vector(b, rb->n_buffers, rb->buffers);
   QvFbRef comp = 0;
-  if (rb->has_compression) {
+  if (rb->compression != QV_COMPRESSION_NONE) {
+    /* CompressionType: LZ4_FRAME = 0, ZSTD = 1 */
+    int8_t codec = rb->compression == QV_COMPRESSION_ZSTD ? 1 : 0;
     qv_fb_table_start(b);
-    qv_fb_add_scalar(b, COMP_CODEC, &rb->codec, 1); /* explicit, as Arrow C++ writes it */
+    qv_fb_add_scalar(b, COMP_CODEC, &codec, 1); /* explicit, as Arrow C++ writes it */
     qv_fb_add_u8(b, COMP_METHOD, (uint8_t)rb->method, 0);
     comp = qv_fb_table_end(b);
   }

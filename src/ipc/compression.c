@@ -7,7 +7,7 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
-#include "quiver/recordbatch_ipc.h"
+#include "quiver/compression.h"
 
 static QvStatus lz4_decompress(const uint8_t *src, size_t src_size, uint8_t *dst,
                                size_t dst_size, QvError *error) {
@@ -73,11 +73,11 @@ static QvStatus zstd_decompress(const uint8_t *src, size_t src_size, uint8_t *ds
   return QV_OK;
 }
 
-QvStatus qv_rb_decompress(QvRbCompression codec, const uint8_t *src, size_t src_size,
+QvStatus qv_decompress(QvCompression codec, const uint8_t *src, size_t src_size,
                           uint8_t *dst, size_t dst_size, QvError *error) {
   switch (codec) {
-    case QV_RB_COMPRESSION_LZ4_FRAME: return lz4_decompress(src, src_size, dst, dst_size, error);
-    case QV_RB_COMPRESSION_ZSTD: return zstd_decompress(src, src_size, dst, dst_size, error);
+    case QV_COMPRESSION_LZ4_FRAME: return lz4_decompress(src, src_size, dst, dst_size, error);
+    case QV_COMPRESSION_ZSTD: return zstd_decompress(src, src_size, dst, dst_size, error);
     default: return qv_error_set(error, QV_EARG, "unknown compression codec %d", (int)codec);
   }
 }
@@ -90,19 +90,19 @@ static LZ4F_preferences_t lz4_prefs(int level, size_t n) {
   return p;
 }
 
-size_t qv_rb_compress_bound(QvRbCompression codec, size_t n) {
-  if (codec == QV_RB_COMPRESSION_LZ4_FRAME) {
+size_t qv_compress_bound(QvCompression codec, size_t n) {
+  if (codec == QV_COMPRESSION_LZ4_FRAME) {
     LZ4F_preferences_t p = lz4_prefs(0, n);
     return LZ4F_compressFrameBound(n, &p);
   }
-  if (codec == QV_RB_COMPRESSION_ZSTD) return ZSTD_compressBound(n);
+  if (codec == QV_COMPRESSION_ZSTD) return ZSTD_compressBound(n);
   return n;
 }
 
-QvStatus qv_rb_compress(QvRbCompression codec, int level, const uint8_t *src, size_t n,
+QvStatus qv_compress(QvCompression codec, int level, const uint8_t *src, size_t n,
                         uint8_t *dst, size_t capacity, size_t *out_size, QvError *error) {
   *out_size = 0;
-  if (codec == QV_RB_COMPRESSION_LZ4_FRAME) {
+  if (codec == QV_COMPRESSION_LZ4_FRAME) {
     LZ4F_preferences_t p = lz4_prefs(level, n);
     size_t r = LZ4F_compressFrame(dst, capacity, src, n, &p);
     if (LZ4F_isError(r))
@@ -110,7 +110,7 @@ QvStatus qv_rb_compress(QvRbCompression codec, int level, const uint8_t *src, si
     *out_size = r;
     return QV_OK;
   }
-  if (codec == QV_RB_COMPRESSION_ZSTD) {
+  if (codec == QV_COMPRESSION_ZSTD) {
     size_t r = ZSTD_compress(dst, capacity, src, n, level ? level : 1);
     if (ZSTD_isError(r))
       return qv_error_set(error, QV_EINVAL, "ZSTD compression failed: %s", ZSTD_getErrorName(r));

@@ -14,6 +14,7 @@
 #include "ipc/sink_internal.h"
 #include "ipc/source_internal.h"
 #include "util/copy.h"
+#include "util/options.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 
@@ -649,6 +650,9 @@ QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *o
   if (out == NULL || out_size == NULL) return qv_error_set(error, QV_EARG, "NULL output");
   *out = NULL;
   *out_size = 0;
+  QvNpzWriteOptions o;
+  QvStatus lst = QV_OPTIONS_LOAD(&o, options, "QvNpzWriteOptions", error);
+  if (lst) return lst;
   const char *names[MAX_MEMBERS] = {0};
   Image img[MAX_MEMBERS];
   memset(img, 0, sizeof img);
@@ -673,7 +677,7 @@ QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *o
   epoch.tm_mday = 1;
   epoch.tm_isdst = -1;
   time_t mtime = mktime(&epoch);
-  bool stored = options != NULL && options->stored;
+  bool stored = o.stored;
   for (int i = 0; i < MAX_MEMBERS && st == QV_OK; i++) {
     zip_source_t *ms = zip_source_buffer(za, img[i].p, img[i].n, 0);
     zip_int64_t idx = ms ? zip_file_add(za, names[i], ms, ZIP_FL_ENC_UTF_8) : -1;

@@ -203,9 +203,10 @@ static json_t *describe_record_batch(const QvRecordBatch *rb) {
   set(o, "nodes", nodes);
   set(o, "buffers", describe_buffers(rb->n_buffers, rb->buffers));
   json_t *comp = json_null();
-  if (rb->has_compression) {
+  if (rb->compression != QV_COMPRESSION_NONE) {
     comp = json_object();
-    set(comp, "codec", json_integer(rb->codec));
+    /* the .fbs CompressionType number: LZ4_FRAME = 0, ZSTD = 1 */
+    set(comp, "codec", json_integer(rb->compression == QV_COMPRESSION_ZSTD ? 1 : 0));
     set(comp, "method", json_integer(rb->method));
   }
   set(o, "compression", comp);
@@ -547,8 +548,8 @@ static const Sample samples[] = {
      {.version = QV_METADATA_V5, .header_type = QV_HEADER_RECORD_BATCH,
       .header.record_batch = {.length = INT64_C(5000000000), .n_nodes = COUNT(rb_nodes),
                               .nodes = rb_nodes, .n_buffers = COUNT(rb_buffers),
-                              .buffers = rb_buffers, .has_compression = true,
-                              .codec = QV_CODEC_ZSTD, .method = QV_COMPRESSION_BUFFER,
+                              .buffers = rb_buffers, .compression = QV_COMPRESSION_ZSTD,
+                              .method = QV_COMPRESSION_METHOD_BUFFER,
                               .has_variadic_buffer_counts = true,
                               .n_variadic_buffer_counts = COUNT(rb_variadic),
                               .variadic_buffer_counts = rb_variadic},
@@ -557,7 +558,7 @@ static const Sample samples[] = {
      {.version = QV_METADATA_V5, .header_type = QV_HEADER_RECORD_BATCH,
       .header.record_batch = {.length = 1, .n_nodes = COUNT(rb2_nodes), .nodes = rb2_nodes,
                               .n_buffers = COUNT(rb2_buffers), .buffers = rb2_buffers,
-                              .has_compression = true, .codec = QV_CODEC_LZ4_FRAME},
+                              .compression = QV_COMPRESSION_LZ4_FRAME},
       .body_length = 16}},
     {"record_batch_plain_empty_variadic",
      {.version = QV_METADATA_V5, .header_type = QV_HEADER_RECORD_BATCH,
@@ -567,8 +568,7 @@ static const Sample samples[] = {
       .header.dictionary_batch = {.id = 42,
                                   .data = {.length = 3, .n_nodes = COUNT(db_nodes),
                                            .nodes = db_nodes, .n_buffers = COUNT(db_buffers),
-                                           .buffers = db_buffers, .has_compression = true,
-                                           .codec = QV_CODEC_ZSTD,
+                                           .buffers = db_buffers, .compression = QV_COMPRESSION_ZSTD,
                                            .has_variadic_buffer_counts = true,
                                            .n_variadic_buffer_counts = COUNT(db_variadic),
                                            .variadic_buffer_counts = db_variadic},

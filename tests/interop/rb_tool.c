@@ -694,7 +694,11 @@ static int cmd_dump(const char *path) {
     while (st == QV_OK) {
       struct ArrowArray a;
       st = qv_rb_stream_get_next(&s, &a, &e);
-      if (st != QV_OK || a.release == NULL) break;
+      if (st == QV_EOS) {
+        st = QV_OK;
+        break;
+      }
+      if (st != QV_OK) break;
       json_t *d = describe_batch(&root, &a);
       a.release(&a);
       if (d == NULL) st = QV_EINVAL;

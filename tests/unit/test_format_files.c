@@ -496,10 +496,10 @@ static void check_record_batches(const FileInfo *fi, const J *js) {
                               : &m->header.dictionary_batch.data;
     assert_true(m->header_type == QV_HEADER_RECORD_BATCH ||
                 m->header_type == QV_HEADER_DICTIONARY_BATCH);
-    expect_i64(fi, "compressed", compression != NULL, rb->has_compression);
+    expect_i64(fi, "compressed", compression != NULL, rb->compression != QV_COMPRESSION_NONE);
     if (compression)
-      expect_i64(fi, "codec", strcmp(compression, "ZSTD") == 0 ? QV_CODEC_ZSTD : QV_CODEC_LZ4_FRAME,
-                 rb->codec);
+      expect_i64(fi, "codec", strcmp(compression, "ZSTD") == 0 ? QV_COMPRESSION_ZSTD : QV_COMPRESSION_LZ4_FRAME,
+                 rb->compression);
     if (m->header_type != QV_HEADER_RECORD_BATCH) continue;
     if (k >= batches->n) fail_msg("%s: more record batches than Arrow C++ reported", fi->name);
     const J *jb = batches->items[k++];

@@ -608,9 +608,8 @@ static void test_golden_record_batch(void **state) {
   assert_int_equal(rb->n_buffers, 3);
   assert_int_equal(rb->buffers[1].offset, 8);
   assert_int_equal(rb->buffers[1].length, 80);
-  assert_true(rb->has_compression);
-  assert_int_equal(rb->codec, QV_CODEC_ZSTD);
-  assert_int_equal(rb->method, QV_COMPRESSION_BUFFER);
+  assert_int_equal(rb->compression, QV_COMPRESSION_ZSTD);
+  assert_int_equal(rb->method, QV_COMPRESSION_METHOD_BUFFER);
   assert_true(rb->has_variadic_buffer_counts);
   assert_int_equal(rb->n_variadic_buffer_counts, 2);
   assert_int_equal(rb->variadic_buffer_counts[0], 3);
@@ -629,7 +628,7 @@ static void test_golden_dictionary_batch(void **state) {
   assert_int_equal(db->data.length, 3);
   assert_int_equal(db->data.nodes[0].null_count, 1);
   assert_int_equal(db->data.buffers[2].length, 40);
-  assert_false(db->data.has_compression);
+  assert_int_equal(db->data.compression, QV_COMPRESSION_NONE);
   assert_false(db->data.has_variadic_buffer_counts);
   qv_message_reset(&m);
 }

@@ -366,9 +366,8 @@ static void test_record_batch(void **state) {
     rb->n_buffers = N(buffers);
     rb->buffers = buffers;
     if (variant == 1 || variant == 2) {
-      rb->has_compression = true;
-      rb->codec = variant == 1 ? QV_CODEC_LZ4_FRAME : QV_CODEC_ZSTD;
-      rb->method = QV_COMPRESSION_BUFFER;
+      rb->compression = variant == 1 ? QV_COMPRESSION_LZ4_FRAME : QV_COMPRESSION_ZSTD;
+      rb->method = QV_COMPRESSION_METHOD_BUFFER;
     }
     if (variant == 3) {
       rb->has_variadic_buffer_counts = true;
@@ -386,9 +385,9 @@ static void test_record_batch(void **state) {
     QvMessage d;
     roundtrip_into(&m, &d);
     const QvRecordBatch *r = &d.header.record_batch;
-    assert_int_equal(r->has_compression, variant == 1 || variant == 2);
-    if (variant == 2) assert_int_equal(r->codec, QV_CODEC_ZSTD);
-    if (variant == 1) assert_int_equal(r->codec, QV_CODEC_LZ4_FRAME);
+    assert_int_equal(r->compression, variant == 1   ? QV_COMPRESSION_LZ4_FRAME
+                                     : variant == 2 ? QV_COMPRESSION_ZSTD
+                                                    : QV_COMPRESSION_NONE);
     assert_int_equal(r->has_variadic_buffer_counts, variant == 3 || variant == 4);
     if (variant == 3) assert_int_equal(r->variadic_buffer_counts[2], 7);
     if (variant != 5) {
@@ -422,8 +421,7 @@ static void test_dictionary_batch(void **state) {
       db->data.nodes = nodes;
       db->data.n_buffers = 3;
       db->data.buffers = buffers;
-      db->data.has_compression = delta;
-      db->data.codec = QV_CODEC_ZSTD;
+      db->data.compression = delta ? QV_COMPRESSION_ZSTD : QV_COMPRESSION_NONE;
       QvMessage d;
       roundtrip_into(&m, &d);
       assert_int_equal(d.header.dictionary_batch.id, ids[i]);
@@ -868,10 +866,10 @@ static void test_compare_detects_differences(void **state) {
   assert_false(qv_message_equal(&r1, &r2, where, sizeof where));
   assert_string_equal(where, "Message.header(RecordBatch).buffers[0]");
   r2 = r1;
-  r2.header.record_batch.has_compression = true;
+  r2.header.record_batch.compression = QV_COMPRESSION_LZ4_FRAME;
   assert_false(qv_message_equal(&r1, &r2, where, sizeof where));
-  r1.header.record_batch.has_compression = true;
-  r2.header.record_batch.codec = QV_CODEC_ZSTD;
+  r1.header.record_batch.compression = QV_COMPRESSION_LZ4_FRAME;
+  r2.header.record_batch.compression = QV_COMPRESSION_ZSTD;
   assert_false(qv_message_equal(&r1, &r2, where, sizeof where));
   assert_string_equal(where, "Message.header(RecordBatch).compression.codec");
   r2 = r1;

@@ -161,7 +161,7 @@ static void fill_dense(QvTensor *t) {
 }
 
 static void check_roundtrip(const QvSparseTensor *s, const QvTensor *dense, bool stored) {
-  QvNpzWriteOptions o = {stored};
+  QvNpzWriteOptions o = {.stored = stored};
   uint8_t *buf;
   size_t size;
   QvError err;
@@ -224,7 +224,7 @@ static void test_members_as_scipy_writes_them(void **state) {
   assert_memory_equal(t.values, csr_val, sizeof csr_val);
   uint8_t *out;
   size_t out_size;
-  QvNpzWriteOptions o = {false};
+  QvNpzWriteOptions o = {.stored = false};
   assert_int_equal(qv_npz_write_memory(&t, &o, &out, &out_size, &err), QV_OK);
   /* same members, same bytes: names, order, .npy headers and data */
   zip_error_t ze;

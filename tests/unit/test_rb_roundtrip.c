@@ -89,7 +89,7 @@ static void test_every_type_every_option(void **state) {
           QvRbWriteOptions o;
           memset(&o, 0, sizeof o);
           o.format = fmt ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM;
-          o.compression = (QvRbCompression)comp;
+          o.compression = (QvCompression)comp;
           o.alignment = al ? 64 : 8;
           o.validate = QV_VALIDATE_FULL;
           char what[160];
@@ -111,7 +111,7 @@ static void test_all_types_in_one_batch(void **state) {
   memset(&o, 0, sizeof o);
   o.format = QV_IPC_FORMAT_FILE;
   roundtrip(&schema, &batch, &o, "all columns");
-  o.compression = QV_RB_COMPRESSION_ZSTD;
+  o.compression = QV_COMPRESSION_ZSTD;
   roundtrip(&schema, &batch, &o, "all columns zstd");
   batch.release(&batch);
   schema.release(&schema);
@@ -138,7 +138,7 @@ static void test_batch_slices(void **state) {
         QvRbWriteOptions o;
         memset(&o, 0, sizeof o);
         o.validate = QV_VALIDATE_FULL;
-        o.compression = (QvRbCompression)((a + b) % 3);
+        o.compression = (QvCompression)((a + b) % 3);
         char what[160];
         snprintf(what, sizeof what, "%s slice %lld+%lld", spec, (long long)offs[a], (long long)lens[b]);
         roundtrip(&schema, &slice, &o, what);
@@ -202,7 +202,7 @@ static void test_empty_batches_and_streams(void **state) {
     QvRbWriteOptions o;
     memset(&o, 0, sizeof o);
     o.format = (QvIpcFormat)fmt;
-    o.compression = QV_RB_COMPRESSION_LZ4_FRAME;
+    o.compression = QV_COMPRESSION_LZ4_FRAME;
     roundtrip(&schema, &empty, &o, "empty batch");
     /* a stream without batches still carries the schema */
     uint8_t *data;
@@ -395,8 +395,7 @@ static void test_fd_sink_and_fd_reader(void **state) {
   int n = 0;
   for (;;) {
     struct ArrowArray a;
-    rbt_check(qv_rb_stream_get_next(&s, &a, &e), &e, "next");
-    if (!a.release) break;
+    if (rbt_next(&s, &a)) break;
     RbtCells c = rbt_cells(&a, &got);
     rbt_assert_same_cells(&want, &c, "fd");
     rbt_cells_free(&c);

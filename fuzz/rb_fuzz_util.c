@@ -1,0 +1,33 @@
+/* Helpers shared by the record batch fuzz targets (rb_fuzz_util.h). */
+#define FUZZ_NAME "rb_fuzz_util"
+#include "rb_fuzz_util.h"
+
+/* keeps the sums of rb_fuzz_touch from being optimized away */
+static volatile unsigned g_sink;
+
+void rb_fuzz_touch(const QvArrayView *v) {
+  unsigned sum = 0;
+  for (int k = 0; k < 3; k++)
+    for (int64_t i = 0; i < v->buffer_size[k]; i++) sum += v->buffer[k][i];
+  for (int64_t b = 0; b < v->n_variadic; b++)
+    for (int64_t i = 0; i < v->variadic_size[b]; i++) sum += v->variadic[b][i];
+  g_sink += sum;
+  for (int64_t c = 0; c < v->n_children; c++) rb_fuzz_touch(&v->children[c]);
+  if (v->dictionary) rb_fuzz_touch(v->dictionary);
+}
+
+char **rb_fuzz_cells(const QvArrayView *root, int64_t rows) {
+  char **out = calloc((size_t)(rows * root->n_children + 1), sizeof(char *));
+  CHECK(out != NULL);
+  QvError e;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < root->n_children; c++)
+      CHECK(qv_array_view_format_value(&root->children[c], root->offset + r, 512,
+                                       &out[r * root->n_children + c], &e) == QV_OK);
+  return out;
+}
+
+void rb_fuzz_free_cells(char **c, int64_t n) {
+  for (int64_t i = 0; i < n; i++) free(c[i]);
+  free(c);
+}
