@@ -1,0 +1,123 @@
+/* quiver: the Arrow integration JSON format (Integration.rst, "JSON test data
+ * format"), the text form in which Arrow implementations exchange test data:
+ * a schema, record batches value by value, and dictionaries by id.
+ *
+ *  - qv_json_read / qv_json_read_path: JSON text (or a gzip-compressed
+ *    .json.gz file) -> an ArrowSchema (a struct "+s" whose children are the
+ *    fields; schema metadata on it), one ArrowArray per batch (a struct array
+ *    whose children are the columns) and the dictionaries by id. The input is
+ *    untrusted: every count, buffer length, offset, type code, dictionary id
+ *    and index is checked, and a failure names the JSON path, e.g.
+ *    `batches[0].columns[2].children[0].DATA: 3 values, count is 4`.
+ *  - qv_json_write: schema + batches (+ dictionary ids) -> JSON text.
+ *  - qv_json_compare: two data sets compared the way an integration check
+ *    does (schema, dictionaries, then values and validity).
+ *
+ * Value encodings follow the format: 64-bit integers and decimals (the
+ * unscaled integer) are JSON strings, binary is upper-case hex, integers
+ * are parsed exactly (never through a double). Values are never range
+ * checked against a type's meaning (decimal precision, date64 multiples of a
+ * day, time of day): files from older writers hold such values and every
+ * implementation accepts them. Floating-point NaN and infinities, which JSON
+ * cannot hold, are written as the strings "NaN", "Infinity", "-Infinity"
+ * and read back from them. Extension types are their storage type plus the
+ * ARROW:extension:* field metadata, kept as it is. */
+#ifndef QUIVER_INTEGRATION_JSON_H
+#define QUIVER_INTEGRATION_JSON_H
+
+#include "quiver/common.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/c_data.h"
+#include "quiver/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A schema and its batches, as the writer and the comparison take them and
+ * as a read file lends them (nothing here is owned). */
+typedef struct QvJsonData {
+  const struct ArrowSchema *schema;         /* struct "+s": the fields */
+  const struct ArrowArray *const *batches;  /* struct arrays of the schema's type */
+  int64_t n_batches;
+  /* The dictionary id of every dictionary-encoded schema node, in pre-order:
+   * a node, then (when it is dictionary-encoded) its dictionary's value type,
+   * then its children. Several nodes may share an id: they then share one
+   * dictionary. NULL: the ids 0, 1, 2, ... in that order (none shared). */
+  const int64_t *dictionary_ids;
+  int64_t n_dictionary_ids;
+} QvJsonData;
+
+typedef struct QvJsonReadOptions {
+  size_t struct_size;
+  /* Largest JSON text accepted, after gzip decompression; 0 = 2 GiB. */
+  int64_t max_size;
+} QvJsonReadOptions;
+
+/* A read integration JSON file (library-allocated). */
+typedef struct QvJsonFile QvJsonFile;
+
+/* Parses `len` bytes of JSON text. */
+QV_API QvStatus qv_json_read(QvJsonFile **out, const char *text, size_t len,
+                             const QvJsonReadOptions *options, QvError *error);
+/* Reads a file; gzip-compressed content (.json.gz) is recognised by its
+ * magic bytes and decompressed with zlib. */
+QV_API QvStatus qv_json_read_path(QvJsonFile **out, const char *path,
+                                  const QvJsonReadOptions *options, QvError *error);
+/* NULL is a no-op. */
+QV_API void qv_json_file_free(QvJsonFile *file);
+/* The schema, batches and dictionary ids (every node's, in the pre-order of
+ * QvJsonData). The pointers stay valid until qv_json_file_free; share a
+ * batch with qv_array_share (quiver/array.h) to keep it longer. Dictionary-
+ * encoded nodes of the batches carry their dictionary (ArrowArray.dictionary). */
+QV_API void qv_json_file_data(const QvJsonFile *file, QvJsonData *out);
+/* The dictionaries of the file's "dictionaries" list, in their order:
+ * the id, the values (an array of the value type) and the value type. */
+QV_API int64_t qv_json_file_n_dictionaries(const QvJsonFile *file);
+QV_API QvStatus qv_json_file_dictionary(const QvJsonFile *file, int64_t i, int64_t *id,
+                                        const struct ArrowArray **values,
+                                        const struct ArrowSchema **value_type, QvError *error);
+
+typedef struct QvJsonWriteOptions {
+  size_t struct_size;
+  /* Spaces per nesting level; 0 = 2; negative: everything on one line. */
+  int32_t indent;
+} QvJsonWriteOptions;
+
+/* Writes `data` as integration JSON: the schema, a "dictionaries" list
+ * (each id once, its values taken from the batches' arrays) when some node
+ * is dictionary-encoded, then the batches. Every batch is validated in full
+ * first. Sliced arrays (offsets) are written as their logical values.
+ * QV_ENOTSUP when one dictionary id holds different values in two batches
+ * (the format has one dictionary per id). *text is NUL-terminated; free(). */
+QV_API QvStatus qv_json_write(const QvJsonData *data, const QvJsonWriteOptions *options,
+                              char **text, size_t *len, QvError *error);
+
+typedef struct QvJsonCompareOptions {
+  size_t struct_size;
+  /* Absolute tolerance of floating-point values; 0 = 1e-5 (Arrow C++'s
+   * default); negative: exact comparison. */
+  double float_tolerance;
+} QvJsonCompareOptions;
+
+/* Compares `found` against `expected`: the schemas (field names, types and
+ * every type parameter, nullability, custom metadata of fields and schema,
+ * dictionary encoding: index type, ordered flag, value type, and which
+ * nodes share a dictionary when both sides give ids), the number of batches,
+ * then per batch the row count, every dictionary in full and every value and
+ * validity bit (values of null slots are not compared). QV_OK when equal,
+ * QV_EINVAL with a message naming the first difference: the field path, the
+ * batch, the row, the expected and the found value. Floating-point values
+ * compare as Arrow C++'s integration check does, plus NaN equals NaN (see
+ * src/integration/json_compare.c). */
+QV_API QvStatus qv_json_compare(const QvJsonData *expected, const QvJsonData *found,
+                                const QvJsonCompareOptions *options, QvError *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

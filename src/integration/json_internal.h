@@ -1,0 +1,60 @@
+/* Internals shared by the integration JSON reader, writer and comparison. */
+#ifndef QUIVER_INTEGRATION_JSON_INTERNAL_H
+#define QUIVER_INTEGRATION_JSON_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "quiver/array.h"
+#include "quiver/integration_json.h"
+
+/* A path for messages ("batches[0].columns[2].DATA"); push returns the
+ * length to pop back to. Long paths are cut, never overflowed. */
+typedef struct QvIjPath {
+  char text[512];
+  size_t len;
+} QvIjPath;
+
+size_t qv_ij_path_push(QvIjPath *path, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void qv_ij_path_pop(QvIjPath *path, size_t len);
+
+/* The dictionary-encoded nodes of a schema tree in the pre-order of
+ * QvJsonData (node, its dictionary's value type, its children): *nodes is
+ * malloc'd (free()), NULL when there are none. */
+QvStatus qv_ij_dictionary_nodes(const struct ArrowSchema *schema,
+                                const struct ArrowSchema ***nodes, int64_t *n, QvError *error);
+
+/* Whether two schema trees describe the same type: formats, flags, names,
+ * metadata and dictionaries, recursively. */
+bool qv_ij_same_type(const struct ArrowSchema *a, const struct ArrowSchema *b);
+
+/* Compares n values of two validated views of one type from es / fs on;
+ * QV_EINVAL naming the first difference (prefixed by `what`). */
+QvStatus qv_ij_compare_range(const QvArrayView *e, int64_t es, const QvArrayView *f, int64_t fs,
+                             int64_t n, double tolerance, const char *what, QvError *error);
+
+/* IEEE half precision <-> double (round to nearest even). */
+double qv_ij_half_to_double(uint16_t h);
+uint16_t qv_ij_double_to_half(double d);
+
+/* Own validity bit of a node (true when it has no bitmap). */
+static inline bool qv_ij_valid(const QvArrayView *v, int64_t i) {
+  const uint8_t *b = v->buffer[0];
+  if (b == NULL) return true;
+  int64_t p = v->offset + i;
+  return (b[p >> 3] >> (p & 7)) & 1;
+}
+
+/* Whether the layout of a storage type has a validity bitmap. */
+static inline bool qv_ij_has_validity(QvArrowType storage) {
+  return storage != QV_ARROW_NULL && storage != QV_ARROW_SPARSE_UNION &&
+         storage != QV_ARROW_DENSE_UNION && storage != QV_ARROW_RUN_END_ENCODED;
+}
+
+#endif
