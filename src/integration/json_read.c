@@ -1262,7 +1262,7 @@ static QvStatus build_array(Reader *r, const json_t *col, const struct ArrowSche
     } else {
       bufs = NULL;
       st = qv_array_export_view(&v, owner, out, r->error);
-      qv_owner_release(owner);
+      qv_owner_free(owner);
       if (st == QV_OK && (st = qv_array_validate(out, type, QV_VALIDATE_FULL, r->error))) {
         qv_error_prefix(r->error, "%s", r->path.text);
         out->release(out);

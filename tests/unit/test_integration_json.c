@@ -742,7 +742,7 @@ static void test_api_arguments(void **state) {
   qv_json_file_free(f);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_read_all_types),   cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_slices),           cmocka_unit_test(test_gzip),
@@ -751,8 +751,12 @@ int main(void) {
       cmocka_unit_test(test_compare_field_name), cmocka_unit_test(test_compare_metadata),
       cmocka_unit_test(test_compare_dictionary), cmocka_unit_test(test_compare_shape),
       cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_deep_nesting),
-      cmocka_unit_test(test_truncations),      cmocka_unit_test(test_shared_testdata),
-      cmocka_unit_test(test_api_arguments),
+      cmocka_unit_test(test_truncations),      cmocka_unit_test(test_api_arguments),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  const struct CMUnitTest shared[] = {cmocka_unit_test(test_shared_testdata)};
+  const QvTestGroup groups[] = {
+      QV_TEST_GROUP("", tests, NULL, NULL),
+      QV_TEST_GROUP("shared", shared, NULL, NULL),
+  };
+  return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
 }
