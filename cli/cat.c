@@ -537,11 +537,9 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
 }
 
 int qv_cmd_cat(int argc, char **argv) {
-  if (argc != 1) {
-    fprintf(stderr, "usage: quiver cat FILE|-\n");
-    return 2;
-  }
-  const char *path = argv[0];
+  int status;
+  const char *path = qv_cli_args_one_file("cat", argc, argv, &status);
+  if (path == NULL) return status;
   QvError err;
   qv_error_clear(&err);
   QvCliInput in;
@@ -549,13 +547,13 @@ int qv_cmd_cat(int argc, char **argv) {
   /* Columnar input (a stream or file starting with a Schema) is printed as a
    * table; anything else message by message. */
   if (qv_cli_starts_with_schema(in.data, in.size)) {
-    int status = qv_cli_print_record_batches(in.data, in.size, stdout, &err);
+    status = qv_cli_print_record_batches(in.data, in.size, stdout, &err);
     if (status != 0) {
       fflush(stdout);
-      qv_cli_fail("cat", &err);
+      status = qv_cli_fail("cat", &err);
     }
     qv_cli_input_free(&in);
-    return status != 0 ? 1 : 0;
+    return status;
   }
   QvIpcReader *r;
   QvStatus st = qv_cli_reader_memory(&r, in.data, in.size, &err);

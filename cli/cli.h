@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "args.h"
+#include "output.h"
 #include "quiver/error.h"
 #include "quiver/ipc.h"
 #include "quiver/sparse.h"
@@ -13,7 +15,8 @@
 #include "quiver/tensor.h"
 
 /* Each subcommand gets argv after the subcommand name and returns the exit
- * status: 0 success, 1 bad input / failure, 2 usage error. */
+ * status (QV_EXIT_*, args.h): 0 success, 1 invalid input or failure, 2 usage
+ * error, 3 valid but not supported. "--help" never reaches them (main.c). */
 int qv_cmd_inspect(int argc, char **argv);
 int qv_cmd_tensor(int argc, char **argv);
 int qv_cmd_cat(int argc, char **argv);
@@ -22,8 +25,6 @@ int qv_cmd_validate(int argc, char **argv);
 int qv_cmd_stream_to_file(int argc, char **argv);
 int qv_cmd_file_to_stream(int argc, char **argv);
 
-/* Prints "quiver <cmd>: <message>" to stderr and returns 1. */
-int qv_cli_fail(const char *cmd, const QvError *error);
 /* Reads all of `path` ("-" = stdin) into memory: mmap for regular files,
  * a growing buffer otherwise. Release with qv_cli_input_free. */
 typedef struct QvCliInput {
@@ -86,7 +87,5 @@ const char *qv_cli_option(const char *name, int argc, char **argv, int *i, bool 
  * returns the exit status (messages printed, prefixed "quiver <cmd>"). */
 int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
                              QvSparseFormat format, const QvCliSparseArgs *args, const char *out);
-/* A non-negative decimal integer. */
-bool qv_cli_parse_index(const char *s, int64_t *out);
 
 #endif

@@ -13,16 +13,6 @@
 
 /* ---- shared helpers */
 
-bool qv_cli_parse_index(const char *s, int64_t *out) {
-  if (s == NULL || *s < '0' || *s > '9') return false;
-  errno = 0;
-  char *end;
-  long long v = strtoll(s, &end, 10);
-  if (errno != 0 || *end != '\0' || v < 0) return false;
-  *out = v;
-  return true;
-}
-
 const char *qv_cli_option(const char *name, int argc, char **argv, int *i, bool *missing) {
   const char *arg = argv[*i];
   size_t n = strlen(name);

@@ -11,11 +11,6 @@
 #include "cli.h"
 #include "quiver/ipc.h"
 
-int qv_cli_fail(const char *cmd, const QvError *error) {
-  fprintf(stderr, "quiver %s: %s\n", cmd, error->message[0] ? error->message : qv_status_name(error->code));
-  return 1;
-}
-
 static QvStatus read_all(int fd, const char *name, QvCliInput *in, QvError *error) {
   size_t cap = 1 << 16, len = 0;
   uint8_t *buf = malloc(cap);

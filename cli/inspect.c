@@ -193,16 +193,10 @@ static void summarize(Text *t, const QvIpcMessage *m) {
   }
 }
 
-static void usage(void) {
-  fprintf(stderr, "usage: quiver inspect FILE|-\n");
-}
-
 int qv_cmd_inspect(int argc, char **argv) {
-  if (argc != 1) {
-    usage();
-    return 2;
-  }
-  const char *path = argv[0];
+  int status;
+  const char *path = qv_cli_args_one_file("inspect", argc, argv, &status);
+  if (path == NULL) return status;
   QvError err;
   qv_error_clear(&err);
   QvCliInput in;

@@ -1,43 +1,134 @@
-/* quiver: command-line front end. A thin user of the public API. */
+/* quiver: command-line front end. A thin user of the public API.
+ *
+ * main answers what is the same for every command: `quiver --version`,
+ * `quiver help [CMD]` and `quiver CMD --help` (so no command ever takes
+ * "--help" for a file name), then hands the rest of argv to the command. */
 #include <stdio.h>
 #include <string.h>
 
+#include "args.h"
 #include "cli.h"
+#include "quiver/version.h"
 
 typedef struct Command {
   const char *name;
   int (*run)(int argc, char **argv);
-  const char *help;
+  const char *summary; /* one line of `quiver help` */
+  const char *help;    /* `quiver help CMD` */
 } Command;
 
 static const Command commands[] = {
-    {"inspect", qv_cmd_inspect, "inspect FILE|-        list every message of an Arrow stream or file"},
-    {"tensor", qv_cmd_tensor, "tensor from-npy|to-npy|from-npz|to-npz IN OUT  .npy/.npz <-> Arrow (see tensor --help)"},
-    {"cat", qv_cmd_cat, "cat FILE|-            print tensors NumPy-style, record batches as a table"},
-    {"convert", qv_cmd_convert, "convert IN OUT --to=dense|coo|csr|csc|csf  dense <-> sparse tensors (see convert --help)"},
-    {"validate", qv_cmd_validate, "validate [--stream] FILE|-  check a record batch file/stream in full"},
-    {"stream-to-file", qv_cmd_stream_to_file, "stream-to-file [--compression none|lz4|zstd] [--align 8|64] < IN > OUT"},
-    {"file-to-stream", qv_cmd_file_to_stream, "file-to-stream [--compression none|lz4|zstd] [--align 8|64] FILE|- > OUT"},
+    {"inspect", qv_cmd_inspect, "inspect FILE|-        list every message of an Arrow stream or file",
+     "usage: quiver inspect FILE|-\n"
+     "  One line per message of an Arrow stream or file: offset, kind, metadata\n"
+     "  version and length, body length, and a summary (schema fields; batch\n"
+     "  length/nodes/buffers; tensor type, shape, strides, names; sparse format,\n"
+     "  shape, nnz, density, index types, buffer offsets and alignment); for a\n"
+     "  file, its footer. FILE '-' reads stdin.\n"},
+    {"tensor", qv_cmd_tensor,
+     "tensor from-npy|to-npy|from-npz|to-npz IN OUT  .npy/.npz <-> Arrow tensors",
+     "usage: quiver tensor from-npy IN.npy OUT.arrow [--sparse=coo|csr|csc|csf]\n"
+     "                [--index-type=T] [--axis-order=A,B,...] [--csf-lengths=elements|bytes]\n"
+     "       quiver tensor to-npy IN.arrow OUT.npy [--index N]\n"
+     "       quiver tensor from-npz IN.npz OUT.arrow\n"
+     "       quiver tensor to-npz IN.arrow OUT.npz [--index N] [--stored]\n"
+     "  IN may be '-' for stdin, OUT '-' for stdout. --index N picks message N\n"
+     "  (0-based) of a file holding several. from-npy --sparse writes a SparseTensor\n"
+     "  (index type int64 unless --index-type: int8 ... int64, uint8 ... uint64;\n"
+     "  CSF levels in --axis-order, default 0,1,...; --csf-lengths: how CSF buffer\n"
+     "  lengths are written, default elements as Arrow C++ reads them). to-npy\n"
+     "  densifies a SparseTensor. .npz files are SciPy's save_npz format (CSR, CSC,\n"
+     "  COO matrices); to-npz deflates unless --stored.\n"},
+    {"cat", qv_cmd_cat, "cat FILE|-            print tensors NumPy-style, record batches as a table",
+     "usage: quiver cat FILE|-\n"
+     "  Prints the values of every Tensor and SparseTensor message NumPy-style (a\n"
+     "  large sparse tensor as its list of non-zeros), and a record batch stream\n"
+     "  or file as a table: a schema line, the rows (long inputs keep their first\n"
+     "  and last rows), and a summary line. FILE '-' reads stdin.\n"},
+    {"convert", qv_cmd_convert,
+     "convert IN OUT --to=dense|coo|csr|csc|csf  dense <-> sparse tensors",
+     "usage: quiver convert IN.arrow OUT.arrow --to=dense|coo|csr|csc|csf [--index N]\n"
+     "           [--index-type=T] [--axis-order=A,B,...] [--csf-lengths=elements|bytes]\n"
+     "  Converts a Tensor or SparseTensor message (message N, default 0) to a dense\n"
+     "  tensor or a sparse one. --index-type: int8 ... int64, uint8 ... uint64 (default\n"
+     "  int64, or the input's index type for sparse input); --axis-order: the CSF level\n"
+     "  order (default 0,1,...); --csf-lengths: how CSF buffer lengths are written\n"
+     "  (default elements, as Arrow C++ reads them). IN may be '-' for stdin, OUT '-'\n"
+     "  for stdout; OUT may be IN.\n"},
+    {"validate", qv_cmd_validate, "validate [--stream] FILE|-  check a record batch file/stream in full",
+     "usage: quiver validate [--stream] FILE|-\n"
+     "  Reads every record batch of an Arrow file or stream with full validation\n"
+     "  and prints what it holds. --stream reads a file's messages as a stream\n"
+     "  (ignoring its footer). Exit 0 valid, 1 invalid (the reason on stderr),\n"
+     "  3 valid but not supported by quiver.\n"},
+    {"stream-to-file", qv_cmd_stream_to_file,
+     "stream-to-file [--compression none|lz4|zstd] [--align 8|64] < IN > OUT",
+     "usage: quiver stream-to-file [--compression none|lz4|zstd] [--align 8|64] < IN > OUT\n"
+     "  Reads an Arrow stream on stdin (validated in full) and writes it as an\n"
+     "  Arrow file on stdout, with the batches' buffers compressed as asked and\n"
+     "  aligned to 8 or 64 bytes.\n"},
+    {"file-to-stream", qv_cmd_file_to_stream,
+     "file-to-stream [--compression none|lz4|zstd] [--align 8|64] FILE|- > OUT",
+     "usage: quiver file-to-stream [--compression none|lz4|zstd] [--align 8|64] FILE|- > OUT\n"
+     "  Reads an Arrow file (validated in full; its batches in footer order) and\n"
+     "  writes it as an Arrow stream on stdout.\n"},
 };
 
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
 static void usage(FILE *f) {
-  fprintf(f, "usage: quiver <command> [args]\n\ncommands:\n");
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    fprintf(f, "  %s\n", commands[i].help);
+  fprintf(f, "usage: quiver <command> [args]\n"
+             "       quiver help <command> | quiver <command> --help\n"
+             "       quiver --version\n\ncommands:\n");
+  for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %s\n", commands[i].summary);
+  fprintf(f, "\nexit status: 0 success, 1 invalid input or failure, 2 usage error,\n"
+             "3 valid input that quiver does not support\n");
+}
+
+static const Command *find(const char *name) {
+  for (size_t i = 0; i < N_COMMANDS; i++)
+    if (strcmp(name, commands[i].name) == 0) return &commands[i];
+  return NULL;
+}
+
+static int unknown(const char *name) {
+  fprintf(stderr, "quiver: unknown command '%s'\nTry 'quiver help'.\n", name);
+  return QV_EXIT_USAGE;
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
-    return 2;
+    return QV_EXIT_USAGE;
   }
-  if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
-    usage(stdout);
-    return 0;
+  const char *name = argv[1];
+  if (strcmp(name, "--version") == 0) {
+    if (argc != 2) {
+      fprintf(stderr, "quiver: --version takes no arguments\n");
+      return QV_EXIT_USAGE;
+    }
+    printf("quiver %s\n", qv_version());
+    return QV_EXIT_OK;
   }
-  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 2, argv + 2);
-  fprintf(stderr, "quiver: unknown command '%s'\n", argv[1]);
-  usage(stderr);
-  return 2;
+  if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
+    if (argc == 2) {
+      usage(stdout);
+      return QV_EXIT_OK;
+    }
+    const Command *c = find(argv[2]);
+    if (c == NULL) return unknown(argv[2]);
+    if (argc > 3) {
+      fprintf(stderr, "quiver help: takes one command name\n");
+      return QV_EXIT_USAGE;
+    }
+    fputs(c->help, stdout);
+    return QV_EXIT_OK;
+  }
+  const Command *c = find(name);
+  if (c == NULL) return unknown(name);
+  if (qv_cli_wants_help(argc - 2, argv + 2)) {
+    fputs(c->help, stdout);
+    return QV_EXIT_OK;
+  }
+  return c->run(argc - 2, argv + 2);
 }

@@ -1,0 +1,170 @@
+/* quiver CLI: command-line parsing shared by the commands (args.h). */
+#include "args.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void vusage(const char *cmd, const char *fmt, va_list ap) {
+  fprintf(stderr, "quiver %s: ", cmd);
+  vfprintf(stderr, fmt, ap);
+  /* the help is per command: "tensor from-npy" -> quiver tensor --help */
+  size_t n = strcspn(cmd, " ");
+  fprintf(stderr, "\nTry 'quiver %.*s --help'.\n", (int)n, cmd);
+}
+
+int qv_cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vusage(cmd, fmt, ap);
+  va_end(ap);
+  return QV_EXIT_USAGE;
+}
+
+void qv_cli_args_error(QvCliArgs *a, const char *fmt, ...) {
+  if (a->status) return; /* one message per command line */
+  va_list ap;
+  va_start(ap, fmt);
+  vusage(a->cmd, fmt, ap);
+  va_end(ap);
+  a->status = QV_EXIT_USAGE;
+}
+
+void qv_cli_args_init(QvCliArgs *a, const char *cmd, int argc, char **argv) {
+  memset(a, 0, sizeof *a);
+  a->cmd = cmd;
+  a->argc = argc;
+  a->argv = argv;
+  a->i = -1;
+}
+
+bool qv_cli_args_next(QvCliArgs *a) {
+  if (a->status) return false;
+  a->i++;
+  if (!a->options_done && a->i < a->argc && strcmp(a->argv[a->i], "--") == 0) {
+    a->options_done = true;
+    a->i++;
+  }
+  if (a->i >= a->argc) return false;
+  const char *s = a->argv[a->i];
+  a->positional = a->options_done || s[0] != '-' || s[1] == '\0';
+  return true;
+}
+
+const char *qv_cli_args_positional(QvCliArgs *a) {
+  return a->status == 0 && a->positional ? a->argv[a->i] : NULL;
+}
+
+/* The current argument is option `name`, alone or as "name=value". */
+static bool is_option(const QvCliArgs *a, const char *name, const char **inline_value) {
+  if (a->status || a->positional) return false;
+  const char *s = a->argv[a->i];
+  size_t n = strlen(name);
+  if (strncmp(s, name, n) != 0) return false;
+  if (s[n] == '\0') {
+    *inline_value = NULL;
+    return true;
+  }
+  if (s[n] != '=') return false;
+  *inline_value = s + n + 1;
+  return true;
+}
+
+bool qv_cli_args_flag(QvCliArgs *a, const char *name) {
+  const char *v;
+  if (!is_option(a, name, &v)) return false;
+  if (v != NULL) {
+    qv_cli_args_error(a, "%s takes no value", name);
+    return false;
+  }
+  return true;
+}
+
+const char *qv_cli_args_value(QvCliArgs *a, const char *name) {
+  const char *v;
+  if (!is_option(a, name, &v)) return NULL;
+  if (v == NULL) {
+    /* "--name value": a value starting with '-' is "-" or a number, so
+     * that "--index --stored" reports the missing value */
+    const char *next = a->i + 1 < a->argc ? a->argv[a->i + 1] : NULL;
+    if (next && (next[0] != '-' || next[1] == '\0' || (next[1] >= '0' && next[1] <= '9')))
+      v = a->argv[++a->i];
+  }
+  if (v == NULL || v[0] == '\0') {
+    qv_cli_args_error(a, "%s needs a value", name);
+    return NULL;
+  }
+  return v;
+}
+
+int qv_cli_args_choice(QvCliArgs *a, const char *name, const char *const *choices) {
+  const char *v;
+  if (!is_option(a, name, &v)) return -1;
+  /* one message for a missing and a wrong value: both list the choices */
+  if (v == NULL && a->i + 1 < a->argc && a->argv[a->i + 1][0] != '-') v = a->argv[++a->i];
+  for (int k = 0; v != NULL && choices[k] != NULL; k++)
+    if (strcmp(v, choices[k]) == 0) return k;
+  char list[256];
+  size_t len = 0;
+  list[0] = '\0';
+  for (int k = 0; choices[k] != NULL && len < sizeof list; k++)
+    len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", choices[k]);
+  if (v == NULL || v[0] == '\0')
+    qv_cli_args_error(a, "%s needs a value: one of %s", name, list);
+  else
+    qv_cli_args_error(a, "%s: '%s' is not one of %s", name, v, list);
+  return -1;
+}
+
+bool qv_cli_args_index(QvCliArgs *a, const char *name, int64_t *out) {
+  const char *v = qv_cli_args_value(a, name);
+  if (v == NULL) return false;
+  if (!qv_cli_parse_index(v, out)) {
+    qv_cli_args_error(a, "%s: '%s' is not a non-negative integer", name, v);
+    return false;
+  }
+  return true;
+}
+
+void qv_cli_args_unknown(QvCliArgs *a) {
+  if (a->status || a->i >= a->argc) return;
+  if (a->positional)
+    qv_cli_args_error(a, "unexpected argument '%s'", a->argv[a->i]);
+  else
+    qv_cli_args_error(a, "unknown option '%s'", a->argv[a->i]);
+}
+
+const char *qv_cli_args_one_file(const char *cmd, int argc, char **argv, int *status) {
+  QvCliArgs a;
+  qv_cli_args_init(&a, cmd, argc, argv);
+  const char *path = NULL, *p;
+  while (qv_cli_args_next(&a)) {
+    if ((p = qv_cli_args_positional(&a)) != NULL && path == NULL)
+      path = p;
+    else
+      qv_cli_args_unknown(&a);
+  }
+  if (a.status == 0 && path == NULL) qv_cli_args_error(&a, "needs a FILE ('-' for stdin)");
+  *status = a.status;
+  return a.status ? NULL : path;
+}
+
+bool qv_cli_parse_index(const char *s, int64_t *out) {
+  if (s == NULL || *s < '0' || *s > '9') return false;
+  errno = 0;
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v < 0) return false;
+  *out = v;
+  return true;
+}
+
+bool qv_cli_wants_help(int argc, char **argv) {
+  for (int i = 0; i < argc; i++) {
+    if (strcmp(argv[i], "--") == 0) return false;
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) return true;
+  }
+  return false;
+}

@@ -1,0 +1,94 @@
+/* quiver CLI: command-line parsing shared by the commands.
+ *
+ * Options are "--name=value" or "--name value"; "--" ends the options (what
+ * follows is positional, e.g. a file named "-x"); "-" alone is positional
+ * (stdin or stdout). "--help" never reaches a command: main.c answers it.
+ * A usage error prints one line naming what was wrong (for an option value:
+ * the option and the values it takes) and a pointer to `quiver CMD --help`,
+ * then the command returns 2. */
+#ifndef QUIVER_CLI_ARGS_H
+#define QUIVER_CLI_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exit statuses of every command (and of `quiver` itself). */
+enum {
+  QV_EXIT_OK = 0,
+  QV_EXIT_INVALID = 1,     /* invalid input or a failure (I/O, memory) */
+  QV_EXIT_USAGE = 2,       /* bad command line */
+  QV_EXIT_UNSUPPORTED = 3  /* valid input that quiver does not support */
+};
+
+/* Walks a command's arguments:
+ *
+ *   QvCliArgs a;
+ *   qv_cli_args_init(&a, "convert", argc, argv);
+ *   while (qv_cli_args_next(&a)) {
+ *     if ((p = qv_cli_args_positional(&a)) != NULL) ...
+ *     else if ((v = qv_cli_args_value(&a, "--index")) != NULL) ...
+ *     else if ((k = qv_cli_args_choice(&a, "--to", choices)) >= 0) ...
+ *     else if (qv_cli_args_flag(&a, "--stored")) ...
+ *     else qv_cli_args_unknown(&a);
+ *   }
+ *   if (a.status) return a.status;
+ *
+ * After a usage error (message printed) `status` is QV_EXIT_USAGE, every
+ * matcher answers "no" and qv_cli_args_next stops the loop. */
+typedef struct QvCliArgs {
+  const char *cmd; /* "convert", "tensor from-npy": prefixes messages */
+  int argc;
+  char **argv;
+  int i;             /* the current argument */
+  bool options_done; /* after "--" */
+  bool positional;   /* the current argument is positional */
+  int status;        /* 0, or QV_EXIT_USAGE after a usage error */
+} QvCliArgs;
+
+void qv_cli_args_init(QvCliArgs *a, const char *cmd, int argc, char **argv);
+/* Moves to the next argument; false at the end or after a usage error. */
+bool qv_cli_args_next(QvCliArgs *a);
+/* The current argument when it is positional, else NULL. */
+const char *qv_cli_args_positional(QvCliArgs *a);
+/* True when the current argument is the flag `name` ("--stored"). */
+bool qv_cli_args_flag(QvCliArgs *a, const char *name);
+/* The value of option `name` when the current argument is it (a separate
+ * value is consumed), else NULL. Without a value: usage error. */
+const char *qv_cli_args_value(QvCliArgs *a, const char *name);
+/* Option `name` whose value must be one of `choices` (NULL-terminated): the
+ * index of the value; -1 when the current argument is not `name`, or on a
+ * usage error naming the option and its choices. */
+int qv_cli_args_choice(QvCliArgs *a, const char *name, const char *const *choices);
+/* Option `name` with a non-negative decimal value. */
+bool qv_cli_args_index(QvCliArgs *a, const char *name, int64_t *out);
+/* The current argument is no option the command has: usage error. */
+void qv_cli_args_unknown(QvCliArgs *a);
+/* A usage error about the current argument (or the command line as a
+ * whole): prints "quiver CMD: <message>" and the pointer to --help, sets
+ * status. */
+void qv_cli_args_error(QvCliArgs *a, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* For a command whose only argument is one FILE ("-" = stdin): the path, or
+ * NULL after a usage error (*status set). */
+const char *qv_cli_args_one_file(const char *cmd, int argc, char **argv, int *status);
+
+/* The same message outside a QvCliArgs walk; returns QV_EXIT_USAGE.
+ * `cmd` may hold a subcommand ("tensor from-npy"); the --help pointer names
+ * its first word. */
+int qv_cli_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* A non-negative decimal integer that fits int64_t. */
+bool qv_cli_parse_index(const char *s, int64_t *out);
+
+/* True when argv (up to a "--") asks for help: "-h" or "--help". */
+bool qv_cli_wants_help(int argc, char **argv);
+
+#endif

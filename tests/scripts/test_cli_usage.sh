@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The habits every quiver command shares: `quiver --version`, `quiver help
+# CMD` and `quiver CMD --help` for every command (never read as a file name),
+# one-line usage errors, and the exit statuses: 0 ok, 1 invalid input, 2 usage,
+# 3 valid but not supported. Every input is built here.
+set -uo pipefail
+cli=${QV_CLI:?QV_CLI must point at the quiver CLI}
+src=${QV_SOURCE_DIR:?QV_SOURCE_DIR must point at the source tree}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+pass=0 fail=0
+check() { # description, command...
+  local what=$1; shift
+  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
+}
+# run ARGS...: sets rc, out (stdout), err (stderr)
+run() {
+  "$cli" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
+  out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+}
+lines() { printf '%s\n' "$1" | grep -c .; }
+hex() { printf "$(sed 's/../\\x&/g' <<<"$1")"; }
+
+commands="inspect tensor cat convert validate stream-to-file file-to-stream"
+
+# ---- --version: "quiver X.Y.Z", the version the headers declare
+ver=$(awk '/#define QV_VERSION_(MAJOR|MINOR|PATCH) / {v = v (v == "" ? "" : ".") $3} END {print v}' \
+  "$src/include/quiver/version.h")
+run --version
+check "--version: exit 0" test $rc -eq 0
+check "--version: 'quiver $ver' (got '$out')" test "$out" = "quiver $ver"
+run --version extra
+check "--version extra: exit 2" test $rc -eq 2
+
+# ---- help
+run help
+check "help: exit 0" test $rc -eq 0
+for c in $commands; do
+  check "help lists $c" grep -q "^  $c " <<<"$out"
+done
+check "help: exit statuses documented" grep -q '3 valid input that quiver does not support' <<<"$out"
+run --help
+check "--help: exit 0 and the same text" test $rc -eq 0 -a "$out" = "$("$cli" help)"
+run
+check "no command: exit 2" test $rc -eq 2
+check "no command: usage on stderr" grep -q '^usage: quiver' <<<"$err"
+run help no-such-command
+check "help of an unknown command: exit 2" test $rc -eq 2
+check "help of an unknown command: named" grep -q "unknown command 'no-such-command'" <<<"$err"
+run no-such-command
+check "unknown command: exit 2" test $rc -eq 2
+
+for c in $commands; do
+  run help "$c"
+  check "help $c: exit 0" test $rc -eq 0
+  check "help $c: its usage" grep -q "^usage: quiver $c" <<<"$out"
+  check "help $c: nothing on stderr" test -z "$err"
+  help=$out
+  for flag in --help -h; do
+    run "$c" $flag
+    check "$c $flag: exit 0" test $rc -eq 0
+    check "$c $flag: same text as help $c" test "$out" = "$help"
+  done
+  # --help anywhere among the arguments, and a file named --help is not read
+  echo garbage > ./--help
+  run "$c" ./in.arrow --help
+  check "$c IN --help: exit 0, help" test $rc -eq 0 -a "$out" = "$help"
+  rm -f ./--help
+done
+run tensor from-npy --help
+check "tensor from-npy --help: the tensor help" test $rc -eq 0 -a "$out" = "$("$cli" help tensor)"
+
+# after "--", "--help" is a file name
+cp "$src/examples/data/arrow_cpp_tensor_3x4_colmajor.arrow" ./--help
+run cat -- --help
+check "cat -- --help: reads the file" test $rc -eq 0
+check "cat -- --help: prints it" grep -q 'Tensor float64 shape=\[3, 4\]' <<<"$out"
+rm -f ./--help
+
+# ---- usage errors: one line and a pointer to --help, exit 2
+run cat
+check "cat without FILE: exit 2" test $rc -eq 2
+check "cat without FILE: says so" grep -q "^quiver cat: needs a FILE" <<<"$err"
+check "cat without FILE: two lines" test "$(lines "$err")" -eq 2
+check "cat without FILE: points at --help" grep -q "Try 'quiver cat --help'" <<<"$err"
+run inspect a b
+check "inspect a b: exit 2" test $rc -eq 2
+check "inspect a b: names the extra argument" grep -q "unexpected argument 'b'" <<<"$err"
+run cat --bogus x
+check "cat --bogus: exit 2" test $rc -eq 2
+check "cat --bogus: names the option" grep -q "unknown option '--bogus'" <<<"$err"
+
+# ---- exit statuses 0 / 1 / 3
+run cat "$src/examples/data/arrow_cpp_csr_6x4.arrow"
+check "cat of a valid file: exit 0" test $rc -eq 0
+printf 'this is not arrow' > garbage.arrow
+run cat garbage.arrow
+check "cat of garbage: exit 1" test $rc -eq 1
+check "cat of garbage: message" grep -q '^quiver cat: ' <<<"$err"
+run inspect missing.arrow
+check "inspect of a missing file: exit 1" test $rc -eq 1
+
+# A stream whose Schema is big-endian (int32 field "x"), then end-of-stream:
+# valid Arrow, not supported by quiver. Bytes from qv_message_encode of that
+# Schema, framed with a continuation marker and padded to 8.
+hex ffffffff800000001000000000000a000c000a00090004000a000000100000000001040008000c000a00040008000000080000000000010001000000140000001000140010000f000e00080000000400100000001000000018000000000002011c0000000000000008000c0008000700080000000000000120000000000000000000000000000000ffffffff00000000 > big.arrows
+run cat big.arrows
+check "cat of a big-endian stream: exit 3" test $rc -eq 3
+check "cat of a big-endian stream: not supported" grep -q 'not supported' <<<"$err"
+run inspect big.arrows
+check "inspect of a big-endian stream: exit 0 (it only lists messages)" test $rc -eq 0
+check "inspect of a big-endian stream: says big-endian" grep -q '(big-endian)' <<<"$out"
+
+# An .npy of format version 9.0 (NumPy knows 1.0 to 3.0): not supported.
+header="{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }"
+{ printf '\223NUMPY\011\000v\000%s' "$header"
+  printf '%*s\n' $((117 - ${#header})) ''
+  printf '\000%.0s' {1..16}; } > v9.npy
+run tensor from-npy v9.npy v9.arrow
+check "from-npy of a version 9 .npy: exit 3 ($err)" test $rc -eq 3
+check "from-npy of a version 9 .npy: no output" test ! -e v9.arrow
+cp v9.npy v1.npy  # the same file as version 1.0
+printf '\001' | dd of=v1.npy bs=1 seek=6 conv=notrunc status=none
+run tensor from-npy v1.npy v1.arrow
+check "from-npy of the same .npy as version 1.0: exit 0 ($err)" test $rc -eq 0
+
+echo "$pass passed, $fail failed"
+test $fail -eq 0
