@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "text.h"
 #include "rb_print.h"
 #include "quiver/ipc.h"
 #include "quiver/sparse_ipc.h"
@@ -28,43 +29,6 @@
 /* Beyond this many shown values (only reachable with many short axes,
  * e.g. a broadcast tensor with zero strides) cat prints a note instead. */
 #define MAX_SHOWN 1000000
-
-/* ---- growing strings */
-
-typedef struct Str {
-  char *p;
-  size_t len, cap;
-  bool failed;
-} Str;
-
-static void str_putn(Str *s, const char *p, size_t n) {
-  if (s->failed) return;
-  if (s->len + n + 1 > s->cap) {
-    size_t cap = s->cap ? s->cap : 64;
-    while (cap < s->len + n + 1) cap *= 2;
-    char *np = realloc(s->p, cap);
-    if (np == NULL) {
-      s->failed = true;
-      return;
-    }
-    s->p = np;
-    s->cap = cap;
-  }
-  memcpy(s->p + s->len, p, n);
-  s->len += n;
-  s->p[s->len] = '\0';
-}
-
-static void str_puts(Str *s, const char *p) { str_putn(s, p, strlen(p)); }
-
-static void str_spaces(Str *s, int n) {
-  for (int i = 0; i < n; i++) str_putn(s, " ", 1);
-}
-
-static void str_free(Str *s) {
-  free(s->p);
-  memset(s, 0, sizeof *s);
-}
 
 /* ---- element access and formatting */
 
@@ -217,7 +181,7 @@ static void measure(Printer *pr, const uint8_t *p, double *min_abs, double *max_
   }
 }
 
-static void format_value(const Printer *pr, const uint8_t *p, Str *out) {
+static void format_value(const Printer *pr, const uint8_t *p, QvCliText *out) {
   QvValueType type = pr->t->type;
   char buf[400];
   if (!pr->is_float) {
@@ -225,36 +189,36 @@ static void format_value(const Printer *pr, const uint8_t *p, Str *out) {
       snprintf(buf, sizeof buf, "%" PRId64, load_int(type, p));
     else
       snprintf(buf, sizeof buf, "%" PRIu64, load_uint(type, p));
-    str_spaces(out, pr->int_width - (int)strlen(buf));
-    str_puts(out, buf);
+    qv_cli_text_spaces(out, pr->int_width - (int)strlen(buf));
+    qv_cli_text_puts(out, buf);
     return;
   }
   double v = load_float(type, p);
   if (!isfinite(v)) {
     const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
-    str_spaces(out, pr->pad_left + pr->pad_right + 1 - (int)strlen(s));
-    str_puts(out, s);
+    qv_cli_text_spaces(out, pr->pad_left + pr->pad_right + 1 - (int)strlen(s));
+    qv_cli_text_puts(out, s);
     return;
   }
   char ip[400], fp[400];
   if (!pr->exp_format) {
     positional(type, v, ip, sizeof ip, fp, sizeof fp);
-    str_spaces(out, pr->pad_left - (int)strlen(ip));
-    str_puts(out, ip);
-    str_puts(out, ".");
-    str_puts(out, fp);
-    str_spaces(out, pr->pad_right - (int)strlen(fp));
+    qv_cli_text_spaces(out, pr->pad_left - (int)strlen(ip));
+    qv_cli_text_puts(out, ip);
+    qv_cli_text_puts(out, ".");
+    qv_cli_text_puts(out, fp);
+    qv_cli_text_spaces(out, pr->pad_right - (int)strlen(fp));
   } else {
     char sign, ep[16];
     scientific(v, pr->precision, ip, sizeof ip, fp, sizeof fp, &sign, ep, sizeof ep);
-    str_spaces(out, pr->pad_left - (int)strlen(ip));
-    str_puts(out, ip);
-    str_puts(out, ".");
-    str_puts(out, fp);
+    qv_cli_text_spaces(out, pr->pad_left - (int)strlen(ip));
+    qv_cli_text_puts(out, ip);
+    qv_cli_text_puts(out, ".");
+    qv_cli_text_puts(out, fp);
     char e[4] = {'e', sign, '\0', '\0'};
-    str_puts(out, e);
-    for (int i = (int)strlen(ep); i < pr->exp_size; i++) str_puts(out, "0");
-    str_puts(out, ep);
+    qv_cli_text_puts(out, e);
+    for (int i = (int)strlen(ep); i < pr->exp_size; i++) qv_cli_text_puts(out, "0");
+    qv_cli_text_puts(out, ep);
   }
 }
 
@@ -314,24 +278,24 @@ static void measure_all(Printer *pr) {
 
 /* Appends word to the current line, first flushing the line into s when it
  * would pass the width (NumPy's _extendLine). */
-static void extend_line(Str *s, Str *line, const char *word, size_t width, size_t hang_len,
+static void extend_line(QvCliText *s, QvCliText *line, const char *word, size_t width, size_t hang_len,
                         const char *hang) {
   bool wrap = line->len + strlen(word) > width && line->len > hang_len;
   if (wrap) {
     size_t n = line->len;
     while (n > 0 && line->p[n - 1] == ' ') n--;
-    str_putn(s, line->p, n);
-    str_puts(s, "\n");
+    qv_cli_text_putn(s, line->p, n);
+    qv_cli_text_puts(s, "\n");
     line->len = 0;
-    str_puts(line, hang);
+    qv_cli_text_puts(line, hang);
   }
-  str_puts(line, word);
+  qv_cli_text_puts(line, word);
 }
 
 /* NumPy's _formatArray recursion: returns "[...]" for the sub-array at
  * index[0..axis). */
 static void format_array(Printer *pr, int64_t *index, int axis, const char *hang, size_t width,
-                         Str *out) {
+                         QvCliText *out) {
   const QvTensor *t = pr->t;
   size_t hang_len = strlen(hang);
   char *next_hang = malloc(hang_len + 2);
@@ -346,54 +310,54 @@ static void format_array(Printer *pr, int64_t *index, int axis, const char *hang
   int axes_left = t->ndim - axis;
   int64_t n = shown_count(pr, axis);
   bool elided = axis_elided(pr, axis);
-  Str s = {0};
+  QvCliText s = {0};
   if (axes_left == 1) {
     /* room for the closing bracket */
     size_t elem_width = width - 1;
-    Str line = {0}, word = {0};
-    str_puts(&line, hang);
+    QvCliText line = {0}, word = {0};
+    qv_cli_text_puts(&line, hang);
     for (int64_t k = 0; k < n; k++) {
       if (elided && k == EDGE_ITEMS) {
         extend_line(&s, &line, "...", elem_width, hang_len, hang);
-        str_puts(&line, " ");
+        qv_cli_text_puts(&line, " ");
       }
       index[axis] = shown_index(pr, axis, k);
       word.len = 0;
       if (word.p) word.p[0] = '\0';
       format_value(pr, element(t, index), &word);
       extend_line(&s, &line, word.p ? word.p : "", elem_width, hang_len, hang);
-      if (k + 1 < n) str_puts(&line, " ");
+      if (k + 1 < n) qv_cli_text_puts(&line, " ");
     }
-    str_putn(&s, line.p, line.len);
+    qv_cli_text_putn(&s, line.p, line.len);
     if (line.failed || word.failed) s.failed = true;
-    str_free(&line);
-    str_free(&word);
+    qv_cli_text_free(&line);
+    qv_cli_text_free(&word);
   } else {
     char seps[QV_TENSOR_MAX_NDIM + 1];
     memset(seps, '\n', (size_t)(axes_left - 1));
     seps[axes_left - 1] = '\0';
     for (int64_t k = 0; k < n; k++) {
       if (elided && k == EDGE_ITEMS) {
-        str_puts(&s, hang);
-        str_puts(&s, "...");
-        str_puts(&s, seps);
+        qv_cli_text_puts(&s, hang);
+        qv_cli_text_puts(&s, "...");
+        qv_cli_text_puts(&s, seps);
       }
       index[axis] = shown_index(pr, axis, k);
-      Str nested = {0};
+      QvCliText nested = {0};
       format_array(pr, index, axis + 1, next_hang, next_width, &nested);
-      str_puts(&s, hang);
-      str_putn(&s, nested.p ? nested.p : "", nested.len);
+      qv_cli_text_puts(&s, hang);
+      qv_cli_text_putn(&s, nested.p ? nested.p : "", nested.len);
       if (nested.failed) s.failed = true;
-      str_free(&nested);
-      if (k + 1 < n) str_puts(&s, seps);
+      qv_cli_text_free(&nested);
+      if (k + 1 < n) qv_cli_text_puts(&s, seps);
     }
   }
   free(next_hang);
-  str_puts(out, "[");
-  if (s.len >= hang_len) str_putn(out, s.p + hang_len, s.len - hang_len);
-  str_puts(out, "]");
+  qv_cli_text_puts(out, "[");
+  if (s.len >= hang_len) qv_cli_text_putn(out, s.p + hang_len, s.len - hang_len);
+  qv_cli_text_puts(out, "]");
   if (s.failed) out->failed = true;
-  str_free(&s);
+  qv_cli_text_free(&s);
 }
 
 /* Prints the tensor's values; false when out of memory. */
@@ -416,12 +380,12 @@ static bool print_values(const QvTensor *t, FILE *f) {
     return true;
   }
   measure_all(&pr);
-  Str out = {0};
+  QvCliText out = {0};
   if (t->ndim == 0) {
     format_value(&pr, t->data, &out);
     /* a lone float reads like Python's: "3.0", not "3." */
     if (pr.is_float && !pr.exp_format && out.len > 0 && out.p[out.len - 1] == '.')
-      str_puts(&out, "0");
+      qv_cli_text_puts(&out, "0");
   } else {
     int64_t index[QV_TENSOR_MAX_NDIM] = {0};
     format_array(&pr, index, 0, " ", LINE_WIDTH, &out);
@@ -431,19 +395,24 @@ static bool print_values(const QvTensor *t, FILE *f) {
     fputs(out.p ? out.p : "", f);
     fputc('\n', f);
   }
-  str_free(&out);
+  qv_cli_text_free(&out);
   return ok;
+}
+
+/* "[3, 4]" and, when the dimensions have names, " names=[x, y]" */
+static void print_shape(int32_t ndim, const int64_t *shape, const char *const *names, FILE *f) {
+  for (int32_t d = 0; d < ndim; d++) fprintf(f, "%s%" PRId64, d ? ", " : "", shape[d]);
+  fputs("]", f);
+  if (names) {
+    fputs(" names=[", f);
+    for (int32_t d = 0; d < ndim; d++) fprintf(f, "%s%s", d ? ", " : "", names[d]);
+    fputs("]", f);
+  }
 }
 
 static void print_header(int64_t i, const QvTensor *t, FILE *f) {
   fprintf(f, "message %" PRId64 ": Tensor %s shape=[", i, qv_value_type_name(t->type));
-  for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%" PRId64, d ? ", " : "", t->shape[d]);
-  fputs("]", f);
-  if (t->dim_names) {
-    fputs(" names=[", f);
-    for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%s", d ? ", " : "", t->dim_names[d]);
-    fputs("]", f);
-  }
+  print_shape(t->ndim, t->shape, t->dim_names, f);
   const char *layout = qv_tensor_is_row_major(t)      ? "row-major"
                        : qv_tensor_is_column_major(t) ? "column-major"
                                                       : "strided";
@@ -459,13 +428,7 @@ static void print_sparse_header(int64_t i, const QvSparseTensor *t, FILE *f) {
           : t->format == QV_SPARSE_CSC ? "CSC"
                                        : "CSF",
           qv_value_type_name(t->value_type));
-  for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%" PRId64, d ? ", " : "", t->shape[d]);
-  fputs("]", f);
-  if (t->dim_names) {
-    fputs(" names=[", f);
-    for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%s", d ? ", " : "", t->dim_names[d]);
-    fputs("]", f);
-  }
+  print_shape(t->ndim, t->shape, t->dim_names, f);
   fprintf(f, " nnz=%" PRId64 " index=%s", t->nnz, qv_value_type_name(t->index_type));
   if (t->format != QV_SPARSE_COO) fprintf(f, " indptr=%s", qv_value_type_name(t->indptr_type));
   if (t->format == QV_SPARSE_CSF) {
@@ -511,24 +474,24 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
                 vals.type == QV_VALUE_FLOAT64;
   pr.is_signed = vals.type <= QV_VALUE_INT64;
   if (shown > 0) measure_all(&pr);
-  Str line = {0};
+  QvCliText line = {0};
   for (int64_t i = 0; i < shown && !line.failed; i++) {
     line.len = 0;
-    str_puts(&line, "(");
+    qv_cli_text_puts(&line, "(");
     for (int32_t d = 0; d < coo.ndim; d++) {
       char num[32];
       snprintf(num, sizeof num, "%s%" PRId64, d ? ", " : "",
                qv_index_load(coo.coords + i * coo.coords_strides[0] + d * coo.coords_strides[1],
                              QV_VALUE_INT64, 0));
-      str_puts(&line, num);
+      qv_cli_text_puts(&line, num);
     }
-    str_puts(&line, "): ");
+    qv_cli_text_puts(&line, "): ");
     int64_t index = i;
     format_value(&pr, element(&vals, &index), &line);
     if (!line.failed) fprintf(f, "%s\n", line.p);
   }
   bool ok = !line.failed;
-  str_free(&line);
+  qv_cli_text_free(&line);
   if (ok && coo.nnz > shown) fprintf(f, "... (%" PRId64 " more non-zeros)\n", coo.nnz - shown);
   if (ok && coo.nnz == 0) fputs("(no non-zeros)\n", f);
   qv_tensor_reset(&vals);
