@@ -405,7 +405,12 @@ static void print_shape(int32_t ndim, const int64_t *shape, const char *const *n
   fputs("]", f);
   if (names) {
     fputs(" names=[", f);
-    for (int32_t d = 0; d < ndim; d++) fprintf(f, "%s%s", d ? ", " : "", names[d]);
+    for (int32_t d = 0; d < ndim; d++) {
+      QvCliText name = {0};
+      qv_cli_text_put_name(&name, names[d], strlen(names[d]));
+      fprintf(f, "%s%s", d ? ", " : "", qv_cli_text_str(&name));
+      qv_cli_text_free(&name);
+    }
     fputs("]", f);
   }
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 #include "quiver/format.h"
 #include "quiver/ipc.h"
 #include "quiver/tensor.h"
@@ -32,9 +33,18 @@ static void put(Text *t, const char *fmt, ...) {
   }
 }
 
+/* Names come from the file: escaped, never sent to the terminal as they are. */
+static void put_name(Text *t, const char *name, size_t len) {
+  QvCliText e = {0};
+  if (name) qv_cli_text_put_name(&e, name, len);
+  put(t, "%s", e.failed ? "?" : qv_cli_text_str(&e));
+  qv_cli_text_free(&e);
+}
+
 static void put_field(Text *t, const QvField *f, int depth) {
   char type[128];
-  put(t, "%s: ", f->name ? f->name : "");
+  put_name(t, f->name, f->name_len);
+  put(t, ": ");
   if (f->dictionary) {
     put(t, "dictionary<values=%s, indices=%sint%d%s, id=%" PRId64 ">",
         qv_type_describe(&f->type, type, sizeof type),
@@ -66,8 +76,10 @@ static void put_shape(Text *t, int64_t ndim, const QvTensorDim *shape) {
   for (int64_t i = 0; i < ndim; i++) named |= shape[i].name && shape[i].name[0];
   if (named) {
     put(t, " names=[");
-    for (int64_t i = 0; i < ndim; i++)
-      put(t, "%s%s", i ? ", " : "", shape[i].name ? shape[i].name : "");
+    for (int64_t i = 0; i < ndim; i++) {
+      if (i) put(t, ", ");
+      put_name(t, shape[i].name, shape[i].name_len);
+    }
     put(t, "]");
   }
 }

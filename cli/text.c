@@ -69,6 +69,60 @@ void qv_cli_text_printf(QvCliText *t, const char *fmt, ...) {
   free(big);
 }
 
+/* Length of the valid UTF-8 sequence at p[0..n), 0 if there is none
+ * (overlong forms, surrogates and code points past U+10FFFF are invalid). */
+static size_t utf8_length(const unsigned char *p, size_t n) {
+  unsigned char c = p[0];
+  size_t len;
+  unsigned min;
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) len = 2, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, min = 0x10000;
+  else return 0;
+  if (n < len) return 0;
+  unsigned cp = c & (0x3F >> (len - 1));
+  for (size_t i = 1; i < len; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+void qv_cli_text_put_name(QvCliText *t, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0, run = 0;
+  while (i < n) {
+    size_t k = utf8_length(p + i, n - i);
+    /* C1 controls are U+0080..U+009F: C2 80..C2 9F in UTF-8 */
+    bool c1 = k == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0;
+    if (k == 1 && p[i] >= 0x20 && p[i] != 0x7F && p[i] != '\\') {
+      i++;
+      continue;
+    }
+    if (k > 1 && !c1) {
+      i += k;
+      continue;
+    }
+    qv_cli_text_putn(t, s + run, i - run);
+    if (k == 0) {
+      qv_cli_text_printf(t, "\\x%02x", p[i]);
+      i++;
+    } else {
+      unsigned cp = c1 ? p[i + 1] : p[i];
+      if (cp == '\n') qv_cli_text_puts(t, "\\n");
+      else if (cp == '\t') qv_cli_text_puts(t, "\\t");
+      else if (cp == '\r') qv_cli_text_puts(t, "\\r");
+      else if (cp == '\\') qv_cli_text_puts(t, "\\\\");
+      else qv_cli_text_printf(t, "\\u%04x", cp);
+      i += k;
+    }
+    run = i;
+  }
+  qv_cli_text_putn(t, s + run, n - run);
+}
+
 const char *qv_cli_text_str(const QvCliText *t) { return t->p ? t->p : ""; }
 
 void qv_cli_text_free(QvCliText *t) {

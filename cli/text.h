@@ -21,6 +21,11 @@ void qv_cli_text_printf(QvCliText *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* A name from a file (field, dimension, time zone): data, not terminal
+ * input. Control characters (C0, DEL and C1, which terminals obey as
+ * escape sequences) and the backslash are escaped as in JSON (\n, \t, \\,
+ * \u001b); bytes that are not UTF-8 as \xHH. Everything else is kept. */
+void qv_cli_text_put_name(QvCliText *t, const char *s, size_t n);
 /* "" when nothing was appended. */
 const char *qv_cli_text_str(const QvCliText *t);
 /* Frees and zeroes the text. */

@@ -125,5 +125,17 @@ printf '\001' | dd of=v1.npy bs=1 seek=6 conv=notrunc status=none
 run tensor from-npy v1.npy v1.arrow
 check "from-npy of the same .npy as version 1.0: exit 0 ($err)" test $rc -eq 0
 
+# ---- names from files are data: a dimension named "ev<ESC>[31mil\<CSI>" and a
+# byte that is not UTF-8 (qv_tensor_write_fd of a float64 [1, 2] with that
+# dim name) is printed escaped, never as terminal control sequences
+hex ffffffffb800000014000000000000000c001a0018001700100004000c000000400000000000000000000000180000000000000404000e002800270020001c00180004000e000000000000000000000010000000000000000000000010000000180000004c00000000000003010000000800000000000000010000000c0000000800100008000400080000000c00000002000000000000000d00000065761b5b33316d696c5cc29bff0006000800060006000000000002000000000000000000000000000000f03f0000000000000040000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000 > names.arrow
+escaped='names=[ev\u001b[31mil\\\u009b\xff]'
+for c in cat inspect; do
+  run $c names.arrow
+  check "$c of a file with control characters in a name: exit 0" test $rc -eq 0
+  check "$c: the name escaped" grep -qF "$escaped" <<<"$out"
+  check "$c: no control character printed" test -z "$(tr -d '\n' <<<"$out" | LC_ALL=C tr -d '\040-\176')"
+done
+
 echo "$pass passed, $fail failed"
 test $fail -eq 0
