@@ -107,9 +107,11 @@ static void dense_case(int32_t ndim, const int64_t *shape, double density, const
                        int nf) {
   QvTensor d;
   QvError err;
-  if (qv_tensor_alloc(&d, QV_VALUE_FLOAT64, ndim, shape, NULL, false, &err) != QV_OK) die("alloc", &err);
+  void *data;
+  if (qv_tensor_alloc(&d, QV_VALUE_FLOAT64, ndim, shape, NULL, false, &data, &err) != QV_OK)
+    die("alloc", &err);
   int64_t n = qv_tensor_size(&d);
-  double *v = (double *)(uintptr_t)d.data;
+  double *v = data;
   uint64_t thresh = (uint64_t)(density * 18446744073709551615.0);
   for (int64_t i = 0; i < n; i++)
     if (rnd() < thresh) v[i] = (double)(rnd() >> 11) * 0x1p-53 + 0.5;
@@ -237,8 +239,10 @@ int main(int argc, char **argv) {
   }
   QvSparseTensor coo;
   QvError err;
-  if (qv_sparse_make_coo(&coo, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, big, NULL, NNZ, coords, NULL, false, vals,
-                         NULL, &err) != QV_OK)
+  if (qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = QV_VALUE_FLOAT64,
+                                           .index_type = QV_VALUE_INT64, .ndim = 2, .shape = big,
+                                           .nnz = NNZ, .coords = coords,
+                                           .values = vals}, &err) != QV_OK)
     die("make_coo", &err);
   printf("\nCOO -> CSR, 10^7 random non-zeros (unsorted, int64 indices) in 10^6 x 10^6 float64:\n");
   double best = 1e30;

@@ -43,8 +43,9 @@ static int cmp_double(const void *a, const void *b) {
 static void make_tensor(QvTensor *t, size_t bytes) {
   int64_t shape[2] = {(int64_t)(bytes / 8 / 1024), 1024};
   QvError err;
-  if (qv_tensor_alloc(t, QV_VALUE_FLOAT64, 2, shape, NULL, false, &err)) die("alloc", &err);
-  double *d = (double *)t->data;
+  void *data;
+  if (qv_tensor_alloc(t, QV_VALUE_FLOAT64, 2, shape, NULL, false, &data, &err)) die("alloc", &err);
+  double *d = data;
   for (int64_t i = 0; i < shape[0] * shape[1]; i++) d[i] = (double)i * 0.5;
 }
 

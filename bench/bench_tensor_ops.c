@@ -106,7 +106,8 @@ int main(int argc, char **argv) {
   for (int64_t i = 0; i < n * n; i++) a[i] = (double)(i % 1000) - 500.0;
 
   QvTensor rm, cm, eo;
-  check(qv_tensor_make(&rm, QV_VALUE_FLOAT64, 2, shape, NULL, NULL, a, (int64_t)bytes, NULL, &err),
+  check(qv_tensor_init(&rm, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2, .shape = shape,
+                                            .data = a, .data_size = (int64_t)bytes}, &err),
         &err);
   /* c = the same values in column-major order */
   check(qv_tensor_copy_to(&rm, true, c, bytes, &err), &err);
@@ -115,14 +116,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   int64_t cm_strides[2] = {8, 8 * n};
-  check(qv_tensor_make(&cm, QV_VALUE_FLOAT64, 2, shape, cm_strides, NULL, c, (int64_t)bytes, NULL,
-                       &err),
+  check(qv_tensor_init(&cm, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2, .shape = shape,
+                                            .strides = cm_strides, .data = c,
+                                            .data_size = (int64_t)bytes}, &err),
         &err);
   /* every other column of the buffer seen as 2048 x 8192 */
   int64_t half_shape[2] = {n / 2, n};
   int64_t every_other[2] = {16 * n, 16};
-  check(qv_tensor_make(&eo, QV_VALUE_FLOAT64, 2, half_shape, every_other, NULL, a, (int64_t)bytes,
-                       NULL, &err),
+  check(qv_tensor_init(&eo, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+                                            .shape = half_shape, .strides = every_other, .data = a,
+                                            .data_size = (int64_t)bytes}, &err),
         &err);
 
   printf("4096 x 4096 float64 (128 MiB), best of %d\n", reps);
@@ -162,7 +165,8 @@ int main(int argc, char **argv) {
   }
   QvTensor ct;
   int64_t cshape[1] = {count};
-  check(qv_tensor_make(&ct, QV_VALUE_FLOAT64, 1, cshape, NULL, NULL, x, (int64_t)big, NULL, &err),
+  check(qv_tensor_init(&ct, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 1, .shape = cshape,
+                                            .data = x, .data_size = (int64_t)big}, &err),
         &err);
   printf("256 MiB float64, best of %d\n", reps);
   Job nz = {3, NULL, NULL, 0, &ct, NULL, false};

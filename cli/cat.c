@@ -463,12 +463,13 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
     return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");
   }
   QvSparseTensor coo;
-  QvSparseOptions o = {QV_VALUE_INT64, true, NULL};
+  QvSparseOptions o = {.index_type = QV_VALUE_INT64};
   if ((st = qv_sparse_convert(t, QV_SPARSE_COO, &o, &coo, err))) return st;
   int64_t shown = coo.nnz < THRESHOLD ? coo.nnz : THRESHOLD;
   QvTensor vals;
-  st = qv_tensor_make(&vals, coo.value_type, 1, &shown, NULL, NULL, coo.values,
-                      shown * (int64_t)qv_value_type_size(coo.value_type), NULL, err);
+  st = qv_tensor_init(&vals, &(QvTensorDesc){.type = coo.value_type, .ndim = 1, .shape = &shown,
+                                             .data = coo.values,
+                                             .data_size = shown * (int64_t)qv_value_type_size(coo.value_type)}, err);
   if (st) {
     qv_sparse_reset(&coo);
     return st;

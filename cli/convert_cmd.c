@@ -174,7 +174,6 @@ int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_den
   }
   QvSparseOptions o;
   memset(&o, 0, sizeof o);
-  o.index_type_set = true;
   o.index_type = a->has_index_type ? a->index_type
                  : in->is_sparse   ? default_index_type(&in->sparse)
                                    : QV_VALUE_INT64;

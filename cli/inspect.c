@@ -95,12 +95,29 @@ static void put_buffer(Text *t, const char *name, QvBuffer b, int64_t body_offse
       abs % 64 == 0 ? "64-aligned" : abs % 8 == 0 ? "8-aligned" : "unaligned");
 }
 
+/* A value type of the element width of a tensor's Arrow type (only the
+ * width matters for strides); false for what no tensor can hold. */
+static bool width_type(const QvType *type, QvValueType *out) {
+  int bits = 0;
+  if (type->id == QV_TYPE_INT) bits = type->u.int_.bit_width;
+  if (type->id == QV_TYPE_FLOATING_POINT) {
+    int16_t p = type->u.floating_point.precision;
+    bits = p == QV_PRECISION_HALF ? 16 : p == QV_PRECISION_SINGLE ? 32 : p == QV_PRECISION_DOUBLE ? 64 : 0;
+  }
+  switch (bits) {
+    case 8: *out = QV_VALUE_UINT8; return true;
+    case 16: *out = QV_VALUE_UINT16; return true;
+    case 32: *out = QV_VALUE_UINT32; return true;
+    case 64: *out = QV_VALUE_UINT64; return true;
+    default: return false;
+  }
+}
+
 /* "row-major", "column-major" or "strided", from the strides in the file. */
 static const char *tensor_layout(const QvTensorMeta *te) {
   QvValueType vt;
   if (!te->has_strides || te->n_strides == 0) return "row-major";
-  if (te->n_strides != te->ndim || te->ndim > QV_TENSOR_MAX_NDIM ||
-      qv_value_type_from_arrow(&te->type, &vt, NULL) != QV_OK)
+  if (te->n_strides != te->ndim || te->ndim > QV_TENSOR_MAX_NDIM || !width_type(&te->type, &vt))
     return "invalid";
   int64_t shape[QV_TENSOR_MAX_NDIM], want[QV_TENSOR_MAX_NDIM];
   for (int64_t i = 0; i < te->ndim; i++) shape[i] = te->shape[i].size;

@@ -69,14 +69,15 @@ static void check_tensor(const QvSparseTensor *t) {
     CHECK(dense != NULL);
     CHECK(qv_sparse_to_dense_into(t, dense, bytes, &err) == QV_OK);
     QvTensor view;
-    CHECK(qv_tensor_make(&view, t->value_type, t->ndim, t->shape, NULL, NULL, dense,
-                         (int64_t)bytes, NULL, &err) == QV_OK);
+    CHECK(qv_tensor_init(&view, &(QvTensorDesc){.type = t->value_type, .ndim = t->ndim,
+                                                .shape = t->shape, .data = dense,
+                                                .data_size = (int64_t)bytes}, &err) == QV_OK);
     CHECK(qv_sparse_equals_dense(t, &view));
     qv_tensor_reset(&view);
     free(dense);
   }
   QvSparseTensor coo;
-  QvSparseOptions o = {QV_VALUE_INT64, true, NULL};
+  QvSparseOptions o = {.index_type = QV_VALUE_INT64};
   if (qv_sparse_convert(t, QV_SPARSE_COO, &o, &coo, &err) == QV_OK) {
     CHECK(coo.is_canonical);
     CHECK(qv_sparse_equals(t, &coo));

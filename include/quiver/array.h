@@ -82,9 +82,6 @@ typedef enum QvArrowType {
   QV_ARROW_TYPE_COUNT
 } QvArrowType;
 
-/* Time units of time32/64, timestamp and duration. */
-enum { QV_UNIT_SECOND = 0, QV_UNIT_MILLI = 1, QV_UNIT_MICRO = 2, QV_UNIT_NANO = 3 };
-
 /* "int32", "timestamp", "dictionary", ... */
 QV_API const char *qv_arrow_type_name(QvArrowType type);
 
@@ -106,7 +103,7 @@ typedef struct QvSchemaView {
   int32_t decimal_precision; /* decimals */
   int32_t decimal_scale;
   int32_t decimal_bit_width;
-  int time_unit;             /* QV_UNIT_*: time32/64, timestamp, duration */
+  QvTimeUnit time_unit;      /* time32/64, timestamp, duration (quiver/common.h) */
   const char *timezone;      /* timestamp: may be "" */
   size_t timezone_len;
   int64_t n_children;

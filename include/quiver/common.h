@@ -28,4 +28,14 @@
 #define QV_API
 #endif
 
+/* Time units of Arrow's time32/64, timestamp and duration types, with the
+ * values of Schema.fbs's TimeUnit (so decoded metadata and ArrowSchema
+ * views share them). */
+typedef enum QvTimeUnit {
+  QV_TIME_SECOND = 0,
+  QV_TIME_MILLISECOND = 1,
+  QV_TIME_MICROSECOND = 2,
+  QV_TIME_NANOSECOND = 3
+} QvTimeUnit;
+
 #endif

@@ -67,7 +67,6 @@ typedef enum QvTypeId {
 
 enum { QV_PRECISION_HALF = 0, QV_PRECISION_SINGLE = 1, QV_PRECISION_DOUBLE = 2 };
 enum { QV_DATE_DAY = 0, QV_DATE_MILLISECOND = 1 };
-enum { QV_TIME_SECOND = 0, QV_TIME_MILLISECOND, QV_TIME_MICROSECOND, QV_TIME_NANOSECOND };
 enum { QV_INTERVAL_YEAR_MONTH = 0, QV_INTERVAL_DAY_TIME = 1, QV_INTERVAL_MONTH_DAY_NANO = 2 };
 enum { QV_UNION_SPARSE = 0, QV_UNION_DENSE = 1 };
 enum { QV_ENDIAN_LITTLE = 0, QV_ENDIAN_BIG = 1 };
@@ -104,10 +103,10 @@ typedef struct QvType {
     struct { int16_t precision; } floating_point;
     struct { int32_t precision, scale, bit_width; } decimal;
     struct { int16_t unit; } date;
-    struct { int16_t unit; int32_t bit_width; } time;
-    struct { int16_t unit; const char *timezone; size_t timezone_len; } timestamp; /* NULL: none */
+    struct { int16_t unit; int32_t bit_width; } time; /* unit: a QvTimeUnit */
+    struct { int16_t unit; const char *timezone; size_t timezone_len; } timestamp; /* QvTimeUnit; NULL tz: none */
     struct { int16_t unit; } interval;
-    struct { int16_t unit; } duration;
+    struct { int16_t unit; } duration; /* a QvTimeUnit */
     struct { int32_t byte_width; } fixed_size_binary;
     struct { int32_t list_size; } fixed_size_list;
     struct { bool keys_sorted; } map;
@@ -269,7 +268,9 @@ typedef struct QvFooter {
   void *private_data;
 } QvFooter;
 
+/* NULL or a zeroed struct: every default. */
 typedef struct QvDecodeOptions {
+  size_t struct_size;  /* 0 or sizeof(QvDecodeOptions) (quiver/common.h) */
   unsigned max_depth;  /* FlatBuffers table nesting; 0 = 64 */
   size_t max_tables;   /* tables + strings visited (per reference); 0 = 1,000,000 */
 } QvDecodeOptions;

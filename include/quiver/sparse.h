@@ -68,8 +68,8 @@ typedef struct QvSparseTensor {
   /* CSR / CSC */
   const uint8_t *indptr;        /* rows+1 (CSR) or cols+1 (CSC) entries */
   const uint8_t *indices;       /* nnz entries */
-  int64_t indptr_len;           /* entries in indptr (make_csx: rows+1 / cols+1) */
-  int64_t indices_len;          /* entries in indices (make_csx: nnz) */
+  int64_t indptr_len;           /* entries in indptr (qv_sparse_init: rows+1 / cols+1) */
+  int64_t indices_len;          /* entries in indices (qv_sparse_init: nnz) */
 
   /* CSF: levels follow axis_order */
   const int32_t *axis_order;            /* ndim entries, a permutation */
@@ -99,33 +99,49 @@ QV_API void qv_sparse_reset(QvSparseTensor *t);
  * within what nnz, the shape and the declared lengths say they hold. */
 QV_API QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error);
 
-/* Views over caller memory (retaining `owner`), validated; shape, names and
- * the CSF pointer/length arrays are copied, the buffers are not. coords_strides
- * NULL = row-major. make_csx sets indptr_len = rows+1 / cols+1 and
- * indices_len = nnz. On failure *out is zeroed and the owner not retained. */
-QV_API QvStatus qv_sparse_make_coo(QvSparseTensor *out, QvValueType value_type, QvValueType index_type,
-                            int32_t ndim, const int64_t *shape, const char *const *dim_names,
-                            int64_t nnz, const void *coords, const int64_t *coords_strides,
-                            bool is_canonical, const void *values, QvOwner *owner,
-                            QvError *error);
-QV_API QvStatus qv_sparse_make_csx(QvSparseTensor *out, QvSparseFormat format /* CSR or CSC */,
-                            QvValueType value_type, QvValueType indptr_type,
-                            QvValueType index_type, const int64_t shape[2],
-                            const char *const *dim_names, int64_t nnz, const void *indptr,
-                            const void *indices, const void *values, QvOwner *owner,
-                            QvError *error);
-QV_API QvStatus qv_sparse_make_csf(QvSparseTensor *out, QvValueType value_type,
-                            QvValueType indptr_type, QvValueType index_type, int32_t ndim,
-                            const int64_t *shape, const char *const *dim_names,
-                            const int32_t *axis_order, int64_t nnz,
-                            const void *const *indptr, const int64_t *indptr_len,
-                            const void *const *indices, const int64_t *indices_len,
-                            const void *values, QvOwner *owner, QvError *error);
+/* What qv_sparse_init builds a view from: the members every format has,
+ * then the members of the format's index. */
+typedef struct QvSparseDesc {
+  QvSparseFormat format;
+  QvValueType value_type;
+  QvValueType index_type;       /* COO coordinates; CSX/CSF indices */
+  QvValueType indptr_type;      /* CSX/CSF indptr (unused for COO) */
+  int32_t ndim;                 /* CSR/CSC: 2 */
+  const int64_t *shape;         /* ndim entries */
+  const char *const *dim_names; /* NULL or ndim names */
+  int64_t nnz;
+  const void *values;           /* nnz contiguous values */
+  QvOwner *owner;               /* retained; NULL: the caller keeps the buffers alive */
 
-/* Options for conversions. */
+  /* COO */
+  const void *coords;
+  const int64_t *coords_strides; /* 2 entries in bytes; NULL = row-major */
+  bool is_canonical;
+
+  /* CSR / CSC: indptr of rows+1 / cols+1 entries, indices of nnz */
+  const void *indptr;
+  const void *indices;
+
+  /* CSF: ndim levels in axis_order; indptr[l] for l < ndim - 1 */
+  const int32_t *axis_order;
+  const void *const *csf_indptr;
+  const int64_t *csf_indptr_len;
+  const void *const *csf_indices;
+  const int64_t *csf_indices_len;
+} QvSparseDesc;
+
+/* Builds a view over caller memory, validated (qv_sparse_validate); shape,
+ * names and the CSF pointer/length arrays are copied, the buffers are not.
+ * Every type must be given (QV_VALUE_DEFAULT is QV_EINVAL like any other
+ * invalid type: a view describes memory that exists, so there is nothing to
+ * default). An unknown format is QV_EARG. On failure *out is zeroed and the
+ * owner not retained. */
+QV_API QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error);
+
+/* Options for conversions; NULL or a zeroed struct means every default. */
 typedef struct QvSparseOptions {
-  QvValueType index_type;    /* default (0-initialised struct): see below */
-  bool index_type_set;       /* false: int64 */
+  size_t struct_size;        /* 0 or sizeof(QvSparseOptions) (quiver/common.h) */
+  QvValueType index_type;    /* QV_VALUE_DEFAULT: int64 */
   const int32_t *axis_order; /* CSF: NULL = 0..ndim-1 */
 } QvSparseOptions;
 

@@ -17,15 +17,18 @@
 
 #include "quiver/buffer.h"
 #include "quiver/error.h"
-#include "quiver/format.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The fixed-width numeric types Arrow allows in a Tensor. */
+/* The fixed-width numeric types Arrow allows in a Tensor. Zero is no type:
+ * in an options struct it means "the default" (so a zeroed struct is all
+ * defaults); a tensor never has it. The real types run from QV_VALUE_INT8
+ * to QV_VALUE_TYPE_COUNT - 1, integers first (signed, then unsigned). */
 typedef enum QvValueType {
-  QV_VALUE_INT8 = 0,
+  QV_VALUE_DEFAULT = 0,
+  QV_VALUE_INT8,
   QV_VALUE_INT16,
   QV_VALUE_INT32,
   QV_VALUE_INT64,
@@ -43,15 +46,12 @@ typedef enum QvValueType {
  * no limit; NumPy's is 64). */
 #define QV_TENSOR_MAX_NDIM 64
 
+/* Element size in bytes; 0 for QV_VALUE_DEFAULT and out-of-range values. */
 QV_API size_t qv_value_type_size(QvValueType type);
-/* "int8" ... "float64"; "?" when out of range. */
+/* "int8" ... "float64"; "?" for QV_VALUE_DEFAULT and out-of-range values. */
 QV_API const char *qv_value_type_name(QvValueType type);
 /* Parses the names above; QV_EINVAL when unknown. */
 QV_API QvStatus qv_value_type_parse(const char *name, QvValueType *out, QvError *error);
-/* Arrow Type (Int / FloatingPoint) <-> value type. Other types: QV_EINVAL
- * ("Tensor.type: Utf8 is not a numeric tensor type"). */
-QV_API QvStatus qv_value_type_from_arrow(const QvType *type, QvValueType *out, QvError *error);
-QV_API void qv_value_type_to_arrow(QvValueType type, QvType *out);
 
 typedef struct QvTensor {
   QvValueType type;
@@ -65,12 +65,29 @@ typedef struct QvTensor {
   void *private_data;           /* shape/strides/names storage; owned */
 } QvTensor;
 
-/* Builds a view. strides NULL = row-major; dim_names NULL = unnamed. `owner`
- * is retained (NULL: the caller keeps `data` alive). Shape, strides and names
- * are copied, so the arrays passed in may be temporary. `data` need not be
- * aligned. On failure *out is zeroed (qv_tensor_reset on it is a no-op).
+/* What qv_tensor_init builds a view from. */
+typedef struct QvTensorDesc {
+  QvValueType type;
+  int64_t ndim;                 /* int64 so decoded metadata needs no narrowing */
+  const int64_t *shape;         /* ndim entries (may be NULL when ndim is 0) */
+  const int64_t *strides;       /* bytes; NULL = row-major */
+  const char *const *dim_names; /* NULL = unnamed */
+  const void *data;             /* address of the element at index (0, ..., 0) */
+  int64_t data_size;            /* bytes readable from `data` */
+  QvOwner *owner;               /* retained; NULL: the caller keeps `data` alive */
+  /* Lengths of strides / dim_names for callers holding decoded metadata,
+   * whose arrays may not match ndim: 0 = the array (when not NULL) has ndim
+   * entries; otherwise it must equal ndim (QV_EINVAL naming both). */
+  int64_t n_strides;
+  int64_t n_dim_names;
+} QvTensorDesc;
+
+/* Builds a view. Shape, strides and names are copied, so the arrays in the
+ * descriptor may be temporary; `data` need not be aligned. On failure *out
+ * is zeroed (qv_tensor_reset on it is a no-op).
  *
  * Checks, each failing with a message naming the offending dim:
+ *   a real value type (QV_VALUE_DEFAULT is QV_EINVAL);
  *   ndim in [0, QV_TENSOR_MAX_NDIM] (QV_EINVAL when negative, QV_ELIMIT above);
  *   shape[i] >= 0 and strides[i] >= 0 ("negative strides not supported");
  *   the product of the non-zero extents times the element size fits in
@@ -79,19 +96,13 @@ typedef struct QvTensor {
  *   byte, sum((shape[i] - 1) * strides[i]) + element size, fits in int64 and
  *   in data_size. Zero strides (broadcasting) and overlapping strides are
  *   accepted as Arrow does. A tensor with a zero-length dim needs no bytes. */
-QV_API QvStatus qv_tensor_make(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
-                        const int64_t *strides, const char *const *dim_names, const void *data,
-                        int64_t data_size, QvOwner *owner, QvError *error);
-/* Same, with explicit array lengths for callers holding decoded metadata:
- * n_strides 0 means row-major, otherwise it must equal ndim; n_names must be
- * 0 or ndim. */
-QV_API QvStatus qv_tensor_make_counted(QvTensor *out, QvValueType type, int64_t ndim, const int64_t *shape,
-                                int64_t n_strides, const int64_t *strides, int64_t n_names,
-                                const char *const *dim_names, const void *data, int64_t data_size,
-                                QvOwner *owner, QvError *error);
-/* Allocates a zero-filled, 64-byte-aligned, contiguous tensor. */
+QV_API QvStatus qv_tensor_init(QvTensor *out, const QvTensorDesc *desc, QvError *error);
+/* Allocates a zero-filled, 64-byte-aligned, contiguous tensor the caller
+ * fills: *data (when `data` is not NULL) is its writable buffer, which the
+ * tensor owns. */
 QV_API QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
-                         const char *const *dim_names, bool column_major, QvError *error);
+                                const char *const *dim_names, bool column_major, void **data,
+                                QvError *error);
 /* Frees the private storage and drops the owner reference; zeroes *tensor.
  * NULL-safe and safe on a zeroed tensor. */
 QV_API void qv_tensor_reset(QvTensor *tensor);
@@ -138,8 +149,11 @@ QV_API QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor 
 QV_API QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, size_t dst_size,
                            QvError *error);
 
-/* IEEE half <-> float helpers. float -> half rounds to nearest, ties to
- * even; values from 65520 up become infinity; NaN stays a (quiet) NaN. */
+/* IEEE half <-> float. float -> half rounds to nearest, ties to even;
+ * values from 65520 up become infinity. NaN keeps its sign and the top ten
+ * bits of its payload and is always made quiet (so a signalling NaN whose
+ * kept payload bits are zero cannot turn into infinity); half -> float
+ * keeps the payload exactly, so every half round-trips bit for bit. */
 QV_API float qv_half_to_float(uint16_t h);
 QV_API uint16_t qv_float_to_half(float f);
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adapters/value_type_arrow.h"
 #include "ipc/sink_internal.h"
 #include "util/copy.h"
 #include "quiver/sparse_ipc.h"
@@ -378,13 +379,21 @@ QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
   const uint8_t *values = ptr[0];
   switch (d->format) {
     case QV_SPARSE_COO:
-      st = qv_sparse_make_coo(out, d->vtype, d->itype, d->ndim, d->shape, names, d->nnz, ptr[1],
-                              d->coo_strides, m->index.coo.is_canonical, values, owner, error);
+      st = qv_sparse_init(out, &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = d->vtype,
+                                               .index_type = d->itype, .ndim = d->ndim,
+                                               .shape = d->shape, .dim_names = names, .nnz = d->nnz,
+                                               .coords = ptr[1], .coords_strides = d->coo_strides,
+                                               .is_canonical = m->index.coo.is_canonical,
+                                               .values = values, .owner = owner}, error);
       break;
     case QV_SPARSE_CSR:
     case QV_SPARSE_CSC:
-      st = qv_sparse_make_csx(out, d->format, d->vtype, d->ptype, d->itype, d->shape, names,
-                              d->nnz, ptr[1], ptr[2], values, owner, error);
+      st = qv_sparse_init(out, &(QvSparseDesc){.ndim = 2, .format = d->format,
+                                               .value_type = d->vtype, .indptr_type = d->ptype,
+                                               .index_type = d->itype, .shape = d->shape,
+                                               .dim_names = names, .nnz = d->nnz, .indptr = ptr[1],
+                                               .indices = ptr[2], .values = values,
+                                               .owner = owner}, error);
       break;
     default: {
       /* spans: data, indices[0..ndim-1], indptr[0..ndim-2] */
@@ -393,9 +402,16 @@ QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
         indices[l] = ptr[1 + l];
         if (l + 1 < d->ndim) indptr[l] = ptr[1 + d->ndim + l];
       }
-      st = qv_sparse_make_csf(out, d->vtype, d->ptype, d->itype, d->ndim, d->shape, names,
-                              m->index.csf.axis_order, d->nnz, indptr, d->indptr_len, indices,
-                              d->indices_len, values, owner, error);
+      st = qv_sparse_init(out, &(QvSparseDesc){.format = QV_SPARSE_CSF, .value_type = d->vtype,
+                                               .indptr_type = d->ptype, .index_type = d->itype,
+                                               .ndim = d->ndim, .shape = d->shape,
+                                               .dim_names = names,
+                                               .axis_order = m->index.csf.axis_order, .nnz = d->nnz,
+                                               .csf_indptr = indptr,
+                                               .csf_indptr_len = d->indptr_len,
+                                               .csf_indices = indices,
+                                               .csf_indices_len = d->indices_len, .values = values,
+                                               .owner = owner}, error);
       break;
     }
   }

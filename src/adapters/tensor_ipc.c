@@ -10,6 +10,7 @@
 
 #include "quiver/tensor_ipc.h"
 
+#include "adapters/value_type_arrow.h"
 #include "ipc/sink_internal.h"
 #include "util/copy.h"
 
@@ -122,8 +123,10 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
     data = copy;
     owner = copy_owner;
   }
-  st = qv_tensor_make(out, vt, ndim, shape, strides, named ? names : NULL, data, m->data.length,
-                      owner, error);
+  st = qv_tensor_init(out, &(QvTensorDesc){.type = vt, .ndim = ndim, .shape = shape,
+                                           .strides = strides, .dim_names = named ? names : NULL,
+                                           .data = data, .data_size = m->data.length,
+                                           .owner = owner}, error);
   qv_owner_free(copy_owner); /* the tensor holds its own reference */
   return st;
 }
@@ -203,7 +206,7 @@ typedef struct Plan {
 
 static QvStatus check_tensor(const QvTensor *t, QvError *error) {
   if (t == NULL) return qv_error_set(error, QV_EARG, "NULL tensor");
-  if ((int)t->type < 0 || t->type >= QV_VALUE_TYPE_COUNT)
+  if (t->type < QV_VALUE_INT8 || t->type >= QV_VALUE_TYPE_COUNT)
     return qv_error_set(error, QV_EARG, "tensor has an invalid value type %d", (int)t->type);
   if (t->ndim < 0 || t->ndim > QV_TENSOR_MAX_NDIM)
     return qv_error_set(error, QV_EARG, "tensor has an invalid ndim %d", t->ndim);
@@ -323,8 +326,9 @@ static QvStatus write_strided_body(const QvTensor *t, int fd, int64_t data_len, 
     shape[0] = k;
     int64_t off = i * t->strides[0];
     QvTensor slab;
-    st = qv_tensor_make(&slab, t->type, t->ndim, shape, t->strides, NULL, t->data + off,
-                        t->data_size - off, NULL, error);
+    st = qv_tensor_init(&slab, &(QvTensorDesc){.type = t->type, .ndim = t->ndim, .shape = shape,
+                                               .strides = t->strides, .data = t->data + off,
+                                               .data_size = t->data_size - off}, error);
     if (st) break;
     st = qv_tensor_copy_to(&slab, false, buf, (size_t)(k * row), error);
     qv_tensor_reset(&slab);

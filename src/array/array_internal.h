@@ -146,7 +146,5 @@ QvStatus qv_array_view_validate_ex(const QvArrayView *view, QvValidateLevel leve
                                    bool dictionaries, QvError *error);
 
 /* Float16 bits to double. */
-double qv_half_to_double(uint16_t h);
-uint16_t qv_double_to_half(double d);
 
 #endif

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "array/array_internal.h"
+#include "util/half.h"
 
 /* Views longer than this start a new variadic data buffer (Arrow C++ uses
  * the same block size). */

@@ -100,10 +100,10 @@ static QvStatus bad_format(const char *format, QvError *error, const char *why) 
 
 static int unit_of(char c) {
   switch (c) {
-    case 's': return QV_UNIT_SECOND;
-    case 'm': return QV_UNIT_MILLI;
-    case 'u': return QV_UNIT_MICRO;
-    case 'n': return QV_UNIT_NANO;
+    case 's': return QV_TIME_SECOND;
+    case 'm': return QV_TIME_MILLISECOND;
+    case 'u': return QV_TIME_MICROSECOND;
+    case 'n': return QV_TIME_NANOSECOND;
     default: return -1;
   }
 }
@@ -207,7 +207,7 @@ static QvStatus parse_format(QvSchemaView *v, const char *f, QvError *error) {
     }
     if (f[1] == 't' && n == 3 && unit_of(f[2]) >= 0) {
       v->time_unit = unit_of(f[2]);
-      bool t32 = v->time_unit <= QV_UNIT_MILLI;
+      bool t32 = v->time_unit <= QV_TIME_MILLISECOND;
       v->type = t32 ? QV_ARROW_TIME32 : QV_ARROW_TIME64;
       v->storage_type = t32 ? QV_ARROW_INT32 : QV_ARROW_INT64;
       v->byte_width = t32 ? 4 : 8;

@@ -1,6 +1,4 @@
-/* Small helpers of the array layer: growable buffers, bit counting, UTF-8,
- * float16. */
-#include <math.h>
+/* Small helpers of the array layer: growable buffers, bit counting, UTF-8. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -275,39 +273,4 @@ bool qv_utf8_valid(const uint8_t *s, int64_t n) {
     }
   }
   return true;
-}
-
-double qv_half_to_double(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1F, mant = h & 0x3FF;
-  double v;
-  if (exp == 0)
-    v = ldexp((double)mant, -24);
-  else if (exp == 31)
-    v = mant ? NAN : INFINITY;
-  else
-    v = ldexp((double)(mant | 0x400), exp - 25);
-  return sign ? -v : v;
-}
-
-uint16_t qv_double_to_half(double d) {
-  uint16_t sign = signbit(d) ? 0x8000 : 0;
-  if (isnan(d)) return 0x7E00;
-  d = fabs(d);
-  if (isinf(d) || d >= 65520.0) return sign | 0x7C00;
-  if (d < ldexp(1.0, -25)) return sign; /* rounds to zero */
-  int e;
-  double m = frexp(d, &e); /* d = m * 2^e, m in [0.5, 1) */
-  int exp = e - 1 + 15;
-  if (exp <= 0) {
-    /* subnormal: value = mant * 2^-24 */
-    double mant = nearbyint(ldexp(d, 24));
-    return sign | (uint16_t)mant;
-  }
-  double frac = nearbyint((m * 2.0 - 1.0) * 1024.0);
-  if (frac >= 1024.0) {
-    frac = 0;
-    exp++;
-  }
-  if (exp >= 31) return sign | 0x7C00;
-  return sign | (uint16_t)(exp << 10) | (uint16_t)frac;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "array/array_internal.h"
+#include "util/half.h"
 
 /* ---- init / reset */
 

@@ -7,6 +7,7 @@
 
 #include "flatbuf/flatbuf.h"
 #include "format/descriptors.h"
+#include "util/options.h"
 #include "quiver/format.h"
 #include "util/arena.h"
 
@@ -486,12 +487,11 @@ static QvStatus decode_sparse_tensor(Decoder *d, QvFbTable t, QvSparseTensorMeta
 static QvStatus verify_and_root(const uint8_t *buf, size_t size, const QvFbTableDesc *desc,
                                 const QvDecodeOptions *options, QvFbTable *root,
                                 QvError *error) {
-  QvFbVerifyOptions vo = {0, 0};
-  if (options) {
-    vo.max_depth = options->max_depth;
-    vo.max_tables = options->max_tables;
-  }
-  QvStatus st = qv_fb_verify(buf, size, desc, &vo, error);
+  QvDecodeOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvDecodeOptions", error);
+  if (st) return st;
+  QvFbVerifyOptions vo = {o.max_depth, o.max_tables};
+  st = qv_fb_verify(buf, size, desc, &vo, error);
   if (st) return st;
   if (!qv_fb_root(buf, size, root))
     return qv_error_set(error, QV_EINVAL, "%s: root table is unreadable", desc->name);

@@ -347,7 +347,9 @@ QvStatus qv_npy_read_memory(const uint8_t *data, size_t size, QvOwner *owner, Qv
     p = copy;
     owner = copy_owner;
   }
-  st = qv_tensor_make(out, h.type, h.ndim, h.shape, strides, NULL, p, h.data_size, owner, error);
+  st = qv_tensor_init(out, &(QvTensorDesc){.type = h.type, .ndim = h.ndim, .shape = h.shape,
+                                           .strides = strides, .data = p, .data_size = h.data_size,
+                                           .owner = owner}, error);
   qv_owner_free(copy_owner);
   if (st) return qv_error_prefix(error, ".npy");
   if (consumed) *consumed = h.data_offset + (size_t)h.data_size;
@@ -384,12 +386,12 @@ typedef struct NpyPlan {
 static QvStatus plan_npy(const QvTensor *t, NpyPlan *p, QvError *error) {
   memset(p, 0, sizeof *p);
   if (t == NULL) return qv_error_set(error, QV_EARG, "NULL tensor");
-  if ((int)t->type < 0 || t->type >= QV_VALUE_TYPE_COUNT)
+  if (t->type < QV_VALUE_INT8 || t->type >= QV_VALUE_TYPE_COUNT)
     return qv_error_set(error, QV_EARG, "tensor has an invalid value type %d", (int)t->type);
   if (t->ndim < 0 || t->ndim > QV_TENSOR_MAX_NDIM || (t->ndim > 0 && t->shape == NULL))
     return qv_error_set(error, QV_EARG, "tensor has an invalid shape");
-  static const char *codes[QV_VALUE_TYPE_COUNT] = {"i1", "i2", "i4", "i8", "u1", "u2",
-                                                   "u4", "u8", "f2", "f4", "f8"};
+  static const char *codes[QV_VALUE_TYPE_COUNT] = {
+      [QV_VALUE_INT8] = "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8"};
   size_t elsize = qv_value_type_size(t->type);
   char order = elsize == 1 ? '|' : host_is_big_endian() ? '>' : '<';
   int64_t size = qv_tensor_size(t);

@@ -206,7 +206,7 @@ static QvStatus read_array(Archive *a, int m, int64_t want, int64_t cap_entries,
   return st;
 }
 
-static bool is_index_type(QvValueType t) { return t <= QV_VALUE_UINT64; }
+static bool is_index_type(QvValueType t) { return t >= QV_VALUE_INT8 && t <= QV_VALUE_UINT64; }
 
 static QvStatus need_index_type(const QvTensor *t, int m, QvError *error) {
   if (is_index_type(t->type)) return QV_OK;
@@ -408,8 +408,11 @@ static QvStatus read_csx(Archive *a, QvSparseFormat format, const int64_t shape[
   }
   QvOwner *owner = bundle_owner(b);
   if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  st = qv_sparse_make_csx(out, format, val->type, ptr->type, idx->type, shape, NULL, nnz,
-                          ptr->data, idx->data, val->data, owner, error);
+  st = qv_sparse_init(out, &(QvSparseDesc){.ndim = 2, .format = format, .value_type = val->type,
+                                           .indptr_type = ptr->type, .index_type = idx->type,
+                                           .shape = shape, .nnz = nnz, .indptr = ptr->data,
+                                           .indices = idx->data, .values = val->data,
+                                           .owner = owner}, error);
   qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
@@ -482,8 +485,11 @@ static QvStatus read_coo(Archive *a, const int64_t shape[2], QvSparseTensor *out
   QvValueType vt = val->type;
   QvOwner *owner = bundle_owner(b);
   if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  st = qv_sparse_make_coo(out, vt, it, 2, shape, NULL, nnz, coords, strides, canonical, values,
-                          owner, error);
+  st = qv_sparse_init(out, &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = vt,
+                                           .index_type = it, .ndim = 2, .shape = shape, .nnz = nnz,
+                                           .coords = coords, .coords_strides = strides,
+                                           .is_canonical = canonical, .values = values,
+                                           .owner = owner}, error);
   qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
@@ -583,8 +589,9 @@ static QvStatus npy_image(QvValueType type, int64_t n, const void *data, int64_t
   int64_t w = (int64_t)qv_value_type_size(type);
   int64_t span = n > 0 ? (n - 1) * stride + w : 0;
   QvTensor t;
-  QvStatus st = qv_tensor_make(&t, type, 1, &n, &stride, NULL, n > 0 ? data : NULL, span, NULL,
-                               error);
+  QvStatus st = qv_tensor_init(&t, &(QvTensorDesc){.type = type, .ndim = 1, .shape = &n,
+                                                   .strides = &stride, .data = n > 0 ? data : NULL,
+                                                   .data_size = span}, error);
   if (st) return st;
   st = qv_npy_write_size(&t, &img->n, error);
   if (st == QV_OK) {

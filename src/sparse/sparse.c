@@ -62,7 +62,7 @@ QvStatus qv_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType val
                   int32_t ndim, const int64_t *shape, const char *const *dim_names,
                   QvError *error) {
   memset(out, 0, sizeof *out);
-  if ((unsigned)value_type >= QV_VALUE_TYPE_COUNT)
+  if (value_type < QV_VALUE_INT8 || value_type >= QV_VALUE_TYPE_COUNT)
     return qv_error_set(error, QV_EARG, "sparse tensor: invalid value type %d", (int)value_type);
   if (ndim < 1) return qv_error_set(error, QV_EINVAL, "sparse tensor: ndim %d, need at least 1", (int)ndim);
   if (ndim > QV_TENSOR_MAX_NDIM)
@@ -237,97 +237,84 @@ double qv_sparse_density(const QvSparseTensor *t) {
 
 /* ---- views over caller memory */
 
-static QvStatus sp_finish_view(QvSparseTensor *out, QvOwner *owner, QvError *error) {
-  out->owner = owner;
-  qv_owner_retain(owner);
-  QvStatus st = qv_sparse_validate(out, error);
-  if (st != QV_OK) qv_sparse_reset(out);
-  return st;
-}
-
-QvStatus qv_sparse_make_coo(QvSparseTensor *out, QvValueType value_type, QvValueType index_type,
-                            int32_t ndim, const int64_t *shape, const char *const *dim_names,
-                            int64_t nnz, const void *coords, const int64_t *coords_strides,
-                            bool is_canonical, const void *values, QvOwner *owner,
-                            QvError *error) {
-  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse COO: out is NULL");
-  QvStatus st = qv_sp_begin(out, QV_SPARSE_COO, value_type, ndim, shape, dim_names, error);
-  if (st != QV_OK) return st;
-  out->index_type = index_type;
-  out->indptr_type = index_type;
-  out->nnz = nnz;
-  out->values = values;
-  out->coords = coords;
-  out->is_canonical = is_canonical;
-  if (coords_strides != NULL) {
-    out->coords_strides[0] = coords_strides[0];
-    out->coords_strides[1] = coords_strides[1];
+static QvStatus init_coo(QvSparseTensor *out, const QvSparseDesc *d) {
+  out->coords = d->coords;
+  out->is_canonical = d->is_canonical;
+  if (d->coords_strides != NULL) {
+    out->coords_strides[0] = d->coords_strides[0];
+    out->coords_strides[1] = d->coords_strides[1];
   } else {
-    int64_t isize = (int64_t)qv_value_type_size(index_type);
-    out->coords_strides[0] = (int64_t)ndim * isize;
+    int64_t isize = (int64_t)qv_value_type_size(d->index_type);
+    out->coords_strides[0] = (int64_t)d->ndim * isize;
     out->coords_strides[1] = isize;
   }
-  return sp_finish_view(out, owner, error);
+  return QV_OK;
 }
 
-QvStatus qv_sparse_make_csx(QvSparseTensor *out, QvSparseFormat format, QvValueType value_type,
-                            QvValueType indptr_type, QvValueType index_type,
-                            const int64_t shape[2], const char *const *dim_names, int64_t nnz,
-                            const void *indptr, const void *indices, const void *values,
-                            QvOwner *owner, QvError *error) {
-  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse CSX: out is NULL");
-  if (format != QV_SPARSE_CSR && format != QV_SPARSE_CSC) {
-    memset(out, 0, sizeof *out);
-    return qv_error_set(error, QV_EARG, "sparse CSX: format must be CSR or CSC, not %s",
-                        qv_sparse_format_name(format));
-  }
-  QvStatus st = qv_sp_begin(out, format, value_type, 2, shape, dim_names, error);
-  if (st != QV_OK) return st;
-  out->index_type = index_type;
-  out->indptr_type = indptr_type;
-  out->nnz = nnz;
-  out->values = values;
-  out->indptr = indptr;
-  out->indices = indices;
-  int64_t major = shape[format == QV_SPARSE_CSR ? 0 : 1];
+static QvStatus init_csx(QvSparseTensor *out, const QvSparseDesc *d, QvError *error) {
+  if (d->ndim != 2)
+    return qv_error_set(error, QV_EINVAL, "sparse %s: ndim %d, a matrix needs 2",
+                        qv_sparse_format_name(d->format), (int)d->ndim);
+  out->indptr = d->indptr;
+  out->indices = d->indices;
+  int64_t major = d->shape[d->format == QV_SPARSE_CSR ? 0 : 1];
   out->indptr_len = major >= 0 && major < INT64_MAX ? major + 1 : -1;
-  out->indices_len = nnz;
-  return sp_finish_view(out, owner, error);
+  out->indices_len = d->nnz;
+  return QV_OK;
 }
 
-QvStatus qv_sparse_make_csf(QvSparseTensor *out, QvValueType value_type,
-                            QvValueType indptr_type, QvValueType index_type, int32_t ndim,
-                            const int64_t *shape, const char *const *dim_names,
-                            const int32_t *axis_order, int64_t nnz,
-                            const void *const *indptr, const int64_t *indptr_len,
-                            const void *const *indices, const int64_t *indices_len,
-                            const void *values, QvOwner *owner, QvError *error) {
-  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse CSF: out is NULL");
-  QvStatus st = qv_sp_begin(out, QV_SPARSE_CSF, value_type, ndim, shape, dim_names, error);
-  if (st != QV_OK) return st;
-  if (axis_order == NULL || indices == NULL || indices_len == NULL ||
-      (ndim > 1 && (indptr == NULL || indptr_len == NULL))) {
-    qv_sparse_reset(out);
+static QvStatus init_csf(QvSparseTensor *out, const QvSparseDesc *d, QvError *error) {
+  int32_t ndim = d->ndim;
+  if (d->axis_order == NULL || d->csf_indices == NULL || d->csf_indices_len == NULL ||
+      (ndim > 1 && (d->csf_indptr == NULL || d->csf_indptr_len == NULL)))
     return qv_error_set(error, QV_EARG, "sparse CSF: axis_order, indptr or indices array is NULL");
-  }
   SpStore *s = (SpStore *)out->private_data;
   for (int32_t l = 0; l < ndim; l++) {
-    s->axis_order[l] = axis_order[l];
-    s->csf_indices[l] = indices[l];
-    s->csf_indices_len[l] = indices_len[l];
+    s->axis_order[l] = d->axis_order[l];
+    s->csf_indices[l] = d->csf_indices[l];
+    s->csf_indices_len[l] = d->csf_indices_len[l];
     if (l < ndim - 1) {
-      s->csf_indptr[l] = indptr[l];
-      s->csf_indptr_len[l] = indptr_len[l];
+      s->csf_indptr[l] = d->csf_indptr[l];
+      s->csf_indptr_len[l] = d->csf_indptr_len[l];
     }
   }
-  out->index_type = index_type;
-  out->indptr_type = indptr_type;
-  out->nnz = nnz;
-  out->values = values;
   out->axis_order = s->axis_order;
   out->csf_indptr = s->csf_indptr;
   out->csf_indptr_len = s->csf_indptr_len;
   out->csf_indices = s->csf_indices;
   out->csf_indices_len = s->csf_indices_len;
-  return sp_finish_view(out, owner, error);
+  return QV_OK;
+}
+
+QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse tensor: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (desc == NULL) return qv_error_set(error, QV_EARG, "sparse tensor: descriptor is NULL");
+  QvSparseFormat format = desc->format;
+  if (format != QV_SPARSE_COO && format != QV_SPARSE_CSR && format != QV_SPARSE_CSC &&
+      format != QV_SPARSE_CSF)
+    return qv_error_set(error, QV_EARG, "sparse tensor: unknown format %d", (int)format);
+  /* COO has no indptr: it takes the index type (the types are validated below) */
+  QvValueType indptr_type = format == QV_SPARSE_COO ? desc->index_type : desc->indptr_type;
+  QvStatus st = qv_sp_begin(out, format, desc->value_type, desc->ndim, desc->shape,
+                            desc->dim_names, error);
+  if (st != QV_OK) return st;
+  out->index_type = desc->index_type;
+  out->indptr_type = indptr_type;
+  out->nnz = desc->nnz;
+  out->values = desc->values;
+  switch (format) {
+    case QV_SPARSE_COO: st = init_coo(out, desc); break;
+    case QV_SPARSE_CSF: st = init_csf(out, desc, error); break;
+    default: st = init_csx(out, desc, error); break;
+  }
+  if (st != QV_OK) {
+    qv_sparse_reset(out);
+    return st;
+  }
+  out->owner = desc->owner;
+  qv_owner_retain(desc->owner);
+  st = qv_sparse_validate(out, error);
+  if (st != QV_OK) qv_sparse_reset(out);
+  return st;
 }

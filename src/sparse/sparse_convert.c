@@ -54,7 +54,7 @@ QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, 
     return qv_error_set(error, QV_EARG, "COO canonicalize: input is %s, not COO",
                         qv_sparse_format_name(coo->format));
   }
-  QvSparseOptions o = {coo->index_type, true, NULL};
+  QvSparseOptions o = {.index_type = coo->index_type};
   return qv_sparse_convert(coo, QV_SPARSE_COO, &o, out, error);
 }
 

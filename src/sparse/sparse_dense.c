@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
+#include "util/options.h"
 
 /* ---- scanning */
 
@@ -228,17 +229,20 @@ QvStatus qv_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error
 }
 
 /* Checks a conversion's options; fills the index type and axis order. */
-QvStatus qv_sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
+QvStatus qv_sp_options(const QvSparseOptions *options, QvSparseFormat format, int32_t ndim,
                     QvValueType *itype, const int32_t **axis, QvError *error) {
   *itype = QV_VALUE_INT64;
   *axis = NULL;
+  QvSparseOptions opts;
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvSparseOptions", error);
+  if (st != QV_OK) return st;
+  const QvSparseOptions *o = &opts;
   if (format < QV_SPARSE_COO || format > QV_SPARSE_CSF)
     return qv_error_set(error, QV_EARG, "sparse conversion: unknown format %d", (int)format);
   if ((format == QV_SPARSE_CSR || format == QV_SPARSE_CSC) && ndim != 2)
     return qv_error_set(error, QV_EINVAL, "%s needs a 2-D tensor, got %d dims",
                         format == QV_SPARSE_CSR ? "CSR" : "CSC", (int)ndim);
-  if (o == NULL) return QV_OK;
-  if (o->index_type_set) {
+  if (o->index_type != QV_VALUE_DEFAULT) {
     if (!qv_sp_is_index_type(o->index_type))
       return qv_error_set(error, QV_EARG, "sparse conversion: index type %s is not an integer type",
                           qv_value_type_name(o->index_type));
@@ -267,7 +271,7 @@ QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
   if (dense == NULL) return qv_error_set(error, QV_EARG, "dense to sparse: tensor is NULL");
   if (dense->ndim < 1)
     return qv_error_set(error, QV_EINVAL, "dense to sparse: a sparse tensor needs at least 1 dimension");
-  if (dense->ndim > QV_TENSOR_MAX_NDIM || (unsigned)dense->type >= QV_VALUE_TYPE_COUNT ||
+  if (dense->ndim > QV_TENSOR_MAX_NDIM || dense->type < QV_VALUE_INT8 || dense->type >= QV_VALUE_TYPE_COUNT ||
       dense->shape == NULL || dense->strides == NULL || (qv_tensor_size(dense) > 0 && dense->data == NULL))
     return qv_error_set(error, QV_EARG, "dense to sparse: malformed tensor");
   QvValueType itype;
@@ -487,11 +491,12 @@ QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *err
   QvStatus st = qv_sparse_validate(t, error);
   if (st != QV_OK) return st;
   if (dense_size(t) < 0) return qv_error_set(error, QV_ELIMIT, "sparse to dense: the dense size overflows int64");
-  st = qv_tensor_alloc(out, t->value_type, t->ndim, t->shape, t->dim_names, false, error);
+  void *dst;
+  st = qv_tensor_alloc(out, t->value_type, t->ndim, t->shape, t->dim_names, false, &dst, error);
   if (st != QV_OK) return st;
   if (qv_tensor_size(out) == 0) return QV_OK;
   /* the new tensor owns its zero-filled buffer: scatter into it */
-  st = scatter(t, (uint8_t *)(uintptr_t)out->data, error);
+  st = scatter(t, dst, error);
   if (st != QV_OK) qv_tensor_reset(out);
   return st;
 }

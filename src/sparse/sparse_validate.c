@@ -296,7 +296,7 @@ QvStatus qv_sp_validate(const QvSparseTensor *t, bool coords, QvError *error) {
   if (t == NULL) return qv_error_set(error, QV_EARG, "sparse tensor is NULL");
   if (t->format < QV_SPARSE_COO || t->format > QV_SPARSE_CSF)
     return qv_error_set(error, QV_EINVAL, "sparse tensor: unknown format %d", (int)t->format);
-  if ((unsigned)t->value_type >= QV_VALUE_TYPE_COUNT)
+  if (t->value_type < QV_VALUE_INT8 || t->value_type >= QV_VALUE_TYPE_COUNT)
     return qv_error_set(error, QV_EINVAL, "sparse tensor: invalid value type %d", (int)t->value_type);
   if (!qv_sp_is_index_type(t->index_type))
     return qv_error_set(error, QV_EINVAL, "sparse tensor: index type %s is not an integer type",

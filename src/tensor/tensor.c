@@ -74,12 +74,16 @@ static void *alloc_private(int64_t ndim, const char *const *names, const int64_t
   return block;
 }
 
-QvStatus qv_tensor_make_counted(QvTensor *out, QvValueType type, int64_t ndim, const int64_t *shape,
-                                int64_t n_strides, const int64_t *strides, int64_t n_names,
-                                const char *const *dim_names, const void *data, int64_t data_size,
-                                QvOwner *owner, QvError *error) {
+QvStatus qv_tensor_init(QvTensor *out, const QvTensorDesc *desc, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "Tensor: output is NULL");
   memset(out, 0, sizeof *out);
+  if (desc == NULL) return qv_error_set(error, QV_EARG, "Tensor: descriptor is NULL");
+  QvValueType type = desc->type;
+  int64_t ndim = desc->ndim;
+  const int64_t *shape = desc->shape, *strides = desc->strides;
+  const char *const *dim_names = desc->dim_names;
+  const void *data = desc->data;
+  int64_t data_size = desc->data_size;
   int64_t elsize = (int64_t)qv_value_type_size(type);
   if (elsize == 0)
     return qv_error_set(error, QV_EINVAL, "Tensor: unknown value type %d", (int)type);
@@ -95,14 +99,20 @@ QvStatus qv_tensor_make_counted(QvTensor *out, QvValueType type, int64_t ndim, c
       return qv_error_set(error, QV_EINVAL, "Tensor: shape[%" PRId64 "] = %" PRId64 " is negative",
                           i, shape[i]);
   }
+  /* 0 counts mean "ndim entries" when the array is there */
+  int64_t n_strides = strides == NULL ? 0 : desc->n_strides != 0 ? desc->n_strides : ndim;
+  int64_t n_names = dim_names == NULL ? 0 : desc->n_dim_names != 0 ? desc->n_dim_names : ndim;
+  if (strides == NULL && desc->n_strides > 0)
+    return qv_error_set(error, QV_EARG, "Tensor: strides is NULL but %" PRId64 " are counted",
+                        desc->n_strides);
+  if (dim_names == NULL && desc->n_dim_names > 0)
+    return qv_error_set(error, QV_EARG, "Tensor: dim_names is NULL but %" PRId64 " are counted",
+                        desc->n_dim_names);
   if (n_strides != 0 && n_strides != ndim)
     return qv_error_set(error, QV_EINVAL,
                         "Tensor: %" PRId64 " strides for %" PRId64
                         " dims (strides must have the same length as shape)",
                         n_strides, ndim);
-  if (n_strides > 0 && strides == NULL)
-    return qv_error_set(error, QV_EARG, "Tensor: strides is NULL but %" PRId64 " are counted",
-                        n_strides);
   for (int64_t i = 0; i < n_strides; i++) {
     if (strides[i] < 0)
       return qv_error_set(error, QV_EINVAL,
@@ -115,9 +125,6 @@ QvStatus qv_tensor_make_counted(QvTensor *out, QvValueType type, int64_t ndim, c
                         "Tensor: %" PRId64 " dim names for %" PRId64
                         " dims (need 0 or one per dim)",
                         n_names, ndim);
-  if (n_names > 0 && dim_names == NULL)
-    return qv_error_set(error, QV_EARG, "Tensor: dim_names is NULL but %" PRId64 " are counted",
-                        n_names);
   for (int64_t i = 0; i < n_names; i++) {
     if (dim_names[i] == NULL)
       return qv_error_set(error, QV_EINVAL, "Tensor: dim_names[%" PRId64 "] is NULL", i);
@@ -177,18 +184,10 @@ QvStatus qv_tensor_make_counted(QvTensor *out, QvValueType type, int64_t ndim, c
   out->dim_names = names;
   out->data = data;
   out->data_size = data_size;
-  out->owner = owner;
+  out->owner = desc->owner;
   out->private_data = priv;
-  qv_owner_retain(owner);
+  qv_owner_retain(desc->owner);
   return QV_OK;
-}
-
-QvStatus qv_tensor_make(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
-                        const int64_t *strides, const char *const *dim_names, const void *data,
-                        int64_t data_size, QvOwner *owner, QvError *error) {
-  int64_t n = ndim < 0 ? 0 : ndim;
-  return qv_tensor_make_counted(out, type, ndim, shape, strides ? n : 0, strides, dim_names ? n : 0,
-                                dim_names, data, data_size, owner, error);
 }
 
 static void free_aligned_owner(void *p) {
@@ -196,7 +195,9 @@ static void free_aligned_owner(void *p) {
 }
 
 QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
-                         const char *const *dim_names, bool column_major, QvError *error) {
+                         const char *const *dim_names, bool column_major, void **data_out,
+                         QvError *error) {
+  if (data_out) *data_out = NULL;
   if (out == NULL) return qv_error_set(error, QV_EARG, "Tensor: output is NULL");
   memset(out, 0, sizeof *out);
   int64_t strides[QV_TENSOR_MAX_NDIM];
@@ -223,8 +224,11 @@ QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const in
     qv_aligned_free(data);
     return qv_error_set(error, QV_ENOMEM, "Tensor: out of memory");
   }
-  st = qv_tensor_make(out, type, ndim, shape, strides, dim_names, data, bytes, owner, error);
+  QvTensorDesc desc = {.type = type, .ndim = ndim, .shape = shape, .strides = strides,
+                       .dim_names = dim_names, .data = data, .data_size = bytes, .owner = owner};
+  st = qv_tensor_init(out, &desc, error);
   qv_owner_free(owner); /* the tensor holds the only reference now */
+  if (st == QV_OK && data_out) *data_out = data;
   return st;
 }
 

@@ -462,14 +462,14 @@ QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, si
 QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "Tensor copy: output is NULL");
   QvTensor t;
+  void *dst;
   QvStatus st =
-      qv_tensor_alloc(&t, src->type, src->ndim, src->shape, src->dim_names, column_major, error);
+      qv_tensor_alloc(&t, src->type, src->ndim, src->shape, src->dim_names, column_major, &dst, error);
   if (st != QV_OK) {
     memset(out, 0, sizeof *out);
     return st;
   }
-  /* the buffer was allocated by qv_tensor_alloc and nobody else sees it yet */
-  st = qv_tensor_copy_to(src, column_major, (void *)(uintptr_t)t.data, (size_t)t.data_size, error);
+  st = qv_tensor_copy_to(src, column_major, dst, (size_t)t.data_size, error);
   if (st != QV_OK) {
     qv_tensor_reset(&t);
     memset(out, 0, sizeof *out);

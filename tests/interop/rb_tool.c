@@ -479,7 +479,7 @@ static bool append_value(struct ArrowArray *a, const struct ArrowSchema *s, int6
       int64_t v = sv * 153722867280912929LL + 1;
       if (t.type == QV_ARROW_DATE64) v = sv * 86400000LL;
       if (t.type == QV_ARROW_TIME64)
-        v = (i * 3600 + 7) * (t.time_unit == QV_UNIT_NANO ? 1000000000LL : 1000000LL) + i;
+        v = (i * 3600 + 7) * (t.time_unit == QV_TIME_NANOSECOND ? 1000000000LL : 1000000LL) + i;
       TRY(qv_array_append_int(a, v));
       return true;
     }

@@ -616,7 +616,7 @@ static void test_deep_nesting(void **state) {
   /* 100 levels: the FlatBuffers table depth limit stops it */
   expect_fail(nested_fields(100), QV_ELIMIT, "nested deeper");
   /* with a generous table depth, the field depth limit does */
-  QvDecodeOptions opts = {1000, 0};
+  QvDecodeOptions opts = {.max_depth = 1000};
   expect_fail_opts(nested_fields(100), &opts, QV_ELIMIT, "fields nested deeper than 64", NULL);
   expect_fail_opts(nested_fields(65), &opts, QV_ELIMIT, "fields nested deeper than 64", NULL);
   Built in = nested_fields(64);
@@ -637,7 +637,7 @@ static void test_deep_nesting(void **state) {
   qv_message_reset(&m);
   free(in.data);
   /* table-count limit */
-  QvDecodeOptions few = {0, 10};
+  QvDecodeOptions few = {.max_tables = 10};
   expect_fail_opts(nested_fields(40), &few, QV_ELIMIT, "more than 10 tables", NULL);
 }
 

@@ -706,7 +706,7 @@ static void test_encode_rejects_bad_arguments(void **state) {
   QvError e;
   assert_int_equal(qv_message_encode(&m, &out, &size, &e), QV_OK);
   QvMessage d;
-  QvDecodeOptions deep = {1000, 0};
+  QvDecodeOptions deep = {.max_depth = 1000};
   assert_int_equal(qv_message_decode(out, size, &deep, &d, &e), QV_OK);
   qv_message_reset(&d);
   free(out);

@@ -243,8 +243,10 @@ static void test_writer_roundtrip(void **state) {
     for (int col = 0; col < 2; col++) {
       QvTensor t;
       QvError err;
-      assert_int_equal(qv_tensor_alloc(&t, dtypes[d].type, 3, shape, NULL, col == 1, &err), QV_OK);
-      uint8_t *p = (uint8_t *)t.data;
+      void *data;
+      assert_int_equal(qv_tensor_alloc(&t, dtypes[d].type, 3, shape, NULL, col == 1, &data, &err),
+                       QV_OK);
+      uint8_t *p = data;
       for (int64_t i = 0; i < 12 * (int64_t)qv_value_type_size(t.type); i++)
         p[i] = (uint8_t)(i * 11 + d);
       if (dtypes[d].type >= QV_VALUE_FLOAT16) {
@@ -277,8 +279,9 @@ static void test_writer_large(void **state) {
   const int64_t shape[2] = {(6 << 20) / 4 / 1000, 1000};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 2, shape, NULL, true, &err), QV_OK);
-  float *f = (float *)t.data;
+  void *data;
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 2, shape, NULL, true, &data, &err), QV_OK);
+  float *f = data;
   for (int64_t i = 0; i < shape[0] * shape[1]; i++) f[i] = (float)i * 0.25f;
   roundtrip(&t, true);
   qv_tensor_reset(&t);
@@ -289,7 +292,7 @@ static void test_writer_header_text(void **state) {
   const int64_t shape[1] = {5};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_INT32, 1, shape, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_INT32, 1, shape, NULL, false, NULL, &err), QV_OK);
   uint8_t buf[256];
   size_t written;
   assert_int_equal(qv_npy_write_to_buffer(&t, buf, sizeof buf, &written, &err), QV_OK);
@@ -302,7 +305,8 @@ static void test_writer_header_text(void **state) {
 
   /* 0-d and 1-byte types */
   uint8_t one = 7;
-  assert_int_equal(qv_tensor_make(&t, QV_VALUE_UINT8, 0, NULL, NULL, NULL, &one, 1, NULL, &err),
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_UINT8, .data = &one,
+                                                      .data_size = 1}, &err),
                    QV_OK);
   assert_int_equal(qv_npy_write_to_buffer(&t, buf, sizeof buf, &written, &err), QV_OK);
   const char *e0 = "{'descr': '|u1', 'fortran_order': False, 'shape': (), }";
@@ -320,8 +324,10 @@ static void test_writer_strided(void **state) {
   const int64_t shape[2] = {3, 2}, strides[2] = {24, 12};
   QvTensor view;
   QvError err;
-  assert_int_equal(qv_tensor_make(&view, QV_VALUE_INT32, 2, shape, strides, NULL, &base[1][1],
-                                  (int64_t)sizeof base - 28, NULL, &err),
+  assert_int_equal(qv_tensor_init(&view, &(QvTensorDesc){.type = QV_VALUE_INT32, .ndim = 2,
+                                                         .shape = shape, .strides = strides,
+                                                         .data = &base[1][1],
+                                                         .data_size = (int64_t)sizeof base - 28}, &err),
                    QV_OK);
   roundtrip(&view, false);
   char path[256];

@@ -29,7 +29,9 @@ static Member npy(const char *name, QvValueType type, int64_t n, const void *dat
   QvTensor t;
   QvError err;
   size_t w = qv_value_type_size(type);
-  assert_int_equal(qv_tensor_make(&t, type, 1, &n, NULL, NULL, data, n * (int64_t)w, NULL, &err),
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = type, .ndim = 1, .shape = &n,
+                                                      .data = data,
+                                                      .data_size = n * (int64_t)w}, &err),
                    QV_OK);
   Member m = {name, NULL, 0};
   assert_int_equal(qv_npy_write_size(&t, &m.n, &err), QV_OK);
@@ -198,9 +200,9 @@ static void test_roundtrip_types(void **state) {
       for (int it = QV_VALUE_INT8; it <= QV_VALUE_UINT64; it++) {
         QvTensor dense;
         QvError err;
-        assert_int_equal(qv_tensor_alloc(&dense, vts[v], 2, shape, NULL, false, &err), QV_OK);
+        assert_int_equal(qv_tensor_alloc(&dense, vts[v], 2, shape, NULL, false, NULL, &err), QV_OK);
         fill_dense(&dense);
-        QvSparseOptions o = {(QvValueType)it, true, NULL};
+        QvSparseOptions o = {.index_type = (QvValueType)it};
         QvSparseTensor s;
         assert_int_equal(qv_sparse_from_dense(&dense, kinds[k], &o, &s, &err), QV_OK);
         check_roundtrip(&s, &dense, it % 2 == 1);
@@ -355,7 +357,7 @@ static void test_writer_refuses(void **state) {
   const int64_t shape[3] = {2, 3, 4};
   QvTensor dense;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 3, shape, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 3, shape, NULL, false, NULL, &err), QV_OK);
   fill_dense(&dense);
   QvSparseTensor s;
   uint8_t *out = (uint8_t *)"x";
@@ -372,7 +374,7 @@ static void test_writer_refuses(void **state) {
   qv_sparse_reset(&s);
   qv_tensor_reset(&dense);
   const int64_t shape2[2] = {3, 3};
-  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT16, 2, shape2, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT16, 2, shape2, NULL, false, NULL, &err), QV_OK);
   assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSR, NULL, &s, &err), QV_OK);
   assert_int_equal(qv_npz_write_memory(&s, NULL, &out, &n, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "float16"));

@@ -63,7 +63,9 @@ static uint8_t *make_matrix(QvTensor *d, QvValueType t, int64_t rows, int64_t co
       if (i != zero_row && j != zero_col && (int)(rnd() % 100) < pct) fill_element(buf + i * s0 + j * s1, t);
   const int64_t shape[2] = {rows, cols}, strides[2] = {s0, s1};
   QvError err;
-  assert_int_equal(qv_tensor_make(d, t, 2, shape, strides, NULL, buf, bytes, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_init(d, &(QvTensorDesc){.type = t, .ndim = 2, .shape = shape,
+                                                     .strides = strides, .data = buf,
+                                                     .data_size = bytes}, &err), QV_OK);
   return buf;
 }
 
@@ -222,10 +224,14 @@ static void test_strided_and_broadcast(void **state) {
     const int64_t shape[2] = {280, 300}, rows_same[2] = {0, w}, cols_same[2] = {w, 0};
     QvTensor bc;
     QvError err;
-    assert_int_equal(qv_tensor_make(&bc, t, 2, shape, rows_same, NULL, b, 300 * w, NULL, &err), QV_OK);
+    assert_int_equal(qv_tensor_init(&bc, &(QvTensorDesc){.type = t, .ndim = 2, .shape = shape,
+                                                         .strides = rows_same, .data = b,
+                                                         .data_size = 300 * w}, &err), QV_OK);
     check_both(&bc);
     qv_tensor_reset(&bc);
-    assert_int_equal(qv_tensor_make(&bc, t, 2, shape, cols_same, NULL, b, 300 * w, NULL, &err), QV_OK);
+    assert_int_equal(qv_tensor_init(&bc, &(QvTensorDesc){.type = t, .ndim = 2, .shape = shape,
+                                                         .strides = cols_same, .data = b,
+                                                         .data_size = 300 * w}, &err), QV_OK);
     check_both(&bc);
     qv_tensor_reset(&bc);
     qv_tensor_reset(&d);
@@ -241,7 +247,7 @@ static void test_other_outputs(void **state) {
   QvError err;
   uint8_t *b = make_matrix(&d, QV_VALUE_FLOAT64, 700, 300, 300 * 8, 8, 15, 5, 6);
   static const int32_t order[2] = {1, 0};
-  QvSparseOptions csf = {QV_VALUE_INT64, false, order}, i32 = {QV_VALUE_INT32, true, NULL};
+  QvSparseOptions csf = {.axis_order = order}, i32 = {.index_type = QV_VALUE_INT32};
   QvSparseTensor s;
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSF, &csf, &s, &err), QV_OK);
   assert_int_equal(qv_sparse_to_dense(&s, &back, &err), QV_OK);

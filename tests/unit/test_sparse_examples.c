@@ -61,8 +61,9 @@ static void coo_dense(double *d) {
 static void make_dense(QvTensor *t, const double *data, int32_t ndim, const int64_t *shape,
                        int64_t count) {
   QvError err;
-  assert_int_equal(qv_tensor_make(t, QV_VALUE_FLOAT64, ndim, shape, NULL, NULL, data,
-                                  count * (int64_t)sizeof(double), NULL, &err),
+  assert_int_equal(qv_tensor_init(t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = ndim,
+                                                     .shape = shape, .data = data,
+                                                     .data_size = count * (int64_t)sizeof(double)}, &err),
                    QV_OK);
 }
 
@@ -73,7 +74,7 @@ static void test_coo_from_dense_every_index_type(void **state) {
   QvTensor dense;
   make_dense(&dense, d, 4, kCooShape, 120);
   for (int k = 0; k < N_INDEX_TYPES; k++) {
-    QvSparseOptions o = {kIndexTypes[k], true, NULL};
+    QvSparseOptions o = {.index_type = kIndexTypes[k]};
     QvSparseTensor coo;
     QvError err;
     assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_COO, &o, &coo, &err), QV_OK);
@@ -102,8 +103,12 @@ static void test_coo_views_to_dense(void **state) {
     /* canonical, row-major index matrix */
     void *c = pack(kCooCoords, 24, it);
     QvSparseTensor t;
-    assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, it, 4, kCooShape, NULL, 6, c, NULL, true,
-                                        kCooData, NULL, &err),
+    assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .index_type = it, .ndim = 4,
+                                                        .shape = kCooShape, .nnz = 6, .coords = c,
+                                                        .is_canonical = true,
+                                                        .values = kCooData}, &err),
                      QV_OK);
     assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
     assert_memory_equal(out, d, sizeof d);
@@ -112,14 +117,19 @@ static void test_coo_views_to_dense(void **state) {
     /* column-major index matrix: strides {w, 6 * w} */
     c = pack(kCooColMajor, 24, it);
     int64_t strides[2] = {w, 6 * w};
-    assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, it, 4, kCooShape, NULL, 6, c, strides, true,
-                                        kCooData, NULL, &err),
+    assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .index_type = it, .ndim = 4,
+                                                        .shape = kCooShape, .nnz = 6, .coords = c,
+                                                        .coords_strides = strides,
+                                                        .is_canonical = true,
+                                                        .values = kCooData}, &err),
                      QV_OK);
     assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
     assert_memory_equal(out, d, sizeof d);
     /* converting it gives the row-major canonical buffers */
     QvSparseTensor r;
-    QvSparseOptions o = {it, true, NULL};
+    QvSparseOptions o = {.index_type = it};
     assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_COO, &o, &r, &err), QV_OK);
     assert_index_buffer(r.coords, it, kCooCoords, 24);
     assert_values(&r, kCooData, 6);
@@ -128,8 +138,11 @@ static void test_coo_views_to_dense(void **state) {
     free(c);
     /* the fbs comment's unsorted order, flagged non-canonical */
     c = pack(kCooCoordsNonCanon, 24, it);
-    assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, it, 4, kCooShape, NULL, 6, c, NULL, false,
-                                        kCooDataNonCanon, NULL, &err),
+    assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .index_type = it, .ndim = 4,
+                                                        .shape = kCooShape, .nnz = 6, .coords = c,
+                                                        .values = kCooDataNonCanon}, &err),
                      QV_OK);
     assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
     assert_memory_equal(out, d, sizeof d);
@@ -163,7 +176,7 @@ static void test_csx_examples(void **state) {
   make_dense(&dense, kCsxDense, 2, kCsxShape, 24);
   for (int k = 0; k < N_INDEX_TYPES; k++) {
     QvValueType it = kIndexTypes[k];
-    QvSparseOptions o = {it, true, NULL};
+    QvSparseOptions o = {.index_type = it};
     QvError err;
     QvSparseTensor csr, csc, t;
     assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSR, &o, &csr, &err), QV_OK);
@@ -195,8 +208,11 @@ static void test_csx_examples(void **state) {
     /* views over the literal buffers, mixed indptr / indices types */
     QvValueType pt = kIndexTypes[(k + 3) % N_INDEX_TYPES];
     void *p = pack(kCsrIndptr, 7, pt), *x = pack(kCsrIndices, 9, it);
-    assert_int_equal(qv_sparse_make_csx(&t, QV_SPARSE_CSR, QV_VALUE_FLOAT64, pt, it, kCsxShape, NULL, 9, p,
-                                        x, kCsrData, NULL, &err),
+    assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
+                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .indptr_type = pt, .index_type = it,
+                                                        .shape = kCsxShape, .nnz = 9, .indptr = p,
+                                                        .indices = x, .values = kCsrData}, &err),
                      QV_OK);
     double out[24];
     assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
@@ -206,8 +222,11 @@ static void test_csx_examples(void **state) {
     free(x);
     p = pack(kCscIndptr, 5, pt);
     x = pack(kCscIndices, 9, it);
-    assert_int_equal(qv_sparse_make_csx(&t, QV_SPARSE_CSC, QV_VALUE_FLOAT64, pt, it, kCsxShape, NULL, 9, p,
-                                        x, kCscData, NULL, &err),
+    assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSC,
+                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .indptr_type = pt, .index_type = it,
+                                                        .shape = kCsxShape, .nnz = 9, .indptr = p,
+                                                        .indices = x, .values = kCscData}, &err),
                      QV_OK);
     assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
     assert_memory_equal(out, kCsxDense, sizeof out);
@@ -225,8 +244,13 @@ static void test_csr_literal_indptr_rejected(void **state) {
   static const int64_t literal[7] = {0, 2, 3, 5, 5, 8, 10};
   QvSparseTensor t;
   QvError err;
-  assert_int_equal(qv_sparse_make_csx(&t, QV_SPARSE_CSR, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64,
-                                      kCsxShape, NULL, 9, literal, kCsrIndices, kCsrData, NULL, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .indptr_type = QV_VALUE_INT64,
+                                                      .index_type = QV_VALUE_INT64,
+                                                      .shape = kCsxShape, .nnz = 9,
+                                                      .indptr = literal, .indices = kCsrIndices,
+                                                      .values = kCsrData}, &err),
                    QV_EINVAL);
   assert_non_null(strstr(err.message, "CSR indptr"));
   assert_non_null(strstr(err.message, "ends at 10, must end at 9"));
@@ -285,7 +309,7 @@ static void test_csf_examples(void **state) {
     const CsfExample *x = &kCsf[e];
     for (int k = 0; k < N_INDEX_TYPES; k++) {
       QvValueType it = kIndexTypes[k];
-      QvSparseOptions o = {it, true, x->axis};
+      QvSparseOptions o = {.index_type = it, .axis_order = x->axis};
       QvSparseTensor t;
       QvError err;
       assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSF, &o, &t, &err), QV_OK);
@@ -307,9 +331,16 @@ static void test_csf_examples(void **state) {
         ind[l] = pack(x->indices[l], x->indices_len[l], it);
         if (l < 3) ptr[l] = pack(x->indptr[l], x->indptr_len[l], it);
       }
-      assert_int_equal(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, it, it, 4, kCooShape, NULL, x->axis, 8,
-                                          (const void *const *)ptr, x->indptr_len,
-                                          (const void *const *)ind, x->indices_len, x->data, NULL, &err),
+      assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_CSF,
+                                                          .value_type = QV_VALUE_FLOAT64,
+                                                          .indptr_type = it, .index_type = it,
+                                                          .ndim = 4, .shape = kCooShape,
+                                                          .axis_order = x->axis, .nnz = 8,
+                                                          .csf_indptr = (const void *const *)ptr,
+                                                          .csf_indptr_len = x->indptr_len,
+                                                          .csf_indices = (const void *const *)ind,
+                                                          .csf_indices_len = x->indices_len,
+                                                          .values = x->data}, &err),
                        QV_OK);
       assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
       assert_memory_equal(out, d, sizeof d);
@@ -337,7 +368,7 @@ static void test_csf_examples(void **state) {
     }
   }
   /* CSF -> CSF with another axis order, directly */
-  QvSparseOptions o0 = {QV_VALUE_INT32, true, kCsf[0].axis}, o2 = {QV_VALUE_INT16, true, kCsf[2].axis};
+  QvSparseOptions o0 = {.index_type = QV_VALUE_INT32, .axis_order = kCsf[0].axis}, o2 = {.index_type = QV_VALUE_INT16, .axis_order = kCsf[2].axis};
   QvSparseTensor a, b;
   QvError err;
   assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSF, &o0, &a, &err), QV_OK);

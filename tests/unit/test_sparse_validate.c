@@ -38,8 +38,11 @@ static QvStatus coo(QvValueType it, int32_t ndim, const int64_t *shape, int64_t 
   void *c = pack(coords, nnz * ndim, it);
   void *v = heap((const double[8]){1, 2, 3, 4, 5, 6, 7, 8}, (size_t)nnz * 8);
   QvSparseTensor t;
-  QvStatus st = qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, it, ndim, shape, NULL, nnz, c, NULL, canonical, v,
-                                   NULL, err);
+  QvStatus st = qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                   .value_type = QV_VALUE_FLOAT64, .index_type = it,
+                                                   .ndim = ndim, .shape = shape, .nnz = nnz,
+                                                   .coords = c, .is_canonical = canonical,
+                                                   .values = v}, err);
   if (st == QV_OK) {
     /* anything accepted converts and densifies without trouble */
     QvSparseTensor csf;
@@ -93,43 +96,73 @@ static void test_coo_rules(void **state) {
   static const int64_t c2[2] = {0, 0};
   const double v1[1] = {1};
   static const int64_t bad_strides[2] = {-16, 8};
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, 1, c2, bad_strides, false,
-                                  v1, NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                  .shape = shape, .nnz = 1, .coords = c2,
+                                                  .coords_strides = bad_strides,
+                                                  .values = v1}, &err),
                &err, QV_EINVAL, "COO coords: negative strides");
   /* 2^59 non-zeros with a 32-byte stride: byte offsets overflow int64 */
   static const int64_t wide_strides[2] = {32, 8};
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, INT64_C(1) << 59, c2,
-                                  wide_strides, false, v1, NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                  .shape = shape, .nnz = INT64_C(1) << 59,
+                                                  .coords = c2, .coords_strides = wide_strides,
+                                                  .values = v1}, &err),
                &err, QV_EINVAL, "overflow int64 byte offsets");
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, INT64_C(1) << 61, c2,
-                                  NULL, false, v1, NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                  .shape = shape, .nnz = INT64_C(1) << 61,
+                                                  .coords = c2, .values = v1}, &err),
                &err, QV_EINVAL, "invalid nnz");
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, -1, c2, NULL, false, v1,
-                                  NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                  .shape = shape, .nnz = -1, .coords = c2,
+                                                  .values = v1}, &err),
                &err, QV_EINVAL, "invalid nnz -1");
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, 1, NULL, NULL, false, v1,
-                                  NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                  .shape = shape, .nnz = 1, .values = v1}, &err),
                &err, QV_EINVAL, "COO coords: buffer is NULL");
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, 1, c2, NULL, false, NULL,
-                                  NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                  .shape = shape, .nnz = 1, .coords = c2}, &err),
                &err, QV_EINVAL, "values buffer is NULL");
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_FLOAT32, 2, shape, NULL, 1, c2, NULL, false, v1,
-                                  NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_FLOAT32, .ndim = 2,
+                                                  .shape = shape, .nnz = 1, .coords = c2,
+                                                  .values = v1}, &err),
                &err, QV_EINVAL, "index type float32 is not an integer type");
   static const int64_t negshape[2] = {2, -3};
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, negshape, NULL, 0, NULL, NULL, true,
-                                  NULL, NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                  .shape = negshape, .is_canonical = true}, &err),
                &err, QV_EINVAL, "shape[1] = -3 is negative");
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 0, shape, NULL, 0, NULL, NULL, true, NULL,
-                                  NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .shape = shape,
+                                                  .is_canonical = true}, &err),
                &err, QV_EINVAL, "ndim 0");
-  expect_error(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 65, shape, NULL, 0, NULL, NULL, true,
-                                  NULL, NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .ndim = 65,
+                                                  .shape = shape, .is_canonical = true}, &err),
                &err, QV_ELIMIT, "ndim 65");
   /* nnz 0: any strides, no buffers (Arrow writes [8, 8] for 3x0) */
   static const int64_t s30[2] = {3, 0}, any[2] = {8, 8};
-  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, s30, NULL, 0, NULL, any, true, NULL,
-                                      NULL, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                      .shape = s30, .coords_strides = any,
+                                                      .is_canonical = true}, &err),
                    QV_OK);
   double none[1];
   assert_int_equal(qv_sparse_to_dense_into(&t, none, 0, &err), QV_OK);
@@ -147,7 +180,11 @@ static QvStatus csx(QvSparseFormat f, QvValueType pt, QvValueType it, const int6
   void *p = pack(indptr, nptr, pt), *x = pack(indices, nnz, it);
   void *v = heap((const double[9]){1, 2, 3, 4, 5, 6, 7, 8, 9}, (size_t)nnz * 8);
   QvSparseTensor t;
-  QvStatus st = qv_sparse_make_csx(&t, f, QV_VALUE_FLOAT64, pt, it, shape, NULL, nnz, p, x, v, NULL, err);
+  QvStatus st = qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = f,
+                                                   .value_type = QV_VALUE_FLOAT64,
+                                                   .indptr_type = pt, .index_type = it,
+                                                   .shape = shape, .nnz = nnz, .indptr = p,
+                                                   .indices = x, .values = v}, err);
   if (st == QV_OK) {
     QvTensor d;
     assert_int_equal(qv_sparse_to_dense(&t, &d, err), QV_OK);
@@ -214,8 +251,12 @@ static void test_csx_rules(void **state) {
   /* wrong lengths (fields of the struct, checked by qv_sparse_validate) */
   QvSparseTensor t;
   const double v[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
-  assert_int_equal(qv_sparse_make_csx(&t, QV_SPARSE_CSR, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, kShape,
-                                      NULL, 9, kIndptr, kIndices, v, NULL, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .indptr_type = QV_VALUE_INT64,
+                                                      .index_type = QV_VALUE_INT64, .shape = kShape,
+                                                      .nnz = 9, .indptr = kIndptr,
+                                                      .indices = kIndices, .values = v}, &err),
                    QV_OK);
   QvSparseTensor h = t;
   h.indptr_len = 6;
@@ -242,12 +283,27 @@ static void test_csx_rules(void **state) {
   qv_sparse_reset(&t);
   /* CSR needs 2 dims */
   static const int64_t s3[3] = {2, 2, 2};
-  expect_error(qv_sparse_make_csx(&t, QV_SPARSE_CSR, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, s3, NULL, 0,
-                                  kIndptr, kIndices, v, NULL, &err),
-               &err, QV_EINVAL, "");
-  expect_error(qv_sparse_make_csx(&t, QV_SPARSE_COO, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, kShape, NULL,
-                                  9, kIndptr, kIndices, v, NULL, &err),
-               &err, QV_EARG, "format must be CSR or CSC");
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 3, .format = QV_SPARSE_CSR,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .indptr_type = QV_VALUE_INT64,
+                                                  .index_type = QV_VALUE_INT64, .shape = s3,
+                                                  .indptr = kIndptr, .indices = kIndices,
+                                                  .values = v}, &err),
+               &err, QV_EINVAL, "sparse csr: ndim 3, a matrix needs 2");
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = (QvSparseFormat)9,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .indptr_type = QV_VALUE_INT64,
+                                                  .index_type = QV_VALUE_INT64, .shape = kShape,
+                                                  .nnz = 9, .indptr = kIndptr, .indices = kIndices,
+                                                  .values = v}, &err),
+               &err, QV_EARG, "unknown format 9");
+  /* a view has no default index type */
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .index_type = QV_VALUE_INT64, .shape = kShape,
+                                                  .nnz = 9, .indptr = kIndptr, .indices = kIndices,
+                                                  .values = v}, &err),
+               &err, QV_EINVAL, "CSR indptr: type ? is not an integer type");
   /* 3x0 CSR: indptr [0, 0, 0, 0], no indices (as Arrow writes it) */
   static const int64_t s30[2] = {3, 0}, zeros[4] = {0, 0, 0, 0};
   assert_int_equal(csx(QV_SPARSE_CSR, QV_VALUE_INT64, QV_VALUE_INT64, s30, 0, zeros, 4, NULL, &err), QV_OK);
@@ -280,9 +336,16 @@ static QvStatus csf(const Csf *c, QvValueType pt, QvValueType it, QvError *err) 
   }
   void *v = heap((const double[8]){1, 2, 3, 4, 5, 6, 7, 8}, (size_t)c->nnz * 8);
   QvSparseTensor t;
-  QvStatus st = qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, pt, it, 4, kShape4, NULL, c->axis, c->nnz,
-                                   (const void *const *)ptr, c->ptr_len, (const void *const *)ind, c->ind_len,
-                                   v, NULL, err);
+  QvStatus st = qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_CSF,
+                                                   .value_type = QV_VALUE_FLOAT64,
+                                                   .indptr_type = pt, .index_type = it, .ndim = 4,
+                                                   .shape = kShape4, .axis_order = c->axis,
+                                                   .nnz = c->nnz,
+                                                   .csf_indptr = (const void *const *)ptr,
+                                                   .csf_indptr_len = c->ptr_len,
+                                                   .csf_indices = (const void *const *)ind,
+                                                   .csf_indices_len = c->ind_len,
+                                                   .values = v}, err);
   if (st == QV_OK) {
     QvSparseTensor coo;
     assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_COO, NULL, &coo, err), QV_OK);
@@ -377,16 +440,24 @@ static void test_csf_rules(void **state) {
                "CSF indices[0]: not sorted within level 0 at position 1 (0 after 1)");
   /* NULL lists */
   QvSparseTensor t;
-  expect_error(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, 4, kShape4, NULL, NULL, 0,
-                                  NULL, NULL, NULL, NULL, NULL, NULL, &err),
+  expect_error(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_CSF,
+                                                  .value_type = QV_VALUE_FLOAT64,
+                                                  .indptr_type = QV_VALUE_INT64,
+                                                  .index_type = QV_VALUE_INT64, .ndim = 4,
+                                                  .shape = kShape4}, &err),
                &err, QV_EARG, "NULL");
   /* 1-D CSF: one level, no indptr (Arrow C++ refuses to make it) */
   static const int64_t n10[1] = {10}, ind1[3] = {1, 4, 7}, len1[1] = {3};
   static const int32_t ax1[1] = {0};
   const double v3[3] = {1.5, -2, 3};
   const void *inds[1] = {ind1};
-  assert_int_equal(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, 1, n10, NULL, ax1, 3,
-                                      NULL, NULL, inds, len1, v3, NULL, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_CSF,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .indptr_type = QV_VALUE_INT64,
+                                                      .index_type = QV_VALUE_INT64, .ndim = 1,
+                                                      .shape = n10, .axis_order = ax1, .nnz = 3,
+                                                      .csf_indices = inds, .csf_indices_len = len1,
+                                                      .values = v3}, &err),
                    QV_OK);
   double d[10];
   assert_int_equal(qv_sparse_to_dense_into(&t, d, sizeof d, &err), QV_OK);
@@ -396,8 +467,14 @@ static void test_csf_rules(void **state) {
   static const int64_t s234[3] = {2, 3, 4}, zero1[1] = {0}, lens0[3] = {0, 0, 0}, plens[2] = {1, 1};
   static const int32_t ax3[3] = {0, 1, 2};
   const void *ptrs0[2] = {zero1, zero1}, *inds0[3] = {zero1, zero1, zero1};
-  assert_int_equal(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_INT64, 3, s234, NULL, ax3, 0,
-                                      ptrs0, plens, inds0, lens0, NULL, NULL, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_CSF,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .indptr_type = QV_VALUE_INT64,
+                                                      .index_type = QV_VALUE_INT64, .ndim = 3,
+                                                      .shape = s234, .axis_order = ax3,
+                                                      .csf_indptr = ptrs0, .csf_indptr_len = plens,
+                                                      .csf_indices = inds0,
+                                                      .csf_indices_len = lens0}, &err),
                    QV_OK);
   qv_sparse_reset(&t);
 }
@@ -426,8 +503,11 @@ static void test_convert_checks_coordinates(void **state) {
   static const int64_t shape[2] = {6, 4};
   int64_t small[8] = {5, 3, 0, 1, 2, 2, 1, 0};
   const double v[4] = {1, 2, 3, 4};
-  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, shape, NULL, 4, small, NULL, false, v,
-                                      NULL, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                      .shape = shape, .nnz = 4, .coords = small,
+                                                      .values = v}, &err),
                    QV_OK);
   small[6] = 6;
   expect_convert_error(&t, "coordinate 6 of dim 0 at non-zero 3");
@@ -437,8 +517,11 @@ static void test_convert_checks_coordinates(void **state) {
   qv_sparse_reset(&t);
   /* uint64 index buffer with a value above INT64_MAX */
   uint64_t u[8] = {5, 3, 0, 1, 2, 2, 1, 0};
-  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_UINT64, 2, shape, NULL, 4, u, NULL, false, v,
-                                      NULL, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .index_type = QV_VALUE_UINT64, .ndim = 2,
+                                                      .shape = shape, .nnz = 4, .coords = u,
+                                                      .values = v}, &err),
                    QV_OK);
   u[4] = UINT64_MAX;
   expect_convert_error(&t, "coordinate 18446744073709551615 of dim 0 at non-zero 2");
@@ -454,8 +537,11 @@ static void test_convert_checks_coordinates(void **state) {
     c[2 * i + 1] = (i * 104729) % 5000;
     vals[i] = 1;
   }
-  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 2, big, NULL, N, c, NULL, false, vals,
-                                      NULL, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                      .shape = big, .nnz = N, .coords = c,
+                                                      .values = vals}, &err),
                    QV_OK);
   c[2 * N - 1] = 5000;
   expect_convert_error(&t, "coordinate 5000 of dim 1 at non-zero 299999");
@@ -529,8 +615,12 @@ static void test_random_corruption(void **state) {
       for (int k = 0; k < 1 + it % 3; k++) c[fz % 12] = fz_value();
       void *pc = pack(c, 12, ty), *pv = heap(v, 6 * 8);
       static const int64_t sh[2] = {2, 3};
-      accept_or_reject(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, ty, 2, sh, NULL, 6, pc, NULL, it % 2 == 0, pv, NULL,
-                                          &err),
+      accept_or_reject(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                          .value_type = QV_VALUE_FLOAT64,
+                                                          .index_type = ty, .ndim = 2, .shape = sh,
+                                                          .nnz = 6, .coords = pc,
+                                                          .is_canonical = it % 2 == 0,
+                                                          .values = pv}, &err),
                        &t, &accepted);
       free(pc);
       free(pv);
@@ -545,8 +635,12 @@ static void test_random_corruption(void **state) {
           x[fz % 9] = fz_value();
       }
       void *pp = pack(p, 7, ty), *px = pack(x, 9, ty), *pv = heap(v, 9 * 8);
-      accept_or_reject(qv_sparse_make_csx(&t, it % 4 == 1 ? QV_SPARSE_CSC : QV_SPARSE_CSR, QV_VALUE_FLOAT64, ty, ty,
-                                          kShape, NULL, 9, pp, px, pv, NULL, &err),
+      accept_or_reject(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2,
+                                                          .format = it % 4 == 1 ? QV_SPARSE_CSC : QV_SPARSE_CSR,
+                                                          .value_type = QV_VALUE_FLOAT64,
+                                                          .indptr_type = ty, .index_type = ty,
+                                                          .shape = kShape, .nnz = 9, .indptr = pp,
+                                                          .indices = px, .values = pv}, &err),
                        &t, &accepted);
       free(pp);
       free(px);
@@ -567,9 +661,16 @@ static void test_random_corruption(void **state) {
         if (l < 3) ptr[l] = pack(c.ptr[l], c.ptr_len[l], ty);
       }
       void *pv = heap(v, 8 * 8);
-      accept_or_reject(qv_sparse_make_csf(&t, QV_VALUE_FLOAT64, ty, ty, 4, kShape4, NULL, c.axis, 8,
-                                          (const void *const *)ptr, c.ptr_len, (const void *const *)ind, c.ind_len,
-                                          pv, NULL, &err),
+      accept_or_reject(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_CSF,
+                                                          .value_type = QV_VALUE_FLOAT64,
+                                                          .indptr_type = ty, .index_type = ty,
+                                                          .ndim = 4, .shape = kShape4,
+                                                          .axis_order = c.axis, .nnz = 8,
+                                                          .csf_indptr = (const void *const *)ptr,
+                                                          .csf_indptr_len = c.ptr_len,
+                                                          .csf_indices = (const void *const *)ind,
+                                                          .csf_indices_len = c.ind_len,
+                                                          .values = pv}, &err),
                        &t, &accepted);
       for (int l = 0; l < 4; l++) {
         free(ind[l]);
@@ -596,8 +697,12 @@ static void test_owner_and_misc(void **state) {
   static const int64_t shape[1] = {4}, c[1] = {2};
   const double v[1] = {3};
   QvSparseTensor t;
-  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 1, shape, NULL, 1, c, NULL, true, v,
-                                      owner, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .index_type = QV_VALUE_INT64, .ndim = 1,
+                                                      .shape = shape, .nnz = 1, .coords = c,
+                                                      .is_canonical = true, .values = v,
+                                                      .owner = owner}, &err),
                    QV_OK);
   qv_owner_free(owner);
   assert_int_equal(released, 0);
@@ -608,8 +713,12 @@ static void test_owner_and_misc(void **state) {
   /* a failed make drops its reference too */
   owner = qv_owner_new(on_release, NULL);
   static const int64_t bad[1] = {9};
-  assert_int_equal(qv_sparse_make_coo(&t, QV_VALUE_FLOAT64, QV_VALUE_INT64, 1, shape, NULL, 1, bad, NULL, true, v,
-                                      owner, &err),
+  assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .index_type = QV_VALUE_INT64, .ndim = 1,
+                                                      .shape = shape, .nnz = 1, .coords = bad,
+                                                      .is_canonical = true, .values = v,
+                                                      .owner = owner}, &err),
                    QV_EINVAL);
   qv_owner_free(owner);
   assert_int_equal(released, 2);

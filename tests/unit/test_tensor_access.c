@@ -21,7 +21,9 @@ static QvTensor view(QvValueType type, int32_t ndim, const int64_t *shape, const
                      const void *data, int64_t size) {
   QvTensor t;
   QvError err = {0};
-  QvStatus st = qv_tensor_make(&t, type, ndim, shape, strides, NULL, data, size, NULL, &err);
+  QvStatus st = qv_tensor_init(&t, &(QvTensorDesc){.type = type, .ndim = ndim, .shape = shape,
+                                                   .strides = strides, .data = data,
+                                                   .data_size = size}, &err);
   if (st != QV_OK) fail_msg("make: %s", err.message);
   return t;
 }

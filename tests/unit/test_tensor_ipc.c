@@ -131,7 +131,7 @@ static void roundtrip_type(QvValueType type, bool column_major) {
   const char *names[3] = {"a", "b", "c"};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, type, 3, shape, names, column_major, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, type, 3, shape, names, column_major, NULL, &err), QV_OK);
   fill_pattern(&t, (uint8_t)type);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
@@ -171,12 +171,12 @@ static void roundtrip_type(QvValueType type, bool column_major) {
 
 static void test_every_type_row_major(void **state) {
   (void)state;
-  for (int ty = 0; ty < QV_VALUE_TYPE_COUNT; ty++) roundtrip_type((QvValueType)ty, false);
+  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) roundtrip_type((QvValueType)ty, false);
 }
 
 static void test_every_type_column_major(void **state) {
   (void)state;
-  for (int ty = 0; ty < QV_VALUE_TYPE_COUNT; ty++) roundtrip_type((QvValueType)ty, true);
+  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) roundtrip_type((QvValueType)ty, true);
 }
 
 /* Every other column of a 4x6 matrix: written as a row-major copy with
@@ -189,8 +189,10 @@ static void test_strided_view_written_row_major(void **state) {
   const char *names[2] = {"r", "c"};
   QvTensor view;
   QvError err;
-  assert_int_equal(qv_tensor_make(&view, QV_VALUE_FLOAT64, 2, shape, strides, names, base,
-                                  sizeof base, NULL, &err),
+  assert_int_equal(qv_tensor_init(&view, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+                                                         .shape = shape, .strides = strides,
+                                                         .dim_names = names, .data = base,
+                                                         .data_size = sizeof base}, &err),
                    QV_OK);
   assert_false(qv_tensor_is_contiguous(&view));
   size_t size;
@@ -240,8 +242,10 @@ static void test_large_strided_fd_write(void **state) {
   const int64_t shape[2] = {rows - 1, cols / 2}, strides[2] = {cols * 8, 16};
   QvTensor view;
   QvError err;
-  assert_int_equal(qv_tensor_make(&view, QV_VALUE_FLOAT64, 2, shape, strides, NULL, base + 1,
-                                  (rows * cols - 1) * 8, NULL, &err),
+  assert_int_equal(qv_tensor_init(&view, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+                                                         .shape = shape, .strides = strides,
+                                                         .data = base + 1,
+                                                         .data_size = (rows * cols - 1) * 8}, &err),
                    QV_OK);
   char *path = temp_path("bigstrided");
   QvStatus st = qv_tensor_write_path(&view, path, &err);
@@ -267,7 +271,7 @@ static void test_large_buffer_write(void **state) {
   const int64_t shape[1] = {(5 << 20) / 8 + 3};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT64, 1, shape, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT64, 1, shape, NULL, false, NULL, &err), QV_OK);
   fill_pattern(&t, 5);
   size_t need;
   assert_int_equal(qv_tensor_message_size(&t, &need, &err), QV_OK);
@@ -296,7 +300,8 @@ static void test_zero_dim(void **state) {
   double v = 42.5;
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_make(&t, QV_VALUE_FLOAT64, 0, NULL, NULL, NULL, &v, 8, NULL, &err),
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .data = &v,
+                                                      .data_size = 8}, &err),
                    QV_OK);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
@@ -318,7 +323,7 @@ static void test_zero_length_dims(void **state) {
   for (int k = 0; k < 3; k++) {
     QvTensor t;
     QvError err;
-    assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_INT16, 3, shapes[k], NULL, false, &err), QV_OK);
+    assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_INT16, 3, shapes[k], NULL, false, NULL, &err), QV_OK);
     size_t size;
     uint8_t *buf = write_buffer(&t, &size);
     QvIpcMessage msg;
@@ -395,7 +400,7 @@ static void test_partial_names(void **state) {
   const char *names[3] = {"x", "", "z"};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 3, shape, names, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 3, shape, names, false, NULL, &err), QV_OK);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
   QvTensor back;
@@ -409,7 +414,7 @@ static void test_partial_names(void **state) {
   qv_aligned_free(buf);
 
   /* no names at all: none written */
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 3, shape, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 3, shape, NULL, false, NULL, &err), QV_OK);
   buf = write_buffer(&t, &size);
   QvIpcMessage msg;
   first_message(buf, size, &msg);
@@ -427,8 +432,10 @@ static void test_canonical_strides_written(void **state) {
   const int64_t shape[2] = {1, 5}, strides[2] = {4000, 4};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_make(&t, QV_VALUE_INT32, 2, shape, strides, NULL, data,
-                                  sizeof data, NULL, &err),
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_INT32, .ndim = 2,
+                                                      .shape = shape, .strides = strides,
+                                                      .data = data,
+                                                      .data_size = sizeof data}, &err),
                    QV_OK);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
@@ -447,7 +454,7 @@ static void test_buffer_too_small(void **state) {
   const int64_t shape[1] = {10};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 1, shape, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 1, shape, NULL, false, NULL, &err), QV_OK);
   size_t need;
   assert_int_equal(qv_tensor_message_size(&t, &need, &err), QV_OK);
   uint8_t *buf = malloc(need);
@@ -467,9 +474,9 @@ static void test_several_tensors_one_file(void **state) {
   QvError err;
   const int64_t s0[2] = {3, 7}, s1[1] = {5}, s2[3] = {2, 2, 3};
   QvTensor t[3];
-  assert_int_equal(qv_tensor_alloc(&t[0], QV_VALUE_INT8, 2, s0, NULL, false, &err), QV_OK);
-  assert_int_equal(qv_tensor_alloc(&t[1], QV_VALUE_FLOAT64, 1, s1, NULL, false, &err), QV_OK);
-  assert_int_equal(qv_tensor_alloc(&t[2], QV_VALUE_UINT16, 3, s2, NULL, true, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[0], QV_VALUE_INT8, 2, s0, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[1], QV_VALUE_FLOAT64, 1, s1, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[2], QV_VALUE_UINT16, 3, s2, NULL, true, NULL, &err), QV_OK);
   for (int i = 0; i < 3; i++) fill_pattern(&t[i], (uint8_t)(i * 50));
   char *path = temp_path("several");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -532,7 +539,7 @@ static void test_path_view_outlives_file(void **state) {
   const int64_t shape[2] = {16, 16};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 2, shape, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 2, shape, NULL, false, NULL, &err), QV_OK);
   fill_pattern(&t, 9);
   char *path = temp_path("outlive");
   assert_int_equal(qv_tensor_write_path(&t, path, &err), QV_OK);
@@ -551,8 +558,8 @@ static void test_fd_reader_pipe(void **state) {
   const int64_t shape[2] = {4, 5};
   QvTensor t[2];
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t[0], QV_VALUE_INT64, 2, shape, NULL, false, &err), QV_OK);
-  assert_int_equal(qv_tensor_alloc(&t[1], QV_VALUE_UINT32, 2, shape, NULL, true, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[0], QV_VALUE_INT64, 2, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[1], QV_VALUE_UINT32, 2, shape, NULL, true, NULL, &err), QV_OK);
   fill_pattern(&t[0], 1);
   fill_pattern(&t[1], 2);
   int fds[2];
@@ -580,8 +587,8 @@ static void test_path_reader_agrees_with_memory(void **state) {
   QvError err;
   const int64_t s0[2] = {2, 3}, s1[1] = {0};
   QvTensor t[2];
-  assert_int_equal(qv_tensor_alloc(&t[0], QV_VALUE_INT16, 2, s0, NULL, true, &err), QV_OK);
-  assert_int_equal(qv_tensor_alloc(&t[1], QV_VALUE_FLOAT32, 1, s1, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[0], QV_VALUE_INT16, 2, s0, NULL, true, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[1], QV_VALUE_FLOAT32, 1, s1, NULL, false, NULL, &err), QV_OK);
   fill_pattern(&t[0], 3);
   size_t n0, n1;
   uint8_t *m0 = write_buffer(&t[0], &n0), *m1 = write_buffer(&t[1], &n1);
@@ -646,7 +653,7 @@ static void test_legacy_prefix_path(void **state) {
   const int64_t shape[1] = {4};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 1, shape, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 1, shape, NULL, false, NULL, &err), QV_OK);
   fill_pattern(&t, 77);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
@@ -679,7 +686,7 @@ static void test_memory_owner_retained(void **state) {
   const int64_t shape[1] = {3};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_INT32, 1, shape, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_INT32, 1, shape, NULL, false, NULL, &err), QV_OK);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
   owner_released = 0;
@@ -702,7 +709,7 @@ static void test_truncated_metadata_and_body(void **state) {
   const int64_t shape[2] = {3, 4};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT64, 2, shape, NULL, false, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT64, 2, shape, NULL, false, NULL, &err), QV_OK);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
   QvIpcMessage msg;

@@ -14,7 +14,9 @@ static QvTensor view(QvValueType type, int32_t ndim, const int64_t *shape, const
                      const void *data, int64_t size) {
   QvTensor t;
   QvError err = {0};
-  QvStatus st = qv_tensor_make(&t, type, ndim, shape, strides, NULL, data, size, NULL, &err);
+  QvStatus st = qv_tensor_init(&t, &(QvTensorDesc){.type = type, .ndim = ndim, .shape = shape,
+                                                   .strides = strides, .data = data,
+                                                   .data_size = size}, &err);
   if (st != QV_OK) fail_msg("make: %s", err.message);
   return t;
 }
@@ -587,8 +589,10 @@ static void test_validated_views_stay_in_bounds(void **state) {
     int64_t size = (int64_t)rnd(BUF + 1);
     QvTensor t;
     QvError err = {0};
-    if (qv_tensor_make(&t, type, ndim, shape, rnd(4) ? strides : NULL, NULL, buf + (BUF - size),
-                       size, NULL, &err) != QV_OK) {
+    if (qv_tensor_init(&t, &(QvTensorDesc){.type = type, .ndim = ndim, .shape = shape,
+                                           .strides = rnd(4) ? strides : NULL,
+                                           .data = buf + (BUF - size),
+                                           .data_size = size}, &err) != QV_OK) {
       assert_true(err.message[0] != '\0');
       continue;
     }
