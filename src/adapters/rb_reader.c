@@ -893,7 +893,8 @@ static QvStatus read_block(QvRbFileReader *r, const QvBlock *b, QvMessage *msg,
                         "block at offset %lld says the metadata takes %d bytes, the message "
                         "prefix says %lld", (long long)b->offset, (int)b->meta_data_length,
                         (long long)(prefix + (len > 0 ? len : 0)));
-  const QvDecodeOptions dopt = {r->core.opt.ipc.max_depth, r->core.opt.ipc.max_tables};
+  const QvDecodeOptions dopt = {.max_depth = r->core.opt.ipc.max_depth,
+                               .max_tables = r->core.opt.ipc.max_tables};
   QvStatus st = qv_message_decode(p + prefix, (size_t)len, &dopt, msg, error);
   if (st) return qv_error_prefix(error, "message at offset %lld", (long long)b->offset);
   if (msg->body_length != b->body_length) {
