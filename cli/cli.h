@@ -41,20 +41,25 @@ bool qv_cli_starts_with_schema(const uint8_t *data, size_t size);
 /* A message reader over bytes the caller keeps alive. */
 QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error);
 
-/* Writes OUT ("-" = stdout) with write_fn. A regular-file OUT is written to
- * a temporary file next to it and renamed over it: the input may be a
- * memory-mapped view of OUT itself, and a failed write leaves nothing
- * behind. Other existing paths (/dev/null, a FIFO) are opened directly. */
-typedef QvStatus (*QvCliWriteFn)(int fd, const void *ctx, QvError *error);
+/* Writes OUT ("-" = stdout) with write_fn through a sink, then finishes
+ * it. A regular-file OUT goes through a path sink (a temporary file renamed
+ * over OUT): the input may be a memory-mapped view of OUT itself, and a
+ * failed write leaves the old OUT as it was. Other existing paths
+ * (/dev/null, a FIFO) are written in place. */
+typedef QvStatus (*QvCliWriteFn)(QvSink *sink, const void *ctx, QvError *error);
 QvStatus qv_cli_write_output(const char *out, QvCliWriteFn write_fn, const void *ctx,
                              QvError *error);
+/* The same for writers that still take a descriptor (the NumPy formats). */
+typedef QvStatus (*QvCliWriteFdFn)(int fd, const void *ctx, QvError *error);
+QvStatus qv_cli_write_output_fd(const char *out, QvCliWriteFdFn write_fn, const void *ctx,
+                                QvError *error);
 /* Write functions for it: ctx is a QvTensor / a QvCliSparseOut. */
 typedef struct QvCliSparseOut {
   const QvSparseTensor *tensor;
   QvSparseWriteOptions options;
 } QvCliSparseOut;
-QvStatus qv_cli_write_tensor_fd(int fd, const void *tensor, QvError *error);
-QvStatus qv_cli_write_sparse_fd(int fd, const void *sparse_out, QvError *error);
+QvStatus qv_cli_write_tensor(QvSink *sink, const void *tensor, QvError *error);
+QvStatus qv_cli_write_sparse(QvSink *sink, const void *sparse_out, QvError *error);
 
 /* Message `index` of an Arrow input ("-" = stdin) as a dense or a sparse
  * tensor; other message kinds are an error naming what the message is. */

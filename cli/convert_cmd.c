@@ -168,7 +168,7 @@ int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_den
     } else {
       dense = in->dense;
     }
-    st = qv_cli_write_output(out, qv_cli_write_tensor_fd, &dense, &err);
+    st = qv_cli_write_output(out, qv_cli_write_tensor, &dense, &err);
     if (in->is_sparse) qv_tensor_reset(&dense);
     return st ? qv_cli_fail(cmd, &err) : 0;
   }
@@ -182,8 +182,8 @@ int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_den
   st = in->is_sparse ? qv_sparse_convert(&in->sparse, format, &o, &sp, &err)
                      : qv_sparse_from_dense(&in->dense, format, &o, &sp, &err);
   if (st) return qv_cli_fail(cmd, &err);
-  QvCliSparseOut so = {&sp, {a->has_csf_lengths ? a->csf_lengths : QV_CSF_LENGTHS_ELEMENTS}};
-  st = qv_cli_write_output(out, qv_cli_write_sparse_fd, &so, &err);
+  QvCliSparseOut so = {&sp, {sizeof so.options, a->has_csf_lengths ? a->csf_lengths : QV_CSF_LENGTHS_ELEMENTS}};
+  st = qv_cli_write_output(out, qv_cli_write_sparse, &so, &err);
   qv_sparse_reset(&sp);
   return st ? qv_cli_fail(cmd, &err) : 0;
 }

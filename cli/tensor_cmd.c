@@ -31,13 +31,13 @@ static int usage(FILE *f) {
 
 /* ---- output */
 
-QvStatus qv_cli_write_tensor_fd(int fd, const void *tensor, QvError *error) {
-  return qv_tensor_write_fd(tensor, fd, error);
+QvStatus qv_cli_write_tensor(QvSink *sink, const void *tensor, QvError *error) {
+  return qv_tensor_write(tensor, sink, error);
 }
 
-QvStatus qv_cli_write_sparse_fd(int fd, const void *sparse_out, QvError *error) {
+QvStatus qv_cli_write_sparse(QvSink *sink, const void *sparse_out, QvError *error) {
   const QvCliSparseOut *so = sparse_out;
-  return qv_sparse_write_fd(so->tensor, &so->options, fd, error);
+  return qv_sparse_write(so->tensor, sink, &so->options, error);
 }
 
 static QvStatus write_npy_fd(int fd, const void *tensor, QvError *error) {
@@ -51,6 +51,21 @@ static QvStatus write_npz_fd(int fd, const void *opts_and_tensor, QvError *error
 
 QvStatus qv_cli_write_output(const char *out, QvCliWriteFn write_fn, const void *ctx,
                              QvError *err) {
+  QvSink *sink;
+  QvStatus st = strcmp(out, "-") == 0 ? qv_sink_new_fd(&sink, STDOUT_FILENO, err)
+                                      : qv_sink_new_path(&sink, out, 0, err);
+  if (st) return st;
+  st = write_fn(sink, ctx, err);
+  if (st == QV_OK) st = qv_sink_finish(sink, err);
+  qv_sink_free(sink); /* after a failure this removes the temporary file */
+  /* the sink's own errors name the file already */
+  if (st && strcmp(out, "-") != 0 && err && strncmp(err->message, out, strlen(out)) != 0)
+    qv_error_prefix(err, "%s", out);
+  return st;
+}
+
+QvStatus qv_cli_write_output_fd(const char *out, QvCliWriteFdFn write_fn, const void *ctx,
+                                QvError *err) {
   if (strcmp(out, "-") == 0) return write_fn(STDOUT_FILENO, ctx, err);
   struct stat sb;
   if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
@@ -117,7 +132,7 @@ static int from_npy(const char *in, const char *out, bool sparse, QvSparseFormat
   } else if (sparse) {
     rc = qv_cli_convert_and_write("tensor from-npy", &t, false, format, a, out);
   } else {
-    st = qv_cli_write_output(out, qv_cli_write_tensor_fd, &t.dense, &err);
+    st = qv_cli_write_output(out, qv_cli_write_tensor, &t.dense, &err);
     rc = st ? qv_cli_fail("tensor from-npy", &err) : 0;
   }
   qv_cli_tensor_free(&t);
@@ -138,7 +153,7 @@ static int to_npy(const char *in, const char *out, int64_t index) {
     dense = t.dense;
   }
   if (st == QV_OK) {
-    st = qv_cli_write_output(out, write_npy_fd, &dense, &err);
+    st = qv_cli_write_output_fd(out, write_npy_fd, &dense, &err);
     if (t.is_sparse) qv_tensor_reset(&dense);
   }
   qv_cli_tensor_free(&t);
@@ -159,8 +174,8 @@ static int from_npz(const char *in, const char *out) {
     st = qv_npz_read_path(in, &t, &err);
   }
   if (st) return qv_cli_fail("tensor from-npz", &err);
-  QvCliSparseOut so = {&t, {QV_CSF_LENGTHS_ELEMENTS}};
-  st = qv_cli_write_output(out, qv_cli_write_sparse_fd, &so, &err);
+  QvCliSparseOut so = {&t, {sizeof so.options, QV_CSF_LENGTHS_ELEMENTS}};
+  st = qv_cli_write_output(out, qv_cli_write_sparse, &so, &err);
   qv_sparse_reset(&t);
   return st ? qv_cli_fail("tensor from-npz", &err) : 0;
 }
@@ -181,7 +196,7 @@ static int to_npz(const char *in, const char *out, int64_t index, bool stored) {
   }
   QvNpzWriteOptions o = {.stored = stored};
   const void *ctx[2] = {&t.sparse, &o};
-  st = qv_cli_write_output(out, write_npz_fd, ctx, &err);
+  st = qv_cli_write_output_fd(out, write_npz_fd, ctx, &err);
   qv_cli_tensor_free(&t);
   return st ? qv_cli_fail("tensor to-npz", &err) : 0;
 }

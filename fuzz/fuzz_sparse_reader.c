@@ -37,17 +37,22 @@ static int64_t dense_size(const QvSparseTensor *t) {
 }
 
 static void roundtrip(const QvSparseTensor *t, QvCsfLengths lengths) {
-  QvSparseWriteOptions o = {lengths};
+  QvSparseWriteOptions o = {sizeof o, lengths};
   QvError err;
   size_t size;
   CHECK(qv_sparse_message_size(t, &o, &size, &err) == QV_OK);
   uint8_t *buf = qv_aligned_alloc(size);
   CHECK(buf != NULL);
-  size_t written;
-  CHECK(qv_sparse_write_to_buffer(t, &o, buf, size, &written, &err) == QV_OK);
-  CHECK(written == size);
+  QvSink *sink;
+  CHECK(qv_sink_new_buffer(&sink, buf, size, &err) == QV_OK);
+  CHECK(qv_sparse_write(t, sink, &o, &err) == QV_OK);
+  CHECK(qv_sink_bytes_written(sink) == (int64_t)size);
+  qv_sink_free(sink);
+  QvSource *src;
+  CHECK(qv_source_new_memory(&src, buf, size, NULL, &err) == QV_OK);
   QvSparseTensor back;
-  QvStatus st = qv_sparse_read_memory(buf, size, NULL, 0, &back, &err);
+  QvStatus st = qv_sparse_read(src, 0, &back, &err);
+  qv_source_free(src);
   if (st) fprintf(stderr, "fuzz_sparse_reader: re-read failed: %s\n", err.message);
   CHECK(st == QV_OK);
   CHECK(back.format == t->format && back.value_type == t->value_type);
@@ -97,10 +102,12 @@ static void check_tensor(const QvSparseTensor *t) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  QvSource *src;
+  QvError err;
+  CHECK(qv_source_new_memory(&src, data, size, NULL, &err) == QV_OK);
   for (int64_t index = 0; index < 3; index++) {
     QvSparseTensor t;
-    QvError err;
-    QvStatus st = qv_sparse_read_memory(data, size, NULL, index, &t, &err);
+    QvStatus st = qv_sparse_read(src, index, &t, &err);
     if (st != QV_OK) {
       CHECK(err.message[0] != '\0');
       CHECK(t.values == NULL && t.owner == NULL && t.private_data == NULL);
@@ -109,5 +116,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_tensor(&t);
     qv_sparse_reset(&t);
   }
+  qv_source_free(src);
   return 0;
 }

@@ -45,11 +45,16 @@ static void check_tensor(const QvTensor *t) {
   CHECK(qv_tensor_message_size(t, &size, &err) == QV_OK);
   uint8_t *msg = qv_aligned_alloc(size);
   CHECK(msg != NULL);
-  size_t written;
-  CHECK(qv_tensor_write_to_buffer(t, msg, size, &written, &err) == QV_OK);
-  CHECK(written == size);
+  QvSink *sink;
+  CHECK(qv_sink_new_buffer(&sink, msg, size, &err) == QV_OK);
+  CHECK(qv_tensor_write(t, sink, &err) == QV_OK);
+  CHECK(qv_sink_bytes_written(sink) == (int64_t)size);
+  qv_sink_free(sink);
+  QvSource *src;
+  CHECK(qv_source_new_memory(&src, msg, size, NULL, &err) == QV_OK);
   QvTensor back;
-  QvStatus st = qv_tensor_read_memory(msg, size, NULL, 0, &back, &err);
+  QvStatus st = qv_tensor_read(src, 0, &back, &err);
+  qv_source_free(src);
   if (st) fprintf(stderr, "fuzz_tensor_reader: re-read failed: %s\n", err.message);
   CHECK(st == QV_OK);
   CHECK((uintptr_t)back.data % 64 == 0);
@@ -64,10 +69,12 @@ static void check_tensor(const QvTensor *t) {
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  QvSource *src;
+  QvError err;
+  CHECK(qv_source_new_memory(&src, data, size, NULL, &err) == QV_OK);
   for (int64_t index = 0; index < 4; index++) {
     QvTensor t;
-    QvError err;
-    QvStatus st = qv_tensor_read_memory(data, size, NULL, index, &t, &err);
+    QvStatus st = qv_tensor_read(src, index, &t, &err);
     if (st != QV_OK) {
       CHECK(err.message[0] != '\0');
       CHECK(t.data == NULL && t.owner == NULL && t.private_data == NULL);
@@ -76,5 +83,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_tensor(&t);
     qv_tensor_reset(&t);
   }
+  qv_source_free(src);
   return 0;
 }

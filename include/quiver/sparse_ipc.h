@@ -57,7 +57,8 @@ typedef enum QvCsfLengths {
 } QvCsfLengths;
 
 typedef struct QvSparseWriteOptions {
-  QvCsfLengths csf_lengths;
+  size_t struct_size;       /* 0 or sizeof(QvSparseWriteOptions) */
+  QvCsfLengths csf_lengths; /* 0 = QV_CSF_LENGTHS_ELEMENTS */
 } QvSparseWriteOptions;
 
 /* ---- reading */
@@ -70,20 +71,15 @@ typedef struct QvSparseWriteOptions {
 QV_API QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
                                 QvCsfLengths *csf_lengths, QvError *error);
 
-/* Reads message number `index` (0-based, counting every message) as a
- * sparse tensor; an error when that message is not a SparseTensor ("message
- * 0 is a Tensor, not a SparseTensor") or the input holds fewer messages.
- * _memory: zero-copy view of `data` (owner retained; NULL: the caller keeps
- *   the bytes alive).
- * _path: memory-maps the file; zero-copy, the mapping lives until the
- *   tensor is released (replace files by renaming, never truncate them).
- * _fd: reads sequentially (not closed); the body is copied into 64-byte
- *   aligned memory owned by the tensor. */
-QV_API QvStatus qv_sparse_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
-                               QvSparseTensor *out, QvError *error);
-QV_API QvStatus qv_sparse_read_path(const char *path, int64_t index, QvSparseTensor *out,
-                             QvError *error);
-QV_API QvStatus qv_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, QvError *error);
+/* Reads message number `index` (0-based, counting every message) of
+ * `source` as a sparse tensor; an error when that message is not a
+ * SparseTensor ("message 0 is a Tensor, not a SparseTensor") or the input
+ * holds fewer messages. Zero-copy from memory and from a path (only the
+ * chosen body is mapped; the mapping lives until the tensor is reset);
+ * from an fd or pipe the body is copied into 64-byte-aligned memory owned
+ * by the tensor. Errors from a path name the file. */
+QV_API QvStatus qv_sparse_read(QvSource *source, int64_t index, QvSparseTensor *out,
+                               QvError *error);
 
 /* ---- writing (options may be NULL: defaults) */
 
@@ -91,17 +87,12 @@ QV_API QvStatus qv_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, Qv
  * is_canonical flag is set is written with isCanonical true. */
 QV_API QvStatus qv_sparse_message_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
                                 size_t *size, QvError *error);
-/* QV_EARG when dst_size is too small; *written (may be NULL) receives the
- * message size. */
-QV_API QvStatus qv_sparse_write_to_buffer(const QvSparseTensor *t, const QvSparseWriteOptions *options,
-                                   void *dst, size_t dst_size, size_t *written, QvError *error);
-/* At the descriptor's current position (not closed); call repeatedly to put
- * several messages into one file. */
-QV_API QvStatus qv_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions *options, int fd,
-                            QvError *error);
-/* Creates or truncates `path`. */
-QV_API QvStatus qv_sparse_write_path(const QvSparseTensor *t, const QvSparseWriteOptions *options,
-                              const char *path, QvError *error);
+/* Writes the message to `sink` (not finished: call qv_sink_finish after the
+ * last message); every buffer is written straight from the tensor's memory
+ * (a COO index matrix with other strides is copied to row-major first). A
+ * buffer sink too small for the message fails with QV_ELIMIT. */
+QV_API QvStatus qv_sparse_write(const QvSparseTensor *t, QvSink *sink,
+                                const QvSparseWriteOptions *options, QvError *error);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@
  *
  * Reading is zero-copy: the tensor is a view of the message body and holds a
  * reference to the memory (caller buffer, file mapping or fd-read body) it
- * points into. */
+ * points into. Sources and sinks: quiver/io.h. */
 #ifndef QUIVER_TENSOR_IPC_H
 #define QUIVER_TENSOR_IPC_H
 
@@ -49,48 +49,37 @@ extern "C" {
 QV_API QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError *error);
 
 /* Reads message number `index` (0-based, counting every message of the
- * stream whatever its kind) and returns it as a tensor. It is an error when
- * that message is not a Tensor (e.g. "message 1 is a SparseTensor, not a
- * Tensor") or when the input holds fewer messages. A file-format input
- * (ARROW1 magic) is read through its message area.
+ * stream whatever its kind) of `source` (quiver/io.h) and returns it as a
+ * tensor. It is an error when that message is not a Tensor (e.g. "message 1
+ * is a SparseTensor, not a Tensor") or when the input holds fewer messages.
+ * A file-format input (ARROW1 magic) is read through its message area.
  *
- * _memory: zero-copy view of `data` (owner may be NULL: the caller keeps
- *   the bytes alive while the tensor is used; otherwise it is retained).
- * _path: reads the prefixes and metadata with pread and memory-maps only the
- *   chosen message's body (no page is touched until the caller reads the
- *   data); the mapping lives until the tensor is released. A file written
- *   by quiver (or by Arrow C++'s WriteTensor) gives a 64-byte-aligned data
- *   pointer. The tensor must not outlive a truncation of the file (the
- *   usual mmap rule: replace files by renaming a new one over them).
- * _fd: reads sequentially from a descriptor or pipe (not closed); the body
- *   is copied into 64-byte-aligned memory owned by the tensor. */
-QV_API QvStatus qv_tensor_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
-                               QvTensor *out, QvError *error);
-QV_API QvStatus qv_tensor_read_path(const char *path, int64_t index, QvTensor *out, QvError *error);
-QV_API QvStatus qv_tensor_read_fd(int fd, int64_t index, QvTensor *out, QvError *error);
+ * Caller memory: a zero-copy view (the tensor retains the source's owner).
+ * A path: reads the prefixes and metadata with pread and memory-maps only
+ *   the chosen message's body (no page is touched until the caller reads the
+ *   data); the mapping lives until the tensor is reset. A file written by
+ *   quiver (or by Arrow C++'s WriteTensor) gives a 64-byte-aligned data
+ *   pointer. Writing the tensor back to the same path through a path sink is
+ *   safe (the sink renames a new file over the old one).
+ * An fd or pipe: reads sequentially (the descriptor is not closed); the body
+ *   is copied into 64-byte-aligned memory owned by the tensor.
+ * Errors from a path name the file. */
+QV_API QvStatus qv_tensor_read(QvSource *source, int64_t index, QvTensor *out, QvError *error);
 
 /* ---- writing */
 
-/* Bytes qv_tensor_write_to_buffer needs for `t` (framed metadata + padded
- * body). */
+/* Bytes qv_tensor_write writes for `t` (framed metadata + padded body). */
 QV_API QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError *error);
 
-/* Writes the message for `t` into dst. Row- or column-major tensors are
- * written as they are (one memcpy of the body) with their strides;
- * other layouts are written as a row-major copy with row-major strides.
- * Strides are always written, dimension names when the tensor has them.
- * *written (may be NULL) receives the message size. QV_EARG when dst_size
- * is too small (nothing useful is written then). */
-QV_API QvStatus qv_tensor_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, size_t *written,
-                                   QvError *error);
-
-/* Same bytes, written with write(2) at the descriptor's current position
- * (not closed). A contiguous body is written straight from the tensor's
- * memory. Call repeatedly to put several tensors into one file. */
-QV_API QvStatus qv_tensor_write_fd(const QvTensor *t, int fd, QvError *error);
-
-/* Creates or truncates `path` and writes one tensor message into it. */
-QV_API QvStatus qv_tensor_write_path(const QvTensor *t, const char *path, QvError *error);
+/* Writes the message for `t` to `sink` (not finished: call qv_sink_finish
+ * after the last message; several tensors may go into one sink). Row- or
+ * column-major tensors are written as they are, with their strides, straight
+ * from the tensor's memory; other layouts are written as a row-major copy
+ * with row-major strides (built in place in a memory or buffer sink, slab by
+ * slab otherwise). Strides are always written, dimension names when the
+ * tensor has them. A buffer sink too small for the message fails with
+ * QV_ELIMIT. */
+QV_API QvStatus qv_tensor_write(const QvTensor *t, QvSink *sink, QvError *error);
 
 #ifdef __cplusplus
 }

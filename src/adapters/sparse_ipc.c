@@ -1,24 +1,19 @@
 /* Sparse tensors as Arrow IPC SparseTensor messages: readers and writer. */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "adapters/tensor_message.h"
 #include "adapters/value_type_arrow.h"
-#include "ipc/sink_internal.h"
-#include "util/copy.h"
+#include "ipc/reader_internal.h"
+#include "util/options.h"
 #include "quiver/sparse_ipc.h"
-
-/* Defined in tensor_io.c: memcpy that stays fast for large copies. */
 
 /* Every buffer starts at a multiple of this within the body, and the body
  * is padded to it, so consecutive messages keep 64-byte aligned buffers. */
-#define BODY_ALIGN 64
+#define BODY_ALIGN QV_TENSOR_BODY_ALIGN
 
 /* ---- reading */
 
@@ -207,6 +202,26 @@ static bool csf_counts_fit(const QvSparseCSF *c, int32_t n, size_t iw, size_t pw
   return true;
 }
 
+/* The `count` buffers of one CSF list (indicesBuffers or indptrBuffers):
+ * entry counts into lens[], checked spans appended to d. */
+static QvStatus csf_levels(const char *list, const char *width_name, const QvBuffer *bufs,
+                           int32_t count, size_t w, bool bytes, int64_t blen, int64_t *lens,
+                           Decoded *d, QvError *error) {
+  char what[64];
+  for (int32_t l = 0; l < count; l++) {
+    int64_t len = bufs[l].length;
+    snprintf(what, sizeof what, "SparseTensorIndexCSF.%s[%d]", list, (int)l);
+    if (bytes && len % (int64_t)w != 0)
+      return qv_error_set(error, QV_EINVAL,
+                          "%s.length %" PRId64 " is not a multiple of the %s width %zu", what,
+                          len, width_name, w);
+    lens[l] = bytes ? len / (int64_t)w : len;
+    QvStatus st = csf_level(what, bufs[l], lens[l], w, bytes, blen, &d->span[d->nspan++], error);
+    if (st) return st;
+  }
+  return QV_OK;
+}
+
 static QvStatus decode_csf(const QvSparseTensorMeta *m, int64_t blen, Decoded *d,
                            QvError *error) {
   const QvSparseCSF *c = &m->index.csf;
@@ -248,32 +263,12 @@ static QvStatus decode_csf(const QvSparseTensorMeta *m, int64_t blen, Decoded *d
   bool bytes = by_bytes && !by_elements;
   if (by_elements && by_bytes && !csf_counts_fit(c, n, 1, 1)) bytes = csf_counts_fit(c, n, iw, pw);
   d->csf_lengths = bytes ? QV_CSF_LENGTHS_BYTES : QV_CSF_LENGTHS_ELEMENTS;
-  char what[64];
-  for (int32_t l = 0; l < n; l++) {
-    int64_t len = c->indices_buffers[l].length;
-    snprintf(what, sizeof what, "SparseTensorIndexCSF.indicesBuffers[%d]", (int)l);
-    if (bytes && len % (int64_t)iw != 0)
-      return qv_error_set(error, QV_EINVAL,
-                          "%s.length %" PRId64 " is not a multiple of the index width %zu", what,
-                          len, iw);
-    d->indices_len[l] = bytes ? len / (int64_t)iw : len;
-    st = csf_level(what, c->indices_buffers[l], d->indices_len[l], iw, bytes, blen,
-                   &d->span[d->nspan++], error);
-    if (st) return st;
-  }
-  for (int32_t l = 0; l + 1 < n; l++) {
-    int64_t len = c->indptr_buffers[l].length;
-    snprintf(what, sizeof what, "SparseTensorIndexCSF.indptrBuffers[%d]", (int)l);
-    if (bytes && len % (int64_t)pw != 0)
-      return qv_error_set(error, QV_EINVAL,
-                          "%s.length %" PRId64 " is not a multiple of the indptr width %zu", what,
-                          len, pw);
-    d->indptr_len[l] = bytes ? len / (int64_t)pw : len;
-    st = csf_level(what, c->indptr_buffers[l], d->indptr_len[l], pw, bytes, blen,
-                   &d->span[d->nspan++], error);
-    if (st) return st;
-  }
-  return QV_OK;
+  /* indices of every level, then indptr of all but the last: span order */
+  if ((st = csf_levels("indicesBuffers", "index", c->indices_buffers, n, iw, bytes, blen,
+                       d->indices_len, d, error)))
+    return st;
+  return csf_levels("indptrBuffers", "indptr", c->indptr_buffers, n - 1, pw, bytes, blen,
+                    d->indptr_len, d, error);
 }
 
 QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
@@ -422,62 +417,19 @@ done:
   return st;
 }
 
-static QvStatus check_read_args(int64_t index, QvSparseTensor *out, QvError *error) {
+QvStatus qv_sparse_read(QvSource *source, int64_t index, QvSparseTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
-  if (index < 0)
-    return qv_error_set(error, QV_EARG, "negative message index %" PRId64, index);
-  return QV_OK;
-}
-
-/* Message `index` of the source as a sparse tensor (on a path only the
- * chosen body is mapped, as for dense tensors). */
-static QvStatus read_source(QvSource *src, int64_t index, QvSparseTensor *out, QvError *error) {
-  QvIpcReader *r;
-  QvStatus st = qv_ipc_reader_new(&r, src, NULL, error);
-  if (st) return st;
+  if (source == NULL) return qv_error_set(error, QV_EARG, "NULL source");
+  if (index < 0) return qv_error_set(error, QV_EARG, "negative message index %" PRId64, index);
   QvIpcMessage msg;
-  st = qv_ipc_reader_nth(r, index, &msg, error);
+  QvStatus st = qv_ipc_source_nth(source, index, &msg, error);
   if (st == QV_OK) {
     st = qv_sparse_from_message(&msg, out, NULL, error);
     if (st) qv_error_prefix(error, "message %" PRId64 " at offset %" PRId64, index, msg.offset);
     qv_ipc_message_reset(&msg);
   }
-  qv_ipc_reader_free(r);
-  return st;
-}
-
-QvStatus qv_sparse_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
-                               QvSparseTensor *out, QvError *error) {
-  QvStatus st = check_read_args(index, out, error);
-  if (st) return st;
-  QvSource *src;
-  if ((st = qv_source_new_memory(&src, data, size, owner, error))) return st;
-  st = read_source(src, index, out, error);
-  qv_source_free(src);
-  return st;
-}
-
-QvStatus qv_sparse_read_path(const char *path, int64_t index, QvSparseTensor *out,
-                             QvError *error) {
-  QvStatus st = check_read_args(index, out, error);
-  if (st) return st;
-  QvSource *src;
-  if ((st = qv_source_new_path(&src, path, error))) return st;
-  st = read_source(src, index, out, error);
-  qv_source_free(src);
-  if (st && path) qv_error_prefix(error, "%s", path);
-  return st;
-}
-
-QvStatus qv_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, QvError *error) {
-  QvStatus st = check_read_args(index, out, error);
-  if (st) return st;
-  QvSource *src;
-  if ((st = qv_source_new_fd(&src, fd, error))) return st;
-  st = read_source(src, index, out, error);
-  qv_source_free(src);
-  return st;
+  return qv_source_error_prefix(source, st, error);
 }
 
 /* ---- writing */
@@ -520,13 +472,15 @@ static bool add_seg(Plan *p, const uint8_t *src, int64_t len, QvBuffer *b) {
   return true;
 }
 
-static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions *o, Plan *p,
-                             QvError *error) {
+static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+                             Plan *p, QvError *error) {
   memset(p, 0, sizeof *p);
   if (t == NULL) return qv_error_set(error, QV_EARG, "NULL sparse tensor");
-  QvStatus st = qv_sparse_validate(t, error);
-  if (st) return qv_error_prefix(error, "writing a sparse tensor");
-  QvCsfLengths lengths = o ? o->csf_lengths : QV_CSF_LENGTHS_ELEMENTS;
+  QvSparseWriteOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvSparseWriteOptions", error);
+  if (st) return st;
+  if ((st = qv_sparse_validate(t, error))) return qv_error_prefix(error, "writing a sparse tensor");
+  QvCsfLengths lengths = o.csf_lengths;
   if (lengths != QV_CSF_LENGTHS_ELEMENTS && lengths != QV_CSF_LENGTHS_BYTES)
     return qv_error_set(error, QV_EARG, "unknown CSF length convention %d", (int)lengths);
 
@@ -535,19 +489,10 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
   size_t iw = qv_value_type_size(t->index_type);
   size_t pw = qv_value_type_size(t->indptr_type);
   QvTensorDim dims[QV_TENSOR_MAX_NDIM];
-  for (int32_t i = 0; i < ndim; i++) {
-    dims[i].size = t->shape[i];
-    dims[i].name = t->dim_names ? t->dim_names[i] : NULL;
-    dims[i].name_len = dims[i].name ? strlen(dims[i].name) : 0;
-  }
   QvMessage msg;
-  memset(&msg, 0, sizeof msg);
-  msg.version = QV_METADATA_V5;
-  msg.header_type = QV_HEADER_SPARSE_TENSOR;
+  qv_tensor_message_init(&msg, QV_HEADER_SPARSE_TENSOR, t->value_type, ndim, t->shape,
+                         t->dim_names, dims);
   QvSparseTensorMeta *m = &msg.header.sparse_tensor;
-  qv_value_type_to_arrow(t->value_type, &m->type);
-  m->ndim = ndim;
-  m->shape = dims;
   m->non_zero_length = t->nnz;
   int64_t coo_strides[2];
   QvBuffer csf_ptr[QV_TENSOR_MAX_NDIM], csf_idx[QV_TENSOR_MAX_NDIM];
@@ -621,16 +566,9 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
     return qv_error_set(error, QV_ELIMIT, "sparse tensor body overflows int64");
   }
   msg.body_length = p->body_len;
-  st = qv_ipc_frame_message(&msg, BODY_ALIGN, &p->meta, &p->meta_size, error);
-  if (st) {
+  if ((st = qv_tensor_message_frame(&msg, "SparseTensor", &p->meta, &p->meta_size, error)))
     plan_free(p);
-    return qv_error_prefix(error, "encoding the SparseTensor message");
-  }
-  if ((uint64_t)p->body_len > (uint64_t)SIZE_MAX - p->meta_size) {
-    plan_free(p);
-    return qv_error_set(error, QV_ELIMIT, "sparse tensor message does not fit in memory");
-  }
-  return QV_OK;
+  return st;
 }
 
 QvStatus qv_sparse_message_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
@@ -645,63 +583,21 @@ QvStatus qv_sparse_message_size(const QvSparseTensor *t, const QvSparseWriteOpti
   return QV_OK;
 }
 
-QvStatus qv_sparse_write_to_buffer(const QvSparseTensor *t, const QvSparseWriteOptions *options,
-                                   void *dst, size_t dst_size, size_t *written, QvError *error) {
-  if (written) *written = 0;
-  if (dst == NULL && dst_size > 0) return qv_error_set(error, QV_EARG, "NULL destination");
-  Plan p;
-  QvStatus st = plan_message(t, options, &p, error);
-  if (st) return st;
-  size_t total = p.meta_size + (size_t)p.body_len;
-  if (dst_size < total) {
-    plan_free(&p);
-    return qv_error_set(error, QV_EARG,
-                        "destination of %zu bytes is too small for a sparse tensor message of %zu",
-                        dst_size, total);
-  }
-  uint8_t *out = dst;
-  memcpy(out, p.meta, p.meta_size);
-  uint8_t *body = out + p.meta_size;
-  memset(body, 0, (size_t)p.body_len);
-  for (int i = 0; i < p.nseg; i++)
-    if (p.seg[i].len > 0)
-      qv_copy_large(body + p.seg[i].offset, p.seg[i].src, (size_t)p.seg[i].len);
-  plan_free(&p);
-  if (written) *written = total;
-  return QV_OK;
-}
-
-QvStatus qv_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions *options, int fd,
-                            QvError *error) {
-  if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
+QvStatus qv_sparse_write(const QvSparseTensor *t, QvSink *sink,
+                         const QvSparseWriteOptions *options, QvError *error) {
+  if (sink == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
   Plan p;
   QvStatus st = plan_message(t, options, &p, error);
   if (st) return st;
   static const uint8_t zeros[BODY_ALIGN];
-  st = qv_fd_write_all(fd, p.meta, p.meta_size, error);
+  st = qv_sink_write(sink, p.meta, p.meta_size, error);
   int64_t pos = 0;
   for (int i = 0; i < p.nseg && st == QV_OK; i++) {
-    st = qv_fd_write_all(fd, zeros, (size_t)(p.seg[i].offset - pos), error);
-    if (st == QV_OK && p.seg[i].len > 0)
-      st = qv_fd_write_all(fd, p.seg[i].src, (size_t)p.seg[i].len, error);
+    st = qv_sink_write(sink, zeros, (size_t)(p.seg[i].offset - pos), error);
+    if (st == QV_OK) st = qv_sink_write(sink, p.seg[i].src, (size_t)p.seg[i].len, error);
     pos = p.seg[i].offset + p.seg[i].len;
   }
-  if (st == QV_OK) st = qv_fd_write_all(fd, zeros, (size_t)(p.body_len - pos), error);
+  if (st == QV_OK) st = qv_sink_write(sink, zeros, (size_t)(p.body_len - pos), error);
   plan_free(&p);
   return st;
-}
-
-QvStatus qv_sparse_write_path(const QvSparseTensor *t, const QvSparseWriteOptions *options,
-                              const char *path, QvError *error) {
-  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
-  QvStatus st = qv_sparse_write_fd(t, options, fd, error);
-  if (close(fd) != 0 && st == QV_OK)
-    st = qv_error_set(error, QV_EIO, "%s: close failed: %s", path, strerror(errno));
-  if (st) {
-    unlink(path);
-    return qv_error_prefix(error, "%s", path);
-  }
-  return QV_OK;
 }

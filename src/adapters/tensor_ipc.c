@@ -1,22 +1,18 @@
 /* Dense tensors as Arrow IPC Tensor messages: writer and readers. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "quiver/tensor_ipc.h"
 
+#include "adapters/tensor_message.h"
 #include "adapters/value_type_arrow.h"
+#include "ipc/reader_internal.h"
 #include "ipc/sink_internal.h"
-#include "util/copy.h"
 
 /* Bodies are padded to this so that consecutive tensor messages keep their
  * bodies 64-byte aligned (each message then is a multiple of 64 bytes). */
-#define BODY_ALIGN 64
+#define BODY_ALIGN QV_TENSOR_BODY_ALIGN
 
 /* ---- reading */
 
@@ -131,24 +127,17 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
   return st;
 }
 
-static QvStatus check_read_args(int64_t index, QvTensor *out, QvError *error) {
+/* On a path the reader reads the prefixes and metadata with pread and maps
+ * only the wanted body: opening a tensor then never faults a page of the
+ * mapping (which halves the cost of open + release for a large file) and a
+ * file holding many tensors is not mapped whole. */
+QvStatus qv_tensor_read(QvSource *source, int64_t index, QvTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
+  if (source == NULL) return qv_error_set(error, QV_EARG, "NULL source");
   if (index < 0) return qv_error_set(error, QV_EARG, "negative message index %lld", (long long)index);
-  return QV_OK;
-}
-
-/* Message `index` of the source as a tensor. On a path the reader reads the
- * prefixes and metadata with pread and maps only the wanted body: opening a
- * tensor then never faults a page of the mapping (which halves the cost of
- * open + release for a large file) and a file holding many tensors is not
- * mapped whole. */
-static QvStatus read_source(QvSource *src, int64_t index, QvTensor *out, QvError *error) {
-  QvIpcReader *r;
-  QvStatus st = qv_ipc_reader_new(&r, src, NULL, error);
-  if (st) return st;
   QvIpcMessage msg;
-  st = qv_ipc_reader_nth(r, index, &msg, error);
+  QvStatus st = qv_ipc_source_nth(source, index, &msg, error);
   if (st == QV_OK) {
     st = qv_tensor_from_message(&msg, out, error);
     if (st)
@@ -156,40 +145,7 @@ static QvStatus read_source(QvSource *src, int64_t index, QvTensor *out, QvError
                       (long long)msg.offset);
     qv_ipc_message_reset(&msg);
   }
-  qv_ipc_reader_free(r);
-  return st;
-}
-
-QvStatus qv_tensor_read_memory(const uint8_t *data, size_t size, QvOwner *owner, int64_t index,
-                               QvTensor *out, QvError *error) {
-  QvStatus st = check_read_args(index, out, error);
-  if (st) return st;
-  QvSource *src;
-  if ((st = qv_source_new_memory(&src, data, size, owner, error))) return st;
-  st = read_source(src, index, out, error);
-  qv_source_free(src);
-  return st;
-}
-
-QvStatus qv_tensor_read_path(const char *path, int64_t index, QvTensor *out, QvError *error) {
-  QvStatus st = check_read_args(index, out, error);
-  if (st) return st;
-  QvSource *src;
-  if ((st = qv_source_new_path(&src, path, error))) return st;
-  st = read_source(src, index, out, error);
-  qv_source_free(src);
-  if (st && path) qv_error_prefix(error, "%s", path);
-  return st;
-}
-
-QvStatus qv_tensor_read_fd(int fd, int64_t index, QvTensor *out, QvError *error) {
-  QvStatus st = check_read_args(index, out, error);
-  if (st) return st;
-  QvSource *src;
-  if ((st = qv_source_new_fd(&src, fd, error))) return st;
-  st = read_source(src, index, out, error);
-  qv_source_free(src);
-  return st;
+  return qv_source_error_prefix(source, st, error);
 }
 
 /* ---- writing */
@@ -238,33 +194,16 @@ static QvStatus plan_message(const QvTensor *t, Plan *p, QvError *error) {
   if ((st = qv_tensor_compute_strides(t->type, ndim, t->shape, col, strides, error))) return st;
 
   QvTensorDim dims[QV_TENSOR_MAX_NDIM];
-  for (int32_t i = 0; i < ndim; i++) {
-    dims[i].size = t->shape[i];
-    dims[i].name = t->dim_names ? t->dim_names[i] : NULL;
-    dims[i].name_len = dims[i].name ? strlen(dims[i].name) : 0;
-  }
   QvMessage msg;
-  memset(&msg, 0, sizeof msg);
-  msg.version = QV_METADATA_V5;
-  msg.header_type = QV_HEADER_TENSOR;
+  qv_tensor_message_init(&msg, QV_HEADER_TENSOR, t->type, ndim, t->shape, t->dim_names, dims);
   QvTensorMeta *m = &msg.header.tensor;
-  qv_value_type_to_arrow(t->type, &m->type);
-  m->ndim = ndim;
-  m->shape = dims;
   m->has_strides = true;
   m->n_strides = ndim;
   m->strides = strides;
   m->data.offset = 0;
   m->data.length = p->data_len;
   msg.body_length = p->body_len;
-  st = qv_ipc_frame_message(&msg, 64, &p->meta, &p->meta_size, error);
-  if (st) return qv_error_prefix(error, "encoding the Tensor message");
-  if ((uint64_t)p->body_len > (uint64_t)SIZE_MAX - p->meta_size) {
-    free(p->meta);
-    p->meta = NULL;
-    return qv_error_set(error, QV_ELIMIT, "tensor message does not fit in memory");
-  }
-  return QV_OK;
+  return qv_tensor_message_frame(&msg, "Tensor", &p->meta, &p->meta_size, error);
 }
 
 QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError *error) {
@@ -278,40 +217,12 @@ QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError *error)
   return QV_OK;
 }
 
-QvStatus qv_tensor_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, size_t *written,
-                                   QvError *error) {
-  if (written) *written = 0;
-  if (dst == NULL && dst_size > 0) return qv_error_set(error, QV_EARG, "NULL destination");
-  Plan p;
-  QvStatus st = plan_message(t, &p, error);
-  if (st) return st;
-  size_t total = p.meta_size + (size_t)p.body_len;
-  if (dst_size < total) {
-    free(p.meta);
-    return qv_error_set(error, QV_EARG,
-                        "destination of %zu bytes is too small for a tensor message of %zu",
-                        dst_size, total);
-  }
-  uint8_t *out = dst;
-  memcpy(out, p.meta, p.meta_size);
-  free(p.meta);
-  uint8_t *body = out + p.meta_size;
-  size_t n = (size_t)p.data_len;
-  if (p.direct) {
-    if (n) qv_copy_large(body, t->data, n);
-  } else if ((st = qv_tensor_copy_to(t, false, body, n, error))) {
-    return st;
-  }
-  memset(body + n, 0, (size_t)p.body_len - n);
-  if (written) *written = total;
-  return QV_OK;
-}
-
 /* Non-contiguous bodies go out as a row-major copy built slab by slab
  * (a run of indices along dim 0), so the copy needs a bounded buffer. */
 #define SLAB_BYTES ((int64_t)4 << 20)
 
-static QvStatus write_strided_body(const QvTensor *t, int fd, int64_t data_len, QvError *error) {
+static QvStatus write_strided_body(const QvTensor *t, QvSink *sink, int64_t data_len,
+                                   QvError *error) {
   int64_t row = data_len / t->shape[0]; /* bytes of one index along dim 0 */
   int64_t rows = SLAB_BYTES / row;
   if (rows < 1) rows = 1;
@@ -332,41 +243,33 @@ static QvStatus write_strided_body(const QvTensor *t, int fd, int64_t data_len, 
     if (st) break;
     st = qv_tensor_copy_to(&slab, false, buf, (size_t)(k * row), error);
     qv_tensor_reset(&slab);
-    if (st == QV_OK) st = qv_fd_write_all(fd, buf, (size_t)(k * row), error);
+    if (st == QV_OK) st = qv_sink_write(sink, buf, (size_t)(k * row), error);
   }
   qv_aligned_free(buf);
   return st;
 }
 
-QvStatus qv_tensor_write_fd(const QvTensor *t, int fd, QvError *error) {
-  if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
+QvStatus qv_tensor_write(const QvTensor *t, QvSink *sink, QvError *error) {
+  if (sink == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
   Plan p;
   QvStatus st = plan_message(t, &p, error);
   if (st) return st;
-  st = qv_fd_write_all(fd, p.meta, p.meta_size, error);
+  st = qv_sink_write(sink, p.meta, p.meta_size, error);
   free(p.meta);
   if (st) return st;
   if (p.data_len > 0) {
-    if (p.direct)
-      st = qv_fd_write_all(fd, t->data, (size_t)p.data_len, error);
-    else
-      st = write_strided_body(t, fd, p.data_len, error);
+    size_t n = (size_t)p.data_len;
+    uint8_t *dst = NULL;
+    if (p.direct) {
+      /* straight from the tensor's memory: no staging copy */
+      st = qv_sink_write(sink, t->data, n, error);
+    } else if ((st = qv_sink_reserve(sink, n, &dst, error)) == QV_OK) {
+      /* a memory sink takes the row-major copy in place */
+      st = dst ? qv_tensor_copy_to(t, false, dst, n, error)
+               : write_strided_body(t, sink, p.data_len, error);
+    }
     if (st) return st;
   }
   static const uint8_t zeros[BODY_ALIGN];
-  return qv_fd_write_all(fd, zeros, (size_t)(p.body_len - p.data_len), error);
-}
-
-QvStatus qv_tensor_write_path(const QvTensor *t, const char *path, QvError *error) {
-  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
-  QvStatus st = qv_tensor_write_fd(t, fd, error);
-  if (close(fd) != 0 && st == QV_OK)
-    st = qv_error_set(error, QV_EIO, "%s: close failed: %s", path, strerror(errno));
-  if (st) {
-    unlink(path);
-    return qv_error_prefix(error, "%s", path);
-  }
-  return QV_OK;
+  return qv_sink_write(sink, zeros, (size_t)(p.body_len - p.data_len), error);
 }

@@ -26,6 +26,11 @@
 
 typedef enum { MODE_VIEW, MODE_PREAD, MODE_SEQ } Mode;
 
+/* PREAD: one pread of this many bytes at a message's start usually brings
+ * its metadata along with the prefix (tensor metadata is a few hundred
+ * bytes), saving a second system call per message. */
+#define PREAD_AHEAD 1024
+
 struct QvIpcReader {
   QvSource *src;
   QvIpcReaderOptions options;
@@ -40,6 +45,10 @@ struct QvIpcReader {
   int32_t footer_length;
   int64_t limit; /* end of the message area (file format: start of the footer) */
   int64_t pos;   /* offset of the next message from the start of the input */
+  /* a regular file's first bytes, read once when the reader opens: the
+   * format sniff and the first message's prefix and metadata */
+  uint8_t head[PREAD_AHEAD];
+  size_t head_n;
 };
 
 static uint32_t load_u32(const uint8_t *p) {
@@ -118,11 +127,12 @@ static QvStatus open_sequential(QvIpcReader *r, QvError *error) {
 
 /* Memory or regular file: the size is known, the tail can be read. */
 static QvStatus open_random(QvIpcReader *r, QvError *error) {
-  uint8_t head[QV_IPC_MAGIC_SIZE];
+  const uint8_t *head = r->head;
   size_t got = 0;
   r->limit = qv_source_size(r->src);
-  QvStatus st = qv_source_pread(r->src, head, sizeof head, 0, &got, error);
+  QvStatus st = qv_source_pread(r->src, r->head, PREAD_AHEAD, 0, &got, error);
   if (st) return st;
+  r->head_n = got;
   /* A stream cannot start with "ARRO" (as a length it exceeds any sane
    * metadata), so the magic alone decides; a short file is then reported as
    * a truncated file rather than as a bad stream. */
@@ -335,9 +345,11 @@ static QvStatus seq_read_alloc(QvIpcReader *r, size_t n, uint8_t **out, size_t *
 }
 
 /* Reads the prefix at `pos` into p (8 bytes); *avail receives how many
- * arrived before the end of the message area. */
+ * arrived before the end of the message area. PREAD fills ahead[] (*ahead_n
+ * bytes) too. */
 static QvStatus fetch_prefix(QvIpcReader *r, Mode mode, int64_t pos, const uint8_t *view,
-                             uint8_t *p, size_t *avail, QvError *error) {
+                             uint8_t *p, size_t *avail, uint8_t *ahead, size_t *ahead_n,
+                             QvError *error) {
   *avail = 0;
   if (mode == MODE_SEQ) {
     QvStatus st = seq_read(r, p, 4, avail, error);
@@ -353,7 +365,17 @@ static QvStatus fetch_prefix(QvIpcReader *r, Mode mode, int64_t pos, const uint8
     *avail = n;
     return QV_OK;
   }
-  return qv_source_pread(r->src, p, n, pos, avail, error);
+  size_t want = r->limit - pos < PREAD_AHEAD ? (size_t)(r->limit - pos) : PREAD_AHEAD;
+  QvStatus st = QV_OK;
+  if ((uint64_t)pos + want <= r->head_n) {
+    memcpy(ahead, r->head + pos, want);
+    *ahead_n = want;
+  } else {
+    st = qv_source_pread(r->src, ahead, want, pos, ahead_n, error);
+  }
+  *avail = *ahead_n < n ? *ahead_n : n;
+  memcpy(p, ahead, *avail);
+  return st;
 }
 
 /* The message at `pos` (the current position for MODE_SEQ). want_body false
@@ -369,9 +391,10 @@ static QvStatus read_message(QvIpcReader *r, Mode mode, int64_t pos, bool want_b
   if (mode != MODE_SEQ && pos >= r->limit) return QV_EOS;
   if (mode == MODE_VIEW && (st = qv_source_view(r->src, &view, &view_size, &view_owner, error)))
     return st;
-  uint8_t prefix_bytes[8];
-  size_t avail;
-  if ((st = fetch_prefix(r, mode, pos, view, prefix_bytes, &avail, error))) return st;
+  uint8_t prefix_bytes[8], ahead[PREAD_AHEAD];
+  size_t avail, ahead_n = 0;
+  if ((st = fetch_prefix(r, mode, pos, view, prefix_bytes, &avail, ahead, &ahead_n, error)))
+    return st;
   /* a stream may end without the marker */
   if (mode == MODE_SEQ && avail == 0) return QV_EOS;
   size_t prefix = 0;
@@ -401,8 +424,13 @@ static QvStatus read_message(QvIpcReader *r, Mode mode, int64_t pos, bool want_b
     } else if ((mem->metadata = qv_aligned_alloc((size_t)len)) == NULL) {
       st = qv_error_set(error, QV_ENOMEM, "out of memory reading %d bytes of metadata", len);
     } else {
-      st = qv_source_pread(r->src, mem->metadata, (size_t)len, pos + (int64_t)prefix, &got,
-                           error);
+      /* what the first pread brought, then the rest */
+      size_t have = ahead_n > prefix ? ahead_n - prefix : 0;
+      if (have > (size_t)len) have = (size_t)len;
+      memcpy(mem->metadata, ahead + prefix, have);
+      st = qv_source_pread(r->src, mem->metadata + have, (size_t)len - have,
+                           pos + (int64_t)(prefix + have), &got, error);
+      got += have;
     }
     if (st) return qv_error_prefix(error, "message at offset %lld", (long long)pos);
     if (got < (size_t)len)
@@ -521,5 +549,24 @@ QvStatus qv_ipc_reader_message_at(QvIpcReader *r, int64_t offset, QvIpcMessage *
   int64_t end;
   QvStatus st = read_message(r, mode, offset, true, out, &end, error);
   if (st) qv_ipc_message_reset(out);
+  return st;
+}
+
+QvStatus qv_ipc_source_nth(QvSource *source, int64_t index, QvIpcMessage *out, QvError *error) {
+  memset(out, 0, sizeof *out);
+  QvIpcReader *r;
+  QvStatus st = qv_ipc_reader_new(&r, source, NULL, error);
+  if (st) return st;
+  st = qv_ipc_reader_nth(r, index, out, error);
+  qv_ipc_reader_free(r);
+  return st;
+}
+
+QvStatus qv_source_error_prefix(const QvSource *source, QvStatus st, QvError *error) {
+  const char *name = qv_source_name(source);
+  /* qv_ipc_reader_new names the file in its own errors already */
+  if (st && error && qv_source_kind(source) == QV_SOURCE_FILE &&
+      strncmp(error->message, name, strlen(name)) != 0)
+    qv_error_prefix(error, "%s", name);
   return st;
 }

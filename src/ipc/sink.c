@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ipc/sink_internal.h"
+#include "util/copy.h"
 
 typedef enum { SINK_BUFFER, SINK_MEMORY, SINK_FD, SINK_PATH, SINK_CALLBACK } SinkKind;
 
@@ -254,31 +255,41 @@ static QvStatus grow(QvSink *s, size_t need, QvError *error) {
   return QV_OK;
 }
 
-QvStatus qv_sink_write(QvSink *s, const void *data, size_t size, QvError *error) {
+/* The checks every write makes: sticky failure, finished, overflow. */
+static QvStatus check_write(QvSink *s, size_t size, QvError *error) {
   if (s == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
   if (s->error.code) {
     if (error) *error = s->error;
     return s->error.code;
   }
   if (s->finished) return qv_error_set(error, QV_EARG, "write to a finished sink");
-  if (size == 0) return QV_OK;
+  if (size > (size_t)INT64_MAX - (size_t)s->written) {
+    QvError e;
+    return fail(s, qv_error_set(&e, QV_ELIMIT, "sink of %lld bytes overflows int64",
+                                (long long)s->written), &e, error);
+  }
+  return QV_OK;
+}
+
+/* Buffer and memory sinks: room for `size` more bytes, or a failure. */
+static QvStatus make_room(QvSink *s, size_t size, QvError *e) {
+  size_t at = (size_t)s->written;
+  if (size <= s->cap - at) return QV_OK;
+  if (s->kind == SINK_MEMORY) return grow(s, at + size, e);
+  return qv_error_set(e, QV_ELIMIT, "buffer sink: %zu bytes at offset %zu exceed the capacity of %zu",
+                      size, at, s->cap);
+}
+
+QvStatus qv_sink_write(QvSink *s, const void *data, size_t size, QvError *error) {
+  QvStatus st = check_write(s, size, error);
+  if (st || size == 0) return st;
   if (data == NULL) return qv_error_set(error, QV_EARG, "NULL data");
   QvError e;
-  QvStatus st = QV_OK;
-  size_t at = (size_t)s->written;
-  if (size > (size_t)INT64_MAX - at) return fail(s, qv_error_set(&e, QV_ELIMIT, "sink overflows int64"), &e, error);
   switch (s->kind) {
     case SINK_BUFFER:
-      if (size > s->cap - at)
-        st = qv_error_set(&e, QV_ELIMIT,
-                          "buffer sink: %zu bytes at offset %zu exceed the capacity of %zu", size,
-                          at, s->cap);
-      else
-        memcpy(s->buf + at, data, size);
-      break;
     case SINK_MEMORY:
-      if (size > s->cap - at) st = grow(s, at + size, &e);
-      if (st == QV_OK) memcpy(s->buf + at, data, size);
+      st = make_room(s, size, &e);
+      if (st == QV_OK) qv_copy_large(s->buf + s->written, data, size);
       break;
     case SINK_FD:
     case SINK_PATH: st = qv_fd_write_all(s->fd, data, size, &e); break;
@@ -290,6 +301,17 @@ QvStatus qv_sink_write(QvSink *s, const void *data, size_t size, QvError *error)
   }
   if (st) return fail(s, st, &e, error);
   s->written += (int64_t)size;
+  return QV_OK;
+}
+
+QvStatus qv_sink_reserve(QvSink *s, size_t n, uint8_t **ptr, QvError *error) {
+  *ptr = NULL;
+  QvStatus st = check_write(s, n, error);
+  if (st || (s->kind != SINK_BUFFER && s->kind != SINK_MEMORY)) return st;
+  QvError e;
+  if ((st = make_room(s, n, &e))) return fail(s, st, &e, error);
+  *ptr = s->buf + s->written;
+  s->written += (int64_t)n;
   return QV_OK;
 }
 

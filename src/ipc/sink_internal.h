@@ -10,4 +10,11 @@
 /* write(2) until all n bytes are written (retrying EINTR). */
 QvStatus qv_fd_write_all(int fd, const void *data, size_t n, QvError *error);
 
+/* n bytes of the sink's own memory to fill in place (buffer and memory
+ * sinks), so a writer that builds bytes (a strided copy) needs no staging
+ * buffer: *ptr points at them and they count as written. For other sinks
+ * *ptr is NULL (write with qv_sink_write instead). Fails as a write would
+ * (QV_ELIMIT when a buffer is full, sticky). */
+QvStatus qv_sink_reserve(QvSink *sink, size_t n, uint8_t **ptr, QvError *error);
+
 #endif

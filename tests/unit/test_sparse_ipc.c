@@ -69,13 +69,13 @@ static uint8_t *write_buffer(const QvSparseTensor *t, const QvSparseWriteOptions
   assert_non_null(buf);
   memset(buf, 0xAB, need);
   size_t written = 0;
-  st = qv_sparse_write_to_buffer(t, o, buf, need, &written, &err);
+  st = qv_test_sparse_write_buffer(t, o, buf, need, &written, &err);
   if (st) fail_msg("write_to_buffer: %s", err.message);
   assert_int_equal(written, need);
-  /* one byte short is refused */
-  assert_int_equal(qv_sparse_write_to_buffer(t, o, buf, need - 1, &written, &err), QV_EARG);
+  /* one byte short is refused by the buffer sink */
+  assert_int_equal(qv_test_sparse_write_buffer(t, o, buf, need - 1, &written, &err), QV_ELIMIT);
   assert_int_equal(written, 0);
-  st = qv_sparse_write_to_buffer(t, o, buf, need, &written, &err);
+  st = qv_test_sparse_write_buffer(t, o, buf, need, &written, &err);
   assert_int_equal(st, QV_OK);
   *size = need;
   return buf;
@@ -177,7 +177,7 @@ static void check_layout(const QvIpcMessage *msg, const QvSparseTensor *t, QvCsf
 
 /* Writes t, checks the layout, reads it back from memory (zero-copy). */
 static void roundtrip_memory(const QvSparseTensor *t, const QvTensor *dense, QvCsfLengths lengths) {
-  QvSparseWriteOptions o = {lengths};
+  QvSparseWriteOptions o = {sizeof o, lengths};
   size_t size;
   uint8_t *buf = write_buffer(t, &o, &size);
   QvIpcMessage msg;
@@ -196,7 +196,7 @@ static void roundtrip_memory(const QvSparseTensor *t, const QvTensor *dense, QvC
   assert_true(qv_sparse_equals_dense(&back, dense));
   qv_sparse_reset(&back);
 
-  st = qv_sparse_read_memory(buf, size, NULL, 0, &back, &err);
+  st = qv_test_sparse_read_memory(buf, size, NULL, 0, &back, &err);
   if (st) fail_msg("read_memory: %s", err.message);
   assert_same_sparse(t, &back);
   if (t->nnz > 0) {
@@ -209,12 +209,12 @@ static void roundtrip_memory(const QvSparseTensor *t, const QvTensor *dense, QvC
 }
 
 static void roundtrip_files(const QvSparseTensor *t, QvCsfLengths lengths) {
-  QvSparseWriteOptions o = {lengths};
+  QvSparseWriteOptions o = {sizeof o, lengths};
   QvError err;
   size_t size;
   uint8_t *buf = write_buffer(t, &o, &size);
   char *path = temp_path("rt");
-  QvStatus st = qv_sparse_write_path(t, &o, path, &err);
+  QvStatus st = qv_test_sparse_write_path(t, &o, path, &err);
   if (st) fail_msg("write_path: %s", err.message);
   size_t fsize;
   uint8_t *file = qv_test_read_file(path, &fsize);
@@ -224,7 +224,7 @@ static void roundtrip_files(const QvSparseTensor *t, QvCsfLengths lengths) {
   free(file);
 
   QvSparseTensor back;
-  st = qv_sparse_read_path(path, 0, &back, &err);
+  st = qv_test_sparse_read_path(path, 0, &back, &err);
   if (st) fail_msg("read_path: %s", err.message);
   assert_same_sparse(t, &back);
   if (t->nnz > 0) assert_int_equal((uintptr_t)back.values % 64, 0);
@@ -232,7 +232,7 @@ static void roundtrip_files(const QvSparseTensor *t, QvCsfLengths lengths) {
 
   int fd = open(path, O_RDONLY);
   assert_true(fd >= 0);
-  st = qv_sparse_read_fd(fd, 0, &back, &err);
+  st = qv_test_sparse_read_fd(fd, 0, &back, &err);
   close(fd);
   if (st) fail_msg("read_fd: %s", err.message);
   assert_same_sparse(t, &back);
@@ -342,7 +342,7 @@ static void test_coo_column_major_coords_written_row_major(void **state) {
   assert_false(c->is_canonical);
   qv_ipc_message_reset(&msg);
   QvSparseTensor back;
-  assert_int_equal(qv_sparse_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
+  assert_int_equal(qv_test_sparse_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
   assert_same_sparse(&t, &back);
   qv_sparse_reset(&back);
   qv_sparse_reset(&t);
@@ -423,7 +423,7 @@ static void test_csf_lengths_both_ways(void **state) {
     QvError err;
     assert_int_equal(qv_sparse_to_dense(&f.t, &dense, &err), QV_OK);
     size_t n_el, n_by;
-    QvSparseWriteOptions el = {QV_CSF_LENGTHS_ELEMENTS}, by = {QV_CSF_LENGTHS_BYTES};
+    QvSparseWriteOptions el = {sizeof el, QV_CSF_LENGTHS_ELEMENTS}, by = {sizeof by, QV_CSF_LENGTHS_BYTES};
     uint8_t *a = write_buffer(&f.t, &el, &n_el);
     uint8_t *b = write_buffer(&f.t, &by, &n_by);
     assert_int_equal(n_el, n_by);
@@ -459,7 +459,7 @@ static void test_csf_lengths_both_ways(void **state) {
   FbsCsf f;
   make_fbs_csf(&f, QV_VALUE_INT8, QV_VALUE_UINT8);
   size_t n1, n2;
-  QvSparseWriteOptions el = {QV_CSF_LENGTHS_ELEMENTS}, by = {QV_CSF_LENGTHS_BYTES};
+  QvSparseWriteOptions el = {sizeof el, QV_CSF_LENGTHS_ELEMENTS}, by = {sizeof by, QV_CSF_LENGTHS_BYTES};
   uint8_t *a = write_buffer(&f.t, &el, &n1);
   uint8_t *b = write_buffer(&f.t, &by, &n2);
   assert_int_equal(n1, n2);
@@ -483,35 +483,35 @@ static void test_several_messages_in_one_file(void **state) {
   char *path = temp_path("multi");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   assert_true(fd >= 0);
-  assert_int_equal(qv_sparse_write_fd(&csr, NULL, fd, &err), QV_OK);
-  assert_int_equal(qv_tensor_write_fd(&dense, fd, &err), QV_OK);
-  assert_int_equal(qv_sparse_write_fd(&coo, NULL, fd, &err), QV_OK);
+  assert_int_equal(qv_test_sparse_write_fd(&csr, NULL, fd, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_write_fd(&dense, fd, &err), QV_OK);
+  assert_int_equal(qv_test_sparse_write_fd(&coo, NULL, fd, &err), QV_OK);
   assert_int_equal(close(fd), 0);
 
   QvSparseTensor back;
-  assert_int_equal(qv_sparse_read_path(path, 0, &back, &err), QV_OK);
+  assert_int_equal(qv_test_sparse_read_path(path, 0, &back, &err), QV_OK);
   assert_same_sparse(&csr, &back);
   qv_sparse_reset(&back);
-  assert_int_equal(qv_sparse_read_path(path, 2, &back, &err), QV_OK);
+  assert_int_equal(qv_test_sparse_read_path(path, 2, &back, &err), QV_OK);
   assert_same_sparse(&coo, &back);
   assert_int_equal((uintptr_t)back.values % 64, 0);
   qv_sparse_reset(&back);
-  assert_int_equal(qv_sparse_read_path(path, 1, &back, &err), QV_EINVAL);
+  assert_int_equal(qv_test_sparse_read_path(path, 1, &back, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "is a Tensor, not a SparseTensor"));
   assert_null(back.values);
-  assert_int_equal(qv_sparse_read_path(path, 3, &back, &err), QV_EINVAL);
+  assert_int_equal(qv_test_sparse_read_path(path, 3, &back, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "input holds 3 messages"));
   fd = open(path, O_RDONLY);
   assert_true(fd >= 0);
-  assert_int_equal(qv_sparse_read_fd(fd, 2, &back, &err), QV_OK);
+  assert_int_equal(qv_test_sparse_read_fd(fd, 2, &back, &err), QV_OK);
   close(fd);
   assert_same_sparse(&coo, &back);
   qv_sparse_reset(&back);
   /* the dense reader sees the SparseTensor messages for what they are */
   QvTensor t;
-  assert_int_equal(qv_tensor_read_path(path, 0, &t, &err), QV_EINVAL);
+  assert_int_equal(qv_test_tensor_read_path(path, 0, &t, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "SparseTensor, not a Tensor"));
-  assert_int_equal(qv_sparse_read_path(path, -1, &back, &err), QV_EARG);
+  assert_int_equal(qv_test_sparse_read_path(path, -1, &back, &err), QV_EARG);
   unlink(path);
   free(path);
   qv_sparse_reset(&csr);
@@ -545,10 +545,10 @@ static void test_writer_validates(void **state) {
   assert_int_equal(size, 0);
   assert_non_null(strstr(err.message, "decreasing at position 2"));
   char *path = temp_path("bad");
-  assert_int_equal(qv_sparse_write_path(&t, NULL, path, &err), QV_EINVAL);
+  assert_int_equal(qv_test_sparse_write_path(&t, NULL, path, &err), QV_EINVAL);
   assert_int_equal(access(path, F_OK), -1); /* nothing left behind */
   free(path);
-  QvSparseWriteOptions o = {(QvCsfLengths)7};
+  QvSparseWriteOptions o = {sizeof o, (QvCsfLengths)7};
   t.indptr = (const uint8_t *)(const int64_t[3]){0, 1, 2};
   assert_int_equal(qv_sparse_message_size(&t, &o, &size, &err), QV_EARG);
   assert_int_equal(qv_sparse_message_size(NULL, NULL, &size, &err), QV_EARG);
@@ -574,7 +574,7 @@ static void test_arrow_cpp_files(void **state) {
   for (size_t i = 0; i < sizeof csf / sizeof csf[0]; i++) {
     QvSparseTensor t;
     QvError err;
-    QvStatus st = qv_sparse_read_path(qv_test_shared_path(csf[i]), 0, &t, &err);
+    QvStatus st = qv_test_sparse_read_path(qv_test_shared_path(csf[i]), 0, &t, &err);
     if (st) fail_msg("%s: %s", csf[i], err.message);
     assert_fbs_csf(&t);
     /* Arrow's body is only 8-aligned, but a mapping of it still is */
@@ -583,7 +583,7 @@ static void test_arrow_cpp_files(void **state) {
     size_t size;
     uint8_t *buf = write_buffer(&t, NULL, &size);
     QvSparseTensor back;
-    assert_int_equal(qv_sparse_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
+    assert_int_equal(qv_test_sparse_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
     assert_same_sparse(&t, &back);
     qv_sparse_reset(&back);
     qv_aligned_free(buf);
@@ -592,7 +592,7 @@ static void test_arrow_cpp_files(void **state) {
   /* CSR example: indptr, indices and data as stored */
   QvSparseTensor t;
   QvError err;
-  assert_int_equal(qv_sparse_read_path(qv_test_shared_path(
+  assert_int_equal(qv_test_sparse_read_path(qv_test_shared_path(
                                            "sparse_csr_float64_idx_int64_fbs_example_6x4.arrow"),
                                        0, &t, &err),
                    QV_OK);
@@ -603,7 +603,7 @@ static void test_arrow_cpp_files(void **state) {
   qv_sparse_reset(&t);
   /* COO with column-major indices (indicesStrides [4, 24]) */
   assert_int_equal(
-      qv_sparse_read_path(
+      qv_test_sparse_read_path(
           qv_test_shared_path(
               "sparse_coo_float64_idx_int32_fbs_example_2x3x4x5_canonical_colmajor_indices.arrow"),
           0, &t, &err),
@@ -616,7 +616,7 @@ static void test_arrow_cpp_files(void **state) {
     assert_int_equal(qv_index_load(t.coords + 5 * 4 + d * 24, QV_VALUE_INT32, 0), last[d]);
   qv_sparse_reset(&t);
   /* a dense tensor file is not sparse */
-  assert_int_equal(qv_sparse_read_path(qv_test_shared_path("tensor_float64_3x4_rowmajor.arrow"), 0,
+  assert_int_equal(qv_test_sparse_read_path(qv_test_shared_path("tensor_float64_3x4_rowmajor.arrow"), 0,
                                        &t, &err),
                    QV_EINVAL);
   assert_non_null(strstr(err.message, "is a Tensor, not a SparseTensor"));

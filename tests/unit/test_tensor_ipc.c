@@ -40,7 +40,7 @@ static uint8_t *write_buffer(const QvTensor *t, size_t *size) {
   assert_non_null(buf);
   memset(buf, 0xAB, need);
   size_t written = 0;
-  QvStatus st = qv_tensor_write_to_buffer(t, buf, need, &written, &err);
+  QvStatus st = qv_test_tensor_write_buffer(t, buf, need, &written, &err);
   if (st) fail_msg("write_to_buffer: %s", err.message);
   assert_int_equal(written, need);
   *size = need;
@@ -111,7 +111,7 @@ static void expect_reject(const Hand *h, size_t body_size, QvStatus code, const 
   QvTensor t;
   QvError err;
   qv_error_clear(&err);
-  QvStatus st = qv_tensor_read_memory(buf, size, NULL, 0, &t, &err);
+  QvStatus st = qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err);
   if (st == QV_OK) {
     qv_tensor_reset(&t);
     fail_msg("accepted a message that should fail with '%s'", needle);
@@ -150,7 +150,7 @@ static void roundtrip_type(QvValueType type, bool column_major) {
   qv_ipc_message_reset(&msg);
 
   QvTensor back;
-  QvStatus st = qv_tensor_read_memory(buf, size, NULL, 0, &back, &err);
+  QvStatus st = qv_test_tensor_read_memory(buf, size, NULL, 0, &back, &err);
   if (st) fail_msg("read: %s", err.message);
   assert_int_equal(back.type, type);
   assert_int_equal(back.ndim, 3);
@@ -208,7 +208,7 @@ static void test_strided_view_written_row_major(void **state) {
   qv_ipc_message_reset(&msg);
 
   QvTensor back;
-  assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
   assert_true(qv_tensor_is_row_major(&back));
   assert_non_null(back.dim_names);
   assert_string_equal(back.dim_names[0], "r");
@@ -218,7 +218,7 @@ static void test_strided_view_written_row_major(void **state) {
 
   /* the fd writer produces the same bytes */
   char *path = temp_path("strided");
-  assert_int_equal(qv_tensor_write_path(&view, path, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_write_path(&view, path, &err), QV_OK);
   size_t fsize;
   uint8_t *file = qv_test_read_file(path, &fsize);
   assert_non_null(file);
@@ -248,10 +248,10 @@ static void test_large_strided_fd_write(void **state) {
                                                          .data_size = (rows * cols - 1) * 8}, &err),
                    QV_OK);
   char *path = temp_path("bigstrided");
-  QvStatus st = qv_tensor_write_path(&view, path, &err);
+  QvStatus st = qv_test_tensor_write_path(&view, path, &err);
   if (st) fail_msg("write: %s", err.message);
   QvTensor back;
-  assert_int_equal(qv_tensor_read_path(path, 0, &back, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_path(path, 0, &back, &err), QV_OK);
   assert_true(qv_tensor_is_row_major(&back));
   assert_true(qv_tensor_equals(&view, &back, true));
   const double *d = (const double *)back.data;
@@ -282,10 +282,10 @@ static void test_large_buffer_write(void **state) {
     uint8_t *dst = buf + shifts[k];
     memset(buf, 0xEE, need + 64);
     size_t written;
-    assert_int_equal(qv_tensor_write_to_buffer(&t, dst, need, &written, &err), QV_OK);
+    assert_int_equal(qv_test_tensor_write_buffer(&t, dst, need, &written, &err), QV_OK);
     assert_int_equal(written, need);
     QvTensor back;
-    assert_int_equal(qv_tensor_read_memory(dst, need, NULL, 0, &back, &err), QV_OK);
+    assert_int_equal(qv_test_tensor_read_memory(dst, need, NULL, 0, &back, &err), QV_OK);
     assert_memory_equal(back.data, t.data, (size_t)shape[0] * 8);
     qv_tensor_reset(&back);
     /* nothing written past the message */
@@ -306,7 +306,7 @@ static void test_zero_dim(void **state) {
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
   QvTensor back;
-  assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
   assert_int_equal(back.ndim, 0);
   assert_int_equal(qv_tensor_size(&back), 1);
   double got;
@@ -333,7 +333,7 @@ static void test_zero_length_dims(void **state) {
     assert_int_equal(size % 64, 0);
     qv_ipc_message_reset(&msg);
     QvTensor back;
-    assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
+    assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
     assert_int_equal(qv_tensor_size(&back), 0);
     for (int i = 0; i < 3; i++) assert_int_equal(back.shape[i], shapes[k][i]);
     qv_tensor_reset(&back);
@@ -352,7 +352,7 @@ static void test_arrow_empty_strides_accepted(void **state) {
   uint8_t *buf = build(&h.msg, NULL, 0, &size);
   QvTensor t;
   QvError err;
-  QvStatus st = qv_tensor_read_memory(buf, size, NULL, 0, &t, &err);
+  QvStatus st = qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err);
   if (st) fail_msg("%s", err.message);
   assert_int_equal(qv_tensor_size(&t), 0);
   assert_int_equal(t.strides[0], 8);
@@ -363,7 +363,7 @@ static void test_arrow_empty_strides_accepted(void **state) {
   const int64_t wild[2] = {1 << 30, 0};
   hand_init(&h, 2, shape, wild, 2, 0, 0, 0);
   buf = build(&h.msg, NULL, 0, &size);
-  assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
   qv_tensor_reset(&t);
   qv_aligned_free(buf);
 }
@@ -381,7 +381,7 @@ static void test_absent_strides_unpadded_body(void **state) {
   uint8_t *buf = build(&h.msg, body, sizeof body, &size);
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
   assert_int_equal(t.strides[0], 24);
   assert_int_equal(t.strides[1], 8);
   assert_null(t.dim_names); /* all-empty names are no names */
@@ -404,7 +404,7 @@ static void test_partial_names(void **state) {
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
   QvTensor back;
-  assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
   assert_non_null(back.dim_names);
   assert_string_equal(back.dim_names[0], "x");
   assert_string_equal(back.dim_names[1], "");
@@ -460,9 +460,9 @@ static void test_buffer_too_small(void **state) {
   uint8_t *buf = malloc(need);
   assert_non_null(buf);
   size_t written = 99;
-  assert_int_equal(qv_tensor_write_to_buffer(&t, buf, need - 1, &written, &err), QV_EARG);
+  assert_int_equal(qv_test_tensor_write_buffer(&t, buf, need - 1, &written, &err), QV_ELIMIT);
   assert_int_equal(written, 0);
-  assert_non_null(strstr(err.message, "too small"));
+  assert_non_null(strstr(err.message, "exceed the capacity"));
   free(buf);
   qv_tensor_reset(&t);
 }
@@ -481,7 +481,7 @@ static void test_several_tensors_one_file(void **state) {
   char *path = temp_path("several");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   assert_true(fd >= 0);
-  for (int i = 0; i < 3; i++) assert_int_equal(qv_tensor_write_fd(&t[i], fd, &err), QV_OK);
+  for (int i = 0; i < 3; i++) assert_int_equal(qv_test_tensor_write_fd(&t[i], fd, &err), QV_OK);
   close(fd);
 
   /* every body starts at a multiple of 64 in the file */
@@ -504,29 +504,29 @@ static void test_several_tensors_one_file(void **state) {
   for (int i = 0; i < 3; i++) {
     QvTensor back;
     /* path: mmap, 64-byte-aligned data */
-    QvStatus st = qv_tensor_read_path(path, i, &back, &err);
+    QvStatus st = qv_test_tensor_read_path(path, i, &back, &err);
     if (st) fail_msg("read_path %d: %s", i, err.message);
     assert_int_equal((uintptr_t)back.data % 64, 0);
     assert_true(qv_tensor_equals(&t[i], &back, true));
     assert_int_equal(back.strides[back.ndim - 1], t[i].strides[t[i].ndim - 1]);
     qv_tensor_reset(&back);
     /* memory */
-    assert_int_equal(qv_tensor_read_memory(bytes, fsize, NULL, i, &back, &err), QV_OK);
+    assert_int_equal(qv_test_tensor_read_memory(bytes, fsize, NULL, i, &back, &err), QV_OK);
     assert_true(qv_tensor_equals(&t[i], &back, true));
     qv_tensor_reset(&back);
     /* fd: copied into aligned memory owned by the tensor */
     fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
-    assert_int_equal(qv_tensor_read_fd(fd, i, &back, &err), QV_OK);
+    assert_int_equal(qv_test_tensor_read_fd(fd, i, &back, &err), QV_OK);
     close(fd);
     assert_int_equal((uintptr_t)back.data % 64, 0);
     assert_true(qv_tensor_equals(&t[i], &back, true));
     qv_tensor_reset(&back);
   }
   QvTensor none;
-  assert_int_equal(qv_tensor_read_path(path, 3, &none, &err), QV_EINVAL);
+  assert_int_equal(qv_test_tensor_read_path(path, 3, &none, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "holds 3 messages"));
-  assert_int_equal(qv_tensor_read_memory(bytes, fsize, NULL, -1, &none, &err), QV_EARG);
+  assert_int_equal(qv_test_tensor_read_memory(bytes, fsize, NULL, -1, &none, &err), QV_EARG);
   free(bytes);
   unlink(path);
   free(path);
@@ -542,9 +542,9 @@ static void test_path_view_outlives_file(void **state) {
   assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 2, shape, NULL, false, NULL, &err), QV_OK);
   fill_pattern(&t, 9);
   char *path = temp_path("outlive");
-  assert_int_equal(qv_tensor_write_path(&t, path, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_write_path(&t, path, &err), QV_OK);
   QvTensor back;
-  assert_int_equal(qv_tensor_read_path(path, 0, &back, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_path(path, 0, &back, &err), QV_OK);
   unlink(path);
   assert_non_null(back.owner);
   assert_memory_equal(back.data, t.data, 16 * 16 * 4);
@@ -565,11 +565,11 @@ static void test_fd_reader_pipe(void **state) {
   int fds[2];
   assert_int_equal(pipe(fds), 0);
   /* small tensors fit in the pipe buffer, so one thread can do both ends */
-  assert_int_equal(qv_tensor_write_fd(&t[0], fds[1], &err), QV_OK);
-  assert_int_equal(qv_tensor_write_fd(&t[1], fds[1], &err), QV_OK);
+  assert_int_equal(qv_test_tensor_write_fd(&t[0], fds[1], &err), QV_OK);
+  assert_int_equal(qv_test_tensor_write_fd(&t[1], fds[1], &err), QV_OK);
   close(fds[1]);
   QvTensor back;
-  assert_int_equal(qv_tensor_read_fd(fds[0], 1, &back, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_fd(fds[0], 1, &back, &err), QV_OK);
   close(fds[0]);
   assert_true(qv_tensor_is_column_major(&back));
   assert_true(qv_tensor_equals(&t[1], &back, true));
@@ -618,8 +618,8 @@ static void test_path_reader_agrees_with_memory(void **state) {
     for (int64_t index = 0; index < 3; index++) {
       QvTensor a, b;
       QvError ea, eb;
-      QvStatus sa = qv_tensor_read_memory(work, len, NULL, index, &a, &ea);
-      QvStatus sb = qv_tensor_read_path(path, index, &b, &eb);
+      QvStatus sa = qv_test_tensor_read_memory(work, len, NULL, index, &a, &ea);
+      QvStatus sb = qv_test_tensor_read_path(path, index, &b, &eb);
       if (sa != sb)
         fail_msg("variant %zu index %lld: memory %d (%s), path %d (%s)", variant,
                  (long long)index, sa, sa ? ea.message : "", sb, sb ? eb.message : "");
@@ -635,7 +635,7 @@ static void test_path_reader_agrees_with_memory(void **state) {
   assert_true(cases > 1000);
   /* index 2 is after the end-of-stream marker */
   QvTensor x;
-  assert_int_equal(qv_tensor_read_memory(file, size, NULL, 2, &x, &err), QV_EINVAL);
+  assert_int_equal(qv_test_tensor_read_memory(file, size, NULL, 2, &x, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "holds 2 messages"));
   unlink(path);
   free(path);
@@ -664,7 +664,7 @@ static void test_legacy_prefix_path(void **state) {
   assert_int_equal(fwrite(buf + 4, 1, size - 4, f), size - 4);
   fclose(f);
   QvTensor back;
-  QvStatus st = qv_tensor_read_path(path, 0, &back, &err);
+  QvStatus st = qv_test_tensor_read_path(path, 0, &back, &err);
   if (st) fail_msg("%s", err.message);
   assert_true(qv_tensor_equals(&t, &back, true));
   qv_tensor_reset(&back);
@@ -693,7 +693,7 @@ static void test_memory_owner_retained(void **state) {
   QvOwner *owner = qv_owner_new(release_buf, buf);
   assert_non_null(owner);
   QvTensor back;
-  assert_int_equal(qv_tensor_read_memory(buf, size, owner, 0, &back, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_memory(buf, size, owner, 0, &back, &err), QV_OK);
   qv_owner_free(owner);
   assert_int_equal(owner_released, 0);
   assert_true(qv_tensor_equals(&t, &back, true));
@@ -720,7 +720,7 @@ static void test_truncated_metadata_and_body(void **state) {
   for (size_t cut = 0; cut < size; cut++) {
     QvTensor back;
     qv_error_clear(&err);
-    QvStatus st = qv_tensor_read_memory(buf, cut, NULL, 0, &back, &err);
+    QvStatus st = qv_test_tensor_read_memory(buf, cut, NULL, 0, &back, &err);
     assert_int_not_equal(st, QV_OK);
     assert_true(err.message[0] != '\0');
     if (cut > 8 && cut < body_at) assert_int_equal(st, QV_ETRUNCATED);
@@ -790,7 +790,7 @@ static void test_too_many_dims(void **state) {
   uint8_t *buf = build(&h.msg, &one, 8, &size);
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
   assert_int_equal(t.ndim, QV_TENSOR_MAX_NDIM);
   qv_tensor_reset(&t);
   qv_aligned_free(buf);
@@ -831,10 +831,10 @@ static void test_not_a_tensor_message(void **state) {
   uint8_t *buf = build(&msg, NULL, 0, &size);
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_EINVAL);
+  assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "is a Schema, not a Tensor"));
   qv_aligned_free(buf);
-  assert_int_equal(qv_tensor_read_memory(NULL, 0, NULL, 0, &t, &err), QV_EINVAL);
+  assert_int_equal(qv_test_tensor_read_memory(NULL, 0, NULL, 0, &t, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "no message"));
 }
 
@@ -854,7 +854,7 @@ static void test_misaligned_data_copied(void **state) {
   uint8_t *buf = build(&h.msg, body, sizeof body, &size);
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
+  assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
   assert_int_equal((uintptr_t)t.data % 4, 0);
   assert_memory_equal(t.data, vals, sizeof vals);
   qv_tensor_reset(&t);
@@ -877,14 +877,14 @@ static void test_arrow_cpp_files(void **state) {
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     QvTensor t;
     QvError err;
-    QvStatus st = qv_tensor_read_path(qv_test_shared_path(files[i]), 0, &t, &err);
+    QvStatus st = qv_test_tensor_read_path(qv_test_shared_path(files[i]), 0, &t, &err);
     if (st) fail_msg("%s: %s", files[i], err.message);
     assert_int_equal((uintptr_t)t.data % 64, 0);
     /* write it again and read that back: same values, layout and names */
     size_t size;
     uint8_t *buf = write_buffer(&t, &size);
     QvTensor back;
-    assert_int_equal(qv_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
+    assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
     assert_true(qv_tensor_equals(&t, &back, true));
     assert_int_equal(qv_tensor_is_column_major(&t) && !qv_tensor_is_row_major(&t),
                      qv_tensor_is_column_major(&back) && !qv_tensor_is_row_major(&back));
@@ -897,14 +897,14 @@ static void test_arrow_cpp_files(void **state) {
   QvTensor t;
   QvError err;
   assert_int_equal(
-      qv_tensor_read_path(qv_test_shared_path("tensor_uint64_extremes_5.arrow"), 0, &t, &err),
+      qv_test_tensor_read_path(qv_test_shared_path("tensor_uint64_extremes_5.arrow"), 0, &t, &err),
       QV_OK);
   int64_t idx = 1;
   uint64_t u;
   assert_int_equal(qv_tensor_get_uint64(&t, &idx, &u, &err), QV_OK);
   assert_true(u == UINT64_MAX);
   qv_tensor_reset(&t);
-  assert_int_equal(qv_tensor_read_path(
+  assert_int_equal(qv_test_tensor_read_path(
                        qv_test_shared_path("tensor_int32_2x3x4_rowmajor_dimnames_partial.arrow"),
                        0, &t, &err),
                    QV_OK);
@@ -913,7 +913,7 @@ static void test_arrow_cpp_files(void **state) {
   assert_string_equal(t.dim_names[1], "");
   qv_tensor_reset(&t);
   assert_int_equal(
-      qv_tensor_read_path(qv_test_shared_path("tensor_float64_3x4_rowmajor.arrow"), 0, &t, &err),
+      qv_test_tensor_read_path(qv_test_shared_path("tensor_float64_3x4_rowmajor.arrow"), 0, &t, &err),
       QV_OK);
   assert_null(t.dim_names);
   qv_tensor_reset(&t);
@@ -922,11 +922,11 @@ static void test_arrow_cpp_files(void **state) {
                               "invalid/tensor_float64_3x4_strides_overrun.arrow"};
   for (size_t i = 0; i < 2; i++) {
     qv_error_clear(&err);
-    assert_int_not_equal(qv_tensor_read_path(qv_test_shared_path(bad[i]), 0, &t, &err), QV_OK);
+    assert_int_not_equal(qv_test_tensor_read_path(qv_test_shared_path(bad[i]), 0, &t, &err), QV_OK);
     assert_true(err.message[0] != '\0');
   }
   assert_int_equal(
-      qv_tensor_read_path(qv_test_shared_path("sparse_coo_float64_idx_int64_6x4.arrow"), 0, &t,
+      qv_test_tensor_read_path(qv_test_shared_path("sparse_coo_float64_idx_int64_6x4.arrow"), 0, &t,
                           &err),
       QV_EINVAL);
   assert_non_null(strstr(err.message, "SparseTensor, not a Tensor"));

@@ -146,3 +146,126 @@ QvStatus qv_test_reader_fd(QvIpcReader **r, int fd, QvError *err) {
   QvStatus st = qv_source_new_fd(&src, fd, err);
   return st ? st : reader_over(r, src, err);
 }
+
+/* ---- tensor and sparse readers and writers over a source or sink made
+ * for the call */
+
+typedef QvStatus (*ReadFn)(QvSource *src, int64_t index, void *out, QvError *err);
+typedef QvStatus (*WriteFn)(const void *t, const void *options, QvSink *sink, QvError *err);
+
+static QvStatus read_tensor(QvSource *src, int64_t index, void *out, QvError *err) {
+  return qv_tensor_read(src, index, out, err);
+}
+static QvStatus read_sparse(QvSource *src, int64_t index, void *out, QvError *err) {
+  return qv_sparse_read(src, index, out, err);
+}
+static QvStatus write_tensor(const void *t, const void *options, QvSink *sink, QvError *err) {
+  (void)options;
+  return qv_tensor_write(t, sink, err);
+}
+static QvStatus write_sparse(const void *t, const void *options, QvSink *sink, QvError *err) {
+  return qv_sparse_write(t, sink, options, err);
+}
+
+/* Reads with fn from src (st: how making src went); drops src. */
+static QvStatus read_from(ReadFn fn, QvSource *src, QvStatus st, int64_t index, void *out,
+                          size_t out_size, QvError *err) {
+  if (st) {
+    memset(out, 0, out_size);
+    return st;
+  }
+  st = fn(src, index, out, err);
+  qv_source_free(src);
+  return st;
+}
+
+/* Writes with fn into sink, finishes it on success, frees it. */
+static QvStatus write_into(WriteFn fn, const void *t, const void *options, QvSink *sink,
+                          QvStatus st, size_t *written, QvError *err) {
+  if (written) *written = 0;
+  if (st) return st;
+  st = fn(t, options, sink, err);
+  if (st == QV_OK) st = qv_sink_finish(sink, err);
+  if (st == QV_OK && written) *written = (size_t)qv_sink_bytes_written(sink);
+  qv_sink_free(sink);
+  return st;
+}
+
+QvStatus qv_test_tensor_read_memory(const void *data, size_t size, QvOwner *owner, int64_t index,
+                                    QvTensor *out, QvError *err) {
+  QvSource *src = NULL;
+  QvStatus st = qv_source_new_memory(&src, data, size, owner, err);
+  return read_from(read_tensor, src, st, index, out, sizeof *out, err);
+}
+
+QvStatus qv_test_tensor_read_path(const char *path, int64_t index, QvTensor *out, QvError *err) {
+  QvSource *src = NULL;
+  QvStatus st = qv_source_new_path(&src, path, err);
+  return read_from(read_tensor, src, st, index, out, sizeof *out, err);
+}
+
+QvStatus qv_test_tensor_read_fd(int fd, int64_t index, QvTensor *out, QvError *err) {
+  QvSource *src = NULL;
+  QvStatus st = qv_source_new_fd(&src, fd, err);
+  return read_from(read_tensor, src, st, index, out, sizeof *out, err);
+}
+
+QvStatus qv_test_tensor_write_buffer(const QvTensor *t, void *dst, size_t cap, size_t *written,
+                                     QvError *err) {
+  QvSink *sink = NULL;
+  QvStatus st = qv_sink_new_buffer(&sink, dst, cap, err);
+  return write_into(write_tensor, t, NULL, sink, st, written, err);
+}
+
+QvStatus qv_test_tensor_write_path(const QvTensor *t, const char *path, QvError *err) {
+  QvSink *sink = NULL;
+  QvStatus st = qv_sink_new_path(&sink, path, QV_SINK_NO_FSYNC, err);
+  return write_into(write_tensor, t, NULL, sink, st, NULL, err);
+}
+
+QvStatus qv_test_tensor_write_fd(const QvTensor *t, int fd, QvError *err) {
+  QvSink *sink = NULL;
+  QvStatus st = qv_sink_new_fd(&sink, fd, err);
+  return write_into(write_tensor, t, NULL, sink, st, NULL, err);
+}
+
+QvStatus qv_test_sparse_read_memory(const void *data, size_t size, QvOwner *owner, int64_t index,
+                                    QvSparseTensor *out, QvError *err) {
+  QvSource *src = NULL;
+  QvStatus st = qv_source_new_memory(&src, data, size, owner, err);
+  return read_from(read_sparse, src, st, index, out, sizeof *out, err);
+}
+
+QvStatus qv_test_sparse_read_path(const char *path, int64_t index, QvSparseTensor *out,
+                                  QvError *err) {
+  QvSource *src = NULL;
+  QvStatus st = qv_source_new_path(&src, path, err);
+  return read_from(read_sparse, src, st, index, out, sizeof *out, err);
+}
+
+QvStatus qv_test_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, QvError *err) {
+  QvSource *src = NULL;
+  QvStatus st = qv_source_new_fd(&src, fd, err);
+  return read_from(read_sparse, src, st, index, out, sizeof *out, err);
+}
+
+QvStatus qv_test_sparse_write_buffer(const QvSparseTensor *t, const QvSparseWriteOptions *o,
+                                     void *dst, size_t cap, size_t *written, QvError *err) {
+  QvSink *sink = NULL;
+  QvStatus st = qv_sink_new_buffer(&sink, dst, cap, err);
+  return write_into(write_sparse, t, o, sink, st, written, err);
+}
+
+QvStatus qv_test_sparse_write_path(const QvSparseTensor *t, const QvSparseWriteOptions *o,
+                                   const char *path, QvError *err) {
+  QvSink *sink = NULL;
+  QvStatus st = qv_sink_new_path(&sink, path, QV_SINK_NO_FSYNC, err);
+  return write_into(write_sparse, t, o, sink, st, NULL, err);
+}
+
+QvStatus qv_test_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions *o, int fd,
+                                 QvError *err) {
+  QvSink *sink = NULL;
+  QvStatus st = qv_sink_new_fd(&sink, fd, err);
+  return write_into(write_sparse, t, o, sink, st, NULL, err);
+}

@@ -20,6 +20,8 @@
 #include <cmocka.h>
 
 #include "quiver/ipc.h"
+#include "quiver/sparse_ipc.h"
+#include "quiver/tensor_ipc.h"
 
 /* Reads a whole file; NULL if it cannot be read. free() the result. */
 uint8_t *qv_test_read_file(const char *path, size_t *size);
@@ -32,6 +34,29 @@ const char *qv_test_shared_path(const char *name);
 QvStatus qv_test_reader_memory(QvIpcReader **r, const void *data, size_t size, QvError *err);
 QvStatus qv_test_reader_path(QvIpcReader **r, const char *path, QvError *err);
 QvStatus qv_test_reader_fd(QvIpcReader **r, int fd, QvError *err);
+
+/* qv_tensor_read / qv_sparse_read over a source made for the call, and the
+ * writers into a sink made for the call (a path sink is finished, so the
+ * file is in place on QV_OK; a buffer sink sets *written). */
+QvStatus qv_test_tensor_read_memory(const void *data, size_t size, QvOwner *owner, int64_t index,
+                                    QvTensor *out, QvError *err);
+QvStatus qv_test_tensor_read_path(const char *path, int64_t index, QvTensor *out, QvError *err);
+QvStatus qv_test_tensor_read_fd(int fd, int64_t index, QvTensor *out, QvError *err);
+QvStatus qv_test_tensor_write_buffer(const QvTensor *t, void *dst, size_t cap, size_t *written,
+                                     QvError *err);
+QvStatus qv_test_tensor_write_path(const QvTensor *t, const char *path, QvError *err);
+QvStatus qv_test_tensor_write_fd(const QvTensor *t, int fd, QvError *err);
+QvStatus qv_test_sparse_read_memory(const void *data, size_t size, QvOwner *owner, int64_t index,
+                                    QvSparseTensor *out, QvError *err);
+QvStatus qv_test_sparse_read_path(const char *path, int64_t index, QvSparseTensor *out,
+                                  QvError *err);
+QvStatus qv_test_sparse_read_fd(int fd, int64_t index, QvSparseTensor *out, QvError *err);
+QvStatus qv_test_sparse_write_buffer(const QvSparseTensor *t, const QvSparseWriteOptions *o,
+                                     void *dst, size_t cap, size_t *written, QvError *err);
+QvStatus qv_test_sparse_write_path(const QvSparseTensor *t, const QvSparseWriteOptions *o,
+                                   const char *path, QvError *err);
+QvStatus qv_test_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions *o, int fd,
+                                 QvError *err);
 
 /* ---- the runner */
 
