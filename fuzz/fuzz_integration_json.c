@@ -5,6 +5,7 @@
  * whose logical size is large (a huge `count` of nulls or runs, which the
  * reader accepts without allocating) skip the round trip to keep each run
  * short. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,7 +25,7 @@ typedef struct Out {
 } Out;
 
 static void put(Out *o, const char *s, size_t n) {
-  if (o->nomem) return;
+  if (o->nomem || n == 0) return;
   if (o->len + n + 1 > o->cap) {
     size_t cap = o->cap ? o->cap : 4096;
     while (cap < o->len + n + 1) cap *= 2;
@@ -87,6 +87,7 @@ static void key(Out *o, bool *first, const char *k) {
 }
 
 static void put_string(Out *o, const uint8_t *s, int64_t n) {
+  if (s == NULL) s = (const uint8_t *)""; /* empty values may have no buffer */
   put(o, "\"", 1);
   int64_t run = 0;
   for (int64_t i = 0; i < n; i++) {

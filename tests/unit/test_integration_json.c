@@ -684,8 +684,12 @@ static void test_shared_testdata(void **state) {
     char name[512];
     snprintf(name, sizeof name, "%s", de->d_name);
     size_t size;
-    char *text = (char *)qv_test_read_file(qv_test_shared_path(name), &size);
-    if (text == NULL) continue;
+    uint8_t *bytes = qv_test_read_file(qv_test_shared_path(name), &size);
+    if (bytes == NULL) continue;
+    char *text = malloc(size + 1); /* NUL-terminated for strstr */
+    memcpy(text, bytes, size);
+    text[size] = '\0';
+    free(bytes);
     bool integration = strstr(text, "\"batches\"") && strstr(text, "\"fields\"") &&
                        strstr(text, "\"count\"") && !strstr(text, "\"kind\"");
     if (integration) {
@@ -717,8 +721,12 @@ static void test_api_arguments(void **state) {
   QvError e;
   QvJsonFile *f = NULL;
   assert_int_equal(qv_json_read(NULL, "{}", 2, NULL, &e), QV_EARG);
-  QvJsonReadOptions big = {sizeof big + 8, 0};
-  assert_int_equal(qv_json_read(&f, "{}", 2, &big, &e), QV_ENOTSUP);
+  /* a newer caller's option this library does not know */
+  struct {
+    QvJsonReadOptions o;
+    int64_t newer;
+  } big = {{sizeof big, 0}, 1};
+  assert_int_equal(qv_json_read(&f, "{}", 2, &big.o, &e), QV_ENOTSUP);
   qv_json_file_free(NULL);
   QvJsonData none;
   qv_json_file_data(NULL, &none);
