@@ -136,6 +136,53 @@ void qv_cli_args_unknown(QvCliArgs *a) {
     qv_cli_args_error(a, "unknown option '%s'", a->argv[a->i]);
 }
 
+/* "2,0,1": axes below QV_TENSOR_MAX_NDIM, at most that many. */
+static bool parse_axis_order(const char *v, QvCliSparseArgs *s) {
+  s->n_axis = 0;
+  while (*v) {
+    if (*v < '0' || *v > '9' || s->n_axis >= QV_TENSOR_MAX_NDIM) return false;
+    char *end;
+    errno = 0;
+    long k = strtol(v, &end, 10);
+    if (errno || k >= QV_TENSOR_MAX_NDIM) return false;
+    s->axis_order[s->n_axis++] = (int32_t)k;
+    if (*end == ',') {
+      if (end[1] == '\0') return false;
+      end++;
+    } else if (*end != '\0') {
+      return false;
+    }
+    v = end;
+  }
+  return s->n_axis > 0;
+}
+
+bool qv_cli_args_sparse(QvCliArgs *a, QvCliSparseArgs *s) {
+  static const char *const index_types[] = {"int8",  "int16",  "int32",  "int64", "uint8",
+                                            "uint16", "uint32", "uint64", NULL};
+  static const char *const csf_lengths[] = {"elements", "bytes", NULL};
+  int k;
+  const char *v;
+  if ((k = qv_cli_args_choice(a, "--index-type", index_types)) >= 0) {
+    qv_value_type_parse(index_types[k], &s->index_type, NULL);
+    return true;
+  }
+  if ((k = qv_cli_args_choice(a, "--csf-lengths", csf_lengths)) >= 0) {
+    s->csf_lengths = k == 0 ? QV_CSF_LENGTHS_ELEMENTS : QV_CSF_LENGTHS_BYTES;
+    s->has_csf_lengths = true;
+    return true;
+  }
+  if ((v = qv_cli_args_value(a, "--axis-order")) != NULL) {
+    if (parse_axis_order(v, s)) return true;
+    qv_cli_args_error(a, "--axis-order: '%s' is not a comma-separated list of axes such as 2,0,1", v);
+  }
+  return false;
+}
+
+bool qv_cli_sparse_args_given(const QvCliSparseArgs *s) {
+  return s->index_type != QV_VALUE_DEFAULT || s->n_axis > 0 || s->has_csf_lengths;
+}
+
 const char *qv_cli_args_one_file(const char *cmd, int argc, char **argv, int *status) {
   QvCliArgs a;
   qv_cli_args_init(&a, cmd, argc, argv);

@@ -12,6 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "quiver/sparse_ipc.h"
+#include "quiver/tensor.h"
+
 /* Exit statuses of every command (and of `quiver` itself). */
 enum {
   QV_EXIT_OK = 0,
@@ -84,6 +87,21 @@ int qv_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* Sparse output options shared by `tensor from-npy --sparse` and `convert`:
+ * --index-type=T, --axis-order=A,B,..., --csf-lengths=elements|bytes. */
+typedef struct QvCliSparseArgs {
+  QvValueType index_type; /* QV_VALUE_DEFAULT when not given */
+  int32_t n_axis;         /* 0 when --axis-order is not given */
+  int32_t axis_order[QV_TENSOR_MAX_NDIM];
+  bool has_csf_lengths;
+  QvCsfLengths csf_lengths;
+} QvCliSparseArgs;
+/* True when the current argument is one of those options (its value stored
+ * in *s); false when it is not, or on a usage error. */
+bool qv_cli_args_sparse(QvCliArgs *a, QvCliSparseArgs *s);
+/* Any of them given. */
+bool qv_cli_sparse_args_given(const QvCliSparseArgs *s);
 
 /* A non-negative decimal integer that fits int64_t. */
 bool qv_cli_parse_index(const char *s, int64_t *out);

@@ -1,4 +1,4 @@
-/* Input helpers for the CLI: whole-input reads, from a path or stdin. */
+/* quiver CLI: reading a command's input (input.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,8 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "quiver/ipc.h"
+#include "input.h"
+#include "quiver/io.h"
+#include "quiver/sparse_ipc.h"
+#include "quiver/tensor_ipc.h"
 
 static QvStatus read_all(int fd, const char *name, QvCliInput *in, QvError *error) {
   size_t cap = 1 << 16, len = 0;
@@ -91,4 +93,51 @@ bool qv_cli_starts_with_schema(const uint8_t *data, size_t size) {
   }
   qv_ipc_reader_free(r);
   return schema;
+}
+
+/* ---- tensors */
+
+void qv_cli_tensor_free(QvCliTensor *t) {
+  qv_tensor_reset(&t->dense);
+  qv_sparse_reset(&t->sparse);
+  t->is_sparse = false;
+}
+
+QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvError *error) {
+  memset(out, 0, sizeof *out);
+  bool in_stdin = strcmp(path, "-") == 0;
+  QvSource *src;
+  QvStatus st = in_stdin ? qv_source_new_fd(&src, STDIN_FILENO, error)
+                         : qv_source_new_path(&src, path, error);
+  if (st) return st;
+  QvIpcReader *r;
+  st = qv_ipc_reader_new(&r, src, NULL, error);
+  qv_source_free(src); /* the reader holds its own reference */
+  if (st) {
+    if (!in_stdin) qv_error_prefix(error, "%s", path);
+    return st;
+  }
+  QvIpcMessage msg;
+  st = qv_ipc_reader_nth(r, index, &msg, error);
+  if (st == QV_OK) {
+    uint8_t kind = msg.message.header_type;
+    if (kind == QV_HEADER_TENSOR) {
+      st = qv_tensor_from_message(&msg, &out->dense, error);
+    } else if (kind == QV_HEADER_SPARSE_TENSOR) {
+      out->is_sparse = true;
+      st = qv_sparse_from_message(&msg, &out->sparse, NULL, error);
+    } else {
+      st = qv_error_set(error, QV_EINVAL, "message is a %s, not a Tensor or SparseTensor",
+                        qv_header_type_name(kind));
+    }
+    if (st)
+      qv_error_prefix(error, "message %lld at offset %lld", (long long)index, (long long)msg.offset);
+    qv_ipc_message_reset(&msg);
+  }
+  qv_ipc_reader_free(r);
+  if (st) {
+    qv_cli_tensor_free(out);
+    if (!in_stdin) qv_error_prefix(error, "%s", path);
+  }
+  return st;
 }

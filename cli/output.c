@@ -1,7 +1,14 @@
-/* quiver CLI: exit statuses and error messages (output.h). */
+/* quiver CLI: output files, exit statuses and error messages (output.h). */
 #include "output.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "quiver/tensor_ipc.h"
 
 int qv_cli_exit_code(QvStatus status) {
   switch (status) {
@@ -15,4 +22,142 @@ int qv_cli_fail(const char *cmd, const QvError *error) {
   fprintf(stderr, "quiver %s: %s\n", cmd,
           error->message[0] ? error->message : qv_status_name(error->code));
   return qv_cli_exit_code(error->code);
+}
+
+int qv_cli_check_output(const char *cmd, const char *out) {
+  if (strcmp(out, "-") != 0 || !isatty(STDOUT_FILENO)) return 0;
+  return qv_cli_usage_error(cmd, "refusing to write binary data to a terminal");
+}
+
+/* ---- sinks */
+
+QvStatus qv_cli_output_open(const char *out, QvSink **sink, QvError *error) {
+  return strcmp(out, "-") == 0 ? qv_sink_new_fd(sink, STDOUT_FILENO, error)
+                               : qv_sink_new_path(sink, out, 0, error);
+}
+
+QvStatus qv_cli_output_close(const char *out, QvSink *sink, QvStatus status, QvError *error) {
+  if (status == QV_OK) status = qv_sink_finish(sink, error);
+  qv_sink_free(sink); /* after a failure this removes the temporary file */
+  /* the sink's own errors name the file already */
+  if (status && strcmp(out, "-") != 0 && error && strncmp(error->message, out, strlen(out)) != 0)
+    qv_error_prefix(error, "%s", out);
+  return status;
+}
+
+QvStatus qv_cli_write_output(const char *out, QvCliWriteFn write_fn, const void *ctx,
+                             QvError *err) {
+  QvSink *sink;
+  QvStatus st = qv_cli_output_open(out, &sink, err);
+  if (st) return st;
+  return qv_cli_output_close(out, sink, write_fn(sink, ctx, err), err);
+}
+
+QvStatus qv_cli_write_output_fd(const char *out, QvCliWriteFdFn write_fn, const void *ctx,
+                                QvError *err) {
+  if (strcmp(out, "-") == 0) return write_fn(STDOUT_FILENO, ctx, err);
+  struct stat sb;
+  if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    FILE *f = fopen(out, "wb");
+    if (f == NULL) return qv_error_set(err, QV_EIO, "%s: %s", out, strerror(errno));
+    QvStatus st = write_fn(fileno(f), ctx, err);
+    if (fclose(f) != 0 && st == QV_OK)
+      st = qv_error_set(err, QV_EIO, "%s: close failed: %s", out, strerror(errno));
+    if (st) qv_error_prefix(err, "%s", out);
+    return st;
+  }
+  size_t n = strlen(out);
+  /* OUT.tmp + mkstemp's six template characters + NUL */
+  char *tmp = malloc(n + 4 + 6 + 1);
+  if (tmp == NULL) return qv_error_set(err, QV_ENOMEM, "out of memory");
+  memcpy(tmp, out, n);
+  memcpy(tmp + n, ".tmp", 4);
+  memset(tmp + n + 4, 'X', 6);
+  tmp[n + 10] = '\0';
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    QvStatus st = qv_error_set(err, QV_EIO, "%s: cannot create a temporary file: %s", out,
+                               strerror(errno));
+    free(tmp);
+    return st;
+  }
+  mode_t mask = umask(0);
+  umask(mask);
+  QvStatus st = QV_OK;
+  if (fchmod(fd, 0666 & ~mask) != 0)
+    st = qv_error_set(err, QV_EIO, "%s: %s", tmp, strerror(errno));
+  if (st == QV_OK) st = write_fn(fd, ctx, err);
+  if (close(fd) != 0 && st == QV_OK)
+    st = qv_error_set(err, QV_EIO, "%s: close failed: %s", tmp, strerror(errno));
+  if (st == QV_OK && rename(tmp, out) != 0)
+    st = qv_error_set(err, QV_EIO, "%s: %s", out, strerror(errno));
+  if (st) {
+    unlink(tmp);
+    qv_error_prefix(err, "%s", out);
+  }
+  free(tmp);
+  return st;
+}
+
+QvStatus qv_cli_write_tensor(QvSink *sink, const void *tensor, QvError *error) {
+  return qv_tensor_write(tensor, sink, error);
+}
+
+QvStatus qv_cli_write_sparse(QvSink *sink, const void *sparse_out, QvError *error) {
+  const QvCliSparseOut *so = sparse_out;
+  return qv_sparse_write(so->tensor, sink, &so->options, error);
+}
+
+/* ---- conversion */
+
+/* The index type for a sparse -> sparse conversion without --index-type:
+ * the input's, when its indptr shares it (the conversion uses one type for
+ * both), else int64. */
+static QvValueType default_index_type(const QvSparseTensor *t) {
+  if (t->format == QV_SPARSE_COO || t->indptr_type == t->index_type) return t->index_type;
+  return QV_VALUE_INT64;
+}
+
+int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
+                             QvSparseFormat format, const QvCliSparseArgs *a, const char *out) {
+  if (to_dense && qv_cli_sparse_args_given(a))
+    return qv_cli_usage_error(
+        cmd, "--index-type, --axis-order and --csf-lengths apply to sparse output only");
+  if (!to_dense && format != QV_SPARSE_CSF && (a->n_axis > 0 || a->has_csf_lengths))
+    return qv_cli_usage_error(cmd, "--axis-order and --csf-lengths apply to CSF output only");
+  int32_t ndim = in->is_sparse ? in->sparse.ndim : in->dense.ndim;
+  QvError err;
+  qv_error_clear(&err);
+  if (a->n_axis > 0 && a->n_axis != ndim) {
+    qv_error_set(&err, QV_EINVAL, "--axis-order lists %d axes, the tensor has %d dimensions",
+                 (int)a->n_axis, (int)ndim);
+    return qv_cli_fail(cmd, &err);
+  }
+  QvStatus st;
+  if (to_dense) {
+    QvTensor dense;
+    if (in->is_sparse) {
+      st = qv_sparse_to_dense(&in->sparse, &dense, &err);
+      if (st) return qv_cli_fail(cmd, &err);
+    } else {
+      dense = in->dense;
+    }
+    st = qv_cli_write_output(out, qv_cli_write_tensor, &dense, &err);
+    if (in->is_sparse) qv_tensor_reset(&dense);
+    return st ? qv_cli_fail(cmd, &err) : 0;
+  }
+  QvSparseOptions o;
+  memset(&o, 0, sizeof o);
+  o.index_type = a->index_type != QV_VALUE_DEFAULT ? a->index_type
+                 : in->is_sparse                    ? default_index_type(&in->sparse)
+                                                    : QV_VALUE_INT64;
+  o.axis_order = a->n_axis > 0 ? a->axis_order : NULL;
+  QvSparseTensor sp;
+  st = in->is_sparse ? qv_sparse_convert(&in->sparse, format, &o, &sp, &err)
+                     : qv_sparse_from_dense(&in->dense, format, &o, &sp, &err);
+  if (st) return qv_cli_fail(cmd, &err);
+  QvCliSparseOut so = {&sp, {sizeof so.options, a->csf_lengths}};
+  st = qv_cli_write_output(out, qv_cli_write_sparse, &so, &err);
+  qv_sparse_reset(&sp);
+  return st ? qv_cli_fail(cmd, &err) : 0;
 }

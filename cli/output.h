@@ -1,10 +1,17 @@
-/* quiver CLI: what a command hands back: its exit status and messages, and
- * (once the commands write through sinks) its output files. */
+/* quiver CLI: what a command hands back: its output file, its exit status
+ * and its error messages. */
 #ifndef QUIVER_CLI_OUTPUT_H
 #define QUIVER_CLI_OUTPUT_H
 
+#include <stdbool.h>
+
 #include "args.h"
+#include "input.h"
 #include "quiver/error.h"
+#include "quiver/io.h"
+#include "quiver/sparse.h"
+#include "quiver/sparse_ipc.h"
+#include "quiver/tensor.h"
 
 /* The exit status for a library status, the one mapping every command uses:
  * QV_OK 0, QV_ENOTSUP 3 (valid but not supported), anything else 1. Usage
@@ -16,5 +23,43 @@ int qv_cli_exit_code(QvStatus status);
 /* Prints "quiver <cmd>: <message>" to stderr and returns
  * qv_cli_exit_code(error->code). */
 int qv_cli_fail(const char *cmd, const QvError *error);
+
+/* Binary output is not sent to a terminal: QV_EXIT_USAGE (message printed)
+ * when OUT is "-" and stdout is one, else 0. Commands check before they
+ * read their input. */
+int qv_cli_check_output(const char *cmd, const char *out);
+
+/* Opens OUT: "-" is stdout through an fd sink, anything else a path sink
+ * (a temporary file renamed over OUT by qv_cli_output_close: the input may
+ * be a memory-mapped view of OUT itself, and a failed write leaves the old
+ * OUT as it was; an existing OUT that is not a regular file, such as
+ * /dev/null or a FIFO, is written in place). */
+QvStatus qv_cli_output_open(const char *out, QvSink **sink, QvError *error);
+/* Finishes the sink when `status` is QV_OK (commits a path sink), frees it
+ * and returns the first error; errors name OUT. */
+QvStatus qv_cli_output_close(const char *out, QvSink *sink, QvStatus status, QvError *error);
+
+/* Opens OUT, writes it with write_fn and closes it. */
+typedef QvStatus (*QvCliWriteFn)(QvSink *sink, const void *ctx, QvError *error);
+QvStatus qv_cli_write_output(const char *out, QvCliWriteFn write_fn, const void *ctx,
+                             QvError *error);
+/* The same for writers that still take a descriptor (the NumPy formats). */
+typedef QvStatus (*QvCliWriteFdFn)(int fd, const void *ctx, QvError *error);
+QvStatus qv_cli_write_output_fd(const char *out, QvCliWriteFdFn write_fn, const void *ctx,
+                                QvError *error);
+/* Write functions for it: ctx is a QvTensor / a QvCliSparseOut. */
+typedef struct QvCliSparseOut {
+  const QvSparseTensor *tensor;
+  QvSparseWriteOptions options;
+} QvCliSparseOut;
+QvStatus qv_cli_write_tensor(QvSink *sink, const void *tensor, QvError *error);
+QvStatus qv_cli_write_sparse(QvSink *sink, const void *sparse_out, QvError *error);
+
+/* Converts `in` to a dense tensor (to_dense) or to `format` as `args` ask,
+ * and writes it to OUT; returns the exit status (messages printed, prefixed
+ * "quiver <cmd>"). Options that do not apply to the output are a usage
+ * error. */
+int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
+                             QvSparseFormat format, const QvCliSparseArgs *args, const char *out);
 
 #endif

@@ -91,6 +91,51 @@ run cat --bogus x
 check "cat --bogus: exit 2" test $rc -eq 2
 check "cat --bogus: names the option" grep -q "unknown option '--bogus'" <<<"$err"
 
+# a bad option value: the option and the values it takes, in one line plus
+# the pointer to --help (not the whole usage again)
+ex="$src/examples/data/arrow_cpp_tensor_3x4_colmajor.arrow"
+npy="$src/examples/data/sparse_8x10.npy"
+bad_value() { # description, needle, args...
+  local what=$1 needle=$2; shift 2
+  run "$@"
+  check "$what: exit 2 (got $rc)" test $rc -eq 2
+  check "$what: names the option and its values ($err)" grep -qF -- "$needle" <<<"$err"
+  check "$what: two lines ($err)" test "$(lines "$err")" -eq 2
+  check "$what: no output file" test ! -e out.arrow
+}
+bad_value "convert --to=bogus" "--to: 'bogus' is not one of dense, coo, csr, csc, csf" \
+  convert "$ex" out.arrow --to=bogus
+bad_value "convert --to bogus" "--to: 'bogus' is not one of dense, coo, csr, csc, csf" \
+  convert "$ex" out.arrow --to bogus
+bad_value "convert --to without a value" "--to needs a value: one of dense, coo, csr, csc, csf" \
+  convert "$ex" out.arrow --to
+bad_value "convert without --to" "needs --to=dense|coo|csr|csc|csf" convert "$ex" out.arrow
+bad_value "convert --index=-1" "--index: '-1' is not a non-negative integer" \
+  convert "$ex" out.arrow --to=csr --index=-1
+bad_value "convert --index x" "--index: 'x' is not a non-negative integer" \
+  convert "$ex" out.arrow --to=csr --index x
+bad_value "convert --index-type=float32" \
+  "--index-type: 'float32' is not one of int8, int16, int32, int64, uint8, uint16, uint32, uint64" \
+  convert "$ex" out.arrow --to=csr --index-type=float32
+bad_value "convert --csf-lengths=words" "--csf-lengths: 'words' is not one of elements, bytes" \
+  convert "$ex" out.arrow --to=csf --csf-lengths=words
+bad_value "convert --axis-order=a" "--axis-order: 'a' is not a comma-separated list" \
+  convert "$ex" out.arrow --to=csf --axis-order=a
+bad_value "tensor from-npy --sparse=bsr" "--sparse: 'bsr' is not one of coo, csr, csc, csf" \
+  tensor from-npy "$npy" out.arrow --sparse=bsr
+bad_value "tensor to-npz --stored=yes" "--stored takes no value" tensor to-npz "$ex" out.arrow --stored=yes
+bad_value "tensor frobnicate" "'frobnicate' is not one of from-npy, to-npy, from-npz, to-npz" \
+  tensor frobnicate a b
+bad_value "tensor from-npy --index 1" "--index applies to to-npy and to-npz only" \
+  tensor from-npy "$npy" out.arrow --index 1
+run convert "$ex" out.arrow --to csr --index 0
+check "convert --to csr --index 0 (separate values): exit 0 ($err)" test $rc -eq 0
+run convert out.arrow out.arrow --to=coo --index-type int32
+check "convert in place, --index-type int32: exit 0 ($err)" test $rc -eq 0
+check "convert in place: the output is COO int32" grep -q 'COO float64 shape=\[3, 4\] nnz=12 .*index=int32' \
+  <<<"$("$cli" inspect out.arrow)"
+rm -f out.arrow
+
 # ---- exit statuses 0 / 1 / 3
 run cat "$src/examples/data/arrow_cpp_csr_6x4.arrow"
 check "cat of a valid file: exit 0" test $rc -eq 0

@@ -1,0 +1,40 @@
+/* quiver CLI: reading a command's input (a path, or "-" for stdin). */
+#ifndef QUIVER_CLI_INPUT_H
+#define QUIVER_CLI_INPUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/error.h"
+#include "quiver/ipc.h"
+#include "quiver/sparse.h"
+#include "quiver/tensor.h"
+
+/* Reads all of `path` ("-" = stdin) into memory: mmap for regular files,
+ * a growing buffer otherwise. Release with qv_cli_input_free. */
+typedef struct QvCliInput {
+  const uint8_t *data;
+  size_t size;
+  void *mapping;  /* non-NULL when mmap'd */
+  uint8_t *heap;  /* non-NULL when read into memory */
+} QvCliInput;
+QvStatus qv_cli_input_open(const char *path, QvCliInput *in, QvError *error);
+void qv_cli_input_free(QvCliInput *in);
+/* True when the first message of a stream or file (after the file magic) is a
+ * Schema, i.e. the input is columnar rather than tensors. */
+bool qv_cli_starts_with_schema(const uint8_t *data, size_t size);
+/* A message reader over bytes the caller keeps alive. */
+QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error);
+
+/* Message `index` of an Arrow input ("-" = stdin) as a dense or a sparse
+ * tensor; other message kinds are an error naming what the message is. */
+typedef struct QvCliTensor {
+  bool is_sparse;
+  QvTensor dense;
+  QvSparseTensor sparse;
+} QvCliTensor;
+QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvError *error);
+void qv_cli_tensor_free(QvCliTensor *t);
+
+#endif
