@@ -185,7 +185,9 @@ static QvStatus get_u64(Reader *r, const json_t *v, uint64_t *out) {
 }
 
 /* Decimal text of an integer -> `width` bytes of little-endian two's
- * complement; fails only when the value does not fit the storage. */
+ * complement; fails only when the value does not fit the storage. A
+ * non-negative value of the full unsigned width is taken as the bits it
+ * spells: arrow-js writes negative values that way (-1 as 2^128 - 1). */
 static bool parse_decimal(const char *s, size_t n, uint8_t *out, int width) {
   size_t i = 0;
   bool neg = false;
@@ -203,10 +205,9 @@ static bool parse_decimal(const char *s, size_t n, uint8_t *out, int width) {
     }
     if (carry) return false;
   }
-  /* two's complement range: magnitude <= 2^(bits-1) (negative) or < it */
+  /* a negative magnitude may reach 2^(bits-1), no further */
   bool top = (w[nw - 1] >> 31) != 0;
-  if (top) {
-    if (!neg) return false;
+  if (top && neg) {
     if (w[nw - 1] != 0x80000000u) return false;
     for (int k = 0; k < nw - 1; k++)
       if (w[k]) return false;
@@ -368,7 +369,9 @@ static QvStatus type_format(Reader *r, const json_t *type, char *fmt, size_t cap
       {"largeutf8", "U", 0},   {"binary", "z", 0},     {"largebinary", "Z", 0},
       {"utf8view", "vu", 0},   {"binaryview", "vz", 0}, {"list", "+l", 1},
       {"largelist", "+L", 1},  {"listview", "+vl", 1}, {"largelistview", "+vL", 1},
-      {"struct", "+s", -1},    {"map", "+m", 1},       {"runendencoded", "+r", 2}};
+      {"struct", "+s", -1},    {"map", "+m", 1},       {"runendencoded", "+r", 2},
+      /* arrow-js writes its own type name for struct (and reads both) */
+      {"struct_", "+s", -1}};
   for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
     if (strcmp(n, simple[i].name) == 0) {
       snprintf(fmt, cap, "%s", simple[i].fmt);
@@ -762,7 +765,7 @@ static QvStatus read_fixed_value(Reader *r, const QvArrayView *v, const json_t *
   QvStatus st;
   switch (t) {
     case QV_ARROW_INT8: case QV_ARROW_UINT8: case QV_ARROW_INT16: case QV_ARROW_UINT16:
-    case QV_ARROW_INT32: case QV_ARROW_UINT32: case QV_ARROW_INT64:
+    case QV_ARROW_INT32: case QV_ARROW_UINT32:
     case QV_ARROW_INTERVAL_MONTHS: {
       int64_t lo, hi, val = 0;
       int_range(t, &lo, &hi);
@@ -772,6 +775,25 @@ static QvStatus read_fixed_value(Reader *r, const QvArrayView *v, const json_t *
       memcpy(dst, &val, (size_t)v->type.byte_width); /* little-endian */
       return QV_OK;
     }
+    case QV_ARROW_INT64:
+      if (json_is_string(x)) {
+        /* as for decimals: 2^63..2^64-1 spell the bits of a negative value
+         * (arrow-js writes -1 as "18446744073709551615") */
+        uint64_t u;
+        int64_t val;
+        if (!parse_i64(json_string_value(x), json_string_length(x), &val)) {
+          if (!parse_u64(json_string_value(x), json_string_length(x), &u))
+            return fail(r, "\"%.40s\" is not a 64-bit integer", json_string_value(x));
+          memcpy(&val, &u, 8);
+        }
+        memcpy(dst, &val, 8);
+        return QV_OK;
+      } else {
+        int64_t val = 0;
+        if ((st = get_i64(r, x, &val))) return st;
+        memcpy(dst, &val, 8);
+        return QV_OK;
+      }
     case QV_ARROW_UINT64: {
       uint64_t val = 0;
       if ((st = get_u64(r, x, &val))) return st;

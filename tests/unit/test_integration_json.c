@@ -597,7 +597,11 @@ static void test_bad_input(void **state) {
              "\"VARIADIC_DATA_BUFFERS\":[]}]}]}", QV_EINVAL, "batches[0]");
   read_fails(SCHEMA1("{\"name\":\"d\",\"nullable\":true,\"type\":{\"name\":\"decimal\",\"precision\":9,\"scale\":0,\"bitWidth\":32},\"children\":[]}")
              "\"batches\":[{\"count\":1,\"columns\":[{\"name\":\"d\",\"count\":1,\"VALIDITY\":[1],"
-             "\"DATA\":[\"2147483648\"]}]}]}", QV_EINVAL, "is not an integer of 32 bits");
+             "\"DATA\":[\"4294967296\"]}]}]}", QV_EINVAL, "is not an integer of 32 bits");
+  read_fails(SCHEMA1("{\"name\":\"t\",\"nullable\":true,\"type\":{\"name\":\"timestamp\",\"unit\":\"SECOND\"},\"children\":[]}")
+             "\"batches\":[{\"count\":1,\"columns\":[{\"name\":\"t\",\"count\":1,\"VALIDITY\":[1],"
+             "\"DATA\":[\"18446744073709551616\"]}]}]}", QV_EINVAL,
+             "DATA[0]: \"18446744073709551616\" is not a 64-bit integer");
   read_fails(SCHEMA1("{\"name\":\"u\",\"nullable\":false,\"type\":{\"name\":\"union\",\"mode\":\"SPARSE\",\"typeIds\":[3]},\"children\":[" FIELD_I32 "]}")
              "\"batches\":[{\"count\":1,\"columns\":[{\"name\":\"u\",\"count\":1,\"TYPE_ID\":[4],"
              "\"children\":[{\"name\":\"x\",\"count\":1,\"VALIDITY\":[1],\"DATA\":[1]}]}]}]}",
@@ -631,6 +635,30 @@ static void test_bad_input(void **state) {
              "\"batches\":[]}", QV_EINVAL,
              "schema.fields[1]: dictionary id 3 is also used by schema.fields[0] with another value type");
   read_fails("{\"schema\":{\"fields\":[]},\"batches\":[],\"schema\":{}}", QV_EINVAL, "malformed JSON");
+}
+
+/* arrow-js writes negative 64-bit integers and decimals as the unsigned
+ * form of their bits; those read as the bits they spell. */
+static void test_unsigned_forms(void **state) {
+  (void)state;
+  QvJsonFile *f = read_ok(SCHEMA1(
+      "{\"name\":\"t\",\"nullable\":true,\"type\":{\"name\":\"duration\",\"unit\":\"SECOND\"},\"children\":[]},"
+      "{\"name\":\"d\",\"nullable\":true,\"type\":{\"name\":\"decimal\",\"precision\":5,\"scale\":2},\"children\":[]}")
+      "\"batches\":[{\"count\":2,\"columns\":[{\"name\":\"t\",\"count\":2,\"VALIDITY\":[1,1],"
+      "\"DATA\":[\"18446744073709551615\",-3]},{\"name\":\"d\",\"count\":2,\"VALIDITY\":[1,1],"
+      "\"DATA\":[\"340282366920938463463374607431768199759\",\"-11697\"]}]}]}");
+  QvJsonData d;
+  qv_json_file_data(f, &d);
+  QvArrayView v;
+  QvError e;
+  assert_int_equal(qv_array_view_init(&v, d.schema, &e), QV_OK);
+  assert_int_equal(qv_array_view_set_array(&v, d.batches[0], QV_VALIDATE_FULL, &e), QV_OK);
+  assert_int_equal(qv_array_view_get_int(&v.children[0], 0), -1);
+  assert_int_equal(qv_array_view_get_int(&v.children[0], 1), -3);
+  QvBytes a = qv_array_view_get_bytes(&v.children[1], 0), b = qv_array_view_get_bytes(&v.children[1], 1);
+  assert_memory_equal(a.data, b.data, 16);
+  qv_array_view_reset(&v);
+  qv_json_file_free(f);
 }
 
 /* Nesting beyond the schema depth limit, and beyond jansson's own. */
@@ -758,7 +786,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_compare_value),    cmocka_unit_test(test_compare_validity),
       cmocka_unit_test(test_compare_field_name), cmocka_unit_test(test_compare_metadata),
       cmocka_unit_test(test_compare_dictionary), cmocka_unit_test(test_compare_shape),
-      cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_deep_nesting),
+      cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_unsigned_forms),
+      cmocka_unit_test(test_deep_nesting),
       cmocka_unit_test(test_truncations),      cmocka_unit_test(test_api_arguments),
   };
   const struct CMUnitTest shared[] = {cmocka_unit_test(test_shared_testdata)};
