@@ -66,26 +66,51 @@ static void make_batch(const struct ArrowSchema *s, int64_t first, int64_t rows,
   TRY("finish", qv_array_finish_building(out, QV_VALIDATE_NONE, &error));
 }
 
+/* The serialized output: bytes and their count. */
+typedef struct Mem {
+  uint8_t *data;
+  size_t size;
+} Mem;
+
 typedef struct Data {
   struct ArrowSchema schema;
   struct ArrowArray *batches;
   int64_t n_batches, rows;
 } Data;
 
-static double write_once(const Data *d, QvRbMemSink *mem, QvIpcFormat format) {
-  mem->size = 0;
-  QvRbSink sink = {qv_rb_mem_sink_write, mem};
+/* Writes every batch into dst[0, cap) (a buffer sink) or, with dst NULL,
+ * a growing memory sink; *size receives the bytes written. */
+static double write_once(const Data *d, uint8_t *dst, size_t cap, QvIpcFormat format,
+                         size_t *size) {
+  QvSink *sink;
+  if (dst)
+    TRY("buffer sink", qv_sink_new_buffer(&sink, dst, cap, &error));
+  else
+    TRY("memory sink", qv_sink_new_memory(&sink, &error));
   QvRbWriteOptions o;
   memset(&o, 0, sizeof o);
   o.format = format;
   double t0 = now();
   QvRbWriter *w;
-  TRY("writer open", qv_rb_writer_open(&w, &d->schema, sink, &o, &error));
+  TRY("writer new", qv_rb_writer_new(&w, &d->schema, sink, &o, &error));
   for (int64_t i = 0; i < d->n_batches; i++) TRY("write", qv_rb_writer_write(w, &d->batches[i], &error));
   TRY("finish", qv_rb_writer_finish(w, &error));
   double t = now() - t0;
   qv_rb_writer_free(w);
+  *size = (size_t)qv_sink_bytes_written(sink);
+  qv_sink_free(sink);
   return t;
+}
+
+/* Readers over memory or a path (the source is dropped once the reader
+ * holds it). */
+static QvSource *source_of(const uint8_t *data, size_t size, const char *path) {
+  QvSource *src;
+  if (path)
+    TRY("path source", qv_source_new_path(&src, path, &error));
+  else
+    TRY("memory source", qv_source_new_memory(&src, data, size, NULL, &error));
+  return src;
 }
 
 /* Reads every batch; with `touch` sums a byte of each buffer. */
@@ -96,10 +121,9 @@ static double read_stream(const uint8_t *data, size_t size, const char *path, Qv
   o.validate = level;
   double t0 = now();
   struct ArrowArrayStream s;
-  if (path)
-    TRY("open", qv_rb_stream_open_path(&s, path, &o, &error));
-  else
-    TRY("open", qv_rb_stream_open_memory(&s, data, size, NULL, &o, &error));
+  QvSource *src = source_of(data, size, path);
+  TRY("open", qv_rb_stream_reader_new(&s, src, &o, &error));
+  qv_source_free(src);
   *rows = 0;
   for (;;) {
     struct ArrowArray a;
@@ -119,7 +143,9 @@ static double read_file(const char *path, QvValidateLevel level, int64_t *rows) 
   o.validate = level;
   double t0 = now();
   QvRbFileReader *f;
-  TRY("open", qv_rb_file_open_path(&f, path, &o, &error));
+  QvSource *src = source_of(NULL, 0, path);
+  TRY("open", qv_rb_file_reader_new(&f, src, &o, &error));
+  qv_source_free(src);
   *rows = 0;
   for (int64_t i = 0; i < qv_rb_file_num_batches(f); i++) {
     struct ArrowArray a;
@@ -127,7 +153,7 @@ static double read_file(const char *path, QvValidateLevel level, int64_t *rows) 
     *rows += a.length;
     a.release(&a);
   }
-  qv_rb_file_close(f);
+  qv_rb_file_reader_free(f);
   return now() - t0;
 }
 
@@ -177,7 +203,9 @@ static double read_floor(const uint8_t *data, size_t size, int64_t *bytes) {
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_CHEAP;
   struct ArrowArrayStream s;
-  TRY("open", qv_rb_stream_open_memory(&s, data, size, NULL, &o, &error));
+  QvSource *src = source_of(data, size, NULL);
+  TRY("open", qv_rb_stream_reader_new(&s, src, &o, &error));
+  qv_source_free(src);
   enum { MAXB = 4096 };
   static struct ArrowArray batches[MAXB];
   int64_t n = 0;
@@ -233,14 +261,11 @@ static void report(const char *what, double t, double memcpy_t, int64_t rows) {
 }
 
 static void write_file(const char *path, const uint8_t *data, size_t size) {
-  int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
-  if (fd < 0) {
-    perror(path);
-    exit(1);
-  }
-  QvRbSink sink = {qv_rb_fd_sink_write, &fd};
-  TRY("file write", sink.write(sink.ctx, data, size, &error));
-  close(fd);
+  QvSink *sink;
+  TRY("path sink", qv_sink_new_path(&sink, path, QV_SINK_NO_FSYNC, &error));
+  TRY("file write", qv_sink_write(sink, data, size, &error));
+  TRY("file finish", qv_sink_finish(sink, &error));
+  qv_sink_free(sink);
 }
 
 int main(int argc, char **argv) {
@@ -263,12 +288,10 @@ int main(int argc, char **argv) {
   }
 
   /* size the output, then pre-fault the destination buffers */
-  QvRbMemSink grow = {NULL, 0, 0, false};
-  write_once(&d, &grow, QV_IPC_FORMAT_STREAM);
-  size_t stream_size = grow.size;
-  free(grow.data);
-  size_t cap = stream_size + (1 << 20);
-  QvRbMemSink mem = {malloc(cap), 0, cap, true};
+  Mem mem;
+  write_once(&d, NULL, 0, QV_IPC_FORMAT_STREAM, &mem.size);
+  size_t cap = mem.size + (1 << 20);
+  mem.data = malloc(cap);
   uint8_t *copy_dst = malloc(cap);
   if (mem.data == NULL || copy_dst == NULL) {
     fprintf(stderr, "bench_recordbatch: out of memory\n");
@@ -276,7 +299,7 @@ int main(int argc, char **argv) {
   }
   memset(mem.data, 1, cap);
   memset(copy_dst, 1, cap);
-  write_once(&d, &mem, QV_IPC_FORMAT_STREAM);
+  write_once(&d, mem.data, cap, QV_IPC_FORMAT_STREAM, &mem.size);
   /* the same body bytes: one memcpy of the whole serialized stream */
   double t_memcpy = 1e9;
   for (int r = 0; r < REPEAT; r++) {
@@ -295,7 +318,8 @@ int main(int argc, char **argv) {
   for (int r = 0; r < REPEAT; r++) t_buffers = best(t_buffers, copy_buffers(&d, copy_dst));
   report("memcpy of each batch buffer (per-buffer)", t_buffers, t_memcpy, rows);
   double t = 1e9;
-  for (int r = 0; r < REPEAT; r++) t = best(t, write_once(&d, &mem, QV_IPC_FORMAT_STREAM));
+  for (int r = 0; r < REPEAT; r++)
+    t = best(t, write_once(&d, mem.data, cap, QV_IPC_FORMAT_STREAM, &mem.size));
   report("write stream to pre-faulted memory", t, t_memcpy, rows);
   printf("%-50s %9s     %8s         %6.3fx per-buffer memcpy\n", "", "", "", t / t_buffers);
 
@@ -321,7 +345,7 @@ int main(int argc, char **argv) {
   snprintf(spath, sizeof spath, "%s/qv_bench_rb_%d.arrows", dir, (int)getpid());
   snprintf(fpath, sizeof fpath, "%s/qv_bench_rb_%d.arrow", dir, (int)getpid());
   write_file(spath, mem.data, mem.size);
-  write_once(&d, &mem, QV_IPC_FORMAT_FILE);
+  write_once(&d, mem.data, cap, QV_IPC_FORMAT_FILE, &mem.size);
   write_file(fpath, mem.data, mem.size);
   double ts = 1e9, tfc = 1e9, tff = 1e9, tsf = 1e9;
   for (int r = 0; r < REPEAT; r++) {

@@ -196,12 +196,47 @@ static void print_table(FILE *out, Table *t, const struct ArrowSchema *schema) {
   free(w);
 }
 
+/* Readers over bytes already in memory (zero-copy). */
+static QvStatus stream_over(struct ArrowArrayStream *s, const uint8_t *data, size_t size,
+                            const QvRbReadOptions *o, QvError *error) {
+  memset(s, 0, sizeof *s);
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, error);
+  if (st) return st;
+  st = qv_rb_stream_reader_new(s, src, o, error);
+  qv_source_free(src); /* the reader holds its own reference */
+  return st;
+}
+
+static QvStatus file_over(QvRbFileReader **f, const uint8_t *data, size_t size,
+                          const QvRbReadOptions *o, QvError *error) {
+  *f = NULL;
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, error);
+  if (st) return st;
+  st = qv_rb_file_reader_new(f, src, o, error);
+  qv_source_free(src);
+  return st;
+}
+
+/* Writes every batch of s to standard output. */
+static QvStatus write_stdout(struct ArrowArrayStream *s, const QvRbWriteOptions *wo,
+                             QvError *error) {
+  QvSink *sink;
+  QvStatus st = qv_sink_new_fd(&sink, STDOUT_FILENO, error);
+  if (st) return st;
+  st = qv_rb_write_all(s, sink, wo, error);
+  if (!st) st = qv_sink_finish(sink, error);
+  qv_sink_free(sink);
+  return st;
+}
+
 int qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error) {
   QvRbReadOptions o;
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
   struct ArrowArrayStream s;
-  if (qv_rb_stream_open_memory(&s, data, size, NULL, &o, error)) return 1;
+  if (stream_over(&s, data, size, &o, error)) return 1;
   struct ArrowSchema schema;
   if (qv_rb_stream_get_schema(&s, &schema, error)) {
     s.release(&s);
@@ -287,7 +322,7 @@ static QvStatus validate_stream(const uint8_t *data, size_t size, int64_t *batch
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
   struct ArrowArrayStream s;
-  QvStatus st = qv_rb_stream_open_memory(&s, data, size, NULL, &o, error);
+  QvStatus st = stream_over(&s, data, size, &o, error);
   if (st) return st;
   for (;;) {
     struct ArrowArray a;
@@ -306,7 +341,7 @@ static QvStatus validate_file(const uint8_t *data, size_t size, int64_t *batches
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
   QvRbFileReader *f;
-  QvStatus st = qv_rb_file_open_memory(&f, data, size, NULL, &o, error);
+  QvStatus st = file_over(&f, data, size, &o, error);
   if (st) return st;
   int64_t n = qv_rb_file_num_batches(f);
   for (int64_t i = 0; i < n && !st; i++) {
@@ -316,7 +351,7 @@ static QvStatus validate_file(const uint8_t *data, size_t size, int64_t *batches
     *rows += a.length;
     a.release(&a);
   }
-  qv_rb_file_close(f);
+  qv_rb_file_reader_free(f);
   if (st) return st;
   /* The messages between the magic and the footer must be a valid stream too
    * when they carry their own Schema. Some writers (arrow-js) put the schema
@@ -401,10 +436,14 @@ int qv_cmd_stream_to_file(int argc, char **argv) {
   QvError error;
   qv_error_clear(&error);
   struct ArrowArrayStream s;
-  if (qv_rb_stream_open_fd(&s, STDIN_FILENO, &ro, &error)) return qv_cli_fail("stream-to-file", &error);
-  int fd = STDOUT_FILENO;
-  QvRbSink sink = {qv_rb_fd_sink_write, &fd};
-  QvStatus st = qv_rb_write_all(&s, sink, &wo, &error);
+  QvSource *src;
+  QvStatus st = qv_source_new_fd(&src, STDIN_FILENO, &error);
+  if (!st) {
+    st = qv_rb_stream_reader_new(&s, src, &ro, &error);
+    qv_source_free(src);
+  }
+  if (st) return qv_cli_fail("stream-to-file", &error);
+  st = write_stdout(&s, &wo, &error);
   s.release(&s);
   return st ? qv_cli_fail("stream-to-file", &error) : 0;
 }
@@ -453,13 +492,11 @@ int qv_cmd_file_to_stream(int argc, char **argv) {
   if (qv_cli_input_open(argv[k], &in, &error)) return qv_cli_fail("file-to-stream", &error);
   FileStream fs;
   memset(&fs, 0, sizeof fs);
-  QvStatus st = qv_rb_file_open_memory(&fs.f, in.data, in.size, NULL, &ro, &error);
+  QvStatus st = file_over(&fs.f, in.data, in.size, &ro, &error);
   if (!st) {
     struct ArrowArrayStream s = {fs_get_schema, fs_get_next, fs_last_error, fs_release, &fs};
-    int fd = STDOUT_FILENO;
-    QvRbSink sink = {qv_rb_fd_sink_write, &fd};
-    st = qv_rb_write_all(&s, sink, &wo, &error);
-    qv_rb_file_close(fs.f);
+    st = write_stdout(&s, &wo, &error);
+    qv_rb_file_reader_free(fs.f);
   }
   qv_cli_input_free(&in);
   return st ? qv_cli_fail("file-to-stream", &error) : 0;

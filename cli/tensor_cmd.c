@@ -13,12 +13,30 @@
 /* ---- writers with a descriptor (until the NumPy formats take a sink) */
 
 static QvStatus write_npy_fd(int fd, const void *tensor, QvError *error) {
-  return qv_npy_write_fd(tensor, fd, error);
+  QvSink *sink;
+  QvStatus st = qv_sink_new_fd(&sink, fd, error);
+  if (st) return st;
+  st = qv_npy_write(tensor, sink, error);
+  if (st == QV_OK) st = qv_sink_finish(sink, error);
+  qv_sink_free(sink);
+  return st;
 }
 
 static QvStatus write_npz_fd(int fd, const void *opts_and_tensor, QvError *error) {
   const void *const *p = opts_and_tensor;
-  return qv_npz_write_fd(p[0], p[1], fd, error);
+  QvSink *sink;
+  QvStatus st = qv_sink_new_fd(&sink, fd, error);
+  if (st) return st;
+  st = qv_npz_write(p[0], sink, p[1], error);
+  if (st == QV_OK) st = qv_sink_finish(sink, error);
+  qv_sink_free(sink);
+  return st;
+}
+
+/* Standard input for "-", else the path. */
+static QvStatus open_input(const char *in, QvSource **src, QvError *error) {
+  return strcmp(in, "-") == 0 ? qv_source_new_fd(src, STDIN_FILENO, error)
+                              : qv_source_new_path(src, in, error);
 }
 
 /* ---- subcommands */
@@ -29,14 +47,10 @@ static int from_npy(const char *in, const char *out, bool sparse, QvSparseFormat
   qv_error_clear(&err);
   QvCliTensor t;
   memset(&t, 0, sizeof t);
-  QvStatus st;
-  QvCliInput input = {0};
-  if (strcmp(in, "-") == 0) {
-    st = qv_cli_input_open(in, &input, &err);
-    if (st == QV_OK) st = qv_npy_read_memory(input.data, input.size, NULL, &t.dense, NULL, &err);
-  } else {
-    st = qv_npy_read_path(in, &t.dense, &err);
-  }
+  QvSource *src = NULL;
+  QvStatus st = open_input(in, &src, &err);
+  if (st == QV_OK) st = qv_npy_read(src, &t.dense, &err);
+  qv_source_free(src);
   int rc;
   if (st) {
     rc = qv_cli_fail("tensor from-npy", &err);
@@ -47,7 +61,6 @@ static int from_npy(const char *in, const char *out, bool sparse, QvSparseFormat
     rc = st ? qv_cli_fail("tensor from-npy", &err) : 0;
   }
   qv_cli_tensor_free(&t);
-  qv_cli_input_free(&input);
   return rc;
 }
 
@@ -75,15 +88,10 @@ static int from_npz(const char *in, const char *out) {
   QvError err;
   qv_error_clear(&err);
   QvSparseTensor t;
-  QvStatus st;
-  if (strcmp(in, "-") == 0) {
-    QvCliInput input = {0};
-    st = qv_cli_input_open(in, &input, &err);
-    if (st == QV_OK) st = qv_npz_read_memory(input.data, input.size, &t, &err);
-    qv_cli_input_free(&input);
-  } else {
-    st = qv_npz_read_path(in, &t, &err);
-  }
+  QvSource *src = NULL;
+  QvStatus st = open_input(in, &src, &err);
+  if (st == QV_OK) st = qv_npz_read(src, &t, &err);
+  qv_source_free(src);
   if (st) return qv_cli_fail("tensor from-npz", &err);
   QvCliSparseOut so = {&t, {sizeof so.options, QV_CSF_LENGTHS_ELEMENTS}};
   st = qv_cli_write_output(out, qv_cli_write_sparse, &so, &err);

@@ -18,14 +18,14 @@
 /* Writes the batch as a file, reads it back and compares the first rows. */
 static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray *batch,
                       char **want, int64_t rows) {
-  QvRbMemSink mem = {NULL, 0, 0, false};
-  QvRbSink sink = {qv_rb_mem_sink_write, &mem};
+  QvSink *sink;
   QvRbWriter *w;
   QvError e;
+  CHECK(qv_sink_new_memory(&sink, &e) == QV_OK);
   QvRbWriteOptions wo;
   memset(&wo, 0, sizeof wo);
   wo.format = QV_IPC_FORMAT_FILE;
-  QvStatus st = qv_rb_writer_open(&w, schema, sink, &wo, &e);
+  QvStatus st = qv_rb_writer_new(&w, schema, sink, &wo, &e);
   if (st) fprintf(stderr, "fuzz_file_reader: writer open: %s\n", e.message);
   CHECK(st == QV_OK);
   st = qv_rb_writer_write(w, batch, &e);
@@ -33,11 +33,15 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   CHECK(st == QV_OK);
   CHECK(qv_rb_writer_finish(w, &e) == QV_OK);
   qv_rb_writer_free(w);
+  uint8_t *bytes;
+  size_t n_bytes;
+  CHECK(qv_sink_memory_take(sink, &bytes, &n_bytes, &e) == QV_OK);
+  qv_sink_free(sink);
   QvRbReadOptions o;
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
   QvRbFileReader *f;
-  st = qv_rb_file_open_memory(&f, mem.data, mem.size, NULL, &o, &e);
+  st = rb_fuzz_file_open(&f, bytes, n_bytes, &o, &e);
   if (st) fprintf(stderr, "fuzz_file_reader: re-open: %s\n", e.message);
   CHECK(st == QV_OK);
   CHECK(qv_rb_file_num_batches(f) == 1);
@@ -58,8 +62,8 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   rb_fuzz_free_cells(got, rows * v.n_children);
   qv_array_view_reset(&v);
   back.release(&back);
-  qv_rb_file_close(f);
-  free(mem.data);
+  qv_rb_file_reader_free(f);
+  qv_aligned_free(bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -69,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.max_decompressed_size = 16 << 20;
   QvRbFileReader *f;
   QvError e;
-  if (qv_rb_file_open_memory(&f, data, size, NULL, &o, &e) != QV_OK) return 0;
+  if (rb_fuzz_file_open(&f, data, size, &o, &e) != QV_OK) return 0;
   struct ArrowSchema schema;
   CHECK(qv_rb_file_get_schema(f, &schema, &e) == QV_OK);
   QvArrayView v;
@@ -92,6 +96,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   qv_array_view_reset(&v);
   schema.release(&schema);
-  qv_rb_file_close(f);
+  qv_rb_file_reader_free(f);
   return 0;
 }

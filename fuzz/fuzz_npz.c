@@ -21,10 +21,19 @@
     }                                                                                \
   } while (0)
 
+static QvStatus read_memory(const uint8_t *data, size_t size, QvSparseTensor *t, QvError *err) {
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, err);
+  if (st) return st;
+  st = qv_npz_read(src, t, err);
+  qv_source_free(src);
+  return st;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   QvSparseTensor t;
   QvError err;
-  QvStatus st = qv_npz_read_memory(data, size, &t, &err);
+  QvStatus st = read_memory(data, size, &t, &err);
   if (st != QV_OK) {
     CHECK(err.message[0] != '\0');
     CHECK(t.values == NULL && t.owner == NULL && t.private_data == NULL);
@@ -39,15 +48,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(qv_sparse_equals_dense(&t, &dense));
     qv_tensor_reset(&dense);
   }
-  uint8_t *out;
-  size_t n;
-  st = qv_npz_write_memory(&t, NULL, &out, &n, &err);
+  QvSink *sink;
+  CHECK(qv_sink_new_memory(&sink, &err) == QV_OK);
+  st = qv_npz_write(&t, sink, NULL, &err);
   if (t.value_type == QV_VALUE_FLOAT16) {
     CHECK(st == QV_EINVAL);
   } else {
     CHECK(st == QV_OK);
+    uint8_t *out;
+    size_t n;
+    CHECK(qv_sink_memory_take(sink, &out, &n, &err) == QV_OK);
     QvSparseTensor back;
-    st = qv_npz_read_memory(out, n, &back, &err);
+    st = read_memory(out, n, &back, &err);
     if (st) fprintf(stderr, "fuzz_npz: re-read failed: %s\n", err.message);
     CHECK(st == QV_OK);
     CHECK(back.format == t.format && back.value_type == t.value_type);
@@ -55,8 +67,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(back.shape[0] == t.shape[0] && back.shape[1] == t.shape[1]);
     CHECK(qv_sparse_equals(&t, &back));
     qv_sparse_reset(&back);
-    free(out);
+    qv_aligned_free(out);
   }
+  qv_sink_free(sink);
   qv_sparse_reset(&t);
   return 0;
 }

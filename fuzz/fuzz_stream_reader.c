@@ -17,11 +17,11 @@
 /* Writes the batch as a stream, reads it back and compares the first rows. */
 static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray *batch,
                       char **want, int64_t rows) {
-  QvRbMemSink mem = {NULL, 0, 0, false};
-  QvRbSink sink = {qv_rb_mem_sink_write, &mem};
+  QvSink *sink;
   QvRbWriter *w;
   QvError e;
-  QvStatus st = qv_rb_writer_open(&w, schema, sink, NULL, &e);
+  CHECK(qv_sink_new_memory(&sink, &e) == QV_OK);
+  QvStatus st = qv_rb_writer_new(&w, schema, sink, NULL, &e);
   if (st) fprintf(stderr, "fuzz_stream_reader: writer open: %s\n", e.message);
   CHECK(st == QV_OK);
   st = qv_rb_writer_write(w, batch, &e);
@@ -29,11 +29,15 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   CHECK(st == QV_OK);
   CHECK(qv_rb_writer_finish(w, &e) == QV_OK);
   qv_rb_writer_free(w);
+  uint8_t *bytes;
+  size_t n_bytes;
+  CHECK(qv_sink_memory_take(sink, &bytes, &n_bytes, &e) == QV_OK);
+  qv_sink_free(sink);
   QvRbReadOptions o;
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
   struct ArrowArrayStream s;
-  st = qv_rb_stream_open_memory(&s, mem.data, mem.size, NULL, &o, &e);
+  st = rb_fuzz_stream_open(&s, bytes, n_bytes, &o, &e);
   if (st) fprintf(stderr, "fuzz_stream_reader: re-open: %s\n", e.message);
   CHECK(st == QV_OK);
   struct ArrowArray back;
@@ -54,7 +58,7 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   qv_array_view_reset(&v);
   back.release(&back);
   s.release(&s);
-  free(mem.data);
+  qv_aligned_free(bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -64,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.max_decompressed_size = 16 << 20;
   struct ArrowArrayStream s;
   QvError e;
-  if (qv_rb_stream_open_memory(&s, data, size, NULL, &o, &e) != QV_OK) return 0;
+  if (rb_fuzz_stream_open(&s, data, size, &o, &e) != QV_OK) return 0;
   struct ArrowSchema schema;
   CHECK(qv_rb_stream_get_schema(&s, &schema, &e) == QV_OK);
   QvArrayView v;

@@ -31,3 +31,23 @@ void rb_fuzz_free_cells(char **c, int64_t n) {
   for (int64_t i = 0; i < n; i++) free(c[i]);
   free(c);
 }
+
+QvStatus rb_fuzz_stream_open(struct ArrowArrayStream *s, const uint8_t *data, size_t size,
+                             const QvRbReadOptions *o, QvError *e) {
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, e);
+  if (st) return st;
+  st = qv_rb_stream_reader_new(s, src, o, e);
+  qv_source_free(src);
+  return st;
+}
+
+QvStatus rb_fuzz_file_open(QvRbFileReader **f, const uint8_t *data, size_t size,
+                           const QvRbReadOptions *o, QvError *e) {
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, e);
+  if (st) return st;
+  st = qv_rb_file_reader_new(f, src, o, e);
+  qv_source_free(src);
+  return st;
+}

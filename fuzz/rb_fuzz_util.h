@@ -30,4 +30,11 @@ void rb_fuzz_touch(const QvArrayView *v);
 char **rb_fuzz_cells(const QvArrayView *root, int64_t rows);
 void rb_fuzz_free_cells(char **c, int64_t n);
 
+/* Readers over caller memory (the source is freed here; readers hold their
+ * own reference). */
+QvStatus rb_fuzz_stream_open(struct ArrowArrayStream *s, const uint8_t *data, size_t size,
+                             const QvRbReadOptions *o, QvError *e);
+QvStatus rb_fuzz_file_open(QvRbFileReader **f, const uint8_t *data, size_t size,
+                           const QvRbReadOptions *o, QvError *e);
+
 #endif

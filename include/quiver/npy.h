@@ -24,6 +24,7 @@
 
 #include "quiver/buffer.h"
 #include "quiver/error.h"
+#include "quiver/io.h"
 #include "quiver/tensor.h"
 
 #ifdef __cplusplus
@@ -49,31 +50,25 @@ typedef struct QvNpyHeader {
 /* Parses and validates the preamble and header (not the data). */
 QV_API QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeader *out, QvError *error);
 
-/* Reads a .npy image from memory. The data must hold at least the bytes the
- * shape needs; bytes after them are ignored (np.save may append several
- * arrays to one file), *consumed (may be NULL) receives where the array ends.
- * Little-endian data (on a little-endian host) aligned to its element size is
- * a zero-copy view (`owner` is retained; NULL: the caller keeps the bytes
- * alive); fortran_order gives column-major strides, still without a copy.
- * Big-endian data is byte-swapped into a new buffer owned by the tensor. */
-QV_API QvStatus qv_npy_read_memory(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
-                            size_t *consumed, QvError *error);
-/* Memory-maps the file and reads it as above; the mapping lives until the
- * tensor (if it is a view) is released. */
-QV_API QvStatus qv_npy_read_path(const char *path, QvTensor *out, QvError *error);
+/* Reads a .npy image from a source (quiver/io.h). Memory and regular files
+ * are read zero-copy: little-endian data (on a little-endian host) aligned
+ * to its element size is a view that keeps the caller's memory owner or
+ * the file mapping alive; fortran_order gives column-major strides, still
+ * without a copy. A pipe is read to its end first. Big-endian data is
+ * byte-swapped into a new buffer owned by the tensor. The input must hold
+ * at least the bytes the shape needs; bytes after them are ignored (np.save
+ * may append several arrays to one file). */
+QV_API QvStatus qv_npy_read(QvSource *source, QvTensor *out, QvError *error);
 
 /* Writing: format 1.0 (2.0 when the header would exceed 65535 bytes), the
  * header padded so the data starts at a multiple of 64 bytes, host byte
  * order. Row-major tensors are written in C order, column-major ones with
  * fortran_order True (both as one copy of the memory), other layouts as a
- * C-order copy. Dimension names are dropped (.npy has none). */
+ * C-order copy. Dimension names are dropped (.npy has none). The sink is not
+ * finished (qv_sink_finish commits a path sink). */
+QV_API QvStatus qv_npy_write(const QvTensor *t, QvSink *sink, QvError *error);
+/* Bytes qv_npy_write produces for t. */
 QV_API QvStatus qv_npy_write_size(const QvTensor *t, size_t *size, QvError *error);
-QV_API QvStatus qv_npy_write_to_buffer(const QvTensor *t, void *dst, size_t dst_size, size_t *written,
-                                QvError *error);
-/* At the descriptor's current position (not closed). */
-QV_API QvStatus qv_npy_write_fd(const QvTensor *t, int fd, QvError *error);
-/* Creates or truncates `path`. */
-QV_API QvStatus qv_npy_write_path(const QvTensor *t, const char *path, QvError *error);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "quiver/error.h"
+#include "quiver/io.h"
 #include "quiver/sparse.h"
 
 #ifdef __cplusplus
@@ -46,9 +47,7 @@ extern "C" {
  * row-major without duplicates (SciPy does not store the flag). Its
  * coordinates are column-major (coords_strides {width, nnz * width}): row
  * then col, each one contiguous. Buffers are owned by the tensor. */
-QV_API QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTensor *out,
-                            QvError *error);
-QV_API QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error);
+QV_API QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvError *error);
 
 /* NULL or a zeroed struct means every default. */
 typedef struct QvNpzWriteOptions {
@@ -57,18 +56,12 @@ typedef struct QvNpzWriteOptions {
 } QvNpzWriteOptions;
 
 /* Writes a 2-D CSR, CSC or COO tensor the way save_npz does (same member
- * names, order and .npy headers). Other kinds and ndim fail with QV_EINVAL
- * naming what to convert to; float16 values too (scipy.sparse refuses
- * them). Dimension names are dropped. options may be NULL.
- * _memory: *out is malloc'd (free() it). */
-QV_API QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *options,
-                             uint8_t **out, size_t *out_size, QvError *error);
-/* At the descriptor's current position (not closed). */
-QV_API QvStatus qv_npz_write_fd(const QvSparseTensor *t, const QvNpzWriteOptions *options, int fd,
-                         QvError *error);
-/* Creates or replaces `path`. */
-QV_API QvStatus qv_npz_write_path(const QvSparseTensor *t, const QvNpzWriteOptions *options,
-                           const char *path, QvError *error);
+ * names, order and .npy headers) to `sink` (quiver/io.h; not finished:
+ * qv_sink_finish commits a path sink). Other kinds and ndim fail with
+ * QV_EINVAL naming what to convert to; float16 values too (scipy.sparse
+ * refuses them). Dimension names are dropped. options may be NULL. */
+QV_API QvStatus qv_npz_write(const QvSparseTensor *t, QvSink *sink,
+                             const QvNpzWriteOptions *options, QvError *error);
 
 #ifdef __cplusplus
 }

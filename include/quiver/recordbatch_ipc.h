@@ -35,6 +35,7 @@
 #include "quiver/c_data.h"
 #include "quiver/compression.h"
 #include "quiver/error.h"
+#include "quiver/io.h"
 #include "quiver/ipc.h"
 
 #ifdef __cplusplus
@@ -55,17 +56,14 @@ typedef struct QvRbReadOptions {
   int64_t max_decompressed_size;
 } QvRbReadOptions;
 
-/* Stream readers: the ArrowArrayStream owns the reader (release it when
- * done). The schema message is read by open, so a bad schema fails here.
- * A file-format input is read sequentially through its messages. */
-QV_API QvStatus qv_rb_stream_open_memory(struct ArrowArrayStream *out, const uint8_t *data, size_t size,
-                                  QvOwner *owner, const QvRbReadOptions *options,
-                                  QvError *error);
-QV_API QvStatus qv_rb_stream_open_path(struct ArrowArrayStream *out, const char *path,
-                                const QvRbReadOptions *options, QvError *error);
-/* Reads a descriptor or pipe (not closed). */
-QV_API QvStatus qv_rb_stream_open_fd(struct ArrowArrayStream *out, int fd,
-                              const QvRbReadOptions *options, QvError *error);
+/* Stream reader over a source (quiver/io.h: memory and paths are read
+ * zero-copy, an fd or pipe sequentially). The ArrowArrayStream owns the
+ * reader, which holds its own reference to the source (the caller may free
+ * it right away); release the stream when done. The Schema message is read
+ * here, so a bad schema fails here. A file-format input is read
+ * sequentially through its messages. */
+QV_API QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
+                                        const QvRbReadOptions *options, QvError *error);
 
 /* get_schema / get_next of any ArrowArrayStream with quiver's status and
  * error message (for quiver's streams the original status). get_next:
@@ -80,14 +78,13 @@ QV_API QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *stream, struct Ar
 typedef struct QvRbFileReader QvRbFileReader;
 
 /* Checks both magics, decodes the footer and its schema (nothing else is
- * read until a batch is asked for). */
-QV_API QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_t size,
-                                QvOwner *owner, const QvRbReadOptions *options,
-                                QvError *error);
-/* Memory-maps the file (zero-copy batches). */
-QV_API QvStatus qv_rb_file_open_path(QvRbFileReader **out, const char *path,
-                              const QvRbReadOptions *options, QvError *error);
-QV_API void qv_rb_file_close(QvRbFileReader *reader);
+ * read until a batch is asked for). The source must allow reading at an
+ * offset (memory, a path, not a pipe); the reader holds its own reference.
+ * Batches from a path are zero-copy views of the mapped file. */
+QV_API QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
+                                      const QvRbReadOptions *options, QvError *error);
+/* NULL is a no-op; batches handed out stay valid. */
+QV_API void qv_rb_file_reader_free(QvRbFileReader *reader);
 QV_API int64_t qv_rb_file_num_batches(const QvRbFileReader *reader);
 QV_API int64_t qv_rb_file_num_dictionaries(const QvRbFileReader *reader);
 QV_API QvStatus qv_rb_file_get_schema(QvRbFileReader *reader, struct ArrowSchema *out, QvError *error);
@@ -96,27 +93,6 @@ QV_API QvStatus qv_rb_file_read_batch(QvRbFileReader *reader, int64_t i, struct 
                                QvError *error);
 
 /* ---- writing */
-
-/* Where written bytes go. */
-typedef struct QvRbSink {
-  QvStatus (*write)(void *ctx, const void *data, size_t size, QvError *error);
-  void *ctx;
-} QvRbSink;
-
-/* Memory sink: ctx is a QvRbMemSink. With `fixed` the bytes go into the
- * caller's data[0, capacity) (QV_ELIMIT when full); otherwise data grows
- * with realloc (free() it). */
-typedef struct QvRbMemSink {
-  uint8_t *data;
-  size_t size;
-  size_t capacity;
-  bool fixed;
-} QvRbMemSink;
-QV_API QvStatus qv_rb_mem_sink_write(void *ctx, const void *data, size_t size, QvError *error);
-/* ctx points to an int file descriptor */
-QV_API QvStatus qv_rb_fd_sink_write(void *ctx, const void *data, size_t size, QvError *error);
-/* ctx is a FILE* */
-QV_API QvStatus qv_rb_stdio_sink_write(void *ctx, const void *data, size_t size, QvError *error);
 
 /* Options: NULL or a zeroed struct means every default. */
 typedef struct QvRbWriteOptions {
@@ -135,22 +111,26 @@ typedef struct QvRbWriter QvRbWriter;
 
 /* `schema` is a struct ("+s") whose children are the columns; its metadata
  * becomes the Schema's custom metadata. Writes the file magic (file format)
- * and the Schema message. */
-QV_API QvStatus qv_rb_writer_open(QvRbWriter **out, const struct ArrowSchema *schema, QvRbSink sink,
-                           const QvRbWriteOptions *options, QvError *error);
+ * and the Schema message to `sink` (quiver/io.h), which must outlive the
+ * writer. The writer never finishes the sink: after qv_rb_writer_finish
+ * the caller calls qv_sink_finish (a path sink then replaces its target). */
+QV_API QvStatus qv_rb_writer_new(QvRbWriter **out, const struct ArrowSchema *schema, QvSink *sink,
+                                 const QvRbWriteOptions *options, QvError *error);
 /* `batch` is a struct array of the schema's type without top-level nulls
  * (offset and length select the rows). Dictionaries are written first when
  * new or changed. The array is not released. */
 QV_API QvStatus qv_rb_writer_write(QvRbWriter *writer, const struct ArrowArray *batch, QvError *error);
-/* Writes the end-of-stream marker (and for files the footer). */
+/* Writes the end-of-stream marker (and for files the footer). Everything
+ * has been handed to the sink when it returns. */
 QV_API QvStatus qv_rb_writer_finish(QvRbWriter *writer, QvError *error);
 QV_API void qv_rb_writer_free(QvRbWriter *writer);
 /* Bytes handed to the sink so far. */
 QV_API int64_t qv_rb_writer_bytes_written(const QvRbWriter *writer);
 
-/* Writes every batch of `stream` (not released) as a stream or file. */
-QV_API QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvRbSink sink,
-                         const QvRbWriteOptions *options, QvError *error);
+/* Writes every batch of `stream` (not released) as a stream or file (the
+ * sink is not finished). */
+QV_API QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvSink *sink,
+                                const QvRbWriteOptions *options, QvError *error);
 
 #ifdef __cplusplus
 }

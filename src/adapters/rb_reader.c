@@ -15,8 +15,6 @@
 #include <unistd.h>
 
 #include "array/array_internal.h"
-#include "ipc/sink_internal.h"
-#include "ipc/source_internal.h"
 #include "util/options.h"
 #include "quiver/recordbatch_ipc.h"
 
@@ -707,45 +705,16 @@ static QvStatus stream_start(QvIpcReader *ipc, const QvRbReadOptions *options,
   return QV_OK;
 }
 
-/* Opens the message reader over src (dropping the caller's reference to
- * it) and starts the stream. */
-static QvStatus stream_start_source(QvSource *src, const QvRbReadOptions *options,
-                                    struct ArrowArrayStream *out, QvError *error) {
+QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
+                                 const QvRbReadOptions *options, QvError *error) {
+  memset(out, 0, sizeof *out);
+  if (source == NULL) return qv_error_set(error, QV_EARG, "no source");
   QvRbReadOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
+  if (st) return st;
   QvIpcReader *ipc;
-  if (!st) st = qv_ipc_reader_new(&ipc, src, &o.ipc, error);
-  qv_source_free(src);
-  if (st) return st;
+  if ((st = qv_ipc_reader_new(&ipc, source, &o.ipc, error))) return st;
   return stream_start(ipc, &o, out, error);
-}
-
-QvStatus qv_rb_stream_open_memory(struct ArrowArrayStream *out, const uint8_t *data, size_t size,
-                                  QvOwner *owner, const QvRbReadOptions *options,
-                                  QvError *error) {
-  memset(out, 0, sizeof *out);
-  QvSource *src;
-  QvStatus st = qv_source_new_memory(&src, data, size, owner, error);
-  if (st) return st;
-  return stream_start_source(src, options, out, error);
-}
-
-QvStatus qv_rb_stream_open_path(struct ArrowArrayStream *out, const char *path,
-                                const QvRbReadOptions *options, QvError *error) {
-  memset(out, 0, sizeof *out);
-  QvSource *src;
-  QvStatus st = qv_source_new_path(&src, path, error);
-  if (st) return st;
-  return stream_start_source(src, options, out, error);
-}
-
-QvStatus qv_rb_stream_open_fd(struct ArrowArrayStream *out, int fd,
-                              const QvRbReadOptions *options, QvError *error) {
-  memset(out, 0, sizeof *out);
-  QvSource *src;
-  QvStatus st = qv_source_new_fd(&src, fd, error);
-  if (st) return st;
-  return stream_start_source(src, options, out, error);
 }
 
 static QvStatus from_errno(int code) {
@@ -785,80 +754,47 @@ QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *ou
 
 struct QvRbFileReader {
   Core core;
-  const uint8_t *data;
-  size_t size;
-  QvOwner *owner;
+  QvIpcReader *ipc; /* reads the messages the footer's blocks point at */
   QvFooter footer;
-  int64_t footer_offset;
   bool dicts_loaded;
   QvError dict_error;
 };
 
-void qv_rb_file_close(QvRbFileReader *r) {
+void qv_rb_file_reader_free(QvRbFileReader *r) {
   if (r == NULL) return;
   core_free(&r->core);
   qv_footer_reset(&r->footer);
-  qv_owner_free(r->owner);
+  qv_ipc_reader_free(r->ipc);
   free(r);
 }
 
-QvStatus qv_rb_file_open_memory(QvRbFileReader **out, const uint8_t *data, size_t size,
-                                QvOwner *owner, const QvRbReadOptions *options,
-                                QvError *error) {
+QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
+                               const QvRbReadOptions *options, QvError *error) {
   *out = NULL;
+  if (source == NULL) return qv_error_set(error, QV_EARG, "no source");
   QvRbReadOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
   if (st) return st;
-  if (size < QV_IPC_MAGIC_SIZE || memcmp(data, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) != 0)
-    return qv_error_set(error, QV_EINVAL, "not an Arrow file: the ARROW1 magic is missing");
-  QvSource *src;
-  st = qv_source_new_memory(&src, data, size, NULL, error);
-  if (st) return st;
-  QvIpcReader *ipc;
-  st = qv_ipc_reader_new(&ipc, src, &o.ipc, error);
-  qv_source_free(src);
-  if (st) return st;
   QvRbFileReader *r = calloc(1, sizeof *r);
-  if (r == NULL) {
-    qv_ipc_reader_free(ipc);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  int32_t flen;
-  st = qv_ipc_reader_footer(ipc, &r->footer, &r->footer_offset, &flen, error);
-  qv_ipc_reader_free(ipc);
+  if (r == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  st = qv_ipc_reader_new(&r->ipc, source, &o.ipc, error);
+  if (!st && qv_ipc_reader_format(r->ipc) != QV_IPC_FORMAT_FILE)
+    st = qv_error_set(error, QV_EINVAL, "%s: not an Arrow file: the ARROW1 magic is missing",
+                      qv_source_name(source));
+  int64_t footer_offset;
+  int32_t footer_length;
+  if (!st) st = qv_ipc_reader_footer(r->ipc, &r->footer, &footer_offset, &footer_length, error);
+  if (!st && !r->footer.has_schema)
+    st = qv_error_set(error, QV_EINVAL, "footer has no schema");
+  if (!st && (st = core_init(&r->core, &r->footer.schema, &o, error)))
+    qv_error_prefix(error, "footer");
   if (st) {
-    free(r);
+    qv_rb_file_reader_free(r);
     return st;
-  }
-  r->data = data;
-  r->size = size;
-  qv_owner_retain(owner);
-  r->owner = owner;
-  if (!r->footer.has_schema) {
-    qv_rb_file_close(r);
-    return qv_error_set(error, QV_EINVAL, "footer has no schema");
-  }
-  if ((st = core_init(&r->core, &r->footer.schema, &o, error))) {
-    qv_rb_file_close(r);
-    return qv_error_prefix(error, "footer");
   }
   r->core.file_mode = true;
   *out = r;
   return QV_OK;
-}
-
-QvStatus qv_rb_file_open_path(QvRbFileReader **out, const char *path,
-                              const QvRbReadOptions *options, QvError *error) {
-  *out = NULL;
-  const uint8_t *data;
-  size_t size;
-  QvOwner *owner;
-  QvStatus st = qv_source_map_path(path, &data, &size, &owner, error);
-  if (st) return st;
-  st = qv_rb_file_open_memory(out, data, size, owner, options, error);
-  qv_owner_free(owner);
-  if (st) qv_error_prefix(error, "%s", path);
-  return st;
 }
 
 int64_t qv_rb_file_num_batches(const QvRbFileReader *r) { return r->footer.n_record_batches; }
@@ -868,57 +804,42 @@ QvStatus qv_rb_file_get_schema(QvRbFileReader *r, struct ArrowSchema *out, QvErr
   return qv_schema_copy(&r->core.schema, out, error);
 }
 
-/* Decodes the message a footer block points at, checking the block against
- * the message it describes. */
-static QvStatus read_block(QvRbFileReader *r, const QvBlock *b, QvMessage *msg,
-                           const uint8_t **body, QvError *error) {
-  memset(msg, 0, sizeof *msg);
-  int64_t end;
-  if (b->offset < 8 || b->meta_data_length < 8 || b->body_length < 0 ||
-      !qv_add_i64(b->offset, b->meta_data_length, &end) || !qv_add_i64(end, b->body_length, &end) ||
-      end > r->footer_offset)
-    return qv_error_set(error, QV_EINVAL,
-                        "block (offset %lld, metadata %d, body %lld) lies outside the message "
-                        "area that ends at %lld", (long long)b->offset, (int)b->meta_data_length,
-                        (long long)b->body_length, (long long)r->footer_offset);
-  const uint8_t *p = r->data + b->offset;
-  int64_t prefix = 8;
-  int32_t len = qv_ld_i32(p + 4);
-  if (qv_ld_u32(p) != QV_IPC_CONTINUATION) {
-    prefix = 4;
-    len = qv_ld_i32(p);
-  }
-  if (len <= 0 || prefix + len != b->meta_data_length)
-    return qv_error_set(error, QV_EINVAL,
-                        "block at offset %lld says the metadata takes %d bytes, the message "
-                        "prefix says %lld", (long long)b->offset, (int)b->meta_data_length,
-                        (long long)(prefix + (len > 0 ? len : 0)));
-  const QvDecodeOptions dopt = {.max_depth = r->core.opt.ipc.max_depth,
-                               .max_tables = r->core.opt.ipc.max_tables};
-  QvStatus st = qv_message_decode(p + prefix, (size_t)len, &dopt, msg, error);
-  if (st) return qv_error_prefix(error, "message at offset %lld", (long long)b->offset);
-  if (msg->body_length != b->body_length) {
-    qv_message_reset(msg);
-    return qv_error_set(error, QV_EINVAL,
-                        "block at offset %lld says the body has %lld bytes, the message says %lld",
-                        (long long)b->offset, (long long)b->body_length,
-                        (long long)msg->body_length);
-  }
-  *body = p + b->meta_data_length;
-  return QV_OK;
+/* Reads the message a footer block points at (the message reader checks
+ * that it lies in the message area), checking the block against the message
+ * it describes. */
+static QvStatus read_block(QvRbFileReader *r, const QvBlock *b, QvIpcMessage *msg,
+                           QvError *error) {
+  QvStatus st = qv_ipc_reader_message_at(r->ipc, b->offset, msg, error);
+  if (st == QV_EOS)
+    return qv_error_set(error, QV_EINVAL, "block at offset %lld points at the end-of-stream marker",
+                        (long long)b->offset);
+  if (st) return st;
+  int64_t meta = (msg->legacy_prefix ? 4 : 8) + (int64_t)msg->metadata_length;
+  if (meta != b->meta_data_length)
+    st = qv_error_set(error, QV_EINVAL,
+                      "block at offset %lld says the metadata takes %d bytes, the message "
+                      "prefix says %lld", (long long)b->offset, (int)b->meta_data_length,
+                      (long long)meta);
+  else if (msg->body_length != b->body_length)
+    st = qv_error_set(error, QV_EINVAL,
+                      "block at offset %lld says the body has %lld bytes, the message says %lld",
+                      (long long)b->offset, (long long)b->body_length,
+                      (long long)msg->body_length);
+  if (st) qv_ipc_message_reset(msg);
+  return st;
 }
 
 static QvStatus load_file_dictionaries(QvRbFileReader *r, QvError *error) {
   for (int64_t i = 0; i < r->footer.n_dictionaries; i++) {
-    QvMessage msg;
-    const uint8_t *body = NULL;
-    QvStatus st = read_block(r, &r->footer.dictionaries[i], &msg, &body, error);
-    if (!st && msg.header_type != QV_HEADER_DICTIONARY_BATCH)
+    QvIpcMessage msg;
+    QvStatus st = read_block(r, &r->footer.dictionaries[i], &msg, error);
+    if (!st && msg.message.header_type != QV_HEADER_DICTIONARY_BATCH)
       st = qv_error_set(error, QV_EINVAL, "block points at a %s message, not a DictionaryBatch",
-                        qv_header_type_name(msg.header_type));
+                        qv_header_type_name(msg.message.header_type));
     if (!st)
-      st = load_dictionary_batch(&r->core, &msg, body, msg.body_length, r->owner, error);
-    qv_message_reset(&msg);
+      st = load_dictionary_batch(&r->core, &msg.message, msg.body, msg.body_length, msg.owner,
+                                 error);
+    qv_ipc_message_reset(&msg);
     if (st) return qv_error_prefix(error, "dictionary block %lld", (long long)i);
   }
   return QV_OK;
@@ -939,14 +860,15 @@ QvStatus qv_rb_file_read_batch(QvRbFileReader *r, int64_t i, struct ArrowArray *
     if (error) *error = r->dict_error;
     return r->dict_error.code;
   }
-  QvMessage msg;
-  const uint8_t *body = NULL;
-  QvStatus st = read_block(r, &r->footer.record_batches[i], &msg, &body, error);
-  if (!st && msg.header_type != QV_HEADER_RECORD_BATCH)
+  QvIpcMessage msg;
+  QvStatus st = read_block(r, &r->footer.record_batches[i], &msg, error);
+  if (!st && msg.message.header_type != QV_HEADER_RECORD_BATCH)
     st = qv_error_set(error, QV_EINVAL, "block points at a %s message, not a RecordBatch",
-                      qv_header_type_name(msg.header_type));
-  if (!st) st = load_record_batch(&r->core, &msg, body, msg.body_length, r->owner, out, error);
-  qv_message_reset(&msg);
+                      qv_header_type_name(msg.message.header_type));
+  if (!st)
+    st = load_record_batch(&r->core, &msg.message, msg.body, msg.body_length, msg.owner, out,
+                           error);
+  qv_ipc_message_reset(&msg);
   if (st) return qv_error_prefix(error, "record batch %lld", (long long)i);
   return QV_OK;
 }

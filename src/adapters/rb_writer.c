@@ -15,49 +15,6 @@
 #include "util/copy.h"
 #include "util/options.h"
 
-/* ---- sinks */
-
-QvStatus qv_rb_mem_sink_write(void *ctx, const void *data, size_t size, QvError *error) {
-  QvRbMemSink *m = ctx;
-  if (size > m->capacity - m->size) {
-    if (m->fixed)
-      return qv_error_set(error, QV_ELIMIT, "output buffer of %zu bytes is full", m->capacity);
-    size_t cap = m->capacity ? m->capacity : 4096;
-    while (cap - m->size < size) {
-      if (cap > SIZE_MAX / 2) return qv_error_set(error, QV_ENOMEM, "output too large");
-      cap *= 2;
-    }
-    uint8_t *d = realloc(m->data, cap);
-    if (d == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory growing the output");
-    m->data = d;
-    m->capacity = cap;
-  }
-  if (size) qv_copy_large(m->data + m->size, data, size);
-  m->size += size;
-  return QV_OK;
-}
-
-QvStatus qv_rb_fd_sink_write(void *ctx, const void *data, size_t size, QvError *error) {
-  int fd = *(int *)ctx;
-  const uint8_t *p = data;
-  while (size > 0) {
-    ssize_t k = write(fd, p, size);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
-    }
-    p += k;
-    size -= (size_t)k;
-  }
-  return QV_OK;
-}
-
-QvStatus qv_rb_stdio_sink_write(void *ctx, const void *data, size_t size, QvError *error) {
-  if (size && fwrite(data, 1, size, (FILE *)ctx) != size)
-    return qv_error_set(error, QV_EIO, "write failed: %s", strerror(errno));
-  return QV_OK;
-}
-
 /* ---- serialization state of one message */
 
 typedef struct Seg {
@@ -355,7 +312,7 @@ typedef struct WDict {
 #define STAGE_SIZE ((size_t)1 << 20)
 
 struct QvRbWriter {
-  QvRbSink sink;
+  QvSink *sink; /* the caller's */
   QvRbWriteOptions opt;
   struct ArrowSchema schema;
   QvArrayView view;
@@ -377,7 +334,7 @@ struct QvRbWriter {
 
 static QvStatus flush(QvRbWriter *w, QvError *error) {
   if (w->stage_len == 0) return QV_OK;
-  QvStatus st = w->sink.write(w->sink.ctx, w->stage, w->stage_len, error);
+  QvStatus st = qv_sink_write(w->sink, w->stage, w->stage_len, error);
   w->stage_len = 0;
   return st;
 }
@@ -387,7 +344,7 @@ static QvStatus out(QvRbWriter *w, const void *data, size_t n, QvError *error) {
   if (n >= STAGE_SIZE / 4) {
     QvStatus st = flush(w, error);
     if (st) return st;
-    return w->sink.write(w->sink.ctx, data, n, error);
+    return qv_sink_write(w->sink, data, n, error);
   }
   if (w->stage_len + n > STAGE_SIZE) {
     QvStatus st = flush(w, error);
@@ -740,10 +697,10 @@ static QvStatus fail(QvRbWriter *w, QvStatus st, QvError *error) {
   return st;
 }
 
-QvStatus qv_rb_writer_open(QvRbWriter **result, const struct ArrowSchema *schema, QvRbSink sink,
-                           const QvRbWriteOptions *options, QvError *error) {
+QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema, QvSink *sink,
+                          const QvRbWriteOptions *options, QvError *error) {
   *result = NULL;
-  if (sink.write == NULL) return qv_error_set(error, QV_EARG, "sink has no write function");
+  if (sink == NULL) return qv_error_set(error, QV_EARG, "no sink");
   QvRbWriteOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbWriteOptions", error);
   if (st) return st;
@@ -914,13 +871,13 @@ QvStatus qv_rb_writer_finish(QvRbWriter *w, QvError *error) {
   return fail(w, st, error);
 }
 
-QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvRbSink sink,
+QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvSink *sink,
                          const QvRbWriteOptions *options, QvError *error) {
   struct ArrowSchema schema;
   QvStatus st = qv_rb_stream_get_schema(stream, &schema, error);
   if (st) return st;
   QvRbWriter *w;
-  st = qv_rb_writer_open(&w, &schema, sink, options, error);
+  st = qv_rb_writer_new(&w, &schema, sink, options, error);
   schema.release(&schema);
   if (st) return st;
   for (;;) {

@@ -1,22 +1,15 @@
 /* SciPy sparse .npz (a zip of .npy members) reader and writer, on libzip. */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 #include <zip.h>
 
-#include "ipc/sink_internal.h"
-#include "ipc/source_internal.h"
-#include "util/copy.h"
-#include "util/options.h"
+#include "numpy/npy_header.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
+#include "util/options.h"
 
 /* Preamble (10 or 12 bytes) plus the largest header npy.c accepts. */
 #define NPY_HEADER_CAP ((int64_t)QV_NPY_MAX_HEADER_SIZE + 12)
@@ -26,8 +19,6 @@
 #define DEFLATE_SLACK 1024
 /* The string in format.npy: "csr", "csc", "coo" (also "bsr", "dia", ...). */
 #define FORMAT_MAX_CHARS 16
-
-static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 static void free_aligned(void *p) { qv_aligned_free(p); }
 
@@ -189,7 +180,7 @@ static QvStatus read_array(Archive *a, int m, int64_t want, int64_t cap_entries,
   QvStatus st = read_member(a, m, cap, &buf, &size, &owner, error);
   if (st) return st;
   size_t consumed = 0;
-  st = qv_npy_read_memory(buf, size, owner, t, &consumed, error);
+  st = qv_npy_read_bytes(buf, size, owner, t, &consumed, error);
   qv_owner_free(owner); /* the tensor holds its own reference */
   const char *name = member_names[m];
   if (st) return qv_error_prefix(error, "npz: member %s", name);
@@ -214,48 +205,7 @@ static QvStatus need_index_type(const QvTensor *t, int m, QvError *error) {
                       member_names[m], qv_value_type_name(t->type));
 }
 
-/* ---- format.npy: a 0-d string array, parsed here (npy.c reads numbers) */
-
-typedef struct Hdr {
-  const char *p, *end;
-} Hdr;
-
-static void hskip(Hdr *h) {
-  while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
-    h->p++;
-}
-
-static bool hchar(Hdr *h, char c) {
-  hskip(h);
-  if (h->p < h->end && *h->p == c) {
-    h->p++;
-    return true;
-  }
-  return false;
-}
-
-static bool hstring(Hdr *h, char *buf, size_t cap) {
-  hskip(h);
-  if (h->p >= h->end || (*h->p != '\'' && *h->p != '"')) return false;
-  char q = *h->p++;
-  size_t n = 0;
-  while (h->p < h->end && *h->p != q) {
-    if (*h->p == '\\' || n + 1 >= cap) return false;
-    buf[n++] = *h->p++;
-  }
-  if (h->p >= h->end) return false;
-  h->p++;
-  buf[n] = '\0';
-  return true;
-}
-
-static bool hword(Hdr *h, const char *w) {
-  hskip(h);
-  size_t n = strlen(w);
-  if ((size_t)(h->end - h->p) < n || memcmp(h->p, w, n) != 0) return false;
-  h->p += n;
-  return true;
-}
+/* ---- format.npy: a 0-d string array */
 
 static QvStatus bad_format(QvError *error, const char *why) {
   return qv_error_set(error, QV_EINVAL, "npz: member format.npy: %s", why);
@@ -264,73 +214,24 @@ static QvStatus bad_format(QvError *error, const char *why) {
 /* Parses the 0-d '|S<n>' or '<U<n>' / '>U<n>' array into out (ASCII). */
 static QvStatus parse_format_member(const uint8_t *d, size_t size, char out[FORMAT_MAX_CHARS + 1],
                                     QvError *error) {
-  if (size < 10 || memcmp(d, npy_magic, 6) != 0) return bad_format(error, "not a .npy image");
-  int major = d[6];
-  if ((major != 1 && major != 2 && major != 3) || d[7] != 0)
-    return bad_format(error, "unsupported .npy version");
-  size_t pre = major == 1 ? 10 : 12;
-  if (size < pre) return bad_format(error, "truncated header");
-  size_t hl = major == 1 ? (size_t)d[8] | (size_t)d[9] << 8
-                         : (size_t)d[8] | (size_t)d[9] << 8 | (size_t)d[10] << 16 |
-                               (size_t)d[11] << 24;
-  if (hl > size - pre) return bad_format(error, "header longer than the member");
-  Hdr h = {(const char *)d + pre, (const char *)d + pre + hl};
-  char descr[16] = "";
-  bool have_descr = false, have_order = false, have_shape = false;
-  if (!hchar(&h, '{')) return bad_format(error, "header is not a dictionary");
-  while (!hchar(&h, '}')) {
-    char key[16];
-    if (!hstring(&h, key, sizeof key) || !hchar(&h, ':'))
-      return bad_format(error, "malformed header dictionary");
-    if (strcmp(key, "descr") == 0 && !have_descr) {
-      if (!hstring(&h, descr, sizeof descr)) return bad_format(error, "malformed 'descr'");
-      have_descr = true;
-    } else if (strcmp(key, "fortran_order") == 0 && !have_order) {
-      if (!hword(&h, "False") && !hword(&h, "True"))
-        return bad_format(error, "malformed 'fortran_order'");
-      have_order = true;
-    } else if (strcmp(key, "shape") == 0 && !have_shape) {
-      if (!hchar(&h, '(') || !hchar(&h, ')'))
-        return bad_format(error, "'shape' must be () (a 0-d array)");
-      have_shape = true;
-    } else {
-      return bad_format(error, "unexpected or duplicate key in the header");
-    }
-    if (!hchar(&h, ',')) {
-      if (!hchar(&h, '}')) return bad_format(error, "malformed header dictionary");
-      break;
-    }
-  }
-  hskip(&h);
-  if (h.p != h.end || !have_descr || !have_order || !have_shape)
-    return bad_format(error, "header needs exactly descr, fortran_order and shape");
-  const char *s = descr;
-  size_t width;
-  bool big = false;
-  if ((s[0] == '|' || s[0] == '=') && s[1] == 'S') {
-    width = 1;
-    s += 2;
-  } else if (s[0] == 'S') {
-    width = 1;
-    s += 1;
-  } else if ((s[0] == '<' || s[0] == '>' || s[0] == '=') && s[1] == 'U') {
-    width = 4;
-    big = s[0] == '>';
-    s += 2;
-  } else {
+  QvNpyHeader h;
+  QvNpyString str;
+  QvStatus st = qv_npy_header_parse(d, size, &h, &str, error);
+  if (st) return qv_error_prefix(error, "npz: member format.npy");
+  if (!str.present)
     return qv_error_set(error, QV_EINVAL,
                         "npz: member format.npy has dtype '%s', expected a string ('|S3' or '<U3')",
-                        descr);
-  }
-  char *end;
-  errno = 0;
-  long n = strtol(s, &end, 10);
-  if (*s < '1' || *s > '9' || *end != '\0' || errno || n > FORMAT_MAX_CHARS)
-    return qv_error_set(error, QV_EINVAL, "npz: member format.npy: unsupported dtype '%s'", descr);
-  size_t data_off = pre + hl;
-  if (size - data_off != (size_t)n * width)
+                        h.descr);
+  if (h.ndim != 0) return bad_format(error, "'shape' must be () (a 0-d array)");
+  if (str.length > FORMAT_MAX_CHARS)
+    return qv_error_set(error, QV_EINVAL, "npz: member format.npy: unsupported dtype '%s'",
+                        h.descr);
+  if (size - h.data_offset != (size_t)h.data_size)
     return bad_format(error, "data size does not match its dtype");
-  const uint8_t *p = d + data_off;
+  const uint8_t *p = d + h.data_offset;
+  size_t width = (size_t)str.char_size;
+  bool big = str.big_endian;
+  long n = (long)str.length;
   size_t len = 0;
   for (long i = 0; i < n; i++) {
     uint32_t c = 0;
@@ -495,11 +396,8 @@ static QvStatus read_coo(Archive *a, const int64_t shape[2], QvSparseTensor *out
   return st;
 }
 
-QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTensor *out,
-                            QvError *error) {
-  if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
-  memset(out, 0, sizeof *out);
-  if (data == NULL && size > 0) return qv_error_set(error, QV_EARG, "NULL data");
+static QvStatus read_archive(const uint8_t *data, size_t size, QvSparseTensor *out,
+                             QvError *error) {
   /* libzip reads no bytes as an empty archive */
   if (size == 0) return qv_error_set(error, QV_EINVAL, "npz: not a valid zip archive: empty input");
   Archive a;
@@ -543,22 +441,18 @@ QvStatus qv_npz_read_memory(const uint8_t *data, size_t size, QvSparseTensor *ou
   return st;
 }
 
-QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error) {
-  if (out == NULL || path == NULL) return qv_error_set(error, QV_EARG, "NULL argument");
+QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
   const uint8_t *data;
   size_t size;
   QvOwner *owner;
-  QvStatus st = qv_source_map_path(path, &data, &size, &owner, error);
+  QvStatus st = qv_npy_source_bytes(source, &data, &size, &owner, error);
   if (st) return st;
-  if (size == 0) {
-    qv_owner_free(owner);
-    return qv_error_set(error, QV_EINVAL, "%s: not an .npz file: empty", path);
-  }
-  /* every buffer of the tensor is a copy: the mapping can go right away */
-  st = qv_npz_read_memory(data, size, out, error);
+  /* every buffer of the tensor is a copy: the input can go right away */
+  st = read_archive(data, size, out, error);
   qv_owner_free(owner);
-  if (st) qv_error_prefix(error, "%s", path);
+  if (st) qv_error_prefix(error, "%s", qv_source_name(source));
   return st;
 }
 
@@ -568,7 +462,7 @@ QvStatus qv_npz_read_path(const char *path, QvSparseTensor *out, QvError *error)
 static void format_member(const char *name, uint8_t out[131]) {
   static const char dict[] = "{'descr': '|S3', 'fortran_order': False, 'shape': (), }";
   memset(out, ' ', 128);
-  memcpy(out, npy_magic, 6);
+  memcpy(out, qv_npy_magic, 6);
   out[6] = 1;
   out[7] = 0;
   out[8] = 118; /* header length: 128 - 10 */
@@ -598,7 +492,10 @@ static QvStatus npy_image(QvValueType type, int64_t n, const void *data, int64_t
     img->p = malloc(img->n);
     if (img->p == NULL) st = qv_error_set(error, QV_ENOMEM, "npz: out of memory");
   }
-  if (st == QV_OK) st = qv_npy_write_to_buffer(&t, img->p, img->n, NULL, error);
+  QvSink *sink = NULL;
+  if (st == QV_OK) st = qv_sink_new_buffer(&sink, img->p, img->n, error);
+  if (st == QV_OK) st = qv_npy_write(&t, sink, error);
+  qv_sink_free(sink);
   qv_tensor_reset(&t);
   return st;
 }
@@ -652,9 +549,9 @@ static QvStatus build_images(const QvSparseTensor *t, const char **names, Image 
                    &img[4], error);
 }
 
-QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *options,
-                             uint8_t **out, size_t *out_size, QvError *error) {
-  if (out == NULL || out_size == NULL) return qv_error_set(error, QV_EARG, "NULL output");
+/* The whole archive in memory (libzip writes it there); *out: free() it. */
+static QvStatus build_archive(const QvSparseTensor *t, const QvNpzWriteOptions *options,
+                              uint8_t **out, size_t *out_size, QvError *error) {
   *out = NULL;
   *out_size = 0;
   QvNpzWriteOptions o;
@@ -734,37 +631,14 @@ QvStatus qv_npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOptions *o
   return st;
 }
 
-QvStatus qv_npz_write_fd(const QvSparseTensor *t, const QvNpzWriteOptions *options, int fd,
-                         QvError *error) {
-  if (fd < 0) return qv_error_set(error, QV_EARG, "invalid file descriptor %d", fd);
+QvStatus qv_npz_write(const QvSparseTensor *t, QvSink *sink, const QvNpzWriteOptions *options,
+                      QvError *error) {
+  if (sink == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
   uint8_t *buf;
   size_t n;
-  QvStatus st = qv_npz_write_memory(t, options, &buf, &n, error);
+  QvStatus st = build_archive(t, options, &buf, &n, error);
   if (st) return st;
-  st = qv_fd_write_all(fd, buf, n, error);
+  st = qv_sink_write(sink, buf, n, error);
   free(buf);
   return st;
-}
-
-QvStatus qv_npz_write_path(const QvSparseTensor *t, const QvNpzWriteOptions *options,
-                           const char *path, QvError *error) {
-  if (path == NULL) return qv_error_set(error, QV_EARG, "NULL path");
-  uint8_t *buf;
-  size_t n;
-  QvStatus st = qv_npz_write_memory(t, options, &buf, &n, error);
-  if (st) return st;
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    free(buf);
-    return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
-  }
-  st = qv_fd_write_all(fd, buf, n, error);
-  free(buf);
-  if (close(fd) != 0 && st == QV_OK)
-    st = qv_error_set(error, QV_EIO, "%s: close failed: %s", path, strerror(errno));
-  if (st) {
-    unlink(path);
-    return qv_error_prefix(error, "%s", path);
-  }
-  return QV_OK;
 }

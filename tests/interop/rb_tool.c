@@ -586,7 +586,7 @@ static int cmd_write(const char *out, QvIpcFormat format) {
   memset(batches, 0, sizeof batches);
   int rc = 1;
   json_t *doc = NULL;
-  FILE *f = NULL;
+  QvSink *sink = NULL;
   QvRbWriter *w = NULL;
   QvError e;
   if (!build_schema(&root)) goto done;
@@ -614,29 +614,19 @@ static int cmd_write(const char *out, QvIpcFormat format) {
     fprintf(stderr, "rb_tool: could not describe the batches\n");
     goto done;
   }
-  f = fopen(out, "wb");
-  if (f == NULL) {
-    perror(out);
-    goto done;
-  }
   QvRbWriteOptions opt;
   memset(&opt, 0, sizeof opt);
   opt.format = format;
   opt.validate = QV_VALIDATE_FULL;
-  QvRbSink sink = {qv_rb_stdio_sink_write, f};
-  QvStatus st = qv_rb_writer_open(&w, &root, sink, &opt, &e);
+  QvStatus st = qv_sink_new_path(&sink, out, 0, &e);
+  if (st == QV_OK) st = qv_rb_writer_new(&w, &root, sink, &opt, &e);
   for (int b = 0; st == QV_OK && b < N_BATCHES; b++) st = qv_rb_writer_write(w, &batches[b], &e);
   if (st == QV_OK) st = qv_rb_writer_finish(w, &e);
+  if (st == QV_OK) st = qv_sink_finish(sink, &e);
   if (st != QV_OK) {
     fail("write", st, &e);
     goto done;
   }
-  if (fclose(f) != 0) {
-    f = NULL;
-    perror(out);
-    goto done;
-  }
-  f = NULL;
   char path[4096];
   snprintf(path, sizeof path, "%s.json", out);
   if (json_dump_file(doc, path, JSON_INDENT(1)) != 0) {
@@ -645,8 +635,8 @@ static int cmd_write(const char *out, QvIpcFormat format) {
   }
   rc = 0;
 done:
-  if (f) fclose(f);
   qv_rb_writer_free(w);
+  qv_sink_free(sink);
   json_decref(doc);
   for (int b = 0; b < N_BATCHES; b++)
     if (batches[b].release) batches[b].release(&batches[b]);
@@ -674,7 +664,10 @@ static int cmd_dump(const char *path) {
   bool ok = false;
   if (is_file_format(path)) {
     QvRbFileReader *r = NULL;
-    st = qv_rb_file_open_path(&r, path, &ro, &e);
+    QvSource *src = NULL;
+    st = qv_source_new_path(&src, path, &e);
+    if (st == QV_OK) st = qv_rb_file_reader_new(&r, src, &ro, &e);
+    qv_source_free(src);
     if (st == QV_OK) st = qv_rb_file_get_schema(r, &root, &e);
     for (int64_t b = 0; st == QV_OK && b < qv_rb_file_num_batches(r); b++) {
       struct ArrowArray a;
@@ -685,11 +678,14 @@ static int cmd_dump(const char *path) {
       if (d == NULL) st = QV_EINVAL;
       append(batches, d);
     }
-    qv_rb_file_close(r);
+    qv_rb_file_reader_free(r);
   } else {
     struct ArrowArrayStream s;
     s.release = NULL;
-    st = qv_rb_stream_open_path(&s, path, &ro, &e);
+    QvSource *src = NULL;
+    st = qv_source_new_path(&src, path, &e);
+    if (st == QV_OK) st = qv_rb_stream_reader_new(&s, src, &ro, &e);
+    qv_source_free(src);
     if (st == QV_OK) st = qv_rb_stream_get_schema(&s, &root, &e);
     while (st == QV_OK) {
       struct ArrowArray a;

@@ -307,7 +307,7 @@ static void check_one(const char *name) {
   o.validate = QV_VALIDATE_FULL;
   struct ArrowArrayStream s;
   QvError e;
-  rbt_check(qv_rb_stream_open_path(&s, path, &o, &e), &e, name);
+  rbt_check(rbt_stream_open_path(&s, path, &o, &e), &e, name);
   struct ArrowSchema schema;
   rbt_check(qv_rb_stream_get_schema(&s, &schema, &e), &e, "schema");
   check_schema(&schema, j_get(&doc, "schema"));
@@ -325,7 +325,7 @@ static void check_one(const char *name) {
   /* files: by index through the footer, last batch first */
   if (strcmp(j_get(&doc, "kind")->str, "record_batch_file") == 0) {
     QvRbFileReader *f;
-    rbt_check(qv_rb_file_open_path(&f, path, &o, &e), &e, name);
+    rbt_check(rbt_file_open_path(&f, path, &o, &e), &e, name);
     assert_int_equal(qv_rb_file_num_batches(f), batches->n);
     struct ArrowSchema fs;
     rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "file schema");
@@ -337,22 +337,26 @@ static void check_one(const char *name) {
       a.release(&a);
     }
     fs.release(&fs);
-    qv_rb_file_close(f);
+    qv_rb_file_reader_free(f);
   }
 
   /* what quiver writes from it reads back the same */
   uint8_t *data = qv_test_read_file(path, &size);
   struct ArrowArrayStream again;
-  rbt_check(qv_rb_stream_open_memory(&again, data, size, NULL, &o, &e), &e, "reopen");
-  QvRbMemSink mem = {NULL, 0, 0, false};
-  QvRbSink sink = {qv_rb_mem_sink_write, &mem};
+  rbt_check(rbt_stream_open(&again, data, size, &o, &e), &e, "reopen");
+  QvSink *sink;
+  rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
   QvRbWriteOptions wo;
   memset(&wo, 0, sizeof wo);
   wo.format = QV_IPC_FORMAT_FILE;
   rbt_check(qv_rb_write_all(&again, sink, &wo, &e), &e, "write_all");
   again.release(&again);
+  uint8_t *out;
+  size_t out_size;
+  rbt_take(sink, &out, &out_size);
+  qv_sink_free(sink);
   QvRbFileReader *f;
-  rbt_check(qv_rb_file_open_memory(&f, mem.data, mem.size, NULL, &o, &e), &e, "rewritten");
+  rbt_check(rbt_file_open(&f, out, out_size, &o, &e), &e, "rewritten");
   assert_int_equal(qv_rb_file_num_batches(f), batches->n);
   for (int i = 0; i < batches->n; i++) {
     struct ArrowArray a;
@@ -360,8 +364,8 @@ static void check_one(const char *name) {
     check_batch(&schema, &a, &batches->items[i]);
     a.release(&a);
   }
-  qv_rb_file_close(f);
-  free(mem.data);
+  qv_rb_file_reader_free(f);
+  free(out);
   free(data);
   schema.release(&schema);
   j_free(&doc);

@@ -190,9 +190,9 @@ static void test_conversions(void **state) {
   assert_int_equal(run("%s stream-to-file < %s > %s", stream, file), 0);
   QvRbFileReader *f;
   QvError e;
-  rbt_check(qv_rb_file_open_path(&f, file, NULL, &e), &e, "converted file");
+  rbt_check(rbt_file_open_path(&f, file, NULL, &e), &e, "converted file");
   assert_int_equal(qv_rb_file_num_batches(f), 2);
-  qv_rb_file_close(f);
+  qv_rb_file_reader_free(f);
   expect_contents(file, &s, b);
   assert_int_equal(run("%s file-to-stream %s > %s", file, back), 0);
   expect_contents(back, &s, b);

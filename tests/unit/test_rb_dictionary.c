@@ -107,7 +107,7 @@ static void test_unchanged_grown_replaced(void **state) {
   assert_string_equal(kinds, "SDRRdR");
   QvRbFileReader *f;
   QvError e;
-  rbt_check(qv_rb_file_open_memory(&f, data, size, NULL, NULL, &e), &e, "open");
+  rbt_check(rbt_file_open(&f, data, size, NULL, &e), &e, "open");
   assert_int_equal(qv_rb_file_num_dictionaries(f), 2);
   struct ArrowArray a;
   struct ArrowSchema fs;
@@ -124,20 +124,20 @@ static void test_unchanged_grown_replaced(void **state) {
   rbt_cells_free(&c);
   a.release(&a);
   fs.release(&fs);
-  qv_rb_file_close(f);
+  qv_rb_file_reader_free(f);
   free(data);
 
-  QvRbMemSink mem = {NULL, 0, 0, false};
-  QvRbSink sink = {qv_rb_mem_sink_write, &mem};
+  QvSink *sink;
+  rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
   QvRbWriter *w;
-  rbt_check(qv_rb_writer_open(&w, &s, sink, &o, &e), &e, "open");
+  rbt_check(qv_rb_writer_new(&w, &s, sink, &o, &e), &e, "open");
   rbt_check(qv_rb_writer_write(w, &b[0], &e), &e, "write");
   assert_int_equal(qv_rb_writer_write(w, &b[3], &e), QV_EINVAL);
   assert_non_null(strstr(e.message, "only allows it to grow"));
   /* the writer stays failed */
   assert_int_equal(qv_rb_writer_finish(w, &e), QV_EINVAL);
   qv_rb_writer_free(w);
-  free(mem.data);
+  qv_sink_free(sink);
   for (int i = 0; i < 4; i++) b[i].release(&b[i]);
   s.release(&s);
 }
@@ -194,7 +194,8 @@ static uint8_t *rewrite(const uint8_t *data, size_t size, int drop, int change_d
   QvIpcReader *r;
   QvError e;
   rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
-  QvRbMemSink mem = {NULL, 0, 0, false};
+  QvSink *mem;
+  rbt_check(qv_sink_new_memory(&mem, &e), &e, "memory sink");
   QvIpcMessage m;
   for (int i = 0; qv_ipc_reader_next(r, &m, &e) == QV_OK; i++) {
     if (i != drop) {
@@ -206,21 +207,23 @@ static uint8_t *rewrite(const uint8_t *data, size_t size, int drop, int change_d
       uint8_t *meta;
       size_t meta_size;
       rbt_check(qv_ipc_frame_message(&m.message, 8, &meta, &meta_size, &e), &e, "frame");
-      qv_rb_mem_sink_write(&mem, meta, meta_size, &e);
-      qv_rb_mem_sink_write(&mem, m.body, (size_t)m.body_length, &e);
+      rbt_check(qv_sink_write(mem, meta, meta_size, &e), &e, "write");
+      rbt_check(qv_sink_write(mem, m.body, (size_t)m.body_length, &e), &e, "write");
       free(meta);
     }
     qv_ipc_message_reset(&m);
   }
-  qv_rb_mem_sink_write(&mem, qv_ipc_eos, 8, &e);
+  rbt_check(qv_sink_write(mem, qv_ipc_eos, 8, &e), &e, "write");
   qv_ipc_reader_free(r);
-  *out_size = mem.size;
-  return mem.data;
+  uint8_t *out;
+  rbt_take(mem, &out, out_size);
+  qv_sink_free(mem);
+  return out;
 }
 
 static QvStatus read_all(const uint8_t *data, size_t size, QvError *e) {
   struct ArrowArrayStream s;
-  QvStatus st = qv_rb_stream_open_memory(&s, data, size, NULL, NULL, e);
+  QvStatus st = rbt_stream_open(&s, data, size, NULL, e);
   if (st) return st;
   for (;;) {
     struct ArrowArray a;
@@ -288,9 +291,10 @@ static void test_delta_without_bytes(void **state) {
   uint8_t *schema_only;
   size_t n;
   rbt_write(&s, NULL, 0, &o, &schema_only, &n);
-  QvRbMemSink mem = {NULL, 0, 0, false};
   QvError e;
-  qv_rb_mem_sink_write(&mem, schema_only, n - 8, &e); /* without the end marker */
+  QvSink *mem;
+  rbt_check(qv_sink_new_memory(&mem, &e), &e, "memory sink");
+  rbt_check(qv_sink_write(mem, schema_only, n - 8, &e), &e, "write"); /* without the end marker */
   free(schema_only);
   for (int delta = 0; delta < 2; delta++) {
     QvFieldNode node = {(int64_t)1 << 40, 0};
@@ -309,13 +313,17 @@ static void test_delta_without_bytes(void **state) {
     uint8_t *meta;
     size_t meta_size;
     rbt_check(qv_ipc_frame_message(&m, 8, &meta, &meta_size, &e), &e, "frame");
-    qv_rb_mem_sink_write(&mem, meta, meta_size, &e);
+    rbt_check(qv_sink_write(mem, meta, meta_size, &e), &e, "write");
     free(meta);
   }
-  qv_rb_mem_sink_write(&mem, qv_ipc_eos, 8, &e);
-  assert_int_equal(read_all(mem.data, mem.size, &e), QV_ELIMIT);
+  rbt_check(qv_sink_write(mem, qv_ipc_eos, 8, &e), &e, "write");
+  uint8_t *bytes;
+  size_t bytes_size;
+  rbt_take(mem, &bytes, &bytes_size);
+  qv_sink_free(mem);
+  assert_int_equal(read_all(bytes, bytes_size, &e), QV_ELIMIT);
   assert_non_null(strstr(e.message, "would grow it past"));
-  free(mem.data);
+  free(bytes);
   s.release(&s);
 }
 

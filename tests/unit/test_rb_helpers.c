@@ -264,19 +264,70 @@ void rbt_assert_same_cells(const RbtCells *want, const RbtCells *got, const char
                (long long)(i % want->cols), got->cells[i], want->cells[i]);
 }
 
-/* Writes batches to memory. */
 void rbt_write(const struct ArrowSchema *schema, struct ArrowArray *const *batches, int n,
-                      const QvRbWriteOptions *opt, uint8_t **out, size_t *size) {
-  QvRbMemSink mem = {NULL, 0, 0, false};
-  QvRbSink sink = {qv_rb_mem_sink_write, &mem};
+               const QvRbWriteOptions *opt, uint8_t **out, size_t *size) {
+  QvSink *sink;
   QvRbWriter *w;
   QvError e;
-  rbt_check(qv_rb_writer_open(&w, schema, sink, opt, &e), &e, "writer open");
+  rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
+  rbt_check(qv_rb_writer_new(&w, schema, sink, opt, &e), &e, "writer new");
   for (int i = 0; i < n; i++) rbt_check(qv_rb_writer_write(w, batches[i], &e), &e, "writer write");
   rbt_check(qv_rb_writer_finish(w, &e), &e, "writer finish");
+  assert_int_equal(qv_rb_writer_bytes_written(w), qv_sink_bytes_written(sink));
   qv_rb_writer_free(w);
-  *out = mem.data;
-  *size = mem.size;
+  rbt_check(qv_sink_finish(sink, &e), &e, "sink finish");
+  rbt_take(sink, out, size);
+  qv_sink_free(sink);
+}
+
+void rbt_take(QvSink *sink, uint8_t **out, size_t *size) {
+  QvError e;
+  uint8_t *data;
+  rbt_check(qv_sink_memory_take(sink, &data, size, &e), &e, "memory take");
+  *out = malloc(*size + 1);
+  assert_non_null(*out);
+  if (*size) memcpy(*out, data, *size);
+  qv_aligned_free(data);
+}
+
+QvStatus rbt_stream_open(struct ArrowArrayStream *s, const uint8_t *data, size_t size,
+                         const QvRbReadOptions *o, QvError *e) {
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, e);
+  if (st) return st;
+  st = qv_rb_stream_reader_new(s, src, o, e);
+  qv_source_free(src);
+  return st;
+}
+
+QvStatus rbt_file_open(QvRbFileReader **f, const uint8_t *data, size_t size,
+                       const QvRbReadOptions *o, QvError *e) {
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, e);
+  if (st) return st;
+  st = qv_rb_file_reader_new(f, src, o, e);
+  qv_source_free(src);
+  return st;
+}
+
+QvStatus rbt_stream_open_path(struct ArrowArrayStream *s, const char *path,
+                              const QvRbReadOptions *o, QvError *e) {
+  QvSource *src;
+  QvStatus st = qv_source_new_path(&src, path, e);
+  if (st) return st;
+  st = qv_rb_stream_reader_new(s, src, o, e);
+  qv_source_free(src);
+  return st;
+}
+
+QvStatus rbt_file_open_path(QvRbFileReader **f, const char *path, const QvRbReadOptions *o,
+                            QvError *e) {
+  QvSource *src;
+  QvStatus st = qv_source_new_path(&src, path, e);
+  if (st) return st;
+  st = qv_rb_file_reader_new(f, src, o, e);
+  qv_source_free(src);
+  return st;
 }
 
 /* Reads every batch of a stream (or file read as a stream); returns count. */
@@ -287,7 +338,7 @@ int rbt_read_stream(const uint8_t *data, size_t size, struct ArrowSchema *schema
   QvRbReadOptions o;
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
-  rbt_check(qv_rb_stream_open_memory(&s, data, size, NULL, &o, &e), &e, "stream open");
+  rbt_check(rbt_stream_open(&s, data, size, &o, &e), &e, "stream open");
   rbt_check(qv_rb_stream_get_schema(&s, schema, &e), &e, "get_schema");
   int n = 0;
   for (;;) {

@@ -54,9 +54,22 @@ RbtCells rbt_cells(const struct ArrowArray *a, const struct ArrowSchema *s);
 void rbt_cells_free(RbtCells *c);
 void rbt_assert_same_cells(const RbtCells *want, const RbtCells *got, const char *what);
 
-/* Writes batches to memory (*out: free() it). */
+/* Writes batches through a memory sink (*out: malloc'd, free() it). */
 void rbt_write(const struct ArrowSchema *schema, struct ArrowArray *const *batches, int n,
                const QvRbWriteOptions *opt, uint8_t **out, size_t *size);
+/* The bytes of a memory sink as a malloc'd copy (free() it). */
+void rbt_take(QvSink *sink, uint8_t **out, size_t *size);
+
+/* Readers over caller memory or a path (the source is freed here: readers
+ * hold their own reference). */
+QvStatus rbt_stream_open(struct ArrowArrayStream *s, const uint8_t *data, size_t size,
+                         const QvRbReadOptions *o, QvError *e);
+QvStatus rbt_file_open(QvRbFileReader **f, const uint8_t *data, size_t size,
+                       const QvRbReadOptions *o, QvError *e);
+QvStatus rbt_stream_open_path(struct ArrowArrayStream *s, const char *path,
+                              const QvRbReadOptions *o, QvError *e);
+QvStatus rbt_file_open_path(QvRbFileReader **f, const char *path, const QvRbReadOptions *o,
+                            QvError *e);
 /* Reads every batch of a stream (or file read as a stream) with full
  * validation; returns the count. */
 int rbt_read_stream(const uint8_t *data, size_t size, struct ArrowSchema *schema,

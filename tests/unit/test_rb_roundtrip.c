@@ -43,7 +43,7 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
     QvRbReadOptions ro;
     memset(&ro, 0, sizeof ro);
     ro.validate = QV_VALIDATE_FULL;
-    rbt_check(qv_rb_file_open_memory(&f, data, size, NULL, &ro, &e), &e, "file open");
+    rbt_check(rbt_file_open(&f, data, size, &ro, &e), &e, "file open");
     assert_int_equal(qv_rb_file_num_batches(f), 1);
     struct ArrowSchema fs;
     rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "file schema");
@@ -54,7 +54,7 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
     rbt_cells_free(&cells);
     fa.release(&fa);
     fs.release(&fs);
-    qv_rb_file_close(f);
+    qv_rb_file_reader_free(f);
   }
   if (opt->alignment == 64) {
     /* every buffer of every record batch starts on a 64-byte boundary */
@@ -241,7 +241,7 @@ static void test_many_batches_file_random_access(void **state) {
   rbt_write(&schema, ptrs, 6, &o, &data, &size);
   QvRbFileReader *f;
   QvError e;
-  rbt_check(qv_rb_file_open_memory(&f, data, size, NULL, NULL, &e), &e, "open");
+  rbt_check(rbt_file_open(&f, data, size, NULL, &e), &e, "open");
   assert_int_equal(qv_rb_file_num_batches(f), 6);
   assert_int_equal(qv_rb_file_num_dictionaries(f), 1);
   struct ArrowSchema fs;
@@ -258,7 +258,7 @@ static void test_many_batches_file_random_access(void **state) {
   struct ArrowArray a;
   assert_int_equal(qv_rb_file_read_batch(f, 6, &a, &e), QV_EARG);
   fs.release(&fs);
-  qv_rb_file_close(f);
+  qv_rb_file_reader_free(f);
   free(data);
   for (int i = 0; i < 6; i++) batches[i].release(&batches[i]);
   schema.release(&schema);
@@ -287,12 +287,12 @@ static void test_arrays_outlive_reader(void **state) {
   close(fd);
   QvRbFileReader *f;
   QvError e;
-  rbt_check(qv_rb_file_open_path(&f, path, NULL, &e), &e, "open path");
+  rbt_check(rbt_file_open_path(&f, path, NULL, &e), &e, "open path");
   struct ArrowSchema fs;
   rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "schema");
   struct ArrowArray a;
   rbt_check(qv_rb_file_read_batch(f, 0, &a, &e), &e, "read");
-  qv_rb_file_close(f);
+  qv_rb_file_reader_free(f);
   unlink(path);
   RbtCells got = rbt_cells(&a, &fs);
   rbt_assert_same_cells(&want, &got, "after close");
@@ -377,18 +377,24 @@ static void test_fd_sink_and_fd_reader(void **state) {
   rbt_build(&batch, &schema, 25, 0);
   int fds[2];
   assert_int_equal(pipe(fds), 0);
-  QvRbSink sink = {qv_rb_fd_sink_write, &fds[1]};
+  QvSink *sink;
   QvRbWriter *w;
   QvError e;
-  rbt_check(qv_rb_writer_open(&w, &schema, sink, NULL, &e), &e, "open");
+  rbt_check(qv_sink_new_fd(&sink, fds[1], &e), &e, "fd sink");
+  rbt_check(qv_rb_writer_new(&w, &schema, sink, NULL, &e), &e, "open");
   rbt_check(qv_rb_writer_write(w, &batch, &e), &e, "write");
   rbt_check(qv_rb_writer_write(w, &batch, &e), &e, "write");
   rbt_check(qv_rb_writer_finish(w, &e), &e, "finish");
   assert_true(qv_rb_writer_bytes_written(w) > 0);
   qv_rb_writer_free(w);
+  rbt_check(qv_sink_finish(sink, &e), &e, "sink finish");
+  qv_sink_free(sink);
   close(fds[1]);
   struct ArrowArrayStream s;
-  rbt_check(qv_rb_stream_open_fd(&s, fds[0], NULL, &e), &e, "open fd");
+  QvSource *src;
+  rbt_check(qv_source_new_fd(&src, fds[0], &e), &e, "fd source");
+  rbt_check(qv_rb_stream_reader_new(&s, src, NULL, &e), &e, "open fd");
+  qv_source_free(src);
   struct ArrowSchema got;
   rbt_check(qv_rb_stream_get_schema(&s, &got, &e), &e, "schema");
   RbtCells want = rbt_cells(&batch, &schema);
@@ -435,15 +441,16 @@ static void test_large_buffers_fixed_sink(void **state) {
   assert_true(size > 2 * 1024 * 1024);
   /* the same bytes into a fixed buffer of exactly that size */
   uint8_t *fixed = malloc(size + 3); /* +3: an unaligned destination */
-  QvRbMemSink mem = {fixed + 3, 0, size, true};
-  QvRbSink sink = {qv_rb_mem_sink_write, &mem};
+  QvSink *sink;
   QvRbWriter *w;
   QvError e;
-  rbt_check(qv_rb_writer_open(&w, &schema, sink, &o, &e), &e, "open");
+  rbt_check(qv_sink_new_buffer(&sink, fixed + 3, size, &e), &e, "buffer sink");
+  rbt_check(qv_rb_writer_new(&w, &schema, sink, &o, &e), &e, "open");
   rbt_check(qv_rb_writer_write(w, &batch, &e), &e, "write");
   rbt_check(qv_rb_writer_finish(w, &e), &e, "finish");
   qv_rb_writer_free(w);
-  assert_int_equal(mem.size, size);
+  assert_int_equal(qv_sink_bytes_written(sink), size);
+  qv_sink_free(sink);
   assert_memory_equal(fixed + 3, data, size);
   struct ArrowSchema got_schema;
   struct ArrowArray got[1];
@@ -454,14 +461,14 @@ static void test_large_buffers_fixed_sink(void **state) {
   got[0].release(&got[0]);
   got_schema.release(&got_schema);
   /* one byte short: the writer fails with the sink's error */
-  QvRbMemSink small = {fixed, 0, size - 1, true};
-  QvRbSink small_sink = {qv_rb_mem_sink_write, &small};
-  rbt_check(qv_rb_writer_open(&w, &schema, small_sink, &o, &e), &e, "open");
+  rbt_check(qv_sink_new_buffer(&sink, fixed, size - 1, &e), &e, "buffer sink");
+  rbt_check(qv_rb_writer_new(&w, &schema, sink, &o, &e), &e, "open");
   QvStatus st = qv_rb_writer_write(w, &batch, &e);
   if (st == QV_OK) st = qv_rb_writer_finish(w, &e);
   assert_int_equal(st, QV_ELIMIT);
-  assert_non_null(strstr(e.message, "is full"));
+  assert_non_null(strstr(e.message, "exceed the capacity"));
   qv_rb_writer_free(w);
+  qv_sink_free(sink);
   free(fixed);
   free(data);
   rbt_cells_free(&want);

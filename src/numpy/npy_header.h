@@ -1,0 +1,47 @@
+/* The one .npy header parser (numpy.lib.format), shared by the .npy reader
+ * (numeric arrays) and the .npz reader (its 0-d string member format.npy),
+ * and what npz.c uses of the .npy reader. */
+#ifndef QUIVER_NUMPY_NPY_HEADER_H
+#define QUIVER_NUMPY_NPY_HEADER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/buffer.h"
+#include "quiver/io.h"
+#include "quiver/npy.h"
+
+/* "\x93NUMPY" */
+extern const uint8_t qv_npy_magic[6];
+bool qv_npy_host_big_endian(void);
+
+/* A header's string dtype: 'S<n>' (bytes) or 'U<n>' (UCS-4 code points). */
+typedef struct QvNpyString {
+  bool present;    /* the dtype is a string dtype (h->type is then unset) */
+  int char_size;   /* 1 for S, 4 for U */
+  int64_t length;  /* characters per element (>= 1) */
+  bool big_endian; /* U only */
+} QvNpyString;
+
+/* Parses and validates the preamble and header: exactly the keys descr,
+ * fortran_order and shape. Numeric dtypes fill h->type; with `str` non-NULL
+ * string dtypes are accepted too and described there (h->data_size then
+ * counts their bytes), otherwise they are rejected like every other
+ * unsupported dtype. */
+QvStatus qv_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, QvNpyString *str,
+                             QvError *error);
+
+/* A numeric .npy image in memory as a tensor (zero-copy when aligned and in
+ * host byte order; `owner`, may be NULL, is retained by a view). *consumed
+ * (may be NULL) receives where the array ends. */
+QvStatus qv_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
+                           size_t *consumed, QvError *error);
+
+/* The whole input of a source: a zero-copy view for memory and regular
+ * files, else everything read into an aligned buffer. *owner holds one
+ * reference that keeps *data alive (qv_owner_free it). */
+QvStatus qv_npy_source_bytes(QvSource *source, const uint8_t **data, size_t *size,
+                             QvOwner **owner, QvError *error);
+
+#endif
