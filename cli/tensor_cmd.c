@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "quiver/npy.h"
@@ -10,27 +11,15 @@
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_ipc.h"
 
-/* ---- writers with a descriptor (until the NumPy formats take a sink) */
+/* ---- writers */
 
-static QvStatus write_npy_fd(int fd, const void *tensor, QvError *error) {
-  QvSink *sink;
-  QvStatus st = qv_sink_new_fd(&sink, fd, error);
-  if (st) return st;
-  st = qv_npy_write(tensor, sink, error);
-  if (st == QV_OK) st = qv_sink_finish(sink, error);
-  qv_sink_free(sink);
-  return st;
+static QvStatus write_npy(QvSink *sink, const void *tensor, QvError *error) {
+  return qv_npy_write(tensor, sink, error);
 }
 
-static QvStatus write_npz_fd(int fd, const void *opts_and_tensor, QvError *error) {
-  const void *const *p = opts_and_tensor;
-  QvSink *sink;
-  QvStatus st = qv_sink_new_fd(&sink, fd, error);
-  if (st) return st;
-  st = qv_npz_write(p[0], sink, p[1], error);
-  if (st == QV_OK) st = qv_sink_finish(sink, error);
-  qv_sink_free(sink);
-  return st;
+static QvStatus write_npz(QvSink *sink, const void *tensor_and_opts, QvError *error) {
+  const void *const *p = tensor_and_opts;
+  return qv_npz_write(p[0], sink, p[1], error);
 }
 
 /* Standard input for "-", else the path. */
@@ -77,7 +66,7 @@ static int to_npy(const char *in, const char *out, int64_t index) {
     dense = t.dense;
   }
   if (st == QV_OK) {
-    st = qv_cli_write_output_fd(out, write_npy_fd, &dense, &err);
+    st = qv_cli_write_output(out, write_npy, &dense, &err);
     if (t.is_sparse) qv_tensor_reset(&dense);
   }
   qv_cli_tensor_free(&t);
@@ -115,7 +104,7 @@ static int to_npz(const char *in, const char *out, int64_t index, bool stored) {
   }
   QvNpzWriteOptions o = {.stored = stored};
   const void *ctx[2] = {&t.sparse, &o};
-  st = qv_cli_write_output_fd(out, write_npz_fd, ctx, &err);
+  st = qv_cli_write_output(out, write_npz, ctx, &err);
   qv_cli_tensor_free(&t);
   return st ? qv_cli_fail("tensor to-npz", &err) : 0;
 }
