@@ -39,10 +39,6 @@ bool qv_ij_same_type(const struct ArrowSchema *a, const struct ArrowSchema *b);
 QvStatus qv_ij_compare_range(const QvArrayView *e, int64_t es, const QvArrayView *f, int64_t fs,
                              int64_t n, double tolerance, const char *what, QvError *error);
 
-/* IEEE half precision <-> double (round to nearest even). */
-double qv_ij_half_to_double(uint16_t h);
-uint16_t qv_ij_double_to_half(double d);
-
 /* Own validity bit of a node (true when it has no bitmap). */
 static inline bool qv_ij_valid(const QvArrayView *v, int64_t i) {
   const uint8_t *b = v->buffer[0];

@@ -24,6 +24,7 @@
 
 #include "integration/json_internal.h"
 #include "quiver/buffer.h"
+#include "util/half.h"
 #include "util/options.h"
 
 #define DEFAULT_MAX_SIZE ((int64_t)2 << 30)
@@ -812,7 +813,7 @@ static QvStatus read_fixed_value(Reader *r, const QvArrayView *v, const json_t *
         float f = (float)d;
         memcpy(dst, &f, 4);
       } else {
-        uint16_t h = qv_ij_double_to_half(d);
+        uint16_t h = qv_double_to_half(d);
         memcpy(dst, &h, 2);
       }
       return QV_OK;

@@ -1,6 +1,5 @@
-/* Integration JSON: message paths, the dictionary pre-order, type equality
- * and half-precision conversion. */
-#include <math.h>
+/* Integration JSON: message paths, the dictionary pre-order and type
+ * equality. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,37 +84,4 @@ static bool same_type_at(const struct ArrowSchema *a, const struct ArrowSchema *
 
 bool qv_ij_same_type(const struct ArrowSchema *a, const struct ArrowSchema *b) {
   return same_type_at(a, b, 0);
-}
-
-double qv_ij_half_to_double(uint16_t h) {
-  int sign = h >> 15, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
-  double v;
-  if (exp == 0)
-    v = ldexp(frac, -24);
-  else if (exp == 31)
-    v = frac ? NAN : INFINITY;
-  else
-    v = ldexp(frac | 0x400, exp - 25);
-  return sign ? -v : v;
-}
-
-uint16_t qv_ij_double_to_half(double d) {
-  uint16_t sign = signbit(d) ? 0x8000 : 0;
-  if (isnan(d)) return (uint16_t)(sign | 0x7e00);
-  double a = fabs(d);
-  if (a >= 65520.0) return (uint16_t)(sign | 0x7c00); /* rounds to infinity */
-  if (a < ldexp(1, -14)) {
-    /* subnormal: units of 2^-24, rounded to nearest even by rint */
-    return (uint16_t)(sign | (uint16_t)rint(ldexp(a, 24)));
-  }
-  int e;
-  double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-  double units = rint(ldexp(m, 11));  /* 11 significant bits, nearest even */
-  if (units >= 2048) {
-    units /= 2;
-    e++;
-  }
-  int biased = e - 1 + 15;
-  if (biased >= 31) return (uint16_t)(sign | 0x7c00);
-  return (uint16_t)(sign | (uint16_t)(biased << 10) | ((uint16_t)units & 0x3ff));
 }
