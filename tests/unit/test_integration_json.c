@@ -11,6 +11,7 @@
 #include "test_util.h"
 #include "quiver/array.h"
 #include "quiver/integration_json.h"
+#include "quiver/io.h"
 #include "quiver/recordbatch_ipc.h"
 #include <jansson.h>
 
@@ -711,8 +712,11 @@ static int64_t check_arrow_cpp_file(const char *name) {
 
   struct ArrowArrayStream stream;
   struct ArrowSchema schema;
-  if (qv_rb_stream_open_path(&stream, qv_test_shared_path(name), NULL, &e) != QV_OK)
+  QvSource *src = NULL;
+  if (qv_source_new_path(&src, qv_test_shared_path(name), &e) != QV_OK ||
+      qv_rb_stream_reader_new(&stream, src, NULL, &e) != QV_OK)
     fail_msg("%s: %s", name, e.message);
+  qv_source_free(src); /* the reader holds its own reference */
   assert_int_equal(qv_rb_stream_get_schema(&stream, &schema, &e), QV_OK);
   struct ArrowArray batches[16];
   const struct ArrowArray *ptrs[16];
