@@ -569,6 +569,84 @@ static void test_unaligned_data_copied(void **state) {
   qv_aligned_free(buf);
 }
 
+/* ---- same path: issue 9's data-loss case */
+
+/* A float64 200 x 100 tensor (160 KB) with distinct values. */
+static void make_big(QvTensor *t) {
+  const int64_t shape[2] = {200, 100};
+  QvError err;
+  void *data;
+  assert_int_equal(qv_tensor_alloc(t, QV_VALUE_FLOAT64, 2, shape, NULL, false, &data, &err),
+                   QV_OK);
+  double *d = data;
+  for (int64_t i = 0; i < 200 * 100; i++) d[i] = (double)i * 0.5 - 11;
+}
+
+/* Read zero-copy from a path (the data is the file's mapping), written back
+ * to the same path: same bytes, and the view still reads the old pages. */
+static void test_same_path_roundtrip(void **state) {
+  (void)state;
+  QvTestDir d;
+  qv_test_dir_make(&d, "same.npy");
+  QvTensor t;
+  make_big(&t);
+  QvError err;
+  assert_int_equal(write_path(&t, d.file, &err), QV_OK);
+  size_t size;
+  uint8_t *before = qv_test_slurp(d.file, &size);
+  QvTensor view;
+  assert_int_equal(read_path(d.file, &view, &err), QV_OK);
+  assert_true(qv_test_is_mapping_of(view.data, d.file));
+  QvStatus st = write_path(&view, d.file, &err);
+  if (st) fail_msg("write back: %s", err.message);
+  size_t after_size;
+  uint8_t *after = qv_test_slurp(d.file, &after_size);
+  assert_int_equal(after_size, size);
+  assert_memory_equal(after, before, size);
+  assert_true(qv_tensor_equals(&view, &t, true));
+  assert_int_equal(qv_test_dir_count(&d), 1);
+  qv_tensor_reset(&view);
+  qv_tensor_reset(&t);
+  free(after);
+  free(before);
+  qv_test_dir_remove(&d);
+}
+
+/* Child: the disk fills up while the zero-copy view is written back. */
+static int fail_write(const char *path) {
+  QvTensor view;
+  QvError err;
+  if (read_path(path, &view, &err)) return 2;
+  if (qv_test_fill_disk_at(65536) != 0) return 4;
+  QvStatus st = write_path(&view, path, &err);
+  if (st != QV_EIO || strstr(err.message, "File too large") == NULL) return 5;
+  qv_tensor_reset(&view);
+  return 0;
+}
+
+static void test_failed_write_keeps_file(void **state) {
+  (void)state;
+  QvTestDir d;
+  qv_test_dir_make(&d, "keep.npy");
+  QvTensor t;
+  make_big(&t);
+  QvError err;
+  assert_int_equal(write_path(&t, d.file, &err), QV_OK);
+  size_t size;
+  uint8_t *before = qv_test_slurp(d.file, &size);
+  assert_true(size > 65536);
+  assert_int_equal(qv_test_in_child(fail_write, d.file), 0);
+  size_t after_size;
+  uint8_t *after = qv_test_slurp(d.file, &after_size);
+  assert_int_equal(after_size, size);
+  assert_memory_equal(after, before, size);
+  assert_int_equal(qv_test_dir_count(&d), 1); /* no temporary file left */
+  free(after);
+  free(before);
+  qv_tensor_reset(&t);
+  qv_test_dir_remove(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_dtype_order_endianness_version),
@@ -583,6 +661,8 @@ int main(void) {
       cmocka_unit_test(test_corrupt_headers),
       cmocka_unit_test(test_corrupt_preamble),
       cmocka_unit_test(test_unaligned_data_copied),
+      cmocka_unit_test(test_same_path_roundtrip),
+      cmocka_unit_test(test_failed_write_keeps_file),
   };
   return qv_test_run(tests, NULL, NULL);
 }

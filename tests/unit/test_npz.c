@@ -707,6 +707,88 @@ static void test_bombs_and_corruption(void **state) {
   free(buf);
 }
 
+/* ---- same path: issue 9's data-loss case */
+
+/* A stored (uncompressed, so large) archive of a 300 x 300 CSR matrix with
+ * every third entry set: about 360 KB. */
+static void make_big(QvSparseTensor *s) {
+  const int64_t shape[2] = {300, 300};
+  QvTensor dense;
+  QvError err;
+  void *data;
+  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 2, shape, NULL, false, &data, &err),
+                   QV_OK);
+  double *d = data;
+  for (int64_t i = 0; i < 300 * 300; i++) d[i] = i % 3 == 0 ? (double)i : 0.0;
+  assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSR, NULL, s, &err), QV_OK);
+  qv_tensor_reset(&dense);
+}
+
+static const QvNpzWriteOptions kStored = {.stored = true};
+
+/* Read from a path (the archive is mapped, the tensor's buffers are
+ * copies), written back to the same path: the same bytes. */
+static void test_same_path_roundtrip(void **state) {
+  (void)state;
+  QvTestDir d;
+  qv_test_dir_make(&d, "same.npz");
+  QvSparseTensor s, back;
+  make_big(&s);
+  QvError err;
+  assert_int_equal(npz_write_path(&s, &kStored, d.file, &err), QV_OK);
+  size_t size;
+  uint8_t *before = qv_test_slurp(d.file, &size);
+  assert_int_equal(npz_read_path(d.file, &back, &err), QV_OK);
+  QvStatus st = npz_write_path(&back, &kStored, d.file, &err);
+  if (st) fail_msg("write back: %s", err.message);
+  size_t after_size;
+  uint8_t *after = qv_test_slurp(d.file, &after_size);
+  assert_int_equal(after_size, size);
+  assert_memory_equal(after, before, size);
+  assert_true(qv_sparse_equals(&s, &back));
+  assert_int_equal(qv_test_dir_count(&d), 1);
+  qv_sparse_reset(&back);
+  qv_sparse_reset(&s);
+  free(after);
+  free(before);
+  qv_test_dir_remove(&d);
+}
+
+/* Child: the disk fills up while the matrix is written back. */
+static int fail_write(const char *path) {
+  QvSparseTensor back;
+  QvError err;
+  if (npz_read_path(path, &back, &err)) return 2;
+  if (qv_test_fill_disk_at(65536) != 0) return 4;
+  QvStatus st = npz_write_path(&back, &kStored, path, &err);
+  if (st != QV_EIO || strstr(err.message, "File too large") == NULL) return 5;
+  qv_sparse_reset(&back);
+  return 0;
+}
+
+static void test_failed_write_keeps_file(void **state) {
+  (void)state;
+  QvTestDir d;
+  qv_test_dir_make(&d, "keep.npz");
+  QvSparseTensor s;
+  make_big(&s);
+  QvError err;
+  assert_int_equal(npz_write_path(&s, &kStored, d.file, &err), QV_OK);
+  size_t size;
+  uint8_t *before = qv_test_slurp(d.file, &size);
+  assert_true(size > 65536);
+  assert_int_equal(qv_test_in_child(fail_write, d.file), 0);
+  size_t after_size;
+  uint8_t *after = qv_test_slurp(d.file, &after_size);
+  assert_int_equal(after_size, size);
+  assert_memory_equal(after, before, size);
+  assert_int_equal(qv_test_dir_count(&d), 1); /* no temporary file left */
+  free(after);
+  free(before);
+  qv_sparse_reset(&s);
+  qv_test_dir_remove(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip_types),
@@ -717,6 +799,8 @@ int main(void) {
       cmocka_unit_test(test_format_member),
       cmocka_unit_test(test_members),
       cmocka_unit_test(test_bombs_and_corruption),
+      cmocka_unit_test(test_same_path_roundtrip),
+      cmocka_unit_test(test_failed_write_keeps_file),
   };
   return qv_test_run(tests, NULL, NULL);
 }

@@ -5,16 +5,12 @@
  * file byte-identical and no temporary file behind. Also: a path read maps
  * only the chosen message's body, and contiguous data goes to a sink
  * straight from the tensor's memory, with no staging copy. */
-#include <dirent.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "ipc/source_internal.h"
@@ -24,40 +20,6 @@
 #include "test_util.h"
 
 /* ---- helpers */
-
-typedef struct Dir {
-  char path[64];
-  char file[128];
-} Dir;
-
-static void dir_make(Dir *d, const char *name) {
-  strcpy(d->path, "/tmp/qv_same_path_XXXXXX");
-  assert_non_null(mkdtemp(d->path));
-  snprintf(d->file, sizeof d->file, "%s/%s", d->path, name);
-}
-
-static int dir_count(const Dir *d) {
-  DIR *h = opendir(d->path);
-  assert_non_null(h);
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(h)) != NULL)
-    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-  closedir(h);
-  return n;
-}
-
-static void dir_remove(Dir *d) {
-  unlink(d->file);
-  assert_int_equal(dir_count(d), 0);
-  rmdir(d->path);
-}
-
-static uint8_t *slurp(const char *path, size_t *size) {
-  uint8_t *b = qv_test_read_file(path, size);
-  assert_non_null(b);
-  return b;
-}
 
 /* A float64 rows x cols tensor with distinct values. */
 static void make_tensor(QvTensor *t, int64_t rows, int64_t cols) {
@@ -102,34 +64,18 @@ static QvStatus write_sparse_to(const QvSparseTensor *t, const char *path, QvErr
   return st;
 }
 
-/* True when p lies inside one of this process's file mappings of `path`
- * (from /proc/self/maps): the data really is the file, not a copy. */
-static bool is_mapping_of(const void *p, const char *path) {
-  FILE *f = fopen("/proc/self/maps", "r");
-  assert_non_null(f);
-  char line[1024];
-  bool found = false;
-  while (!found && fgets(line, sizeof line, f)) {
-    unsigned long lo, hi;
-    if (sscanf(line, "%lx-%lx", &lo, &hi) != 2) continue;
-    found = (uintptr_t)p >= lo && (uintptr_t)p < hi && strstr(line, path) != NULL;
-  }
-  fclose(f);
-  return found;
-}
-
 /* ---- dense */
 
 static void test_tensor_same_path_roundtrip(void **state) {
   (void)state;
-  Dir d;
-  dir_make(&d, "tensor.arrow");
+  QvTestDir d;
+  qv_test_dir_make(&d, "tensor.arrow");
   QvTensor t;
   make_tensor(&t, 300, 70);
   QvError err;
   assert_int_equal(write_tensor_to(&t, d.file, &err), QV_OK);
   size_t size;
-  uint8_t *before = slurp(d.file, &size);
+  uint8_t *before = qv_test_slurp(d.file, &size);
 
   QvSource *src;
   assert_int_equal(qv_source_new_path(&src, d.file, &err), QV_OK);
@@ -139,7 +85,7 @@ static void test_tensor_same_path_roundtrip(void **state) {
   if (st) fail_msg("read: %s", err.message);
   qv_source_free(src);
   /* zero-copy: a mapping of the file, of the body only, 64-byte aligned */
-  assert_true(is_mapping_of(view.data, d.file));
+  assert_true(qv_test_is_mapping_of(view.data, d.file));
   assert_int_equal(qv_source_count_view_maps(), views);
   assert_int_equal(qv_source_count_range_maps(), ranges + 1);
   assert_int_equal((uintptr_t)view.data % 64, 0);
@@ -148,22 +94,21 @@ static void test_tensor_same_path_roundtrip(void **state) {
   st = write_tensor_to(&view, d.file, &err);
   if (st) fail_msg("write back: %s", err.message);
   size_t after_size;
-  uint8_t *after = slurp(d.file, &after_size);
+  uint8_t *after = qv_test_slurp(d.file, &after_size);
   assert_int_equal(after_size, size);
   assert_memory_equal(after, before, size);
   assert_true(qv_tensor_equals(&view, &t, true)); /* the old pages live on */
-  assert_int_equal(dir_count(&d), 1);
+  assert_int_equal(qv_test_dir_count(&d), 1);
   qv_tensor_reset(&view);
   free(after);
   free(before);
   qv_tensor_reset(&t);
-  dir_remove(&d);
+  qv_test_dir_remove(&d);
 }
 
 /* Child: the disk "fills up" (RLIMIT_FSIZE, SIGXFSZ ignored: write(2) fails
  * with EFBIG) while a zero-copy view of the file is written back to it. */
 static int fail_tensor_write(const char *path) {
-  signal(SIGXFSZ, SIG_IGN);
   QvSource *src;
   QvError err;
   if (qv_source_new_path(&src, path, &err)) return 2;
@@ -171,8 +116,7 @@ static int fail_tensor_write(const char *path) {
   QvStatus st = qv_tensor_read(src, 0, &view, &err);
   qv_source_free(src);
   if (st) return 3;
-  struct rlimit rl = {65536, 65536};
-  if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 4;
+  if (qv_test_fill_disk_at(65536) != 0) return 4;
   st = write_tensor_to(&view, path, &err);
   if (st != QV_EIO || strstr(err.message, "File too large") == NULL) return 5;
   qv_tensor_reset(&view);
@@ -181,7 +125,6 @@ static int fail_tensor_write(const char *path) {
 
 /* Child: the same for a sparse tensor. */
 static int fail_sparse_write(const char *path) {
-  signal(SIGXFSZ, SIG_IGN);
   QvSource *src;
   QvError err;
   if (qv_source_new_path(&src, path, &err)) return 2;
@@ -189,45 +132,33 @@ static int fail_sparse_write(const char *path) {
   QvStatus st = qv_sparse_read(src, 0, &view, &err);
   qv_source_free(src);
   if (st) return 3;
-  struct rlimit rl = {65536, 65536};
-  if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 4;
+  if (qv_test_fill_disk_at(65536) != 0) return 4;
   st = write_sparse_to(&view, path, &err);
   if (st != QV_EIO || strstr(err.message, "File too large") == NULL) return 5;
   qv_sparse_reset(&view);
   return 0;
 }
 
-static int in_child(int (*fn)(const char *), const char *arg) {
-  fflush(NULL);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) _exit(fn(arg));
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  return WEXITSTATUS(status);
-}
-
 static void test_tensor_failed_write_keeps_file(void **state) {
   (void)state;
-  Dir d;
-  dir_make(&d, "keep.arrow");
+  QvTestDir d;
+  qv_test_dir_make(&d, "keep.arrow");
   QvTensor t;
   make_tensor(&t, 512, 64); /* 256 KiB: over the child's 64 KiB limit */
   QvError err;
   assert_int_equal(write_tensor_to(&t, d.file, &err), QV_OK);
   size_t size;
-  uint8_t *before = slurp(d.file, &size);
-  assert_int_equal(in_child(fail_tensor_write, d.file), 0);
+  uint8_t *before = qv_test_slurp(d.file, &size);
+  assert_int_equal(qv_test_in_child(fail_tensor_write, d.file), 0);
   size_t after_size;
-  uint8_t *after = slurp(d.file, &after_size);
+  uint8_t *after = qv_test_slurp(d.file, &after_size);
   assert_int_equal(after_size, size);
   assert_memory_equal(after, before, size);
-  assert_int_equal(dir_count(&d), 1); /* no temporary file left */
+  assert_int_equal(qv_test_dir_count(&d), 1); /* no temporary file left */
   free(after);
   free(before);
   qv_tensor_reset(&t);
-  dir_remove(&d);
+  qv_test_dir_remove(&d);
 }
 
 /* A contiguous body reaches the sink as the tensor's own memory. */
@@ -273,15 +204,15 @@ static void test_tensor_body_written_without_copy(void **state) {
 
 static void test_sparse_same_path_roundtrip(void **state) {
   (void)state;
-  Dir d;
-  dir_make(&d, "sparse.arrow");
+  QvTestDir d;
+  qv_test_dir_make(&d, "sparse.arrow");
   QvTensor dense;
   QvSparseTensor s;
   make_sparse(&s, &dense, 200, 90);
   QvError err;
   assert_int_equal(write_sparse_to(&s, d.file, &err), QV_OK);
   size_t size;
-  uint8_t *before = slurp(d.file, &size);
+  uint8_t *before = qv_test_slurp(d.file, &size);
 
   QvSource *src;
   assert_int_equal(qv_source_new_path(&src, d.file, &err), QV_OK);
@@ -290,8 +221,8 @@ static void test_sparse_same_path_roundtrip(void **state) {
   QvStatus st = qv_sparse_read(src, 0, &view, &err);
   if (st) fail_msg("read: %s", err.message);
   qv_source_free(src);
-  assert_true(is_mapping_of(view.values, d.file));
-  assert_true(is_mapping_of(view.indptr, d.file));
+  assert_true(qv_test_is_mapping_of(view.values, d.file));
+  assert_true(qv_test_is_mapping_of(view.indptr, d.file));
   assert_int_equal(qv_source_count_view_maps(), views);
   assert_int_equal(qv_source_count_range_maps(), ranges + 1);
   assert_int_equal((uintptr_t)view.values % 64, 0);
@@ -299,42 +230,42 @@ static void test_sparse_same_path_roundtrip(void **state) {
   st = write_sparse_to(&view, d.file, &err);
   if (st) fail_msg("write back: %s", err.message);
   size_t after_size;
-  uint8_t *after = slurp(d.file, &after_size);
+  uint8_t *after = qv_test_slurp(d.file, &after_size);
   assert_int_equal(after_size, size);
   assert_memory_equal(after, before, size);
   assert_true(qv_sparse_equals_dense(&view, &dense));
-  assert_int_equal(dir_count(&d), 1);
+  assert_int_equal(qv_test_dir_count(&d), 1);
   qv_sparse_reset(&view);
   free(after);
   free(before);
   qv_sparse_reset(&s);
   qv_tensor_reset(&dense);
-  dir_remove(&d);
+  qv_test_dir_remove(&d);
 }
 
 static void test_sparse_failed_write_keeps_file(void **state) {
   (void)state;
-  Dir d;
-  dir_make(&d, "keep_sparse.arrow");
+  QvTestDir d;
+  qv_test_dir_make(&d, "keep_sparse.arrow");
   QvTensor dense;
   QvSparseTensor s;
   make_sparse(&s, &dense, 300, 300); /* 30000 nnz: ~360 KiB */
   QvError err;
   assert_int_equal(write_sparse_to(&s, d.file, &err), QV_OK);
   size_t size;
-  uint8_t *before = slurp(d.file, &size);
+  uint8_t *before = qv_test_slurp(d.file, &size);
   assert_true(size > 65536);
-  assert_int_equal(in_child(fail_sparse_write, d.file), 0);
+  assert_int_equal(qv_test_in_child(fail_sparse_write, d.file), 0);
   size_t after_size;
-  uint8_t *after = slurp(d.file, &after_size);
+  uint8_t *after = qv_test_slurp(d.file, &after_size);
   assert_int_equal(after_size, size);
   assert_memory_equal(after, before, size);
-  assert_int_equal(dir_count(&d), 1);
+  assert_int_equal(qv_test_dir_count(&d), 1);
   free(after);
   free(before);
   qv_sparse_reset(&s);
   qv_tensor_reset(&dense);
-  dir_remove(&d);
+  qv_test_dir_remove(&d);
 }
 
 static void test_sparse_buffers_written_without_copy(void **state) {

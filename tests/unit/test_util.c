@@ -5,6 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 uint8_t *qv_test_read_file(const char *path, size_t *size) {
   FILE *f = fopen(path, "rb");
@@ -268,4 +273,66 @@ QvStatus qv_test_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOpt
   QvSink *sink = NULL;
   QvStatus st = qv_sink_new_fd(&sink, fd, err);
   return write_into(write_sparse, t, o, sink, st, NULL, err);
+}
+
+/* ---- same-path and failed-write tests */
+
+void qv_test_dir_make(QvTestDir *d, const char *name) {
+  strcpy(d->path, "/tmp/qv_same_path_XXXXXX");
+  assert_non_null(mkdtemp(d->path));
+  snprintf(d->file, sizeof d->file, "%s/%s", d->path, name);
+}
+
+int qv_test_dir_count(const QvTestDir *d) {
+  DIR *h = opendir(d->path);
+  assert_non_null(h);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(h)) != NULL)
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+  closedir(h);
+  return n;
+}
+
+void qv_test_dir_remove(QvTestDir *d) {
+  unlink(d->file);
+  assert_int_equal(qv_test_dir_count(d), 0);
+  rmdir(d->path);
+}
+
+uint8_t *qv_test_slurp(const char *path, size_t *size) {
+  uint8_t *b = qv_test_read_file(path, size);
+  assert_non_null(b);
+  return b;
+}
+
+bool qv_test_is_mapping_of(const void *p, const char *path) {
+  FILE *f = fopen("/proc/self/maps", "r");
+  assert_non_null(f);
+  char line[1024];
+  bool found = false;
+  while (!found && fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx", &lo, &hi) != 2) continue;
+    found = (uintptr_t)p >= lo && (uintptr_t)p < hi && strstr(line, path) != NULL;
+  }
+  fclose(f);
+  return found;
+}
+
+int qv_test_in_child(int (*fn)(const char *), const char *arg) {
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) _exit(fn(arg));
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  return WEXITSTATUS(status);
+}
+
+int qv_test_fill_disk_at(long bytes) {
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit rl = {(rlim_t)bytes, (rlim_t)bytes};
+  return setrlimit(RLIMIT_FSIZE, &rl) == 0 ? 0 : -1;
 }

@@ -15,6 +15,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -57,6 +58,31 @@ QvStatus qv_test_sparse_write_path(const QvSparseTensor *t, const QvSparseWriteO
                                    const char *path, QvError *err);
 QvStatus qv_test_sparse_write_fd(const QvSparseTensor *t, const QvSparseWriteOptions *o, int fd,
                                  QvError *err);
+
+/* ---- same-path and failed-write tests */
+
+/* A fresh directory under /tmp and the path of `name` inside it. */
+typedef struct QvTestDir {
+  char path[64];
+  char file[192];
+} QvTestDir;
+
+void qv_test_dir_make(QvTestDir *d, const char *name);
+/* Entries in the directory (a temporary file left behind counts). */
+int qv_test_dir_count(const QvTestDir *d);
+/* Removes the file, asserts nothing else is there, removes the directory. */
+void qv_test_dir_remove(QvTestDir *d);
+/* Whole file, asserted readable; free() it. */
+uint8_t *qv_test_slurp(const char *path, size_t *size);
+/* True when p lies inside one of this process's file mappings of `path`
+ * (/proc/self/maps): the data really is the file, not a copy. */
+bool qv_test_is_mapping_of(const void *p, const char *path);
+/* Runs fn(arg) in a forked child; returns its exit status. */
+int qv_test_in_child(int (*fn)(const char *), const char *arg);
+/* In a child: a "full disk" from here on. Files may grow to `bytes`;
+ * SIGXFSZ is ignored, so a write past the limit fails with EFBIG. 0 on
+ * success. */
+int qv_test_fill_disk_at(long bytes);
 
 /* ---- the runner */
 
