@@ -506,18 +506,17 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
 }
 
 int qv_cmd_cat(int argc, char **argv) {
-  int status;
-  const char *path = qv_cli_args_one_file("cat", argc, argv, &status);
-  if (path == NULL) return status;
+  const char *path;
+  QvCliInput in;
+  int status = qv_cli_open_single_input("cat", argc, argv, &path, &in);
+  if (status) return status;
   QvError err;
   qv_error_clear(&err);
-  QvCliInput in;
-  if (qv_cli_input_open(path, &in, &err)) return qv_cli_fail("cat", &err);
   /* Columnar input (a stream or file starting with a Schema) is printed as a
    * table; anything else message by message. */
   if (qv_cli_starts_with_schema(in.data, in.size)) {
-    status = qv_cli_print_record_batches(in.data, in.size, stdout, &err);
-    if (status != 0) {
+    status = 0;
+    if (qv_cli_print_record_batches(in.data, in.size, stdout, &err) != QV_OK) {
       fflush(stdout);
       status = qv_cli_fail("cat", &err);
     }

@@ -9,9 +9,15 @@
 #include <unistd.h>
 
 #include "input.h"
+#include "output.h"
 #include "quiver/io.h"
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_ipc.h"
+
+QvStatus qv_cli_source_new(const char *path, QvSource **src, QvError *error) {
+  return strcmp(path, "-") == 0 ? qv_source_new_fd(src, STDIN_FILENO, error)
+                                : qv_source_new_path(src, path, error);
+}
 
 static QvStatus read_all(int fd, const char *name, QvCliInput *in, QvError *error) {
   size_t cap = 1 << 16, len = 0;
@@ -72,12 +78,42 @@ void qv_cli_input_free(QvCliInput *in) {
   memset(in, 0, sizeof *in);
 }
 
+int qv_cli_open_single_input(const char *cmd, int argc, char **argv, const char **path,
+                             QvCliInput *in) {
+  memset(in, 0, sizeof *in);
+  int status;
+  *path = qv_cli_args_one_file(cmd, argc, argv, &status);
+  if (*path == NULL) return status;
+  QvError err;
+  qv_error_clear(&err);
+  if (qv_cli_input_open(*path, in, &err)) return qv_cli_fail(cmd, &err);
+  return 0;
+}
+
 QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error) {
   *r = NULL;
   QvSource *src;
   QvStatus st = qv_source_new_memory(&src, data, size, NULL, error);
   if (st) return st;
   st = qv_ipc_reader_new(r, src, NULL, error);
+  qv_source_free(src); /* the reader holds its own reference */
+  return st;
+}
+
+const QvRbReadOptions *qv_cli_rb_read_options(void) {
+  static const QvRbReadOptions full = {.struct_size = sizeof full, .validate = QV_VALIDATE_FULL};
+  return &full;
+}
+
+QvStatus qv_cli_rb_reader_memory(const uint8_t *data, size_t size, struct ArrowArrayStream *stream,
+                                 QvRbFileReader **file, QvError *error) {
+  if (file) *file = NULL;
+  else memset(stream, 0, sizeof *stream);
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, data, size, NULL, error);
+  if (st) return st;
+  st = file ? qv_rb_file_reader_new(file, src, qv_cli_rb_read_options(), error)
+            : qv_rb_stream_reader_new(stream, src, qv_cli_rb_read_options(), error);
   qv_source_free(src); /* the reader holds its own reference */
   return st;
 }
@@ -107,8 +143,7 @@ QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, Q
   memset(out, 0, sizeof *out);
   bool in_stdin = strcmp(path, "-") == 0;
   QvSource *src;
-  QvStatus st = in_stdin ? qv_source_new_fd(&src, STDIN_FILENO, error)
-                         : qv_source_new_path(&src, path, error);
+  QvStatus st = qv_cli_source_new(path, &src, error);
   if (st) return st;
   QvIpcReader *r;
   st = qv_ipc_reader_new(&r, src, NULL, error);

@@ -7,9 +7,14 @@
 #include <stdint.h>
 
 #include "quiver/error.h"
+#include "quiver/io.h"
 #include "quiver/ipc.h"
+#include "quiver/recordbatch_ipc.h"
 #include "quiver/sparse.h"
 #include "quiver/tensor.h"
+
+/* A source over `path`, or over stdin for "-". */
+QvStatus qv_cli_source_new(const char *path, QvSource **src, QvError *error);
 
 /* Reads all of `path` ("-" = stdin) into memory: mmap for regular files,
  * a growing buffer otherwise. Release with qv_cli_input_free. */
@@ -21,11 +26,25 @@ typedef struct QvCliInput {
 } QvCliInput;
 QvStatus qv_cli_input_open(const char *path, QvCliInput *in, QvError *error);
 void qv_cli_input_free(QvCliInput *in);
+/* For a command whose only argument is one FILE: parses the command line
+ * and reads FILE into *in. Returns 0, or the exit status after printing
+ * why (usage, or FILE unreadable). *path is FILE as given. */
+int qv_cli_open_single_input(const char *cmd, int argc, char **argv, const char **path,
+                             QvCliInput *in);
 /* True when the first message of a stream or file (after the file magic) is a
  * Schema, i.e. the input is columnar rather than tensors. */
 bool qv_cli_starts_with_schema(const uint8_t *data, size_t size);
 /* A message reader over bytes the caller keeps alive. */
 QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error);
+
+/* The record batch read options of every command: full validation (a
+ * command prints or converts only what it has checked). */
+const QvRbReadOptions *qv_cli_rb_read_options(void);
+/* A record batch reader with those options over bytes the caller keeps
+ * alive (zero-copy): a file reader into *file when `file` is not NULL, else
+ * a stream reader into *stream. */
+QvStatus qv_cli_rb_reader_memory(const uint8_t *data, size_t size, struct ArrowArrayStream *stream,
+                                 QvRbFileReader **file, QvError *error);
 
 /* Message `index` of an Arrow input ("-" = stdin) as a dense or a sparse
  * tensor; other message kinds are an error naming what the message is. */

@@ -223,13 +223,12 @@ static void summarize(Text *t, const QvIpcMessage *m) {
 }
 
 int qv_cmd_inspect(int argc, char **argv) {
-  int status;
-  const char *path = qv_cli_args_one_file("inspect", argc, argv, &status);
-  if (path == NULL) return status;
+  const char *path;
+  QvCliInput in;
+  int status = qv_cli_open_single_input("inspect", argc, argv, &path, &in);
+  if (status) return status;
   QvError err;
   qv_error_clear(&err);
-  QvCliInput in;
-  if (qv_cli_input_open(path, &in, &err)) return qv_cli_fail("inspect", &err);
 
   QvIpcReader *r = NULL;
   int rc = 0;

@@ -1,11 +1,8 @@
 /* quiver CLI: output files, exit statuses and error messages (output.h). */
 #include "output.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "quiver/tensor_ipc.h"
@@ -53,50 +50,12 @@ QvStatus qv_cli_write_output(const char *out, QvCliWriteFn write_fn, const void 
   return qv_cli_output_close(out, sink, write_fn(sink, ctx, err), err);
 }
 
-QvStatus qv_cli_write_output_fd(const char *out, QvCliWriteFdFn write_fn, const void *ctx,
-                                QvError *err) {
-  if (strcmp(out, "-") == 0) return write_fn(STDOUT_FILENO, ctx, err);
-  struct stat sb;
-  if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-    FILE *f = fopen(out, "wb");
-    if (f == NULL) return qv_error_set(err, QV_EIO, "%s: %s", out, strerror(errno));
-    QvStatus st = write_fn(fileno(f), ctx, err);
-    if (fclose(f) != 0 && st == QV_OK)
-      st = qv_error_set(err, QV_EIO, "%s: close failed: %s", out, strerror(errno));
-    if (st) qv_error_prefix(err, "%s", out);
-    return st;
-  }
-  size_t n = strlen(out);
-  /* OUT.tmp + mkstemp's six template characters + NUL */
-  char *tmp = malloc(n + 4 + 6 + 1);
-  if (tmp == NULL) return qv_error_set(err, QV_ENOMEM, "out of memory");
-  memcpy(tmp, out, n);
-  memcpy(tmp + n, ".tmp", 4);
-  memset(tmp + n + 4, 'X', 6);
-  tmp[n + 10] = '\0';
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    QvStatus st = qv_error_set(err, QV_EIO, "%s: cannot create a temporary file: %s", out,
-                               strerror(errno));
-    free(tmp);
-    return st;
-  }
-  mode_t mask = umask(0);
-  umask(mask);
-  QvStatus st = QV_OK;
-  if (fchmod(fd, 0666 & ~mask) != 0)
-    st = qv_error_set(err, QV_EIO, "%s: %s", tmp, strerror(errno));
-  if (st == QV_OK) st = write_fn(fd, ctx, err);
-  if (close(fd) != 0 && st == QV_OK)
-    st = qv_error_set(err, QV_EIO, "%s: close failed: %s", tmp, strerror(errno));
-  if (st == QV_OK && rename(tmp, out) != 0)
-    st = qv_error_set(err, QV_EIO, "%s: %s", out, strerror(errno));
-  if (st) {
-    unlink(tmp);
-    qv_error_prefix(err, "%s", out);
-  }
-  free(tmp);
-  return st;
+QvStatus qv_cli_write_batches(const char *out, struct ArrowArrayStream *s,
+                              const QvRbWriteOptions *options, QvError *error) {
+  QvSink *sink;
+  QvStatus st = qv_cli_output_open(out, &sink, error);
+  if (st) return st;
+  return qv_cli_output_close(out, sink, qv_rb_write_all(s, sink, options, error), error);
 }
 
 QvStatus qv_cli_write_tensor(QvSink *sink, const void *tensor, QvError *error) {

@@ -9,6 +9,7 @@
 #include "input.h"
 #include "quiver/error.h"
 #include "quiver/io.h"
+#include "quiver/recordbatch_ipc.h"
 #include "quiver/sparse.h"
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor.h"
@@ -43,11 +44,10 @@ QvStatus qv_cli_output_close(const char *out, QvSink *sink, QvStatus status, QvE
 typedef QvStatus (*QvCliWriteFn)(QvSink *sink, const void *ctx, QvError *error);
 QvStatus qv_cli_write_output(const char *out, QvCliWriteFn write_fn, const void *ctx,
                              QvError *error);
-/* The same for writers that still take a descriptor (the NumPy formats). */
-typedef QvStatus (*QvCliWriteFdFn)(int fd, const void *ctx, QvError *error);
-QvStatus qv_cli_write_output_fd(const char *out, QvCliWriteFdFn write_fn, const void *ctx,
-                                QvError *error);
-/* Write functions for it: ctx is a QvTensor / a QvCliSparseOut. */
+/* Writes every batch of `s` to OUT with qv_rb_write_all. */
+QvStatus qv_cli_write_batches(const char *out, struct ArrowArrayStream *s,
+                              const QvRbWriteOptions *options, QvError *error);
+/* Write functions for qv_cli_write_output: ctx is a QvTensor / a QvCliSparseOut. */
 typedef struct QvCliSparseOut {
   const QvSparseTensor *tensor;
   QvSparseWriteOptions options;

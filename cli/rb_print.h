@@ -11,7 +11,7 @@
 /* Prints an Arrow record batch stream or file held in memory: a schema line,
  * a header, then one line per row (long inputs keep their first and last
  * rows, with a line saying how many were left out), then a summary line.
- * The input is validated in full first; returns 0, or 1 with `error` set. */
-int qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error);
+ * Every batch is validated in full before anything of it is printed. */
+QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error);
 
 #endif

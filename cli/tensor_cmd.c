@@ -3,7 +3,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "quiver/npy.h"
@@ -22,12 +21,6 @@ static QvStatus write_npz(QvSink *sink, const void *tensor_and_opts, QvError *er
   return qv_npz_write(p[0], sink, p[1], error);
 }
 
-/* Standard input for "-", else the path. */
-static QvStatus open_input(const char *in, QvSource **src, QvError *error) {
-  return strcmp(in, "-") == 0 ? qv_source_new_fd(src, STDIN_FILENO, error)
-                              : qv_source_new_path(src, in, error);
-}
-
 /* ---- subcommands */
 
 static int from_npy(const char *in, const char *out, bool sparse, QvSparseFormat format,
@@ -37,7 +30,7 @@ static int from_npy(const char *in, const char *out, bool sparse, QvSparseFormat
   QvCliTensor t;
   memset(&t, 0, sizeof t);
   QvSource *src = NULL;
-  QvStatus st = open_input(in, &src, &err);
+  QvStatus st = qv_cli_source_new(in, &src, &err);
   if (st == QV_OK) st = qv_npy_read(src, &t.dense, &err);
   qv_source_free(src);
   int rc;
@@ -78,7 +71,7 @@ static int from_npz(const char *in, const char *out) {
   qv_error_clear(&err);
   QvSparseTensor t;
   QvSource *src = NULL;
-  QvStatus st = open_input(in, &src, &err);
+  QvStatus st = qv_cli_source_new(in, &src, &err);
   if (st == QV_OK) st = qv_npz_read(src, &t, &err);
   qv_source_free(src);
   if (st) return qv_cli_fail("tensor from-npz", &err);

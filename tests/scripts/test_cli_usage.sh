@@ -128,6 +128,11 @@ bad_value "tensor frobnicate" "'frobnicate' is not one of from-npy, to-npy, from
   tensor frobnicate a b
 bad_value "tensor from-npy --index 1" "--index applies to to-npy and to-npz only" \
   tensor from-npy "$npy" out.arrow --index 1
+bad_value "stream-to-file --compression=brotli" "--compression: 'brotli' is not one of none, lz4, zstd" \
+  stream-to-file --compression=brotli
+bad_value "file-to-stream --align 7" "--align: '7' is not one of 8, 64" file-to-stream --align 7 "$ex"
+bad_value "file-to-stream without FILE" "file-to-stream: needs a FILE" file-to-stream --align=64
+bad_value "validate --strict" "unknown option '--strict'" validate --strict "$ex"
 run convert "$ex" out.arrow --to csr --index 0
 check "convert --to csr --index 0 (separate values): exit 0 ($err)" test $rc -eq 0
 run convert out.arrow out.arrow --to=coo --index-type int32
@@ -153,6 +158,10 @@ hex ffffffff800000001000000000000a000c000a00090004000a00000010000000000104000800
 run cat big.arrows
 check "cat of a big-endian stream: exit 3" test $rc -eq 3
 check "cat of a big-endian stream: not supported" grep -q 'not supported' <<<"$err"
+run validate big.arrows
+check "validate of a big-endian stream: exit 3" test $rc -eq 3
+check "validate of a big-endian stream: 'not supported', not 'invalid'" \
+  grep -q '^quiver validate: big.arrows: not supported: big-endian' <<<"$err"
 run inspect big.arrows
 check "inspect of a big-endian stream: exit 0 (it only lists messages)" test $rc -eq 0
 check "inspect of a big-endian stream: says big-endian" grep -q '(big-endian)' <<<"$out"
@@ -181,6 +190,18 @@ for c in cat inspect; do
   check "$c: the name escaped" grep -qF "$escaped" <<<"$out"
   check "$c: no control character printed" test -z "$(tr -d '\n' <<<"$out" | LC_ALL=C tr -d '\040-\176')"
 done
+
+# the same for a record batch stream: one int32 column named "ev<ESC>[31mil",
+# one row (qv_rb_writer_new/write/finish); and "1 row in 1 batch"
+hex ffffffff800000001000000000000a000c000a00090004000a00000010000000000104000800080000000400080000000400000001000000140000001000140010000f000e00080000000400100000001000000018000000000002011c0000000000000008000c00080007000800000000000001200000000900000065761b5b33316d696c000000ffffffff8800000014000000000000000c001600140013000c0004000c0000000800000000000000140000000000000304000a0018000c00080004000a00000014000000380000000100000000000000000000000200000000000000000000000000000000000000000000000000000004000000000000000000000001000000010000000000000000000000000000000700000000000000ffffffff00000000 > names.arrows
+for c in cat inspect; do
+  run $c names.arrows
+  check "$c of a column name with ESC: exit 0" test $rc -eq 0
+  check "$c: the column name escaped" grep -qF 'ev\u001b[31mil' <<<"$out"
+  check "$c: no control character printed" test -z "$(tr -d '\n' <<<"$out" | LC_ALL=C tr -d '\040-\176')"
+done
+run cat names.arrows
+check "cat: '(1 row in 1 batch)'" grep -qxF '(1 row in 1 batch)' <<<"$out"
 
 echo "$pass passed, $fail failed"
 test $fail -eq 0

@@ -1,0 +1,260 @@
+/* quiver CLI: record batches as a table (rb_print.h): a schema line with
+ * types described the Arrow way ("list<item: int64>"), the rows, a summary.
+ * Names from the file (fields, extension types, time zones) are escaped. */
+#include "rb_print.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "input.h"
+#include "quiver/recordbatch_ipc.h"
+#include "text.h"
+
+/* ---- type descriptions, Arrow style ("list<item: int64>") */
+
+static const char *const unit_names[4] = {"s", "ms", "us", "ns"};
+
+static void describe(QvCliText *t, const struct ArrowSchema *s, int depth);
+
+static void describe_field(QvCliText *t, const struct ArrowSchema *s, int depth) {
+  if (s->name) qv_cli_text_put_name(t, s->name, strlen(s->name));
+  qv_cli_text_puts(t, ": ");
+  describe(t, s, depth + 1);
+  if (!(s->flags & ARROW_FLAG_NULLABLE)) qv_cli_text_puts(t, " not null");
+}
+
+static void describe(QvCliText *t, const struct ArrowSchema *s, int depth) {
+  QvSchemaView v;
+  if (depth > 16 || qv_schema_view_init(&v, s, NULL) != QV_OK) {
+    qv_cli_text_puts(t, "?");
+    return;
+  }
+  if (v.type == QV_ARROW_DICTIONARY) {
+    qv_cli_text_puts(t, "dictionary<values=");
+    describe(t, s->dictionary, depth + 1);
+    qv_cli_text_printf(t, ", indices=%s%s>", qv_arrow_type_name(v.storage_type),
+                (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) ? ", ordered" : "");
+    return;
+  }
+  if (v.extension_name) {
+    qv_cli_text_puts(t, "extension<");
+    qv_cli_text_put_name(t, v.extension_name, (size_t)v.extension_name_len);
+    qv_cli_text_puts(t, ", ");
+  }
+  switch (v.type) {
+    case QV_ARROW_DECIMAL32:
+    case QV_ARROW_DECIMAL64:
+    case QV_ARROW_DECIMAL128:
+    case QV_ARROW_DECIMAL256:
+      qv_cli_text_printf(t, "%s(%d, %d)", qv_arrow_type_name(v.type), v.decimal_precision, v.decimal_scale);
+      break;
+    case QV_ARROW_TIME32:
+    case QV_ARROW_TIME64:
+    case QV_ARROW_DURATION:
+      qv_cli_text_printf(t, "%s[%s]", qv_arrow_type_name(v.type), unit_names[v.time_unit & 3]);
+      break;
+    case QV_ARROW_TIMESTAMP:
+      qv_cli_text_printf(t, "timestamp[%s", unit_names[v.time_unit & 3]);
+      if (v.timezone_len) {
+        qv_cli_text_puts(t, ", tz=");
+        qv_cli_text_put_name(t, v.timezone, (size_t)v.timezone_len);
+      }
+      qv_cli_text_puts(t, "]");
+      break;
+    case QV_ARROW_FIXED_SIZE_BINARY: qv_cli_text_printf(t, "fixed_size_binary[%d]", v.byte_width); break;
+    case QV_ARROW_LIST:
+    case QV_ARROW_LARGE_LIST:
+    case QV_ARROW_LIST_VIEW:
+    case QV_ARROW_LARGE_LIST_VIEW:
+    case QV_ARROW_MAP:
+      qv_cli_text_printf(t, "%s<", qv_arrow_type_name(v.type));
+      describe_field(t, s->children[0], depth);
+      qv_cli_text_puts(t, ">");
+      break;
+    case QV_ARROW_FIXED_SIZE_LIST:
+      qv_cli_text_printf(t, "fixed_size_list<");
+      describe_field(t, s->children[0], depth);
+      qv_cli_text_printf(t, ">[%d]", v.fixed_size);
+      break;
+    case QV_ARROW_STRUCT:
+    case QV_ARROW_SPARSE_UNION:
+    case QV_ARROW_DENSE_UNION:
+    case QV_ARROW_RUN_END_ENCODED:
+      qv_cli_text_printf(t, "%s<", qv_arrow_type_name(v.type));
+      for (int64_t i = 0; i < s->n_children; i++) {
+        if (i) qv_cli_text_puts(t, ", ");
+        if (v.type == QV_ARROW_SPARSE_UNION || v.type == QV_ARROW_DENSE_UNION)
+          qv_cli_text_printf(t, "%d=", v.union_type_ids[i]);
+        describe_field(t, s->children[i], depth);
+      }
+      qv_cli_text_puts(t, ">");
+      break;
+    default: qv_cli_text_puts(t, qv_arrow_type_name(v.type));
+  }
+  if (v.extension_name) qv_cli_text_puts(t, ">");
+}
+
+/* ---- table printing */
+
+#define HEAD_ROWS 10
+#define TAIL_ROWS 10
+#define MAX_CELL 40
+
+typedef struct Table {
+  int64_t cols;
+  char **head; /* HEAD_ROWS * cols */
+  char **tail; /* ring of TAIL_ROWS * cols */
+  int64_t rows;
+} Table;
+
+static void table_free(Table *t) {
+  for (int64_t i = 0; i < HEAD_ROWS * t->cols; i++) free(t->head[i]);
+  for (int64_t i = 0; i < TAIL_ROWS * t->cols; i++) free(t->tail[i]);
+  free(t->head);
+  free(t->tail);
+}
+
+/* Display width of UTF-8 text (code points). */
+static size_t width_of(const char *s) {
+  size_t w = 0;
+  for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+  return w;
+}
+
+static void print_cell(FILE *out, const char *s, size_t width, bool last) {
+  fputs(s, out);
+  if (!last)
+    for (size_t k = width_of(s); k < width + 2; k++) fputc(' ', out);
+}
+
+static char **row_at(Table *t, int64_t r) {
+  if (r < HEAD_ROWS) return &t->head[r * t->cols];
+  return &t->tail[(r % TAIL_ROWS) * t->cols];
+}
+
+/* `names`: the column names, escaped. */
+static void print_table(FILE *out, Table *t, char *const *names) {
+  size_t *w = calloc((size_t)(t->cols ? t->cols : 1), sizeof *w);
+  if (w == NULL) return;
+  int64_t shown_tail = t->rows > HEAD_ROWS ? t->rows - HEAD_ROWS : 0;
+  if (shown_tail > TAIL_ROWS) shown_tail = TAIL_ROWS;
+  int64_t head = t->rows < HEAD_ROWS ? t->rows : HEAD_ROWS;
+  for (int64_t c = 0; c < t->cols; c++) {
+    w[c] = width_of(names[c]);
+    for (int64_t r = 0; r < head; r++) {
+      size_t k = width_of(row_at(t, r)[c]);
+      if (k > w[c]) w[c] = k;
+    }
+    for (int64_t r = t->rows - shown_tail; r < t->rows; r++) {
+      size_t k = width_of(row_at(t, r)[c]);
+      if (k > w[c]) w[c] = k;
+    }
+  }
+  for (int64_t c = 0; c < t->cols; c++)
+    print_cell(out, names[c], w[c], c + 1 == t->cols);
+  fputc('\n', out);
+  for (int64_t r = 0; r < head; r++) {
+    for (int64_t c = 0; c < t->cols; c++) print_cell(out, row_at(t, r)[c], w[c], c + 1 == t->cols);
+    fputc('\n', out);
+  }
+  if (t->rows > HEAD_ROWS + TAIL_ROWS)
+    fprintf(out, "... %" PRId64 " rows omitted ...\n", t->rows - HEAD_ROWS - TAIL_ROWS);
+  for (int64_t r = t->rows - shown_tail; r < t->rows; r++) {
+    for (int64_t c = 0; c < t->cols; c++) print_cell(out, row_at(t, r)[c], w[c], c + 1 == t->cols);
+    fputc('\n', out);
+  }
+  free(w);
+}
+
+/* The column names, escaped (qv_cli_text_put_name); NULL when out of memory. */
+static char **column_names(const struct ArrowSchema *schema) {
+  char **names = calloc((size_t)schema->n_children + 1, sizeof *names);
+  if (names == NULL) return NULL;
+  for (int64_t c = 0; c < schema->n_children; c++) {
+    const char *name = schema->children[c]->name;
+    QvCliText e = {0};
+    qv_cli_text_putn(&e, "", 0);
+    if (name) qv_cli_text_put_name(&e, name, strlen(name));
+    names[c] = e.p;
+    if (e.failed) {
+      for (int64_t k = 0; k <= c; k++) free(names[k]);
+      free(names);
+      return NULL;
+    }
+  }
+  return names;
+}
+
+static void free_names(char **names, int64_t n) {
+  for (int64_t c = 0; names && c < n; c++) free(names[c]);
+  free(names);
+}
+
+QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error) {
+  struct ArrowArrayStream s;
+  QvStatus st = qv_cli_rb_reader_memory(data, size, &s, NULL, error);
+  if (st) return st;
+  struct ArrowSchema schema;
+  if ((st = qv_rb_stream_get_schema(&s, &schema, error))) {
+    s.release(&s);
+    return st;
+  }
+  QvCliText line = {0};
+  qv_cli_text_puts(&line, "schema: ");
+  for (int64_t i = 0; i < schema.n_children; i++) {
+    if (i) qv_cli_text_puts(&line, ", ");
+    describe_field(&line, schema.children[i], 0);
+  }
+  Table t;
+  memset(&t, 0, sizeof t);
+  t.cols = schema.n_children;
+  t.head = calloc((size_t)(HEAD_ROWS * t.cols + 1), sizeof(char *));
+  t.tail = calloc((size_t)(TAIL_ROWS * t.cols + 1), sizeof(char *));
+  char **names = column_names(&schema);
+  QvArrayView v;
+  int64_t batches = 0;
+  if (line.failed || t.head == NULL || t.tail == NULL || names == NULL) {
+    st = qv_error_set(error, QV_ENOMEM, "out of memory");
+  } else if ((st = qv_array_view_init(&v, &schema, error)) == QV_OK) {
+    fprintf(out, "%s\n", qv_cli_text_str(&line));
+    for (;;) {
+      struct ArrowArray a;
+      st = qv_rb_stream_get_next(&s, &a, error);
+      if (st) break;
+      batches++;
+      if ((st = qv_array_view_set_array(&v, &a, QV_VALIDATE_NONE, error))) {
+        a.release(&a);
+        break;
+      }
+      for (int64_t r = 0; r < v.length && st == QV_OK; r++, t.rows++) {
+        /* only rows that may be shown are formatted */
+        int64_t later = v.length - r; /* rows of this batch from r on */
+        bool may_show = t.rows < HEAD_ROWS || later <= TAIL_ROWS;
+        if (!may_show) continue;
+        char **row = row_at(&t, t.rows);
+        for (int64_t c = 0; c < t.cols && st == QV_OK; c++) {
+          free(row[c]);
+          row[c] = NULL;
+          st = qv_array_view_format_value(&v.children[c], v.offset + r, MAX_CELL, &row[c], error);
+        }
+      }
+      a.release(&a);
+      if (st) break;
+    }
+    if (st == QV_EOS) {
+      st = QV_OK;
+      print_table(out, &t, names);
+      fprintf(out, "(%" PRId64 " row%s in %" PRId64 " batch%s)\n", t.rows, t.rows == 1 ? "" : "s",
+              batches, batches == 1 ? "" : "es");
+    }
+    qv_array_view_reset(&v);
+  }
+  free_names(names, schema.n_children);
+  qv_cli_text_free(&line);
+  table_free(&t);
+  schema.release(&schema);
+  s.release(&s);
+  return st;
+}
