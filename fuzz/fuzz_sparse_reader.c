@@ -1,16 +1,22 @@
 /* libFuzzer target: SparseTensor messages over arbitrary bytes.
  *
- * Reads the first few messages as sparse tensors from memory. Every tensor
+ * Reads the first few messages as sparse tensors from memory, and from the
+ * same bytes as a file (pread + one body mapping), which must agree. Every tensor
  * that is accepted must be consistent: it validates again, densifies (when
  * its dense form is small) into a buffer that agrees with it, converts to a
  * canonical COO holding the same values, and survives a round trip through
  * the writer (both CSF length conventions) unchanged. */
+#define _GNU_SOURCE /* memfd_create */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "quiver/sparse_ipc.h"
+
+#define NAME "fuzz_sparse_reader"
 
 /* Dense forms up to this many elements are built. */
 #define MAX_DENSE ((int64_t)1 << 20)
@@ -101,13 +107,39 @@ static void check_tensor(const QvSparseTensor *t) {
   if (t->format == QV_SPARSE_CSF) roundtrip(t, QV_CSF_LENGTHS_BYTES);
 }
 
+/* The same bytes as a file opened by path (a memfd), which the readers take
+ * through pread and a mapping of only the chosen body: it must agree with
+ * memory on every input. NULL when no such file can be made. */
+static QvSource *path_source(const uint8_t *data, size_t size) {
+  static int fd = -2;
+  if (fd == -2) fd = memfd_create(NAME, MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, 0) != 0) return NULL;
+  for (size_t done = 0; done < size;) {
+    ssize_t k = pwrite(fd, data + done, size - done, (off_t)done);
+    if (k <= 0) return NULL;
+    done += (size_t)k;
+  }
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  QvSource *s;
+  return qv_source_new_path(&s, path, NULL) == QV_OK ? s : NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   QvSource *src;
   QvError err;
   CHECK(qv_source_new_memory(&src, data, size, NULL, &err) == QV_OK);
+  QvSource *file = path_source(data, size);
   for (int64_t index = 0; index < 3; index++) {
     QvSparseTensor t;
     QvStatus st = qv_sparse_read(src, index, &t, &err);
+    if (file) {
+      QvSparseTensor tp;
+      QvError perr;
+      CHECK(qv_sparse_read(file, index, &tp, &perr) == st);
+      if (st == QV_OK) CHECK(qv_sparse_equals(&t, &tp));
+      qv_sparse_reset(&tp);
+    }
     if (st != QV_OK) {
       CHECK(err.message[0] != '\0');
       CHECK(t.values == NULL && t.owner == NULL && t.private_data == NULL);
@@ -117,5 +149,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     qv_sparse_reset(&t);
   }
   qv_source_free(src);
+  qv_source_free(file);
   return 0;
 }

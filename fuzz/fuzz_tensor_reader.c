@@ -1,15 +1,21 @@
 /* libFuzzer target: Tensor messages over arbitrary bytes.
  *
- * Reads the first few messages as tensors from memory. Every tensor that is
+ * Reads the first few messages as tensors from memory, and from the same
+ * bytes as a file (pread + one body mapping), which must agree. Every tensor that is
  * accepted must be fully readable: all its elements are copied out (which
  * walks every reachable byte under ASan), and it must survive a round trip
  * through the writer unchanged (same type, shape, values and names). */
+#define _GNU_SOURCE /* memfd_create */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "quiver/tensor_ipc.h"
+
+#define NAME "fuzz_tensor_reader"
 
 /* Tensors with more elements are only checked by metadata: a broadcast
  * (zero-stride) tensor can claim far more elements than the input holds. */
@@ -68,13 +74,45 @@ static void check_tensor(const QvTensor *t) {
   qv_aligned_free(msg);
 }
 
+/* The same bytes as a file opened by path (a memfd), which the readers take
+ * through pread and a mapping of only the chosen body: it must agree with
+ * memory on every input. NULL when no such file can be made. */
+static QvSource *path_source(const uint8_t *data, size_t size) {
+  static int fd = -2;
+  if (fd == -2) fd = memfd_create(NAME, MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, 0) != 0) return NULL;
+  for (size_t done = 0; done < size;) {
+    ssize_t k = pwrite(fd, data + done, size - done, (off_t)done);
+    if (k <= 0) return NULL;
+    done += (size_t)k;
+  }
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  QvSource *s;
+  return qv_source_new_path(&s, path, NULL) == QV_OK ? s : NULL;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   QvSource *src;
   QvError err;
   CHECK(qv_source_new_memory(&src, data, size, NULL, &err) == QV_OK);
+  QvSource *file = path_source(data, size);
   for (int64_t index = 0; index < 4; index++) {
     QvTensor t;
     QvStatus st = qv_tensor_read(src, index, &t, &err);
+    if (file) {
+      QvTensor tp;
+      QvError perr;
+      CHECK(qv_tensor_read(file, index, &tp, &perr) == st);
+      if (st == QV_OK) {
+        CHECK(t.type == tp.type && t.ndim == tp.ndim && t.data_size == tp.data_size);
+        for (int32_t i = 0; i < t.ndim; i++)
+          CHECK(t.shape[i] == tp.shape[i] && t.strides[i] == tp.strides[i]);
+        /* a broadcast tensor may claim more elements than can be compared */
+        if (qv_tensor_size(&t) <= MAX_ELEMENTS) CHECK(qv_tensor_equals(&t, &tp, true));
+      }
+      qv_tensor_reset(&tp);
+    }
     if (st != QV_OK) {
       CHECK(err.message[0] != '\0');
       CHECK(t.data == NULL && t.owner == NULL && t.private_data == NULL);
@@ -84,5 +122,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     qv_tensor_reset(&t);
   }
   qv_source_free(src);
+  qv_source_free(file);
   return 0;
 }

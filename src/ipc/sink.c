@@ -163,9 +163,17 @@ QvStatus qv_sink_new_path(QvSink **out, const char *path, unsigned flags, QvErro
     if (s->fd < 0) st = qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
   } else {
     st = create_temp(s, error);
-    if (st == QV_OK && exists && fchmod(s->fd, sb.st_mode & 07777) != 0)
-      st = qv_error_set(error, QV_EIO, "%s: cannot give the temporary file the target's mode: %s",
-                        path, strerror(errno));
+    if (st == QV_OK && exists) {
+      /* the replacement keeps the target's owner where this process may
+       * give it (root, or the owner itself: otherwise the call fails and
+       * the file belongs to whoever wrote it, as any new file does) */
+      int ignored = fchown(s->fd, sb.st_uid, sb.st_gid);
+      (void)ignored;
+      if (fchmod(s->fd, sb.st_mode & 07777) != 0)
+        st = qv_error_set(error, QV_EIO,
+                          "%s: cannot give the temporary file the target's mode: %s", path,
+                          strerror(errno));
+    }
   }
   if (st) {
     qv_sink_free(s);

@@ -585,6 +585,32 @@ static void test_sink_path_replaces_by_rename(void **state) {
   remove_dir(dir);
 }
 
+/* The replacement keeps the target's owner when the writer may give it
+ * (root here; anyone else keeps files they own anyway). */
+static void test_sink_path_keeps_owner(void **state) {
+  (void)state;
+  char dir[64], path[128];
+  make_dir(dir);
+  snprintf(path, sizeof path, "%s/owned.bin", dir);
+  write_file(path, "x", 1, 0644);
+  uid_t uid = getuid() == 0 ? 65534 : getuid();
+  gid_t gid = getuid() == 0 ? 65534 : getgid();
+  assert_int_equal(chown(path, uid, gid), 0);
+  QvSink *k;
+  QvError err;
+  assert_int_equal(qv_sink_new_path(&k, path, QV_SINK_NO_FSYNC, &err), QV_OK);
+  assert_int_equal(qv_sink_write(k, "yy", 2, &err), QV_OK);
+  assert_int_equal(qv_sink_finish(k, &err), QV_OK);
+  qv_sink_free(k);
+  struct stat sb;
+  assert_int_equal(stat(path, &sb), 0);
+  assert_int_equal(sb.st_uid, uid);
+  assert_int_equal(sb.st_gid, gid);
+  assert_int_equal(sb.st_mode & 07777, 0644);
+  expect_file(path, "yy", 2);
+  remove_dir(dir);
+}
+
 static void test_sink_path_free_without_finish(void **state) {
   (void)state;
   char dir[64], path[128], fresh[128];
@@ -806,6 +832,7 @@ int main(void) {
       cmocka_unit_test(test_sink_fd),
       cmocka_unit_test(test_sink_callback),
       cmocka_unit_test(test_sink_path_replaces_by_rename),
+      cmocka_unit_test(test_sink_path_keeps_owner),
       cmocka_unit_test(test_sink_path_free_without_finish),
       cmocka_unit_test(test_sink_path_symlink),
       cmocka_unit_test(test_sink_path_device_in_place),

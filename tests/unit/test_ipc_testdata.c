@@ -1,6 +1,7 @@
 /* Every file Arrow C++ wrote (/work/shared/testdata/arrow-cpp) frames
- * cleanly through the memory, path and file descriptor readers; the crafted
- * truncated file is reported as truncated. Skips when the data is absent. */
+ * cleanly through the memory, path (mapped whole, or pread + one mapping per
+ * body) and file descriptor readers; the crafted truncated file is reported
+ * as truncated. Skips when the data is absent. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,8 +17,8 @@ static bool has_suffix(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-typedef enum { VIA_MEMORY, VIA_PATH, VIA_FD, VIA_COUNT } Via;
-static const char *via_name[] = {"memory", "path", "fd"};
+typedef enum { VIA_MEMORY, VIA_PATH, VIA_PATH_EACH, VIA_FD, VIA_COUNT } Via;
+static const char *via_name[] = {"memory", "path", "path (pread + a mapping per body)", "fd"};
 
 static QvStatus open_via(Via via, const char *path, const uint8_t *data, size_t size, int *fd,
                          QvIpcReader **r, QvError *err) {
@@ -27,6 +28,15 @@ static QvStatus open_via(Via via, const char *path, const uint8_t *data, size_t 
       return qv_test_reader_memory(r, data, size, err);
     case VIA_PATH:
       return qv_test_reader_path(r, path, err);
+    case VIA_PATH_EACH: {
+      QvSource *src;
+      QvStatus st = qv_source_new_path(&src, path, err);
+      assert_int_equal(st, QV_OK);
+      QvIpcReaderOptions o = {.struct_size = sizeof o, .map_each_body = true};
+      st = qv_ipc_reader_new(r, src, &o, err);
+      qv_source_free(src); /* the reader holds its own reference */
+      return st;
+    }
     default:
       *fd = open(path, O_RDONLY);
       assert_true(*fd >= 0);
