@@ -39,7 +39,8 @@ struct QvSink {
   void *ctx;
 };
 
-QvStatus qv_fd_write_all(int fd, const void *data, size_t n, QvError *error) {
+/* write(2) until all n bytes are written (retrying EINTR). */
+static QvStatus write_all(int fd, const void *data, size_t n, QvError *error) {
   const uint8_t *p = data;
   while (n > 0) {
     /* Linux caps one write at about 2 GiB anyway */
@@ -300,7 +301,7 @@ QvStatus qv_sink_write(QvSink *s, const void *data, size_t size, QvError *error)
       if (st == QV_OK) qv_copy_large(s->buf + s->written, data, size);
       break;
     case SINK_FD:
-    case SINK_PATH: st = qv_fd_write_all(s->fd, data, size, &e); break;
+    case SINK_PATH: st = write_all(s->fd, data, size, &e); break;
     case SINK_CALLBACK:
       qv_error_clear(&e);
       st = s->write(s->ctx, data, size, &e);

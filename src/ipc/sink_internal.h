@@ -1,14 +1,10 @@
-/* Shared by the fd and path sinks (and writers that still hold a raw
- * descriptor). */
+/* What writers use of a QvSink beyond the public header. */
 #ifndef QUIVER_IPC_SINK_INTERNAL_H
 #define QUIVER_IPC_SINK_INTERNAL_H
 
 #include <stddef.h>
 
 #include "quiver/io.h"
-
-/* write(2) until all n bytes are written (retrying EINTR). */
-QvStatus qv_fd_write_all(int fd, const void *data, size_t n, QvError *error);
 
 /* n bytes of the sink's own memory to fill in place (buffer and memory
  * sinks), so a writer that builds bytes (a strided copy) needs no staging

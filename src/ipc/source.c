@@ -388,20 +388,3 @@ QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error
 }
 
 int64_t qv_source_position(const QvSource *s) { return s->pos - (int64_t)s->n_peeked; }
-
-QvStatus qv_source_map_path(const char *path, const uint8_t **data, size_t *size,
-                            QvOwner **owner, QvError *error) {
-  *data = NULL;
-  *size = 0;
-  *owner = NULL;
-  QvSource *s;
-  QvStatus st = qv_source_new_path(&s, path, error);
-  if (st) return st;
-  if (s->kind != QV_SOURCE_FILE)
-    st = qv_error_set(error, QV_EIO, "%s: not a regular file", path);
-  else
-    st = qv_source_view(s, data, size, owner, error);
-  qv_owner_retain(*owner);
-  qv_source_free(s);
-  return st;
-}

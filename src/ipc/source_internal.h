@@ -63,12 +63,6 @@ QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error
 /* Bytes consumed by sequential reads so far. */
 int64_t qv_source_position(const QvSource *s);
 
-/* A regular file at `path`, mapped whole (for readers that need all of
- * it at once): *owner holds one reference to the mapping. An empty file
- * gives *data == NULL, *size == 0; a FIFO or device is QV_EIO. */
-QvStatus qv_source_map_path(const char *path, const uint8_t **data, size_t *size,
-                            QvOwner **owner, QvError *error);
-
 /* How many whole-input mappings and range mappings this process made (for
  * tests that must know which path a read took). */
 int64_t qv_source_count_view_maps(void);
