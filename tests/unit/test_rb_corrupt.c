@@ -74,27 +74,99 @@ static void expect_error(QvStatus st, const QvError *e, const char *text) {
   if (strstr(e->message, text) == NULL) fail_msg("error \"%s\" does not mention \"%s\"", e->message, text);
 }
 
-static void test_truncated(void **state) {
-  (void)state;
+/* Where each message of a stream ends, found by walking the framing by hand
+ * (continuation marker, int32 metadata length, the Message's bodyLength):
+ * ends[i] is the offset just past message i, batches_before[i] the number of
+ * record batches among messages 0..i. Returns the message count; the walk
+ * stops at the end-of-stream marker, whose end is *eos_end. */
+typedef struct Boundaries {
+  size_t ends[32];
+  int batches_before[32];
+  int n;
+  size_t eos_end;
+} Boundaries;
+
+static void walk_framing(const uint8_t *data, size_t size, Boundaries *b) {
+  memset(b, 0, sizeof *b);
+  size_t pos = 0;
+  int batches = 0;
+  for (;;) {
+    assert_true(pos + 8 <= size);
+    uint32_t marker;
+    int32_t len;
+    memcpy(&marker, data + pos, 4);
+    memcpy(&len, data + pos + 4, 4);
+    assert_int_equal(marker, 0xFFFFFFFFu); /* quiver writes the current framing */
+    if (len == 0) {
+      b->eos_end = pos + 8;
+      return;
+    }
+    assert_true(len > 0 && pos + 8 + (size_t)len <= size);
+    QvMessage m;
+    QvError e;
+    rbt_check(qv_message_decode(data + pos + 8, (size_t)len, NULL, &m, &e), &e, "decode");
+    assert_true(m.body_length >= 0);
+    size_t end = pos + 8 + (size_t)len + (size_t)m.body_length;
+    assert_true(end <= size);
+    if (m.header_type == QV_HEADER_RECORD_BATCH) batches++;
+    qv_message_reset(&m);
+    assert_true(b->n < 32);
+    b->ends[b->n] = end;
+    b->batches_before[b->n] = batches;
+    b->n++;
+    pos = end;
+  }
+}
+
+/* A stream cut at every byte: a cut at a message boundary is a stream that
+ * ends without its marker, read in full with the batches before the cut (at
+ * 0 there is no Schema: "no Schema message"); every other cut is
+ * QV_ETRUNCATED. */
+static void check_stream_cuts(QvCompression comp) {
   size_t size;
-  uint8_t *data = sample(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_NONE, &size);
+  uint8_t *data = sample(QV_IPC_FORMAT_STREAM, comp, &size);
   int full;
   QvError e;
   assert_int_equal(read_stream(data, size, NULL, &full, &e), QV_OK);
   assert_int_equal(full, 2);
-  for (size_t n = 0; n < size; n++) {
+  Boundaries b;
+  walk_framing(data, size, &b);
+  assert_int_equal(b.eos_end, size);
+  assert_true(b.n >= 4); /* schema, dictionary, two batches */
+  int boundaries_seen = 0;
+  for (size_t n = 0; n <= size; n++) {
     uint8_t *copy = malloc(n ? n : 1); /* exact size: ASan sees any overread */
     memcpy(copy, data, n);
-    int got;
+    int got = -1;
     QvStatus st = read_stream(copy, n, NULL, &got, &e);
-    /* the end of the input may fall between messages (a stream may end
-     * without its marker); anywhere else it is an error */
-    if (st == QV_OK) assert_true(got <= 2);
-    else assert_true(st == QV_ETRUNCATED || st == QV_EINVAL);
+    int at = -1;
+    for (int i = 0; i < b.n; i++)
+      if (b.ends[i] == n) at = i;
+    if (n == 0) {
+      if (st != QV_EINVAL || strstr(e.message, "no Schema message") == NULL)
+        fail_msg("cut at 0: %s (%s)", qv_status_name(st), e.message);
+    } else if (at >= 0 || n == size) {
+      if (st != QV_OK) fail_msg("cut at boundary %zu: %s (%s)", n, qv_status_name(st), e.message);
+      assert_int_equal(got, at >= 0 ? b.batches_before[at] : 2);
+      boundaries_seen++;
+    } else if (st != QV_ETRUNCATED) {
+      fail_msg("cut at %zu (inside a message or the marker): %s (%s)", n, qv_status_name(st),
+               st ? e.message : "accepted");
+    }
     free(copy);
   }
+  assert_int_equal(boundaries_seen, b.n + 1);
   free(data);
+}
 
+static void test_truncated(void **state) {
+  (void)state;
+  check_stream_cuts(QV_COMPRESSION_NONE);
+  check_stream_cuts(QV_COMPRESSION_LZ4_FRAME);
+  size_t size;
+  uint8_t *data;
+  QvError e;
+  /* a file is read through its footer, at its end: every cut is an error */
   data = sample(QV_IPC_FORMAT_FILE, QV_COMPRESSION_ZSTD, &size);
   assert_int_equal(read_file(data, size, &e), QV_OK);
   for (size_t n = 0; n < size; n++) {
