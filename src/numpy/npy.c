@@ -107,36 +107,35 @@ static QvStatus read_all(QvSource *source, const uint8_t **data, size_t *size, Q
   return QV_OK;
 }
 
-QvStatus qv_npy_source_bytes(QvSource *source, const uint8_t **data, size_t *size,
-                             QvOwner **owner, QvError *error) {
-  *data = NULL;
-  *size = 0;
-  *owner = NULL;
+QvStatus qv_npy_read_source(QvSource *source, QvNpyParseFn parse, void *out, QvError *error) {
   if (source == NULL) return qv_error_set(error, QV_EARG, "NULL source");
-  if (!qv_source_has_view(source)) return read_all(source, data, size, owner, error);
-  QvOwner *o;
-  QvStatus st = qv_source_view(source, data, size, &o, error);
-  if (st) return st;
-  qv_owner_retain(o); /* the view's owner lives as long as the source: keep it */
-  *owner = o;
+  const uint8_t *data;
+  size_t size;
+  QvOwner *owner;
+  QvStatus st;
+  if (qv_source_has_view(source)) {
+    st = qv_source_view(source, &data, &size, &owner, error);
+    if (st) return st;
+    qv_owner_retain(owner); /* the view's owner lives as long as the source: keep it */
+  } else if ((st = read_all(source, &data, &size, &owner, error))) {
+    return st;
+  }
+  st = parse(data, size, owner, out, error);
+  qv_owner_free(owner); /* what parse made keeps its own references */
+  if (st) return qv_error_prefix(error, "%s", qv_source_name(source));
   return QV_OK;
+}
+
+static QvStatus parse_npy(const uint8_t *data, size_t size, QvOwner *owner, void *out,
+                          QvError *error) {
+  if (size == 0) return qv_error_set(error, QV_EINVAL, "not a .npy file: empty");
+  return qv_npy_read_bytes(data, size, owner, out, NULL, error);
 }
 
 QvStatus qv_npy_read(QvSource *source, QvTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
-  const uint8_t *data;
-  size_t size;
-  QvOwner *owner;
-  QvStatus st = qv_npy_source_bytes(source, &data, &size, &owner, error);
-  if (st) return st;
-  if (size == 0)
-    st = qv_error_set(error, QV_EINVAL, "not a .npy file: empty");
-  else
-    st = qv_npy_read_bytes(data, size, owner, out, NULL, error);
-  qv_owner_free(owner); /* the tensor keeps the bytes if it is a view */
-  if (st) return qv_error_prefix(error, "%s", qv_source_name(source));
-  return QV_OK;
+  return qv_npy_read_source(source, parse_npy, out, error);
 }
 
 /* ---- writing */

@@ -38,10 +38,13 @@ QvStatus qv_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, Q
 QvStatus qv_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
                            size_t *consumed, QvError *error);
 
-/* The whole input of a source: a zero-copy view for memory and regular
- * files, else everything read into an aligned buffer. *owner holds one
- * reference that keeps *data alive (qv_owner_free it). */
-QvStatus qv_npy_source_bytes(QvSource *source, const uint8_t **data, size_t *size,
-                             QvOwner **owner, QvError *error);
+/* Reads a whole-input format from a source: `parse` gets every byte of
+ * the input (a zero-copy view of memory or a regular file, else everything
+ * read from the fd into an aligned buffer) with an owner that keeps them
+ * alive (retain it to keep views); errors are prefixed with the source's
+ * name. */
+typedef QvStatus (*QvNpyParseFn)(const uint8_t *data, size_t size, QvOwner *owner, void *out,
+                                 QvError *error);
+QvStatus qv_npy_read_source(QvSource *source, QvNpyParseFn parse, void *out, QvError *error);
 
 #endif

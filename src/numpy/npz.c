@@ -396,8 +396,11 @@ static QvStatus read_coo(Archive *a, const int64_t shape[2], QvSparseTensor *out
   return st;
 }
 
-static QvStatus read_archive(const uint8_t *data, size_t size, QvSparseTensor *out,
+/* The tensor's buffers are all copies: the input's owner is not kept. */
+static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, void *result,
                              QvError *error) {
+  (void)owner;
+  QvSparseTensor *out = result;
   /* libzip reads no bytes as an empty archive */
   if (size == 0) return qv_error_set(error, QV_EINVAL, "npz: not a valid zip archive: empty input");
   Archive a;
@@ -444,16 +447,7 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvSparseTensor *o
 QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
-  const uint8_t *data;
-  size_t size;
-  QvOwner *owner;
-  QvStatus st = qv_npy_source_bytes(source, &data, &size, &owner, error);
-  if (st) return st;
-  /* every buffer of the tensor is a copy: the input can go right away */
-  st = read_archive(data, size, out, error);
-  qv_owner_free(owner);
-  if (st) qv_error_prefix(error, "%s", qv_source_name(source));
-  return st;
+  return qv_npy_read_source(source, read_archive, out, error);
 }
 
 /* ---- writing */
