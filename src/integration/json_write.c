@@ -716,6 +716,14 @@ QvStatus qv_json_write(const QvJsonData *data, const QvJsonWriteOptions *options
   QvArrayView *views = NULL;
   int64_t n_views = 0;
   if ((st = qv_ij_dictionary_nodes(schema, &w.dict_nodes, &w.n_dict_nodes, error))) return st;
+  for (int64_t k = 0; k < w.n_dict_nodes; k++)
+    if (w.dict_nodes[k]->dictionary->dictionary) {
+      /* a field has one "dictionary" member: its values cannot be encoded again */
+      st = qv_error_set(error, QV_ENOTSUP, "field \"%.64s\": a dictionary whose values are "
+                        "dictionary-encoded has no integration JSON form",
+                        w.dict_nodes[k]->name ? w.dict_nodes[k]->name : "");
+      goto done;
+    }
   if (data->dictionary_ids) {
     if (data->n_dictionary_ids != w.n_dict_nodes) {
       st = qv_error_set(error, QV_EARG, "%" PRId64 " dictionary ids for %" PRId64

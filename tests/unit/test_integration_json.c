@@ -833,6 +833,18 @@ static void test_api_arguments(void **state) {
   d.n_dictionary_ids = 1;
   assert_int_equal(qv_json_write(&d, NULL, &text, NULL, &e), QV_EARG);
   qv_json_file_free(f);
+  /* a dictionary of dictionary-encoded values has no JSON form */
+  struct ArrowSchema s;
+  assert_int_equal(qv_schema_init(&s, "+s", "", 0, 1, &e), QV_OK);
+  assert_int_equal(qv_schema_init(s.children[0], "c", "dd", ARROW_FLAG_NULLABLE, 0, &e), QV_OK);
+  assert_int_equal(qv_schema_alloc_dictionary(s.children[0], &e), QV_OK);
+  assert_int_equal(qv_schema_init(s.children[0]->dictionary, "c", NULL, 0, 0, &e), QV_OK);
+  assert_int_equal(qv_schema_alloc_dictionary(s.children[0]->dictionary, &e), QV_OK);
+  assert_int_equal(qv_schema_init(s.children[0]->dictionary->dictionary, "u", NULL, 0, 0, &e), QV_OK);
+  QvJsonData dd = {&s, NULL, 0, NULL, 0};
+  assert_int_equal(qv_json_write(&dd, NULL, &text, NULL, &e), QV_ENOTSUP);
+  assert_non_null(strstr(e.message, "field \"dd\""));
+  s.release(&s);
 }
 
 int main(int argc, char **argv) {
