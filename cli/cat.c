@@ -505,6 +505,27 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
   return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");
 }
 
+/* Errors name the input: "quiver cat: FILE: ...". */
+static int fail(const char *path, QvError *err) {
+  fflush(stdout);
+  qv_error_prefix(err, "%s", strcmp(path, "-") == 0 ? "stdin" : path);
+  return qv_cli_fail("cat", err);
+}
+
+/* A NumPy file is not Arrow: rather than report what its first bytes would
+ * mean as a message, say which command reads it. */
+static bool is_numpy(const char *path, const QvCliInput *in, QvError *err) {
+  const char *sub = NULL;
+  if (in->size >= 6 && memcmp(in->data, "\x93NUMPY", 6) == 0) sub = "from-npy";
+  /* .npz is a zip archive: a local file header, or the end record of an empty one */
+  if (in->size >= 4 && (memcmp(in->data, "PK\3\4", 4) == 0 || memcmp(in->data, "PK\5\6", 4) == 0))
+    sub = "from-npz";
+  if (sub == NULL) return false;
+  qv_error_set(err, QV_EINVAL, "a NumPy .%s file, not Arrow: 'quiver tensor %s %s OUT.arrow' converts it",
+               sub + 5, sub, path);
+  return true;
+}
+
 int qv_cmd_cat(int argc, char **argv) {
   const char *path;
   QvCliInput in;
@@ -512,13 +533,17 @@ int qv_cmd_cat(int argc, char **argv) {
   if (status) return status;
   QvError err;
   qv_error_clear(&err);
+  if (is_numpy(path, &in, &err)) {
+    qv_cli_input_free(&in);
+    return fail(path, &err);
+  }
   /* Columnar input (a stream or file starting with a Schema) is printed as a
    * table; anything else message by message. */
   if (qv_cli_starts_with_schema(in.data, in.size)) {
     status = 0;
     if (qv_cli_print_record_batches(in.data, in.size, stdout, &err) != QV_OK) {
       fflush(stdout);
-      status = qv_cli_fail("cat", &err);
+      status = fail(path, &err);
     }
     qv_cli_input_free(&in);
     return status;
@@ -527,7 +552,7 @@ int qv_cmd_cat(int argc, char **argv) {
   QvStatus st = qv_cli_reader_memory(&r, in.data, in.size, &err);
   if (st) {
     qv_cli_input_free(&in);
-    return qv_cli_fail("cat", &err);
+    return fail(path, &err);
   }
   int rc = 0;
   bool prev_tensor = false;
@@ -537,7 +562,7 @@ int qv_cmd_cat(int argc, char **argv) {
     if (st == QV_EOS) break;
     if (st) {
       fflush(stdout);
-      rc = qv_cli_fail("cat", &err);
+      rc = fail(path, &err);
       break;
     }
     /* a blank line around each tensor's values, one-line notes together */
@@ -563,7 +588,7 @@ int qv_cmd_cat(int argc, char **argv) {
       }
       if (st) {
         fflush(stdout);
-        rc = qv_cli_fail("cat", &err);
+        rc = fail(path, &err);
         break;
       }
       continue;
@@ -574,7 +599,7 @@ int qv_cmd_cat(int argc, char **argv) {
     qv_ipc_message_reset(&msg);
     if (st) {
       fflush(stdout);
-      rc = qv_cli_fail("cat", &err);
+      rc = fail(path, &err);
       break;
     }
     print_header(i, &t, stdout);
@@ -582,7 +607,7 @@ int qv_cmd_cat(int argc, char **argv) {
     qv_tensor_reset(&t);
     if (!ok) {
       qv_error_set(&err, QV_ENOMEM, "out of memory formatting message %" PRId64, i);
-      rc = qv_cli_fail("cat", &err);
+      rc = fail(path, &err);
       break;
     }
   }

@@ -148,6 +148,18 @@ printf 'this is not arrow' > garbage.arrow
 run cat garbage.arrow
 check "cat of garbage: exit 1" test $rc -eq 1
 check "cat of garbage: message" grep -q '^quiver cat: ' <<<"$err"
+check "cat of garbage: names the file" grep -q '^quiver cat: garbage.arrow: ' <<<"$err"
+run cat - < garbage.arrow
+check "cat of garbage on stdin: says stdin" grep -q '^quiver cat: stdin: ' <<<"$err"
+# a NumPy file: which command reads it, not what its bytes would mean as Arrow
+printf '\223NUMPY\001\000' > x.npy
+run cat x.npy
+check "cat of a .npy: exit 1" test $rc -eq 1
+check "cat of a .npy: suggests tensor from-npy ($err)" \
+  grep -qF "quiver cat: x.npy: a NumPy .npy file, not Arrow: 'quiver tensor from-npy x.npy OUT.arrow'" <<<"$err"
+run cat "$src/examples/data/scipy_csc_5x7.npz"
+check "cat of a .npz: exit 1" test $rc -eq 1
+check "cat of a .npz: suggests tensor from-npz ($err)" grep -qF "'quiver tensor from-npz " <<<"$err"
 run inspect missing.arrow
 check "inspect of a missing file: exit 1" test $rc -eq 1
 
