@@ -1,12 +1,15 @@
 /* quiver CLI: record batches as a table (rb_print.h): a schema line with
  * types described the Arrow way ("list<item: int64>"), the rows, a summary.
  * Names from the file (fields, extension types, time zones) are escaped. */
+#define _XOPEN_SOURCE 700 /* wcwidth */
 #include "rb_print.h"
 
 #include <inttypes.h>
+#include <locale.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "input.h"
 #include "quiver/recordbatch_ipc.h"
@@ -116,17 +119,41 @@ static void table_free(Table *t) {
   free(t->tail);
 }
 
-/* Display width of UTF-8 text (code points). */
-static size_t width_of(const char *s) {
-  size_t w = 0;
-  for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+/* Columns `s` takes on a terminal: wcwidth() of each character in the
+ * C.UTF-8 locale `utf8` (2 for CJK, 0 for combining marks), whatever the
+ * user's locale; one per code point where that locale is missing. */
+static size_t width_of(const char *s, locale_t utf8) {
+  size_t w = 0, n = strlen(s);
+  if (utf8 == (locale_t)0) {
+    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+  }
+  locale_t old = uselocale(utf8);
+  mbstate_t st;
+  memset(&st, 0, sizeof st);
+  while (n > 0) {
+    wchar_t wc;
+    size_t k = mbrtowc(&wc, s, n, &st);
+    if (k == 0) break;
+    if (k == (size_t)-1 || k == (size_t)-2) { /* not UTF-8: a byte, a column */
+      memset(&st, 0, sizeof st);
+      k = 1;
+      w++;
+    } else {
+      int cw = wcwidth(wc);
+      w += cw < 0 ? 1 : (size_t)cw;
+    }
+    s += k;
+    n -= k;
+  }
+  uselocale(old);
   return w;
 }
 
-static void print_cell(FILE *out, const char *s, size_t width, bool last) {
+static void print_cell(FILE *out, const char *s, size_t width, bool last, locale_t utf8) {
   fputs(s, out);
   if (!last)
-    for (size_t k = width_of(s); k < width + 2; k++) fputc(' ', out);
+    for (size_t k = width_of(s, utf8); k < width + 2; k++) fputc(' ', out);
 }
 
 static char **row_at(Table *t, int64_t r) {
@@ -138,34 +165,36 @@ static char **row_at(Table *t, int64_t r) {
 static void print_table(FILE *out, Table *t, char *const *names) {
   size_t *w = calloc((size_t)(t->cols ? t->cols : 1), sizeof *w);
   if (w == NULL) return;
+  locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
   int64_t shown_tail = t->rows > HEAD_ROWS ? t->rows - HEAD_ROWS : 0;
   if (shown_tail > TAIL_ROWS) shown_tail = TAIL_ROWS;
   int64_t head = t->rows < HEAD_ROWS ? t->rows : HEAD_ROWS;
   for (int64_t c = 0; c < t->cols; c++) {
-    w[c] = width_of(names[c]);
+    w[c] = width_of(names[c], utf8);
     for (int64_t r = 0; r < head; r++) {
-      size_t k = width_of(row_at(t, r)[c]);
+      size_t k = width_of(row_at(t, r)[c], utf8);
       if (k > w[c]) w[c] = k;
     }
     for (int64_t r = t->rows - shown_tail; r < t->rows; r++) {
-      size_t k = width_of(row_at(t, r)[c]);
+      size_t k = width_of(row_at(t, r)[c], utf8);
       if (k > w[c]) w[c] = k;
     }
   }
   for (int64_t c = 0; c < t->cols; c++)
-    print_cell(out, names[c], w[c], c + 1 == t->cols);
+    print_cell(out, names[c], w[c], c + 1 == t->cols, utf8);
   fputc('\n', out);
   for (int64_t r = 0; r < head; r++) {
-    for (int64_t c = 0; c < t->cols; c++) print_cell(out, row_at(t, r)[c], w[c], c + 1 == t->cols);
+    for (int64_t c = 0; c < t->cols; c++) print_cell(out, row_at(t, r)[c], w[c], c + 1 == t->cols, utf8);
     fputc('\n', out);
   }
   if (t->rows > HEAD_ROWS + TAIL_ROWS)
     fprintf(out, "... %" PRId64 " rows omitted ...\n", t->rows - HEAD_ROWS - TAIL_ROWS);
   for (int64_t r = t->rows - shown_tail; r < t->rows; r++) {
-    for (int64_t c = 0; c < t->cols; c++) print_cell(out, row_at(t, r)[c], w[c], c + 1 == t->cols);
+    for (int64_t c = 0; c < t->cols; c++) print_cell(out, row_at(t, r)[c], w[c], c + 1 == t->cols, utf8);
     fputc('\n', out);
   }
   free(w);
+  if (utf8 != (locale_t)0) freelocale(utf8);
 }
 
 /* The column names, escaped (qv_cli_text_put_name); NULL when out of memory. */
