@@ -3,6 +3,7 @@
  *                                 3 valid but not supported
  *   stream-to-file [options]      stdin (stream) -> stdout (file)
  *   file-to-stream [options] FILE FILE (file) -> stdout (stream) */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -143,16 +144,28 @@ typedef struct FileStream {
   QvError error;
 } FileStream;
 
+/* The stream interface speaks errno; the writer maps it back, so "not
+ * supported" has to survive the trip for the exit status to be 3. */
+static int stream_errno(QvStatus st) {
+  switch (st) {
+    case QV_OK: return 0;
+    case QV_ENOMEM: return ENOMEM;
+    case QV_EIO: return EIO;
+    case QV_ENOTSUP: return ENOTSUP;
+    default: return EINVAL;
+  }
+}
+
 static int fs_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   FileStream *p = s->private_data;
-  return qv_rb_file_get_schema(p->f, out, &p->error) ? 22 : 0;
+  return stream_errno(qv_rb_file_get_schema(p->f, out, &p->error));
 }
 
 static int fs_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
   FileStream *p = s->private_data;
   memset(out, 0, sizeof *out);
   if (p->next >= qv_rb_file_num_batches(p->f)) return 0;
-  return qv_rb_file_read_batch(p->f, p->next++, out, &p->error) ? 22 : 0;
+  return stream_errno(qv_rb_file_read_batch(p->f, p->next++, out, &p->error));
 }
 
 static const char *fs_last_error(struct ArrowArrayStream *s) {
