@@ -663,6 +663,47 @@ static void test_unsigned_forms(void **state) {
   qv_json_file_free(f);
 }
 
+/* A dictionary listed before the dictionary its values refer to (id 1 is
+ * list<dictionary 0>, and field "d" shares id 0). */
+static const char k_nested_dicts[] =
+    "{\"schema\":{\"fields\":[{\"name\":\"nd\",\"nullable\":true,\"type\":{\"name\":\"list\"},\"dicti"
+    "onary\":{\"id\":1,\"indexType\":{\"name\":\"int\",\"bitWidth\":8,\"isSigned\":true},\"isOrdered\""
+    ":false},\"children\":[{\"name\":\"item\",\"nullable\":true,\"type\":{\"name\":\"utf8\"},\"childr"
+    "en\":[],\"dictionary\":{\"id\":0,\"indexType\":{\"name\":\"int\",\"bitWidth\":8,\"isSigned\":tru"
+    "e},\"isOrdered\":false}}]},{\"name\":\"d\",\"nullable\":true,\"type\":{\"name\":\"utf8\"},\"chil"
+    "dren\":[],\"dictionary\":{\"id\":0,\"indexType\":{\"name\":\"int\",\"bitWidth\":16,\"isSigned\":"
+    "true},\"isOrdered\":false}}]},\"dictionaries\":[{\"id\":1,\"data\":{\"count\":2,\"columns\":[{\""
+    "name\":\"D1\",\"count\":2,\"VALIDITY\":[1,1],\"OFFSET\":[0,2,3],\"children\":[{\"name\":\"item\""
+    ",\"count\":3,\"VALIDITY\":[1,1,1],\"DATA\":[1,0,1]}]}]}},{\"id\":0,\"data\":{\"count\":2,\"colum"
+    "ns\":[{\"name\":\"D0\",\"count\":2,\"VALIDITY\":[1,1],\"OFFSET\":[0,1,3],\"DATA\":[\"x\",\"yz\"]"
+    "}]}}],\"batches\":[{\"count\":2,\"columns\":[{\"name\":\"nd\",\"count\":2,\"VALIDITY\":[1,1],\"D"
+    "ATA\":[1,0]},{\"name\":\"d\",\"count\":2,\"VALIDITY\":[1,0],\"DATA\":[1,0]}]}]}";
+
+static void test_nested_dictionary_order(void **state) {
+  (void)state;
+  QvJsonFile *f = read_ok(k_nested_dicts);
+  QvJsonData d;
+  qv_json_file_data(f, &d);
+  QvArrayView v;
+  QvError e;
+  assert_int_equal(qv_array_view_init(&v, d.schema, &e), QV_OK);
+  assert_int_equal(qv_array_view_set_array(&v, d.batches[0], QV_VALIDATE_FULL, &e), QV_OK);
+  char *text;
+  assert_int_equal(qv_array_view_format_value(&v.children[0], 0, 0, &text, &e), QV_OK);
+  assert_string_equal(text, "[\"yz\"]");
+  free(text);
+  assert_int_equal(qv_array_view_format_value(&v.children[0], 1, 0, &text, &e), QV_OK);
+  assert_string_equal(text, "[\"yz\", \"x\"]");
+  free(text);
+  qv_array_view_reset(&v);
+  char *again = write_ok(&d);
+  QvJsonFile *g = read_ok(again);
+  assert_int_equal(compare(f, g, &e), QV_OK);
+  free(again);
+  qv_json_file_free(g);
+  qv_json_file_free(f);
+}
+
 /* Nesting beyond the schema depth limit, and beyond jansson's own. */
 static void test_deep_nesting(void **state) {
   (void)state;
@@ -856,6 +897,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_compare_field_name), cmocka_unit_test(test_compare_metadata),
       cmocka_unit_test(test_compare_dictionary), cmocka_unit_test(test_compare_shape),
       cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_unsigned_forms),
+      cmocka_unit_test(test_nested_dictionary_order),
       cmocka_unit_test(test_deep_nesting),
       cmocka_unit_test(test_truncations),      cmocka_unit_test(test_api_arguments),
   };
