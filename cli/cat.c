@@ -537,9 +537,10 @@ int qv_cmd_cat(int argc, char **argv) {
     qv_cli_input_free(&in);
     return fail(path, &err);
   }
-  /* Columnar input (a stream or file starting with a Schema) is printed as a
-   * table; anything else message by message. */
-  if (qv_cli_starts_with_schema(in.data, in.size)) {
+  /* Tensors are printed message by message; everything else is read as
+   * record batches (an Arrow file through its footer), whose reader names
+   * what is wrong with input that is neither. */
+  if (!qv_cli_holds_tensors(in.data, in.size)) {
     status = 0;
     if (qv_cli_print_record_batches(in.data, in.size, stdout, &err) != QV_OK) {
       fflush(stdout);

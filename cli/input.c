@@ -118,17 +118,18 @@ QvStatus qv_cli_rb_reader_memory(const uint8_t *data, size_t size, struct ArrowA
   return st;
 }
 
-bool qv_cli_starts_with_schema(const uint8_t *data, size_t size) {
+bool qv_cli_holds_tensors(const uint8_t *data, size_t size) {
   QvIpcReader *r;
   if (qv_cli_reader_memory(&r, data, size, NULL) != QV_OK) return false;
   QvIpcMessage msg;
-  bool schema = false;
+  bool tensor = false;
   if (qv_ipc_reader_next(r, &msg, NULL) == QV_OK) {
-    schema = msg.message.header_type == QV_HEADER_SCHEMA;
+    uint8_t kind = msg.message.header_type;
+    tensor = kind == QV_HEADER_TENSOR || kind == QV_HEADER_SPARSE_TENSOR;
     qv_ipc_message_reset(&msg);
   }
   qv_ipc_reader_free(r);
-  return schema;
+  return tensor;
 }
 
 /* ---- tensors */

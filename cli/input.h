@@ -31,9 +31,11 @@ void qv_cli_input_free(QvCliInput *in);
  * why (usage, or FILE unreadable). *path is FILE as given. */
 int qv_cli_open_single_input(const char *cmd, int argc, char **argv, const char **path,
                              QvCliInput *in);
-/* True when the first message of a stream or file (after the file magic) is a
- * Schema, i.e. the input is columnar rather than tensors. */
-bool qv_cli_starts_with_schema(const uint8_t *data, size_t size);
+/* True when the first message of the input is a Tensor or SparseTensor.
+ * Anything else (a Schema, an Arrow file, a RecordBatch without its Schema,
+ * no messages at all) goes to the record batch reader, which says what is
+ * wrong with it. */
+bool qv_cli_holds_tensors(const uint8_t *data, size_t size);
 /* A message reader over bytes the caller keeps alive. */
 QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error);
 

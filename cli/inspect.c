@@ -276,6 +276,15 @@ int qv_cmd_inspect(int argc, char **argv) {
            footer.has_schema ? footer.schema.n_fields : 0, footer.n_dictionaries,
            footer.n_record_batches);
     qv_footer_reset(&footer);
+    /* the file's verdict is the file reader's, as for cat and validate
+     * (footer version and schema, the Schema message agreeing with it) */
+    QvRbFileReader *f;
+    if (qv_cli_rb_reader_memory(in.data, in.size, NULL, &f, &err)) {
+      fflush(stdout);
+      rc = qv_cli_fail("inspect", &err);
+      goto done;
+    }
+    qv_rb_file_reader_free(f);
   }
   printf("%" PRId64 " message%s\n", count, count == 1 ? "" : "s");
 done:

@@ -55,11 +55,12 @@ static const Command commands[] = {
      "  order (default 0,1,...); --csf-lengths: how CSF buffer lengths are written\n"
      "  (default elements, as Arrow C++ reads them). IN may be '-' for stdin, OUT '-'\n"
      "  for stdout; OUT may be IN.\n"},
-    {"validate", qv_cmd_validate, "validate [--stream] FILE|-  check a record batch file/stream in full",
-     "usage: quiver validate [--stream] FILE|-\n"
+    {"validate", qv_cmd_validate, "validate FILE|-  check a record batch file/stream in full",
+     "usage: quiver validate FILE|-\n"
      "  Reads every record batch of an Arrow file or stream with full validation\n"
-     "  and prints what it holds. --stream reads a file's messages as a stream\n"
-     "  (ignoring its footer). Exit 0 valid, 1 invalid (the reason on stderr),\n"
+     "  and prints what it holds. A file is read through its footer, as every\n"
+     "  command reads it (--stream is accepted and changes nothing).\n"
+     "  Exit 0 valid, 1 invalid (the reason on stderr),\n"
      "  3 valid but not supported by quiver.\n"},
     {"stream-to-file", qv_cmd_stream_to_file,
      "stream-to-file [--compression none|lz4|zstd] [--align 8|64] < IN > OUT",

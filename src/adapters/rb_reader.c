@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "adapters/tensor_message.h"
 #include "array/array_internal.h"
+#include "ipc/source_internal.h"
 #include "util/options.h"
 #include "quiver/recordbatch_ipc.h"
 
@@ -489,9 +491,8 @@ static QvStatus loader_begin(Loader *ld, Core *c, const QvMessage *msg, const Qv
   ld->version = msg->version;
   ld->error = error;
   ld->codec = rb->compression;
-  if (msg->version < QV_METADATA_V4)
-    return qv_error_set(error, QV_ENOTSUP, "metadata version %s is not supported (V4 or V5 needed)",
-                        qv_metadata_version_name(msg->version));
+  QvStatus vst = qv_metadata_version_check(msg->version, "message", error);
+  if (vst) return vst;
   Mem *m = calloc(1, sizeof *m);
   if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   *owner = qv_owner_new(mem_free, m);
@@ -679,7 +680,7 @@ static void stream_release(struct ArrowArrayStream *s) {
   s->private_data = NULL;
 }
 
-static QvStatus stream_start(QvIpcReader *ipc, const QvRbReadOptions *options,
+static QvStatus stream_start(QvIpcReader *ipc, QvSource *source, const QvRbReadOptions *options,
                              struct ArrowArrayStream *out, QvError *error) {
   StreamReader *r = calloc(1, sizeof *r);
   if (r == NULL) {
@@ -688,10 +689,18 @@ static QvStatus stream_start(QvIpcReader *ipc, const QvRbReadOptions *options,
   }
   r->ipc = ipc;
   QvStatus st = qv_ipc_reader_next(ipc, &r->schema_msg, error);
-  if (st == QV_EOS) st = qv_error_set(error, QV_EINVAL, "the stream has no Schema message");
+  /* An empty input and a lone end-of-stream marker hold no record batch
+   * stream at all; say which one it is. */
+  if (st == QV_EOS)
+    st = qv_error_set(error, QV_EINVAL, "no messages: %s, so there is no Schema message",
+                      qv_source_position(source) > 0 || (qv_source_seekable(source) &&
+                                                         qv_source_size(source) > 0)
+                          ? "the stream starts with its end-of-stream marker"
+                          : "the input is empty");
   if (!st && r->schema_msg.message.header_type != QV_HEADER_SCHEMA)
     st = qv_error_set(error, QV_EINVAL, "the stream starts with a %s message, not a Schema",
                       qv_header_type_name(r->schema_msg.message.header_type));
+  if (!st) st = qv_metadata_version_check(r->schema_msg.message.version, "Schema message", error);
   if (!st) st = core_init(&r->core, &r->schema_msg.message.header.schema, options, error);
   if (st) {
     stream_reader_free(r);
@@ -705,17 +714,16 @@ static QvStatus stream_start(QvIpcReader *ipc, const QvRbReadOptions *options,
   return QV_OK;
 }
 
-QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
-                                 const QvRbReadOptions *options, QvError *error) {
-  memset(out, 0, sizeof *out);
-  if (source == NULL) return qv_error_set(error, QV_EARG, "no source");
-  QvRbReadOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
-  if (st) return st;
-  QvIpcReader *ipc;
-  if ((st = qv_ipc_reader_new(&ipc, source, &o.ipc, error))) return st;
-  return stream_start(ipc, &o, out, error);
-}
+/* An ArrowArrayStream over a file reader: the footer's batches in order
+ * (functions below). */
+typedef struct FileStream {
+  QvRbFileReader *f;
+  int64_t next;
+  QvError error;
+} FileStream;
+static int file_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out);
+static int file_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out);
+static QvStatus file_stream_next(FileStream *p, struct ArrowArray *out, QvError *error);
 
 static QvStatus from_errno(int code) {
   switch (code) {
@@ -733,6 +741,8 @@ QvStatus qv_rb_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema 
   if (s == NULL || s->release == NULL) return qv_error_set(error, QV_EARG, "stream is released");
   if (s->get_schema == stream_get_schema)
     return qv_schema_copy(&((StreamReader *)s->private_data)->core.schema, out, error);
+  if (s->get_schema == file_stream_get_schema)
+    return qv_rb_file_get_schema(((FileStream *)s->private_data)->f, out, error);
   int code = s->get_schema(s, out);
   if (code == 0) return QV_OK;
   const char *msg = s->get_last_error ? s->get_last_error(s) : NULL;
@@ -744,6 +754,7 @@ QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *ou
   memset(out, 0, sizeof *out);
   if (s == NULL || s->release == NULL) return qv_error_set(error, QV_EARG, "stream is released");
   if (s->get_next == stream_get_next) return stream_next(s->private_data, out, error);
+  if (s->get_next == file_stream_get_next) return file_stream_next(s->private_data, out, error);
   int code = s->get_next(s, out);
   if (code == 0) return out->release ? QV_OK : QV_EOS;
   const char *msg = s->get_last_error ? s->get_last_error(s) : NULL;
@@ -768,26 +779,67 @@ void qv_rb_file_reader_free(QvRbFileReader *r) {
   free(r);
 }
 
-QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
-                               const QvRbReadOptions *options, QvError *error) {
+/* The file's first message, when it is a Schema, must say what the footer
+ * says: readers that go by the footer (quiver, Arrow C++) and readers that
+ * go by the messages (a stream reader after skipping the magic) would read
+ * different types otherwise. arrow-js writes no Schema message (the footer
+ * holds the schema), which is legal. */
+static QvStatus check_schema_message(QvRbFileReader *r, QvError *error) {
+  QvIpcMessage msg;
+  QvStatus st = qv_ipc_reader_message_at(r->ipc, 8, &msg, error);
+  if (st == QV_EOS) return QV_OK; /* no messages before the footer */
+  if (st) return qv_error_prefix(error, "the message after the file magic");
+  if (msg.message.header_type == QV_HEADER_SCHEMA) {
+    const QvSchema *ms = &msg.message.header.schema;
+    char where[256] = "";
+    if (!qv_schema_equal(ms, &r->footer.schema, where, sizeof where)) {
+      /* name both sides: the two types of the first field that differs */
+      long long i = -1;
+      const char *f = strstr(where, "fields[");
+      if (f) i = strtoll(f + 7, NULL, 10);
+      char a[128] = "", b[128] = "";
+      if (i >= 0 && i < ms->n_fields && i < r->footer.schema.n_fields) {
+        qv_type_describe(&ms->fields[i].type, a, sizeof a);
+        qv_type_describe(&r->footer.schema.fields[i].type, b, sizeof b);
+        st = qv_error_set(error, QV_EINVAL,
+                          "the Schema message at offset 8 disagrees with the footer's schema at "
+                          "%s: field %lld is %s in the Schema message, %s in the footer",
+                          where, i, a, b);
+      } else {
+        st = qv_error_set(error, QV_EINVAL,
+                          "the Schema message at offset 8 (%lld fields) disagrees with the "
+                          "footer's schema (%lld fields) at %s",
+                          (long long)ms->n_fields, (long long)r->footer.schema.n_fields, where);
+      }
+    }
+  }
+  qv_ipc_message_reset(&msg);
+  return st;
+}
+
+/* A file reader over `ipc` (taken over, freed on failure); o is loaded. */
+static QvStatus file_open(QvRbFileReader **out, QvIpcReader *ipc, QvSource *source,
+                          const QvRbReadOptions *o, QvError *error) {
   *out = NULL;
-  if (source == NULL) return qv_error_set(error, QV_EARG, "no source");
-  QvRbReadOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
-  if (st) return st;
   QvRbFileReader *r = calloc(1, sizeof *r);
-  if (r == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  st = qv_ipc_reader_new(&r->ipc, source, &o.ipc, error);
-  if (!st && qv_ipc_reader_format(r->ipc) != QV_IPC_FORMAT_FILE)
+  if (r == NULL) {
+    qv_ipc_reader_free(ipc);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  r->ipc = ipc;
+  QvStatus st = QV_OK;
+  if (qv_ipc_reader_format(r->ipc) != QV_IPC_FORMAT_FILE)
     st = qv_error_set(error, QV_EINVAL, "%s: not an Arrow file: the ARROW1 magic is missing",
                       qv_source_name(source));
   int64_t footer_offset;
   int32_t footer_length;
   if (!st) st = qv_ipc_reader_footer(r->ipc, &r->footer, &footer_offset, &footer_length, error);
+  if (!st) st = qv_metadata_version_check(r->footer.version, "footer", error);
   if (!st && !r->footer.has_schema)
     st = qv_error_set(error, QV_EINVAL, "footer has no schema");
-  if (!st && (st = core_init(&r->core, &r->footer.schema, &o, error)))
+  if (!st && (st = core_init(&r->core, &r->footer.schema, o, error)))
     qv_error_prefix(error, "footer");
+  if (!st) st = check_schema_message(r, error);
   if (st) {
     qv_rb_file_reader_free(r);
     return st;
@@ -795,6 +847,18 @@ QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
   r->core.file_mode = true;
   *out = r;
   return QV_OK;
+}
+
+QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
+                               const QvRbReadOptions *options, QvError *error) {
+  *out = NULL;
+  if (source == NULL) return qv_error_set(error, QV_EARG, "no source");
+  QvRbReadOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
+  if (st) return st;
+  QvIpcReader *ipc;
+  if ((st = qv_ipc_reader_new(&ipc, source, &o.ipc, error))) return st;
+  return file_open(out, ipc, source, &o, error);
 }
 
 int64_t qv_rb_file_num_batches(const QvRbFileReader *r) { return r->footer.n_record_batches; }
@@ -871,4 +935,133 @@ QvStatus qv_rb_file_read_batch(QvRbFileReader *r, int64_t i, struct ArrowArray *
   qv_ipc_message_reset(&msg);
   if (st) return qv_error_prefix(error, "record batch %lld", (long long)i);
   return QV_OK;
+}
+
+/* ---- one reader for both formats */
+
+
+static QvStatus file_stream_next(FileStream *p, struct ArrowArray *out, QvError *error) {
+  memset(out, 0, sizeof *out);
+  if (p->error.code) {
+    if (error) *error = p->error;
+    return p->error.code;
+  }
+  if (p->next >= qv_rb_file_num_batches(p->f)) return QV_EOS;
+  QvStatus st = qv_rb_file_read_batch(p->f, p->next++, out, &p->error);
+  if (st) {
+    p->error.code = st; /* sticky, as the stream reader's errors are */
+    if (error) *error = p->error;
+  }
+  return st;
+}
+
+static int file_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  FileStream *p = s->private_data;
+  return errno_of(qv_rb_file_get_schema(p->f, out, &p->error));
+}
+
+static int file_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  QvStatus st = file_stream_next(s->private_data, out, NULL);
+  return st == QV_EOS ? 0 : errno_of(st);
+}
+
+static const char *file_stream_last_error(struct ArrowArrayStream *s) {
+  FileStream *p = s->private_data;
+  return p->error.code ? p->error.message : NULL;
+}
+
+static void file_stream_release(struct ArrowArrayStream *s) {
+  if (s == NULL || s->release == NULL) return;
+  FileStream *p = s->private_data;
+  qv_rb_file_reader_free(p->f);
+  free(p);
+  s->release = NULL;
+  s->private_data = NULL;
+}
+
+static void free_heap(void *p) { free(p); }
+
+/* An Arrow file arriving through a pipe: its footer is at the end, so the
+ * whole input is read into memory (bounded like a message body) and read
+ * from there. *out is a new memory source. */
+static QvStatus slurp_source(QvSource *source, const QvRbReadOptions *o, QvSource **out,
+                             QvError *error) {
+  int64_t limit = o->ipc.max_body_size > 0 ? o->ipc.max_body_size : QV_IPC_DEFAULT_MAX_BODY_SIZE;
+  size_t cap = (size_t)1 << 16, len = 0;
+  uint8_t *buf = malloc(cap);
+  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  for (;;) {
+    if (len == cap) {
+      if ((int64_t)cap > limit) {
+        free(buf);
+        return qv_error_set(error, QV_ELIMIT, "%s: an Arrow file read from a pipe is held in "
+                            "memory, and this one exceeds %lld bytes",
+                            qv_source_name(source), (long long)limit);
+      }
+      uint8_t *nb = realloc(buf, cap * 2);
+      if (nb == NULL) {
+        free(buf);
+        return qv_error_set(error, QV_ENOMEM, "out of memory reading %s", qv_source_name(source));
+      }
+      buf = nb;
+      cap *= 2;
+    }
+    size_t want = cap - len, got;
+    QvStatus st = qv_source_read(source, buf + len, want, &got, error);
+    if (st) {
+      free(buf);
+      return st;
+    }
+    len += got;
+    if (got < want) break; /* short read: the end of the input */
+  }
+  QvOwner *owner = qv_owner_new(free_heap, buf);
+  if (owner == NULL) {
+    free(buf);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  QvStatus st = qv_source_new_memory(out, buf, len, owner, error);
+  qv_owner_free(owner); /* the source holds its own reference */
+  return st;
+}
+
+QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
+                                 const QvRbReadOptions *options, QvError *error) {
+  memset(out, 0, sizeof *out);
+  if (source == NULL) return qv_error_set(error, QV_EARG, "no source");
+  QvRbReadOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
+  if (st) return st;
+  QvSource *held = NULL; /* a pipe's bytes, when they are an Arrow file */
+  if (!qv_source_seekable(source)) {
+    uint8_t head[QV_IPC_MAGIC_SIZE];
+    size_t got = 0;
+    if ((st = qv_source_peek(source, head, sizeof head, &got, error))) return st;
+    if (got == sizeof head && memcmp(head, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) == 0) {
+      if ((st = slurp_source(source, &o, &held, error))) return st;
+      source = held;
+    }
+  }
+  QvIpcReader *ipc;
+  st = qv_ipc_reader_new(&ipc, source, &o.ipc, error);
+  if (!st && qv_ipc_reader_format(ipc) == QV_IPC_FORMAT_FILE) {
+    /* a file is read one way everywhere: through its footer */
+    FileStream *p = calloc(1, sizeof *p);
+    if (p == NULL) {
+      qv_ipc_reader_free(ipc);
+      st = qv_error_set(error, QV_ENOMEM, "out of memory");
+    } else if ((st = file_open(&p->f, ipc, source, &o, error))) {
+      free(p);
+    } else {
+      out->get_schema = file_stream_get_schema;
+      out->get_next = file_stream_get_next;
+      out->get_last_error = file_stream_last_error;
+      out->release = file_stream_release;
+      out->private_data = p;
+    }
+  } else if (!st) {
+    st = stream_start(ipc, source, &o, out, error);
+  }
+  qv_source_free(held);
+  return st;
 }

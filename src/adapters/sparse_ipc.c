@@ -280,6 +280,8 @@ QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
     return qv_error_set(error, QV_EINVAL, "message is a %s, not a SparseTensor",
                         qv_header_type_name(msg->message.header_type));
   const QvSparseTensorMeta *m = &msg->message.header.sparse_tensor;
+  QvStatus vst = qv_metadata_version_check(msg->message.version, "SparseTensor message", error);
+  if (vst) return vst;
   Decoded *d = calloc(1, sizeof *d);
   if (d == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   QvStatus st = qv_value_type_from_arrow(&m->type, &d->vtype, error);

@@ -39,9 +39,10 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
     return qv_error_set(error, QV_EINVAL, "message is a %s, not a Tensor",
                         qv_header_type_name(msg->message.header_type));
   const QvTensorMeta *m = &msg->message.header.tensor;
-  QvValueType vt;
-  QvStatus st = qv_value_type_from_arrow(&m->type, &vt, error);
+  QvStatus st = qv_metadata_version_check(msg->message.version, "Tensor message", error);
   if (st) return st;
+  QvValueType vt;
+  if ((st = qv_value_type_from_arrow(&m->type, &vt, error))) return st;
   if (m->ndim > QV_TENSOR_MAX_NDIM)
     return qv_error_set(error, QV_ELIMIT,
                         "Tensor.shape: %lld dimensions exceed the limit of %d",

@@ -38,3 +38,10 @@ QvStatus qv_tensor_message_frame(const QvMessage *msg, const char *what, uint8_t
   }
   return QV_OK;
 }
+
+QvStatus qv_metadata_version_check(int16_t version, const char *what, QvError *error) {
+  if (version >= QV_METADATA_V4) return QV_OK;
+  return qv_error_set(error, QV_ENOTSUP,
+                      "%s: MetadataVersion %s is not supported (quiver, like Arrow C++, reads V4 "
+                      "and V5)", what, qv_metadata_version_name(version));
+}

@@ -26,4 +26,9 @@ void qv_tensor_message_init(QvMessage *msg, uint8_t header_type, QvValueType typ
 QvStatus qv_tensor_message_frame(const QvMessage *msg, const char *what, uint8_t **meta,
                                  size_t *meta_size, QvError *error);
 
+/* Every reader refuses metadata before V4 (pre-0.8 Arrow, as Arrow C++
+ * does): QV_ENOTSUP naming the version. `what` names the message or the
+ * footer in the error. */
+QvStatus qv_metadata_version_check(int16_t version, const char *what, QvError *error);
+
 #endif

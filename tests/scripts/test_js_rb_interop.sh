@@ -82,6 +82,18 @@ step "quiver file-to-stream (arrow-js file)" "$cli" file-to-stream "$j.arrow" >"
 step "quiver validate --stream (converted arrow-js file)" "$cli" validate --stream "$work/js_from_file.arrows"
 step "arrow-js reads quiver's conversion of its file" \
   node "$js/rb_check.mjs" check "$work/js_from_file.arrows" "$j.arrow.json"
+# cat reads that file as validate does, through its footer: the same table as
+# the converted stream (not "RecordBatch (values not shown)"), from a path
+# and from a pipe (which holds the file in memory to reach its footer).
+same_table() {
+  "$cli" cat "$j.arrow" >"$work/cat_file.txt" &&
+    "$cli" cat - <"$work/js_from_file.arrows" >"$work/cat_stream.txt" &&
+    cat "$j.arrow" | "$cli" cat - >"$work/cat_pipe.txt" &&
+    grep -q '^schema: ' "$work/cat_file.txt" &&
+    cmp -s "$work/cat_file.txt" "$work/cat_stream.txt" &&
+    cmp -s "$work/cat_file.txt" "$work/cat_pipe.txt"
+}
+step "quiver cat (arrow-js file) prints the table file-to-stream gives" same_table
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
