@@ -476,6 +476,86 @@ static void test_large_buffers_fixed_sink(void **state) {
   schema.release(&schema);
 }
 
+/* A file needs reading at offsets (its footer): over a pipe the file reader
+ * refuses with QV_EARG, while the stream reader reads the same bytes. */
+static void test_file_reader_needs_offsets(void **state) {
+  (void)state;
+  const char *specs[] = {"i", "u"};
+  struct ArrowSchema schema;
+  rbt_batch_schema(&schema, specs, 2);
+  struct ArrowArray batch;
+  rbt_build(&batch, &schema, 10, 0);
+  struct ArrowArray *p = &batch;
+  QvRbWriteOptions o = {.format = QV_IPC_FORMAT_FILE};
+  uint8_t *data;
+  size_t size;
+  rbt_write(&schema, &p, 1, &o, &data, &size);
+  assert_true(size < 65536); /* fits the pipe's buffer */
+  QvError e;
+  for (int stream = 0; stream < 2; stream++) {
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(write(fds[1], data, size), (ssize_t)size);
+    close(fds[1]);
+    QvSource *src;
+    rbt_check(qv_source_new_fd(&src, fds[0], &e), &e, "fd source");
+    if (stream) {
+      struct ArrowArrayStream s;
+      rbt_check(qv_rb_stream_reader_new(&s, src, NULL, &e), &e, "stream over a pipe");
+      struct ArrowArray a;
+      assert_false(rbt_next(&s, &a));
+      assert_int_equal(a.length, 10);
+      a.release(&a);
+      assert_true(rbt_next(&s, &a));
+      s.release(&s);
+    } else {
+      QvRbFileReader *f = NULL;
+      assert_int_equal(qv_rb_file_reader_new(&f, src, NULL, &e), QV_EARG);
+      assert_null(f);
+    }
+    qv_source_free(src);
+    close(fds[0]);
+  }
+  free(data);
+  batch.release(&batch);
+  schema.release(&schema);
+}
+
+/* Options structs: 0 or the size the caller knows; a smaller size is the
+ * caller's error, a larger one with unknown non-zero fields unsupported. */
+static void test_options_struct_size(void **state) {
+  (void)state;
+  struct ArrowSchema schema;
+  const char *spec = "i";
+  rbt_batch_schema(&schema, &spec, 1);
+  uint8_t *data;
+  size_t size;
+  rbt_write(&schema, NULL, 0, NULL, &data, &size);
+  QvError e;
+  struct ArrowArrayStream s;
+  QvRbReadOptions ro = {.struct_size = 3};
+  assert_int_equal(rbt_stream_open(&s, data, size, &ro, &e), QV_EARG);
+  assert_non_null(strstr(e.message, "QvRbReadOptions"));
+  struct {
+    QvRbReadOptions known;
+    uint64_t newer;
+  } big = {{.struct_size = sizeof big}, 1};
+  assert_int_equal(rbt_stream_open(&s, data, size, &big.known, &e), QV_ENOTSUP);
+  big.newer = 0; /* a newer caller that leaves the new field at its default */
+  rbt_check(rbt_stream_open(&s, data, size, &big.known, &e), &e, "larger struct");
+  s.release(&s);
+  QvSink *sink;
+  rbt_check(qv_sink_new_memory(&sink, &e), &e, "sink");
+  QvRbWriter *w = NULL;
+  QvRbWriteOptions wo = {.struct_size = 1};
+  assert_int_equal(qv_rb_writer_new(&w, &schema, sink, &wo, &e), QV_EARG);
+  assert_non_null(strstr(e.message, "QvRbWriteOptions"));
+  assert_null(w);
+  qv_sink_free(sink);
+  free(data);
+  schema.release(&schema);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_type_every_option),
@@ -488,6 +568,8 @@ int main(void) {
       cmocka_unit_test(test_schema_metadata_and_extensions),
       cmocka_unit_test(test_fd_sink_and_fd_reader),
       cmocka_unit_test(test_large_buffers_fixed_sink),
+      cmocka_unit_test(test_file_reader_needs_offsets),
+      cmocka_unit_test(test_options_struct_size),
   };
   return qv_test_run(tests, NULL, NULL);
 }
