@@ -26,5 +26,6 @@ int qv_cmd_convert(int argc, char **argv);
 int qv_cmd_validate(int argc, char **argv);
 int qv_cmd_stream_to_file(int argc, char **argv);
 int qv_cmd_file_to_stream(int argc, char **argv);
+int qv_cmd_integration(int argc, char **argv);
 
 #endif

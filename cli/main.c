@@ -73,6 +73,16 @@ static const Command commands[] = {
      "usage: quiver file-to-stream [--compression none|lz4|zstd] [--align 8|64] FILE|- > OUT\n"
      "  Reads an Arrow file (validated in full; its batches in footer order) and\n"
      "  writes it as an Arrow stream on stdout.\n"},
+    {"integration", qv_cmd_integration,
+     "integration --mode=M --json=F.json --arrow=F.arrow_file  Arrow's integration test CLI",
+     "usage: quiver integration --mode=validate|json-to-arrow|arrow-to-json\n"
+     "                          --json=F.json --arrow=F.arrow_file\n"
+     "  The command line of Arrow's cross-implementation tests. validate: exit 0\n"
+     "  when the Arrow file holds exactly the JSON's schema (names, types, nullability,\n"
+     "  metadata, dictionary encoding and sharing) and batches (values, validity),\n"
+     "  else exit 1 naming the first difference (field path, batch, row, expected,\n"
+     "  found). json-to-arrow writes the JSON as an Arrow file; arrow-to-json the\n"
+     "  reverse. JSON input may be gzip-compressed (.json.gz); an output may be '-'.\n"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -165,6 +165,8 @@ int qv_cmd_file_to_stream(int argc, char **argv) {
   memset(&fs, 0, sizeof fs);
   QvStatus st = qv_cli_rb_reader_memory(in.data, in.size, NULL, &fs.f, &error);
   if (!st) {
+    /* fields that share a dictionary in the file share it in the stream */
+    qv_rb_file_dictionary_ids(fs.f, &wo.dictionary_ids, &wo.n_dictionary_ids);
     struct ArrowArrayStream s = {fs_get_schema, fs_get_next, fs_last_error, fs_release, &fs};
     st = qv_cli_write_batches("-", &s, &wo, &error);
     qv_rb_file_reader_free(fs.f);

@@ -74,6 +74,15 @@ QV_API QvStatus qv_rb_stream_get_schema(struct ArrowArrayStream *stream, struct 
 QV_API QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out,
                                QvError *error);
 
+/* The dictionary id of every dictionary-encoded node of the stream's
+ * schema, in pre-order (a node, then its dictionary's value type, then its
+ * children: the order of QvJsonData.dictionary_ids and of
+ * QvRbWriteOptions.dictionary_ids). Nodes with one id share one dictionary:
+ * the arrays of every batch then carry the same values for them. Valid while
+ * the stream lives. A stream that is not quiver's reader: *ids NULL, *n 0. */
+QV_API void qv_rb_stream_dictionary_ids(struct ArrowArrayStream *stream, const int64_t **ids,
+                                        int64_t *n);
+
 /* File reader: random access through the footer. */
 typedef struct QvRbFileReader QvRbFileReader;
 
@@ -85,6 +94,9 @@ QV_API QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
                                       const QvRbReadOptions *options, QvError *error);
 /* NULL is a no-op; batches handed out stay valid. */
 QV_API void qv_rb_file_reader_free(QvRbFileReader *reader);
+/* As qv_rb_stream_dictionary_ids, for the file's schema. */
+QV_API void qv_rb_file_dictionary_ids(const QvRbFileReader *reader, const int64_t **ids,
+                                      int64_t *n);
 QV_API int64_t qv_rb_file_num_batches(const QvRbFileReader *reader);
 QV_API int64_t qv_rb_file_num_dictionaries(const QvRbFileReader *reader);
 QV_API QvStatus qv_rb_file_get_schema(QvRbFileReader *reader, struct ArrowSchema *out, QvError *error);
@@ -105,6 +117,13 @@ typedef struct QvRbWriteOptions {
   QvValidateLevel validate;
   /* Write a grown dictionary again in full instead of as a delta. */
   bool no_dictionary_deltas;
+  /* The dictionary id of every dictionary-encoded node of the schema, in
+   * the pre-order of qv_rb_stream_dictionary_ids; nodes given one id share
+   * one dictionary (a batch must then hold equal dictionaries in them), and
+   * their value types must agree. NULL: 0, 1, 2, ... in that order, except
+   * that qv_rb_write_all takes the ids of a quiver reader's stream. */
+  const int64_t *dictionary_ids;
+  int64_t n_dictionary_ids;
 } QvRbWriteOptions;
 
 typedef struct QvRbWriter QvRbWriter;

@@ -195,7 +195,9 @@ static QvStatus schema_from_ipc(const QvSchema *s, struct ArrowSchema *out, QvEr
 
 typedef struct DictState {
   int64_t id;
-  const QvField *field;                   /* the dictionary-encoded field */
+  const QvField *field;                   /* the first field that uses the id */
+  char *path;                             /* its path, for messages */
+  const struct ArrowSchema *schema_node;  /* its schema (index type, values) */
   const struct ArrowSchema *value_schema; /* its values' type */
   QvArrayView view;                       /* for loading dictionary batches */
   struct ArrowArray array;                /* current values; release NULL before the first */
@@ -209,6 +211,10 @@ typedef struct Core {
   int64_t n_dicts;
   int64_t dict_capacity;
   DictState *dicts;
+  /* the id of every dictionary-encoded node in pre-order (QvJsonData's
+   * order: a node, its values' type, its children); ids may repeat */
+  int64_t *node_ids;
+  int64_t n_node_ids;
   bool file_mode;
 } Core;
 
@@ -218,8 +224,10 @@ static void core_free(Core *c) {
   for (int64_t i = 0; i < c->n_dicts; i++) {
     qv_array_view_reset(&c->dicts[i].view);
     if (c->dicts[i].array.release) c->dicts[i].array.release(&c->dicts[i].array);
+    free(c->dicts[i].path);
   }
   free(c->dicts);
+  free(c->node_ids);
   memset(c, 0, sizeof *c);
 }
 
@@ -229,35 +237,110 @@ static DictState *find_dict(Core *c, int64_t id) {
   return NULL;
 }
 
-static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchema *s, int depth,
-                              QvError *error) {
+/* Whether the value types of two dictionary-encoded fields that share an id
+ * agree (fa/fb: the fields, whose children are the value type's): formats
+ * carry every type parameter, then child names and nullability, and the same
+ * ids and index types further down (a shared dictionary is one set of
+ * values). The index types of the two fields themselves may differ. */
+static bool same_dictionary_type(const QvField *fa, const struct ArrowSchema *a,
+                                 const QvField *fb, const struct ArrowSchema *b, int depth) {
+  if (depth > QV_ARRAY_MAX_DEPTH) return false;
+  if (strcmp(a->format, b->format) != 0 || a->n_children != b->n_children ||
+      (a->dictionary == NULL) != (b->dictionary == NULL) ||
+      fa->n_children != fb->n_children)
+    return false;
+  if (a->dictionary) {
+    if (fa->dictionary == NULL || fb->dictionary == NULL ||
+        fa->dictionary->id != fb->dictionary->id ||
+        strcmp(a->dictionary->format, b->dictionary->format) != 0)
+      return false;
+    a = a->dictionary;
+    b = b->dictionary;
+  }
+  for (int64_t i = 0; i < a->n_children; i++) {
+    const struct ArrowSchema *ca = a->children[i], *cb = b->children[i];
+    if (strcmp(ca->name ? ca->name : "", cb->name ? cb->name : "") != 0 ||
+        (ca->flags & ARROW_FLAG_NULLABLE) != (cb->flags & ARROW_FLAG_NULLABLE) ||
+        !same_dictionary_type(&fa->children[i], ca, &fb->children[i], cb, depth + 1))
+      return false;
+  }
+  return true;
+}
+
+/* The type a message names a dictionary's values by. */
+static const char *value_format(const struct ArrowSchema *s) {
+  return s->dictionary ? s->dictionary->format : s->format;
+}
+
+/* Path of a field for messages: names joined by '.', "[i]" for unnamed. */
+typedef struct FieldPath {
+  char text[256];
+  size_t len;
+} FieldPath;
+
+static size_t path_push(FieldPath *p, const QvField *f, int64_t index) {
+  size_t was = p->len;
+  size_t room = sizeof p->text - p->len;
+  int n;
+  if (f->name && f->name_len > 0)
+    n = snprintf(p->text + p->len, room, "%s%.*s", p->len ? "." : "",
+                 (int)(f->name_len > 64 ? 64 : f->name_len), f->name);
+  else
+    n = snprintf(p->text + p->len, room, "%s[%lld]", p->len ? "." : "", (long long)index);
+  if (n > 0) p->len += (size_t)n < room ? (size_t)n : room - 1;
+  return was;
+}
+
+static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchema *s,
+                              FieldPath *path, int64_t index, int depth, QvError *error) {
   if (depth > QV_ARRAY_MAX_DEPTH)
     return qv_error_set(error, QV_ELIMIT, "fields nested deeper than %d", QV_ARRAY_MAX_DEPTH);
+  size_t mark = path_push(path, f, index);
   const struct ArrowSchema *values = s;
   if (f->dictionary) {
-    if (find_dict(c, f->dictionary->id))
-      return qv_error_set(error, QV_ENOTSUP, "dictionary id %lld is used by two fields",
-                          (long long)f->dictionary->id);
-    if (c->n_dicts == c->dict_capacity) {
-      int64_t cap = c->dict_capacity ? c->dict_capacity * 2 : 4;
-      DictState *d = realloc(c->dicts, (size_t)cap * sizeof *d);
-      if (d == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-      c->dicts = d;
-      c->dict_capacity = cap;
+    if (c->n_node_ids % 16 == 0) {
+      int64_t *ids = realloc(c->node_ids, (size_t)(c->n_node_ids + 16) * sizeof *ids);
+      if (ids == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+      c->node_ids = ids;
     }
-    DictState *d = &c->dicts[c->n_dicts++];
-    memset(d, 0, sizeof *d);
-    d->id = f->dictionary->id;
-    d->field = f;
-    d->value_schema = s->dictionary;
-    QvStatus st = qv_array_view_init(&d->view, s->dictionary, error);
-    if (st) return st;
+    c->node_ids[c->n_node_ids++] = f->dictionary->id;
+    DictState *d = find_dict(c, f->dictionary->id);
+    if (d) {
+      /* any number of fields may use one dictionary, if they agree on it */
+      if (!same_dictionary_type(d->field, d->schema_node->dictionary, f, s->dictionary, 0))
+        return qv_error_set(error, QV_EINVAL,
+                            "fields '%s' and '%s' share dictionary id %lld but disagree on its "
+                            "value type ('%s' and '%s')",
+                            d->path, path->text, (long long)f->dictionary->id,
+                            value_format(d->schema_node), value_format(s));
+    } else {
+      if (c->n_dicts == c->dict_capacity) {
+        int64_t cap = c->dict_capacity ? c->dict_capacity * 2 : 4;
+        DictState *nd = realloc(c->dicts, (size_t)cap * sizeof *nd);
+        if (nd == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+        c->dicts = nd;
+        c->dict_capacity = cap;
+      }
+      d = &c->dicts[c->n_dicts++];
+      memset(d, 0, sizeof *d);
+      d->id = f->dictionary->id;
+      d->field = f;
+      d->schema_node = s;
+      d->value_schema = s->dictionary;
+      d->path = dup_n(path->text, path->len);
+      if (d->path == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+      QvStatus st = qv_array_view_init(&d->view, s->dictionary, error);
+      if (st) return st;
+    }
     values = s->dictionary;
   }
   for (int64_t i = 0; i < f->n_children; i++) {
-    QvStatus st = collect_dicts(c, &f->children[i], values->children[i], depth + 1, error);
+    QvStatus st = collect_dicts(c, &f->children[i], values->children[i], path, i, depth + 1,
+                                error);
     if (st) return st;
   }
+  path->len = mark;
+  path->text[mark] = '\0';
   return QV_OK;
 }
 
@@ -273,8 +356,11 @@ static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions
   QvStatus st = schema_from_ipc(schema, &c->schema, error);
   if (st) return qv_error_prefix(error, "schema");
   if ((st = qv_array_view_init(&c->view, &c->schema, error))) return st;
-  for (int64_t i = 0; i < schema->n_fields; i++)
-    if ((st = collect_dicts(c, &schema->fields[i], c->schema.children[i], 0, error))) return st;
+  for (int64_t i = 0; i < schema->n_fields; i++) {
+    FieldPath path = {{0}, 0};
+    if ((st = collect_dicts(c, &schema->fields[i], c->schema.children[i], &path, i, 0, error)))
+      return st;
+  }
   return QV_OK;
 }
 
@@ -725,6 +811,15 @@ static int file_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema
 static int file_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out);
 static QvStatus file_stream_next(FileStream *p, struct ArrowArray *out, QvError *error);
 
+void qv_rb_stream_dictionary_ids(struct ArrowArrayStream *s, const int64_t **ids, int64_t *n) {
+  *ids = NULL;
+  *n = 0;
+  if (s == NULL || s->release == NULL || s->get_schema != stream_get_schema) return;
+  const Core *c = &((StreamReader *)s->private_data)->core;
+  *ids = c->node_ids;
+  *n = c->n_node_ids;
+}
+
 static QvStatus from_errno(int code) {
   switch (code) {
     case 0: return QV_OK;
@@ -859,6 +954,11 @@ QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
   QvIpcReader *ipc;
   if ((st = qv_ipc_reader_new(&ipc, source, &o.ipc, error))) return st;
   return file_open(out, ipc, source, &o, error);
+}
+
+void qv_rb_file_dictionary_ids(const QvRbFileReader *r, const int64_t **ids, int64_t *n) {
+  *ids = r->core.node_ids;
+  *n = r->core.n_node_ids;
 }
 
 int64_t qv_rb_file_num_batches(const QvRbFileReader *r) { return r->footer.n_record_batches; }

@@ -301,7 +301,10 @@ static QvStatus canonical(Ser *s, uint8_t **out, int64_t *size) {
 
 typedef struct WDict {
   int64_t id;
-  const QvArrayView *node; /* dictionary-encoded node of the writer's view tree */
+  const QvArrayView *node; /* first dictionary-encoded node with the id (writer's view tree) */
+  const QvArrayView **others; /* further nodes sharing the id */
+  int64_t n_others;
+  char *path;              /* node's field path, for messages */
   const struct ArrowSchema *value_schema;
   uint8_t *last;
   int64_t last_size;
@@ -325,6 +328,10 @@ struct QvRbWriter {
   int64_t n_batch_blocks, cap_batch_blocks;
   WDict *dicts;
   int64_t n_dicts, cap_dicts;
+  /* the dictionaries in writing order: each after those inside its values */
+  int64_t *dict_order;
+  int64_t n_dict_order, cap_dict_order;
+  int64_t n_dict_nodes; /* dictionary-encoded nodes seen by build_field */
   uint8_t *stage;
   size_t stage_len;
   Ser ser;
@@ -491,8 +498,6 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
 
 /* ---- schema conversion */
 
-static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, int depth,
-                            QvError *error);
 
 static QvStatus fill_type(QvRbWriter *w, const QvSchemaView *t, QvType *out, QvError *error) {
   memset(out, 0, sizeof *out);
@@ -629,8 +634,90 @@ static QvStatus build_metadata(QvRbWriter *w, const char *metadata, int64_t *n,
   return QV_OK;
 }
 
-static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, int depth,
-                            QvError *error) {
+/* Whether two value types of one shared dictionary agree: formats (which
+ * carry every type parameter), child names and nullability, nested
+ * dictionaries' index and value types. */
+static bool same_value_type(const struct ArrowSchema *a, const struct ArrowSchema *b, int depth) {
+  if (depth > QV_ARRAY_MAX_DEPTH || strcmp(a->format, b->format) != 0 ||
+      a->n_children != b->n_children || (a->dictionary == NULL) != (b->dictionary == NULL))
+    return false;
+  if (a->dictionary && !same_value_type(a->dictionary, b->dictionary, depth + 1)) return false;
+  for (int64_t i = 0; i < a->n_children; i++) {
+    const struct ArrowSchema *ca = a->children[i], *cb = b->children[i];
+    if (strcmp(ca->name ? ca->name : "", cb->name ? cb->name : "") != 0 ||
+        (ca->flags & ARROW_FLAG_NULLABLE) != (cb->flags & ARROW_FLAG_NULLABLE) ||
+        !same_value_type(ca, cb, depth + 1))
+      return false;
+  }
+  return true;
+}
+
+/* Field path for messages: names joined by '.'. */
+typedef struct WPath {
+  char text[256];
+  size_t len;
+} WPath;
+
+static size_t wpath_push(WPath *p, const char *name, int64_t index) {
+  size_t was = p->len, room = sizeof p->text - p->len;
+  int n = name && *name ? snprintf(p->text + p->len, room, "%s%.64s", p->len ? "." : "", name)
+                        : snprintf(p->text + p->len, room, "%s[%lld]", p->len ? "." : "",
+                                   (long long)index);
+  if (n > 0) p->len += (size_t)n < room ? (size_t)n : room - 1;
+  return was;
+}
+
+/* The WDict of a dictionary-encoded node: the id the options give it (or
+ * the next number), shared with earlier nodes of that id. */
+static QvStatus dict_for_node(QvRbWriter *w, const QvArrayView *v, const WPath *path,
+                              int64_t *out, bool *fresh, QvError *error) {
+  int64_t k = w->n_dict_nodes++;
+  int64_t id = k;
+  if (w->opt.dictionary_ids) {
+    if (k >= w->opt.n_dictionary_ids)
+      return qv_error_set(error, QV_EARG,
+                          "dictionary_ids has %lld ids, the schema has more dictionary-encoded "
+                          "fields", (long long)w->opt.n_dictionary_ids);
+    id = w->opt.dictionary_ids[k];
+    if (id < 0)
+      return qv_error_set(error, QV_EARG, "dictionary id %lld of field '%s' is negative",
+                          (long long)id, path->text);
+  }
+  const struct ArrowSchema *values = v->type.schema->dictionary;
+  for (int64_t i = 0; i < w->n_dicts; i++) {
+    WDict *d = &w->dicts[i];
+    if (d->id != id) continue;
+    if (!same_value_type(d->value_schema, values, 0))
+      return qv_error_set(error, QV_EINVAL,
+                          "fields '%s' and '%s' share dictionary id %lld but disagree on its "
+                          "value type ('%.32s' and '%.32s')",
+                          d->path, path->text, (long long)id, d->value_schema->format,
+                          values->format);
+    const QvArrayView **o = realloc(d->others, (size_t)(d->n_others + 1) * sizeof *o);
+    if (o == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+    o[d->n_others++] = v;
+    d->others = o;
+    *out = i;
+    *fresh = false;
+    return QV_OK;
+  }
+  if (!grow((void **)&w->dicts, &w->cap_dicts, w->n_dicts, sizeof *w->dicts))
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  WDict *d = &w->dicts[w->n_dicts];
+  memset(d, 0, sizeof *d);
+  d->id = id;
+  d->node = v;
+  d->value_schema = values;
+  d->path = malloc(path->len + 1);
+  if (d->path == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  memcpy(d->path, path->text, path->len + 1);
+  *out = w->n_dicts++;
+  *fresh = true;
+  return QV_OK;
+}
+
+static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, WPath *path,
+                            int64_t index, int depth, QvError *error) {
   if (depth > QV_ARRAY_MAX_DEPTH)
     return qv_error_set(error, QV_ELIMIT, "schema nested deeper than %d", QV_ARRAY_MAX_DEPTH);
   const struct ArrowSchema *s = v->type.schema;
@@ -639,20 +726,18 @@ static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, int
     f->name = s->name;
     f->name_len = strlen(s->name);
   }
+  size_t mark = wpath_push(path, s->name, index);
   f->nullable = (s->flags & ARROW_FLAG_NULLABLE) != 0;
   const QvArrayView *tv = v->dictionary ? v->dictionary : v;
   QvStatus st = fill_type(w, &tv->type, &f->type, error);
   if (st) return st;
+  int64_t dict_index = -1;
+  bool fresh = false;
   if (v->dictionary) {
     QvDictionaryEncoding *de = qv_arena_alloc(w->arena, 1, sizeof *de);
-    if (de == NULL || !grow((void **)&w->dicts, &w->cap_dicts, w->n_dicts, sizeof *w->dicts))
-      return qv_error_set(error, QV_ENOMEM, "out of memory");
-    WDict *d = &w->dicts[w->n_dicts];
-    memset(d, 0, sizeof *d);
-    d->id = w->n_dicts++;
-    d->node = v;
-    d->value_schema = s->dictionary;
-    de->id = d->id;
+    if (de == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+    if ((st = dict_for_node(w, v, path, &dict_index, &fresh, error))) return st;
+    de->id = w->dicts[dict_index].id;
     de->has_index_type = true;
     QvType it;
     QvSchemaView index_type = v->type;
@@ -666,10 +751,18 @@ static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, int
     QvField *c = qv_arena_alloc(w->arena, (size_t)tv->n_children, sizeof *c);
     if (c == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
     for (int64_t i = 0; i < tv->n_children; i++)
-      if ((st = build_field(w, &tv->children[i], &c[i], depth + 1, error))) return st;
+      if ((st = build_field(w, &tv->children[i], &c[i], path, i, depth + 1, error))) return st;
     f->children = c;
     f->n_children = tv->n_children;
   }
+  if (fresh) {
+    /* after the dictionaries inside its values: a reader needs those first */
+    if (!grow((void **)&w->dict_order, &w->cap_dict_order, w->n_dict_order, sizeof *w->dict_order))
+      return qv_error_set(error, QV_ENOMEM, "out of memory");
+    w->dict_order[w->n_dict_order++] = dict_index;
+  }
+  path->len = mark;
+  path->text[mark] = '\0';
   return build_metadata(w, s->metadata, &f->n_metadata, &f->metadata, error);
 }
 
@@ -680,8 +773,13 @@ void qv_rb_writer_free(QvRbWriter *w) {
   qv_arena_free(w->arena);
   free(w->dict_blocks);
   free(w->batch_blocks);
-  for (int64_t i = 0; i < w->n_dicts; i++) free(w->dicts[i].last);
+  for (int64_t i = 0; i < w->n_dicts; i++) {
+    free(w->dicts[i].last);
+    free(w->dicts[i].others);
+    free(w->dicts[i].path);
+  }
   free(w->dicts);
+  free(w->dict_order);
   free(w->stage);
   ser_free(&w->ser);
   free(w);
@@ -730,8 +828,14 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
     fields = qv_arena_alloc(w->arena, (size_t)w->view.n_children, sizeof *fields);
     if (fields == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
   }
-  for (int64_t i = 0; !st && i < w->view.n_children; i++)
-    st = build_field(w, &w->view.children[i], &fields[i], 0, error);
+  for (int64_t i = 0; !st && i < w->view.n_children; i++) {
+    WPath path = {{0}, 0};
+    st = build_field(w, &w->view.children[i], &fields[i], &path, i, 0, error);
+  }
+  if (!st && w->opt.dictionary_ids && w->n_dict_nodes != w->opt.n_dictionary_ids)
+    st = qv_error_set(error, QV_EARG,
+                      "dictionary_ids has %lld ids for %lld dictionary-encoded fields",
+                      (long long)w->opt.n_dictionary_ids, (long long)w->n_dict_nodes);
   if (!st) {
     w->ipc_schema.endianness = QV_ENDIAN_LITTLE;
     w->ipc_schema.n_fields = w->view.n_children;
@@ -765,9 +869,8 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
 
 static QvStatus write_dictionaries(QvRbWriter *w, QvError *error) {
   Ser *s = &w->ser;
-  /* later ids are nested inside earlier ones' values: write them first */
-  for (int64_t k = w->n_dicts - 1; k >= 0; k--) {
-    WDict *d = &w->dicts[k];
+  for (int64_t k = 0; k < w->n_dict_order; k++) {
+    WDict *d = &w->dicts[w->dict_order[k]];
     const QvArrayView *values = d->node->dictionary;
     ser_reset(s);
     QvStatus st = emit(s, values, 0, values->length, 0);
@@ -775,6 +878,29 @@ static QvStatus write_dictionaries(QvRbWriter *w, QvError *error) {
     int64_t full_size = 0;
     if (!st) st = canonical(s, &full, &full_size);
     if (st) return st;
+    /* one id is one dictionary: every field sharing it must hold it */
+    for (int64_t j = 0; j < d->n_others; j++) {
+      const QvArrayView *other = d->others[j]->dictionary;
+      if (other->array == values->array && other->offset == values->offset &&
+          other->length == values->length)
+        continue;
+      uint8_t *bytes = NULL;
+      int64_t size = 0;
+      ser_reset(s);
+      st = emit(s, other, 0, other->length, 0);
+      if (!st) st = canonical(s, &bytes, &size);
+      bool same = !st && size == full_size && memcmp(bytes, full, (size_t)size) == 0;
+      free(bytes);
+      if (st || !same) {
+        free(full);
+        if (st) return st;
+        return qv_error_set(error, QV_EINVAL,
+                            "fields share dictionary id %lld but this batch gives them different "
+                            "dictionaries (%lld and %lld values; the first field is '%s')",
+                            (long long)d->id, (long long)values->length,
+                            (long long)other->length, d->path);
+      }
+    }
     if (d->written && full_size == d->last_size && memcmp(full, d->last, (size_t)full_size) == 0) {
       free(full);
       continue; /* unchanged */
@@ -876,8 +1002,17 @@ QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvSink *sink,
   struct ArrowSchema schema;
   QvStatus st = qv_rb_stream_get_schema(stream, &schema, error);
   if (st) return st;
+  /* a quiver reader knows which fields share a dictionary: keep that */
+  QvRbWriteOptions o;
+  if ((st = QV_OPTIONS_LOAD(&o, options, "QvRbWriteOptions", error))) {
+    schema.release(&schema);
+    return st;
+  }
+  o.struct_size = sizeof o;
+  if (o.dictionary_ids == NULL)
+    qv_rb_stream_dictionary_ids(stream, &o.dictionary_ids, &o.n_dictionary_ids);
   QvRbWriter *w;
-  st = qv_rb_writer_new(&w, &schema, sink, options, error);
+  st = qv_rb_writer_new(&w, &schema, sink, &o, error);
   schema.release(&schema);
   if (st) return st;
   for (;;) {
