@@ -22,7 +22,12 @@ run() {
 lines() { printf '%s\n' "$1" | grep -c .; }
 hex() { printf "$(sed 's/../\\x&/g' <<<"$1")"; }
 
-commands="inspect tensor cat convert validate stream-to-file file-to-stream"
+# every command `quiver help` lists (so a new one is covered too), and at
+# least these
+commands=$("$cli" help | awk '/^commands:/ {f = 1; next} /^$/ {f = 0} f {print $1}')
+for c in inspect tensor cat convert validate stream-to-file file-to-stream; do
+  grep -qx "$c" <<<"$commands" || { echo "FAIL: quiver help does not list $c"; exit 1; }
+done
 
 # ---- --version: "quiver X.Y.Z", the version the headers declare
 ver=$(awk '/#define QV_VERSION_(MAJOR|MINOR|PATCH) / {v = v (v == "" ? "" : ".") $3} END {print v}' \
