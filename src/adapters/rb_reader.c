@@ -1079,48 +1079,18 @@ static void file_stream_release(struct ArrowArrayStream *s) {
   s->private_data = NULL;
 }
 
-static void free_heap(void *p) { free(p); }
-
 /* An Arrow file arriving through a pipe: its footer is at the end, so the
  * whole input is read into memory (bounded like a message body) and read
  * from there. *out is a new memory source. */
 static QvStatus slurp_source(QvSource *source, const QvRbReadOptions *o, QvSource **out,
                              QvError *error) {
   int64_t limit = o->ipc.max_body_size > 0 ? o->ipc.max_body_size : QV_IPC_DEFAULT_MAX_BODY_SIZE;
-  size_t cap = (size_t)1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  for (;;) {
-    if (len == cap) {
-      if ((int64_t)cap > limit) {
-        free(buf);
-        return qv_error_set(error, QV_ELIMIT, "%s: an Arrow file read from a pipe is held in "
-                            "memory, and this one exceeds %lld bytes",
-                            qv_source_name(source), (long long)limit);
-      }
-      uint8_t *nb = realloc(buf, cap * 2);
-      if (nb == NULL) {
-        free(buf);
-        return qv_error_set(error, QV_ENOMEM, "out of memory reading %s", qv_source_name(source));
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    size_t want = cap - len, got;
-    QvStatus st = qv_source_read(source, buf + len, want, &got, error);
-    if (st) {
-      free(buf);
-      return st;
-    }
-    len += got;
-    if (got < want) break; /* short read: the end of the input */
-  }
-  QvOwner *owner = qv_owner_new(free_heap, buf);
-  if (owner == NULL) {
-    free(buf);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  QvStatus st = qv_source_new_memory(out, buf, len, owner, error);
+  const uint8_t *data;
+  size_t size;
+  QvOwner *owner;
+  QvStatus st = qv_source_read_all(source, limit, &data, &size, &owner, error);
+  if (st) return st;
+  st = qv_source_new_memory(out, data, size, owner, error);
   qv_owner_free(owner); /* the source holds its own reference */
   return st;
 }

@@ -388,3 +388,54 @@ QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error
 }
 
 int64_t qv_source_position(const QvSource *s) { return s->pos - (int64_t)s->n_peeked; }
+
+static void free_aligned_owned(void *p) { qv_aligned_free(p); }
+
+QvStatus qv_source_read_all(QvSource *s, int64_t limit, const uint8_t **data, size_t *size,
+                            QvOwner **owner, QvError *error) {
+  *data = NULL;
+  *size = 0;
+  *owner = NULL;
+  size_t cap = (size_t)1 << 16, len = 0;
+  uint8_t *buf = qv_aligned_alloc(cap);
+  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  for (;;) {
+    if (len == cap) {
+      if ((int64_t)cap >= limit || cap > SIZE_MAX / 2) {
+        qv_aligned_free(buf);
+        return qv_error_set(error, QV_ELIMIT, "%s: the input exceeds %lld bytes, the most held "
+                            "in memory", qv_source_name(s), (long long)limit);
+      }
+      uint8_t *bigger = qv_aligned_alloc(cap * 2);
+      if (bigger == NULL) {
+        qv_aligned_free(buf);
+        return qv_error_set(error, QV_ENOMEM, "out of memory reading %s", qv_source_name(s));
+      }
+      memcpy(bigger, buf, len);
+      qv_aligned_free(buf);
+      buf = bigger;
+      cap *= 2;
+    }
+    size_t want = cap - len, got;
+    QvStatus st = qv_source_read(s, buf + len, want, &got, error);
+    if (st) {
+      qv_aligned_free(buf);
+      return st;
+    }
+    len += got;
+    if (got < want) break; /* a short read is the end of the input */
+  }
+  if ((int64_t)len > limit) {
+    qv_aligned_free(buf);
+    return qv_error_set(error, QV_ELIMIT, "%s: the input exceeds %lld bytes, the most held in "
+                        "memory", qv_source_name(s), (long long)limit);
+  }
+  *owner = qv_owner_new(free_aligned_owned, buf);
+  if (*owner == NULL) {
+    qv_aligned_free(buf);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  *data = buf;
+  *size = len;
+  return QV_OK;
+}

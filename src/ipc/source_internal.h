@@ -58,6 +58,12 @@ QvStatus qv_source_read(QvSource *s, void *buf, size_t n, size_t *got, QvError *
 /* The next n (<= 16) bytes without consuming them (they are read again by
  * the next qv_source_read). *got < n only at the end of the input. */
 QvStatus qv_source_peek(QvSource *s, void *buf, size_t n, size_t *got, QvError *error);
+/* The rest of the input read sequentially into one 64-byte-aligned
+ * allocation that grows with the bytes actually read (for formats a pipe
+ * must deliver whole: an Arrow file, .npy, .npz); more than `limit` bytes is
+ * QV_ELIMIT. *owner holds one reference to *data (NULL when empty). */
+QvStatus qv_source_read_all(QvSource *s, int64_t limit, const uint8_t **data, size_t *size,
+                            QvOwner **owner, QvError *error);
 /* Discards up to n bytes; *skipped < n only at the end of the input. */
 QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error);
 /* Bytes consumed by sequential reads so far. */

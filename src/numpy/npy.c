@@ -65,48 +65,6 @@ QvStatus qv_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvT
   return QV_OK;
 }
 
-/* Sequential sources (pipes) are read to their end in chunks that double,
- * so a short input never allocates much. */
-static QvStatus read_all(QvSource *source, const uint8_t **data, size_t *size, QvOwner **owner,
-                         QvError *error) {
-  size_t cap = 1 << 16, n = 0;
-  uint8_t *buf = qv_aligned_alloc(cap);
-  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  for (;;) {
-    if (n == cap) {
-      if (cap > SIZE_MAX / 2) {
-        qv_aligned_free(buf);
-        return qv_error_set(error, QV_ELIMIT, "%s: input too large", qv_source_name(source));
-      }
-      uint8_t *bigger = qv_aligned_alloc(cap * 2);
-      if (bigger == NULL) {
-        qv_aligned_free(buf);
-        return qv_error_set(error, QV_ENOMEM, "out of memory reading %s", qv_source_name(source));
-      }
-      memcpy(bigger, buf, n);
-      qv_aligned_free(buf);
-      buf = bigger;
-      cap *= 2;
-    }
-    size_t got;
-    QvStatus st = qv_source_read(source, buf + n, cap - n, &got, error);
-    if (st) {
-      qv_aligned_free(buf);
-      return st;
-    }
-    if (got == 0) break;
-    n += got;
-  }
-  *owner = qv_owner_new(free_aligned, buf);
-  if (*owner == NULL) {
-    qv_aligned_free(buf);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  *data = buf;
-  *size = n;
-  return QV_OK;
-}
-
 QvStatus qv_npy_read_source(QvSource *source, QvNpyParseFn parse, void *out, QvError *error) {
   if (source == NULL) return qv_error_set(error, QV_EARG, "NULL source");
   const uint8_t *data;
@@ -117,8 +75,8 @@ QvStatus qv_npy_read_source(QvSource *source, QvNpyParseFn parse, void *out, QvE
     st = qv_source_view(source, &data, &size, &owner, error);
     if (st) return st;
     qv_owner_retain(owner); /* the view's owner lives as long as the source: keep it */
-  } else if ((st = read_all(source, &data, &size, &owner, error))) {
-    return st;
+  } else if ((st = qv_source_read_all(source, INT64_MAX, &data, &size, &owner, error))) {
+    return st; /* a pipe: everything, as np.load reads it */
   }
   st = parse(data, size, owner, out, error);
   qv_owner_free(owner); /* what parse made keeps its own references */

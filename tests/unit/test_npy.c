@@ -569,6 +569,35 @@ static void test_unaligned_data_copied(void **state) {
   qv_aligned_free(buf);
 }
 
+/* A pipe is read to its end (np.load needs the whole file too). */
+static void test_read_pipe(void **state) {
+  (void)state;
+  const int64_t shape[1] = {1000};
+  QvTensor t;
+  QvError err;
+  void *data;
+  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_INT32, 1, shape, NULL, false, &data, &err), QV_OK);
+  for (int i = 0; i < 1000; i++) ((int32_t *)data)[i] = i * 7 - 3;
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  QvSink *sink;
+  assert_int_equal(qv_sink_new_fd(&sink, fds[1], &err), QV_OK);
+  assert_int_equal(qv_npy_write(&t, sink, &err), QV_OK); /* 4 KB: fits the pipe */
+  qv_sink_free(sink);
+  close(fds[1]);
+  QvSource *src;
+  assert_int_equal(qv_source_new_fd(&src, fds[0], &err), QV_OK);
+  QvTensor back;
+  QvStatus st = qv_npy_read(src, &back, &err);
+  if (st) fail_msg("read: %s", err.message);
+  qv_source_free(src);
+  close(fds[0]);
+  assert_int_equal((uintptr_t)back.data % 64, 0);
+  assert_true(qv_tensor_equals(&t, &back, true));
+  qv_tensor_reset(&back);
+  qv_tensor_reset(&t);
+}
+
 /* ---- same path: issue 9's data-loss case */
 
 /* A float64 200 x 100 tensor (160 KB) with distinct values. */
@@ -661,6 +690,7 @@ int main(void) {
       cmocka_unit_test(test_corrupt_headers),
       cmocka_unit_test(test_corrupt_preamble),
       cmocka_unit_test(test_unaligned_data_copied),
+      cmocka_unit_test(test_read_pipe),
       cmocka_unit_test(test_same_path_roundtrip),
       cmocka_unit_test(test_failed_write_keeps_file),
   };
