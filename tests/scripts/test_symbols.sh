@@ -8,9 +8,12 @@ if [ -z "$lib" ]; then echo "libquiver.so not built"; exit 1; fi
 command -v nm > /dev/null || { echo "nm not available: skipped"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# Defined, global, dynamic symbols (functions and data), without versions.
+# Defined, global, dynamic symbols (functions and data), without versions; a
+# sanitizer build adds its own instrumentation symbols (__odr_asan.*), which are
+# not part of the ABI.
 nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVW]$/ {print $3}' | sed 's/@.*//' \
-  | grep -v -E '^(_init|_fini|__bss_start|_edata|_end)$' | sort -u > "$tmp/exported"
+  | grep -v -E '^(_init|_fini|__bss_start|_edata|_end)$' \
+  | grep -v -E '^__(odr_asan|asan|ubsan|sanitizer)' | sort -u > "$tmp/exported"
 # Names declared with QV_API: the identifier before '(' or '[' on the line.
 grep -h -E '^QV_API ' "$QV_SOURCE_DIR"/include/quiver/*.h \
   | sed -E 's/^QV_API //; s/\(.*//; s/\[.*//' | grep -o -E '[A-Za-z_][A-Za-z0-9_]*$' \
@@ -37,7 +40,8 @@ if [ -n "$unprefixed" ]; then
 fi
 # The static library defines no global symbol without the prefix either.
 nm -g --defined-only "$QV_BINARY_DIR/libquiver.a" 2> /dev/null \
-  | awk 'NF == 3 && $2 ~ /^[TDBRVW]$/ {print $3}' | grep -v -E '^qv_' | sort -u > "$tmp/static_unprefixed" || true
+  | awk 'NF == 3 && $2 ~ /^[TDBRVW]$/ {print $3}' | grep -v -E '^qv_' \
+  | grep -v -E '^__(odr_asan|asan|ubsan|sanitizer)' | sort -u > "$tmp/static_unprefixed" || true
 if [ -s "$tmp/static_unprefixed" ]; then
   echo "libquiver.a defines global symbols without the qv_ prefix:"
   sed 's/^/  /' "$tmp/static_unprefixed"; status=1
