@@ -811,15 +811,6 @@ static int file_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema
 static int file_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out);
 static QvStatus file_stream_next(FileStream *p, struct ArrowArray *out, QvError *error);
 
-void qv_rb_stream_dictionary_ids(struct ArrowArrayStream *s, const int64_t **ids, int64_t *n) {
-  *ids = NULL;
-  *n = 0;
-  if (s == NULL || s->release == NULL || s->get_schema != stream_get_schema) return;
-  const Core *c = &((StreamReader *)s->private_data)->core;
-  *ids = c->node_ids;
-  *n = c->n_node_ids;
-}
-
 static QvStatus from_errno(int code) {
   switch (code) {
     case 0: return QV_OK;
@@ -1134,4 +1125,16 @@ QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
   }
   qv_source_free(held);
   return st;
+}
+
+void qv_rb_stream_dictionary_ids(struct ArrowArrayStream *s, const int64_t **ids, int64_t *n) {
+  *ids = NULL;
+  *n = 0;
+  if (s == NULL || s->release == NULL) return;
+  const Core *c = NULL;
+  if (s->get_schema == stream_get_schema) c = &((StreamReader *)s->private_data)->core;
+  else if (s->get_schema == file_stream_get_schema) c = &((FileStream *)s->private_data)->f->core;
+  if (c == NULL) return;
+  *ids = c->node_ids;
+  *n = c->n_node_ids;
 }

@@ -559,8 +559,16 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
   if (!json_is_object(field)) return fail(r, "expected a field object, found %s", kind_name(field));
   const json_t *name, *nullable, *type, *children = member(field, "children");
   QvStatus st;
-  if ((st = need_member(r, field, "name", JSON_STRING, &name)) ||
-      (st = need_member(r, field, "nullable", JSON_TRUE, &nullable)) ||
+  /* arrow-js writes an empty field name as null */
+  const char *fname = "";
+  size_t fname_len = 0;
+  name = member(field, "name");
+  if (!json_is_null(name)) {
+    if ((st = need_member(r, field, "name", JSON_STRING, &name))) return st;
+    fname = json_string_value(name);
+    fname_len = json_string_length(name);
+  }
+  if ((st = need_member(r, field, "nullable", JSON_TRUE, &nullable)) ||
       (st = need_member(r, field, "type", JSON_OBJECT, &type)))
     return st;
   if (children && !json_is_array(children))
@@ -577,7 +585,7 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
   int64_t flags = json_is_true(nullable) ? ARROW_FLAG_NULLABLE : 0;
   if (fmt[0] == '+' && fmt[1] == 'm' && get_bool_member(type, "keysSorted", false))
     flags |= ARROW_FLAG_MAP_KEYS_SORTED;
-  if (strlen(json_string_value(name)) != json_string_length(name))
+  if (strlen(fname) != fname_len)
     return fail(r, "field name contains a NUL character");
 
   const json_t *dict = member(field, "dictionary");
@@ -601,7 +609,7 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
     qv_ij_path_pop(&r->path, m2);
     if (get_bool_member(dict, "isOrdered", false)) flags |= ARROW_FLAG_DICTIONARY_ORDERED;
     qv_ij_path_pop(&r->path, m);
-    if ((st = qv_schema_init(out, ifmt, json_string_value(name), flags, 0, r->error)) ||
+    if ((st = qv_schema_init(out, ifmt, fname, flags, 0, r->error)) ||
         (st = qv_schema_alloc_dictionary(out, r->error)) ||
         (st = qv_schema_init(out->dictionary, fmt, NULL, ARROW_FLAG_NULLABLE, nc, r->error)))
       return st;
@@ -618,7 +626,7 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
       return qv_error_prefix(r->error, "%s", r->path.text);
     if ((st = check_dictionary_type(r, k))) return st;
   } else {
-    if ((st = qv_schema_init(out, fmt, json_string_value(name), flags, nc, r->error))) return st;
+    if ((st = qv_schema_init(out, fmt, fname, flags, nc, r->error))) return st;
     if ((st = add_metadata(r, field, out))) return st;
     if ((st = parse_children(r, children, out, depth))) return st;
   }
