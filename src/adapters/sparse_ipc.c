@@ -507,6 +507,11 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
       index_type_to_int(t->index_type, &c->indices_type);
       coo_strides[0] = (int64_t)ndim * (int64_t)iw;
       coo_strides[1] = (int64_t)iw;
+      /* Arrow C++ checks the strides against its own row-major strides,
+       * which for an empty (0 x ndim) matrix are the element size in every
+       * entry (ComputeRowMajorStrides); it refuses anything else as "not
+       * contiguous". The reader accepts both forms. */
+      if (t->nnz == 0) coo_strides[0] = (int64_t)iw;
       c->has_indices_strides = true;
       c->n_indices_strides = 2;
       c->indices_strides = coo_strides;

@@ -128,7 +128,9 @@ static void check_layout(const QvIpcMessage *msg, const QvSparseTensor *t, QvCsf
       assert_int_equal(c->indices_type.is_signed, t->index_type <= QV_VALUE_INT64);
       assert_true(c->has_indices_strides);
       assert_int_equal(c->n_indices_strides, 2);
-      assert_int_equal(c->indices_strides[0], t->ndim * iw);
+      /* Arrow C++'s row-major strides of an empty 0 x ndim matrix are the
+       * element size in both entries; it refuses any other form */
+      assert_int_equal(c->indices_strides[0], t->nnz == 0 ? iw : t->ndim * iw);
       assert_int_equal(c->indices_strides[1], iw);
       assert_int_equal(c->indices_buffer.offset % 64, 0);
       assert_int_equal(c->indices_buffer.length, t->nnz * t->ndim * iw);
@@ -311,6 +313,49 @@ static void test_roundtrip_edge_shapes(void **state) {
       qv_tensor_reset(&dense);
     }
   }
+}
+
+/* COO without non-zeros: written with Arrow C++'s strides [w, w] (checked in
+ * check_layout), and the form quiver wrote before, [ndim * w, w], still
+ * reads: the message is re-encoded with those strides and read back. */
+static void test_coo_empty_both_stride_forms(void **state) {
+  (void)state;
+  const int64_t shape[3] = {4, 0, 5};
+  QvTensor dense;
+  QvError err;
+  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 3, shape, NULL, false, NULL, &err), QV_OK);
+  QvSparseTensor sp;
+  assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_COO, NULL, &sp, &err), QV_OK);
+  assert_int_equal(sp.nnz, 0);
+  roundtrip_memory(&sp, &dense, QV_CSF_LENGTHS_ELEMENTS);
+  size_t size;
+  uint8_t *buf = write_buffer(&sp, NULL, &size);
+  QvIpcMessage msg;
+  first_message(buf, size, &msg);
+  QvSparseCOO *c = &msg.message.header.sparse_tensor.index.coo;
+  int64_t iw = (int64_t)qv_value_type_size(sp.index_type);
+  assert_int_equal(c->indices_strides[0], iw);
+  int64_t old_form[2] = {3 * iw, iw};
+  c->indices_strides = old_form;
+  uint8_t *meta;
+  size_t meta_size;
+  assert_int_equal(qv_ipc_frame_message(&msg.message, 64, &meta, &meta_size, &err), QV_OK);
+  size_t total = meta_size + (size_t)msg.body_length;
+  uint8_t *old = qv_aligned_alloc(total);
+  assert_non_null(old);
+  memcpy(old, meta, meta_size);
+  memcpy(old + meta_size, msg.body, (size_t)msg.body_length);
+  free(meta);
+  qv_ipc_message_reset(&msg);
+  QvSparseTensor back;
+  QvStatus st = qv_test_sparse_read_memory(old, total, NULL, 0, &back, &err);
+  if (st) fail_msg("old form: %s", err.message);
+  assert_same_sparse(&sp, &back);
+  qv_sparse_reset(&back);
+  qv_aligned_free(old);
+  qv_aligned_free(buf);
+  qv_sparse_reset(&sp);
+  qv_tensor_reset(&dense);
 }
 
 /* A COO view with column-major coordinates (as Arrow C++ may hold them) is
@@ -628,6 +673,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_roundtrip_path_and_fd),
       cmocka_unit_test(test_roundtrip_edge_shapes),
       cmocka_unit_test(test_coo_column_major_coords_written_row_major),
+      cmocka_unit_test(test_coo_empty_both_stride_forms),
       cmocka_unit_test(test_csf_lengths_both_ways),
       cmocka_unit_test(test_several_messages_in_one_file),
       cmocka_unit_test(test_writer_validates),
