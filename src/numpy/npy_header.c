@@ -74,6 +74,9 @@ static QvStatus parse_string(Parser *ps, char *buf, size_t cap, const char *what
   while (ps->p < ps->end && *ps->p != q) {
     if (*ps->p == '\\') return fail(ps, "escape sequences are not supported in %s", what);
     if (*ps->p == '\n') return fail(ps, "unterminated string in %s", what);
+    /* NumPy's literal_eval refuses a header with a NUL byte; the C string
+     * copied below would also end there ('<f8\0' read as '<f8') */
+    if (*ps->p == '\0') return fail(ps, "%s contains a NUL byte", what);
     ps->p++;
   }
   if (ps->p >= ps->end) return fail(ps, "unterminated string in %s", what);

@@ -489,6 +489,23 @@ static void test_corrupt_headers(void **state) {
              "not an integer");
   expect_bad(1, "{'descr': '<\\x69\\x34', 'fortran_order': False, 'shape': (3,), }", 12,
              QV_EINVAL, "escape");
+  {
+    /* '<f8\0' (a raw NUL inside the quotes): NumPy refuses it; read as a C
+     * string it would pass for '<f8' */
+    uint8_t data[16] = {0};
+    size_t n;
+    uint8_t *b = make_npy(1, "{'descr': '<f8@', 'fortran_order': False, 'shape': (2,), }", data,
+                          16, &n);
+    uint8_t *at = memchr(b, '@', n);
+    assert_non_null(at);
+    *at = '\0';
+    QvTensor t;
+    QvError e;
+    qv_error_clear(&e);
+    assert_int_equal(read_mem(b, n, &t, &e), QV_EINVAL);
+    assert_non_null(strstr(e.message, "NUL byte"));
+    qv_aligned_free(b);
+  }
   expect_bad(1, "['descr', '<i4']", 12, QV_EINVAL, "expected '{'");
   expect_bad(1, "", 12, QV_EINVAL, "expected '{'");
   expect_bad(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), } \xe9", 12, QV_EINVAL,
