@@ -86,7 +86,8 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
     for (int32_t i = 0; i < ndim; i++) {
       strides[i] = m->strides[i];
       if (strides[i] < 0)
-        return qv_error_set(error, QV_EINVAL,
+        /* the format allows them; quiver (and Arrow C++) do not read them */
+        return qv_error_set(error, QV_ENOTSUP,
                             "Tensor.strides[%d] = %lld is negative (not supported)", i,
                             (long long)strides[i]);
     }

@@ -82,6 +82,22 @@ static QvStatus invalid(Decoder *d, const char *fmt, ...) {
   return qv_error_set(d->error, QV_EINVAL, "%s", msg);
 }
 
+/* An enum or union value the format may define after this version (a new
+ * codec, type or MetadataVersion): valid input quiver does not support. */
+static QvStatus unsupported(Decoder *d, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static QvStatus unsupported(Decoder *d, const char *fmt, ...) {
+  char msg[QV_ERROR_MESSAGE_SIZE];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return qv_error_set(d->error, QV_ENOTSUP, "%s", msg);
+}
+
 static QvStatus copy_string(Decoder *d, QvFbString s, const char **out, size_t *out_len) {
   *out = NULL;
   *out_len = 0;
@@ -376,11 +392,15 @@ static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
     /* CompressionType: LZ4_FRAME = 0 (the default), ZSTD = 1 */
     int8_t codec = qv_fb_i8(comp, COMP_CODEC, 0);
     out->method = qv_fb_i8(comp, COMP_METHOD, QV_COMPRESSION_METHOD_BUFFER);
-    if (codec != 0 && codec != 1)
+    if (codec < 0)
       return invalid(d, "%s.compression.codec %d is not LZ4_FRAME or ZSTD", where, codec);
+    if (codec > 1)
+      return unsupported(d, "%s.compression.codec %d is not supported (LZ4_FRAME and ZSTD are)",
+                         where, codec);
     out->compression = codec == 0 ? QV_COMPRESSION_LZ4_FRAME : QV_COMPRESSION_ZSTD;
     if (out->method != QV_COMPRESSION_METHOD_BUFFER)
-      return invalid(d, "%s.compression.method %d is not BUFFER", where, out->method);
+      return unsupported(d, "%s.compression.method %d is not supported (BUFFER is)", where,
+                         out->method);
   }
   QvFbVector var = qv_fb_vector(t, RB_VARIADIC, 8);
   out->has_variadic_buffer_counts = var.buf != NULL;
@@ -500,8 +520,11 @@ static QvStatus verify_and_root(const uint8_t *buf, size_t size, const QvFbTable
 
 static QvStatus decode_message_body(Decoder *d, QvFbTable root, QvMessage *out) {
   out->version = qv_fb_i16(root, MESSAGE_VERSION, QV_METADATA_V1);
-  if (out->version < QV_METADATA_V1 || out->version > QV_METADATA_V5)
+  if (out->version < QV_METADATA_V1)
     return invalid(d, "Message.version %d is not a known MetadataVersion", out->version);
+  if (out->version > QV_METADATA_V5)
+    return unsupported(d, "Message.version %d is a MetadataVersion after V5 (not supported)",
+                       out->version);
   out->body_length = qv_fb_i64(root, MESSAGE_BODY_LENGTH, 0);
   if (out->body_length < 0)
     return invalid(d, "Message.bodyLength %lld is negative", (long long)out->body_length);
@@ -577,8 +600,11 @@ static QvStatus decode_blocks(Decoder *d, QvFbVector v, const char *where, int64
 
 static QvStatus decode_footer_body(Decoder *d, QvFbTable root, QvFooter *out) {
   out->version = qv_fb_i16(root, FOOTER_VERSION, QV_METADATA_V1);
-  if (out->version < QV_METADATA_V1 || out->version > QV_METADATA_V5)
+  if (out->version < QV_METADATA_V1)
     return invalid(d, "Footer.version %d is not a known MetadataVersion", out->version);
+  if (out->version > QV_METADATA_V5)
+    return unsupported(d, "Footer.version %d is a MetadataVersion after V5 (not supported)",
+                       out->version);
   QvFbTable schema = qv_fb_table(root, FOOTER_SCHEMA);
   out->has_schema = qv_fb_table_valid(schema);
   if (out->has_schema) TRY(decode_schema(d, schema, &out->schema));

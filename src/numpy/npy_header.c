@@ -72,7 +72,8 @@ static QvStatus parse_string(Parser *ps, char *buf, size_t cap, const char *what
   char q = *ps->p++;
   const char *s = ps->p;
   while (ps->p < ps->end && *ps->p != q) {
-    if (*ps->p == '\\') return fail(ps, "escape sequences are not supported in %s", what);
+    if (*ps->p == '\\')
+      return fail_code(ps, QV_ENOTSUP, "escape sequences are not supported in %s", what);
     if (*ps->p == '\n') return fail(ps, "unterminated string in %s", what);
     /* NumPy's literal_eval refuses a header with a NUL byte; the C string
      * copied below would also end there ('<f8\0' read as '<f8') */
@@ -203,10 +204,20 @@ static QvStatus parse_descr(Parser *ps, const char *d, QvNpyHeader *h, QvNpyStri
       return QV_OK;
     }
   }
-  return fail(ps,
-              "unsupported dtype '%s' (supported: i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 with byte "
-              "order < > | =)",
-              d);
+  /* a NumPy kind quiver does not read (bool, complex, strings, objects,
+   * datetimes, float128) is not supported; anything else is no dtype */
+  bool numpy_kind = *s != '\0' && strchr("biufcmMOSUVa", *s) != NULL;
+  const char *q = s + (numpy_kind ? 1 : 0);
+  while (*q >= '0' && *q <= '9') q++;
+  if (*q == '[') { /* a datetime unit: 'M8[ns]' */
+    while (*q != '\0' && *q != ']') q++;
+    if (*q == ']') q++;
+  }
+  numpy_kind = numpy_kind && *q == '\0';
+  return fail_code(ps, numpy_kind ? QV_ENOTSUP : QV_EINVAL,
+                   "%s dtype '%s' (%squiver reads i1 i2 i4 i8 u1 u2 u4 u8 f2 f4 f8 with byte "
+                   "order < > | =)",
+                   numpy_kind ? "unsupported" : "unknown", d, numpy_kind ? "not supported; " : "");
 }
 
 static QvStatus parse_dict(Parser *ps, QvNpyHeader *h, QvNpyString *str) {
@@ -227,7 +238,7 @@ static QvStatus parse_dict(Parser *ps, QvNpyHeader *h, QvNpyString *str) {
       have_descr = true;
       skip_ws(ps);
       if (ps->p < ps->end && *ps->p == '[')
-        return fail(ps, "structured dtypes (a list 'descr') are not supported");
+        return fail_code(ps, QV_ENOTSUP, "structured dtypes (a list 'descr') are not supported");
       char d[16];
       if ((st = parse_string(ps, d, sizeof d, "'descr'"))) return st;
       if ((st = parse_descr(ps, d, h, str))) return st;

@@ -115,7 +115,7 @@ QvStatus qv_tensor_init(QvTensor *out, const QvTensorDesc *desc, QvError *error)
                         n_strides, ndim);
   for (int64_t i = 0; i < n_strides; i++) {
     if (strides[i] < 0)
-      return qv_error_set(error, QV_EINVAL,
+      return qv_error_set(error, QV_ENOTSUP,
                           "Tensor: strides[%" PRId64 "] = %" PRId64
                           " is negative (negative strides not supported)",
                           i, strides[i]);
