@@ -8,6 +8,7 @@
 #include "adapters/tensor_message.h"
 #include "adapters/value_type_arrow.h"
 #include "ipc/reader_internal.h"
+#include "util/checked.h"
 #include "util/options.h"
 #include "quiver/sparse_ipc.h"
 
@@ -18,13 +19,6 @@
 /* ---- reading */
 
 static void free_aligned(void *p) { qv_aligned_free(p); }
-
-/* a * b for non-negative operands; false on int64 overflow. */
-static bool mul_ok(int64_t a, int64_t b, int64_t *out) {
-  *out = 0;
-  if (a < 0 || b < 0) return false;
-  return !__builtin_mul_overflow(a, b, out);
-}
 
 static QvStatus index_type_from_int(const QvIntType *it, const char *where, QvValueType *out,
                                     QvError *error) {
@@ -69,7 +63,7 @@ static QvStatus check_buffer(const char *what, QvBuffer b, int64_t need, int64_t
 
 /* Byte count of n entries of width w, with a message naming `what`. */
 static QvStatus entry_bytes(const char *what, int64_t n, size_t w, int64_t *out, QvError *error) {
-  if (!mul_ok(n, (int64_t)w, out))
+  if (!qv_mul_i64(n, (int64_t)w, out))
     return qv_error_set(error, QV_EINVAL, "%s: %" PRId64 " entries of %zu bytes overflow int64",
                         what, n, w);
   return QV_OK;
@@ -123,7 +117,7 @@ static QvStatus decode_coo(const QvSparseTensorMeta *m, int64_t blen, Decoded *d
                           "SparseTensorIndexCOO.indicesStrides [%" PRId64 ", %" PRId64
                           "] has a negative entry",
                           s0, s1);
-    if (!mul_ok(d->nnz - 1, s0, &last) || !mul_ok(d->ndim - 1, s1, &span) ||
+    if (!qv_mul_i64(d->nnz - 1, s0, &last) || !qv_mul_i64(d->ndim - 1, s1, &span) ||
         __builtin_add_overflow(last, span, &need) || __builtin_add_overflow(need, w, &need))
       return qv_error_set(error, QV_EINVAL,
                           "SparseTensorIndexCOO: %" PRId64 " x %d indices with strides [%" PRId64
@@ -247,9 +241,9 @@ static QvStatus decode_csf(const QvSparseTensorMeta *m, int64_t blen, Decoded *d
                         "SparseTensorIndexCSF.axisOrder has %" PRId64 " entries, expected %d (ndim)",
                         c->n_axis_order, (int)n);
   size_t pw = qv_value_type_size(d->ptype), iw = qv_value_type_size(d->itype);
-  int64_t last = c->indices_buffers[n - 1].length, nnz_bytes;
+  int64_t last = c->indices_buffers[n - 1].length, nnz_bytes = 0;
   bool by_elements = last == d->nnz;
-  bool bytes_ok = mul_ok(d->nnz, (int64_t)iw, &nnz_bytes);
+  bool bytes_ok = qv_mul_i64(d->nnz, (int64_t)iw, &nnz_bytes);
   bool by_bytes = bytes_ok && last == nnz_bytes;
   if (!by_elements && !by_bytes)
     return qv_error_set(error, QV_EINVAL,

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "quiver/array.h"
+#include "util/checked.h"
+#include "util/load.h"
 
 /* Physical layouts (Columnar.rst) */
 typedef enum QvLayout {
@@ -90,27 +92,7 @@ QvStatus qv_array_alloc_node(struct ArrowArray *array, int64_t n_buffers, int64_
 /* A 64-byte aligned block of zeros for empty buffers that must not be NULL. */
 extern const uint64_t qv_zero_block[8];
 
-/* ---- checked arithmetic (false on overflow or negative result) */
-static inline bool qv_mul_i64(int64_t a, int64_t b, int64_t *out) {
-  if (a < 0 || b < 0) return false;
-  if (a != 0 && b > INT64_MAX / a) return false;
-  *out = a * b;
-  return true;
-}
-static inline bool qv_add_i64(int64_t a, int64_t b, int64_t *out) {
-  if (a < 0 || b < 0 || a > INT64_MAX - b) return false;
-  *out = a + b;
-  return true;
-}
 static inline int64_t qv_bitmap_bytes(int64_t bits) { return bits / 8 + (bits % 8 != 0); }
-
-/* ---- loads that are safe for any alignment */
-static inline int16_t qv_ld_i16(const uint8_t *p) { int16_t v; memcpy(&v, p, 2); return v; }
-static inline int32_t qv_ld_i32(const uint8_t *p) { int32_t v; memcpy(&v, p, 4); return v; }
-static inline int64_t qv_ld_i64(const uint8_t *p) { int64_t v; memcpy(&v, p, 8); return v; }
-static inline uint16_t qv_ld_u16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static inline uint32_t qv_ld_u32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline uint64_t qv_ld_u64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
 
 static inline bool qv_bit_get(const uint8_t *bits, int64_t i) {
   return (bits[i >> 3] >> (i & 7)) & 1;
@@ -124,10 +106,6 @@ static inline void qv_bit_set(uint8_t *bits, int64_t i, bool v) {
 /* Number of set bits in bits[start, start + length). */
 int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length);
 
-/* Reads the offset at index i of a 4- or 8-byte offsets buffer. */
-static inline int64_t qv_ld_offset(const uint8_t *offsets, int width, int64_t i) {
-  return width == 4 ? (int64_t)qv_ld_i32(offsets + 4 * i) : qv_ld_i64(offsets + 8 * i);
-}
 /* Reads an integer of byte width 1/2/4/8 (signed or not) as int64 (uint64
  * values above INT64_MAX come back negative; callers check). */
 int64_t qv_ld_int(const uint8_t *p, int width, bool is_signed);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "array/array_internal.h"
+#include "util/cpu.h"
 
 _Alignas(64) const uint64_t qv_zero_block[8] = {0};
 
@@ -10,11 +11,10 @@ _Alignas(64) const uint64_t qv_zero_block[8] = {0};
  * batch, so its loops run at memory speed only with the widest loads the
  * CPU has: x86-64 builds carry AVX2/POPCNT variants chosen at run time
  * (the baseline build targets plain x86-64). */
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef QV_X86_DISPATCH
 #include <immintrin.h>
-#define QV_X86_DISPATCH 1
 
-__attribute__((target("popcnt"))) static int64_t popcount_words_popcnt(const uint8_t *p, int64_t nwords) {
+QV_TARGET_POPCNT static int64_t popcount_words_popcnt(const uint8_t *p, int64_t nwords) {
   int64_t c0 = 0, c1 = 0;
   int64_t k = 0;
   for (; k + 2 <= nwords; k += 2) {
@@ -33,7 +33,7 @@ __attribute__((target("popcnt"))) static int64_t popcount_words_popcnt(const uin
 }
 
 /* Length of the leading run of 256-byte blocks without a byte >= 0x80. */
-__attribute__((target("avx2"))) static int64_t ascii_blocks_avx2(const uint8_t *s, int64_t n) {
+QV_TARGET_AVX2 static int64_t ascii_blocks_avx2(const uint8_t *s, int64_t n) {
   int64_t i = 0;
   for (; i + 256 <= n; i += 256) {
     const __m256i *v = (const __m256i *)(const void *)(s + i);
@@ -49,7 +49,7 @@ __attribute__((target("avx2"))) static int64_t ascii_blocks_avx2(const uint8_t *
 /* True when o[i] >= o[i - 1] for i in (from, to]; offsets of w = 4 or 8
  * bytes, 64 bytes of them per step (each compared with its predecessor
  * through a second load shifted by one offset). */
-__attribute__((target("avx2"))) static bool offsets_monotonic_avx2(const uint8_t *o, int w, int64_t from,
+QV_TARGET_AVX2 static bool offsets_monotonic_avx2(const uint8_t *o, int w, int64_t from,
                                                                     int64_t to) {
   int64_t i = from + 1, step = 64 / w;
   __m256i bad = _mm256_setzero_si256();
@@ -68,8 +68,6 @@ __attribute__((target("avx2"))) static bool offsets_monotonic_avx2(const uint8_t
   return ok;
 }
 
-static bool have_avx2(void) { return __builtin_cpu_supports("avx2"); }
-static bool have_popcnt(void) { return __builtin_cpu_supports("popcnt"); }
 #endif
 
 QvStatus qv_growbuf_reserve(QvGrowBuf *b, int64_t additional) {
@@ -117,7 +115,8 @@ int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length) 
   int64_t nbytes = (end - i) >> 3;
   int64_t k = 0;
 #ifdef QV_X86_DISPATCH
-  if (nbytes >= 64 && have_popcnt()) {
+  if (nbytes >= 64 && qv_cpu_has(QV_CPU_POPCNT)) {
+    qv_path_hit(QV_PATH_POPCNT);
     count += popcount_words_popcnt(p, nbytes >> 3);
     k = nbytes & ~(int64_t)7;
   }
@@ -177,7 +176,10 @@ typedef int64_t qv_v2i64 __attribute__((vector_size(16)));
 static int64_t ascii_prefix(const uint8_t *s, int64_t n) {
   int64_t i = 0;
 #ifdef QV_X86_DISPATCH
-  if (n >= 256 && have_avx2()) i = ascii_blocks_avx2(s, n);
+  if (n >= 256 && qv_cpu_has(QV_CPU_AVX2)) {
+    qv_path_hit(QV_PATH_ASCII_AVX2);
+    i = ascii_blocks_avx2(s, n);
+  }
 #endif
 #ifdef QV_HAVE_VECTORS
   /* four independent accumulators over 256-byte blocks */
@@ -221,8 +223,10 @@ int qv_utf8_classify(const uint8_t *s, int64_t n) {
 
 bool qv_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to) {
 #ifdef QV_X86_DISPATCH
-  if (to - from >= 64 && have_avx2())
+  if (to - from >= 64 && qv_cpu_has(QV_CPU_AVX2)) {
+    qv_path_hit(QV_PATH_OFFSETS_AVX2);
     return offsets_monotonic_avx2(o, w, from, to);
+  }
 #endif
   int64_t i = from + 1;
   bool bad = false;

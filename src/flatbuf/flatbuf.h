@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "quiver/error.h"
+#include "util/load.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "quiver's FlatBuffers layer supports little-endian hosts only"
@@ -92,15 +93,6 @@ double qv_fb_vec_f64(QvFbVector v, size_t i);
 QvFbTable qv_fb_vec_table(QvFbVector v, size_t i);
 QvFbString qv_fb_vec_string(QvFbVector v, size_t i);
 
-/* Little-endian loads from raw bytes (for structs). */
-static inline int32_t qv_fb_load_i32(const uint8_t *p) {
-  return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-}
-static inline int64_t qv_fb_load_i64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-  return (int64_t)v;
-}
 
 /* -------------------------------------------------------------- verifier */
 

@@ -4,8 +4,6 @@
 
 #include "flatbuf/flatbuf.h"
 
-static uint16_t load_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t load_u32(const uint8_t *p) { return (uint32_t)qv_fb_load_i32(p); }
 
 static bool in_bounds(size_t size, size_t pos, size_t width) {
   return pos <= size && width <= size - pos;
@@ -15,9 +13,9 @@ static bool in_bounds(size_t size, size_t pos, size_t width) {
 static QvFbTable table_at(const uint8_t *buf, size_t size, size_t pos) {
   QvFbTable t = {0};
   if (!in_bounds(size, pos, 4)) return t;
-  int64_t vt = (int64_t)pos - (int64_t)qv_fb_load_i32(buf + pos);
+  int64_t vt = (int64_t)pos - (int64_t)qv_le_i32(buf + pos);
   if (vt < 0 || !in_bounds(size, (size_t)vt, 4)) return t;
-  uint16_t vt_size = load_u16(buf + vt);
+  uint16_t vt_size = qv_le_u16(buf + vt);
   if (vt_size < 4 || (vt_size & 1) || !in_bounds(size, (size_t)vt, vt_size)) return t;
   t.buf = buf;
   t.size = size;
@@ -31,7 +29,7 @@ bool qv_fb_root(const uint8_t *buf, size_t size, QvFbTable *out) {
   QvFbTable none = {0};
   *out = none;
   if (buf == NULL || size < 8 || size > QV_FB_MAX_SIZE) return false;
-  *out = table_at(buf, size, load_u32(buf));
+  *out = table_at(buf, size, qv_le_u32(buf));
   return out->buf != NULL;
 }
 
@@ -39,7 +37,7 @@ size_t qv_fb_field_pos(QvFbTable t, unsigned slot, size_t width) {
   if (t.buf == NULL) return 0;
   size_t entry = 4 + 2 * (size_t)slot;
   if (entry + 2 > t.vt_size) return 0;
-  uint16_t off = load_u16(t.buf + t.vt + entry);
+  uint16_t off = qv_le_u16(t.buf + t.vt + entry);
   if (off == 0) return 0;
   size_t pos = t.pos + off;
   if (!in_bounds(t.size, pos, width)) return 0;
@@ -80,7 +78,7 @@ const uint8_t *qv_fb_struct(QvFbTable t, unsigned slot, size_t size) {
 /* Follows the uoffset stored at `pos`; returns 0 when it leaves the buffer. */
 static size_t follow(const uint8_t *buf, size_t size, size_t pos) {
   if (!in_bounds(size, pos, 4)) return 0;
-  uint32_t rel = load_u32(buf + pos);
+  uint32_t rel = qv_le_u32(buf + pos);
   if (rel == 0) return 0;
   if (rel >= size - pos) return 0;
   return pos + rel;
@@ -97,7 +95,7 @@ QvFbTable qv_fb_table(QvFbTable t, unsigned slot) {
 static QvFbString string_at(const uint8_t *buf, size_t size, size_t pos) {
   QvFbString s = {0};
   if (pos == 0 || !in_bounds(size, pos, 4)) return s;
-  uint32_t len = load_u32(buf + pos);
+  uint32_t len = qv_le_u32(buf + pos);
   /* len bytes plus the terminating NUL, which is required so that callers
    * may treat data as a C string even on unverified input */
   if (!in_bounds(size, pos + 4, (size_t)len + 1) || buf[pos + 4 + len] != 0) return s;
@@ -119,7 +117,7 @@ QvFbVector qv_fb_vector(QvFbTable t, unsigned slot, size_t elem_size) {
   if (pos == 0 || elem_size == 0) return v;
   size_t target = follow(t.buf, t.size, pos);
   if (target == 0 || !in_bounds(t.size, target, 4)) return v;
-  size_t len = load_u32(t.buf + target);
+  size_t len = qv_le_u32(t.buf + target);
   size_t avail = (t.size - target - 4) / elem_size;
   v.buf = t.buf;
   v.size = t.size;
@@ -141,17 +139,17 @@ uint8_t qv_fb_vec_u8(QvFbVector v, size_t i) {
 
 int16_t qv_fb_vec_i16(QvFbVector v, size_t i) {
   const uint8_t *p = qv_fb_vec_at(v, i);
-  return p && v.elem_size >= 2 ? (int16_t)load_u16(p) : 0;
+  return p && v.elem_size >= 2 ? (int16_t)qv_le_u16(p) : 0;
 }
 
 int32_t qv_fb_vec_i32(QvFbVector v, size_t i) {
   const uint8_t *p = qv_fb_vec_at(v, i);
-  return p && v.elem_size >= 4 ? qv_fb_load_i32(p) : 0;
+  return p && v.elem_size >= 4 ? qv_le_i32(p) : 0;
 }
 
 int64_t qv_fb_vec_i64(QvFbVector v, size_t i) {
   const uint8_t *p = qv_fb_vec_at(v, i);
-  return p && v.elem_size >= 8 ? qv_fb_load_i64(p) : 0;
+  return p && v.elem_size >= 8 ? qv_le_i64(p) : 0;
 }
 
 double qv_fb_vec_f64(QvFbVector v, size_t i) {

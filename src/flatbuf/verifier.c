@@ -22,8 +22,6 @@ typedef struct Verifier {
   size_t path_len;
 } Verifier;
 
-static uint16_t load_u16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t load_u32(const uint8_t *p) { return (uint32_t)qv_fb_load_i32(p); }
 
 static bool in_bounds(const Verifier *v, size_t pos, size_t width) {
   return pos <= v->size && width <= v->size - pos;
@@ -68,7 +66,7 @@ static void path_pop(Verifier *v, size_t old) {
 static QvStatus follow(Verifier *v, size_t pos, size_t *target, const char *what) {
   if (pos % 4 != 0) return fail(v, "%s offset at %zu is not 4-byte aligned", what, pos);
   if (!in_bounds(v, pos, 4)) return fail(v, "%s offset at %zu is outside the buffer", what, pos);
-  uint32_t rel = load_u32(v->buf + pos);
+  uint32_t rel = qv_le_u32(v->buf + pos);
   if (rel == 0) return fail(v, "%s offset at %zu is zero", what, pos);
   if ((size_t)rel >= v->size - pos)
     return fail(v, "%s offset %u at %zu points outside the buffer (size %zu)", what, rel, pos,
@@ -96,7 +94,7 @@ static QvStatus verify_string_at(Verifier *v, size_t pos) {
   if (st) return st;
   if (s % 4 != 0) return fail(v, "string at %zu is not 4-byte aligned", s);
   if (!in_bounds(v, s, 4)) return fail(v, "string length at %zu is outside the buffer", s);
-  uint32_t len = load_u32(v->buf + s);
+  uint32_t len = qv_le_u32(v->buf + s);
   if (!in_bounds(v, s + 4, (size_t)len + 1))
     return fail(v, "string of length %u at %zu runs past the end of the buffer", len, s);
   if (v->buf[s + 4 + len] != 0) return fail(v, "string at %zu is not NUL-terminated", s);
@@ -111,7 +109,7 @@ static QvStatus verify_vector_at(Verifier *v, size_t pos, size_t elem_size, size
   if (st) return st;
   if (s % 4 != 0) return fail(v, "vector at %zu is not 4-byte aligned", s);
   if (!in_bounds(v, s, 4)) return fail(v, "vector length at %zu is outside the buffer", s);
-  uint32_t len = load_u32(v->buf + s);
+  uint32_t len = qv_le_u32(v->buf + s);
   /* an empty vector has no element to misread, and flatc's JSON parser does
    * write empty vectors of 8-byte structs 4-aligned */
   if (len > 0 && align > 4 && (s + 4) % align != 0)
@@ -142,7 +140,7 @@ static QvStatus field_pos(Verifier *v, size_t table, size_t vt, uint16_t vt_size
   *out = 0;
   size_t entry = 4 + 2 * (size_t)slot;
   if (entry + 2 > vt_size) return QV_OK;
-  uint16_t off = load_u16(v->buf + vt + entry);
+  uint16_t off = qv_le_u16(v->buf + vt + entry);
   if (off == 0) return QV_OK;
   if (off < 4)
     return fail(v, "field at offset %u overlaps its table's vtable offset", off);
@@ -276,12 +274,12 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
                         v->path, v->max_depth);
   if (pos % 4 != 0) return fail(v, "table at %zu is not 4-byte aligned", pos);
   if (!in_bounds(v, pos, 4)) return fail(v, "table at %zu is outside the buffer", pos);
-  int64_t vt = (int64_t)pos - (int64_t)qv_fb_load_i32(v->buf + pos);
+  int64_t vt = (int64_t)pos - (int64_t)qv_le_i32(v->buf + pos);
   if (vt < 0 || !in_bounds(v, (size_t)vt, 4))
     return fail(v, "vtable of table at %zu is outside the buffer", pos);
   if (vt % 2 != 0) return fail(v, "vtable at %lld is not 2-byte aligned", (long long)vt);
-  uint16_t vt_size = load_u16(v->buf + vt);
-  uint16_t table_size = load_u16(v->buf + vt + 2);
+  uint16_t vt_size = qv_le_u16(v->buf + vt);
+  uint16_t table_size = qv_le_u16(v->buf + vt + 2);
   if (vt_size < 4 || vt_size % 2 != 0)
     return fail(v, "vtable at %lld has invalid size %u", (long long)vt, vt_size);
   if (!in_bounds(v, (size_t)vt, vt_size))

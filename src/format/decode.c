@@ -155,8 +155,8 @@ static QvStatus copy_i32_vector(Decoder *d, QvFbVector v, int64_t *n, const int3
 static QvBuffer load_buffer(const uint8_t *p) {
   QvBuffer b = {0, 0};
   if (p) {
-    b.offset = qv_fb_load_i64(p);
-    b.length = qv_fb_load_i64(p + 8);
+    b.offset = qv_le_i64(p);
+    b.length = qv_le_i64(p + 8);
   }
   return b;
 }
@@ -373,8 +373,8 @@ static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
     if (n == NULL) return d->alloc_status;
     for (size_t i = 0; i < nodes.len; i++) {
       const uint8_t *p = qv_fb_vec_at(nodes, i);
-      n[i].length = qv_fb_load_i64(p);
-      n[i].null_count = qv_fb_load_i64(p + 8);
+      n[i].length = qv_le_i64(p);
+      n[i].null_count = qv_le_i64(p + 8);
       if (n[i].length < 0 || n[i].null_count < 0 || n[i].null_count > n[i].length)
         return invalid(d, "%s.nodes[%zu]: length %lld / null_count %lld is invalid", where, i,
                        (long long)n[i].length, (long long)n[i].null_count);
@@ -587,9 +587,9 @@ static QvStatus decode_blocks(Decoder *d, QvFbVector v, const char *where, int64
   if (b == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
     const uint8_t *p = qv_fb_vec_at(v, i);
-    b[i].offset = qv_fb_load_i64(p);
-    b[i].meta_data_length = qv_fb_load_i32(p + 8);
-    b[i].body_length = qv_fb_load_i64(p + 16);
+    b[i].offset = qv_le_i64(p);
+    b[i].meta_data_length = qv_le_i32(p + 8);
+    b[i].body_length = qv_le_i64(p + 16);
     if (b[i].offset < 0 || b[i].meta_data_length < 0 || b[i].body_length < 0)
       return invalid(d, "Footer.%s[%zu]: negative offset or length", where, i);
   }

@@ -13,6 +13,7 @@
 
 #include "ipc/source_internal.h"
 #include "quiver/ipc.h"
+#include "util/load.h"
 #include "util/options.h"
 
 /* sequential reads allocate at most this much ahead of the bytes that
@@ -51,10 +52,6 @@ struct QvIpcReader {
   size_t head_n;
 };
 
-static uint32_t load_u32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 static bool has_magic(const uint8_t *p) { return memcmp(p, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) == 0; }
 
 void qv_ipc_message_reset(QvIpcMessage *msg) {
@@ -76,7 +73,7 @@ static QvStatus locate_footer(const uint8_t *tail, int64_t size, int64_t *footer
   if (!has_magic(tail + 4))
     return qv_error_set(error, QV_ETRUNCATED,
                         "file format: trailing ARROW1 magic is missing (truncated file?)");
-  int32_t flen = (int32_t)load_u32(tail);
+  int32_t flen = (int32_t)qv_le_u32(tail);
   if (flen <= 0 || flen > size - FILE_HEAD - FILE_TAIL)
     return qv_error_set(error, QV_EINVAL,
                         "file format: footer length %d does not fit a file of %lld bytes", flen,
@@ -235,14 +232,14 @@ static QvStatus parse_prefix(const QvIpcReader *r, int64_t pos, const uint8_t *p
     return qv_error_set(error, QV_ETRUNCATED,
                         "message at offset %lld: input ends inside the message prefix",
                         (long long)pos);
-  uint32_t first = load_u32(p);
+  uint32_t first = qv_le_u32(p);
   if (first == QV_IPC_CONTINUATION) {
     if (avail < 8)
       return qv_error_set(error, QV_ETRUNCATED,
                           "message at offset %lld: input ends inside the message prefix",
                           (long long)pos);
     *prefix_size = 8;
-    *len = (int32_t)load_u32(p + 4);
+    *len = (int32_t)qv_le_u32(p + 4);
   } else {
     *prefix_size = 4; /* legacy: no continuation marker */
     *len = (int32_t)first;
@@ -353,7 +350,7 @@ static QvStatus fetch_prefix(QvIpcReader *r, Mode mode, int64_t pos, const uint8
   *avail = 0;
   if (mode == MODE_SEQ) {
     QvStatus st = seq_read(r, p, 4, avail, error);
-    if (st || *avail < 4 || load_u32(p) != QV_IPC_CONTINUATION) return st;
+    if (st || *avail < 4 || qv_le_u32(p) != QV_IPC_CONTINUATION) return st;
     size_t more;
     st = seq_read(r, p + 4, 4, &more, error);
     *avail += more;

@@ -122,23 +122,9 @@ int64_t qv_sp_index_max(QvValueType t) {
 }
 
 int64_t qv_index_load(const uint8_t *buf, QvValueType index_type, int64_t i) {
-  const uint8_t *p;
-  switch (index_type) {
-    case QV_VALUE_INT8: return (int8_t)buf[i];
-    case QV_VALUE_UINT8: return buf[i];
-    case QV_VALUE_INT16: { int16_t v; p = buf + i * 2; memcpy(&v, p, 2); return v; }
-    case QV_VALUE_UINT16: { uint16_t v; p = buf + i * 2; memcpy(&v, p, 2); return v; }
-    case QV_VALUE_INT32: { int32_t v; p = buf + i * 4; memcpy(&v, p, 4); return v; }
-    case QV_VALUE_UINT32: { uint32_t v; p = buf + i * 4; memcpy(&v, p, 4); return v; }
-    case QV_VALUE_INT64: { int64_t v; p = buf + i * 8; memcpy(&v, p, 8); return v; }
-    case QV_VALUE_UINT64: {
-      uint64_t v;
-      p = buf + i * 8;
-      memcpy(&v, p, 8);
-      return v > (uint64_t)INT64_MAX ? -1 : (int64_t)v;
-    }
-    default: return -1;
-  }
+  if (!qv_sp_is_index_type(index_type)) return -1;
+  int64_t v = qv_sp_index_ld(buf, index_type, i);
+  return v < 0 && index_type == QV_VALUE_UINT64 ? -1 : v;
 }
 
 void qv_sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32]) {
@@ -194,8 +180,8 @@ void qv_sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src) {
     default: {
       /* two's complement wrap-around, done unsigned to stay defined */
       size_t w = qv_value_type_size(type);
-      uint64_t r = sp_load_bits(dst, w) + sp_load_bits(src, w);
-      sp_store_bits(dst, w, r);
+      uint64_t r = qv_ld_bits(dst, w) + qv_ld_bits(src, w);
+      qv_st_bits(dst, w, r);
       break;
     }
   }

@@ -94,8 +94,8 @@ bool qv_sparse_equals(const QvSparseTensor *a, const QvSparseTensor *b) {
   int64_t i = 0, j = 0;
   bool eq = true;
   for (;;) {
-    while (i < ea.n && (sp_load_bits(ea.values + (size_t)i * vs, vs) & mask) == 0) i++;
-    while (j < eb.n && (sp_load_bits(eb.values + (size_t)j * vs, vs) & mask) == 0) j++;
+    while (i < ea.n && (qv_ld_bits(ea.values + (size_t)i * vs, vs) & mask) == 0) i++;
+    while (j < eb.n && (qv_ld_bits(eb.values + (size_t)j * vs, vs) & mask) == 0) j++;
     if (i == ea.n || j == eb.n) {
       eq = i == ea.n && j == eb.n;
       break;

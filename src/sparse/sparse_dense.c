@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
+#include "util/cpu.h"
 #include "util/options.h"
 
 /* ---- scanning */
@@ -22,6 +23,7 @@ static int64_t scan_dispatch(const uint8_t *p, int64_t len, int64_t stride, int6
   if (cs == 1 && stride == (int64_t)vs) {
     int64_t k = qv_sp_scan_vec_i64(p, len, vs, mask, c0, ci, vals);
     if (k >= 0) return k;
+    qv_path_hit(QV_PATH_SCAN_PORTABLE);
   } else if (stride == (int64_t)vs) {
     /* COO coordinates are interleaved: the vector kernel writes contiguous
      * indices into a small buffer, spread out while still in L1 */
@@ -35,6 +37,7 @@ static int64_t scan_dispatch(const uint8_t *p, int64_t len, int64_t stride, int6
       k += c;
     }
     if (o >= len) return k;
+    qv_path_hit(QV_PATH_SCAN_PORTABLE);
   }
 #define SP_CS(VS, STRIDE)                                                                \
   if (cs == 1) return sp_scan_line(p, len, STRIDE, c0, ci, true, 1, vals, VS, mask);   \
@@ -303,15 +306,15 @@ QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
 /* ---- sparse -> dense */
 
 SP_INLINE void put(uint8_t *dst, int64_t flat, const uint8_t *v, size_t vs) {
-  sp_store_bits(dst + (size_t)flat * vs, vs, sp_load_bits(v, vs));
+  qv_st_bits(dst + (size_t)flat * vs, vs, qv_ld_bits(v, vs));
 }
 
 /* Duplicates (non-canonical COO) are summed: the first write stores, later
  * ones add, so a single entry keeps its exact bits (-0.0 included). */
 static void put_add(uint8_t *dst, int64_t flat, const uint8_t *v, size_t vs, QvValueType type) {
   uint8_t *p = dst + (size_t)flat * vs;
-  if (sp_load_bits(p, vs) == 0)
-    sp_store_bits(p, vs, sp_load_bits(v, vs));
+  if (qv_ld_bits(p, vs) == 0)
+    qv_st_bits(p, vs, qv_ld_bits(v, vs));
   else
     qv_sp_value_add(type, p, v);
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
+#include "util/cpu.h"
 
 /* Sizes measured on a 4000x4000 float64 matrix (the speed varied little
  * around them; smaller blocks cost more in the assembly, larger ones in
@@ -120,7 +121,7 @@ SP_INLINE bool sort_block(Tr *t, int64_t width, int64_t nb, int64_t line0, int n
       const int32_t *tp = t->tpos + u * (nt + 1) + ti;
       for (int32_t k = tp[0]; k < tp[1]; k++) {
         int32_t q = cnt[si[k]]++;
-        sp_store_bits(ival + (size_t)q * vs, vs, sp_load_bits(sv + (size_t)k * vs, vs));
+        qv_st_bits(ival + (size_t)q * vs, vs, qv_ld_bits(sv + (size_t)k * vs, vs));
         ioff[q] = (uint8_t)u;
       }
     }
@@ -165,7 +166,7 @@ SP_INLINE bool assemble(Tr *t, int64_t m0, int64_t width, int64_t nb, int64_t nn
           for (int64_t j = j0; j < j1; j++) {
             int64_t c = seg[j], p = opos[j];
             for (int64_t i = 0; i < c; i++)
-              sp_store_bits(ov + (size_t)(p + i) * vs, vs, sp_load_bits(ival + (size_t)(q + i) * vs, vs));
+              qv_st_bits(ov + (size_t)(p + i) * vs, vs, qv_ld_bits(ival + (size_t)(q + i) * vs, vs));
             opos[j] = p + c;
             q += c;
           }
@@ -193,7 +194,9 @@ SP_INLINE int64_t scan_into(Tr *t, const uint8_t *line, int64_t o, int64_t len, 
   uint8_t *v = t->svals + (size_t)fill * vs;
   if (t->stride == (int64_t)vs) {
     int64_t k = qv_sp_scan_vec_u32(p, len, vs, t->mask, (uint32_t)o, ci, v);
-    return k >= 0 ? k : sp_scan_line(p, len, (int64_t)vs, o, ci, false, 1, v, vs, t->mask);
+    if (k >= 0) return k;
+    qv_path_hit(QV_PATH_SCAN_PORTABLE);
+    return sp_scan_line(p, len, (int64_t)vs, o, ci, false, 1, v, vs, t->mask);
   }
   return sp_scan_line(p, len, t->stride, o, ci, false, 1, v, vs, t->mask);
 }
@@ -258,6 +261,7 @@ static bool run(Tr *t, int64_t nmajor, size_t vs) {
 
 QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error) {
   memset(c, 0, sizeof *c);
+  qv_path_hit(QV_PATH_DENSE_ACROSS);
   int sn = 1 - sm;
   size_t vs = qv_value_type_size(d->type);
   int64_t nlines = d->shape[sm], nmajor = d->shape[sn], size = qv_tensor_size(d);

@@ -4,8 +4,9 @@
  * their speed does not depend on where the non-zeros are. x86-64 with AVX2
  * only (checked at run time); elsewhere the callers' scalar scans run. */
 #include "sparse/sparse_internal.h"
+#include "util/cpu.h"
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#ifdef QV_X86_DISPATCH
 #include <immintrin.h>
 
 /* By the 4-bit mask of non-zero lanes: the source lane of each output lane
@@ -26,8 +27,8 @@ static const uint32_t pair4[16][8] __attribute__((aligned(32))) = {
  * faults, and the address is formed as an integer. */
 enum { PREFETCH = 8192 };
 
-#define SP_AVX2 __attribute__((target("avx2,popcnt")))
-#define SP_AVX2_INLINE static inline __attribute__((always_inline, target("avx2,popcnt")))
+#define SP_AVX2 QV_TARGET_AVX2_POPCNT
+#define SP_AVX2_INLINE static inline __attribute__((always_inline)) QV_TARGET_AVX2_POPCNT
 
 /* Stores the indices c0 .. c0 + 3 of the lanes in mask m, set lanes first. */
 SP_AVX2_INLINE void put_index(void *ci, int64_t k, bool wide, int64_t c0, unsigned m) {
@@ -84,12 +85,12 @@ SP_AVX2_INLINE int64_t scan_avx2(const uint8_t *p, int64_t len, size_t vs, uint6
     }
   }
   for (; j < len; j++) {
-    uint64_t v = sp_load_bits(p + (size_t)j * vs, vs);
+    uint64_t v = qv_ld_bits(p + (size_t)j * vs, vs);
     if (wide)
       ((int64_t *)ci)[k] = c0 + j;
     else
       ((uint32_t *)ci)[k] = (uint32_t)(c0 + j);
-    sp_store_bits(vals + (size_t)k * vs, vs, v);
+    qv_st_bits(vals + (size_t)k * vs, vs, v);
     k += (v & mask) != 0;
   }
   return k;
@@ -112,8 +113,11 @@ static SP_AVX2 int64_t scan_avx2_i64_4(const uint8_t *p, int64_t len, uint64_t m
   return scan_avx2(p, len, 4, mask, c0, ci, true, vals);
 }
 
-/* a load of the CPU model libgcc / compiler-rt fill in at start-up */
-static bool have_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt"); }
+static bool have_avx2(void) {
+  if (!qv_cpu_has(QV_CPU_AVX2 | QV_CPU_POPCNT)) return false;
+  qv_path_hit(QV_PATH_SCAN_AVX2);
+  return true;
+}
 
 int64_t qv_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
                         uint8_t *vals) {

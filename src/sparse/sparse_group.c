@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
+#include "util/cpu.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -51,15 +52,15 @@ SP_INLINE void seg_sort(int64_t *idx, uint8_t *val, int64_t n, size_t vs, SegTmp
   if (n <= 32) {
     for (int64_t i = 1; i < n; i++) {
       int64_t k = idx[i];
-      uint64_t v = sp_load_bits(val + (size_t)i * vs, vs);
+      uint64_t v = qv_ld_bits(val + (size_t)i * vs, vs);
       int64_t j = i;
       while (j > 0 && idx[j - 1] > k) {
         idx[j] = idx[j - 1];
-        sp_store_bits(val + (size_t)j * vs, vs, sp_load_bits(val + (size_t)(j - 1) * vs, vs));
+        qv_st_bits(val + (size_t)j * vs, vs, qv_ld_bits(val + (size_t)(j - 1) * vs, vs));
         j--;
       }
       idx[j] = k;
-      sp_store_bits(val + (size_t)j * vs, vs, v);
+      qv_st_bits(val + (size_t)j * vs, vs, v);
     }
     return;
   }
@@ -110,7 +111,7 @@ SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, u
           qv_sp_value_add(vtype, val + (size_t)(w - 1) * vs, val + (size_t)k * vs);
         } else {
           idx[w] = idx[k];
-          sp_store_bits(val + (size_t)w * vs, vs, sp_load_bits(val + (size_t)k * vs, vs));
+          qv_st_bits(val + (size_t)w * vs, vs, qv_ld_bits(val + (size_t)k * vs, vs));
           w++;
         }
       }
@@ -185,7 +186,7 @@ SP_INLINE bool group_direct(const Src *src, bool csx, int64_t nkeys, int64_t *pt
   SP_FOR_EACH(src, csx, key, minor, i, {
     int64_t pos = cur[key]++;
     idx[pos] = minor;
-    sp_store_bits(val + (size_t)pos * vs, vs, sp_load_bits(src->values + (size_t)i * vs, vs));
+    qv_st_bits(val + (size_t)pos * vs, vs, qv_ld_bits(src->values + (size_t)i * vs, vs));
   });
   qv_sp_free(cur);
   return true;
@@ -221,7 +222,7 @@ SP_INLINE void digit_pass(const int64_t *ai, const uint8_t *av, const uint32_t *
   for (int64_t j = 0; j < len; j++) {
     int64_t pos = cnt[(((uint64_t)ai[j] & mmask) >> shift) & dm]++;
     bi[pos] = ai[j];
-    sp_store_bits(bv + (size_t)pos * vs, vs, sp_load_bits(av + (size_t)j * vs, vs));
+    qv_st_bits(bv + (size_t)pos * vs, vs, qv_ld_bits(av + (size_t)j * vs, vs));
     if (!packed) bl[pos] = al[j];
   }
 }
@@ -303,7 +304,7 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
     dup |= kv == prev;
     prev = kv;
     out[j] = (int64_t)(kv & mmask);
-    sp_store_bits(vout + (size_t)j * vs, vs, sp_load_bits(t->vals + (size_t)(it & pmask) * vs, vs));
+    qv_st_bits(vout + (size_t)j * vs, vs, qv_ld_bits(t->vals + (size_t)(it & pmask) * vs, vs));
   }
   if (!dup) {
     *wp = base + len;
@@ -453,7 +454,7 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
 #endif
     SP_FOR_EACH(src, csx, key, minor, i, {
       int64_t pos = cur[key >> s]++;
-      sp_store_bits(val + (size_t)pos * vs, vs, sp_load_bits(src->values + (size_t)i * vs, vs));
+      qv_st_bits(val + (size_t)pos * vs, vs, qv_ld_bits(src->values + (size_t)i * vs, vs));
       if (packed) {
         idx[pos] = (int64_t)(((uint64_t)key & mask) << mbits | (uint64_t)minor);
       } else {
@@ -512,7 +513,7 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
       for (int64_t j = 0; j < len; j++) {
         int64_t pos = lc[SP_LOW(j)]++;
         idx[pos] = (int64_t)((uint64_t)ai[j] & mmask);
-        sp_store_bits(val + (size_t)pos * vs, vs, sp_load_bits(av + (size_t)j * vs, vs));
+        qv_st_bits(val + (size_t)pos * vs, vs, qv_ld_bits(av + (size_t)j * vs, vs));
       }
 #undef SP_LOW
       if (!csx) ok = finish_range(ptr, r0, r1, idx, val, vs, vtype, wp, &tmp);
@@ -540,6 +541,7 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
   int64_t w = 0;
   bool ok;
   if (!in_order && use_buckets(src->n, nkeys)) {
+    qv_path_hit(QV_PATH_GROUP_BUCKETED);
     int s = 0, mbits = 0;
     while (((nkeys - 1) >> s) >= MAX_BUCKETS) s++;
     while (mbits < 63 && ((uint64_t)(nminor - 1) >> mbits) != 0) mbits++;

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "quiver/sparse.h"
+#include "util/checked.h"
+#include "util/load.h"
 
 #if defined(__GNUC__)
 #define SP_INLINE static inline __attribute__((always_inline))
@@ -57,29 +59,23 @@ void *qv_sp_reserve(int64_t n, size_t size);
 QvStatus qv_sp_nomem(QvError *error, const char *what, int64_t n, size_t size);
 
 bool qv_sp_is_index_type(QvValueType t);
+/* Entry i of an index buffer (an integer type; the type is a constant
+ * after inlining). uint64 values above INT64_MAX load negative. */
+SP_INLINE int64_t qv_sp_index_ld(const uint8_t *buf, QvValueType type, int64_t i) {
+  switch (type) {
+    case QV_VALUE_INT8: return qv_ld_i8(buf + i);
+    case QV_VALUE_UINT8: return buf[i];
+    case QV_VALUE_INT16: return qv_ld_i16(buf + i * 2);
+    case QV_VALUE_UINT16: return qv_ld_u16(buf + i * 2);
+    case QV_VALUE_INT32: return qv_ld_i32(buf + i * 4);
+    case QV_VALUE_UINT32: return qv_ld_u32(buf + i * 4);
+    default: return qv_ld_i64(buf + i * 8);
+  }
+}
 /* Largest value an index type holds (uint64 capped at INT64_MAX). */
 int64_t qv_sp_index_max(QvValueType t);
 /* Formats entry i of an index buffer with its own signedness. */
 void qv_sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32]);
-
-/* Raw value bits of width w (1, 2, 4, 8) loaded / stored little-endian
- * through memcpy: buffers need not be aligned. */
-SP_INLINE uint64_t sp_load_bits(const uint8_t *p, size_t w) {
-  switch (w) {
-    case 1: return *p;
-    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v; }
-  }
-}
-SP_INLINE void sp_store_bits(uint8_t *p, size_t w, uint64_t v) {
-  switch (w) {
-    case 1: *p = (uint8_t)v; break;
-    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-    default: memcpy(p, &v, 8); break;
-  }
-}
 
 /* The portable dense scan: appends the non-zeros of len values (byte
  * stride `stride`): index c0 + j to ci[k * cs] (int64 when `wide`, else
@@ -100,19 +96,19 @@ SP_INLINE int64_t sp_scan_line(const uint8_t *p, int64_t len, int64_t stride, in
   for (; j + 8 <= len; j += 8) {
     const uint8_t *b = p + j * stride;
     uint64_t v[8];
-    for (int u = 0; u < 8; u++) v[u] = sp_load_bits(b + u * stride, vs);
+    for (int u = 0; u < 8; u++) v[u] = qv_ld_bits(b + u * stride, vs);
     if ((((v[0] | v[1]) | (v[2] | v[3])) | ((v[4] | v[5]) | (v[6] | v[7]))) & mask) {
       for (int u = 0; u < 8; u++) {
         sp_scan_put_index(ci, wide, k * cs, c0 + j + u);
-        sp_store_bits(vals + (size_t)k * vs, vs, v[u]);
+        qv_st_bits(vals + (size_t)k * vs, vs, v[u]);
         k += (v[u] & mask) != 0;
       }
     }
   }
   for (; j < len; j++) {
-    uint64_t v = sp_load_bits(p + j * stride, vs);
+    uint64_t v = qv_ld_bits(p + j * stride, vs);
     sp_scan_put_index(ci, wide, k * cs, c0 + j);
-    sp_store_bits(vals + (size_t)k * vs, vs, v);
+    qv_st_bits(vals + (size_t)k * vs, vs, v);
     k += (v & mask) != 0;
   }
   return k;

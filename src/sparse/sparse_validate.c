@@ -6,30 +6,8 @@
 
 #include "sparse/sparse_internal.h"
 
-/* a * b + c for non-negative operands, false on int64 overflow */
-static bool mul_add_ok(int64_t a, int64_t b, int64_t c, int64_t *out) {
-  if (a < 0 || b < 0 || c < 0) return false;
-  if (a != 0 && b > INT64_MAX / a) return false;
-  int64_t p = a * b;
-  if (p > INT64_MAX - c) return false;
-  *out = p + c;
-  return true;
-}
-
-/* Loads entry i; the type is a compile-time constant after inlining. uint64
- * values above INT64_MAX come back negative, which every range check below
- * rejects. */
-SP_INLINE int64_t ld(const uint8_t *buf, QvValueType type, int64_t i) {
-  switch (type) {
-    case QV_VALUE_INT8: return (int8_t)buf[i];
-    case QV_VALUE_UINT8: return buf[i];
-    case QV_VALUE_INT16: { int16_t v; memcpy(&v, buf + i * 2, 2); return v; }
-    case QV_VALUE_UINT16: { uint16_t v; memcpy(&v, buf + i * 2, 2); return v; }
-    case QV_VALUE_INT32: { int32_t v; memcpy(&v, buf + i * 4, 4); return v; }
-    case QV_VALUE_UINT32: { uint32_t v; memcpy(&v, buf + i * 4, 4); return v; }
-    default: { int64_t v; memcpy(&v, buf + i * 8, 8); return v; }
-  }
-}
+/* Index entries come from qv_sp_index_ld: uint64 values above INT64_MAX
+ * load negative, which every range check below rejects. */
 
 #define SP_EACH_INDEX_TYPE(X) \
   X(QV_VALUE_INT8) X(QV_VALUE_UINT8) X(QV_VALUE_INT16) X(QV_VALUE_UINT16) \
@@ -43,7 +21,7 @@ SP_INLINE int64_t coo_range_scan(const uint8_t *coords, int64_t s0, int64_t s1, 
   for (int64_t i = 0; i < nnz; i++) {
     const uint8_t *row = coords + i * s0;
     for (int32_t d = 0; d < ndim; d++) {
-      int64_t v = ld(row + d * s1, type, 0);
+      int64_t v = qv_sp_index_ld(row + d * s1, type, 0);
       if ((uint64_t)v >= (uint64_t)shape[d]) return i * ndim + d;
     }
   }
@@ -57,7 +35,7 @@ SP_INLINE int64_t coo_order_scan(const uint8_t *coords, int64_t s0, int64_t s1, 
     const uint8_t *a = coords + (i - 1) * s0, *b = coords + i * s0;
     int32_t d = 0;
     for (; d < ndim; d++) {
-      int64_t x = ld(a + d * s1, type, 0), y = ld(b + d * s1, type, 0);
+      int64_t x = qv_sp_index_ld(a + d * s1, type, 0), y = qv_sp_index_ld(b + d * s1, type, 0);
       if (y > x) break;
       if (y < x) return i;
     }
@@ -75,7 +53,7 @@ static QvStatus validate_coo(const QvSparseTensor *t, bool coords, QvError *erro
     return qv_error_set(error, QV_EINVAL, "COO coords: negative strides [%" PRId64 ", %" PRId64 "]",
                         s0, s1);
   int64_t last, span;
-  if (!mul_add_ok(t->nnz - 1, s0, 0, &last) || !mul_add_ok((int64_t)t->ndim - 1, s1, isize, &span) ||
+  if (!qv_mul_add_i64(t->nnz - 1, s0, 0, &last) || !qv_mul_add_i64((int64_t)t->ndim - 1, s1, isize, &span) ||
       last > INT64_MAX - span)
     return qv_error_set(error, QV_EINVAL,
                         "COO coords: %" PRId64 " x %d entries with strides [%" PRId64 ", %" PRId64
@@ -179,7 +157,7 @@ static QvStatus check_segment(const char *what, const char *group, int64_t gi, c
 
 static QvStatus check_len(const char *what, int64_t n, QvValueType type, QvError *error) {
   int64_t bytes;
-  if (n < 0 || !mul_add_ok(n, (int64_t)qv_value_type_size(type), 0, &bytes))
+  if (n < 0 || !qv_mul_add_i64(n, (int64_t)qv_value_type_size(type), 0, &bytes))
     return qv_error_set(error, QV_EINVAL, "%s: invalid length %" PRId64, what, n);
   return QV_OK;
 }
@@ -313,7 +291,7 @@ QvStatus qv_sp_validate(const QvSparseTensor *t, bool coords, QvError *error) {
       return qv_error_set(error, QV_EINVAL, "sparse tensor: dim_names[%d] is NULL", (int)d);
   }
   int64_t vbytes;
-  if (t->nnz < 0 || !mul_add_ok(t->nnz, (int64_t)qv_value_type_size(t->value_type), 0, &vbytes))
+  if (t->nnz < 0 || !qv_mul_add_i64(t->nnz, (int64_t)qv_value_type_size(t->value_type), 0, &vbytes))
     return qv_error_set(error, QV_EINVAL, "sparse tensor: invalid nnz %" PRId64, t->nnz);
   if (t->nnz > 0 && t->values == NULL)
     return qv_error_set(error, QV_EINVAL, "sparse tensor: values buffer is NULL with nnz %" PRId64,

@@ -311,39 +311,14 @@ static void load_integer(QvValueType type, const uint8_t *p, int64_t *s, uint64_
                          bool *is_signed) {
   *is_signed = type <= QV_VALUE_INT64;
   switch (type) {
-    case QV_VALUE_INT8: {
-      int8_t v;
-      memcpy(&v, p, 1);
-      *s = v;
-      break;
-    }
-    case QV_VALUE_INT16: {
-      int16_t v;
-      memcpy(&v, p, 2);
-      *s = v;
-      break;
-    }
-    case QV_VALUE_INT32: {
-      int32_t v;
-      memcpy(&v, p, 4);
-      *s = v;
-      break;
-    }
-    case QV_VALUE_INT64: memcpy(s, p, 8); break;
+    case QV_VALUE_INT8: *s = qv_ld_i8(p); break;
+    case QV_VALUE_INT16: *s = qv_ld_i16(p); break;
+    case QV_VALUE_INT32: *s = qv_ld_i32(p); break;
+    case QV_VALUE_INT64: *s = qv_ld_i64(p); break;
     case QV_VALUE_UINT8: *u = *p; break;
-    case QV_VALUE_UINT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      *u = v;
-      break;
-    }
-    case QV_VALUE_UINT32: {
-      uint32_t v;
-      memcpy(&v, p, 4);
-      *u = v;
-      break;
-    }
-    default: memcpy(u, p, 8); break;
+    case QV_VALUE_UINT16: *u = qv_ld_u16(p); break;
+    case QV_VALUE_UINT32: *u = qv_ld_u32(p); break;
+    default: *u = qv_ld_u64(p); break;
   }
 }
 

@@ -7,61 +7,22 @@
 #include <string.h>
 
 #include "quiver/tensor.h"
+#include "util/load.h"
 
 /* Reads one element as double (data may be unaligned). */
 static inline double qv_tensor_load_double(QvValueType type, const uint8_t *p) {
   switch (type) {
-    case QV_VALUE_INT8: {
-      int8_t v;
-      memcpy(&v, p, 1);
-      return v;
-    }
-    case QV_VALUE_INT16: {
-      int16_t v;
-      memcpy(&v, p, 2);
-      return v;
-    }
-    case QV_VALUE_INT32: {
-      int32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case QV_VALUE_INT64: {
-      int64_t v;
-      memcpy(&v, p, 8);
-      return (double)v;
-    }
+    case QV_VALUE_INT8: return qv_ld_i8(p);
+    case QV_VALUE_INT16: return qv_ld_i16(p);
+    case QV_VALUE_INT32: return qv_ld_i32(p);
+    case QV_VALUE_INT64: return (double)qv_ld_i64(p);
     case QV_VALUE_UINT8: return *p;
-    case QV_VALUE_UINT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      return v;
-    }
-    case QV_VALUE_UINT32: {
-      uint32_t v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case QV_VALUE_UINT64: {
-      uint64_t v;
-      memcpy(&v, p, 8);
-      return (double)v;
-    }
-    case QV_VALUE_FLOAT16: {
-      uint16_t v;
-      memcpy(&v, p, 2);
-      return qv_half_to_float(v);
-    }
-    case QV_VALUE_FLOAT32: {
-      float v;
-      memcpy(&v, p, 4);
-      return v;
-    }
-    case QV_VALUE_FLOAT64: {
-      double v;
-      memcpy(&v, p, 8);
-      return v;
-    }
+    case QV_VALUE_UINT16: return qv_ld_u16(p);
+    case QV_VALUE_UINT32: return qv_ld_u32(p);
+    case QV_VALUE_UINT64: return (double)qv_ld_u64(p);
+    case QV_VALUE_FLOAT16: return qv_half_to_float(qv_ld_u16(p));
+    case QV_VALUE_FLOAT32: return qv_ld_f32(p);
+    case QV_VALUE_FLOAT64: return qv_ld_f64(p);
     default: return 0.0;
   }
 }

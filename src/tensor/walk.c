@@ -164,27 +164,13 @@ int64_t qv_tensor_count_nonzero(const QvTensor *t) {
   }                                                                \
   return true;
 
-static inline double load_f64(const uint8_t *p) {
-  double v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline float load_f32(const uint8_t *p) {
-  float v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-static inline float load_f16(const uint8_t *p) {
-  uint16_t v;
-  memcpy(&v, p, sizeof v);
-  return qv_half_to_float(v);
-}
+static inline float load_f16(const uint8_t *p) { return qv_half_to_float(qv_ld_u16(p)); }
 
 static bool run_equal(QvValueType type, const uint8_t *a, int64_t sa, const uint8_t *b, int64_t sb,
                       int64_t n, bool nans_equal) {
   switch (type) {
-    case QV_VALUE_FLOAT64: FLOAT_RUN_EQUAL(double, load_f64)
-    case QV_VALUE_FLOAT32: FLOAT_RUN_EQUAL(float, load_f32)
+    case QV_VALUE_FLOAT64: FLOAT_RUN_EQUAL(double, qv_ld_f64)
+    case QV_VALUE_FLOAT32: FLOAT_RUN_EQUAL(float, qv_ld_f32)
     case QV_VALUE_FLOAT16: FLOAT_RUN_EQUAL(float, load_f16)
     default: break;
   }

@@ -3,7 +3,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#include "util/cpu.h"
+
+#ifdef QV_X86_DISPATCH
 #include <immintrin.h>
 #define QV_STREAM_COPY 1
 #endif
@@ -12,7 +14,7 @@
 
 #if QV_STREAM_COPY
 /* dst 32-byte aligned; copies blocks * 128 bytes. */
-__attribute__((target("avx2"))) static void stream_avx2(uint8_t *d, const uint8_t *s,
+QV_TARGET_AVX2 static void stream_avx2(uint8_t *d, const uint8_t *s,
                                                          size_t blocks) {
   for (size_t i = 0; i < blocks; i++, d += 128, s += 128) {
     __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)s);
@@ -54,10 +56,12 @@ void qv_copy_large(void *dst, const void *src, size_t n) {
     s += head;
     n -= head;
     size_t blocks = n / 128;
-    if (__builtin_cpu_supports("avx2"))
+    if (qv_cpu_has(QV_CPU_AVX2)) {
+      qv_path_hit(QV_PATH_STREAM_COPY_AVX2);
       stream_avx2(d, s, blocks);
-    else
+    } else {
       stream_sse2(d, s, blocks);
+    }
     memcpy(d + blocks * 128, s + blocks * 128, n % 128);
     return;
   }

@@ -23,7 +23,7 @@ static void put32(uint8_t *buf, size_t pos, uint32_t v) {
 static uint16_t get16(const uint8_t *buf, size_t pos) {
   return (uint16_t)(buf[pos] | buf[pos + 1] << 8);
 }
-static uint32_t get32(const uint8_t *buf, size_t pos) { return (uint32_t)qv_fb_load_i32(buf + pos); }
+static uint32_t get32(const uint8_t *buf, size_t pos) { return (uint32_t)qv_le_i32(buf + pos); }
 
 static uint8_t *finish_copy(QvFbBuilder *b, QvFbRef root, size_t *size) {
   const uint8_t *out;

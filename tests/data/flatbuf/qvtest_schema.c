@@ -7,7 +7,7 @@
 QvtMixed qvt_load_mixed(const uint8_t *p) {
   QvtMixed m;
   m.a = (int8_t)p[0];
-  m.b = qv_fb_load_i64(p + 8);
+  m.b = qv_le_i64(p + 8);
   m.c = (int16_t)(p[16] | p[17] << 8);
   return m;
 }
@@ -286,9 +286,9 @@ static void qvt_mix(uint64_t *d, uint64_t v) {
 static int64_t qvt_raw_vector_len(QvFbTable t, unsigned slot) {
   size_t pos = qv_fb_field_pos(t, slot, 4);
   if (pos == 0) return -1;
-  uint32_t rel = (uint32_t)qv_fb_load_i32(t.buf + pos);
+  uint32_t rel = (uint32_t)qv_le_i32(t.buf + pos);
   if (rel == 0 || rel >= t.size - pos || t.size - pos - rel < 4) return -1;
-  return (int64_t)(uint32_t)qv_fb_load_i32(t.buf + pos + rel);
+  return (int64_t)(uint32_t)qv_le_i32(t.buf + pos + rel);
 }
 
 /* In strict mode (the buffer verified against qvt_root_desc) a present
@@ -429,7 +429,7 @@ const char *qvt_walk(const uint8_t *buf, size_t size, bool strict, uint64_t *d) 
   }
   const uint8_t *small = qv_fb_struct(r, QVT_SMALL, QVT_SMALL_SIZE);
   QVT_CHECK(!qv_fb_has(r, QVT_SMALL) || small != NULL, "Root.small");
-  if (small) qvt_mix(d, qv_fb_load_i32(small));
+  if (small) qvt_mix(d, qv_le_i32(small));
 
   if ((e = qvt_walk_string(qv_fb_string(r, QVT_NAME), true, strict, d, "Root.name"))) return e;
   if ((e = qvt_walk_string(qv_fb_string(r, QVT_EMPTY), qv_fb_has(r, QVT_EMPTY), strict, d,

@@ -1,0 +1,66 @@
+/* CPU feature dispatch, written once for the library, and the counters
+ * that let tests prove a fast path ran.
+ *
+ * Kernels built for a wider instruction set (target attributes on x86-64;
+ * the baseline build targets plain x86-64) run only when qv_cpu_has says
+ * the CPU has it. qv_cpu_override restricts what qv_cpu_has reports, so a
+ * test can run the portable path on a machine with AVX2 and compare.
+ *
+ * Every fast path bumps its counter once per call (not per element): a
+ * relaxed atomic load and store, no locked read-modify-write, so it costs
+ * a cycle or two against calls that each process a whole line, buffer or
+ * conversion. Concurrent calls may lose counts, which only the
+ * single-threaded tests read: before and after an operation, so that a
+ * fallback cannot silently stand in for the path. */
+#ifndef QUIVER_UTIL_CPU_H
+#define QUIVER_UTIL_CPU_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define QV_X86_DISPATCH 1
+#define QV_TARGET_AVX2 __attribute__((target("avx2")))
+#define QV_TARGET_POPCNT __attribute__((target("popcnt")))
+#define QV_TARGET_AVX2_POPCNT __attribute__((target("avx2,popcnt")))
+#endif
+
+#define QV_CPU_AVX2 (1u << 0)
+#define QV_CPU_POPCNT (1u << 1)
+#define QV_CPU_ALL (~0u)
+
+/* Features of this CPU that may be used (detected, then masked by any
+ * qv_cpu_override). 0 on other architectures. */
+unsigned qv_cpu_features(void);
+static inline bool qv_cpu_has(unsigned features) {
+  return (qv_cpu_features() & features) == features;
+}
+/* Test hook: from now on report only the detected features that are also
+ * in `allowed` (0: the portable paths only; QV_CPU_ALL: as detected).
+ * Returns the previous mask. Process-wide. */
+unsigned qv_cpu_override(unsigned allowed);
+
+/* Fast paths with a counter. */
+typedef enum QvPath {
+  QV_PATH_SCAN_AVX2,         /* dense scan: AVX2 zero-test-and-compact kernels */
+  QV_PATH_SCAN_PORTABLE,     /* dense scan: the portable line scan of a contiguous line */
+  QV_PATH_DENSE_ACROSS,      /* dense -> CSC / column-major -> CSR by blocked transposes */
+  QV_PATH_GROUP_BUCKETED,    /* COO/CSX -> CSX by cache-sized radix buckets */
+  QV_PATH_OFFSETS_AVX2,      /* validation: AVX2 offsets monotonicity */
+  QV_PATH_ASCII_AVX2,        /* validation: AVX2 ASCII prefix */
+  QV_PATH_POPCNT,            /* validation: POPCNT null count */
+  QV_PATH_STREAM_COPY_AVX2,  /* large copies with AVX2 streaming stores */
+  QV_PATH_COUNT
+} QvPath;
+
+extern uint64_t qv_path_hits[QV_PATH_COUNT];
+
+static inline void qv_path_hit(QvPath path) {
+  __atomic_store_n(&qv_path_hits[path], __atomic_load_n(&qv_path_hits[path], __ATOMIC_RELAXED) + 1,
+                   __ATOMIC_RELAXED);
+}
+static inline uint64_t qv_path_count(QvPath path) {
+  return __atomic_load_n(&qv_path_hits[path], __ATOMIC_RELAXED);
+}
+
+#endif
