@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "util/load.h"
+
 const uint8_t qv_npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
 bool qv_npy_host_big_endian(void) {
@@ -288,9 +290,7 @@ QvStatus qv_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, Q
   size_t pre = h->major == 1 ? 10 : 12;
   if (size < pre)
     return qv_error_set(error, QV_ETRUNCATED, ".npy: truncated inside the header length");
-  uint64_t hl = h->major == 1 ? (uint64_t)data[8] | (uint64_t)data[9] << 8
-                              : (uint64_t)data[8] | (uint64_t)data[9] << 8 |
-                                    (uint64_t)data[10] << 16 | (uint64_t)data[11] << 24;
+  uint64_t hl = h->major == 1 ? qv_le_u16(data + 8) : qv_le_u32(data + 8);
   if (hl > QV_NPY_MAX_HEADER_SIZE)
     return qv_error_set(error, QV_ELIMIT, ".npy: header length %llu exceeds the limit of %d",
                         (unsigned long long)hl, QV_NPY_MAX_HEADER_SIZE);
