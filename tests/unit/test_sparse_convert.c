@@ -8,6 +8,7 @@
 
 #include "quiver/sparse.h"
 #include "test_util.h"
+#include "util/cpu.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
 static uint64_t rnd(void) {
@@ -768,7 +769,10 @@ static void bucketed_vs_canonical(int64_t nrows, int64_t ncols, int minor_shift,
                                                         .values = v}, &err),
                    QV_OK);
   assert_int_equal(qv_sparse_canonicalize(&coo, &canon, &err), QV_OK);
+  /* every caller's input is large enough for the buckets: prove they ran */
+  uint64_t runs = qv_path_count(QV_PATH_GROUP_BUCKETED);
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &csr, &err), QV_OK);
+  assert_int_equal(qv_path_count(QV_PATH_GROUP_BUCKETED), runs + 1);
   assert_int_equal(csr.nnz, canon.nnz);
   assert_true(canon.nnz < N);
   assert_int_equal(qv_sparse_validate(&csr, &err), QV_OK);

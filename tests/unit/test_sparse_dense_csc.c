@@ -10,6 +10,7 @@
 
 #include "quiver/sparse.h"
 #include "test_util.h"
+#include "util/cpu.h"
 
 static uint64_t rng_state = 0x2545f4914f6cdd1du;
 static uint64_t rnd(void) {
@@ -271,12 +272,81 @@ static void test_other_outputs(void **state) {
   free(b);
 }
 
-int main(void) {
+/* The blocked transpose is what serves orientations across the memory
+ * order (and only those): its counter proves the tests above exercised it. */
+static void test_across_path_taken(void **state) {
+  (void)state;
+  QvTensor rm, cm;
+  QvError err;
+  uint8_t *b = make_matrix(&rm, QV_VALUE_FLOAT64, 300, 200, 200 * 8, 8, 20, -1, -1);
+  assert_int_equal(qv_tensor_copy(&rm, true, &cm, &err), QV_OK);
+  uint64_t n0 = qv_path_count(QV_PATH_DENSE_ACROSS);
+  check_csx(&rm, QV_SPARSE_CSC);
+  assert_int_equal(qv_path_count(QV_PATH_DENSE_ACROSS), n0 + 1);
+  check_csx(&cm, QV_SPARSE_CSR);
+  assert_int_equal(qv_path_count(QV_PATH_DENSE_ACROSS), n0 + 2);
+  check_csx(&rm, QV_SPARSE_CSR); /* along the memory order: the direct scan */
+  check_csx(&cm, QV_SPARSE_CSC);
+  assert_int_equal(qv_path_count(QV_PATH_DENSE_ACROSS), n0 + 2);
+  qv_tensor_reset(&cm);
+  qv_tensor_reset(&rm);
+  free(b);
+}
+
+/* Every orientation and COO with the AVX2 scan kernels, then with the CPU
+ * features masked (the portable scan): both checked exactly against the
+ * reference, and the counters show which path ran. */
+static void run_all_outputs(QvValueType t) {
+  int64_t w = (int64_t)qv_value_type_size(t);
+  QvTensor rm, cm;
+  QvError err;
+  uint8_t *b = make_matrix(&rm, t, 260, 333, 333 * w, w, 30, 4, 5);
+  assert_int_equal(qv_tensor_copy(&rm, true, &cm, &err), QV_OK);
+  check_both(&rm);
+  check_both(&cm);
+  check_coo(&rm);
+  check_coo(&cm);
+  qv_tensor_reset(&cm);
+  qv_tensor_reset(&rm);
+  free(b);
+}
+
+static void test_scan_vector_and_portable(void **state) {
+  (void)state;
+  if (!qv_cpu_has(QV_CPU_AVX2 | QV_CPU_POPCNT)) {
+    print_message("this CPU has no AVX2/POPCNT: the vector scan cannot run here\n");
+    skip();
+  }
+  static const QvValueType vector_types[2] = {QV_VALUE_FLOAT64, QV_VALUE_FLOAT32};
+  for (int i = 0; i < 2; i++) {
+    uint64_t v0 = qv_path_count(QV_PATH_SCAN_AVX2), p0 = qv_path_count(QV_PATH_SCAN_PORTABLE);
+    run_all_outputs(vector_types[i]);
+    assert_true(qv_path_count(QV_PATH_SCAN_AVX2) > v0);
+    assert_int_equal(qv_path_count(QV_PATH_SCAN_PORTABLE), p0);
+
+    qv_cpu_override(0);
+    v0 = qv_path_count(QV_PATH_SCAN_AVX2);
+    run_all_outputs(vector_types[i]);
+    qv_cpu_override(QV_CPU_ALL);
+    assert_int_equal(qv_path_count(QV_PATH_SCAN_AVX2), v0);
+    assert_true(qv_path_count(QV_PATH_SCAN_PORTABLE) > p0);
+  }
+}
+
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_coo_long_lines),
       cmocka_unit_test(test_block_line_limit),     cmocka_unit_test(test_block_scratch_limit),
       cmocka_unit_test(test_strips),               cmocka_unit_test(test_small_and_degenerate),
       cmocka_unit_test(test_strided_and_broadcast), cmocka_unit_test(test_other_outputs),
+      cmocka_unit_test(test_across_path_taken),
   };
-  return qv_test_run(tests, NULL, NULL);
+  const struct CMUnitTest vector_tests[] = {
+      cmocka_unit_test(test_scan_vector_and_portable),
+  };
+  const QvTestGroup groups[] = {
+      QV_TEST_GROUP("", tests, NULL, NULL),
+      QV_TEST_GROUP("vector", vector_tests, NULL, NULL),
+  };
+  return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
 }
