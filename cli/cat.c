@@ -527,6 +527,8 @@ static bool is_numpy(const char *path, const QvCliInput *in, QvError *err) {
 }
 
 int qv_cmd_cat(int argc, char **argv) {
+  for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "--json") == 0) return qv_cmd_cat_json(argc, argv);
   const char *path;
   QvCliInput in;
   int status = qv_cli_open_single_input("cat", argc, argv, &path, &in);

@@ -39,12 +39,15 @@ static const Command commands[] = {
      "  lengths are written, default elements as Arrow C++ reads them). to-npy\n"
      "  densifies a SparseTensor. .npz files are SciPy's save_npz format (CSR, CSC,\n"
      "  COO matrices); to-npz deflates unless --stored.\n"},
-    {"cat", qv_cmd_cat, "cat FILE|-            print tensors NumPy-style, record batches as a table",
-     "usage: quiver cat FILE|-\n"
+    {"cat", qv_cmd_cat, "cat [--json] FILE|-     print tensors NumPy-style, record batches as a table",
+     "usage: quiver cat [--json] FILE|-\n"
      "  Prints the values of every Tensor and SparseTensor message NumPy-style (a\n"
      "  large sparse tensor as its list of non-zeros), and a record batch stream\n"
      "  or file as a table: a schema line, the rows (long inputs keep their first\n"
-     "  and last rows), and a summary line. FILE '-' reads stdin.\n"},
+     "  and last rows), and a summary line. FILE '-' reads stdin.\n"
+     "  --json: record batches as Arrow's integration JSON; tensors and sparse\n"
+     "  tensors as {\"messages\": [...]} with type, shape, strides, dim names and\n"
+     "  values (sparse: format, index types, index buffers), see README.md.\n"},
     {"convert", qv_cmd_convert,
      "convert IN OUT --to=dense|coo|csr|csc|csf  dense <-> sparse tensors",
      "usage: quiver convert IN.arrow OUT.arrow --to=dense|coo|csr|csc|csf [--index N]\n"
