@@ -159,6 +159,39 @@ QV_API int64_t qv_metadata_size(const char *metadata);
 QV_API bool qv_metadata_get(const char *metadata, const char *key, const char **value,
                      int32_t *value_len);
 
+/* ---- physical layouts (Columnar.rst), for code that walks buffers */
+
+typedef enum QvLayout {
+  QV_LAYOUT_NULL,
+  QV_LAYOUT_BOOL,
+  QV_LAYOUT_FIXED,       /* byte_width bytes per value */
+  QV_LAYOUT_BINARY,      /* int32 offsets + data */
+  QV_LAYOUT_LARGE_BINARY,
+  QV_LAYOUT_VIEW,
+  QV_LAYOUT_LIST,        /* int32 offsets + child (list, map) */
+  QV_LAYOUT_LARGE_LIST,
+  QV_LAYOUT_LIST_VIEW,
+  QV_LAYOUT_LARGE_LIST_VIEW,
+  QV_LAYOUT_FIXED_LIST,
+  QV_LAYOUT_STRUCT,
+  QV_LAYOUT_SPARSE_UNION,
+  QV_LAYOUT_DENSE_UNION,
+  QV_LAYOUT_REE
+} QvLayout;
+
+/* The layout of a storage type (QvSchemaView.storage_type). */
+QV_API QvLayout qv_layout_of(QvArrowType storage_type);
+/* Whether the layout has a validity bitmap in slot 0. */
+QV_API bool qv_layout_has_validity(QvLayout layout);
+/* Number of buffers an ArrowArray of this layout carries (views: without
+ * the variadic buffers and the trailing sizes buffer). */
+QV_API int qv_layout_n_buffers(QvLayout layout);
+/* Byte width of the offsets of a binary/list-like layout (4 or 8), else 0. */
+QV_API int qv_layout_offset_width(QvLayout layout);
+
+/* Number of set bits in bits[start, start + length) (start in bits). */
+QV_API int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length);
+
 /* ---- views and validation */
 
 typedef enum QvValidateLevel {
@@ -210,6 +243,11 @@ QV_API QvStatus qv_array_view_set_array(QvArrayView *view, const struct ArrowArr
 /* Checks a filled-in view (children and dictionary included). */
 QV_API QvStatus qv_array_view_validate(const QvArrayView *view, QvValidateLevel level,
                                 QvError *error);
+/* As qv_array_view_validate, optionally without descending into
+ * dictionaries (a reader checks each dictionary once, when it arrives, not
+ * with every batch that refers to it). */
+QV_API QvStatus qv_array_view_validate_ex(const QvArrayView *view, QvValidateLevel level,
+                                          bool dictionaries, QvError *error);
 /* One-shot validation of an array against its schema. */
 QV_API QvStatus qv_array_validate(const struct ArrowArray *array, const struct ArrowSchema *schema,
                            QvValidateLevel level, QvError *error);

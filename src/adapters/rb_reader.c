@@ -5,18 +5,13 @@
  * used; nothing is allocated in proportion to a count before the count has
  * been checked against the bytes that hold it. */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "adapters/tensor_message.h"
-#include "array/array_internal.h"
 #include "ipc/source_internal.h"
+#include "util/load.h"
 #include "util/options.h"
 #include "quiver/recordbatch_ipc.h"
 
@@ -483,7 +478,7 @@ static QvStatus load_node(Loader *ld, const QvField *f, QvArrayView *v, int dept
   v->n_variadic = 0;
   memset(v->buffer, 0, sizeof v->buffer);
   memset(v->buffer_size, 0, sizeof v->buffer_size);
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qv_layout_of(v->type.storage_type);
   QvStatus st = QV_OK;
   if (qv_layout_has_validity(L) && (st = take_buffer(ld, v, 0, "validity"))) return st;
   switch (L) {

@@ -3,17 +3,18 @@
  * batches (full, delta or replacement), compression, stream and file
  * framing. Buffers that can be written as they are go straight from the
  * caller's memory to the sink. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-
-#include "array/array_internal.h"
 #include "quiver/recordbatch_ipc.h"
 #include "util/arena.h"
-#include "util/copy.h"
+#include "util/load.h"
 #include "util/options.h"
+
+/* Padding and the offsets of an empty array (at most 63 bytes). */
+static const uint8_t zeros[64];
+
+static int64_t bitmap_bytes(int64_t bits) { return bits / 8 + (bits % 8 != 0); }
 
 /* ---- serialization state of one message */
 
@@ -88,13 +89,13 @@ static uint8_t *temp(Ser *s, int64_t size) {
 /* Bits [from, from + n) of a bitmap as a buffer starting at bit 0. */
 static QvStatus push_bitmap(Ser *s, const uint8_t *bits, int64_t from, int64_t n) {
   if (n == 0) return push_seg(s, NULL, 0);
-  int64_t nb = qv_bitmap_bytes(n);
+  int64_t nb = bitmap_bytes(n);
   if (from % 8 == 0) return push_seg(s, bits + from / 8, nb);
   uint8_t *out = temp(s, nb);
   if (out == NULL) return nomem(s);
   const uint8_t *src = bits + from / 8;
   int shift = (int)(from % 8);
-  int64_t avail = qv_bitmap_bytes(from + n) - from / 8;
+  int64_t avail = bitmap_bytes(from + n) - from / 8;
   for (int64_t j = 0; j < nb; j++) {
     unsigned lo = src[j], hi = j + 1 < avail ? src[j + 1] : 0;
     out[j] = (uint8_t)((lo >> shift) | (hi << (8 - shift)));
@@ -104,7 +105,7 @@ static QvStatus push_bitmap(Ser *s, const uint8_t *bits, int64_t from, int64_t n
 }
 
 static int64_t nulls_in(const QvArrayView *v, int64_t start, int64_t length) {
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qv_layout_of(v->type.storage_type);
   if (L == QV_LAYOUT_NULL) return length;
   if (!qv_layout_has_validity(L) || v->buffer[0] == NULL || length == 0) return 0;
   if (start == 0 && length == v->length && v->null_count >= 0) return v->null_count;
@@ -117,7 +118,7 @@ static QvStatus push_offsets(Ser *s, const uint8_t *o, int w, int64_t p0, int64_
                              int64_t *first, int64_t *last) {
   if (length == 0) {
     *first = *last = 0;
-    return push_seg(s, (const uint8_t *)qv_zero_block, w);
+    return push_seg(s, zeros, w);
   }
   *first = qv_ld_offset(o, w, p0);
   *last = qv_ld_offset(o, w, p0 + length);
@@ -149,11 +150,10 @@ static QvStatus emit_ree(Ser *s, const QvArrayView *v, int64_t p0, int64_t lengt
     return emit(s, values, 0, 0, depth + 1);
   }
   int w = re->type.byte_width;
-  const uint8_t *d = re->buffer[1] + (size_t)re->offset * (size_t)w;
   int64_t i0 = qv_array_view_get_run(v, p0 - v->offset);
   int64_t i1 = qv_array_view_get_run(v, p0 - v->offset + length - 1);
   int64_t n = i1 - i0 + 1;
-  int64_t last = qv_ld_int(d + (size_t)i1 * (size_t)w, w, true);
+  int64_t last = qv_array_view_get_int(re, i1);
   if (p0 == 0 && last == length) {
     if ((st = emit(s, re, i0, n, depth + 1))) return st;
   } else {
@@ -162,17 +162,9 @@ static QvStatus emit_ree(Ser *s, const QvArrayView *v, int64_t p0, int64_t lengt
     uint8_t *out = temp(s, n * w);
     if (out == NULL) return nomem(s);
     for (int64_t k = 0; k < n; k++) {
-      int64_t e = qv_ld_int(d + (size_t)(i0 + k) * (size_t)w, w, true) - p0;
+      int64_t e = qv_array_view_get_int(re, i0 + k) - p0;
       if (e > length) e = length;
-      if (w == 2) {
-        int16_t x = (int16_t)e;
-        memcpy(out + 2 * k, &x, 2);
-      } else if (w == 4) {
-        int32_t x = (int32_t)e;
-        memcpy(out + 4 * k, &x, 4);
-      } else {
-        memcpy(out + 8 * k, &e, 8);
-      }
+      qv_st_bits(out + (size_t)k * (size_t)w, (size_t)w, (uint64_t)e); /* e fits: <= length */
     }
     if ((st = push_seg(s, out, n * w))) return st;
   }
@@ -218,7 +210,7 @@ static QvStatus emit_dense_union(Ser *s, const QvArrayView *v, int64_t p0, int64
 static QvStatus emit(Ser *s, const QvArrayView *v, int64_t start, int64_t length, int depth) {
   if (depth > QV_ARRAY_MAX_DEPTH)
     return qv_error_set(s->error, QV_ELIMIT, "array nested deeper than %d", QV_ARRAY_MAX_DEPTH);
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qv_layout_of(v->type.storage_type);
   int64_t p0 = v->offset + start;
   int64_t nulls = nulls_in(v, start, length);
   QvStatus st = push_node(s, length, nulls);
@@ -363,7 +355,7 @@ static QvStatus out(QvRbWriter *w, const void *data, size_t n, QvError *error) {
 }
 
 static QvStatus pad(QvRbWriter *w, int64_t n, QvError *error) {
-  return n > 0 ? out(w, qv_zero_block, (size_t)n, error) : QV_OK;
+  return n > 0 ? out(w, zeros, (size_t)n, error) : QV_OK;
 }
 
 static int64_t padded(int64_t n, int64_t a) { return (n + a - 1) / a * a; }

@@ -11,34 +11,7 @@
 #include "util/checked.h"
 #include "util/load.h"
 
-/* Physical layouts (Columnar.rst) */
-typedef enum QvLayout {
-  QV_LAYOUT_NULL,
-  QV_LAYOUT_BOOL,
-  QV_LAYOUT_FIXED,       /* byte_width bytes per value */
-  QV_LAYOUT_BINARY,      /* int32 offsets + data */
-  QV_LAYOUT_LARGE_BINARY,
-  QV_LAYOUT_VIEW,
-  QV_LAYOUT_LIST,        /* int32 offsets + child (list, map) */
-  QV_LAYOUT_LARGE_LIST,
-  QV_LAYOUT_LIST_VIEW,
-  QV_LAYOUT_LARGE_LIST_VIEW,
-  QV_LAYOUT_FIXED_LIST,
-  QV_LAYOUT_STRUCT,
-  QV_LAYOUT_SPARSE_UNION,
-  QV_LAYOUT_DENSE_UNION,
-  QV_LAYOUT_REE
-} QvLayout;
-
-QvLayout qv_layout_of(QvArrowType storage_type);
-/* Whether the layout has a validity bitmap in slot 0. */
-bool qv_layout_has_validity(QvLayout layout);
-/* Number of buffers an ArrowArray of this layout carries (views: without
- * the variadic buffers and the trailing sizes buffer). */
-int qv_layout_n_buffers(QvLayout layout);
-/* Byte width of the offsets of a binary/list-like layout (4 or 8), else 0. */
-int qv_layout_offset_width(QvLayout layout);
-
+/* Physical layouts: QvLayout and its queries are public (quiver/array.h). */
 static inline QvLayout qv_view_layout(const QvArrayView *v) {
   return qv_layout_of(v->type.storage_type);
 }
@@ -103,8 +76,6 @@ static inline void qv_bit_set(uint8_t *bits, int64_t i, bool v) {
   else
     bits[i >> 3] &= (uint8_t)~(1u << (i & 7));
 }
-/* Number of set bits in bits[start, start + length). */
-int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length);
 
 /* Reads an integer of byte width 1/2/4/8 (signed or not) as int64 (uint64
  * values above INT64_MAX come back negative; callers check). */
@@ -118,10 +89,6 @@ int qv_utf8_classify(const uint8_t *s, int64_t n);
 /* Offsets [from, to] of a 4- or 8-byte offsets buffer never decrease. */
 bool qv_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to);
 
-/* Validation with or without descending into dictionaries (a reader checks
- * each dictionary once, when it arrives, not with every batch). */
-QvStatus qv_array_view_validate_ex(const QvArrayView *view, QvValidateLevel level,
-                                   bool dictionaries, QvError *error);
 
 /* Float16 bits to double. */
 
