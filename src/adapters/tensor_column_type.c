@@ -1,0 +1,421 @@
+/* Tensor extension types (quiver/tensor_column.h): metadata JSON parsing and
+ * writing (jansson), storage type checks, and the field builder. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapters/tensor_column_internal.h"
+#include "quiver/tensor_column.h"
+
+static const char *const kind_names[] = {"?", QV_FIXED_SHAPE_TENSOR, QV_VARIABLE_SHAPE_TENSOR,
+                                         "cell tensor"};
+
+const char *qv_tensor_column_kind_name(QvTensorColumnKind kind) {
+  return kind >= 0 && kind <= QV_TENSOR_COLUMN_CELL ? kind_names[kind] : "?";
+}
+
+/* Arrow format strings of the value types, indexed by QvValueType. */
+static const char *const value_formats[QV_VALUE_TYPE_COUNT] = {
+    NULL, "c", "s", "i", "l", "C", "S", "I", "L", "e", "f", "g"};
+
+const char *qv_tensor_value_format(QvValueType t) {
+  return t > QV_VALUE_DEFAULT && t < QV_VALUE_TYPE_COUNT ? value_formats[t] : NULL;
+}
+
+QvValueType qv_tensor_value_from_format(const char *format) {
+  for (int t = QV_VALUE_INT8; t < QV_VALUE_TYPE_COUNT; t++)
+    if (format != NULL && strcmp(format, value_formats[t]) == 0) return (QvValueType)t;
+  return QV_VALUE_DEFAULT;
+}
+
+void qv_tensor_column_type_reset(QvTensorColumnType *type) {
+  if (type == NULL) return;
+  free(type->private_data);
+  memset(type, 0, sizeof *type);
+  for (int i = 0; i < QV_TENSOR_MAX_NDIM; i++) type->permutation[i] = i;
+}
+
+int64_t qv_tensor_column_type_cell_size(const QvTensorColumnType *type) {
+  int64_t n = 1;
+  for (int32_t i = 0; i < type->ndim; i++) {
+    if (type->shape[i] < 0 || (type->shape[i] != 0 && n > INT64_MAX / type->shape[i])) return -1;
+    n *= type->shape[i];
+  }
+  return n;
+}
+
+/* Copies ndim names into one allocation: the pointer array, then the text. */
+QvStatus qv_tensor_column_set_names(QvTensorColumnType *type, const char *const *names,
+                                    QvError *error) {
+  free(type->private_data);
+  type->private_data = NULL;
+  type->dim_names = NULL;
+  if (names == NULL || type->ndim == 0) return QV_OK;
+  size_t total = (size_t)type->ndim * sizeof(char *);
+  for (int32_t i = 0; i < type->ndim; i++) total += strlen(names[i]) + 1;
+  char **block = malloc(total);
+  if (block == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory for dim_names");
+  char *text = (char *)(block + type->ndim);
+  for (int32_t i = 0; i < type->ndim; i++) {
+    size_t n = strlen(names[i]) + 1;
+    memcpy(text, names[i], n);
+    block[i] = text;
+    text += n;
+  }
+  type->private_data = block;
+  type->dim_names = (const char *const *)block;
+  return QV_OK;
+}
+
+/* A JSON array of ndim elements, or absent. */
+static QvStatus get_array(json_t *root, const char *key, const char *what, int32_t ndim,
+                          json_t **out, QvError *error) {
+  *out = json_object_get(root, key);
+  if (*out == NULL) return QV_OK;
+  if (!json_is_array(*out))
+    return qv_error_set(error, QV_EINVAL, "%s metadata: \"%s\" is not an array", what, key);
+  if (ndim >= 0 && json_array_size(*out) != (size_t)ndim)
+    return qv_error_set(error, QV_EINVAL, "%s metadata: \"%s\" has %zu elements for %d dims", what,
+                        key, json_array_size(*out), (int)ndim);
+  return QV_OK;
+}
+
+static QvStatus parse_extent(json_t *v, const char *what, const char *key, size_t i, int64_t max,
+                             int64_t *out, QvError *error) {
+  if (!json_is_integer(v))
+    return qv_error_set(error, QV_EINVAL, "%s metadata: %s[%zu] is not an integer", what, key, i);
+  json_int_t x = json_integer_value(v);
+  if (x < 0)
+    return qv_error_set(error, QV_EINVAL, "%s metadata: %s[%zu] = %lld is negative", what, key, i,
+                        (long long)x);
+  if (x > max)
+    return qv_error_set(error, QV_EINVAL, "%s metadata: %s[%zu] = %lld is too large", what, key,
+                        i, (long long)x);
+  *out = (int64_t)x;
+  return QV_OK;
+}
+
+static QvStatus parse_object(QvTensorColumnKind kind, json_t *root, int32_t ndim,
+                             QvTensorColumnType *out, QvError *error) {
+  const char *what = qv_tensor_column_kind_name(kind);
+  if (!json_is_object(root))
+    return qv_error_set(error, QV_EINVAL, "%s metadata: not a JSON object", what);
+  json_t *arr;
+  QvStatus st;
+  if (kind == QV_TENSOR_COLUMN_CELL) {
+    json_t *t = json_object_get(root, "type");
+    if (t == NULL || !json_is_string(t))
+      return qv_error_set(error, QV_EINVAL, "%s metadata: \"type\" (a value type name) is missing",
+                          what);
+    st = qv_value_type_parse(json_string_value(t), &out->value_type, error);
+    if (st != QV_OK) return qv_error_prefix(error, "%s metadata: \"type\"", what);
+  }
+  if (kind != QV_TENSOR_COLUMN_VARIABLE_SHAPE) {
+    if ((st = get_array(root, "shape", what, -1, &arr, error)) != QV_OK) return st;
+    if (arr == NULL)
+      return qv_error_set(error, QV_EINVAL, "%s metadata: \"shape\" is missing", what);
+    if (json_array_size(arr) > QV_TENSOR_MAX_NDIM)
+      return qv_error_set(error, QV_ELIMIT, "%s metadata: \"shape\" has %zu dims, over %d", what,
+                          json_array_size(arr), QV_TENSOR_MAX_NDIM);
+    out->ndim = (int32_t)json_array_size(arr);
+    for (size_t i = 0; i < json_array_size(arr); i++)
+      if ((st = parse_extent(json_array_get(arr, i), what, "shape", i, INT64_MAX, &out->shape[i],
+                             error)) != QV_OK)
+        return st;
+    if (qv_tensor_column_type_cell_size(out) < 0)
+      return qv_error_set(error, QV_EINVAL, "%s metadata: the product of \"shape\" overflows",
+                          what);
+  } else {
+    out->ndim = ndim;
+    for (int32_t i = 0; i < ndim; i++) out->shape[i] = -1;
+    if ((st = get_array(root, "uniform_shape", what, ndim, &arr, error)) != QV_OK) return st;
+    if (arr != NULL) {
+      out->has_uniform_shape = true;
+      for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *v = json_array_get(arr, i);
+        if (json_is_null(v)) continue;
+        if ((st = parse_extent(v, what, "uniform_shape", i, INT32_MAX, &out->shape[i], error)) !=
+            QV_OK)
+          return st;
+      }
+    }
+  }
+  if ((st = get_array(root, "permutation", what, out->ndim, &arr, error)) != QV_OK) return st;
+  if (arr != NULL) {
+    int32_t seen[QV_TENSOR_MAX_NDIM];
+    for (int32_t i = 0; i < out->ndim; i++) seen[i] = -1;
+    for (int32_t i = 0; i < out->ndim; i++) {
+      json_t *v = json_array_get(arr, (size_t)i);
+      if (!json_is_integer(v))
+        return qv_error_set(error, QV_EINVAL, "%s metadata: permutation[%d] is not an integer",
+                            what, (int)i);
+      json_int_t p = json_integer_value(v);
+      if (p < 0 || p >= out->ndim)
+        return qv_error_set(error, QV_EINVAL,
+                            "%s metadata: permutation[%d] = %lld is not a dim in [0, %d): not a "
+                            "permutation",
+                            what, (int)i, (long long)p, (int)out->ndim);
+      if (seen[p] >= 0)
+        return qv_error_set(error, QV_EINVAL,
+                            "%s metadata: permutation[%d] = %lld repeats permutation[%d]: not a "
+                            "permutation",
+                            what, (int)i, (long long)p, (int)seen[p]);
+      seen[p] = i;
+      out->permutation[i] = (int32_t)p;
+      if (p != i) out->has_permutation = true;
+    }
+  }
+  if ((st = get_array(root, "dim_names", what, out->ndim, &arr, error)) != QV_OK) return st;
+  if (arr != NULL && out->ndim > 0) {
+    const char *names[QV_TENSOR_MAX_NDIM];
+    for (int32_t i = 0; i < out->ndim; i++) {
+      json_t *v = json_array_get(arr, (size_t)i);
+      if (!json_is_string(v))
+        return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] is not a string", what,
+                            (int)i);
+      if (strlen(json_string_value(v)) != json_string_length(v))
+        return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] holds a NUL byte", what,
+                            (int)i);
+      names[i] = json_string_value(v);
+    }
+    if ((st = qv_tensor_column_set_names(out, names, error)) != QV_OK) return st;
+  }
+  return QV_OK;
+}
+
+QvStatus qv_tensor_column_type_parse(QvTensorColumnKind kind, const char *json, size_t len,
+                                     int32_t ndim, QvTensorColumnType *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_column_type_parse: out is NULL");
+  memset(out, 0, sizeof *out);
+  qv_tensor_column_type_reset(out);
+  if (kind < QV_TENSOR_COLUMN_FIXED_SHAPE || kind > QV_TENSOR_COLUMN_CELL)
+    return qv_error_set(error, QV_EARG, "qv_tensor_column_type_parse: kind %d is no tensor kind",
+                        (int)kind);
+  out->kind = kind;
+  const char *what = qv_tensor_column_kind_name(kind);
+  if (kind == QV_TENSOR_COLUMN_VARIABLE_SHAPE) {
+    if (ndim < 0 || ndim > QV_TENSOR_MAX_NDIM)
+      return qv_error_set(error, ndim < 0 ? QV_EINVAL : QV_ELIMIT,
+                          "%s: ndim %d is outside [0, %d]", what, (int)ndim, QV_TENSOR_MAX_NDIM);
+    if (len == 0) { /* "Minimal metadata is an empty string" */
+      out->ndim = ndim;
+      for (int32_t i = 0; i < ndim; i++) out->shape[i] = -1;
+      return QV_OK;
+    }
+  }
+  if (json == NULL && len > 0) return qv_error_set(error, QV_EARG, "%s metadata: NULL text", what);
+  json_error_t jerr;
+  json_t *root = json_loadb(json == NULL ? "" : json, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL)
+    return qv_error_set(error, QV_EINVAL, "%s metadata: malformed JSON at line %d column %d: %s",
+                        what, jerr.line, jerr.column, jerr.text);
+  QvStatus st = parse_object(kind, root, ndim, out, error);
+  json_decref(root);
+  if (st != QV_OK) {
+    qv_tensor_column_type_reset(out);
+    out->kind = kind;
+  }
+  return st;
+}
+
+QvStatus qv_tensor_column_type_to_json(const QvTensorColumnType *type, char **json,
+                                       QvError *error) {
+  *json = NULL;
+  json_t *root = json_object();
+  if (root == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
+  int bad = 0;
+  if (type->kind == QV_TENSOR_COLUMN_CELL)
+    bad |= json_object_set_new(root, "type", json_string(qv_value_type_name(type->value_type)));
+  if (type->kind != QV_TENSOR_COLUMN_VARIABLE_SHAPE || type->has_uniform_shape) {
+    json_t *shape = json_array();
+    for (int32_t i = 0; i < type->ndim; i++)
+      bad |= json_array_append_new(shape, type->shape[i] < 0 ? json_null()
+                                                              : json_integer(type->shape[i]));
+    bad |= json_object_set_new(root,
+                               type->kind == QV_TENSOR_COLUMN_VARIABLE_SHAPE ? "uniform_shape"
+                                                                             : "shape",
+                               shape);
+  }
+  if (type->dim_names != NULL) {
+    json_t *names = json_array();
+    for (int32_t i = 0; i < type->ndim; i++)
+      bad |= json_array_append_new(names, json_string(type->dim_names[i]));
+    bad |= json_object_set_new(root, "dim_names", names);
+  }
+  if (type->has_permutation) {
+    json_t *perm = json_array();
+    for (int32_t i = 0; i < type->ndim; i++)
+      bad |= json_array_append_new(perm, json_integer(type->permutation[i]));
+    bad |= json_object_set_new(root, "permutation", perm);
+  }
+  char *text = bad ? NULL : json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII);
+  json_decref(root);
+  if (text == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
+  *json = text;
+  return QV_OK;
+}
+
+static QvStatus storage_error(QvError *error, const char *what, const char *field,
+                              const char *expect) {
+  return qv_error_set(error, QV_EINVAL, "%s field '%s': storage is not %s", what,
+                      field ? field : "", expect);
+}
+
+QvStatus qv_tensor_column_type_from_field(const struct ArrowSchema *field,
+                                          const char *cell_extension, QvTensorColumnType *out,
+                                          QvError *error) {
+  if (out == NULL || field == NULL)
+    return qv_error_set(error, QV_EARG, "qv_tensor_column_type_from_field: NULL argument");
+  memset(out, 0, sizeof *out);
+  qv_tensor_column_type_reset(out);
+  QvSchemaView v;
+  QvStatus st = qv_schema_view_init(&v, field, error);
+  if (st != QV_OK) return st;
+  if (v.extension_name == NULL) return QV_OK;
+  QvTensorColumnKind kind = QV_TENSOR_COLUMN_NONE;
+#define NAME_IS(s) (v.extension_name_len == strlen(s) && memcmp(v.extension_name, s, strlen(s)) == 0)
+  if (NAME_IS(QV_FIXED_SHAPE_TENSOR))
+    kind = QV_TENSOR_COLUMN_FIXED_SHAPE;
+  else if (NAME_IS(QV_VARIABLE_SHAPE_TENSOR))
+    kind = QV_TENSOR_COLUMN_VARIABLE_SHAPE;
+  else if (cell_extension != NULL && NAME_IS(cell_extension))
+    kind = QV_TENSOR_COLUMN_CELL;
+#undef NAME_IS
+  if (kind == QV_TENSOR_COLUMN_NONE) return QV_OK;
+  const char *what = qv_tensor_column_kind_name(kind);
+  const char *name = field->name;
+  const char *meta = v.extension_metadata;
+  size_t meta_len = v.extension_metadata_len;
+  if (kind == QV_TENSOR_COLUMN_FIXED_SHAPE) {
+    if (v.type != QV_ARROW_FIXED_SIZE_LIST)
+      return storage_error(error, what, name, "a FixedSizeList");
+    QvValueType vt = qv_tensor_value_from_format(field->children[0]->format);
+    if (vt == QV_VALUE_DEFAULT)
+      return qv_error_set(error, QV_EINVAL,
+                          "%s field '%s': value type '%s' is not a numeric tensor type", what,
+                          name ? name : "", field->children[0]->format);
+    if ((st = qv_tensor_column_type_parse(kind, meta, meta_len, 0, out, error)) != QV_OK)
+      return qv_error_prefix(error, "field '%s'", name ? name : "");
+    out->value_type = vt;
+    int64_t cells = qv_tensor_column_type_cell_size(out);
+    if (cells != v.fixed_size) {
+      qv_tensor_column_type_reset(out);
+      return qv_error_set(error, QV_EINVAL,
+                          "%s field '%s': FixedSizeList size %d but shape has %lld values", what,
+                          name ? name : "", (int)v.fixed_size, (long long)cells);
+    }
+    return QV_OK;
+  }
+  if (kind == QV_TENSOR_COLUMN_VARIABLE_SHAPE) {
+    if (v.type != QV_ARROW_STRUCT || field->n_children != 2)
+      return storage_error(error, what, name, "a Struct of two fields (data, shape)");
+    int data = -1, shape = -1;
+    for (int i = 0; i < 2; i++) {
+      const char *n = field->children[i]->name;
+      if (n != NULL && strcmp(n, "data") == 0) data = i;
+      if (n != NULL && strcmp(n, "shape") == 0) shape = i;
+    }
+    if (data < 0 || shape < 0)
+      return storage_error(error, what, name, "a Struct with fields named 'data' and 'shape'");
+    QvSchemaView dv, sv;
+    if ((st = qv_schema_view_init(&dv, field->children[data], error)) != QV_OK) return st;
+    if ((st = qv_schema_view_init(&sv, field->children[shape], error)) != QV_OK) return st;
+    if (dv.type != QV_ARROW_LIST && dv.type != QV_ARROW_LARGE_LIST)
+      return storage_error(error, what, name, "Struct{data: List<...>}");
+    if (sv.type != QV_ARROW_FIXED_SIZE_LIST ||
+        strcmp(field->children[shape]->children[0]->format, "i") != 0)
+      return storage_error(error, what, name, "Struct{shape: FixedSizeList<int32>}");
+    QvValueType vt = qv_tensor_value_from_format(field->children[data]->children[0]->format);
+    if (vt == QV_VALUE_DEFAULT)
+      return qv_error_set(error, QV_EINVAL,
+                          "%s field '%s': value type '%s' is not a numeric tensor type", what,
+                          name ? name : "", field->children[data]->children[0]->format);
+    if ((st = qv_tensor_column_type_parse(kind, meta, meta_len, sv.fixed_size, out, error)) !=
+        QV_OK)
+      return qv_error_prefix(error, "field '%s'", name ? name : "");
+    out->value_type = vt;
+    return QV_OK;
+  }
+  if (v.type != QV_ARROW_BINARY && v.type != QV_ARROW_LARGE_BINARY &&
+      v.type != QV_ARROW_FIXED_SIZE_BINARY)
+    return storage_error(error, what, name, "Binary, LargeBinary or FixedSizeBinary");
+  if ((st = qv_tensor_column_type_parse(kind, meta, meta_len, 0, out, error)) != QV_OK)
+    return qv_error_prefix(error, "field '%s' (extension '%s')", name ? name : "", cell_extension);
+  int64_t cells = qv_tensor_column_type_cell_size(out);
+  int64_t es = (int64_t)qv_value_type_size(out->value_type);
+  if (v.type == QV_ARROW_FIXED_SIZE_BINARY && (cells > INT64_MAX / es || cells * es != v.byte_width)) {
+    qv_tensor_column_type_reset(out);
+    return qv_error_set(error, QV_EINVAL,
+                        "field '%s' (extension '%s'): FixedSizeBinary width %d but a %s tensor of "
+                        "that shape has %lld bytes",
+                        name ? name : "", cell_extension, (int)v.byte_width,
+                        qv_value_type_name(out->value_type),
+                        cells > INT64_MAX / es ? -1LL : (long long)(cells * es));
+  }
+  return QV_OK;
+}
+
+static const char *ext_name(const QvTensorColumnType *type, const char *cell_extension) {
+  return type->kind == QV_TENSOR_COLUMN_FIXED_SHAPE      ? QV_FIXED_SHAPE_TENSOR
+         : type->kind == QV_TENSOR_COLUMN_VARIABLE_SHAPE ? QV_VARIABLE_SHAPE_TENSOR
+                                                         : cell_extension;
+}
+
+QvStatus qv_tensor_column_schema_init(struct ArrowSchema *out, const char *name,
+                                      const QvTensorColumnType *type, const char *cell_extension,
+                                      QvError *error) {
+  if (out == NULL || type == NULL)
+    return qv_error_set(error, QV_EARG, "qv_tensor_column_schema_init: NULL argument");
+  memset(out, 0, sizeof *out);
+  const char *vf = qv_tensor_value_format(type->value_type);
+  if (vf == NULL || type->ndim < 0 || type->ndim > QV_TENSOR_MAX_NDIM)
+    return qv_error_set(error, QV_EARG, "tensor column type: no value type or a bad ndim");
+  if (type->kind == QV_TENSOR_COLUMN_CELL && (cell_extension == NULL || *cell_extension == '\0'))
+    return qv_error_set(error, QV_EARG, "the cell tensor form needs an extension name");
+  int64_t cells = qv_tensor_column_type_cell_size(type);
+  char fmt[48];
+  QvStatus st;
+  switch (type->kind) {
+    case QV_TENSOR_COLUMN_FIXED_SHAPE:
+      if (cells < 0 || cells > INT32_MAX)
+        return qv_error_set(error, QV_ELIMIT, "a cell of %lld values does not fit a FixedSizeList",
+                            (long long)cells);
+      snprintf(fmt, sizeof fmt, "+w:%lld", (long long)cells);
+      if ((st = qv_schema_init(out, fmt, name, ARROW_FLAG_NULLABLE, 1, error)) != QV_OK) return st;
+      st = qv_schema_init(out->children[0], vf, "item", ARROW_FLAG_NULLABLE, 0, error);
+      break;
+    case QV_TENSOR_COLUMN_VARIABLE_SHAPE:
+      if ((st = qv_schema_init(out, "+s", name, ARROW_FLAG_NULLABLE, 2, error)) != QV_OK) return st;
+      snprintf(fmt, sizeof fmt, "+w:%d", (int)type->ndim);
+      if ((st = qv_schema_init(out->children[0], "+l", "data", 0, 1, error)) != QV_OK ||
+          (st = qv_schema_init(out->children[0]->children[0], vf, "item", ARROW_FLAG_NULLABLE, 0,
+                               error)) != QV_OK ||
+          (st = qv_schema_init(out->children[1], fmt, "shape", 0, 1, error)) != QV_OK ||
+          (st = qv_schema_init(out->children[1]->children[0], "i", "item", 0, 0, error)) != QV_OK)
+        break;
+      break;
+    default: {
+      int64_t es = (int64_t)qv_value_type_size(type->value_type);
+      if (cells < 0 || cells > INT32_MAX / es)
+        return qv_error_set(error, QV_ELIMIT, "a cell of %lld values does not fit FixedSizeBinary",
+                            (long long)cells);
+      if (cells == 0)
+        snprintf(fmt, sizeof fmt, "z"); /* FixedSizeBinary needs a positive width */
+      else
+        snprintf(fmt, sizeof fmt, "w:%lld", (long long)(cells * es));
+      st = qv_schema_init(out, fmt, name, ARROW_FLAG_NULLABLE, 0, error);
+      break;
+    }
+  }
+  char *json = NULL;
+  if (st == QV_OK) st = qv_tensor_column_type_to_json(type, &json, error);
+  const char *en = ext_name(type, cell_extension);
+  if (st == QV_OK)
+    st = qv_schema_add_metadata(out, "ARROW:extension:name", 20, en, strlen(en), error);
+  if (st == QV_OK)
+    st = qv_schema_add_metadata(out, "ARROW:extension:metadata", 24, json, strlen(json), error);
+  free(json);
+  if (st != QV_OK && out->release != NULL) out->release(out);
+  return st;
+}

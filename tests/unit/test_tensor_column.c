@@ -1,0 +1,503 @@
+/* Tensor columns: metadata and storage validation (one message per
+ * violation), cell views, stack/unstack (zero copy where promised), the
+ * builder for every kind and value type with permutation and dim names, and
+ * round trips through an Arrow IPC stream and the C Data Interface. */
+#include "test_util.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/io.h"
+#include "quiver/recordbatch_ipc.h"
+#include "quiver/tensor.h"
+#include "quiver/tensor_column.h"
+
+static void assert_error(QvStatus st, const QvError *err, QvStatus code, const char *substr) {
+  assert_int_equal(st, code);
+  if (strstr(err->message, substr) == NULL)
+    fail_msg("message '%s' lacks '%s'", err->message, substr);
+}
+
+static void parse_fails(QvTensorColumnKind kind, const char *json, int32_t ndim, QvStatus code,
+                        const char *substr) {
+  QvTensorColumnType t;
+  QvError err = {0};
+  assert_error(qv_tensor_column_type_parse(kind, json, strlen(json), ndim, &t, &err), &err, code,
+               substr);
+  assert_null(t.private_data);
+  qv_tensor_column_type_reset(&t);
+}
+
+static void test_metadata(void **state) {
+  (void)state;
+  QvTensorColumnType t;
+  QvError err = {0};
+  const char *ok = "{\"shape\": [2, 3, 4], \"dim_names\": [\"C\", \"H\", \"W\"], "
+                   "\"permutation\": [2, 0, 1]}";
+  assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_FIXED_SHAPE, ok, strlen(ok), 0,
+                                               &t, &err),
+                   QV_OK);
+  assert_int_equal(t.ndim, 3);
+  assert_int_equal(t.shape[2], 4);
+  assert_true(t.has_permutation);
+  assert_int_equal(t.permutation[0], 2);
+  assert_string_equal(t.dim_names[1], "H");
+  assert_int_equal(qv_tensor_column_type_cell_size(&t), 24);
+  char *json;
+  assert_int_equal(qv_tensor_column_type_to_json(&t, &json, &err), QV_OK);
+  assert_string_equal(json, "{\"shape\":[2,3,4],\"dim_names\":[\"C\",\"H\",\"W\"],"
+                            "\"permutation\":[2,0,1]}");
+  free(json);
+  qv_tensor_column_type_reset(&t);
+
+  const QvTensorColumnKind F = QV_TENSOR_COLUMN_FIXED_SHAPE, V = QV_TENSOR_COLUMN_VARIABLE_SHAPE,
+                           C = QV_TENSOR_COLUMN_CELL;
+  parse_fails(F, "{\"shape\": [2, 3", 0, QV_EINVAL, "malformed JSON at line 1");
+  parse_fails(F, "[1]", 0, QV_EINVAL, "not a JSON object");
+  parse_fails(F, "{}", 0, QV_EINVAL, "\"shape\" is missing");
+  parse_fails(F, "{\"shape\": 3}", 0, QV_EINVAL, "\"shape\" is not an array");
+  parse_fails(F, "{\"shape\": [2, -2]}", 0, QV_EINVAL, "shape[1] = -2 is negative");
+  parse_fails(F, "{\"shape\": [2, 1.5]}", 0, QV_EINVAL, "shape[1] is not an integer");
+  parse_fails(F, "{\"shape\": [4294967296, 4294967296]}", 0, QV_EINVAL,
+              "product of \"shape\" overflows");
+  parse_fails(F, "{\"shape\": [2, 3], \"permutation\": [0, 0]}", 0, QV_EINVAL,
+              "permutation[1] = 0 repeats permutation[0]: not a permutation");
+  parse_fails(F, "{\"shape\": [2, 3], \"permutation\": [0, 2]}", 0, QV_EINVAL,
+              "permutation[1] = 2 is not a dim in [0, 2)");
+  parse_fails(F, "{\"shape\": [2, 3], \"permutation\": [1]}", 0, QV_EINVAL,
+              "\"permutation\" has 1 elements for 2 dims");
+  parse_fails(F, "{\"shape\": [2, 3], \"dim_names\": [\"a\", \"b\", \"c\"]}", 0, QV_EINVAL,
+              "\"dim_names\" has 3 elements for 2 dims");
+  parse_fails(F, "{\"shape\": [2, 3], \"dim_names\": [\"a\", 7]}", 0, QV_EINVAL,
+              "dim_names[1] is not a string");
+  parse_fails(F, "{\"shape\": [2], \"shape\": [3]}", 0, QV_EINVAL, "malformed JSON");
+  char big[400] = "{\"shape\": [1";
+  for (int i = 0; i < 64; i++) strcat(big, ",1");
+  strcat(big, "]}");
+  parse_fails(F, big, 0, QV_ELIMIT, "\"shape\" has 65 dims, over 64");
+  parse_fails(V, "{\"uniform_shape\": [2, null]}", 3, QV_EINVAL,
+              "\"uniform_shape\" has 2 elements for 3 dims");
+  parse_fails(V, "{\"uniform_shape\": [2, -1, null]}", 3, QV_EINVAL,
+              "uniform_shape[1] = -1 is negative");
+  parse_fails(V, "{\"permutation\": [1, 1]}", 2, QV_EINVAL, "repeats");
+  parse_fails(V, "{}", 65, QV_ELIMIT, "ndim 65");
+  parse_fails(C, "{\"shape\": [4, 5]}", 0, QV_EINVAL, "\"type\" (a value type name) is missing");
+  parse_fails(C, "{\"type\": \"int7\", \"shape\": [4, 5]}", 0, QV_EINVAL, "\"type\"");
+
+  /* variable shape: empty metadata is allowed */
+  assert_int_equal(qv_tensor_column_type_parse(V, "", 0, 2, &t, &err), QV_OK);
+  assert_int_equal(t.ndim, 2);
+  assert_int_equal(t.shape[0], -1);
+  qv_tensor_column_type_reset(&t);
+  const char *u = "{\"dim_names\": [\"H\", \"W\", \"C\"], \"uniform_shape\": [400, null, 3]}";
+  assert_int_equal(qv_tensor_column_type_parse(V, u, strlen(u), 3, &t, &err), QV_OK);
+  assert_int_equal(t.shape[0], 400);
+  assert_int_equal(t.shape[1], -1);
+  assert_int_equal(qv_tensor_column_type_to_json(&t, &json, &err), QV_OK);
+  assert_string_equal(json, "{\"uniform_shape\":[400,null,3],\"dim_names\":[\"H\",\"W\",\"C\"]}");
+  free(json);
+  qv_tensor_column_type_reset(&t);
+}
+
+/* A tensor of `type` and `shape` (row-major) with values seed + i. */
+static void make(QvValueType type, int32_t ndim, const int64_t *shape, int seed, QvTensor *t) {
+  void *data;
+  QvError err = {0};
+  assert_int_equal(qv_tensor_alloc(t, type, ndim, shape, NULL, false, &data, &err), QV_OK);
+  size_t es = qv_value_type_size(type);
+  int64_t n = qv_tensor_size(t);
+  for (int64_t i = 0; i < n; i++) {
+    int64_t v = (seed + i) % 100;
+    uint8_t *p = (uint8_t *)data + i * (int64_t)es;
+    switch (type) {
+      case QV_VALUE_FLOAT16: { uint16_t h = qv_float_to_half((float)v); memcpy(p, &h, 2); break; }
+      case QV_VALUE_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); break; }
+      case QV_VALUE_FLOAT64: { double d = (double)v; memcpy(p, &d, 8); break; }
+      default: memcpy(p, &v, es); break; /* little endian, small values */
+    }
+  }
+}
+
+/* A physical cell [ps] read through `perm` equals the logical view. */
+static void assert_permuted(const QvTensor *physical, const QvTensor *logical,
+                            const int32_t *perm) {
+  assert_int_equal(physical->ndim, logical->ndim);
+  int64_t n = qv_tensor_size(physical);
+  int64_t idx[QV_TENSOR_MAX_NDIM] = {0}, lidx[QV_TENSOR_MAX_NDIM];
+  QvError err = {0};
+  for (int64_t e = 0; e < n; e++) {
+    for (int32_t k = 0; k < logical->ndim; k++) lidx[k] = idx[perm[k]];
+    double a, b;
+    assert_int_equal(qv_tensor_get_double(physical, idx, &a, &err), QV_OK);
+    assert_int_equal(qv_tensor_get_double(logical, lidx, &b, &err), QV_OK);
+    if (a != b) fail_msg("element %lld: physical %g, logical %g", (long long)e, a, b);
+    for (int32_t k = physical->ndim - 1; k >= 0; k--) {
+      if (++idx[k] < physical->shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+}
+
+/* Writes a column as a one-column IPC stream and reads it back. */
+static void ipc_roundtrip(struct ArrowSchema *field, struct ArrowArray *array,
+                          struct ArrowSchema *field_back, struct ArrowArray *array_back) {
+  QvError err = {0};
+  struct ArrowSchema bs;
+  struct ArrowArray ba;
+  assert_int_equal(qv_tensor_column_to_batch(field, array, &bs, &ba, &err), QV_OK);
+  QvSink *sink;
+  assert_int_equal(qv_sink_new_memory(&sink, &err), QV_OK);
+  QvRbWriter *w;
+  assert_int_equal(qv_rb_writer_new(&w, &bs, sink, NULL, &err), QV_OK);
+  assert_int_equal(qv_rb_writer_write(w, &ba, &err), QV_OK);
+  assert_int_equal(qv_rb_writer_finish(w, &err), QV_OK);
+  qv_rb_writer_free(w);
+  uint8_t *bytes;
+  size_t size;
+  assert_int_equal(qv_sink_memory_take(sink, &bytes, &size, &err), QV_OK);
+  qv_sink_free(sink);
+  bs.release(&bs);
+  ba.release(&ba);
+  /* the arrays read are views of `bytes`: the owner frees them with the last */
+  QvOwner *owner = qv_owner_new(qv_aligned_free, bytes);
+  QvSource *src;
+  assert_int_equal(qv_source_new_memory(&src, bytes, size, owner, &err), QV_OK);
+  qv_owner_free(owner);
+  struct ArrowArrayStream stream;
+  assert_int_equal(qv_rb_stream_reader_new(&stream, src, NULL, &err), QV_OK);
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  assert_int_equal(stream.get_schema(&stream, &s), 0);
+  assert_int_equal(stream.get_next(&stream, &a), 0);
+  assert_non_null(a.release);
+  /* move the only column out of the batch */
+  assert_int_equal(qv_schema_copy(s.children[0], field_back, &err), QV_OK);
+  assert_int_equal(qv_array_share(a.children[0], array_back, &err), QV_OK);
+  a.release(&a);
+  s.release(&s);
+  stream.release(&stream);
+  qv_source_free(src);
+}
+
+static void test_fixed_every_type(void **state) {
+  (void)state;
+  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) {
+    QvError err = {0};
+    QvTensorColumnType type;
+    const char *j = "{\"shape\": [2, 3, 4], \"dim_names\": [\"C\", \"H\", \"W\"], "
+                    "\"permutation\": [1, 2, 0]}";
+    assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_FIXED_SHAPE, j, strlen(j), 0,
+                                                 &type, &err),
+                     QV_OK);
+    type.value_type = (QvValueType)ty;
+    QvTensor cells[3];
+    const QvTensor *ptrs[4];
+    for (int i = 0; i < 3; i++) {
+      make((QvValueType)ty, 3, type.shape, 7 * i, &cells[i]);
+      ptrs[i] = &cells[i];
+    }
+    ptrs[3] = NULL; /* a null cell */
+    struct ArrowSchema field, f2;
+    struct ArrowArray array, a2;
+    assert_int_equal(qv_tensor_column_build(&type, "images", NULL, ptrs, 4, &field, &array, &err),
+                     QV_OK);
+    ipc_roundtrip(&field, &array, &f2, &a2);
+    QvTensorColumn col;
+    assert_int_equal(qv_tensor_column_init(&col, &f2, &a2, NULL, &err), QV_OK);
+    assert_null(a2.release); /* moved */
+    f2.release(&f2);
+    assert_int_equal(col.length, 4);
+    assert_int_equal(col.null_count, 1);
+    assert_string_equal(col.type.dim_names[2], "W");
+    assert_int_equal(col.type.permutation[2], 0);
+    for (int i = 0; i < 3; i++) {
+      QvTensor c;
+      assert_int_equal(qv_tensor_column_cell(&col, i, &c, &err), QV_OK);
+      assert_int_equal(c.shape[0], 3); /* logical [H, W, C] */
+      assert_int_equal(c.shape[2], 2);
+      assert_string_equal(c.dim_names[0], "H");
+      assert_string_equal(c.dim_names[2], "C");
+      assert_permuted(&cells[i], &c, type.permutation);
+      qv_tensor_reset(&c);
+    }
+    QvTensor c;
+    assert_error(qv_tensor_column_cell(&col, 3, &c, &err), &err, QV_EINVAL, "cell 3 is null");
+    assert_error(qv_tensor_column_cell(&col, 4, &c, &err), &err, QV_EARG, "outside");
+    /* stack: nulls refused, or filled */
+    QvTensor st;
+    assert_error(qv_tensor_column_stack(&col, NULL, &st, &err), &err, QV_EINVAL,
+                 "cell 3 is null (1 null cells)");
+    QvTensorStackOptions so = {.struct_size = sizeof so, .null_fill = true, .leading_name = "N"};
+    assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
+    assert_int_equal(st.ndim, 4);
+    assert_int_equal(st.shape[0], 4);
+    assert_int_equal(st.shape[1], 3);
+    assert_string_equal(st.dim_names[0], "N");
+    assert_string_equal(st.dim_names[3], "C");
+    assert_int_equal(qv_tensor_count_nonzero(&st) <= 3 * 24, true);
+    double zero = 1;
+    assert_int_equal(qv_tensor_get_double(&st, (int64_t[]){3, 2, 3, 1}, &zero, &err), QV_OK);
+    assert_true(zero == 0);
+    /* unstack the stacked tensor: its layout is a permutation, kept as one */
+    struct ArrowSchema uf;
+    struct ArrowArray ua;
+    QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .name = "again"};
+    assert_int_equal(qv_tensor_unstack(&st, &uo, &uf, &ua, &err), QV_OK);
+    assert_ptr_equal(ua.children[0]->buffers[1], st.data); /* no copy */
+    QvTensorColumn back;
+    assert_int_equal(qv_tensor_column_init(&back, &uf, &ua, NULL, &err), QV_OK);
+    uf.release(&uf);
+    assert_int_equal(back.type.permutation[0], 1);
+    assert_int_equal(back.type.shape[0], 2);
+    assert_string_equal(back.type.dim_names[0], "C");
+    for (int i = 0; i < 3; i++) {
+      QvTensor c2;
+      assert_int_equal(qv_tensor_column_cell(&back, i, &c2, &err), QV_OK);
+      assert_permuted(&cells[i], &c2, type.permutation);
+      qv_tensor_reset(&c2);
+    }
+    qv_tensor_column_reset(&back);
+    qv_tensor_reset(&st);
+    /* contiguous: a row-major copy, same values */
+    so.contiguous = true;
+    assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
+    assert_true(qv_tensor_is_row_major(&st));
+    QvTensor c0, s0;
+    assert_int_equal(qv_tensor_column_cell(&col, 1, &c0, &err), QV_OK);
+    assert_int_equal(qv_tensor_init(&s0, &(QvTensorDesc){.type = st.type, .ndim = 3,
+                                                         .shape = st.shape + 1,
+                                                         .strides = st.strides + 1,
+                                                         .data = st.data + st.strides[0],
+                                                         .data_size = st.strides[0]},
+                                    &err),
+                     QV_OK);
+    assert_true(qv_tensor_equals(&c0, &s0, true));
+    qv_tensor_reset(&c0);
+    qv_tensor_reset(&s0);
+    qv_tensor_reset(&st);
+    qv_tensor_column_reset(&col);
+    for (int i = 0; i < 3; i++) qv_tensor_reset(&cells[i]);
+    qv_tensor_column_type_reset(&type);
+  }
+}
+
+static void test_stack_zero_copy(void **state) {
+  (void)state;
+  QvError err = {0};
+  int64_t shape[3] = {5, 4, 3};
+  QvTensor t;
+  make(QV_VALUE_FLOAT32, 3, shape, 1, &t);
+  struct ArrowSchema f;
+  struct ArrowArray a;
+  assert_int_equal(qv_tensor_unstack(&t, NULL, &f, &a, &err), QV_OK);
+  assert_ptr_equal(a.children[0]->buffers[1], t.data);
+  QvTensorColumn col;
+  assert_int_equal(qv_tensor_column_init(&col, &f, &a, NULL, &err), QV_OK);
+  f.release(&f);
+  QvTensor s;
+  assert_int_equal(qv_tensor_column_stack(&col, NULL, &s, &err), QV_OK);
+  assert_ptr_equal(s.data, t.data);
+  assert_true(qv_tensor_equals(&s, &t, false));
+  QvTensor cell;
+  assert_int_equal(qv_tensor_column_cell(&col, 2, &cell, &err), QV_OK);
+  assert_ptr_equal(cell.data, t.data + 2 * 12 * 4);
+  qv_tensor_column_reset(&col);
+  qv_tensor_reset(&t);
+  /* the views keep the memory alive */
+  double v;
+  assert_int_equal(qv_tensor_get_double(&cell, (int64_t[]){3, 2}, &v, &err), QV_OK);
+  assert_true(v == 1 + 24 + 11);
+  qv_tensor_reset(&cell);
+  qv_tensor_reset(&s);
+
+  /* a column-major tensor is no permutation with the leading dim outermost: copied */
+  QvTensor cm;
+  void *data;
+  assert_int_equal(qv_tensor_alloc(&cm, QV_VALUE_INT16, 3, shape, NULL, true, &data, &err), QV_OK);
+  assert_int_equal(qv_tensor_unstack(&cm, NULL, &f, &a, &err), QV_OK);
+  assert_ptr_not_equal(a.children[0]->buffers[1], cm.data);
+  a.release(&a);
+  f.release(&f);
+  qv_tensor_reset(&cm);
+  /* 0-d */
+  float x = 1;
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT32, .data = &x,
+                                                      .data_size = 4},
+                                  &err),
+                   QV_OK);
+  assert_error(qv_tensor_unstack(&t, NULL, &f, &a, &err), &err, QV_EINVAL, "0-d tensor");
+  qv_tensor_reset(&t);
+}
+
+static void test_variable_and_cell(void **state) {
+  (void)state;
+  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) {
+    QvError err = {0};
+    QvTensorColumnType type;
+    const char *j = "{\"dim_names\": [\"H\", \"W\"], \"uniform_shape\": [2, null], "
+                    "\"permutation\": [1, 0]}";
+    assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_VARIABLE_SHAPE, j, strlen(j), 2,
+                                                 &type, &err),
+                     QV_OK);
+    type.value_type = (QvValueType)ty;
+    QvTensor cells[3];
+    const QvTensor *ptrs[4] = {&cells[0], NULL, &cells[1], &cells[2]};
+    for (int i = 0; i < 3; i++) make((QvValueType)ty, 2, (int64_t[]){2, i + 1}, i, &cells[i]);
+    struct ArrowSchema f, f2;
+    struct ArrowArray a, a2;
+    assert_int_equal(qv_tensor_column_build(&type, "v", NULL, ptrs, 4, &f, &a, &err), QV_OK);
+    ipc_roundtrip(&f, &a, &f2, &a2);
+    QvTensorColumn col;
+    assert_int_equal(qv_tensor_column_init(&col, &f2, &a2, NULL, &err), QV_OK);
+    f2.release(&f2);
+    assert_int_equal(col.type.shape[0], 2);
+    assert_true(qv_tensor_column_is_null(&col, 1));
+    for (int i = 0, c = 0; i < 4; i++) {
+      if (i == 1) continue;
+      QvTensor v;
+      assert_int_equal(qv_tensor_column_cell(&col, i, &v, &err), QV_OK);
+      assert_int_equal(v.shape[0], c + 1);
+      assert_string_equal(v.dim_names[0], "W");
+      assert_permuted(&cells[c], &v, type.permutation);
+      qv_tensor_reset(&v);
+      c++;
+    }
+    QvTensor s;
+    assert_error(qv_tensor_column_stack(&col, NULL, &s, &err), &err, QV_ENOTSUP,
+                 "stack into one tensor");
+    qv_tensor_column_reset(&col);
+    /* a cell that breaks uniform_shape is refused by the builder */
+    QvTensor odd;
+    make((QvValueType)ty, 2, (int64_t[]){3, 1}, 0, &odd);
+    const QvTensor *bad[1] = {&odd};
+    assert_error(qv_tensor_column_build(&type, "v", NULL, bad, 1, &f, &a, &err), &err, QV_EINVAL,
+                 "cell 0: shape[0] = 3, the column's is 2");
+    qv_tensor_reset(&odd);
+    qv_tensor_column_type_reset(&type);
+
+    /* the cell form, under a caller's name */
+    const char *cj = "{\"type\": \"x\", \"shape\": [2, 2]}";
+    (void)cj;
+    memset(&type, 0, sizeof type);
+    qv_tensor_column_type_reset(&type);
+    type.kind = QV_TENSOR_COLUMN_CELL;
+    type.value_type = (QvValueType)ty;
+    type.ndim = 2;
+    type.shape[0] = 2, type.shape[1] = 1;
+    const QvTensor *two[3] = {&cells[0], NULL, &cells[0]};
+    assert_int_equal(qv_tensor_column_build(&type, "blob", "my.tensor", two, 3, &f, &a, &err),
+                     QV_OK);
+    ipc_roundtrip(&f, &a, &f2, &a2);
+    struct ArrowArray keep;
+    assert_int_equal(qv_array_share(&a2, &keep, &err), QV_OK);
+    /* without the name it is no tensor column */
+    assert_error(qv_tensor_column_init(&col, &f2, &a2, NULL, &err), &err, QV_EINVAL,
+                 "field 'blob' is not a tensor column (extension 'my.tensor')");
+    assert_non_null(a2.release); /* still the caller's */
+    QvTensorColumnOptions o = {.struct_size = sizeof o, .cell_extension = "my.tensor"};
+    assert_int_equal(qv_tensor_column_init(&col, &f2, &a2, &o, &err), QV_OK);
+    QvTensor v;
+    assert_int_equal(qv_tensor_column_cell(&col, 2, &v, &err), QV_OK);
+    assert_true(qv_tensor_equals(&v, &cells[0], false));
+    qv_tensor_reset(&v);
+    assert_int_equal(qv_tensor_column_stack(&col, &(QvTensorStackOptions){.null_fill = true}, &v,
+                                            &err),
+                     QV_OK);
+    assert_int_equal(v.shape[0], 3);
+    qv_tensor_reset(&v);
+    qv_tensor_column_reset(&col);
+    /* the metadata must agree with the FixedSizeBinary width */
+    qv_schema_set_metadata(&f2, NULL, &err);
+    const char *wrong = "{\"type\": \"int64\", \"shape\": [5, 5]}";
+    assert_int_equal(qv_schema_add_metadata(&f2, "ARROW:extension:name", 20, "my.tensor", 9, &err),
+                     QV_OK);
+    assert_int_equal(qv_schema_add_metadata(&f2, "ARROW:extension:metadata", 24, wrong,
+                                            strlen(wrong), &err),
+                     QV_OK);
+    assert_error(qv_tensor_column_init(&col, &f2, &keep, &o, &err), &err, QV_EINVAL,
+                 "FixedSizeBinary width");
+    keep.release(&keep);
+    f2.release(&f2);
+    qv_tensor_column_type_reset(&type);
+    for (int i = 0; i < 3; i++) qv_tensor_reset(&cells[i]);
+  }
+}
+
+/* Storage that disagrees with the metadata, and variable shape cells that
+ * lie, built by hand. */
+static void test_storage_errors(void **state) {
+  (void)state;
+  QvError err = {0};
+  struct ArrowSchema f;
+  assert_int_equal(qv_schema_init(&f, "+w:6", "x", ARROW_FLAG_NULLABLE, 1, &err), QV_OK);
+  assert_int_equal(qv_schema_init(f.children[0], "f", "item", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
+  const char *m = "{\"shape\": [2, 4]}";
+  qv_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_FIXED_SHAPE_TENSOR,
+                         strlen(QV_FIXED_SHAPE_TENSOR), &err);
+  qv_schema_add_metadata(&f, "ARROW:extension:metadata", 24, m, strlen(m), &err);
+  QvTensorColumnType t;
+  assert_error(qv_tensor_column_type_from_field(&f, NULL, &t, &err), &err, QV_EINVAL,
+               "FixedSizeList size 6 but shape has 8 values");
+  f.release(&f);
+  assert_int_equal(qv_schema_init(&f, "+w:4", "x", ARROW_FLAG_NULLABLE, 1, &err), QV_OK);
+  assert_int_equal(qv_schema_init(f.children[0], "u", "item", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
+  m = "{\"shape\": [4]}";
+  qv_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_FIXED_SHAPE_TENSOR,
+                         strlen(QV_FIXED_SHAPE_TENSOR), &err);
+  qv_schema_add_metadata(&f, "ARROW:extension:metadata", 24, m, strlen(m), &err);
+  assert_error(qv_tensor_column_type_from_field(&f, NULL, &t, &err), &err, QV_EINVAL,
+               "value type 'u' is not a numeric tensor type");
+  f.release(&f);
+  assert_int_equal(qv_schema_init(&f, "i", "x", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
+  qv_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_VARIABLE_SHAPE_TENSOR,
+                         strlen(QV_VARIABLE_SHAPE_TENSOR), &err);
+  assert_error(qv_tensor_column_type_from_field(&f, NULL, &t, &err), &err, QV_EINVAL,
+               "storage is not a Struct");
+  f.release(&f);
+
+  /* variable shape: build a valid column, then make a cell lie */
+  QvTensorColumnType vt;
+  assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_VARIABLE_SHAPE, "", 0, 2, &vt,
+                                               &err),
+                   QV_OK);
+  vt.value_type = QV_VALUE_INT32;
+  QvTensor c0, c1;
+  make(QV_VALUE_INT32, 2, (int64_t[]){2, 5}, 0, &c0);
+  make(QV_VALUE_INT32, 2, (int64_t[]){1, 3}, 0, &c1);
+  const QvTensor *cells[2] = {&c0, &c1};
+  struct ArrowArray a;
+  assert_int_equal(qv_tensor_column_build(&vt, "v", NULL, cells, 2, &f, &a, &err), QV_OK);
+  /* shape child values: [2, 5, 1, 3]; make cell 1 claim [1, 4] */
+  int32_t *shape_values = (int32_t *)a.children[1]->children[0]->buffers[1];
+  shape_values[3] = 4;
+  QvTensorColumn col;
+  assert_error(qv_tensor_column_init(&col, &f, &a, NULL, &err), &err, QV_EINVAL,
+               "arrow.variable_shape_tensor cell 1: shape [1, 4] holds 4 values, data has 3");
+  shape_values[3] = -3;
+  assert_error(qv_tensor_column_init(&col, &f, &a, NULL, &err), &err, QV_EINVAL,
+               "cell 1: shape[1] = -3 is negative");
+  shape_values[3] = 3;
+  /* uniform_shape [2, null] disagrees with cell 1's [1, 3] */
+  const char *um = "{\"uniform_shape\": [2, null]}";
+  qv_schema_set_metadata(&f, NULL, &err);
+  qv_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_VARIABLE_SHAPE_TENSOR,
+                         strlen(QV_VARIABLE_SHAPE_TENSOR), &err);
+  qv_schema_add_metadata(&f, "ARROW:extension:metadata", 24, um, strlen(um), &err);
+  assert_error(qv_tensor_column_init(&col, &f, &a, NULL, &err), &err, QV_EINVAL,
+               "cell 1: shape[0] = 1, uniform_shape[0] = 2");
+  a.release(&a);
+  f.release(&f);
+  qv_tensor_reset(&c0);
+  qv_tensor_reset(&c1);
+  qv_tensor_column_type_reset(&vt);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_metadata),          cmocka_unit_test(test_fixed_every_type),
+      cmocka_unit_test(test_stack_zero_copy),   cmocka_unit_test(test_variable_and_cell),
+      cmocka_unit_test(test_storage_errors),
+  };
+  return qv_test_run(tests, NULL, NULL);
+}
