@@ -21,6 +21,11 @@
  * error, 3 valid but not supported. "--help" never reaches them (main.c). */
 int qv_cmd_inspect(int argc, char **argv);
 int qv_cmd_tensor(int argc, char **argv);
+/* tensor stack / unstack / from-npy --as-column (tensorcol_cmd.c): argv
+ * after the subcommand name. */
+int qv_cmd_tensor_stack(int argc, char **argv);
+int qv_cmd_tensor_unstack(int argc, char **argv);
+int qv_cmd_tensor_npy_column(int argc, char **argv);
 int qv_cmd_cat(int argc, char **argv);
 int qv_cmd_convert(int argc, char **argv);
 int qv_cmd_validate(int argc, char **argv);

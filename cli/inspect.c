@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rb_print.h"
 #include "text.h"
 #include "quiver/format.h"
 #include "quiver/ipc.h"
@@ -41,6 +42,44 @@ static void put_name(Text *t, const char *name, size_t len) {
   qv_cli_text_free(&e);
 }
 
+/* A tensor extension field: its cell shape and dim names (rb_print.h). */
+static void put_tensor_column(Text *t, const QvField *f) {
+  const QvKeyValue *name = NULL, *meta = NULL;
+  for (int64_t i = 0; i < f->n_metadata; i++) {
+    const QvKeyValue *kv = &f->metadata[i];
+    if (kv->key == NULL || kv->value == NULL) continue;
+    if (kv->key_len == 20 && memcmp(kv->key, "ARROW:extension:name", 20) == 0) name = kv;
+    if (kv->key_len == 24 && memcmp(kv->key, "ARROW:extension:metadata", 24) == 0) meta = kv;
+  }
+  if (name == NULL) return;
+  QvTensorColumnKind kind = QV_TENSOR_COLUMN_NONE;
+  int32_t ndim = 0;
+  if (name->value_len == strlen(QV_FIXED_SHAPE_TENSOR) &&
+      memcmp(name->value, QV_FIXED_SHAPE_TENSOR, name->value_len) == 0)
+    kind = QV_TENSOR_COLUMN_FIXED_SHAPE;
+  if (name->value_len == strlen(QV_VARIABLE_SHAPE_TENSOR) &&
+      memcmp(name->value, QV_VARIABLE_SHAPE_TENSOR, name->value_len) == 0) {
+    kind = QV_TENSOR_COLUMN_VARIABLE_SHAPE;
+    for (int64_t i = 0; i < f->n_children; i++)
+      if (f->children[i].name_len == 5 && memcmp(f->children[i].name, "shape", 5) == 0 &&
+          f->children[i].type.id == QV_TYPE_FIXED_SIZE_LIST)
+        ndim = f->children[i].type.u.fixed_size_list.list_size;
+  }
+  if (kind == QV_TENSOR_COLUMN_NONE) return;
+  QvTensorColumnType type;
+  QvError err;
+  char text[512];
+  if (qv_tensor_column_type_parse(kind, meta ? meta->value : "", meta ? meta->value_len : 0, ndim,
+                                  &type, &err) == QV_OK)
+    qv_cli_tensor_type_text(&type, text, sizeof text);
+  else
+    snprintf(text, sizeof text, "invalid: %s", err.message);
+  qv_tensor_column_type_reset(&type);
+  put(t, " [");
+  put_name(t, text, strlen(text));
+  put(t, "]");
+}
+
 static void put_field(Text *t, const QvField *f, int depth) {
   char type[128];
   put_name(t, f->name, f->name_len);
@@ -66,6 +105,7 @@ static void put_field(Text *t, const QvField *f, int depth) {
     put(t, ">");
   }
   if (!f->nullable) put(t, " not null");
+  put_tensor_column(t, f);
 }
 
 static void put_shape(Text *t, int64_t ndim, const QvTensorDim *shape) {

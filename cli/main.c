@@ -26,7 +26,7 @@ static const Command commands[] = {
      "  shape, nnz, density, index types, buffer offsets and alignment); for a\n"
      "  file, its footer. FILE '-' reads stdin.\n"},
     {"tensor", qv_cmd_tensor,
-     "tensor from-npy|to-npy|from-npz|to-npz IN OUT  .npy/.npz <-> Arrow tensors",
+     "tensor from-npy|to-npy|from-npz|to-npz|stack|unstack IN OUT  .npy/.npz, tensor columns <-> Arrow tensors",
      "usage: quiver tensor from-npy IN.npy OUT.arrow [--sparse=coo|csr|csc|csf]\n"
      "                [--index-type=T] [--axis-order=A,B,...] [--csf-lengths=elements|bytes]\n"
      "       quiver tensor to-npy IN.arrow OUT.npy [--index N]\n"
@@ -38,7 +38,17 @@ static const Command commands[] = {
      "  CSF levels in --axis-order, default 0,1,...; --csf-lengths: how CSF buffer\n"
      "  lengths are written, default elements as Arrow C++ reads them). to-npy\n"
      "  densifies a SparseTensor. .npz files are SciPy's save_npz format (CSR, CSC,\n"
-     "  COO matrices); to-npz deflates unless --stored.\n"},
+     "  COO matrices); to-npz deflates unless --stored.\n"
+     "       quiver tensor stack IN.arrow OUT.arrow [--column NAME] [--extension NAME]\n"
+     "                [--fill-nulls]\n"
+     "       quiver tensor unstack IN.arrow OUT.arrow [--name NAME] [--index N] [--file]\n"
+     "       quiver tensor from-npy IN.npy OUT.arrow --as-column [--name NAME] [--file]\n"
+     "  stack: a tensor column (arrow.fixed_shape_tensor, or a Binary/FixedSizeBinary\n"
+     "  column of row-major cells under the extension --extension names) of each\n"
+     "  record batch -> one Tensor message [rows, ...cell shape]; null cells are an\n"
+     "  error unless --fill-nulls (zeros). unstack / --as-column: a tensor -> a\n"
+     "  one-column table (arrow.fixed_shape_tensor, one cell per leading index;\n"
+     "  column NAME, default 'tensor'), an Arrow stream, or a file with --file.\n"},
     {"cat", qv_cmd_cat, "cat [--json] FILE|-     print tensors NumPy-style, record batches as a table",
      "usage: quiver cat [--json] FILE|-\n"
      "  Prints the values of every Tensor and SparseTensor message NumPy-style (a\n"

@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <locale.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,7 +97,46 @@ static void describe(QvCliText *t, const struct ArrowSchema *s, int depth) {
       break;
     default: qv_cli_text_puts(t, qv_arrow_type_name(v.type));
   }
+  QvTensorColumnType tensor = {0};
+  if (v.extension_name && qv_tensor_column_type_from_field(s, NULL, &tensor, NULL) == QV_OK &&
+      tensor.kind != QV_TENSOR_COLUMN_NONE) {
+    char text[512];
+    qv_cli_tensor_type_text(&tensor, text, sizeof text);
+    qv_cli_text_puts(t, ", ");
+    qv_cli_text_put_name(t, text, strlen(text));
+  }
+  qv_tensor_column_type_reset(&tensor);
   if (v.extension_name) qv_cli_text_puts(t, ">");
+}
+
+void qv_cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size) {
+  size_t n = 0;
+#define PUT(...) \
+  do { \
+    if (n < size) n += (size_t)snprintf(buf + n, size - n, __VA_ARGS__); \
+  } while (0)
+  if (type->value_type != QV_VALUE_DEFAULT)
+    PUT("tensor %s shape=[", qv_value_type_name(type->value_type));
+  else
+    PUT("tensor shape=[");
+  for (int32_t k = 0; k < type->ndim; k++) {
+    if (type->shape[k] < 0)
+      PUT("%s?", k ? ", " : "");
+    else
+      PUT("%s%lld", k ? ", " : "", (long long)type->shape[k]);
+  }
+  PUT("]");
+  if (type->dim_names != NULL) {
+    PUT(" dim_names=[");
+    for (int32_t k = 0; k < type->ndim; k++) PUT("%s%s", k ? ", " : "", type->dim_names[k]);
+    PUT("]");
+  }
+  if (type->has_permutation) {
+    PUT(" permutation=[");
+    for (int32_t k = 0; k < type->ndim; k++) PUT("%s%d", k ? ", " : "", (int)type->permutation[k]);
+    PUT("]");
+  }
+#undef PUT
 }
 
 /* ---- table printing */

@@ -7,11 +7,17 @@
 #include <stdio.h>
 
 #include "quiver/error.h"
+#include "quiver/tensor_column.h"
 
 /* Prints an Arrow record batch stream or file held in memory: a schema line,
  * a header, then one line per row (long inputs keep their first and last
  * rows, with a line saying how many were left out), then a summary line.
  * Every batch is validated in full before anything of it is printed. */
 QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error);
+
+/* "tensor float32 shape=[3, 4] dim_names=[C, H] permutation=[1, 0]" for a
+ * tensor column type (variable shape: "shape=[2, ?]" from uniform_shape,
+ * "?" where an extent varies), cut to fit `size`. */
+void qv_cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size);
 
 #endif

@@ -1,0 +1,209 @@
+/* quiver tensor stack / unstack / from-npy --as-column: tensor columns
+ * (arrow.fixed_shape_tensor and friends, quiver/tensor_column.h) <-> Tensor
+ * messages. Subcommands of `quiver tensor` (tensor_cmd.c hands them argv). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "quiver/npy.h"
+#include "quiver/tensor_column.h"
+#include "quiver/tensor_ipc.h"
+
+/* The batches of `in`, each column `name` (or the only tensor column) as a
+ * stacked tensor, one Tensor message per batch. */
+static QvStatus open_batches(const char *in, struct ArrowArrayStream *stream, QvError *err) {
+  QvSource *src;
+  QvStatus st = qv_cli_source_new(in, &src, err);
+  if (st) return st;
+  st = qv_rb_stream_reader_new(stream, src, qv_cli_rb_read_options(), err);
+  qv_source_free(src);
+  if (st && strcmp(in, "-") != 0 && strncmp(err->message, in, strlen(in)) != 0)
+    qv_error_prefix(err, "%s", in);
+  return st;
+}
+
+/* The index of column `column` (NULL: the only tensor column) in *schema,
+ * which is read from the stream. */
+static QvStatus find_column(struct ArrowArrayStream *stream, const char *column,
+                            const char *extension, struct ArrowSchema *schema, int64_t *out,
+                            QvError *err) {
+  QvStatus st = qv_rb_stream_get_schema(stream, schema, err);
+  if (st) return st;
+  int64_t idx = -1;
+  for (int64_t i = 0; i < schema->n_children; i++) {
+    const struct ArrowSchema *f = schema->children[i];
+    if (column != NULL) {
+      if (f->name != NULL && strcmp(f->name, column) == 0) idx = i;
+      continue;
+    }
+    QvTensorColumnType t;
+    bool is_tensor = qv_tensor_column_type_from_field(f, extension, &t, NULL) == QV_OK &&
+                     t.kind != QV_TENSOR_COLUMN_NONE;
+    qv_tensor_column_type_reset(&t);
+    if (is_tensor && idx >= 0)
+      return qv_error_set(err, QV_EINVAL, "several tensor columns: name one with --column");
+    if (is_tensor) idx = i;
+  }
+  if (idx < 0)
+    return column ? qv_error_set(err, QV_EINVAL, "no column named '%s'", column)
+                  : qv_error_set(err, QV_EINVAL, "no tensor column (a cell tensor column needs "
+                                                 "--extension NAME)");
+  *out = idx;
+  return QV_OK;
+}
+
+/* Column idx of every batch as a stacked tensor, one Tensor message per
+ * batch. */
+static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *schema,
+                          int64_t idx, QvSink *sink, const char *extension, bool fill,
+                          QvError *err) {
+  QvStatus st = QV_OK;
+  int64_t batches = 0;
+  for (;;) {
+    struct ArrowArray batch;
+    st = qv_rb_stream_get_next(s, &batch, err);
+    if (st == QV_EOS) {
+      st = QV_OK;
+      break;
+    }
+    if (st) break;
+    struct ArrowArray cells;
+    st = qv_array_share(batch.children[idx], &cells, err);
+    batch.release(&batch);
+    if (st) break;
+    QvTensorColumn col;
+    QvTensorColumnOptions co = {.struct_size = sizeof co, .cell_extension = extension};
+    st = qv_tensor_column_init(&col, schema->children[idx], &cells, &co, err);
+    if (cells.release) cells.release(&cells);
+    if (st) break;
+    QvTensor t;
+    QvTensorStackOptions so = {.struct_size = sizeof so, .null_fill = fill,
+                               .leading_name = schema->children[idx]->name};
+    st = qv_tensor_column_stack(&col, &so, &t, err);
+    qv_tensor_column_reset(&col);
+    if (st == QV_OK) st = qv_tensor_write(&t, sink, err);
+    qv_tensor_reset(&t);
+    if (st) {
+      qv_error_prefix(err, "batch %lld", (long long)batches);
+      break;
+    }
+    batches++;
+  }
+  return st;
+}
+
+int qv_cmd_tensor_stack(int argc, char **argv) {
+  const char *cmd = "tensor stack", *pos[2], *column = NULL, *extension = NULL, *v;
+  int npos = 0;
+  bool fill = false;
+  QvCliArgs a;
+  qv_cli_args_init(&a, cmd, argc, argv);
+  while (qv_cli_args_next(&a)) {
+    const char *p;
+    if ((p = qv_cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    else if ((v = qv_cli_args_value(&a, "--column")) != NULL) column = v;
+    else if ((v = qv_cli_args_value(&a, "--extension")) != NULL) extension = v;
+    else if (qv_cli_args_flag(&a, "--fill-nulls")) fill = true;
+    else qv_cli_args_unknown(&a);
+  }
+  if (a.status) return a.status;
+  if (npos != 2) return qv_cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
+  int rc = qv_cli_check_output(cmd, pos[1]);
+  if (rc) return rc;
+  QvError err = {0};
+  struct ArrowArrayStream stream;
+  QvStatus st = open_batches(pos[0], &stream, &err);
+  if (st) return qv_cli_fail(cmd, &err);
+  struct ArrowSchema schema;
+  memset(&schema, 0, sizeof schema);
+  int64_t idx = -1;
+  QvSink *sink;
+  st = find_column(&stream, column, extension, &schema, &idx, &err);
+  if (st == QV_OK) st = qv_cli_output_open(pos[1], &sink, &err);
+  if (st == QV_OK)
+    st = qv_cli_output_close(pos[1], sink,
+                             stack_all(&stream, &schema, idx, sink, extension, fill, &err), &err);
+  if (schema.release) schema.release(&schema);
+  stream.release(&stream);
+  return st ? qv_cli_fail(cmd, &err) : 0;
+}
+
+/* Writes `t` as a one-column table. */
+static QvStatus write_column(const QvTensor *t, const char *name, bool file, const char *out,
+                             QvError *err) {
+  struct ArrowSchema field, bs;
+  struct ArrowArray column, batch;
+  QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .name = name};
+  QvStatus st = qv_tensor_unstack(t, &uo, &field, &column, err);
+  if (st) return st;
+  if ((st = qv_tensor_column_to_batch(&field, &column, &bs, &batch, err)) != QV_OK) {
+    field.release(&field);
+    column.release(&column);
+    return st;
+  }
+  QvSink *sink;
+  if ((st = qv_cli_output_open(out, &sink, err)) == QV_OK) {
+    QvRbWriter *w = NULL;
+    QvRbWriteOptions wo = {.struct_size = sizeof wo, .format = file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM};
+    QvStatus ws = qv_rb_writer_new(&w, &bs, sink, &wo, err);
+    if (ws == QV_OK) ws = qv_rb_writer_write(w, &batch, err);
+    if (ws == QV_OK) ws = qv_rb_writer_finish(w, err);
+    qv_rb_writer_free(w);
+    st = qv_cli_output_close(out, sink, ws, err);
+  }
+  batch.release(&batch);
+  bs.release(&bs);
+  return st;
+}
+
+/* unstack (a Tensor message) and from-npy --as-column (a .npy). */
+static int to_column(const char *cmd, bool npy, int argc, char **argv) {
+  const char *pos[2], *name = NULL, *v;
+  int npos = 0;
+  int64_t index = 0;
+  bool file = false;
+  QvCliArgs a;
+  qv_cli_args_init(&a, cmd, argc, argv);
+  while (qv_cli_args_next(&a)) {
+    const char *p;
+    if ((p = qv_cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    else if ((v = qv_cli_args_value(&a, "--name")) != NULL) name = v;
+    else if (qv_cli_args_flag(&a, "--file")) file = true;
+    else if (npy && qv_cli_args_flag(&a, "--as-column")) continue;
+    else if (!npy && qv_cli_args_index(&a, "--index", &index)) continue;
+    else qv_cli_args_unknown(&a);
+  }
+  if (a.status) return a.status;
+  if (npos != 2) return qv_cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
+  int rc = qv_cli_check_output(cmd, pos[1]);
+  if (rc) return rc;
+  QvError err = {0};
+  QvCliTensor in;
+  memset(&in, 0, sizeof in);
+  QvStatus st;
+  if (npy) {
+    QvSource *src;
+    st = qv_cli_source_new(pos[0], &src, &err);
+    if (st == QV_OK) {
+      st = qv_npy_read(src, &in.dense, &err);
+      qv_source_free(src);
+    }
+  } else {
+    st = qv_cli_read_tensor(pos[0], index, &in, &err);
+    if (st == QV_OK && in.is_sparse)
+      st = qv_error_set(&err, QV_ENOTSUP, "message %lld is a SparseTensor: convert it to a dense "
+                        "tensor first (quiver convert --to=dense)", (long long)index);
+  }
+  if (st == QV_OK) st = write_column(&in.dense, name, file, pos[1], &err);
+  qv_cli_tensor_free(&in);
+  return st ? qv_cli_fail(cmd, &err) : 0;
+}
+
+int qv_cmd_tensor_unstack(int argc, char **argv) {
+  return to_column("tensor unstack", false, argc, argv);
+}
+
+int qv_cmd_tensor_npy_column(int argc, char **argv) {
+  return to_column("tensor from-npy", true, argc, argv);
+}
