@@ -39,6 +39,15 @@ run inspect "$data/arrow_cpp_record_batches.arrow"
 run cat "$data/arrow_cpp_record_batches.arrow"
 run validate "$data/arrow_cpp_record_batches.arrow"
 
+step "From Python: import quiver (NumPy, SciPy, record batches; examples/python)"
+pymod="$(cd "$(dirname "$cli")" && pwd)/python"
+if [ -f "$pymod/quiver/__init__.py" ]; then
+  PYTHONPATH="$pymod" /usr/bin/python3 "$here/python/numpy_scipy.py" "$out" \
+    "$data/arrow_cpp_record_batches.arrow" | sed "s#$out/##g"
+else
+  echo "(the Python module is not built next to $cli: python3-dev and python3-numpy needed)"
+fi
+
 step "A damaged file gets a clear error and exit status 1, never a crash"
 head -c 300 "$data/arrow_cpp_tensor_3x4_colmajor.arrow" > "$out/truncated.arrow"
 if run inspect "$out/truncated.arrow"; then

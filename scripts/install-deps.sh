@@ -5,12 +5,12 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
-# The last line's packages are there ahead of the work planned next (Python
-# headers and pytest; zlib and libdeflate), so a fresh machine already has them.
+# The last line: Python headers, pytest, setuptools and pip for the Python module
+# (python/), zlib and libdeflate.
 packages=(build-essential cmake pkg-config clang-14 libclang-rt-14-dev
   libcmocka-dev flatbuffers-compiler liblz4-dev libzstd-dev libjansson-dev
   libzip-dev libdlpack-dev python3 python3-numpy python3-scipy nodejs npm
-  python3-dev python3-pytest zlib1g-dev libdeflate-dev)
+  python3-dev python3-pytest python3-setuptools python3-pip zlib1g-dev libdeflate-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,330 @@
+"""quiver: Arrow IPC tensors, sparse tensors and record batches for NumPy and SciPy.
+
+Everything is read zero-copy where the target allows it: ``read_tensor`` hands
+out an ndarray viewing the memory-mapped file (or the caller's buffer), and
+``read_sparse`` gives SciPy matrices whose index and value arrays view it too.
+Record batches are exchanged through the Arrow PyCapsule interface, so any
+consumer of ``__arrow_c_stream__`` (pandas, Polars, DuckDB, PyArrow, nanoarrow)
+reads them, and ``write_stream``/``write_file`` take any producer.
+
+Errors are ``quiver.Error`` subclasses that are also ``ValueError``
+(``ArrowInvalid``, ``ArrowNotSupported``, ``ArrowCapacityError``), ``OSError``
+(``ArrowIOError``) or ``MemoryError`` (``ArrowMemoryError``).
+"""
+
+import numpy as _np
+
+from ._quiver import (  # noqa: F401
+    ArrowCapacityError,
+    ArrowInvalid,
+    ArrowIOError,
+    ArrowMemoryError,
+    ArrowNotSupported,
+    Error,
+    RecordBatchReader,
+    Tensor,
+    read_file as _read_file,
+    read_stream as _read_stream,
+    read_tensor as _read_tensor,
+    read_tensor_info as _read_tensor_info,
+    read_tensor_object as _read_tensor_object,
+    write_tensor as _write_tensor,
+)
+from . import _quiver
+
+__all__ = [
+    "read_tensor", "read_tensor_info", "read_tensor_object", "write_tensor", "read_sparse",
+    "write_sparse", "SparseTensor", "convert", "messages", "read_stream", "read_file",
+    "write_stream", "write_file", "Tensor", "RecordBatchReader", "Error", "ArrowInvalid",
+    "ArrowNotSupported", "ArrowCapacityError", "ArrowIOError", "ArrowMemoryError",
+]
+
+_SCIPY_FORMATS = ("csr", "csc", "coo")
+
+
+def _source(source):
+    """Paths and buffers go to C as they are; a file object is read whole."""
+    if hasattr(source, "read") and not isinstance(source, (bytes, bytearray, memoryview)):
+        return source.read()
+    return source
+
+
+def read_tensor(source, index=0):
+    """Tensor message ``index`` of ``source`` as a read-only ndarray, without a copy.
+
+    ``source`` is a path (the file is memory-mapped; only the chosen body is
+    mapped), a bytes-like object (viewed in place) or a binary file object
+    (read whole). Strides and column-major layouts are kept. The array's
+    ``base`` is a :class:`quiver.Tensor` that owns the mapping or holds the
+    buffer, and also exports DLPack (``numpy.from_dlpack(arr.base)``).
+    """
+    return _read_tensor(_source(source), index)
+
+
+def read_tensor_object(source, index=0):
+    """The :class:`quiver.Tensor` at ``index`` (shape, strides, dim_names, ``to_numpy()``, DLPack)."""
+    return _read_tensor_object(_source(source), index)
+
+
+def read_tensor_info(source, index=0):
+    """A dict describing tensor ``index``: type, dtype, shape, strides (bytes), dim_names, layout, nbytes.
+
+    Reads only the metadata (the data is mapped but never touched).
+    """
+    return _read_tensor_info(_source(source), index)
+
+
+def write_tensor(dest, array, dim_names=None):
+    """Writes ``array`` as one Arrow Tensor message.
+
+    ``array``: any NumPy array (or array-like) of int8..int64, uint8..uint64,
+    float16, float32 or float64, in any layout (row- and column-major are
+    written as they are, other layouts as a row-major copy). ``dest``: a path
+    (a temporary file renamed over the target, so a failure leaves it
+    untouched) or a writable binary file object. ``dim_names``: one str per
+    dimension, or None.
+    """
+    _write_tensor(dest, array, dim_names)
+
+
+class SparseTensor:
+    """A sparse tensor NumPy/SciPy cannot hold as a matrix: N-d COO, CSF, or float16 values.
+
+    Attributes: ``format`` ('coo', 'csr', 'csc', 'csf'), ``shape``, ``dim_names``,
+    ``nnz``, ``data`` (values), ``indices`` (COO: the nnz x ndim coordinate
+    matrix; CSR/CSC: the index array; CSF: a list per level), ``indptr``
+    (CSR/CSC: an array; CSF: a list per level; COO: None), ``axis_order``
+    (CSF). Arrays view quiver's memory without a copy and are read-only.
+    """
+
+    def __init__(self, handle):
+        self._handle = handle
+        buffers = handle.buffers()
+        self.format = handle.format
+        self.shape = handle.shape
+        self.dim_names = handle.dim_names
+        self.nnz = handle.nnz
+        self.axis_order = handle.axis_order
+        self.is_canonical = handle.is_canonical
+        self.data = buffers["data"]
+        if self.format == "coo":
+            self.indices = buffers["coords"]
+            self.indptr = None
+        else:
+            self.indices = buffers["indices"]
+            self.indptr = buffers["indptr"]
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return len(self.shape)
+
+    @property
+    def dtype(self):
+        """NumPy dtype of the values."""
+        return self.data.dtype
+
+    def to_dense(self):
+        """A new row-major ndarray (duplicates of a non-canonical COO summed)."""
+        return self._handle.to_dense()
+
+    def to_coo(self):
+        """The same tensor as a canonical COO :class:`SparseTensor` (converted in C)."""
+        return SparseTensor(self._handle.convert("coo"))
+
+    def convert(self, format, index_type=None, axis_order=None):
+        """The same tensor in another format (and index type, CSF axis order), converted in C."""
+        return SparseTensor(self._handle.convert(format, index_type, axis_order))
+
+    def to_scipy(self):
+        """A scipy.sparse matrix (2-D only; float16 values become float32)."""
+        if self.ndim != 2:
+            raise ValueError("only 2-D sparse tensors are SciPy matrices")
+        handle = self._handle
+        if handle.format not in _SCIPY_FORMATS:
+            handle = handle.convert("coo")
+        return _to_scipy(handle, upcast_half=True)
+
+    def __repr__(self):
+        return "<quiver.SparseTensor {} {} shape={} nnz={}>".format(
+            self.format, self.dtype, self.shape, self.nnz)
+
+
+def _scipy_index(a):
+    # SciPy's kernels take int32 or int64 indices; other widths are converted.
+    if a.dtype == _np.int32 or a.dtype == _np.int64:
+        return a
+    return a.astype(_np.int64)
+
+
+def _to_scipy(handle, upcast_half=False):
+    import scipy.sparse as sp
+
+    b = handle.buffers()
+    data = b["data"]
+    if data.dtype == _np.float16:
+        if not upcast_half:
+            return SparseTensor(handle)
+        data = data.astype(_np.float32)
+    shape = handle.shape
+    fmt = handle.format
+    # The arrays are assigned after construction: SciPy's constructors may
+    # scan the indices and copy them to a narrower type, and quiver has already
+    # validated them (in range, sorted, indptr well formed).
+    if fmt == "coo":
+        m = sp.coo_matrix(shape, dtype=data.dtype)
+        coords = b["coords"]
+        m.row = _scipy_index(coords[:, 0])
+        m.col = _scipy_index(coords[:, 1])
+        m.data = data
+        m.has_canonical_format = bool(handle.is_canonical)
+        return m
+    cls = sp.csr_matrix if fmt == "csr" else sp.csc_matrix
+    m = cls(shape, dtype=data.dtype)
+    m.data = data
+    m.indices = _scipy_index(b["indices"])
+    m.indptr = _scipy_index(b["indptr"])
+    m.check_format(full_check=False)
+    m.has_canonical_format = True
+    return m
+
+
+def _wrap_sparse(handle):
+    if handle.ndim == 2 and handle.format in _SCIPY_FORMATS:
+        return _to_scipy(handle)
+    return SparseTensor(handle)
+
+
+def read_sparse(source, index=0):
+    """SparseTensor message ``index`` of ``source``.
+
+    2-D CSR, CSC and COO become ``scipy.sparse.csr_matrix``/``csc_matrix``/
+    ``coo_matrix`` whose ``data`` and int32/int64 index arrays view the file
+    mapping or buffer without a copy (other index widths are converted, as
+    SciPy only takes those two). N-d COO, CSF and float16 values (which SciPy
+    cannot hold) become a :class:`quiver.SparseTensor`.
+    """
+    return _wrap_sparse(_quiver._read_sparse(_source(source), index))
+
+
+def _handle_from_scipy(m):
+    fmt = m.format
+    if fmt not in _SCIPY_FORMATS:
+        m = m.tocsr()
+        fmt = "csr"
+    if fmt == "coo":
+        coords = _np.empty((m.nnz, 2), dtype=_np.result_type(m.row.dtype, m.col.dtype))
+        coords[:, 0] = m.row
+        coords[:, 1] = m.col
+        return _quiver._sparse_from_buffers(
+            "coo", m.shape, _np.ascontiguousarray(m.data), coords=coords,
+            is_canonical=bool(getattr(m, "has_canonical_format", False)))
+    if not m.has_canonical_format:
+        # quiver's CSR/CSC have sorted indices without duplicates
+        m = m.copy()
+        m.sum_duplicates()
+    return _quiver._sparse_from_buffers(
+        fmt, m.shape, _np.ascontiguousarray(m.data), indptr=_np.ascontiguousarray(m.indptr),
+        indices=_np.ascontiguousarray(m.indices))
+
+
+def _sparse_handle(obj, format, index_type):
+    """A quiver._Sparse for a scipy matrix, SparseTensor or dense array, in ``format``."""
+    if isinstance(obj, SparseTensor):
+        handle = obj._handle
+    elif isinstance(obj, _quiver._Sparse):
+        handle = obj
+    elif hasattr(obj, "tocsr") and hasattr(obj, "format") and hasattr(obj, "nnz"):
+        handle = _handle_from_scipy(obj)
+    else:
+        return _quiver._sparse_from_dense(obj, format or "coo", index_type)
+    if (format and format != handle.format) or index_type is not None:
+        handle = handle.convert(format or handle.format, index_type)
+    return handle
+
+
+def write_sparse(dest, matrix_or_tensor, format=None, index_type=None):
+    """Writes one Arrow SparseTensor message.
+
+    ``matrix_or_tensor``: any scipy.sparse matrix or array, a
+    :class:`quiver.SparseTensor`, or a dense NumPy array (converted to sparse
+    in C). ``format``: 'coo', 'csr', 'csc' or 'csf' (default: the input's
+    format; COO for a dense array; CSR for SciPy formats Arrow lacks).
+    ``index_type``: a NumPy integer dtype for every index buffer (default: the
+    input's, int64 for a dense array). ``dest``: a path or a writable binary
+    file object. CSR/CSC input with unsorted or duplicate indices is
+    canonicalised (on a copy) first.
+    """
+    _quiver._write_sparse(dest, _sparse_handle(matrix_or_tensor, format, index_type))
+
+
+def convert(source, dest, to, index=0, index_type=None, axis_order=None):
+    """Converts tensor message ``index`` of ``source`` and writes it to ``dest``.
+
+    ``to``: 'dense', 'coo', 'csr', 'csc' or 'csf' (as ``quiver convert --to``).
+    The input may be a Tensor or a SparseTensor; dimension names are kept.
+    """
+    obj = _quiver._read_any(_source(source), index)
+    if to == "dense":
+        if isinstance(obj, Tensor):
+            _write_tensor(dest, obj, None)
+        else:
+            _write_tensor(dest, obj.to_dense(), obj.dim_names)
+        return
+    if isinstance(obj, Tensor):
+        handle = _quiver._sparse_from_dense(obj, to, index_type, axis_order)
+    else:
+        handle = obj.convert(to, index_type, axis_order)
+    _quiver._write_sparse(dest, handle)
+
+
+def messages(source):
+    """An iterator of dicts, one per message of an Arrow stream or file (as ``quiver inspect``).
+
+    Every dict has index, offset, kind ('Schema', 'RecordBatch',
+    'DictionaryBatch', 'Tensor', 'SparseTensor'), version, metadata_length,
+    body_length and legacy_prefix; then per kind: fields [(name, type,
+    nullable)]; length, nodes, buffers, compression, id, is_delta; type,
+    shape, dim_names, strides; format, nnz.
+    """
+    return iter(_quiver.messages_list(_source(source)))
+
+
+def read_stream(source):
+    """A :class:`quiver.RecordBatchReader` over an Arrow IPC stream (a file is read in order).
+
+    It implements ``__arrow_c_schema__`` and ``__arrow_c_stream__``, so
+    ``pyarrow.table(r)``, ``polars.from_arrow(r)``, ``duckdb`` or
+    ``nanoarrow`` read it without a copy. Batches are fully validated.
+    """
+    return _read_stream(_source(source))
+
+
+def read_file(source):
+    """A :class:`quiver.RecordBatchReader` over an Arrow IPC file, through its footer."""
+    return _read_file(_source(source))
+
+
+def _write(dest, obj, file, compression):
+    if hasattr(obj, "__arrow_c_stream__"):
+        _quiver._write_batches(dest, stream=obj.__arrow_c_stream__(), file=file,
+                               compression=compression)
+    elif hasattr(obj, "__arrow_c_array__"):
+        schema, array = obj.__arrow_c_array__()
+        _quiver._write_batches(dest, schema=schema, array=array, file=file,
+                               compression=compression)
+    else:
+        raise TypeError("{} exports neither __arrow_c_stream__ nor __arrow_c_array__".format(
+            type(obj).__name__))
+
+
+def write_stream(dest, obj, compression=None):
+    """Writes every batch of ``obj`` (anything exporting ``__arrow_c_stream__`` or
+    ``__arrow_c_array__``) as an Arrow IPC stream to ``dest`` (path or file object).
+    ``compression``: None, 'lz4' or 'zstd'."""
+    _write(dest, obj, False, compression)
+
+
+def write_file(dest, obj, compression=None):
+    """As :func:`write_stream`, in the Arrow IPC file format (with footer)."""
+    _write(dest, obj, True, compression)

@@ -1,0 +1,189 @@
+"""Record batches through the Arrow PyCapsule interface, read back by a consumer
+that is not quiver: a ctypes reader of the C Data Interface structs."""
+import ctypes
+import io
+import subprocess
+
+import numpy as np
+import pytest
+
+import quiver
+
+
+class ArrowSchema(ctypes.Structure):
+    pass
+
+
+ArrowSchema._fields_ = [
+    ("format", ctypes.c_char_p), ("name", ctypes.c_char_p), ("metadata", ctypes.c_void_p),
+    ("flags", ctypes.c_int64), ("n_children", ctypes.c_int64),
+    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
+    ("dictionary", ctypes.POINTER(ArrowSchema)),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))),
+    ("private_data", ctypes.c_void_p)]
+
+
+class ArrowArray(ctypes.Structure):
+    pass
+
+
+ArrowArray._fields_ = [
+    ("length", ctypes.c_int64), ("null_count", ctypes.c_int64), ("offset", ctypes.c_int64),
+    ("n_buffers", ctypes.c_int64), ("n_children", ctypes.c_int64),
+    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
+    ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
+    ("dictionary", ctypes.POINTER(ArrowArray)),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))),
+    ("private_data", ctypes.c_void_p)]
+
+
+class ArrowArrayStream(ctypes.Structure):
+    pass
+
+
+ArrowArrayStream._fields_ = [
+    ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
+                                    ctypes.POINTER(ArrowSchema))),
+    ("get_next", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
+                                  ctypes.POINTER(ArrowArray))),
+    ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowArrayStream))),
+    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))),
+    ("private_data", ctypes.c_void_p)]
+
+_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_get_pointer.restype = ctypes.c_void_p
+_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def consume(obj):
+    """Reads a producer's stream as a consumer would: moves it out of the
+    capsule, reads the schema and every batch, releases everything. Returns
+    ({column: format}, [{column: int64 values or None}], total rows)."""
+    cap = obj.__arrow_c_stream__()
+    src = ArrowArrayStream.from_address(_get_pointer(cap, b"arrow_array_stream"))
+    stream = ArrowArrayStream()
+    ctypes.memmove(ctypes.byref(stream), ctypes.byref(src), ctypes.sizeof(stream))
+    src.release = type(src.release)()  # moved: the capsule's destructor must not release it
+    schema = ArrowSchema()
+    assert stream.get_schema(ctypes.byref(stream), ctypes.byref(schema)) == 0
+    cols = [(schema.children[i].contents.name.decode(), schema.children[i].contents.format.decode())
+            for i in range(schema.n_children)]
+    batches, rows = [], 0
+    while True:
+        arr = ArrowArray()
+        rc = stream.get_next(ctypes.byref(stream), ctypes.byref(arr))
+        assert rc == 0, stream.get_last_error(ctypes.byref(stream))
+        if not arr.release:
+            break
+        assert arr.n_children == len(cols)
+        rows += arr.length
+        values = {}
+        for i, (name, fmt) in enumerate(cols):
+            child = arr.children[i].contents
+            if fmt == "l" and child.null_count == 0:
+                buf = ctypes.cast(child.buffers[1], ctypes.POINTER(ctypes.c_int64))
+                values[name] = [buf[child.offset + arr.offset + k] for k in range(arr.length)]
+        batches.append(values)
+        arr.release(ctypes.byref(arr))
+    schema.release(ctypes.byref(schema))
+    stream.release(ctypes.byref(stream))
+    return dict(cols), batches, rows
+
+
+@pytest.fixture
+def all_types(tmp_path, cli, root):
+    path = tmp_path / "all_types.arrow"
+    subprocess.run([cli, "integration", "--mode=json-to-arrow",
+                    "--json=%s/tests/data/integration/all_types.json" % root,
+                    "--arrow=%s" % path], check=True)
+    return path
+
+
+def validate(cli, root, path):
+    r = subprocess.run([cli, "integration", "--mode=validate",
+                        "--json=%s/tests/data/integration/all_types.json" % root,
+                        "--arrow=%s" % path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_a_ctypes_consumer_reads_our_tables(all_types):
+    r = quiver.read_file(all_types)
+    assert r.num_batches == 2
+    cols, batches, rows = consume(r)
+    assert cols["i64"] == "l" and cols["str"] == "u" and len(cols) == 44
+    assert rows > 0 and len(batches) == 2
+    # the same through the stream reader (a new stream per call)
+    cols2, batches2, rows2 = consume(quiver.read_stream(all_types))
+    assert (cols2, batches2, rows2) == (cols, batches, rows)
+    assert consume(r)[2] == rows
+    assert [n for n, _ in r.columns] == list(cols)
+
+
+def test_schema_capsule(all_types):
+    cap = quiver.read_file(all_types).__arrow_c_schema__()
+    s = ArrowSchema.from_address(_get_pointer(cap, b"arrow_schema"))
+    assert s.format == b"+s" and s.n_children == 44
+    del cap  # the capsule releases it
+
+
+@pytest.mark.parametrize("compression", [None, "lz4", "zstd"])
+def test_write_stream_and_file_round_trip(tmp_path, cli, root, all_types, compression):
+    stream_path = tmp_path / "s.arrows"
+    subprocess.run("%s file-to-stream %s > %s" % (cli, all_types, stream_path), shell=True,
+                   check=True)
+    out = tmp_path / "out.arrow"
+    quiver.write_file(out, quiver.read_stream(stream_path), compression=compression)
+    validate(cli, root, out)
+    f = io.BytesIO()
+    quiver.write_stream(f, quiver.read_stream(out), compression=compression)
+    kinds = [m["kind"] for m in quiver.messages(f.getvalue())]
+    assert kinds[0] == "Schema" and kinds.count("RecordBatch") == 2
+    if compression:
+        assert any(m.get("compression") for m in quiver.messages(f.getvalue()))
+    assert consume(quiver.read_stream(f.getvalue()))[2] == consume(quiver.read_file(out))[2]
+
+
+class OneBatch:
+    """A producer of __arrow_c_array__ only: quiver's own capsules re-wrapped."""
+
+    def __init__(self, reader):
+        self.reader = reader
+
+    def __arrow_c_array__(self, requested_schema=None):
+        cap = self.reader.__arrow_c_stream__()
+        src = ArrowArrayStream.from_address(_get_pointer(cap, b"arrow_array_stream"))
+        return self.reader.__arrow_c_schema__(), _first_batch_capsule(src)
+
+
+def _first_batch_capsule(stream):
+    arr = ArrowArray()
+    assert stream.get_next(ctypes.byref(stream), ctypes.byref(arr)) == 0
+    holder = ctypes.pythonapi.PyCapsule_New
+    holder.restype = ctypes.py_object
+    holder.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    _keep.append(arr)
+    return holder(ctypes.addressof(arr), b"arrow_array", None)
+
+
+_keep = []
+
+
+def test_write_from_arrow_c_array(tmp_path, all_types):
+    out = tmp_path / "one.arrows"
+    quiver.write_stream(out, OneBatch(quiver.read_file(all_types)))
+    r = quiver.read_stream(out)
+    assert consume(r)[2] > 0
+    assert sum(1 for m in quiver.messages(out) if m["kind"] == "RecordBatch") == 1
+
+
+def test_record_batch_errors(tmp_path):
+    with pytest.raises(TypeError):
+        quiver.write_stream(io.BytesIO(), object())
+    with pytest.raises(quiver.Error):
+        quiver.read_stream(b"not arrow at all")
+    with pytest.raises(quiver.Error):
+        quiver.read_file(b"\xff\xff\xff\xff\x00\x00\x00\x00")
+    f = io.BytesIO()
+    quiver.write_tensor(f, np.zeros(3))
+    with pytest.raises(quiver.Error):
+        quiver.read_stream(f.getvalue())
