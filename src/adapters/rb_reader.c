@@ -11,6 +11,7 @@
 
 #include "adapters/tensor_message.h"
 #include "ipc/source_internal.h"
+#include "util/idmap.h"
 #include "util/load.h"
 #include "util/options.h"
 #include "quiver/recordbatch_ipc.h"
@@ -206,6 +207,8 @@ typedef struct Core {
   int64_t n_dicts;
   int64_t dict_capacity;
   DictState *dicts;
+  QvIdMap dict_index; /* id -> index into dicts */
+  int64_t node_id_capacity;
   /* the id of every dictionary-encoded node in pre-order (QvJsonData's
    * order: a node, its values' type, its children); ids may repeat */
   int64_t *node_ids;
@@ -222,14 +225,14 @@ static void core_free(Core *c) {
     free(c->dicts[i].path);
   }
   free(c->dicts);
+  qv_idmap_free(&c->dict_index);
   free(c->node_ids);
   memset(c, 0, sizeof *c);
 }
 
 static DictState *find_dict(Core *c, int64_t id) {
-  for (int64_t i = 0; i < c->n_dicts; i++)
-    if (c->dicts[i].id == id) return &c->dicts[i];
-  return NULL;
+  int64_t i;
+  return qv_idmap_get(&c->dict_index, id, &i) ? &c->dicts[i] : NULL;
 }
 
 /* Whether the value types of two dictionary-encoded fields that share an id
@@ -293,10 +296,12 @@ static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchem
   size_t mark = path_push(path, f, index);
   const struct ArrowSchema *values = s;
   if (f->dictionary) {
-    if (c->n_node_ids % 16 == 0) {
-      int64_t *ids = realloc(c->node_ids, (size_t)(c->n_node_ids + 16) * sizeof *ids);
+    if (c->n_node_ids == c->node_id_capacity) { /* doubling: many fields stay linear */
+      int64_t cap = c->node_id_capacity ? c->node_id_capacity * 2 : 16;
+      int64_t *ids = realloc(c->node_ids, (size_t)cap * sizeof *ids);
       if (ids == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
       c->node_ids = ids;
+      c->node_id_capacity = cap;
     }
     c->node_ids[c->n_node_ids++] = f->dictionary->id;
     DictState *d = find_dict(c, f->dictionary->id);
@@ -316,6 +321,8 @@ static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchem
         c->dicts = nd;
         c->dict_capacity = cap;
       }
+      if (!qv_idmap_put(&c->dict_index, f->dictionary->id, c->n_dicts))
+        return qv_error_set(error, QV_ENOMEM, "out of memory");
       d = &c->dicts[c->n_dicts++];
       memset(d, 0, sizeof *d);
       d->id = f->dictionary->id;

@@ -8,6 +8,7 @@
 
 #include "quiver/recordbatch_ipc.h"
 #include "util/arena.h"
+#include "util/idmap.h"
 #include "util/load.h"
 #include "util/options.h"
 
@@ -320,6 +321,7 @@ struct QvRbWriter {
   int64_t n_batch_blocks, cap_batch_blocks;
   WDict *dicts;
   int64_t n_dicts, cap_dicts;
+  QvIdMap dict_index; /* id -> index into dicts */
   /* the dictionaries in writing order: each after those inside its values */
   int64_t *dict_order;
   int64_t n_dict_order, cap_dict_order;
@@ -676,9 +678,9 @@ static QvStatus dict_for_node(QvRbWriter *w, const QvArrayView *v, const WPath *
                           (long long)id, path->text);
   }
   const struct ArrowSchema *values = v->type.schema->dictionary;
-  for (int64_t i = 0; i < w->n_dicts; i++) {
+  int64_t i;
+  if (qv_idmap_get(&w->dict_index, id, &i)) {
     WDict *d = &w->dicts[i];
-    if (d->id != id) continue;
     if (!same_value_type(d->value_schema, values, 0))
       return qv_error_set(error, QV_EINVAL,
                           "fields '%s' and '%s' share dictionary id %lld but disagree on its "
@@ -693,7 +695,8 @@ static QvStatus dict_for_node(QvRbWriter *w, const QvArrayView *v, const WPath *
     *fresh = false;
     return QV_OK;
   }
-  if (!grow((void **)&w->dicts, &w->cap_dicts, w->n_dicts, sizeof *w->dicts))
+  if (!grow((void **)&w->dicts, &w->cap_dicts, w->n_dicts, sizeof *w->dicts) ||
+      !qv_idmap_put(&w->dict_index, id, w->n_dicts))
     return qv_error_set(error, QV_ENOMEM, "out of memory");
   WDict *d = &w->dicts[w->n_dicts];
   memset(d, 0, sizeof *d);
@@ -771,6 +774,7 @@ void qv_rb_writer_free(QvRbWriter *w) {
     free(w->dicts[i].path);
   }
   free(w->dicts);
+  qv_idmap_free(&w->dict_index);
   free(w->dict_order);
   free(w->stage);
   ser_free(&w->ser);
