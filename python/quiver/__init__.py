@@ -278,16 +278,45 @@ def convert(source, dest, to, index=0, index_type=None, axis_order=None):
     _quiver._write_sparse(dest, handle)
 
 
+def _list(values):
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+def _summary(m):
+    """The summary column of ``quiver inspect`` (without buffer offsets)."""
+    kind = m["kind"]
+    if kind == "Schema":
+        fields = ["%s: %s%s" % (n, t, "" if nullable else " not null") for n, t, nullable in m["fields"]]
+        text = "%d field%s" % (len(fields), "" if len(fields) == 1 else "s")
+        return text + (": " + ", ".join(fields) if fields else "")
+    if kind in ("RecordBatch", "DictionaryBatch"):
+        text = "length=%d nodes=%d buffers=%d" % (m["length"], m["nodes"], m["buffers"])
+        if kind == "DictionaryBatch":
+            text = "id=%d%s %s" % (m["id"], " delta" if m["is_delta"] else "", text)
+        return text + (" compression=%s" % m["compression"] if "compression" in m else "")
+    if kind in ("Tensor", "SparseTensor"):
+        text = "shape=" + _list(m["shape"])
+        if "dim_names" in m:
+            text += " names=" + _list(m["dim_names"])
+        if kind == "Tensor":
+            strides = " strides=" + _list(m["strides"]) if "strides" in m else ""
+            return "%s %s%s" % (m["type"], text, strides)
+        return "%s %s %s nnz=%d" % (m["format"].upper(), m["type"], text, m["nnz"])
+    return ""
+
+
 def messages(source):
     """An iterator of dicts, one per message of an Arrow stream or file (as ``quiver inspect``).
 
     Every dict has index, offset, kind ('Schema', 'RecordBatch',
     'DictionaryBatch', 'Tensor', 'SparseTensor'), version, metadata_length,
-    body_length and legacy_prefix; then per kind: fields [(name, type,
-    nullable)]; length, nodes, buffers, compression, id, is_delta; type,
-    shape, dim_names, strides; format, nnz.
+    body_length, legacy_prefix and summary (inspect's summary text); then per
+    kind: fields [(name, type, nullable)]; length, nodes, buffers,
+    compression, id, is_delta; type, shape, dim_names, strides; format, nnz.
     """
-    return iter(_quiver.messages_list(_source(source)))
+    for m in _quiver.messages_list(_source(source)):
+        m["summary"] = _summary(m)
+        yield m
 
 
 def read_stream(source):

@@ -89,3 +89,14 @@ def test_the_gil_is_released_while_writing(tmp_path):
     during = [x for x in ticks if start <= x <= end]
     # with the GIL held for the whole write the ticker could not run at all
     assert len(during) >= 3 or end - start < 0.01
+
+
+def test_summaries_start_like_the_cli(tmp_path, cli):
+    path = tmp_path / "s.arrow"
+    with open(path, "wb") as f:
+        quiver.write_tensor(f, np.zeros((2, 3), np.int16), dim_names=["a", "b"])
+        quiver.write_sparse(f, sp.eye(3, format="csr"))
+    out = subprocess.run([cli, "inspect", str(path)], capture_output=True, text=True,
+                         check=True).stdout.splitlines()[2:-1]
+    for line, m in zip(out, quiver.messages(path)):
+        assert m["summary"] and m["summary"] in line, (m["summary"], line)

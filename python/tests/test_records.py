@@ -187,3 +187,13 @@ def test_record_batch_errors(tmp_path):
     quiver.write_tensor(f, np.zeros(3))
     with pytest.raises(quiver.Error):
         quiver.read_stream(f.getvalue())
+
+
+def test_file_to_file_keeps_everything(tmp_path, cli, root, all_types):
+    """read_file -> write_file: the integration JSON still describes the copy
+    (values, validity, dictionaries shared between fields)."""
+    out = tmp_path / "copy.arrow"
+    quiver.write_file(out, quiver.read_file(all_types))
+    validate(cli, root, out)
+    with open(all_types, "rb") as f:  # a file object is read whole
+        assert quiver.read_file(f).num_batches == 2
