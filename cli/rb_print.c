@@ -306,7 +306,7 @@ QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out
         for (int64_t c = 0; c < t.cols && st == QV_OK; c++) {
           free(row[c]);
           row[c] = NULL;
-          st = qv_array_view_format_value(&v.children[c], v.offset + r, MAX_CELL, &row[c], error);
+          st = qv_array_view_format_human(&v.children[c], v.offset + r, MAX_CELL, &row[c], error);
         }
       }
       a.release(&a);

@@ -283,6 +283,22 @@ QV_API int64_t qv_array_view_get_run(const QvArrayView *view, int64_t i);
  * Output beyond max_len bytes (0 = unlimited) is cut and ends with "...". */
 QV_API QvStatus qv_array_view_format_value(const QvArrayView *view, int64_t i, size_t max_len,
                                     char **out, QvError *error);
+/* The same for a person (what `quiver cat` prints): as above, except
+ * date32/date64 as 2024-03-01 (date64 with a time of day as
+ * 2024-03-01T13:45:07.123); time32/64 as 13:45:07.123 (fraction digits by
+ * unit: none, 3, 6, 9); timestamps as 2024-03-01T13:45:07.123456, with a
+ * "+hh:mm" zone converted to that offset and appended, "UTC"/"Etc/UTC"/"Z" as
+ * "+00:00", other zone names as the UTC instant followed by Z[name]; durations
+ * in ISO 8601 hours/minutes/seconds (-PT1H2M3.5S); intervals as "14 months",
+ * "3 days 1500 ms", "1 month 2 days 3 ns"; decimals unquoted (123.45); NaN and
+ * infinities as nan, inf, -inf. Dates and timestamps outside years 0000-9999
+ * and times outside 0..24h print as the raw number and unit ("-1 s",
+ * "253402300800 s"; a zoned one followed by " [zone]"). Zone names have
+ * control bytes, ']' and '\\' escaped as \\xHH and are cut after 64 bytes.
+ * max_len cuts strings, binaries and nested values only: a number, date, time
+ * or interval is never cut. */
+QV_API QvStatus qv_array_view_format_human(const QvArrayView *view, int64_t i, size_t max_len,
+                                    char **out, QvError *error);
 
 /* ---- building arrays */
 

@@ -1,5 +1,6 @@
 /* Values of a view as JSON text, for printing and for comparing arrays in
- * tests. */
+ * tests, or as text for a person (qv_array_view_format_human): ISO 8601
+ * dates, times, timestamps and durations, bare decimals, nan/inf. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@ typedef struct Str {
   size_t max;     /* 0: unlimited */
   bool truncated;
   bool nomem;
+  bool human;     /* qv_array_view_format_human's leaves */
 } Str;
 
 static void put_n(Str *s, const char *p, size_t n) {
@@ -83,6 +85,10 @@ static void put_hex(Str *s, const uint8_t *p, int64_t n) {
 }
 
 static void put_double(Str *s, double d, bool single) {
+  if (s->human && (isnan(d) || isinf(d))) { /* as NumPy prints them */
+    put(s, isnan(d) ? "nan" : d > 0 ? "inf" : "-inf");
+    return;
+  }
   if (isnan(d)) {
     put(s, "\"NaN\"");
     return;
@@ -131,13 +137,15 @@ static void put_decimal(Str *s, const uint8_t *p, int n, int32_t scale) {
   /* digits[] holds the magnitude least significant digit first */
   char text[96];
   for (int i = 0; i < nd; i++) text[i] = digits[nd - 1 - i];
-  put(s, neg ? "\"-" : "\"");
+  if (!s->human) put(s, "\"");
+  if (neg) put(s, "-");
   if (scale < -80 || scale > 160) {
     /* far out of the positional range: <digits>e<exponent> */
     put_n(s, text, (size_t)nd);
     putf(s, "e%lld", -(long long)scale);
   } else if (scale <= 0) {
     put_n(s, text, (size_t)nd);
+    if (s->human && nd == 1 && text[0] == '0') scale = 0; /* zero is "0", not "0000" */
     for (int32_t i = 0; i < -scale; i++) put(s, "0");
   } else if (nd <= scale) {
     put(s, "0.");
@@ -148,7 +156,212 @@ static void put_decimal(Str *s, const uint8_t *p, int n, int32_t scale) {
     put(s, ".");
     put_n(s, text + nd - scale, (size_t)scale);
   }
-  put(s, "\"");
+  if (!s->human) put(s, "\"");
+}
+
+/* ---- human text of temporal values. Everything is integer arithmetic with
+ * floor division, so values before 1970 and negative durations come out
+ * right; values outside years 0000..9999 print as the raw number and its
+ * unit ("253402300800 s"), the documented fallback. */
+
+static const char *const unit_suffix[4] = {"s", "ms", "us", "ns"};
+static const int64_t unit_per_sec[4] = {1, 1000, 1000000, 1000000000};
+static const int unit_digits[4] = {0, 3, 6, 9};
+
+static int64_t floor_div(int64_t a, int64_t b, int64_t *rem) { /* b > 0 */
+  int64_t q = a / b, r = a % b;
+  if (r < 0) {
+    q--;
+    r += b;
+  }
+  *rem = r;
+  return q;
+}
+
+/* Days since 1970-01-01 to a proleptic Gregorian date (H. Hinnant's
+ * civil_from_days). false when the year is outside 0..9999. */
+static bool civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
+  if (z < -719528 || z > 2932896) return false; /* 0000-01-01 .. 9999-12-31 */
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  unsigned doe = (unsigned)(z - era * 146097);
+  unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  unsigned mp = (5 * doy + 2) / 153;
+  *d = doy - (153 * mp + 2) / 5 + 1;
+  *m = mp < 10 ? mp + 3 : mp - 9;
+  *y = (int64_t)yoe + era * 400 + (*m <= 2);
+  return true;
+}
+
+static bool put_date(Str *s, int64_t days) {
+  int64_t y;
+  unsigned m, d;
+  if (!civil_from_days(days, &y, &m, &d)) return false;
+  putf(s, "%04d-%02u-%02u", (int)y, m, d);
+  return true;
+}
+
+/* hh:mm:ss plus the unit's fraction digits */
+static void put_clock(Str *s, int64_t sec_of_day, int64_t frac, int unit) {
+  putf(s, "%02d:%02d:%02d", (int)(sec_of_day / 3600), (int)(sec_of_day / 60 % 60),
+       (int)(sec_of_day % 60));
+  if (unit_digits[unit]) putf(s, ".%0*lld", unit_digits[unit], (long long)frac);
+}
+
+/* A date-time of `value` units since the epoch; false when out of range. */
+static bool put_datetime(Str *s, int64_t value, int unit) {
+  int64_t frac, rem;
+  int64_t sec = floor_div(value, unit_per_sec[unit], &frac);
+  int64_t days = floor_div(sec, 86400, &rem);
+  if (!put_date(s, days)) return false;
+  put(s, "T");
+  put_clock(s, rem, frac, unit);
+  return true;
+}
+
+static bool tz_is(const char *tz, size_t n, const char *name) {
+  return strlen(name) == n && memcmp(tz, name, n) == 0;
+}
+
+/* "+hh:mm" / "-hh:mm" (Arrow's fixed-offset zones) to seconds east of UTC */
+static bool tz_offset(const char *tz, size_t n, int64_t *seconds) {
+  if (n != 6 || (tz[0] != '+' && tz[0] != '-') || tz[3] != ':') return false;
+  for (int k = 1; k < 6; k++)
+    if (k != 3 && (tz[k] < '0' || tz[k] > '9')) return false;
+  int h = (tz[1] - '0') * 10 + (tz[2] - '0'), m = (tz[4] - '0') * 10 + (tz[5] - '0');
+  if (h > 23 || m > 59) return false;
+  *seconds = (tz[0] == '-' ? -1 : 1) * (int64_t)(h * 3600 + m * 60);
+  return true;
+}
+
+/* A zone name is data from the file: control bytes, ']' and '\\' escaped as
+ * \\xHH, and cut after 64 bytes ("...") since timestamps are never cut. */
+static void put_zone_name(Str *s, const char *tz, size_t tz_len) {
+  for (size_t k = 0; k < tz_len && k < 64; k++) {
+    unsigned char c = (unsigned char)tz[k];
+    if (c < 0x20 || c == 0x7f || c == ']' || c == '\\')
+      putf(s, "\\x%02x", c);
+    else
+      put_n(s, tz + k, 1);
+  }
+  if (tz_len > 64) put(s, "...");
+}
+
+/* Timestamps: naive ones as local date-times; zoned ones (the value is a UTC
+ * instant) with a fixed offset converted to that offset and suffixed with it,
+ * UTC ("UTC", "Etc/UTC", "Z", "+00:00") suffixed "+00:00", and named zones as
+ * the UTC instant with the name in brackets (RFC 9557), since the library
+ * carries no time zone database. */
+static void put_timestamp(Str *s, int64_t value, int unit, const char *tz, size_t tz_len) {
+  int64_t offset = 0;
+  bool fixed = tz_len && tz_offset(tz, tz_len, &offset);
+  bool utc = tz_len && !fixed &&
+             (tz_is(tz, tz_len, "UTC") || tz_is(tz, tz_len, "Etc/UTC") || tz_is(tz, tz_len, "Z"));
+  int64_t shifted = value;
+  bool overflow = fixed && __builtin_add_overflow(value, offset * unit_per_sec[unit], &shifted);
+  if (overflow || !put_datetime(s, shifted, unit)) {
+    putf(s, "%lld %s", (long long)value, unit_suffix[unit]);
+    if (tz_len) {
+      put(s, " [");
+      put_zone_name(s, tz, tz_len);
+      put(s, "]");
+    }
+    return;
+  }
+  if (fixed)
+    put_n(s, tz, tz_len);
+  else if (utc)
+    put(s, "+00:00");
+  else if (tz_len) {
+    put(s, "Z[");
+    put_zone_name(s, tz, tz_len);
+    put(s, "]");
+  }
+}
+
+/* ISO 8601 durations in hours, minutes and seconds (PT1H2M3.5S; days are not
+ * used because a day is not always 24 hours), a leading '-' when negative,
+ * fraction digits without trailing zeros. */
+static void put_duration(Str *s, int64_t value, int unit) {
+  uint64_t mag = value < 0 ? 0 - (uint64_t)value : (uint64_t)value;
+  uint64_t per = (uint64_t)unit_per_sec[unit];
+  uint64_t sec = mag / per, frac = mag % per;
+  uint64_t h = sec / 3600, m = sec / 60 % 60, sc = sec % 60;
+  put(s, value < 0 ? "-PT" : "PT");
+  if (h) putf(s, "%lluH", (unsigned long long)h);
+  if (m) putf(s, "%lluM", (unsigned long long)m);
+  if (sc || frac || (!h && !m)) {
+    putf(s, "%llu", (unsigned long long)sc);
+    if (frac) {
+      char digits[16];
+      snprintf(digits, sizeof digits, "%0*llu", unit_digits[unit], (unsigned long long)frac);
+      size_t n = strlen(digits);
+      while (n > 0 && digits[n - 1] == '0') n--;
+      put(s, ".");
+      put_n(s, digits, n);
+    }
+    put(s, "S");
+  }
+}
+
+static void put_count(Str *s, bool *first, long long n, const char *what) {
+  putf(s, "%s%lld %s%s", *first ? "" : " ", n, what, n == 1 || n == -1 ? "" : "s");
+  *first = false;
+}
+
+/* Temporal and interval values as a person reads them; false for other types. */
+static bool format_human(Str *s, const QvArrayView *v, int64_t i) {
+  int unit = (int)v->type.time_unit & 3;
+  switch (v->type.type) {
+    case QV_ARROW_DATE32: {
+      int64_t d = qv_array_view_get_int(v, i);
+      if (!put_date(s, d)) putf(s, "%lld days", (long long)d);
+      return true;
+    }
+    case QV_ARROW_DATE64: {
+      int64_t ms = qv_array_view_get_int(v, i), rem;
+      int64_t days = floor_div(ms, 86400000, &rem);
+      bool ok = rem ? put_datetime(s, ms, QV_TIME_MILLISECOND) : put_date(s, days);
+      if (!ok) putf(s, "%lld ms", (long long)ms);
+      return true;
+    }
+    case QV_ARROW_TIME32:
+    case QV_ARROW_TIME64: {
+      int64_t t = qv_array_view_get_int(v, i);
+      if (t < 0 || t / unit_per_sec[unit] >= 86400)
+        putf(s, "%lld %s", (long long)t, unit_suffix[unit]); /* not a time of day */
+      else
+        put_clock(s, t / unit_per_sec[unit], t % unit_per_sec[unit], unit);
+      return true;
+    }
+    case QV_ARROW_TIMESTAMP:
+      put_timestamp(s, qv_array_view_get_int(v, i), unit, v->type.timezone,
+                    v->type.timezone ? v->type.timezone_len : 0);
+      return true;
+    case QV_ARROW_DURATION: put_duration(s, qv_array_view_get_int(v, i), unit); return true;
+    case QV_ARROW_INTERVAL_MONTHS: {
+      bool first = true;
+      put_count(s, &first, (long long)qv_array_view_get_int(v, i), "month");
+      return true;
+    }
+    case QV_ARROW_INTERVAL_DAY_TIME: {
+      QvBytes b = qv_array_view_get_bytes(v, i);
+      bool first = true;
+      put_count(s, &first, qv_ld_i32(b.data), "day");
+      putf(s, " %d ms", qv_ld_i32(b.data + 4));
+      return true;
+    }
+    case QV_ARROW_INTERVAL_MONTH_DAY_NANO: {
+      QvBytes b = qv_array_view_get_bytes(v, i);
+      bool first = true;
+      put_count(s, &first, qv_ld_i32(b.data), "month");
+      put_count(s, &first, qv_ld_i32(b.data + 4), "day");
+      putf(s, " %lld ns", (long long)qv_ld_i64(b.data + 8));
+      return true;
+    }
+    default: return false;
+  }
 }
 
 static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
@@ -172,6 +385,7 @@ static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
     format_value(s, v->dictionary, idx, depth + 1);
     return;
   }
+  if (s->human && format_human(s, v, i)) return;
   switch (v->type.type) {
     case QV_ARROW_BOOL: put(s, qv_array_view_get_int(v, i) ? "true" : "false"); return;
     case QV_ARROW_INT8:
@@ -271,13 +485,47 @@ static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
   }
 }
 
-QvStatus qv_array_view_format_value(const QvArrayView *view, int64_t i, size_t max_len,
-                                    char **out, QvError *error) {
+static bool is_scalar(QvArrowType t) {
+  switch (t) {
+    case QV_ARROW_BOOL:
+    case QV_ARROW_INT8:
+    case QV_ARROW_INT16:
+    case QV_ARROW_INT32:
+    case QV_ARROW_INT64:
+    case QV_ARROW_UINT8:
+    case QV_ARROW_UINT16:
+    case QV_ARROW_UINT32:
+    case QV_ARROW_UINT64:
+    case QV_ARROW_HALF_FLOAT:
+    case QV_ARROW_FLOAT:
+    case QV_ARROW_DOUBLE:
+    case QV_ARROW_DECIMAL32:
+    case QV_ARROW_DECIMAL64:
+    case QV_ARROW_DECIMAL128:
+    case QV_ARROW_DECIMAL256:
+    case QV_ARROW_DATE32:
+    case QV_ARROW_DATE64:
+    case QV_ARROW_TIME32:
+    case QV_ARROW_TIME64:
+    case QV_ARROW_TIMESTAMP:
+    case QV_ARROW_DURATION:
+    case QV_ARROW_INTERVAL_MONTHS:
+    case QV_ARROW_INTERVAL_DAY_TIME:
+    case QV_ARROW_INTERVAL_MONTH_DAY_NANO: return true;
+    default: return false;
+  }
+}
+
+static QvStatus format(const QvArrayView *view, int64_t i, size_t max_len, bool human,
+                       char **out, QvError *error) {
   *out = NULL;
   if (i < 0 || i >= view->length)
     return qv_error_set(error, QV_EARG, "index %lld outside an array of %lld", (long long)i,
                         (long long)view->length);
-  Str s = {NULL, 0, 0, max_len, false, false};
+  /* for a person, a number, date or time is never cut (at most ~100 bytes):
+   * the limit is for strings, binaries and nested values */
+  if (human && is_scalar(view->type.type)) max_len = 0;
+  Str s = {NULL, 0, 0, max_len, false, false, human};
   format_value(&s, view, i, 0);
   if (s.truncated) {
     s.truncated = false;
@@ -294,4 +542,14 @@ QvStatus qv_array_view_format_value(const QvArrayView *view, int64_t i, size_t m
   s.data[s.len] = '\0';
   *out = s.data;
   return QV_OK;
+}
+
+QvStatus qv_array_view_format_value(const QvArrayView *view, int64_t i, size_t max_len,
+                                    char **out, QvError *error) {
+  return format(view, i, max_len, false, out, error);
+}
+
+QvStatus qv_array_view_format_human(const QvArrayView *view, int64_t i, size_t max_len,
+                                    char **out, QvError *error) {
+  return format(view, i, max_len, true, out, error);
 }
