@@ -7,6 +7,7 @@
 
 #include "adapters/tensor_column_internal.h"
 #include "quiver/tensor_column.h"
+#include "util/copy.h"
 #include "util/options.h"
 
 /* What the column's owner keeps alive: the moved storage array and a view of
@@ -135,7 +136,8 @@ QvStatus qv_tensor_column_init(QvTensorColumn *out, const struct ArrowSchema *fi
   if ((st = qv_array_view_init(&s->view, field, error)) == QV_OK &&
       (st = qv_array_view_set_array(&s->view, &s->array, QV_VALIDATE_FULL, error)) == QV_OK) {
     out->length = s->array.length;
-    st = check_cells(out, s, error);
+    /* fixed shape cells are fully checked by the storage validation */
+    if (out->type.kind != QV_TENSOR_COLUMN_FIXED_SHAPE) st = check_cells(out, s, error);
   }
   if (st == QV_OK) {
     out->owner = qv_owner_new(store_release, s);
@@ -150,8 +152,10 @@ QvStatus qv_tensor_column_init(QvTensorColumn *out, const struct ArrowSchema *fi
     return st;
   }
   out->private_data = s;
+  /* without a validity bitmap there are no nulls (no per-cell walk) */
   out->null_count = 0;
-  for (int64_t i = 0; i < out->length; i++) out->null_count += qv_array_view_is_null(&s->view, i);
+  if (s->view.buffer[0] != NULL)
+    for (int64_t i = 0; i < out->length; i++) out->null_count += qv_array_view_is_null(&s->view, i);
   return QV_OK;
 }
 
@@ -276,7 +280,7 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
   QvTensorDesc d = {.type = t->value_type, .ndim = t->ndim + 1, .shape = shape,
                     .strides = strides, .dim_names = t->dim_names ? names : NULL, .data = base,
                     .data_size = n * cell_bytes, .owner = col->owner};
-  QvTensor filled = {0};
+  QvOwner *filled_owner = NULL;
   if (col->null_count > 0) {
     if (!opts.null_fill) {
       int64_t first = 0;
@@ -286,19 +290,25 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
                           "with zeros by option)",
                           (long long)first, (long long)col->null_count);
     }
-    /* One copy of the storage, null cells zeroed; the strides stay. */
-    int64_t flat[1] = {n * cell_bytes};
-    void *buf;
-    if ((st = qv_tensor_alloc(&filled, QV_VALUE_UINT8, 1, flat, NULL, false, &buf, error)) != QV_OK)
-      return st;
-    if (flat[0] > 0) memcpy(buf, base, (size_t)flat[0]);
+    /* One copy of the storage, null cells zeroed; the strides stay. The
+     * buffer is not zero-filled first: that would be a second pass. */
+    size_t total = (size_t)(n * cell_bytes);
+    uint8_t *buf = qv_aligned_alloc(total > 0 ? total : 1);
+    QvOwner *owner = buf ? qv_owner_new(qv_aligned_free, buf) : NULL;
+    if (owner == NULL) {
+      qv_aligned_free(buf);
+      return qv_error_set(error, QV_ENOMEM, "out of memory filling %lld null cells",
+                          (long long)col->null_count);
+    }
+    if (total > 0) qv_copy_large(buf, base, total);
     for (int64_t i = 0; i < n; i++)
-      if (qv_array_view_is_null(&s->view, i)) memset((uint8_t *)buf + i * cell_bytes, 0, (size_t)cell_bytes);
+      if (qv_array_view_is_null(&s->view, i)) memset(buf + i * cell_bytes, 0, (size_t)cell_bytes);
+    filled_owner = owner;
     d.data = buf;
-    d.owner = filled.owner;
+    d.owner = owner;
   }
   st = view_or_copy(&d, out, error);
-  qv_tensor_reset(&filled);
+  qv_owner_free(filled_owner); /* the view holds its own reference */
   if (st != QV_OK) return st;
   if (opts.contiguous && !qv_tensor_is_row_major(out)) {
     QvTensor copy;
