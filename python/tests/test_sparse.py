@@ -161,3 +161,29 @@ def test_sparse_errors():
     quiver.write_tensor(f, np.eye(2))
     with pytest.raises(quiver.ArrowInvalid, match="not a SparseTensor"):
         quiver.read_sparse(f.getvalue())
+
+
+def test_no_leak_over_10000_sparse_reads(tmp_path):
+    from test_tensor import rss_kib
+    import tracemalloc
+    path = tmp_path / "leak.arrow"
+    quiver.write_sparse(path, matrix("csr", np.float64, np.int64))
+    blob = path.read_bytes()
+
+    def cycle():
+        for _ in range(500):
+            quiver.read_sparse(path).data.sum()
+            quiver.read_sparse(blob, 0).indices.sum()
+
+    cycle()
+    gc.collect()
+    tracemalloc.start()
+    rss0 = rss_kib()
+    snap0 = tracemalloc.take_snapshot()
+    for _ in range(10):
+        cycle()
+    gc.collect()
+    grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(snap0, "filename"))
+    tracemalloc.stop()
+    assert grown < 64 * 1024, "Python allocations grew by %d bytes" % grown
+    assert rss_kib() - rss0 < 4096, "RSS grew by %d KiB over 10,000 reads" % (rss_kib() - rss0)
