@@ -10,7 +10,9 @@
 
 #include "flatbuf/flatbuf.h"
 
-#define PATH_MAX_LEN 512
+/* as long as an error message: a path to the deepest table the default depth
+ * limit allows (64) fits whole, with the message around it */
+#define PATH_MAX_LEN QV_ERROR_MESSAGE_SIZE
 
 typedef struct Verifier {
   const uint8_t *buf;

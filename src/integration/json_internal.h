@@ -13,7 +13,7 @@
 /* A path for messages ("batches[0].columns[2].DATA"); push returns the
  * length to pop back to. Long paths are cut, never overflowed. */
 typedef struct QvIjPath {
-  char text[512];
+  char text[QV_ERROR_MESSAGE_SIZE]; /* a path 64 fields deep fits whole */
   size_t len;
 } QvIjPath;
 

@@ -118,5 +118,41 @@ else
   fail=$((fail + 1)); echo "FAIL: cat --json changed its value rules:"; cat jout err
 fi
 
+# ---- too deep nesting: the error names the whole path (it used to be cut
+# at 512 bytes). deep N: N structs around an int32, as integration JSON.
+deep() {
+  local f='{"name":"x","nullable":true,"type":{"name":"int","bitWidth":32,"isSigned":true},"children":[]}'
+  local c='{"name":"x","count":1,"VALIDITY":[1],"DATA":[7]}' k
+  for ((k = 0; k < $1; k++)); do
+    f='{"name":"s","nullable":true,"type":{"name":"struct"},"children":['"$f"']}'
+    c='{"name":"s","count":1,"VALIDITY":[1],"children":['"$c"']}'
+  done
+  printf '{"schema":{"fields":[%s]},"batches":[{"count":1,"columns":[%s]}]}\n' "$f" "$c"
+}
+deep 60 > d60.json
+deep 61 > d61.json
+deep 64 > d64.json
+"$cli" integration --mode=json-to-arrow --json=d60.json --arrow=d60.arrow
+"$cli" integration --mode=json-to-arrow --json=d61.json --arrow=d61.arrow
+# 61 levels of fields (60 structs and the int) read with the default
+# FlatBuffer table nesting of 64; one more level does not
+if "$cli" cat d60.arrow > out 2>&1 && grep -q '^(1 row in 1 batch)$' out; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: 60 nested structs:"; cat out
+fi
+want="Footer.schema.fields[0]$(printf '.children[0]%.0s' $(seq 61)).type(Int): tables nested deeper than 64"
+if ! "$cli" cat d61.arrow > out 2> err && grep -qF -- "$want" err; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: 61 nested structs: want the whole path: $want"; cat err
+fi
+want="schema.fields[0]$(printf '.children[0]%.0s' $(seq 64)): fields nested deeper than 64"
+if ! "$cli" integration --mode=json-to-arrow --json=d64.json --arrow=d64.arrow 2> err && grep -qF -- "$want" err; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: 64 nested structs in JSON: want the whole path: $want"; cat err
+fi
+
 echo "test_cli_values: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
