@@ -176,6 +176,28 @@ static double density(const QvSparseTensorMeta *s) {
   return total > 0 ? (double)s->non_zero_length / total : 0.0;
 }
 
+/* Compressed vs uncompressed body bytes of a compressed batch: each
+ * buffer's little-endian length prefix (-1: stored uncompressed); left out
+ * when a buffer lies outside the body (the readers say why). */
+static void put_compressed_size(Text *t, const QvRecordBatch *rb, const QvIpcMessage *m) {
+  int64_t packed = 0, unpacked = 0;
+  for (int64_t i = 0; i < rb->n_buffers; i++) {
+    QvBuffer b = rb->buffers[i];
+    if (b.length == 0) continue;
+    if (m->body == NULL || b.offset < 0 || b.length < 8 || b.offset > m->body_length ||
+        b.length > m->body_length - b.offset)
+      return;
+    const uint8_t *p = m->body + b.offset;
+    uint64_t u = 0;
+    for (int k = 7; k >= 0; k--) u = u << 8 | p[k];
+    int64_t n = (int64_t)u;
+    if (n < -1) return;
+    packed += b.length;
+    unpacked += n == -1 ? b.length - 8 : n;
+  }
+  put(t, " body=%" PRId64 " bytes compressed, %" PRId64 " uncompressed", packed, unpacked);
+}
+
 static void summarize(Text *t, const QvIpcMessage *m) {
   char type[128];
   const QvMessage *msg = &m->message;
@@ -183,7 +205,7 @@ static void summarize(Text *t, const QvIpcMessage *m) {
     case QV_HEADER_SCHEMA: {
       const QvSchema *s = &msg->header.schema;
       put(t, "%" PRId64 " field%s", s->n_fields, s->n_fields == 1 ? "" : "s");
-      if (s->endianness == QV_ENDIAN_BIG) put(t, " (big-endian)");
+      put(t, s->endianness == QV_ENDIAN_BIG ? " (big-endian)" : " (little-endian)");
       for (int64_t i = 0; i < s->n_fields; i++) {
         put(t, i ? ", " : ": ");
         put_field(t, &s->fields[i], 0);
@@ -200,8 +222,10 @@ static void summarize(Text *t, const QvIpcMessage *m) {
       }
       put(t, "length=%" PRId64 " nodes=%" PRId64 " buffers=%" PRId64, rb->length, rb->n_nodes,
           rb->n_buffers);
-      if (rb->compression != QV_COMPRESSION_NONE)
+      if (rb->compression != QV_COMPRESSION_NONE) {
         put(t, " compression=%s", rb->compression == QV_COMPRESSION_ZSTD ? "zstd" : "lz4");
+        put_compressed_size(t, rb, m);
+      }
       if (rb->n_variadic_buffer_counts) put(t, " variadic=%" PRId64, rb->n_variadic_buffer_counts);
       break;
     }

@@ -76,16 +76,22 @@ static const Command commands[] = {
      "  Exit 0 valid, 1 invalid (the reason on stderr),\n"
      "  3 valid but not supported by quiver.\n"},
     {"stream-to-file", qv_cmd_stream_to_file,
-     "stream-to-file [--compression none|lz4|zstd] [--align 8|64] < IN > OUT",
-     "usage: quiver stream-to-file [--compression none|lz4|zstd] [--align 8|64] < IN > OUT\n"
+     "stream-to-file [--compression none|lz4|zstd] [--align 8|64]"
+     " [--endianness native|little|big] < IN > OUT",
+     "usage: quiver stream-to-file [--compression none|lz4|zstd] [--align 8|64]\n"
+     "                             [--endianness native|little|big] < IN > OUT\n"
      "  Reads an Arrow stream on stdin (validated in full) and writes it as an\n"
      "  Arrow file on stdout, with the batches' buffers compressed as asked and\n"
-     "  aligned to 8 or 64 bytes.\n"},
+     "  aligned to 8 or 64 bytes, in the byte order asked (default: the host's;\n"
+     "  input in either byte order is read).\n"},
     {"file-to-stream", qv_cmd_file_to_stream,
-     "file-to-stream [--compression none|lz4|zstd] [--align 8|64] FILE|- > OUT",
-     "usage: quiver file-to-stream [--compression none|lz4|zstd] [--align 8|64] FILE|- > OUT\n"
+     "file-to-stream [--compression none|lz4|zstd] [--align 8|64]"
+     " [--endianness native|little|big] FILE|- > OUT",
+     "usage: quiver file-to-stream [--compression none|lz4|zstd] [--align 8|64]\n"
+     "                             [--endianness native|little|big] FILE|- > OUT\n"
      "  Reads an Arrow file (validated in full; its batches in footer order) and\n"
-     "  writes it as an Arrow stream on stdout.\n"},
+     "  writes it as an Arrow stream on stdout, in the byte order asked\n"
+     "  (--endianness; default: the host's).\n"},
     {"integration", qv_cmd_integration,
      "integration --mode=M --json=F.json --arrow=F.arrow_file  Arrow's integration test CLI",
      "usage: quiver integration --mode=validate|json-to-arrow|arrow-to-json\n"

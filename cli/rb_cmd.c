@@ -66,13 +66,15 @@ int qv_cmd_validate(int argc, char **argv) {
 /* ---- conversions */
 
 /* Walks the arguments of stream-to-file / file-to-stream: --compression,
- * --align, and up to `max_pos` positionals. Returns 0 or the usage status. */
+ * --align, --endianness, and up to `max_pos` positionals. Returns 0 or the usage status. */
 static int parse_convert_args(const char *cmd, int argc, char **argv, QvRbWriteOptions *o,
                               const char **pos, int max_pos, int *npos) {
   static const char *const codecs[] = {"none", "lz4", "zstd", NULL};
   static const QvCompression codec_ids[] = {QV_COMPRESSION_NONE, QV_COMPRESSION_LZ4_FRAME,
                                             QV_COMPRESSION_ZSTD};
   static const char *const aligns[] = {"8", "64", NULL};
+  static const char *const orders[] = {"native", "little", "big", NULL};
+  static const int order_ids[] = {QV_RB_ENDIAN_NATIVE, QV_RB_ENDIAN_LITTLE, QV_RB_ENDIAN_BIG};
   memset(o, 0, sizeof *o);
   o->validate = QV_VALIDATE_NONE; /* the reader validated in full already */
   *npos = 0;
@@ -84,6 +86,7 @@ static int parse_convert_args(const char *cmd, int argc, char **argv, QvRbWriteO
     if ((p = qv_cli_args_positional(&a)) != NULL && *npos < max_pos) pos[(*npos)++] = p;
     else if ((k = qv_cli_args_choice(&a, "--compression", codecs)) >= 0) o->compression = codec_ids[k];
     else if ((k = qv_cli_args_choice(&a, "--align", aligns)) >= 0) o->alignment = k ? 64 : 8;
+    else if ((k = qv_cli_args_choice(&a, "--endianness", orders)) >= 0) o->endianness = order_ids[k];
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;

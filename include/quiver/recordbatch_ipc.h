@@ -54,7 +54,19 @@ typedef struct QvRbReadOptions {
   QvValidateLevel validate;
   /* Bound of the decompressed bytes of one message body; 0 = default. */
   int64_t max_decompressed_size;
+  /* Bodies in the other byte order than the host's (Schema.endianness) are
+   * converted to host order while they are read (one copying pass; a body in
+   * host order stays zero-copy). true: hand out the body's bytes as they
+   * are; when their order is not the host's, the top-level ArrowSchema then
+   * carries the metadata key QV_RB_BYTE_ORDER_KEY ("big" or "little"), only
+   * the bounds of buffers are checked (offsets and run ends cannot be read
+   * in the foreign order) and delta dictionary batches are refused
+   * (QV_ENOTSUP: appending needs the offsets). */
+  bool keep_byte_order;
 } QvRbReadOptions;
+
+/* Metadata key of a schema whose arrays hold foreign-order bytes. */
+#define QV_RB_BYTE_ORDER_KEY "quiver:byte_order"
 
 /* Stream reader over a source (quiver/io.h: memory and paths are read
  * zero-copy, an fd or pipe sequentially). The ArrowArrayStream owns the
@@ -124,7 +136,13 @@ typedef struct QvRbWriteOptions {
    * that qv_rb_write_all takes the ids of a quiver reader's stream. */
   const int64_t *dictionary_ids;
   int64_t n_dictionary_ids;
+  /* Byte order of the bodies (Schema.endianness): QV_RB_ENDIAN_NATIVE (0,
+   * the host's), QV_RB_ENDIAN_LITTLE or QV_RB_ENDIAN_BIG; a foreign order
+   * costs one copying pass over the multi-byte buffers. */
+  int endianness;
 } QvRbWriteOptions;
+
+enum { QV_RB_ENDIAN_NATIVE = 0, QV_RB_ENDIAN_LITTLE = 1, QV_RB_ENDIAN_BIG = 2 };
 
 typedef struct QvRbWriter QvRbWriter;
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapters/rb_swap.h"
 #include "adapters/tensor_message.h"
 #include "ipc/source_internal.h"
 #include "util/idmap.h"
@@ -214,6 +215,8 @@ typedef struct Core {
   int64_t *node_ids;
   int64_t n_node_ids;
   bool file_mode;
+  bool swap;        /* bodies in the foreign byte order, converted while loading */
+  bool raw_foreign; /* bodies in the foreign byte order, handed out as they are */
 } Core;
 
 static void core_free(Core *c) {
@@ -353,10 +356,17 @@ static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions
   c->opt = *opt;
   if (c->opt.max_decompressed_size <= 0) c->opt.max_decompressed_size = QV_RB_DEFAULT_MAX_DECOMPRESSED;
   c->ipc_schema = schema;
-  if (schema->endianness != QV_ENDIAN_LITTLE)
-    return qv_error_set(error, QV_ENOTSUP, "big-endian data is not supported");
+  bool foreign = schema->endianness != qv_rb_host_endianness();
+  c->swap = foreign && !opt->keep_byte_order;
+  c->raw_foreign = foreign && opt->keep_byte_order;
   QvStatus st = schema_from_ipc(schema, &c->schema, error);
   if (st) return qv_error_prefix(error, "schema");
+  if (c->raw_foreign) {
+    const char *order = schema->endianness == QV_ENDIAN_BIG ? "big" : "little";
+    if ((st = qv_schema_add_metadata(&c->schema, QV_RB_BYTE_ORDER_KEY, strlen(QV_RB_BYTE_ORDER_KEY),
+                                     order, strlen(order), error)))
+      return st;
+  }
   if ((st = qv_array_view_init(&c->view, &c->schema, error))) return st;
   for (int64_t i = 0; i < schema->n_fields; i++) {
     FieldPath path = {{0}, 0};
@@ -433,7 +443,7 @@ static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *wh
       return qv_error_set(ld->error, QV_EINVAL,
                           "compressed buffer %lld has %lld bytes, less than its length prefix",
                           (long long)idx, (long long)len);
-    int64_t ulen = qv_ld_i64(p);
+    int64_t ulen = qv_le_i64(p); /* little-endian whatever the body's order */
     p += 8;
     len -= 8;
     if (ulen != -1) {
@@ -452,12 +462,21 @@ static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *wh
       QvStatus st = qv_decompress(ld->codec, p, (size_t)len, dst, (size_t)ulen, ld->error);
       if (st) return qv_error_prefix(ld->error, "buffer %lld", (long long)idx);
       ld->decompressed += ulen;
+      /* our own memory: swapped in place */
+      if (ld->core->swap) qv_rb_swap_copy(qv_rb_swap_kind(&v->type, slot), dst, dst, ulen, true);
       *ptr = dst;
       *size = ulen;
       return QV_OK;
     }
   }
-  if ((uintptr_t)p % 8 != 0) {
+  QvSwapKind kind = ld->core->swap ? qv_rb_swap_kind(&v->type, slot) : QV_SWAP_NONE;
+  if (kind != QV_SWAP_NONE) {
+    /* one pass: read, swap, write into aligned memory */
+    uint8_t *copy = mem_alloc(ld->mem, len);
+    if (copy == NULL) return qv_error_set(ld->error, QV_ENOMEM, "out of memory");
+    qv_rb_swap_copy(kind, copy, p, len, true);
+    p = copy;
+  } else if ((uintptr_t)p % 8 != 0) {
     /* typed access needs natural alignment: realign this buffer */
     uint8_t *copy = mem_alloc(ld->mem, len);
     if (copy == NULL) return qv_error_set(ld->error, QV_ENOMEM, "out of memory");
@@ -595,6 +614,7 @@ static QvStatus loader_begin(Loader *ld, Core *c, const QvMessage *msg, const Qv
 }
 
 static QvValidateLevel level_of(const Core *c) {
+  if (c->raw_foreign) return QV_VALIDATE_NONE; /* offsets are not in host order */
   return c->opt.validate == QV_VALIDATE_FULL ? QV_VALIDATE_FULL : QV_VALIDATE_CHEAP;
 }
 
@@ -641,6 +661,10 @@ static QvStatus load_dictionary_batch(Core *c, const QvMessage *msg, const uint8
     return qv_error_set(error, QV_EINVAL,
                         "dictionary %lld is replaced, which the file format does not allow",
                         (long long)db->id);
+  if (db->is_delta && c->raw_foreign)
+    return qv_error_set(error, QV_ENOTSUP,
+                        "dictionary %lld: a delta batch cannot be appended to foreign-order bytes "
+                        "(read without keep_byte_order)", (long long)db->id);
   Loader ld;
   QvOwner *owner;
   QvStatus st = loader_begin(&ld, c, msg, &db->data, body, body_len, body_owner, &owner, error);

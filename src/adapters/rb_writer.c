@@ -8,6 +8,7 @@
 
 #include "quiver/recordbatch_ipc.h"
 #include "util/arena.h"
+#include "adapters/rb_swap.h"
 #include "util/idmap.h"
 #include "util/load.h"
 #include "util/options.h"
@@ -331,6 +332,7 @@ struct QvRbWriter {
   Ser ser;
   QvError failure;
   bool finished;
+  bool swap; /* bodies in the foreign byte order */
 };
 
 static QvStatus flush(QvRbWriter *w, QvError *error) {
@@ -427,12 +429,46 @@ static QvStatus frame(QvRbWriter *w, const QvMessage *msg, uint8_t **meta, size_
   return QV_OK;
 }
 
+/* Turns the host-order segments of the message about to be written into
+ * the foreign order: the kinds come from the types of the emitted nodes
+ * (the columns, or the values of dictionary dict_id). */
+static QvStatus swap_segs(QvRbWriter *w, Ser *s, int64_t dict_id, QvError *error) {
+  const QvArrayView *roots = w->view.children;
+  int64_t n_roots = w->view.n_children;
+  if (dict_id >= 0) {
+    roots = NULL;
+    for (int64_t i = 0; i < w->n_dicts && roots == NULL; i++)
+      if (w->dicts[i].id == dict_id) roots = w->dicts[i].node->dictionary;
+    if (roots == NULL) return qv_error_set(error, QV_EINVAL, "no dictionary %lld", (long long)dict_id);
+    n_roots = 1;
+  }
+  QvSwapKind *kinds = malloc((size_t)(s->n_segs ? s->n_segs : 1) * sizeof *kinds);
+  if (kinds == NULL) return nomem(s);
+  QvStatus st = qv_rb_swap_kinds(roots, n_roots, s->var, s->n_var, kinds, s->n_segs, error);
+  for (int64_t i = 0; i < s->n_segs && !st; i++) {
+    Seg *g = &s->segs[i];
+    if (kinds[i] == QV_SWAP_NONE || g->len == 0) continue;
+    uint8_t *dst = temp(s, g->len);
+    if (dst == NULL) {
+      st = nomem(s);
+      break;
+    }
+    qv_rb_swap_copy(kinds[i], dst, g->data, g->len, false);
+    g->data = dst;
+  }
+  free(kinds);
+  return st;
+}
+
 /* Writes one RecordBatch (dict_id < 0) or DictionaryBatch message from the
  * serialized segments in w->ser. */
+static QvStatus swap_segs(QvRbWriter *w, Ser *s, int64_t dict_id, QvError *error);
+
 static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_id,
                                     bool is_delta, QvError *error) {
   Ser *s = &w->ser;
   QvStatus st;
+  if (w->swap && (st = swap_segs(w, s, dict_id, error))) return st;
   if (w->opt.compression != QV_COMPRESSION_NONE && (st = compress_segs(w, s, error))) return st;
   int64_t align = w->opt.alignment;
   QvBuffer *bufs = s->n_segs ? malloc((size_t)s->n_segs * sizeof *bufs) : NULL;
@@ -480,7 +516,9 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
   for (int64_t i = 0; i < s->n_segs && !st; i++) {
     const Seg *g = &s->segs[i];
     int64_t total = g->len + (g->has_prefix ? 8 : 0);
-    if (g->has_prefix) st = out(w, &g->prefix, 8, error);
+    uint8_t prefix[8];
+    qv_st_le_u64(prefix, (uint64_t)g->prefix); /* little-endian whatever the body's order */
+    if (g->has_prefix) st = out(w, prefix, 8, error);
     if (!st && g->len) st = out(w, g->data, (size_t)g->len, error);
     if (!st) st = pad(w, padded(total, align) - total, error);
   }
@@ -804,6 +842,8 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
   if (w->opt.alignment == 0) w->opt.alignment = 8;
   if (w->opt.alignment != 8 && w->opt.alignment != 64)
     st = qv_error_set(error, QV_EARG, "alignment must be 8 or 64, not %d", w->opt.alignment);
+  else if (w->opt.endianness < QV_RB_ENDIAN_NATIVE || w->opt.endianness > QV_RB_ENDIAN_BIG)
+    st = qv_error_set(error, QV_EARG, "unknown endianness %d", w->opt.endianness);
   else if (w->opt.compression != QV_COMPRESSION_NONE &&
            w->opt.compression != QV_COMPRESSION_LZ4_FRAME &&
            w->opt.compression != QV_COMPRESSION_ZSTD)
@@ -833,7 +873,11 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
                       "dictionary_ids has %lld ids for %lld dictionary-encoded fields",
                       (long long)w->opt.n_dictionary_ids, (long long)w->n_dict_nodes);
   if (!st) {
-    w->ipc_schema.endianness = QV_ENDIAN_LITTLE;
+    int16_t host = qv_rb_host_endianness();
+    w->ipc_schema.endianness = w->opt.endianness == QV_RB_ENDIAN_LITTLE ? QV_ENDIAN_LITTLE
+                               : w->opt.endianness == QV_RB_ENDIAN_BIG  ? QV_ENDIAN_BIG
+                                                                         : host;
+    w->swap = w->ipc_schema.endianness != host;
     w->ipc_schema.n_fields = w->view.n_children;
     w->ipc_schema.fields = fields;
     st = build_metadata(w, w->schema.metadata, &w->ipc_schema.n_metadata,
