@@ -755,6 +755,22 @@ static void test_data_buffer_outside_body(void **state) {
   expect_reject(&h, 32, QV_EINVAL, "extends past the body");
 }
 
+/* MetadataVersion V1-V3 (before Arrow 0.8): refused as Arrow C++ refuses
+ * them, naming the version; V4 reads. */
+static void test_old_metadata_versions(void **state) {
+  (void)state;
+  Hand h;
+  const int64_t shape[2] = {2, 4};
+  static const char *const names[] = {"V1", "V2", "V3"};
+  for (int v = QV_METADATA_V1; v <= QV_METADATA_V3; v++) {
+    hand_init(&h, 2, shape, NULL, 0, 0, 64, 64);
+    h.msg.version = (int16_t)v;
+    char want[64];
+    snprintf(want, sizeof want, "MetadataVersion %s is not supported", names[v]);
+    expect_reject(&h, 64, QV_ENOTSUP, want);
+  }
+}
+
 static void test_negative_and_overflowing_dims(void **state) {
   (void)state;
   Hand h;
@@ -957,6 +973,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_body_shorter_than_extent),
       cmocka_unit_test(test_data_buffer_outside_body),
       cmocka_unit_test(test_negative_and_overflowing_dims),
+      cmocka_unit_test(test_old_metadata_versions),
       cmocka_unit_test(test_too_many_dims),
       cmocka_unit_test(test_non_numeric_type),
       cmocka_unit_test(test_strides_count_mismatch),
