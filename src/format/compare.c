@@ -46,6 +46,14 @@ static bool differ(Cmp *c, const char *name) {
   return false;
 }
 
+/* Records the first difference at element i of the array `name`. */
+static bool differ_at(Cmp *c, const char *name, int64_t i) {
+  size_t old = push(c, "%s%s[%lld]", c->len ? "." : "", name, (long long)i);
+  differ(c, "");
+  pop(c, old);
+  return false;
+}
+
 #define SAME(c, a, b, name) \
   do {                      \
     if ((a) != (b)) return differ((c), (name)); \
@@ -59,44 +67,22 @@ static bool same_string(Cmp *c, const char *a, size_t alen, const char *b, size_
   return true;
 }
 
-static bool same_i64s(Cmp *c, int64_t na, const int64_t *a, int64_t nb, const int64_t *b,
-                      const char *name) {
-  SAME(c, na, nb, name);
-  for (int64_t i = 0; i < na; i++) {
-    if (a[i] != b[i]) {
-      size_t old = push(c, "%s%s[%lld]", c->len ? "." : "", name, (long long)i);
-      differ(c, "");
-      pop(c, old);
-      return false;
-    }
+/* Element-wise equality of two counted integer arrays, one body for both widths. */
+#define SAME_INTS(fn, T)                                                                   \
+  static bool fn(Cmp *c, int64_t na, const T *a, int64_t nb, const T *b, const char *name) { \
+    SAME(c, na, nb, name);                                                                 \
+    for (int64_t i = 0; i < na; i++)                                                       \
+      if (a[i] != b[i]) return differ_at(c, name, i);                                      \
+    return true;                                                                           \
   }
-  return true;
-}
-
-static bool same_i32s(Cmp *c, int64_t na, const int32_t *a, int64_t nb, const int32_t *b,
-                      const char *name) {
-  SAME(c, na, nb, name);
-  for (int64_t i = 0; i < na; i++) {
-    if (a[i] != b[i]) {
-      size_t old = push(c, "%s%s[%lld]", c->len ? "." : "", name, (long long)i);
-      differ(c, "");
-      pop(c, old);
-      return false;
-    }
-  }
-  return true;
-}
+SAME_INTS(same_i64s, int64_t)
+SAME_INTS(same_i32s, int32_t)
 
 static bool same_buffers(Cmp *c, int64_t na, const QvBuffer *a, int64_t nb, const QvBuffer *b,
                          const char *name) {
   SAME(c, na, nb, name);
   for (int64_t i = 0; i < na; i++) {
-    if (a[i].offset != b[i].offset || a[i].length != b[i].length) {
-      size_t old = push(c, "%s%s[%lld]", c->len ? "." : "", name, (long long)i);
-      differ(c, "");
-      pop(c, old);
-      return false;
-    }
+    if (a[i].offset != b[i].offset || a[i].length != b[i].length) return differ_at(c, name, i);
   }
   return true;
 }

@@ -128,29 +128,22 @@ static QvStatus decode_metadata(Decoder *d, QvFbTable t, unsigned slot, int64_t 
   return QV_OK;
 }
 
-static QvStatus copy_i64_vector(Decoder *d, QvFbVector v, int64_t *n, const int64_t **out) {
-  *n = 0;
-  *out = NULL;
-  if (v.buf == NULL || v.len == 0) return QV_OK;
-  int64_t *a = dalloc(d, v.len, sizeof *a);
-  if (a == NULL) return d->alloc_status;
-  for (size_t i = 0; i < v.len; i++) a[i] = qv_fb_vec_i64(v, i);
-  *n = (int64_t)v.len;
-  *out = a;
-  return QV_OK;
-}
-
-static QvStatus copy_i32_vector(Decoder *d, QvFbVector v, int64_t *n, const int32_t **out) {
-  *n = 0;
-  *out = NULL;
-  if (v.buf == NULL || v.len == 0) return QV_OK;
-  int32_t *a = dalloc(d, v.len, sizeof *a);
-  if (a == NULL) return d->alloc_status;
-  for (size_t i = 0; i < v.len; i++) a[i] = qv_fb_vec_i32(v, i);
-  *n = (int64_t)v.len;
-  *out = a;
-  return QV_OK;
-}
+/* A FlatBuffers integer vector copied into the arena; one body for both
+ * widths. */
+#define COPY_INT_VECTOR(fn, T, load)                                                 \
+  static QvStatus fn(Decoder *d, QvFbVector v, int64_t *n, const T **out) {          \
+    *n = 0;                                                                          \
+    *out = NULL;                                                                     \
+    if (v.buf == NULL || v.len == 0) return QV_OK;                                   \
+    T *a = dalloc(d, v.len, sizeof *a);                                              \
+    if (a == NULL) return d->alloc_status;                                           \
+    for (size_t i = 0; i < v.len; i++) a[i] = load(v, i);                            \
+    *n = (int64_t)v.len;                                                             \
+    *out = a;                                                                        \
+    return QV_OK;                                                                    \
+  }
+COPY_INT_VECTOR(copy_i64_vector, int64_t, qv_fb_vec_i64)
+COPY_INT_VECTOR(copy_i32_vector, int32_t, qv_fb_vec_i32)
 
 static QvBuffer load_buffer(const uint8_t *p) {
   QvBuffer b = {0, 0};
@@ -518,7 +511,8 @@ static QvStatus verify_and_root(const uint8_t *buf, size_t size, const QvFbTable
   return QV_OK;
 }
 
-static QvStatus decode_message_body(Decoder *d, QvFbTable root, QvMessage *out) {
+static QvStatus decode_message_body(Decoder *d, QvFbTable root, void *out_) {
+  QvMessage *out = out_;
   out->version = qv_fb_i16(root, MESSAGE_VERSION, QV_METADATA_V1);
   if (out->version < QV_METADATA_V1)
     return invalid(d, "Message.version %d is not a known MetadataVersion", out->version);
@@ -557,25 +551,40 @@ static QvStatus decode_message_body(Decoder *d, QvFbTable root, QvMessage *out) 
   }
 }
 
-QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
-                           QvMessage *out, QvError *error) {
-  memset(out, 0, sizeof *out);
+/* Frees a decoded struct's arena and zeroes the struct. */
+static void reset_decoded(void *obj, size_t size, void *arena) {
+  qv_arena_free(arena);
+  memset(obj, 0, size);
+}
+
+/* Verify, then decode the root into `out` (zeroed first; on failure its
+ * arena is freed and it is zeroed again): the one body of the message and
+ * footer decoders. `arena` is out->private_data. */
+static QvStatus decode_root(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
+                            const QvFbTableDesc *desc, void *out, size_t out_size, void **arena,
+                            QvStatus (*body)(Decoder *, QvFbTable, void *), QvError *error) {
+  memset(out, 0, out_size);
   QvFbTable root;
-  QvStatus st = verify_and_root(buf, size, &qv_desc_Message, options, &root, error);
+  QvStatus st = verify_and_root(buf, size, desc, options, &root, error);
   if (st) return st;
   Decoder d;
   decoder_init(&d, size, error);
   if (d.arena == NULL) return nomem(&d);
-  out->private_data = d.arena;
-  st = decode_message_body(&d, root, out);
-  if (st) qv_message_reset(out);
+  *arena = d.arena;
+  st = body(&d, root, out);
+  if (st) reset_decoded(out, out_size, d.arena);
   return st;
 }
 
+QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
+                           QvMessage *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "Message: output is NULL");
+  return decode_root(buf, size, options, &qv_desc_Message, out, sizeof *out, &out->private_data,
+                     decode_message_body, error);
+}
+
 void qv_message_reset(QvMessage *msg) {
-  if (msg == NULL) return;
-  qv_arena_free(msg->private_data);
-  memset(msg, 0, sizeof *msg);
+  if (msg) reset_decoded(msg, sizeof *msg, msg->private_data);
 }
 
 static QvStatus decode_blocks(Decoder *d, QvFbVector v, const char *where, int64_t *n,
@@ -598,7 +607,8 @@ static QvStatus decode_blocks(Decoder *d, QvFbVector v, const char *where, int64
   return QV_OK;
 }
 
-static QvStatus decode_footer_body(Decoder *d, QvFbTable root, QvFooter *out) {
+static QvStatus decode_footer_body(Decoder *d, QvFbTable root, void *out_) {
+  QvFooter *out = out_;
   out->version = qv_fb_i16(root, FOOTER_VERSION, QV_METADATA_V1);
   if (out->version < QV_METADATA_V1)
     return invalid(d, "Footer.version %d is not a known MetadataVersion", out->version);
@@ -617,21 +627,11 @@ static QvStatus decode_footer_body(Decoder *d, QvFbTable root, QvFooter *out) {
 
 QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                           QvFooter *out, QvError *error) {
-  memset(out, 0, sizeof *out);
-  QvFbTable root;
-  QvStatus st = verify_and_root(buf, size, &qv_desc_Footer, options, &root, error);
-  if (st) return st;
-  Decoder d;
-  decoder_init(&d, size, error);
-  if (d.arena == NULL) return nomem(&d);
-  out->private_data = d.arena;
-  st = decode_footer_body(&d, root, out);
-  if (st) qv_footer_reset(out);
-  return st;
+  if (out == NULL) return qv_error_set(error, QV_EARG, "Footer: output is NULL");
+  return decode_root(buf, size, options, &qv_desc_Footer, out, sizeof *out, &out->private_data,
+                     decode_footer_body, error);
 }
 
 void qv_footer_reset(QvFooter *footer) {
-  if (footer == NULL) return;
-  qv_arena_free(footer->private_data);
-  memset(footer, 0, sizeof *footer);
+  if (footer) reset_decoded(footer, sizeof *footer, footer->private_data);
 }

@@ -153,61 +153,38 @@ uint64_t qv_sp_zero_mask(QvValueType type) {
 
 void qv_sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src) {
   switch (type) {
-    case QV_VALUE_FLOAT16: {
-      uint16_t a, b;
-      memcpy(&a, dst, 2);
-      memcpy(&b, src, 2);
-      uint16_t r = qv_float_to_half(qv_half_to_float(a) + qv_half_to_float(b));
-      memcpy(dst, &r, 2);
+    case QV_VALUE_FLOAT16:
+      qv_st_u16(dst, qv_float_to_half(qv_half_to_float(qv_ld_u16(dst)) +
+                                      qv_half_to_float(qv_ld_u16(src))));
       break;
-    }
     case QV_VALUE_FLOAT32: {
-      float a, b;
-      memcpy(&a, dst, 4);
-      memcpy(&b, src, 4);
-      a += b;
-      memcpy(dst, &a, 4);
+      float r = qv_ld_f32(dst) + qv_ld_f32(src);
+      memcpy(dst, &r, 4);
       break;
     }
     case QV_VALUE_FLOAT64: {
-      double a, b;
-      memcpy(&a, dst, 8);
-      memcpy(&b, src, 8);
-      a += b;
-      memcpy(dst, &a, 8);
+      double r = qv_ld_f64(dst) + qv_ld_f64(src);
+      memcpy(dst, &r, 8);
       break;
     }
     default: {
       /* two's complement wrap-around, done unsigned to stay defined */
       size_t w = qv_value_type_size(type);
-      uint64_t r = qv_ld_bits(dst, w) + qv_ld_bits(src, w);
-      qv_st_bits(dst, w, r);
+      qv_st_bits(dst, w, qv_ld_bits(dst, w) + qv_ld_bits(src, w));
       break;
     }
   }
 }
 
+/* Floats compare by value (-0.0 == 0.0), NaN equal to NaN. */
+static bool same_double(double x, double y) { return x == y || (x != x && y != y); }
+
 bool qv_sp_value_equal(QvValueType type, const uint8_t *a, const uint8_t *b) {
   switch (type) {
-    case QV_VALUE_FLOAT16: {
-      uint16_t x, y;
-      memcpy(&x, a, 2);
-      memcpy(&y, b, 2);
-      float fx = qv_half_to_float(x), fy = qv_half_to_float(y);
-      return fx == fy || (fx != fx && fy != fy);
-    }
-    case QV_VALUE_FLOAT32: {
-      float x, y;
-      memcpy(&x, a, 4);
-      memcpy(&y, b, 4);
-      return x == y || (x != x && y != y);
-    }
-    case QV_VALUE_FLOAT64: {
-      double x, y;
-      memcpy(&x, a, 8);
-      memcpy(&y, b, 8);
-      return x == y || (x != x && y != y);
-    }
+    case QV_VALUE_FLOAT16:
+      return same_double(qv_half_to_float(qv_ld_u16(a)), qv_half_to_float(qv_ld_u16(b)));
+    case QV_VALUE_FLOAT32: return same_double(qv_ld_f32(a), qv_ld_f32(b));
+    case QV_VALUE_FLOAT64: return same_double(qv_ld_f64(a), qv_ld_f64(b));
     default: return memcmp(a, b, qv_value_type_size(type)) == 0;
   }
 }
@@ -264,12 +241,17 @@ static QvStatus init_csf(QvSparseTensor *out, const QvSparseDesc *d, QvError *er
       s->csf_indptr_len[l] = d->csf_indptr_len[l];
     }
   }
-  out->axis_order = s->axis_order;
-  out->csf_indptr = s->csf_indptr;
-  out->csf_indptr_len = s->csf_indptr_len;
-  out->csf_indices = s->csf_indices;
-  out->csf_indices_len = s->csf_indices_len;
+  qv_sp_point_csf(out);
   return QV_OK;
+}
+
+void qv_sp_point_csf(QvSparseTensor *t) {
+  SpStore *s = (SpStore *)t->private_data;
+  t->axis_order = s->axis_order;
+  t->csf_indptr = s->csf_indptr;
+  t->csf_indptr_len = s->csf_indptr_len;
+  t->csf_indices = s->csf_indices;
+  t->csf_indices_len = s->csf_indices_len;
 }
 
 QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error) {

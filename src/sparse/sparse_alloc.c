@@ -24,14 +24,17 @@
 #endif
 #endif
 
-#if defined(SP_PLAIN_ALLOC)
-
+/* n * size bytes, at least 1 so that no allocation returns NULL for an
+ * empty buffer; false when n is negative or the product overflows. */
 static bool size_ok(int64_t n, size_t size, size_t *bytes) {
-  if (n < 0 || (size != 0 && (uint64_t)n > SIZE_MAX / size)) return false;
-  *bytes = (size_t)n * size;
+  size_t count;
+  if (!qv_i64_to_size(n, &count) || !qv_mul_size(count, size, bytes)) return false;
   if (*bytes == 0) *bytes = 1;
   return true;
 }
+
+#if defined(SP_PLAIN_ALLOC)
+
 void *qv_sp_malloc(int64_t n, size_t size) {
   size_t bytes;
   return size_ok(n, size, &bytes) ? malloc(bytes) : NULL;
@@ -104,13 +107,6 @@ static void *block_new(size_t bytes) {
   h->total = total;
   h->kind = SP_KIND_HEAP;
   return (uint8_t *)b + SP_HDR;
-}
-
-static bool size_ok(int64_t n, size_t size, size_t *bytes) {
-  if (n < 0 || (size != 0 && (uint64_t)n > SIZE_MAX / size)) return false;
-  *bytes = (size_t)n * size;
-  if (*bytes == 0) *bytes = 1; /* never NULL, even for empty buffers */
-  return true;
 }
 
 void *qv_sp_malloc(int64_t n, size_t size) {

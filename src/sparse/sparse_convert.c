@@ -21,30 +21,7 @@ QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
   /* grouping a non-canonical COO range-checks every pair in its first pass */
   QvStatus st = qv_sp_validate(t, !(pipeline && t->format == QV_SPARSE_COO), error);
   if (st != QV_OK) return st;
-  QvValueType itype;
-  const int32_t *axis;
-  st = qv_sp_options(options, format, t->ndim, &itype, &axis, error);
-  if (st != QV_OK) return st;
-  st = qv_sp_begin(out, format, t->value_type, t->ndim, t->shape, t->dim_names, error);
-  if (st != QV_OK) return st;
-  if (pipeline) {
-    SpCsx c;
-    st = qv_sp_csx_from_sparse(t, qv_sp_csx_orientation(format, axis), &c, error);
-    if (st == QV_OK) {
-      st = qv_sp_csx_emit(&c, out, itype, error);
-      qv_sp_csx_free(&c);
-    }
-  } else {
-    SpEntries e;
-    st = qv_sp_entries_from_sparse(t, &e, error);
-    if (st == QV_OK) {
-      e.shape = out->shape;
-      st = qv_sp_build(&e, out, itype, axis, error);
-      qv_sp_entries_free(&e);
-    }
-  }
-  if (st != QV_OK) qv_sparse_reset(out);
-  return st;
+  return qv_sp_produce(NULL, t, pipeline, format, options, out, error);
 }
 
 QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, QvError *error) {

@@ -251,11 +251,7 @@ static QvStatus emit_csf(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvErr
   s->csf_indices[1] = dst[2];
   s->csf_indices_len[1] = c->nnz;
   out->index_type = out->indptr_type = itype;
-  out->axis_order = s->axis_order;
-  out->csf_indptr = s->csf_indptr;
-  out->csf_indptr_len = s->csf_indptr_len;
-  out->csf_indices = s->csf_indices;
-  out->csf_indices_len = s->csf_indices_len;
+  qv_sp_point_csf(out);
   out->values = vals;
   out->nnz = c->nnz;
   return QV_OK;

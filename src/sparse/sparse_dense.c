@@ -217,15 +217,7 @@ QvStatus qv_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error
   }
   int64_t *idx = qv_sp_realloc(g.coords, n, 8);
   uint8_t *vals = qv_sp_realloc(g.vals, n, vs);
-  c->M = sm;
-  c->nmajor = nlines;
-  c->nminor = L;
-  c->nnz = n;
-  c->vtype = d->type;
-  c->vs = vs;
-  c->ptr = c->own_ptr = ptr;
-  c->idx = c->own_idx = idx ? idx : g.coords;
-  c->vals = c->own_vals = vals ? vals : g.vals;
+  qv_sp_csx_own(c, sm, nlines, L, n, d->type, ptr, idx ? idx : g.coords, vals ? vals : g.vals);
   if (idx != NULL && vals != NULL) return QV_OK;
   qv_sp_csx_free(c);
   return qv_sp_nomem(error, "dense to sparse", n, 8 + vs);
@@ -277,22 +269,36 @@ QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
   if (dense->ndim > QV_TENSOR_MAX_NDIM || dense->type < QV_VALUE_INT8 || dense->type >= QV_VALUE_TYPE_COUNT ||
       dense->shape == NULL || dense->strides == NULL || (qv_tensor_size(dense) > 0 && dense->data == NULL))
     return qv_error_set(error, QV_EARG, "dense to sparse: malformed tensor");
+  return qv_sp_produce(dense, NULL, dense->ndim == 2 && format != QV_SPARSE_COO, format, options,
+                       out, error);
+}
+
+QvStatus qv_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool pipeline,
+                       QvSparseFormat format, const QvSparseOptions *options, QvSparseTensor *out,
+                       QvError *error) {
+  QvValueType vtype = dense ? dense->type : sparse->value_type;
+  int32_t ndim = dense ? dense->ndim : sparse->ndim;
+  const int64_t *shape = dense ? dense->shape : sparse->shape;
+  const char *const *names = dense ? dense->dim_names : sparse->dim_names;
   QvValueType itype;
   const int32_t *axis;
-  QvStatus st = qv_sp_options(options, format, dense->ndim, &itype, &axis, error);
+  QvStatus st = qv_sp_options(options, format, ndim, &itype, &axis, error);
   if (st != QV_OK) return st;
-  st = qv_sp_begin(out, format, dense->type, dense->ndim, dense->shape, dense->dim_names, error);
+  st = qv_sp_begin(out, format, vtype, ndim, shape, names, error);
   if (st != QV_OK) return st;
-  if (dense->ndim == 2 && format != QV_SPARSE_COO) {
+  if (pipeline) {
     SpCsx c;
-    st = qv_sp_csx_from_dense(dense, qv_sp_csx_orientation(format, axis), &c, error);
+    int M = qv_sp_csx_orientation(format, axis);
+    st = dense ? qv_sp_csx_from_dense(dense, M, &c, error)
+               : qv_sp_csx_from_sparse(sparse, M, &c, error);
     if (st == QV_OK) {
       st = qv_sp_csx_emit(&c, out, itype, error);
       qv_sp_csx_free(&c);
     }
   } else {
     SpEntries e;
-    st = qv_sp_entries_from_dense(dense, &e, error);
+    st = dense ? qv_sp_entries_from_dense(dense, &e, error)
+               : qv_sp_entries_from_sparse(sparse, &e, error);
     if (st == QV_OK) {
       e.shape = out->shape;
       st = qv_sp_build(&e, out, itype, axis, error);

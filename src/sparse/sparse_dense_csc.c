@@ -302,14 +302,6 @@ QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvErro
     qv_sp_free(vals != NULL ? vals : t.vals.p);
     return qv_sp_nomem(error, "dense to sparse", n > 0 ? n : size, 9 + vs);
   }
-  c->M = sn;
-  c->nmajor = nmajor;
-  c->nminor = nlines;
-  c->nnz = n;
-  c->vtype = d->type;
-  c->vs = vs;
-  c->ptr = c->own_ptr = t.ptr;
-  c->idx = c->own_idx = idx;
-  c->vals = c->own_vals = vals;
+  qv_sp_csx_own(c, sn, nmajor, nlines, n, d->type, t.ptr, idx, vals);
   return QV_OK;
 }

@@ -534,11 +534,7 @@ static QvStatus build_csf(SpEntries *e, QvSparseTensor *out, QvValueType itype,
   if (st != QV_OK) return st;
   memcpy(s->axis_order, axis, (size_t)nd * sizeof *axis);
   out->index_type = out->indptr_type = itype;
-  out->axis_order = s->axis_order;
-  out->csf_indptr = s->csf_indptr;
-  out->csf_indptr_len = s->csf_indptr_len;
-  out->csf_indices = s->csf_indices;
-  out->csf_indices_len = s->csf_indices_len;
+  qv_sp_point_csf(out);
   return take_values(e, out, error);
 }
 

@@ -209,6 +209,28 @@ typedef struct SpCsx {
   size_t vs;
 } SpCsx;
 void qv_sp_csx_free(SpCsx *c);
+/* Points a CSF tensor's level arrays at its store (filled by the caller). */
+void qv_sp_point_csf(QvSparseTensor *t);
+/* Fills *c with arrays it owns from now on (nmajor + 1, nnz and nnz entries). */
+static inline void qv_sp_csx_own(SpCsx *c, int M, int64_t nmajor, int64_t nminor, int64_t nnz,
+                                 QvValueType vtype, int64_t *ptr, int64_t *idx, uint8_t *vals) {
+  c->M = M;
+  c->nmajor = nmajor;
+  c->nminor = nminor;
+  c->nnz = nnz;
+  c->vtype = vtype;
+  c->vs = qv_value_type_size(vtype);
+  c->ptr = c->own_ptr = ptr;
+  c->idx = c->own_idx = idx;
+  c->vals = c->own_vals = vals;
+}
+/* The one body of qv_sparse_from_dense and qv_sparse_convert once their
+ * input is checked: options, the output's header, then 2-D through CSX
+ * arrays (`pipeline`) or anything through the entries working form. The
+ * input is `dense` or `sparse` (the other NULL). */
+QvStatus qv_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool pipeline,
+                       QvSparseFormat format, const QvSparseOptions *options, QvSparseTensor *out,
+                       QvError *error);
 /* Transposes to the other orientation; `counts` as in qv_sp_csx_transpose. */
 QvStatus qv_sp_csx_flip(SpCsx *c, int64_t *counts, QvError *error);
 /* Orientation an output format needs (CSF: its first axis). */

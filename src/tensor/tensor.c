@@ -74,6 +74,20 @@ static void *alloc_private(int64_t ndim, const char *const *names, const int64_t
   return block;
 }
 
+/* Entries of a descriptor's strides or dim_names: 0 when the array is
+ * absent, else the count given (0 meaning ndim), which must be ndim. */
+static QvStatus array_count(const void *array, int64_t counted, int64_t ndim, const char *field,
+                            const char *what, const char *rule, int64_t *n, QvError *error) {
+  *n = array == NULL ? 0 : counted != 0 ? counted : ndim;
+  if (array == NULL && counted > 0)
+    return qv_error_set(error, QV_EARG, "Tensor: %s is NULL but %" PRId64 " are counted", field,
+                        counted);
+  if (*n != 0 && *n != ndim)
+    return qv_error_set(error, QV_EINVAL, "Tensor: %" PRId64 " %s for %" PRId64 " dims (%s)", *n,
+                        what, ndim, rule);
+  return QV_OK;
+}
+
 QvStatus qv_tensor_init(QvTensor *out, const QvTensorDesc *desc, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "Tensor: output is NULL");
   memset(out, 0, sizeof *out);
@@ -99,20 +113,13 @@ QvStatus qv_tensor_init(QvTensor *out, const QvTensorDesc *desc, QvError *error)
       return qv_error_set(error, QV_EINVAL, "Tensor: shape[%" PRId64 "] = %" PRId64 " is negative",
                           i, shape[i]);
   }
-  /* 0 counts mean "ndim entries" when the array is there */
-  int64_t n_strides = strides == NULL ? 0 : desc->n_strides != 0 ? desc->n_strides : ndim;
-  int64_t n_names = dim_names == NULL ? 0 : desc->n_dim_names != 0 ? desc->n_dim_names : ndim;
-  if (strides == NULL && desc->n_strides > 0)
-    return qv_error_set(error, QV_EARG, "Tensor: strides is NULL but %" PRId64 " are counted",
-                        desc->n_strides);
-  if (dim_names == NULL && desc->n_dim_names > 0)
-    return qv_error_set(error, QV_EARG, "Tensor: dim_names is NULL but %" PRId64 " are counted",
-                        desc->n_dim_names);
-  if (n_strides != 0 && n_strides != ndim)
-    return qv_error_set(error, QV_EINVAL,
-                        "Tensor: %" PRId64 " strides for %" PRId64
-                        " dims (strides must have the same length as shape)",
-                        n_strides, ndim);
+  int64_t n_strides, n_names;
+  QvStatus status = array_count(strides, desc->n_strides, ndim, "strides", "strides",
+                                "strides must have the same length as shape", &n_strides, error);
+  if (status == QV_OK)
+    status = array_count(dim_names, desc->n_dim_names, ndim, "dim_names", "dim names",
+                         "need 0 or one per dim", &n_names, error);
+  if (status != QV_OK) return status;
   for (int64_t i = 0; i < n_strides; i++) {
     if (strides[i] < 0)
       return qv_error_set(error, QV_ENOTSUP,
@@ -120,11 +127,6 @@ QvStatus qv_tensor_init(QvTensor *out, const QvTensorDesc *desc, QvError *error)
                           " is negative (negative strides not supported)",
                           i, strides[i]);
   }
-  if (n_names != 0 && n_names != ndim)
-    return qv_error_set(error, QV_EINVAL,
-                        "Tensor: %" PRId64 " dim names for %" PRId64
-                        " dims (need 0 or one per dim)",
-                        n_names, ndim);
   for (int64_t i = 0; i < n_names; i++) {
     if (dim_names[i] == NULL)
       return qv_error_set(error, QV_EINVAL, "Tensor: dim_names[%" PRId64 "] is NULL", i);
