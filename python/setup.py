@@ -40,8 +40,9 @@ def version():
                              fields["QV_VERSION_PATCH"])
 
 
-layers = ["util", "flatbuf", "format", "ipc", "adapters", "integration", "numpy", "tensor",
-          "sparse", "array"]
+# Every folder of src/, as the top CMakeLists.txt compiles them all.
+layers = sorted(d for d in os.listdir(os.path.join(ROOT, "src"))
+                if os.path.isdir(os.path.join(ROOT, "src", d)))
 sources = [os.path.relpath(os.path.join(HERE, "src", "quiver_module.c"), HERE)]
 for layer in layers:
     sources += sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(ROOT, "src", layer, "*.c")))
