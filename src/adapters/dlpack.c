@@ -108,24 +108,33 @@ static QvStatus export_fill(const QvTensor *t, DlpackExport *ctx, DLTensor *dl, 
   return QV_OK;
 }
 
-static DlpackExport *export_new(QvError *error) {
+/* A new export context whose DLTensor (`dl_of(ctx)`) describes t and which
+ * holds a reference to t's owner. */
+static QvStatus export_start(const QvTensor *t, DlpackExport **out,
+                             DLTensor *(*dl_of)(DlpackExport *ctx), QvError *error) {
   DlpackExport *ctx = calloc(1, sizeof *ctx);
-  if (ctx == NULL) qv_error_set(error, QV_ENOMEM, "out of memory exporting a tensor to DLPack");
-  return ctx;
-}
-
-QvStatus qv_tensor_to_dlpack(const QvTensor *t, DLManagedTensor **out, QvError *error) {
-  if (out == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_to_dlpack: out is NULL");
-  *out = NULL;
-  DlpackExport *ctx = export_new(error);
-  if (ctx == NULL) return QV_ENOMEM;
-  QvStatus st = export_fill(t, ctx, &ctx->plain.dl_tensor, error);
+  if (ctx == NULL)
+    return qv_error_set(error, QV_ENOMEM, "out of memory exporting a tensor to DLPack");
+  QvStatus st = export_fill(t, ctx, dl_of(ctx), error);
   if (st != QV_OK) {
     free(ctx);
     return st;
   }
   ctx->owner = t->owner;
   qv_owner_retain(ctx->owner);
+  *out = ctx;
+  return QV_OK;
+}
+
+static DLTensor *plain_dl(DlpackExport *ctx) { return &ctx->plain.dl_tensor; }
+static DLTensor *versioned_dl(DlpackExport *ctx) { return &ctx->versioned.dl_tensor; }
+
+QvStatus qv_tensor_to_dlpack(const QvTensor *t, DLManagedTensor **out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_to_dlpack: out is NULL");
+  *out = NULL;
+  DlpackExport *ctx = NULL;
+  QvStatus st = export_start(t, &ctx, plain_dl, error);
+  if (st != QV_OK) return st;
   ctx->plain.manager_ctx = ctx;
   ctx->plain.deleter = plain_deleter;
   *out = &ctx->plain;
@@ -136,15 +145,9 @@ QvStatus qv_tensor_to_dlpack_versioned(const QvTensor *t, QvDLManagedTensorVersi
                                        QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_to_dlpack_versioned: out is NULL");
   *out = NULL;
-  DlpackExport *ctx = export_new(error);
-  if (ctx == NULL) return QV_ENOMEM;
-  QvStatus st = export_fill(t, ctx, &ctx->versioned.dl_tensor, error);
-  if (st != QV_OK) {
-    free(ctx);
-    return st;
-  }
-  ctx->owner = t->owner;
-  qv_owner_retain(ctx->owner);
+  DlpackExport *ctx = NULL;
+  QvStatus st = export_start(t, &ctx, versioned_dl, error);
+  if (st != QV_OK) return st;
   ctx->versioned.version.major = QV_DLPACK_MAJOR;
   ctx->versioned.version.minor = QV_DLPACK_MINOR;
   ctx->versioned.flags = QV_DLPACK_FLAG_READ_ONLY;

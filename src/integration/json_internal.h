@@ -40,6 +40,17 @@ QvStatus qv_ij_compare_range(const QvArrayView *e, int64_t es, const QvArrayView
                              int64_t n, double tolerance, const char *what, QvError *error);
 
 /* Own validity bit of a node (true when it has no bitmap). */
+/* Negates a little-endian multiword integer of nw 32-bit words in place
+ * (two's complement); decimals are read and written through it. */
+static inline void qv_ij_negate_words(uint32_t *w, int nw) {
+  uint64_t carry = 1;
+  for (int k = 0; k < nw; k++) {
+    uint64_t x = (uint64_t)(uint32_t)~w[k] + carry;
+    w[k] = (uint32_t)x;
+    carry = x >> 32;
+  }
+}
+
 static inline bool qv_ij_valid(const QvArrayView *v, int64_t i) {
   const uint8_t *b = v->buffer[0];
   if (b == NULL) return true;

@@ -213,14 +213,7 @@ static bool parse_decimal(const char *s, size_t n, uint8_t *out, int width) {
     for (int k = 0; k < nw - 1; k++)
       if (w[k]) return false;
   }
-  if (neg) {
-    uint64_t carry = 1;
-    for (int k = 0; k < nw; k++) {
-      uint64_t x = (uint64_t)(uint32_t)~w[k] + carry;
-      w[k] = (uint32_t)x;
-      carry = x >> 32;
-    }
-  }
+  if (neg) qv_ij_negate_words(w, nw);
   memcpy(out, w, (size_t)width);
   return true;
 }

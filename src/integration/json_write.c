@@ -153,14 +153,7 @@ static void put_decimal(Out *o, const uint8_t *p, int width) {
   int nw = width / 4;
   memcpy(w, p, (size_t)width);
   bool neg = (w[nw - 1] >> 31) != 0;
-  if (neg) {
-    uint64_t carry = 1;
-    for (int k = 0; k < nw; k++) {
-      uint64_t x = (uint64_t)(uint32_t)~w[k] + carry;
-      w[k] = (uint32_t)x;
-      carry = x >> 32;
-    }
-  }
+  if (neg) qv_ij_negate_words(w, nw);
   char digits[90];
   int nd = 0;
   for (;;) {
