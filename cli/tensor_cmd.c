@@ -1,5 +1,6 @@
 /* quiver tensor from-npy / to-npy / from-npz / to-npz: NumPy .npy and SciPy
  * .npz <-> Arrow Tensor and SparseTensor messages. */
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,9 +73,23 @@ static int from_npz(const char *in, const char *out) {
   QvSparseTensor t;
   QvSource *src = NULL;
   QvStatus st = qv_cli_source_new(in, &src, &err);
-  if (st == QV_OK) st = qv_npz_read(src, &t, &err);
+  QvNpzReadInfo info = {.struct_size = sizeof info};
+  if (st == QV_OK) st = qv_npz_read(src, &t, &info, &err);
   qv_source_free(src);
   if (st) return qv_cli_fail("tensor from-npz", &err);
+  if (info.sorted) {
+    const char *within = t.format == QV_SPARSE_CSC ? "columns" : "rows";
+    if (info.duplicates_summed > 0)
+      fprintf(stderr,
+              "quiver tensor from-npz: %s: indices were not sorted within %s; sorted (and %" PRId64
+              " duplicates summed) as SciPy's sum_duplicates does\n",
+              in, within, info.duplicates_summed);
+    else
+      fprintf(stderr,
+              "quiver tensor from-npz: %s: indices were not sorted within %s; sorted as SciPy's "
+              "sum_duplicates does\n",
+              in, within);
+  }
   QvCliSparseOut so = {&t, {sizeof so.options, QV_CSF_LENGTHS_ELEMENTS}};
   st = qv_cli_write_output(out, qv_cli_write_sparse, &so, &err);
   qv_sparse_reset(&t);

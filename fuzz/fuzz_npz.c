@@ -25,7 +25,7 @@ static QvStatus read_memory(const uint8_t *data, size_t size, QvSparseTensor *t,
   QvSource *src;
   QvStatus st = qv_source_new_memory(&src, data, size, NULL, err);
   if (st) return st;
-  st = qv_npz_read(src, t, err);
+  st = qv_npz_read(src, t, NULL, err);
   qv_source_free(src);
   return st;
 }

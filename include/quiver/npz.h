@@ -43,11 +43,26 @@
 extern "C" {
 #endif
 
-/* A COO read from an .npz is flagged canonical when its entries are sorted
- * row-major without duplicates (SciPy does not store the flag). Its
- * coordinates are column-major (coords_strides {width, nnz * width}): row
- * then col, each one contiguous. Buffers are owned by the tensor. */
-QV_API QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvError *error);
+/* What qv_npz_read changed to make the input valid. struct_size: 0 or
+ * sizeof; the reader sets it to sizeof and every other field. */
+typedef struct QvNpzReadInfo {
+  size_t struct_size;
+  bool sorted;               /* a CSR row's (CSC column's) indices were out of order
+                                or repeated: sorted, as SciPy's sum_duplicates does */
+  int64_t duplicates_summed; /* entries merged into an earlier one with the same index */
+} QvNpzReadInfo;
+
+/* CSR/CSC: indices are sorted within each row (column) and repeated ones
+ * summed in entry order in the value type's arithmetic (integers wrap), as
+ * scipy.sparse's sum_duplicates does; zero sums are kept. `info` (may be
+ * NULL) says whether that happened. The result is then validated strictly.
+ * A COO read from an .npz is left as stored and flagged canonical when its
+ * entries are sorted row-major without duplicates (SciPy does not store the
+ * flag). Its coordinates are column-major (coords_strides {width, nnz *
+ * width}): row then col, each one contiguous. Buffers are owned by the
+ * tensor. */
+QV_API QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvNpzReadInfo *info,
+                            QvError *error);
 
 /* NULL or a zeroed struct means every default. */
 typedef struct QvNpzWriteOptions {

@@ -9,6 +9,7 @@
 #include "numpy/npy_header.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
+#include "util/half.h"
 #include "util/options.h"
 
 /* Preamble (10 or 12 bytes) plus the largest header npy.c accepts. */
@@ -284,8 +285,129 @@ static QvOwner *bundle_owner(Bundle *b) {
   return o;
 }
 
+
+/* ---- SciPy's sort_indices + sum_duplicates for CSR/CSC rows (columns) */
+
+typedef struct SortKey {
+  int64_t index, pos; /* pos breaks ties: duplicates are summed in entry order */
+} SortKey;
+
+static int sort_key_cmp(const void *x, const void *y) {
+  const SortKey *a = x, *b = y;
+  if (a->index != b->index) return a->index < b->index ? -1 : 1;
+  return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+static void index_store(uint8_t *buf, QvValueType t, int64_t i, int64_t v) {
+  size_t w = qv_value_type_size(t);
+  uint64_t u = (uint64_t)v;
+  uint8_t b1 = (uint8_t)u;
+  uint16_t b2 = (uint16_t)u;
+  uint32_t b4 = (uint32_t)u;
+  const void *src = w == 1 ? (const void *)&b1 : w == 2 ? (const void *)&b2
+                  : w == 4 ? (const void *)&b4 : (const void *)&u;
+  memcpy(buf + (size_t)i * w, src, w);
+}
+
+/* *acc += *v in the value type's own arithmetic, as NumPy adds: integers
+ * wrap, float16 is rounded after each addition. */
+static void value_add(uint8_t *acc, const uint8_t *v, QvValueType t) {
+  switch (t) {
+  case QV_VALUE_FLOAT16: {
+    uint16_t a, b;
+    memcpy(&a, acc, 2);
+    memcpy(&b, v, 2);
+    a = qv_double_to_half(qv_half_to_double(a) + qv_half_to_double(b));
+    memcpy(acc, &a, 2);
+    return;
+  }
+  case QV_VALUE_FLOAT32: {
+    float a, b;
+    memcpy(&a, acc, 4);
+    memcpy(&b, v, 4);
+    a += b;
+    memcpy(acc, &a, 4);
+    return;
+  }
+  case QV_VALUE_FLOAT64: {
+    double a, b;
+    memcpy(&a, acc, 8);
+    memcpy(&b, v, 8);
+    a += b;
+    memcpy(acc, &a, 8);
+    return;
+  }
+  default: { /* integers: unsigned addition of the width wraps like NumPy's */
+    size_t w = qv_value_type_size(t);
+    uint64_t a = 0, b = 0;
+    memcpy(&a, acc, w); /* little-endian host: the low bytes */
+    memcpy(&b, v, w);
+    a += b;
+    memcpy(acc, &a, w);
+    return;
+  }
+  }
+}
+
+/* Sorts the indices within each row (column) and sums repeated ones, in
+ * place, the way scipy.sparse's sum_duplicates does (zeros it makes are
+ * kept). Left alone when indptr is malformed: validation reports that. */
+static QvStatus csx_canonicalize(QvTensor *ptr, QvTensor *idx, QvTensor *val, int64_t major,
+                                 int64_t *nnz, QvNpzReadInfo *info, QvError *error) {
+  int64_t prev = qv_index_load(ptr->data, ptr->type, 0), longest = 0;
+  bool disorder = false;
+  if (prev != 0) return QV_OK;
+  for (int64_t i = 0; i < major; i++) {
+    int64_t end = qv_index_load(ptr->data, ptr->type, i + 1);
+    if (end < prev || end > *nnz) return QV_OK;
+    if (end - prev > longest) longest = end - prev;
+    for (int64_t k = prev + 1; k < end && !disorder; k++)
+      disorder = qv_index_load(idx->data, idx->type, k) <= qv_index_load(idx->data, idx->type, k - 1);
+    prev = end;
+  }
+  if (!disorder) return QV_OK;
+  size_t vw = qv_value_type_size(val->type);
+  SortKey *keys = malloc((size_t)longest * sizeof *keys);
+  uint8_t *row = malloc((size_t)longest * vw);
+  if (keys == NULL || row == NULL) {
+    free(keys);
+    free(row);
+    return qv_error_set(error, QV_ENOMEM, "npz: out of memory");
+  }
+  uint8_t *pd = (uint8_t *)ptr->data, *id = (uint8_t *)idx->data, *vd = (uint8_t *)val->data;
+  int64_t out = 0, start = 0;
+  for (int64_t i = 0; i < major; i++) {
+    int64_t end = qv_index_load(pd, ptr->type, i + 1), n = end - start;
+    for (int64_t k = 0; k < n; k++)
+      keys[k] = (SortKey){qv_index_load(id, idx->type, start + k), k};
+    if (n > 0) memcpy(row, vd + (size_t)start * vw, (size_t)n * vw);
+    qsort(keys, (size_t)n, sizeof *keys, sort_key_cmp);
+    for (int64_t k = 0; k < n; k++) {
+      const uint8_t *v = row + (size_t)keys[k].pos * vw;
+      if (k > 0 && keys[k].index == keys[k - 1].index) {
+        value_add(vd + (size_t)(out - 1) * vw, v, val->type);
+        continue;
+      }
+      /* out <= start + k: the compacted entry never overwrites an unread one */
+      index_store(id, idx->type, out, keys[k].index);
+      memcpy(vd + (size_t)out * vw, v, vw);
+      out++;
+    }
+    start = end;
+    index_store(pd, ptr->type, i + 1, out);
+  }
+  free(keys);
+  free(row);
+  if (info) {
+    info->sorted = true;
+    info->duplicates_summed = *nnz - out;
+  }
+  *nnz = out;
+  return QV_OK;
+}
+
 static QvStatus read_csx(Archive *a, QvSparseFormat format, const int64_t shape[2],
-                         QvSparseTensor *out, QvError *error) {
+                         QvSparseTensor *out, QvNpzReadInfo *info, QvError *error) {
   bool csr = format == QV_SPARSE_CSR;
   int64_t major = shape[csr ? 0 : 1];
   if (major == INT64_MAX) return qv_error_set(error, QV_EINVAL, "npz: shape is too large");
@@ -303,6 +425,7 @@ static QvStatus read_csx(Archive *a, QvSparseFormat format, const int64_t shape[
   if (st == QV_OK) st = read_array(a, M_INDICES, nnz, nnz, idx, error);
   if (st == QV_OK) st = need_index_type(idx, M_INDICES, error);
   if (st == QV_OK) st = read_array(a, M_DATA, nnz, nnz, val, error);
+  if (st == QV_OK) st = csx_canonicalize(ptr, idx, val, major, &nnz, info, error);
   if (st) {
     bundle_free(b);
     return st;
@@ -396,11 +519,17 @@ static QvStatus read_coo(Archive *a, const int64_t shape[2], QvSparseTensor *out
   return st;
 }
 
+typedef struct ReadResult {
+  QvSparseTensor *out;
+  QvNpzReadInfo *info;
+} ReadResult;
+
 /* The tensor's buffers are all copies: the input's owner is not kept. */
 static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, void *result,
                              QvError *error) {
   (void)owner;
-  QvSparseTensor *out = result;
+  ReadResult *r = result;
+  QvSparseTensor *out = r->out;
   /* libzip reads no bytes as an empty archive */
   if (size == 0) return qv_error_set(error, QV_EINVAL, "npz: not a valid zip archive: empty input");
   Archive a;
@@ -439,15 +568,23 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, v
   }
   if (st == QV_OK)
     st = format == QV_SPARSE_COO ? read_coo(&a, shape, out, error)
-                                 : read_csx(&a, format, shape, out, error);
+                                 : read_csx(&a, format, shape, out, r->info, error);
   close_archive(&a);
   return st;
 }
 
-QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvError *error) {
+QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvNpzReadInfo *info,
+                     QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
-  return qv_npy_read_source(source, read_archive, out, error);
+  if (info) {
+    if (info->struct_size != 0 && info->struct_size < sizeof *info)
+      return qv_error_set(error, QV_EARG, "QvNpzReadInfo: struct_size %zu is not 0 or %zu",
+                          info->struct_size, sizeof *info);
+    *info = (QvNpzReadInfo){.struct_size = sizeof *info};
+  }
+  ReadResult r = {out, info};
+  return qv_npy_read_source(source, read_archive, &r, error);
 }
 
 /* ---- writing */

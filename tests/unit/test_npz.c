@@ -23,7 +23,7 @@ static QvStatus npz_read_memory(const uint8_t *buf, size_t size, QvSparseTensor 
   QvSource *src;
   QvStatus st = qv_source_new_memory(&src, buf, size, NULL, err);
   if (st) return st;
-  st = qv_npz_read(src, t, err);
+  st = qv_npz_read(src, t, NULL, err);
   qv_source_free(src);
   return st;
 }
@@ -32,7 +32,7 @@ static QvStatus npz_read_path(const char *path, QvSparseTensor *t, QvError *err)
   QvSource *src;
   QvStatus st = qv_source_new_path(&src, path, err);
   if (st) return st;
-  st = qv_npz_read(src, t, err);
+  st = qv_npz_read(src, t, NULL, err);
   qv_source_free(src);
   return st;
 }
@@ -209,6 +209,101 @@ static uint8_t *csr_zip(size_t *size, bool stored) {
                  npy("shape.npy", QV_VALUE_INT64, 2, shape34),
                  npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
   return zip_members(m, 5, stored, size);
+}
+
+
+/* ---- SciPy's unsorted indices (A[:, perm]) sorted and summed on read */
+
+typedef struct Csx {
+  const char *format;
+  int n, nnz; /* indptr entries n + 1, nnz entries */
+  int64_t ptr[6], idx[8];
+  int32_t val[8];
+} Csx;
+
+/* Writes `in` with indices of `it` and int32 values, reads it back and
+ * checks it equals `want` (what scipy's sum_duplicates gives) and the info. */
+static void check_canonicalized(const Csx *in, QvValueType it, const Csx *want, bool sorted,
+                                int64_t summed) {
+  uint8_t ptr[6 * 8], idx[8 * 8];
+  size_t w = qv_value_type_size(it);
+  for (int i = 0; i <= in->n; i++) {
+    int32_t p32 = (int32_t)in->ptr[i];
+    memcpy(ptr + i * w, w == 4 ? (const void *)&p32 : (const void *)&in->ptr[i], w);
+  }
+  for (int i = 0; i < in->nnz; i++) {
+    int32_t i32 = (int32_t)in->idx[i];
+    memcpy(idx + i * w, w == 4 ? (const void *)&i32 : (const void *)&in->idx[i], w);
+  }
+  bool csr = strcmp(in->format, "csr") == 0;
+  int64_t shape[2] = {csr ? in->n : 4, csr ? 4 : in->n};
+  Member m[5] = {npy("indices.npy", it, in->nnz, idx), npy("indptr.npy", it, in->n + 1, ptr),
+                 fmt_member(in->format), npy("shape.npy", QV_VALUE_INT64, 2, shape),
+                 npy("data.npy", QV_VALUE_INT32, in->nnz, in->val)};
+  size_t size;
+  uint8_t *buf = zip_members(m, 5, false, &size);
+  QvSource *src;
+  QvError err;
+  QvSparseTensor t;
+  QvNpzReadInfo info = {.struct_size = sizeof info};
+  assert_int_equal(qv_source_new_memory(&src, buf, size, NULL, &err), QV_OK);
+  QvStatus st = qv_npz_read(src, &t, &info, &err);
+  qv_source_free(src);
+  if (st) fail_msg("%s", err.message);
+  assert_int_equal(info.sorted, sorted);
+  assert_int_equal(info.duplicates_summed, summed);
+  assert_int_equal(t.format, csr ? QV_SPARSE_CSR : QV_SPARSE_CSC);
+  assert_int_equal(t.nnz, want->nnz);
+  for (int i = 0; i <= want->n; i++)
+    assert_int_equal(qv_index_load(t.indptr, t.indptr_type, i), want->ptr[i]);
+  for (int i = 0; i < want->nnz; i++) {
+    assert_int_equal(qv_index_load(t.indices, t.index_type, i), want->idx[i]);
+    int32_t v;
+    memcpy(&v, (const uint8_t *)t.values + i * 4, 4);
+    assert_int_equal(v, want->val[i]);
+  }
+  qv_sparse_reset(&t);
+  free(buf);
+}
+
+static void test_unsorted_indices(void **state) {
+  (void)state;
+  static const QvValueType types[2] = {QV_VALUE_INT32, QV_VALUE_INT64};
+  /* unsorted only: rows {3,1}, {}, {2,0,1} */
+  static const Csx unsorted = {"csr", 3, 5, {0, 2, 2, 5}, {3, 1, 2, 0, 1}, {10, 20, 30, 40, 50}};
+  static const Csx unsorted_w = {"csr", 3, 5, {0, 2, 2, 5}, {1, 3, 0, 1, 2}, {20, 10, 40, 50, 30}};
+  /* sorted but repeated: row 0 {1,1}, row 1 {2,2,2}; 5 + -5 stays an explicit zero, as in SciPy */
+  static const Csx dups = {"csr", 2, 5, {0, 2, 5}, {1, 1, 2, 2, 2}, {5, -5, 1, 2, 4}};
+  static const Csx dups_w = {"csr", 2, 2, {0, 1, 2}, {1, 2}, {0, 7}};
+  /* both, with int32 wrap-around: row 0 {2,0,2,0}, row 1 {3} */
+  static const Csx both = {"csr", 2, 5, {0, 4, 5}, {2, 0, 2, 0, 3},
+                           {INT32_MAX, 1, 1, 2, 9}};
+  static const Csx both_w = {"csr", 2, 3, {0, 2, 3}, {0, 2, 3}, {3, INT32_MIN, 9}};
+  /* CSC: column 0 {2,0}, column 1 {1,1} */
+  static const Csx csc = {"csc", 2, 4, {0, 2, 4}, {2, 0, 1, 1}, {1, 2, 3, 4}};
+  static const Csx csc_w = {"csc", 2, 3, {0, 2, 3}, {0, 2, 1}, {2, 1, 7}};
+  /* already canonical: untouched and not reported */
+  static const Csx sorted = {"csr", 2, 3, {0, 2, 3}, {0, 3, 1}, {1, 2, 3}};
+  for (int k = 0; k < 2; k++) {
+    check_canonicalized(&unsorted, types[k], &unsorted_w, true, 0);
+    check_canonicalized(&dups, types[k], &dups_w, true, 3);
+    check_canonicalized(&both, types[k], &both_w, true, 2);
+    check_canonicalized(&csc, types[k], &csc_w, true, 1);
+    check_canonicalized(&sorted, types[k], &sorted, false, 0);
+  }
+  /* sorting does not make out-of-range indices valid */
+  static const int32_t bad_idx[3] = {9, 1, 0};
+  static const int32_t bad_ptr[2] = {0, 3};
+  static const int64_t shape14[2] = {1, 4};
+  static const double vals[3] = {1, 2, 3};
+  Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 3, bad_idx),
+                 npy("indptr.npy", QV_VALUE_INT32, 2, bad_ptr), fmt_member("csr"),
+                 npy("shape.npy", QV_VALUE_INT64, 2, shape14),
+                 npy("data.npy", QV_VALUE_FLOAT64, 3, vals)};
+  size_t size;
+  uint8_t *buf = zip_members(m, 5, true, &size);
+  expect_reject(buf, size, "npz");
+  free(buf);
 }
 
 /* ---- round trips */
@@ -801,6 +896,7 @@ int main(void) {
       cmocka_unit_test(test_bombs_and_corruption),
       cmocka_unit_test(test_same_path_roundtrip),
       cmocka_unit_test(test_failed_write_keeps_file),
+      cmocka_unit_test(test_unsorted_indices),
   };
   return qv_test_run(tests, NULL, NULL);
 }
