@@ -179,6 +179,33 @@ bool qv_cli_args_sparse(QvCliArgs *a, QvCliSparseArgs *s) {
   return false;
 }
 
+bool qv_cli_args_size(QvCliArgs *a, const char *name, int64_t *out) {
+  const char *v = qv_cli_args_value(a, name);
+  if (v == NULL) return false;
+  size_t n = strlen(v);
+  int shift = 0;
+  char digits[32];
+  if (n > 0 && n < sizeof digits) {
+    const char *suffixes = "KMGT";
+    const char *s = strchr(suffixes, v[n - 1]);
+    if (s != NULL && *s != '\0') {
+      shift = 10 * (int)(s - suffixes + 1);
+      n--;
+    }
+    memcpy(digits, v, n);
+    digits[n] = '\0';
+  }
+  int64_t x;
+  if (n == 0 || n >= sizeof digits || !qv_cli_parse_index(digits, &x) || x == 0 ||
+      x > (INT64_MAX >> shift)) {
+    qv_cli_args_error(a, "%s: '%s' is not a size in bytes (a positive integer, optionally "
+                         "followed by K, M, G or T)", name, v);
+    return false;
+  }
+  *out = x << shift;
+  return true;
+}
+
 bool qv_cli_sparse_args_given(const QvCliSparseArgs *s) {
   return s->index_type != QV_VALUE_DEFAULT || s->n_axis > 0 || s->has_csf_lengths;
 }

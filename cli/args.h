@@ -64,6 +64,9 @@ const char *qv_cli_args_value(QvCliArgs *a, const char *name);
 int qv_cli_args_choice(QvCliArgs *a, const char *name, const char *const *choices);
 /* Option `name` with a non-negative decimal value. */
 bool qv_cli_args_index(QvCliArgs *a, const char *name, int64_t *out);
+/* Option `name` with a size in bytes: a decimal integer >= 1 with an
+ * optional binary suffix K, M, G or T (2^10 .. 2^40), e.g. "512M". */
+bool qv_cli_args_size(QvCliArgs *a, const char *name, int64_t *out);
 /* The current argument is no option the command has: usage error. */
 void qv_cli_args_unknown(QvCliArgs *a);
 /* A usage error about the current argument (or the command line as a
@@ -96,11 +99,12 @@ typedef struct QvCliSparseArgs {
   int32_t axis_order[QV_TENSOR_MAX_NDIM];
   bool has_csf_lengths;
   QvCsfLengths csf_lengths;
+  int64_t max_output; /* --max-output (bytes); 0 = QV_DEFAULT_MAX_OUTPUT_SIZE */
 } QvCliSparseArgs;
 /* True when the current argument is one of those options (its value stored
  * in *s); false when it is not, or on a usage error. */
 bool qv_cli_args_sparse(QvCliArgs *a, QvCliSparseArgs *s);
-/* Any of them given. */
+/* Any of them given (--max-output, which every output takes, is not one). */
 bool qv_cli_sparse_args_given(const QvCliSparseArgs *s);
 
 /* A non-negative decimal integer that fits int64_t. */

@@ -20,6 +20,7 @@ int qv_cmd_convert(int argc, char **argv) {
     else if ((k = qv_cli_args_choice(&a, "--to", targets)) >= 0) to = k;
     else if (qv_cli_args_index(&a, "--index", &index)) continue;
     else if (qv_cli_args_sparse(&a, &sa)) continue;
+    else if (qv_cli_args_size(&a, "--max-output", &sa.max_output)) continue;
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;

@@ -77,6 +77,42 @@ static QvValueType default_index_type(const QvSparseTensor *t) {
   return QV_VALUE_INT64;
 }
 
+static QvStatus over_limit(int64_t size, int64_t limit, QvError *error) {
+  return qv_error_set(error, QV_ELIMIT, "output of %s%lld bytes exceeds the limit of %lld (--max-output)",
+                      size == INT64_MAX ? "more than " : "", (long long)size, (long long)limit);
+}
+
+/* a * b saturated at INT64_MAX: only compared with the limit. */
+static int64_t sat_mul(int64_t a, int64_t b) {
+  return (a != 0 && b > INT64_MAX / a) ? INT64_MAX : a * b;
+}
+
+QvStatus qv_cli_check_dense_output(int32_t ndim, const int64_t *shape, QvValueType type,
+                                   int64_t max_output, QvError *error) {
+  int64_t limit = max_output > 0 ? max_output : QV_DEFAULT_MAX_OUTPUT_SIZE;
+  int64_t size = (int64_t)qv_value_type_size(type);
+  for (int32_t k = 0; k < ndim; k++) size = sat_mul(size, shape[k] > 0 ? shape[k] : 0);
+  return size > limit ? over_limit(size, limit, error) : QV_OK;
+}
+
+QvStatus qv_cli_check_sparse_output(const QvSparseTensor *t, int64_t max_output, QvError *error) {
+  int64_t limit = max_output > 0 ? max_output : QV_DEFAULT_MAX_OUTPUT_SIZE;
+  /* values plus at most ndim indices per entry, and CSX indptr */
+  int64_t isz = (int64_t)qv_value_type_size(t->index_type);
+  int64_t per = (int64_t)qv_value_type_size(t->value_type) + t->ndim * isz;
+  int64_t size = sat_mul(t->nnz, per);
+  int64_t extra = sat_mul(t->ndim > 0 ? t->shape[0] + 1 : 0, isz);
+  size = size > INT64_MAX - extra ? INT64_MAX : size + extra;
+  return size > limit ? over_limit(size, limit, error) : QV_OK;
+}
+
+/* The library names its option; the user typed --max-output. */
+static void name_cli_option(QvError *err) {
+  const char *lib = "(max_output_size)";
+  char *p = strstr(err->message, lib);
+  if (p != NULL) snprintf(p, sizeof err->message - (size_t)(p - err->message), "(--max-output)");
+}
+
 int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
                              QvSparseFormat format, const QvCliSparseArgs *a, const char *out) {
   if (to_dense && qv_cli_sparse_args_given(a))
@@ -95,6 +131,9 @@ int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_den
   QvStatus st;
   if (to_dense) {
     QvTensor dense;
+    const int64_t *shape = in->is_sparse ? in->sparse.shape : in->dense.shape;
+    QvValueType vt = in->is_sparse ? in->sparse.value_type : in->dense.type;
+    if (qv_cli_check_dense_output(ndim, shape, vt, a->max_output, &err)) return qv_cli_fail(cmd, &err);
     if (in->is_sparse) {
       st = qv_sparse_to_dense(&in->sparse, &dense, &err);
       if (st) return qv_cli_fail(cmd, &err);
@@ -111,9 +150,11 @@ int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_den
                  : in->is_sparse                    ? default_index_type(&in->sparse)
                                                     : QV_VALUE_INT64;
   o.axis_order = a->n_axis > 0 ? a->axis_order : NULL;
+  o.max_output_size = a->max_output;
   QvSparseTensor sp;
   st = in->is_sparse ? qv_sparse_convert(&in->sparse, format, &o, &sp, &err)
                      : qv_sparse_from_dense(&in->dense, format, &o, &sp, &err);
+  if (st == QV_ELIMIT) name_cli_option(&err);
   if (st) return qv_cli_fail(cmd, &err);
   QvCliSparseOut so = {&sp, {sizeof so.options, a->csf_lengths}};
   st = qv_cli_write_output(out, qv_cli_write_sparse, &so, &err);

@@ -55,6 +55,14 @@ typedef struct QvCliSparseOut {
 QvStatus qv_cli_write_tensor(QvSink *sink, const void *tensor, QvError *error);
 QvStatus qv_cli_write_sparse(QvSink *sink, const void *sparse_out, QvError *error);
 
+/* --max-output for a dense output (a Tensor message body or an .npy holds
+ * the row-major copy, whatever the input's strides): QV_ELIMIT naming both
+ * sizes when shape x element size exceeds max_output (0 = the default). */
+QvStatus qv_cli_check_dense_output(int32_t ndim, const int64_t *shape, QvValueType type,
+                                   int64_t max_output, QvError *error);
+/* The same for a sparse output's buffers (an .npz of `t`). */
+QvStatus qv_cli_check_sparse_output(const QvSparseTensor *t, int64_t max_output, QvError *error);
+
 /* Converts `in` to a dense tensor (to_dense) or to `format` as `args` ask,
  * and writes it to OUT; returns the exit status (messages printed, prefixed
  * "quiver <cmd>"). Options that do not apply to the output are a usage

@@ -40,20 +40,31 @@ static int from_npy(const char *in, const char *out, bool sparse, QvSparseFormat
   } else if (sparse) {
     rc = qv_cli_convert_and_write("tensor from-npy", &t, false, format, a, out);
   } else {
-    st = qv_cli_write_output(out, qv_cli_write_tensor, &t.dense, &err);
+    st = qv_cli_check_dense_output(t.dense.ndim, t.dense.shape, t.dense.type, a->max_output, &err);
+    if (st == QV_OK) st = qv_cli_write_output(out, qv_cli_write_tensor, &t.dense, &err);
     rc = st ? qv_cli_fail("tensor from-npy", &err) : 0;
   }
   qv_cli_tensor_free(&t);
   return rc;
 }
 
-static int to_npy(const char *in, const char *out, int64_t index) {
+static int to_npy(const char *in, const char *out, int64_t index, int64_t max_output) {
   QvError err;
   qv_error_clear(&err);
   QvCliTensor t;
   QvStatus st = qv_cli_read_tensor(in, index, &t, &err);
   if (st) return qv_cli_fail("tensor to-npy", &err);
   QvTensor dense;
+  /* the .npy holds the row-major copy, whatever the strides */
+  if (t.is_sparse)
+    st = qv_cli_check_dense_output(t.sparse.ndim, t.sparse.shape, t.sparse.value_type, max_output,
+                                   &err);
+  else
+    st = qv_cli_check_dense_output(t.dense.ndim, t.dense.shape, t.dense.type, max_output, &err);
+  if (st) {
+    qv_cli_tensor_free(&t);
+    return qv_cli_fail("tensor to-npy", &err);
+  }
   if (t.is_sparse) {
     st = qv_sparse_to_dense(&t.sparse, &dense, &err);
   } else {
@@ -96,7 +107,8 @@ static int from_npz(const char *in, const char *out) {
   return st ? qv_cli_fail("tensor from-npz", &err) : 0;
 }
 
-static int to_npz(const char *in, const char *out, int64_t index, bool stored) {
+static int to_npz(const char *in, const char *out, int64_t index, bool stored,
+                  int64_t max_output) {
   QvError err;
   qv_error_clear(&err);
   QvCliTensor t;
@@ -108,6 +120,11 @@ static int to_npz(const char *in, const char *out, int64_t index, bool stored) {
                  "message %lld is a dense Tensor; an .npz holds a sparse matrix: convert it "
                  "first (quiver convert IN OUT --to=csr)",
                  (long long)index);
+    return qv_cli_fail("tensor to-npz", &err);
+  }
+  st = qv_cli_check_sparse_output(&t.sparse, max_output, &err);
+  if (st) {
+    qv_cli_tensor_free(&t);
     return qv_cli_fail("tensor to-npz", &err);
   }
   QvNpzWriteOptions o = {.stored = stored};
@@ -155,6 +172,7 @@ int qv_cmd_tensor(int argc, char **argv) {
     else if ((k = qv_cli_args_choice(&a, "--sparse", formats)) >= 0) sparse = k;
     else if (qv_cli_args_flag(&a, "--stored")) stored = true;
     else if (qv_cli_args_sparse(&a, &sa)) continue;
+    else if (qv_cli_args_size(&a, "--max-output", &sa.max_output)) continue;
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;
@@ -171,7 +189,10 @@ int qv_cmd_tensor(int argc, char **argv) {
   QvSparseFormat format = QV_SPARSE_COO;
   if (sparse >= 0) qv_sparse_format_parse(formats[sparse], &format, NULL);
   if (is_from_npy) return from_npy(pos[0], pos[1], sparse >= 0, format, &sa);
-  if (is_to_npy) return to_npy(pos[0], pos[1], index);
-  if (is_from_npz) return from_npz(pos[0], pos[1]);
-  return to_npz(pos[0], pos[1], index, stored);
+  if (is_to_npy) return to_npy(pos[0], pos[1], index, sa.max_output);
+  if (is_from_npz) {
+    if (sa.max_output) return qv_cli_usage_error(cmd, "--max-output applies to from-npy, to-npy and to-npz");
+    return from_npz(pos[0], pos[1]);
+  }
+  return to_npz(pos[0], pos[1], index, stored, sa.max_output);
 }

@@ -143,7 +143,23 @@ typedef struct QvSparseOptions {
   size_t struct_size;        /* 0 or sizeof(QvSparseOptions) (quiver/common.h) */
   QvValueType index_type;    /* QV_VALUE_DEFAULT: int64 */
   const int32_t *axis_order; /* CSF: NULL = 0..ndim-1 */
+  /* Bytes the output's buffers may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE.
+   * Checked before anything is allocated: QV_ELIMIT naming both sizes. */
+  int64_t max_output_size;
 } QvSparseOptions;
+
+/* 16 GiB: the default bound on what one conversion may produce. */
+#define QV_DEFAULT_MAX_OUTPUT_SIZE ((int64_t)16 << 30)
+
+/* The output bound of a conversion. From a sparse input it is computed from
+ * the input's nnz (an output never has more entries). From a dense input the
+ * worst case (every element non-zero) is tried first; when that exceeds the
+ * limit, the non-zeros are counted and the exact bound decides, so a large
+ * but sparse dense tensor still converts. Dimensions of stride 0 (broadcast)
+ * are counted once and multiplied; the count is skipped (the worst case
+ * refused) when the elements left to walk take more bytes than both the
+ * limit and the input's data (overlapping strides), so the check never costs
+ * more than reading the input or producing an allowed output. */
 
 /* Conversions choose one index type for every index buffer (indptr and
  * indices alike). A value that does not fit it is QV_EINVAL naming the buffer,

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
+#include "util/checked.h"
 #include "util/cpu.h"
 #include "util/options.h"
 
@@ -273,6 +274,78 @@ QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
                        out, error);
 }
 
+/* ---- output size limit */
+
+/* a * b + c saturated at INT64_MAX (only compared against a limit). */
+static int64_t sat_mul_add(int64_t a, int64_t b, int64_t c) {
+  int64_t r;
+  return qv_mul_add_i64(a, b, c, &r) ? r : INT64_MAX;
+}
+
+/* Bytes of the output buffers for nnz entries (CSF: its per-level indptr and
+ * indices can hold at most nnz + 1 entries each). */
+static int64_t output_bound(QvSparseFormat format, int32_t ndim, const int64_t *shape,
+                            int64_t nnz, size_t isz, size_t vsz) {
+  int64_t per = sat_mul_add(ndim, (int64_t)isz, (int64_t)vsz);
+  int64_t b = sat_mul_add(nnz, per, 0);
+  if (format == QV_SPARSE_CSR || format == QV_SPARSE_CSC) {
+    int64_t major = shape[format == QV_SPARSE_CSR ? 0 : 1];
+    b = sat_mul_add(major == INT64_MAX ? major : major + 1, (int64_t)isz, b);
+  } else if (format == QV_SPARSE_CSF) {
+    b = sat_mul_add(nnz == INT64_MAX ? nnz : nnz + 1, sat_mul_add(ndim, (int64_t)isz, 0), b);
+  }
+  return b;
+}
+
+/* Non-zeros of a dense tensor, walking each broadcast (stride 0) dim once;
+ * -1 when the elements left to walk take more than `budget` bytes and more
+ * than the input holds (overlapping strides), so the count never costs more
+ * than reading the input or producing an allowed output. */
+static int64_t dense_nnz_within(const QvTensor *t, int64_t budget) {
+  int64_t shape[QV_TENSOR_MAX_NDIM], repeat = 1, distinct = 1;
+  for (int32_t k = 0; k < t->ndim; k++) {
+    bool bcast = t->strides[k] == 0 && t->shape[k] > 1;
+    shape[k] = bcast ? 1 : t->shape[k];
+    if (bcast) repeat = sat_mul_add(repeat, t->shape[k], 0);
+    distinct = sat_mul_add(distinct, shape[k], 0);
+  }
+  int64_t walk = sat_mul_add(distinct, (int64_t)qv_value_type_size(t->type), 0);
+  if (walk > budget && walk > t->data_size) return -1;
+  QvTensor view = *t;
+  view.shape = shape;
+  int64_t n = qv_tensor_count_nonzero(&view);
+  return n < 0 ? -1 : sat_mul_add(n, repeat, 0);
+}
+
+static QvStatus check_output_size(const QvTensor *dense, const QvSparseTensor *sparse,
+                                  QvSparseFormat format, QvValueType itype,
+                                  const QvSparseOptions *options, QvError *error) {
+  QvSparseOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvSparseOptions", error);
+  if (st != QV_OK) return st;
+  if (o.max_output_size < 0)
+    return qv_error_set(error, QV_EARG, "sparse conversion: max_output_size is negative");
+  int64_t limit = o.max_output_size ? o.max_output_size : QV_DEFAULT_MAX_OUTPUT_SIZE;
+  QvValueType vtype = dense ? dense->type : sparse->value_type;
+  int32_t ndim = dense ? dense->ndim : sparse->ndim;
+  const int64_t *shape = dense ? dense->shape : sparse->shape;
+  size_t isz = qv_value_type_size(itype), vsz = qv_value_type_size(vtype);
+  int64_t nnz = dense ? qv_tensor_size(dense) : sparse->nnz;
+  int64_t bound = output_bound(format, ndim, shape, nnz, isz, vsz);
+  if (bound <= limit) return QV_OK;
+  if (dense) {
+    int64_t n = dense_nnz_within(dense, limit);
+    if (n >= 0) {
+      bound = output_bound(format, ndim, shape, n, isz, vsz);
+      if (bound <= limit) return QV_OK;
+    }
+  }
+  return qv_error_set(error, QV_ELIMIT,
+                      "sparse conversion: output of %s%" PRId64
+                      " bytes exceeds the limit of %" PRId64 " (max_output_size)",
+                      bound == INT64_MAX ? "more than " : "", bound, limit);
+}
+
 QvStatus qv_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool pipeline,
                        QvSparseFormat format, const QvSparseOptions *options, QvSparseTensor *out,
                        QvError *error) {
@@ -283,6 +356,8 @@ QvStatus qv_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool
   QvValueType itype;
   const int32_t *axis;
   QvStatus st = qv_sp_options(options, format, ndim, &itype, &axis, error);
+  if (st != QV_OK) return st;
+  st = check_output_size(dense, sparse, format, itype, options, error);
   if (st != QV_OK) return st;
   st = qv_sp_begin(out, format, vtype, ndim, shape, names, error);
   if (st != QV_OK) return st;

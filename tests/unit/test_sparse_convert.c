@@ -896,6 +896,74 @@ static void test_huge_shapes(void **state) {
   free(coords);
 }
 
+/* max_output_size: the worst case (every element non-zero) first, then the
+ * counted non-zeros, broadcast dims counted once. */
+static void test_max_output_size(void **state) {
+  (void)state;
+  QvError err;
+  QvSparseTensor sp;
+  /* [100000, 100000] float64, strides 0: one stored value */
+  static const int64_t huge[2] = {100000, 100000}, zero[2] = {0, 0};
+  double one = 1.0, nil = 0.0;
+  QvTensor t;
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+                                                      .shape = huge, .strides = zero,
+                                                      .data = &one, .data_size = 8}, &err),
+                   QV_OK);
+  assert_int_equal(qv_sparse_from_dense(&t, QV_SPARSE_COO, NULL, &sp, &err), QV_ELIMIT);
+  assert_null(sp.private_data);
+  /* 10^10 x (2 int64 coordinates + 1 float64) */
+  assert_non_null(strstr(err.message, "output of 240000000000 bytes exceeds the limit of 17179869184"));
+  assert_int_equal(qv_sparse_from_dense(&t, QV_SPARSE_CSR, NULL, &sp, &err), QV_ELIMIT);
+  qv_tensor_reset(&t);
+  /* the same shape all zeros: counted (one element walked), nothing produced */
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+                                                      .shape = huge, .strides = zero,
+                                                      .data = &nil, .data_size = 8}, &err),
+                   QV_OK);
+  assert_int_equal(qv_sparse_from_dense(&t, QV_SPARSE_COO, NULL, &sp, &err), QV_OK);
+  assert_int_equal(sp.nnz, 0);
+  qv_sparse_reset(&sp);
+  qv_tensor_reset(&t);
+
+  /* 3x5 with 2 non-zeros: worst case 15 x 24 = 360 bytes, produced 48 */
+  static const int64_t small[2] = {3, 5};
+  double v[15] = {0};
+  v[3] = 2.0;
+  v[11] = -1.0;
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+                                                      .shape = small, .data = v,
+                                                      .data_size = sizeof v}, &err),
+                   QV_OK);
+  QvSparseOptions o = {.struct_size = sizeof o, .max_output_size = 100};
+  assert_int_equal(qv_sparse_from_dense(&t, QV_SPARSE_COO, &o, &sp, &err), QV_OK);
+  assert_int_equal(sp.nnz, 2);
+  o.max_output_size = 48;
+  QvSparseTensor again;
+  assert_int_equal(qv_sparse_from_dense(&t, QV_SPARSE_COO, &o, &again, &err), QV_OK);
+  qv_sparse_reset(&again);
+  o.max_output_size = 47;
+  assert_int_equal(qv_sparse_from_dense(&t, QV_SPARSE_COO, &o, &again, &err), QV_ELIMIT);
+  assert_non_null(strstr(err.message, "output of 48 bytes exceeds the limit of 47 (max_output_size)"));
+  /* CSR adds its indptr: 4 x 8 */
+  o.max_output_size = 48 + 32 - 1;
+  assert_int_equal(qv_sparse_from_dense(&t, QV_SPARSE_CSR, &o, &again, &err), QV_ELIMIT);
+  o.max_output_size = 48 + 32;
+  assert_int_equal(qv_sparse_from_dense(&t, QV_SPARSE_CSR, &o, &again, &err), QV_OK);
+  qv_sparse_reset(&again);
+  /* sparse -> sparse: bounded by the input's nnz */
+  o.max_output_size = 47;
+  assert_int_equal(qv_sparse_convert(&sp, QV_SPARSE_CSF, &o, &again, &err), QV_ELIMIT);
+  assert_null(again.private_data);
+  o.max_output_size = 0; /* the default */
+  assert_int_equal(qv_sparse_convert(&sp, QV_SPARSE_CSF, &o, &again, &err), QV_OK);
+  qv_sparse_reset(&again);
+  o.max_output_size = -1;
+  assert_int_equal(qv_sparse_convert(&sp, QV_SPARSE_COO, &o, &again, &err), QV_EARG);
+  qv_sparse_reset(&sp);
+  qv_tensor_reset(&t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_all_value_types_all_pairs),
@@ -912,6 +980,7 @@ int main(void) {
       cmocka_unit_test(test_bucketed_huge_minor),
       cmocka_unit_test(test_bucketed_digit_counts),
       cmocka_unit_test(test_huge_shapes),
+      cmocka_unit_test(test_max_output_size),
   };
   return qv_test_run(tests, NULL, NULL);
 }
