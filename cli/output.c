@@ -97,11 +97,13 @@ QvStatus qv_cli_check_dense_output(int32_t ndim, const int64_t *shape, QvValueTy
 
 QvStatus qv_cli_check_sparse_output(const QvSparseTensor *t, int64_t max_output, QvError *error) {
   int64_t limit = max_output > 0 ? max_output : QV_DEFAULT_MAX_OUTPUT_SIZE;
-  /* values plus at most ndim indices per entry, and CSX indptr */
+  /* values plus at most ndim indices per entry, and a CSR/CSC indptr */
   int64_t isz = (int64_t)qv_value_type_size(t->index_type);
   int64_t per = (int64_t)qv_value_type_size(t->value_type) + t->ndim * isz;
-  int64_t size = sat_mul(t->nnz, per);
-  int64_t extra = sat_mul(t->ndim > 0 ? t->shape[0] + 1 : 0, isz);
+  int64_t size = sat_mul(t->nnz, per), major = 0;
+  if ((t->format == QV_SPARSE_CSR || t->format == QV_SPARSE_CSC) && t->ndim == 2)
+    major = t->shape[t->format == QV_SPARSE_CSR ? 0 : 1];
+  int64_t extra = sat_mul(major < INT64_MAX ? major + 1 : major, isz);
   size = size > INT64_MAX - extra ? INT64_MAX : size + extra;
   return size > limit ? over_limit(size, limit, error) : QV_OK;
 }
