@@ -6,6 +6,7 @@
  * Accepted metadata must survive qv_tensor_column_type_to_json and parse to
  * the same type; a fixed shape column over the data bytes must stack (nulls
  * filled) to a tensor whose every row equals the cell view of that row. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +67,23 @@ static void bridge(const QvTensorColumnType *type, int64_t n, uint8_t valid, con
   CHECK(col.null_count == nulls);
   QvTensor s;
   QvTensorStackOptions o = {.struct_size = sizeof o, .null_fill = true};
-  CHECK(qv_tensor_column_stack(&col, &o, &s, &err) == QV_OK);
+  /* Stacking may only fail when [n, ...shape] breaks the tensor rule that the
+   * non-zero extents' byte size fits in int64 (a shape with a zero extent is
+   * valid metadata whatever its other extents are). */
+  bool overflows = false;
+  int64_t bytes = 4;
+  if (n > 0) overflows |= __builtin_mul_overflow(bytes, n, &bytes);
+  for (int32_t d = 0; d < t.ndim; d++)
+    if (t.shape[d] > 0) overflows |= __builtin_mul_overflow(bytes, t.shape[d], &bytes);
+  QvStatus stacked = qv_tensor_column_stack(&col, &o, &s, &err);
+  if (overflows && stacked != QV_OK) {
+    CHECK(err.code == stacked && err.message[0] != '\0');
+    qv_tensor_column_reset(&col);
+    f.release(&f);
+    free(values);
+    return;
+  }
+  CHECK(stacked == QV_OK);
   CHECK(s.ndim == t.ndim + 1 && s.shape[0] == n);
   for (int64_t i = 0; i < n; i++) {
     QvTensor c, row;
