@@ -1,0 +1,185 @@
+/* The thread pool (src/util/pool.h): every index runs exactly once per
+ * run, tasks really run at the same time on a pool of two, runs from two
+ * threads on one pool are serialised, many short runs in a row (the
+ * late-waking worker case) never mix jobs, and a NULL or one-thread pool
+ * runs on the caller. */
+#include "test_util.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/pool.h"
+
+typedef struct Counts {
+  size_t n;
+  uint32_t *hits;
+  pthread_t *who;
+} Counts;
+
+static void count_task(void *ctx, size_t i) {
+  Counts *c = ctx;
+  __atomic_fetch_add(&c->hits[i], 1, __ATOMIC_RELAXED);
+  if (c->who) c->who[i] = pthread_self();
+}
+
+static void check_once(QvPool *pool, size_t n) {
+  Counts c = {n, calloc(n ? n : 1, sizeof(uint32_t)), NULL};
+  assert_non_null(c.hits);
+  qv_pool_run(pool, n, count_task, &c);
+  for (size_t i = 0; i < n; i++) assert_int_equal(c.hits[i], 1);
+  free(c.hits);
+}
+
+static void test_every_index_once(void **state) {
+  (void)state;
+  for (int threads = 0; threads <= 4; threads++) {
+    QvPool *pool = NULL;
+    QvError err = {0};
+    assert_int_equal(qv_pool_new(&pool, threads, &err), QV_OK);
+    assert_int_equal(qv_pool_threads(pool), threads < 1 ? 1 : threads);
+    size_t sizes[] = {0, 1, 2, 3, 7, 64, 1000, 100000};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) check_once(pool, sizes[k]);
+    qv_pool_free(pool);
+  }
+  check_once(NULL, 100);
+  assert_int_equal(qv_pool_threads(NULL), 1);
+  qv_pool_free(NULL);
+}
+
+/* One thread: everything on the caller. */
+static void test_one_thread_runs_on_caller(void **state) {
+  (void)state;
+  QvPool *pool = NULL;
+  assert_int_equal(qv_pool_new(&pool, 1, NULL), QV_OK);
+  enum { N = 50 };
+  uint32_t hits[N] = {0};
+  pthread_t who[N];
+  Counts c = {N, hits, who};
+  qv_pool_run(pool, N, count_task, &c);
+  for (int i = 0; i < N; i++) assert_true(pthread_equal(who[i], pthread_self()));
+  qv_pool_free(pool);
+}
+
+/* Tasks 0 and 1 each wait for the other to have started: this finishes
+ * only when two threads run tasks at once (a serial pool would wait out
+ * the deadline and fail). */
+typedef struct Rendezvous {
+  int arrived[2];
+  int met[2];
+} Rendezvous;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void rendezvous_task(void *ctx, size_t i) {
+  Rendezvous *r = ctx;
+  __atomic_store_n(&r->arrived[i], 1, __ATOMIC_RELEASE);
+  double deadline = now_s() + 20.0;
+  while (!__atomic_load_n(&r->arrived[1 - i], __ATOMIC_ACQUIRE)) {
+    if (now_s() > deadline) return;
+    sched_yield();
+  }
+  r->met[i] = 1;
+}
+
+static void test_tasks_run_concurrently(void **state) {
+  (void)state;
+  QvPool *pool = NULL;
+  assert_int_equal(qv_pool_new(&pool, 2, NULL), QV_OK);
+  Rendezvous r = {{0, 0}, {0, 0}};
+  qv_pool_run(pool, 2, rendezvous_task, &r);
+  assert_true(r.met[0] && r.met[1]);
+  qv_pool_free(pool);
+}
+
+/* Many tiny runs back to back, each with its own context: a worker that
+ * wakes late for run k must not run run k+1's indices with run k's
+ * function or context. Each run writes its own tag; any cross-run task
+ * would leave a wrong tag or a double hit. */
+typedef struct Tagged {
+  uint32_t tag;
+  uint32_t slots[8];
+} Tagged;
+
+static void tag_task(void *ctx, size_t i) {
+  Tagged *t = ctx;
+  __atomic_fetch_add(&t->slots[i], t->tag, __ATOMIC_RELAXED);
+}
+
+static void test_back_to_back_runs(void **state) {
+  (void)state;
+  QvPool *pool = NULL;
+  assert_int_equal(qv_pool_new(&pool, 3, NULL), QV_OK);
+  for (uint32_t k = 1; k <= 20000; k++) {
+    Tagged t;
+    memset(&t, 0, sizeof t);
+    t.tag = k;
+    size_t n = 1 + k % 8;
+    qv_pool_run(pool, n, tag_task, &t);
+    for (size_t i = 0; i < 8; i++) assert_int_equal(t.slots[i], i < n ? k : 0);
+  }
+  qv_pool_free(pool);
+}
+
+/* Two threads run jobs on one pool at once: both complete, each index of
+ * each job exactly once. */
+typedef struct Runner {
+  QvPool *pool;
+  int ok;
+} Runner;
+
+static void *runner_main(void *arg) {
+  Runner *r = arg;
+  r->ok = 1;
+  for (int k = 0; k < 500; k++) {
+    enum { N = 37 };
+    uint32_t hits[N] = {0};
+    Counts c = {N, hits, NULL};
+    qv_pool_run(r->pool, N, count_task, &c);
+    for (int i = 0; i < N; i++)
+      if (hits[i] != 1) r->ok = 0;
+  }
+  return NULL;
+}
+
+static void test_runs_from_two_threads(void **state) {
+  (void)state;
+  QvPool *pool = NULL;
+  assert_int_equal(qv_pool_new(&pool, 2, NULL), QV_OK);
+  Runner a = {pool, 0}, b = {pool, 0};
+  pthread_t ta, tb;
+  assert_int_equal(pthread_create(&ta, NULL, runner_main, &a), 0);
+  assert_int_equal(pthread_create(&tb, NULL, runner_main, &b), 0);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  assert_true(a.ok && b.ok);
+  qv_pool_free(pool);
+}
+
+static void test_limits(void **state) {
+  (void)state;
+  QvPool *pool = (QvPool *)1;
+  QvError err = {0};
+  assert_int_equal(qv_pool_new(&pool, QV_POOL_MAX_THREADS + 1, &err), QV_EARG);
+  assert_null(pool);
+  assert_non_null(strstr(err.message, "threads"));
+  assert_int_equal(qv_pool_new(NULL, 2, &err), QV_EARG);
+  int cpus = qv_cpu_count();
+  assert_true(cpus >= 1 && cpus <= QV_POOL_MAX_THREADS);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_index_once),      cmocka_unit_test(test_one_thread_runs_on_caller),
+      cmocka_unit_test(test_tasks_run_concurrently), cmocka_unit_test(test_back_to_back_runs),
+      cmocka_unit_test(test_runs_from_two_threads), cmocka_unit_test(test_limits),
+  };
+  const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
+  return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
+}
