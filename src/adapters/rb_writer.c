@@ -829,6 +829,27 @@ static QvStatus fail(QvRbWriter *w, QvStatus st, QvError *error) {
   return st;
 }
 
+/* quiver never writes a schema its own readers refuse with their default
+ * limits: FlatBuffers nesting stops at 64 tables, which a chain of about
+ * 61 nested fields (fewer with dictionaries) reaches before the field
+ * depth limit does. Decoding the encoded schema once is exact and cheap. */
+static QvStatus check_schema_readable(const QvMessage *msg, QvError *error) {
+  uint8_t *fb;
+  size_t size;
+  QvStatus st = qv_message_encode(msg, &fb, &size, error);
+  if (st) return st;
+  QvMessage back;
+  QvError why;
+  st = qv_message_decode(fb, size, NULL, &back, &why);
+  free(fb);
+  if (st == QV_OK) {
+    qv_message_reset(&back);
+    return QV_OK;
+  }
+  return qv_error_set(error, QV_ELIMIT, "schema: readers with default limits would refuse it (%s)",
+                      why.message);
+}
+
 QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema, QvSink *sink,
                           const QvRbWriteOptions *options, QvError *error) {
   *result = NULL;
@@ -883,13 +904,14 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
     st = build_metadata(w, w->schema.metadata, &w->ipc_schema.n_metadata,
                         &w->ipc_schema.metadata, error);
   }
+  QvMessage msg;
+  memset(&msg, 0, sizeof msg);
+  msg.version = QV_METADATA_V5;
+  msg.header_type = QV_HEADER_SCHEMA;
+  msg.header.schema = w->ipc_schema;
+  if (!st) st = check_schema_readable(&msg, error);
   if (!st && w->opt.format == QV_IPC_FORMAT_FILE) st = out(w, "ARROW1\0\0", 8, error);
   if (!st) {
-    QvMessage msg;
-    memset(&msg, 0, sizeof msg);
-    msg.version = QV_METADATA_V5;
-    msg.header_type = QV_HEADER_SCHEMA;
-    msg.header.schema = w->ipc_schema;
     uint8_t *meta;
     size_t meta_size;
     st = frame(w, &msg, &meta, &meta_size, error);
