@@ -6,9 +6,13 @@
  *    tensor view), one cell view; medians over many runs;
  *  - copying paths (target: <= 1.2x memcpy of the same bytes in the same
  *    run): stack with null cells filled, stack of a permuted column as a
- *    row-major copy. Both allocate their result, so the reference is
- *    allocate + memcpy of the same bytes (also shown: memcpy into a
- *    pre-faulted buffer). Best of N, reference measured alternately. */
+ *    row-major copy, both ways: HWC cells read as CHW (3 planes out of
+ *    interleaved channels) and CHW cells read as HWC (3 planes
+ *    interleaved). They allocate their result, so the reference is allocate
+ *    + memcpy of the same bytes; also shown: the permuted copy alone into a
+ *    pre-faulted buffer against memcpy into it (page faults dominate the
+ *    1 GiB allocation on a loaded machine). Best of N, reference measured
+ *    alternately. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,12 +131,19 @@ static void run(int64_t n) {
   uint8_t *bitmap = malloc((size_t)(n + 7) / 8);
   memset(bitmap, 0xff, (size_t)(n + 7) / 8);
   bitmap[0] &= 0xfe; /* cell 0 null */
-  QvTensorColumn nulls, perm;
+  QvTensorColumn nulls, perm, inter;
   make_column(data, n, bitmap, 1, "{\"shape\": [224, 224, 3]}", &nulls);
+  /* HWC cells read as CHW: 3 planes out of interleaved channels */
   make_column(data, n, NULL, 0, "{\"shape\": [224, 224, 3], \"permutation\": [2, 0, 1]}", &perm);
+  /* CHW cells read as HWC: 3 planes interleaved */
+  make_column(data, n, NULL, 0, "{\"shape\": [3, 224, 224], \"permutation\": [1, 2, 0]}", &inter);
   void *pre = qv_aligned_alloc(bytes);
   memset(pre, 1, bytes);
-  double best_fill = 1e9, best_perm = 1e9, best_ref = 1e9, best_pre = 1e9;
+  QvTensor perm_view, inter_view;
+  if (qv_tensor_column_stack(&perm, NULL, &perm_view, &err)) die("stack view", &err);
+  if (qv_tensor_column_stack(&inter, NULL, &inter_view, &err)) die("stack view", &err);
+  double best_fill = 1e9, best_perm = 1e9, best_inter = 1e9, best_ref = 1e9, best_pre = 1e9;
+  double best_perm_pre = 1e9, best_inter_pre = 1e9;
   int rounds = n > 100 ? 5 : 200;
   for (int r = 0; r < rounds; r++) {
     double t0 = now();
@@ -158,12 +169,36 @@ static void run(int64_t n) {
     qv_tensor_reset(&s);
     double pm = now() - t0;
     if (pm < best_perm) best_perm = pm;
+    t0 = now();
+    if (qv_tensor_column_stack(&inter, &contig, &s, &err)) die("stack contiguous", &err);
+    qv_tensor_reset(&s);
+    pm = now() - t0;
+    if (pm < best_inter) best_inter = pm;
+    /* the copies alone, into the pre-faulted buffer */
+    t0 = now();
+    if (qv_tensor_copy_to(&perm_view, false, pre, bytes, &err)) die("copy_to", &err);
+    pm = now() - t0;
+    if (pm < best_perm_pre) best_perm_pre = pm;
+    t0 = now();
+    if (qv_tensor_copy_to(&inter_view, false, pre, bytes, &err)) die("copy_to", &err);
+    pm = now() - t0;
+    if (pm < best_inter_pre) best_inter_pre = pm;
   }
-  printf("%8.1f MiB  copying: alloc+memcpy %8.2f ms (pre-faulted memcpy %8.2f ms)\n"
-         "             stack null_fill %8.2f ms = %.2fx alloc+memcpy (%.2fx pre-faulted)\n"
-         "             stack permuted [2,0,1] -> row-major %8.2f ms = %.2fx alloc+memcpy\n",
-         (double)bytes / (1 << 20), best_ref * 1e3, best_pre * 1e3, best_fill * 1e3,
-         best_fill / best_ref, best_fill / best_pre, best_perm * 1e3, best_perm / best_ref);
+  double mib = (double)bytes / (1 << 20);
+  printf("%8.1f MiB  copying: alloc+memcpy %8.2f ms (pre-faulted memcpy %8.2f ms)\n", mib,
+         best_ref * 1e3, best_pre * 1e3);
+  printf("%8.1f MiB  stack null_fill: %.2fx alloc+memcpy (target <= 1.2)  [%.2f ms; %.2fx "
+         "pre-faulted memcpy]\n",
+         mib, best_fill / best_ref, best_fill * 1e3, best_fill / best_pre);
+  printf("%8.1f MiB  stack permuted [2,0,1] -> row-major: %.2fx alloc+memcpy (target <= 1.2)  "
+         "[%.2f ms; copy alone %.2fx pre-faulted memcpy]\n",
+         mib, best_perm / best_ref, best_perm * 1e3, best_perm_pre / best_pre);
+  printf("%8.1f MiB  stack permuted [1,2,0] -> row-major: %.2fx alloc+memcpy (target <= 1.2)  "
+         "[%.2f ms; copy alone %.2fx pre-faulted memcpy]\n",
+         mib, best_inter / best_ref, best_inter * 1e3, best_inter_pre / best_pre);
+  qv_tensor_reset(&perm_view);
+  qv_tensor_reset(&inter_view);
+  qv_tensor_column_reset(&inter);
   qv_aligned_free(pre);
   qv_tensor_column_reset(&nulls);
   qv_tensor_column_reset(&perm);

@@ -290,8 +290,9 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
                           "with zeros by option)",
                           (long long)first, (long long)col->null_count);
     }
-    /* One copy of the storage, null cells zeroed; the strides stay. The
-     * buffer is not zero-filled first: that would be a second pass. */
+    /* One copy of the storage, null cells zeroed; the strides stay. Runs
+     * of valid cells are copied and runs of null ones zeroed, so each
+     * byte is written once. */
     size_t total = (size_t)(n * cell_bytes);
     uint8_t *buf = qv_aligned_alloc(total > 0 ? total : 1);
     QvOwner *owner = buf ? qv_owner_new(qv_aligned_free, buf) : NULL;
@@ -300,9 +301,17 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
       return qv_error_set(error, QV_ENOMEM, "out of memory filling %lld null cells",
                           (long long)col->null_count);
     }
-    if (total > 0) qv_copy_large(buf, base, total);
-    for (int64_t i = 0; i < n; i++)
-      if (qv_array_view_is_null(&s->view, i)) memset(buf + i * cell_bytes, 0, (size_t)cell_bytes);
+    for (int64_t i = 0; i < n && cell_bytes > 0;) {
+      bool null = qv_array_view_is_null(&s->view, i);
+      int64_t j = i + 1;
+      while (j < n && qv_array_view_is_null(&s->view, j) == null) j++;
+      size_t off = (size_t)(i * cell_bytes), len = (size_t)((j - i) * cell_bytes);
+      if (null)
+        memset(buf + off, 0, len);
+      else
+        qv_copy_large(buf + off, base + off, len);
+      i = j;
+    }
     filled_owner = owner;
     d.data = buf;
     d.owner = owner;

@@ -5,6 +5,7 @@
 
 #include "quiver/tensor.h"
 #include "tensor/tensor_internal.h"
+#include "util/copy.h"
 
 bool qv_walk_init(QvWalk *w, int ndim, const int64_t *shape, int nops,
                   const int64_t *const *strides) {
@@ -406,6 +407,22 @@ static void copy_walk(const QvWalk *w, uint8_t *dst, const uint8_t *src, size_t 
   /* streaming needs 16-byte-aligned line starts; whole lines when 64-aligned */
   bool stream =
       QV_HAVE_SSE2 && total_bytes >= QV_NT_THRESHOLD && (uintptr_t)dst % 16 == 0 && d_c % 16 == 0;
+  /* A short side of at most QV_PLANES_MAX contiguous elements (e.g. 3
+   * channels) leaves the tiles nothing but their element-by-element edge:
+   * (de)interleave planes instead. */
+  bool big = total_bytes >= QV_NT_THRESHOLD;
+  if (cols <= QV_PLANES_MAX && s_c == e && s_r == cols * e) {
+    do
+      qv_copy_deinterleave(dst + o.off[0], d_c, src + o.off[1], rows, (int)cols, elsize, big);
+    while (odo_next(&o, &outer));
+    return;
+  }
+  if (rows <= QV_PLANES_MAX && s_c == e && d_c == rows * e) {
+    do
+      qv_copy_interleave(dst + o.off[0], src + o.off[1], s_r, cols, (int)rows, elsize, big);
+    while (odo_next(&o, &outer));
+    return;
+  }
   do {
     uint8_t *dp = dst + o.off[0];
     const uint8_t *sp = src + o.off[1];

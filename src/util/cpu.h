@@ -50,6 +50,8 @@ typedef enum QvPath {
   QV_PATH_ASCII_AVX2,        /* validation: AVX2 ASCII prefix */
   QV_PATH_POPCNT,            /* validation: POPCNT null count */
   QV_PATH_STREAM_COPY_AVX2,  /* large copies with AVX2 streaming stores */
+  QV_PATH_PLANES_AVX2,       /* tensor copy: k planes <-> interleaved groups, AVX2 kernels */
+  QV_PATH_PLANES_PORTABLE,   /* the same, portable kernels (vectorised where the compiler can) */
   QV_PATH_COUNT
 } QvPath;
 

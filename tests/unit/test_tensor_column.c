@@ -12,6 +12,8 @@
 #include "quiver/recordbatch_ipc.h"
 #include "quiver/tensor.h"
 #include "quiver/tensor_column.h"
+#include "util/copy.h"
+#include "util/cpu.h"
 
 static void assert_error(QvStatus st, const QvError *err, QvStatus code, const char *substr) {
   assert_int_equal(st, code);
@@ -493,11 +495,219 @@ static void test_storage_errors(void **state) {
   qv_tensor_column_type_reset(&vt);
 }
 
+/* ---- the plane kernels and permuted stacks */
+
+/* Byte b of element i of a test pattern: distinct across elements. */
+static uint8_t pattern(int64_t i, int b) { return (uint8_t)(i * 7 + b * 61 + (i >> 8) * 13); }
+
+/* One call of a plane kernel bumps exactly one of the two counters: the
+ * AVX2 one for k = 2, 3, 4, 8 when AVX2 is allowed and present. */
+static void assert_planes_path(uint64_t avx0, uint64_t port0, int k) {
+  bool avx2 = qv_cpu_has(QV_CPU_AVX2) && (k == 2 || k == 3 || k == 4 || k == 8);
+  assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2), avx0 + (avx2 ? 1 : 0));
+  assert_int_equal(qv_path_count(QV_PATH_PLANES_PORTABLE), port0 + (avx2 ? 0 : 1));
+}
+
+/* Every element size, k = 2..8, with and without streaming (n past a
+ * scratch chunk and not a multiple of it), data at odd addresses, n = 0, 1:
+ * deinterleave then interleave back, element by element. Both the AVX2 and
+ * the portable kernels (qv_cpu_override). */
+static void test_planes_kernels(void **state) {
+  (void)state;
+  const int64_t ns[] = {0, 1, 7, 33, 1500};
+  for (int pass = 0; pass < 2; pass++) {
+    unsigned prev = qv_cpu_override(pass == 0 ? QV_CPU_ALL : 0);
+    for (size_t e = 1; e <= 8; e *= 2)
+      for (int k = 2; k <= QV_PLANES_MAX; k++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+          for (int mode = 0; mode < 3; mode++) {
+            int64_t n = ns[ni];
+            bool stream = mode != 0, odd = mode == 2;
+            /* plane stride: a multiple of 16 (streams) or not (odd) */
+            int64_t ps = n * (int64_t)e + (odd ? 3 : 16 - (n * (int64_t)e) % 16);
+            size_t gbytes = (size_t)(n * k) * e;
+            uint8_t *groups = malloc(gbytes + 64), *back = malloc(gbytes + 64);
+            uint8_t *planes = malloc((size_t)(ps * k) + 64);
+            uint8_t *g = groups + (odd ? 1 : 0), *b = back + (odd ? 3 : 0);
+            uint8_t *pl = (uint8_t *)(((uintptr_t)planes + 15) & ~(uintptr_t)15) + (odd ? 5 : 0);
+            for (int64_t i = 0; i < n * k; i++)
+              for (size_t x = 0; x < e; x++) g[i * (int64_t)e + (int64_t)x] = pattern(i, (int)x);
+            uint64_t a0 = qv_path_count(QV_PATH_PLANES_AVX2);
+            uint64_t p0 = qv_path_count(QV_PATH_PLANES_PORTABLE);
+            qv_copy_deinterleave(pl, ps, g, n, k, e, stream);
+            assert_planes_path(a0, p0, k);
+            for (int64_t j = 0; j < n; j++)
+              for (int c = 0; c < k; c++)
+                for (size_t x = 0; x < e; x++)
+                  if (pl[c * ps + j * (int64_t)e + (int64_t)x] != pattern(j * k + c, (int)x))
+                    fail_msg("deinterleave e=%zu k=%d n=%lld mode %d: group %lld element %d",
+                             e, k, (long long)n, mode, (long long)j, c);
+            a0 = qv_path_count(QV_PATH_PLANES_AVX2);
+            p0 = qv_path_count(QV_PATH_PLANES_PORTABLE);
+            qv_copy_interleave(b, pl, ps, n, k, e, stream);
+            assert_planes_path(a0, p0, k);
+            if (gbytes > 0 && memcmp(b, g, gbytes) != 0)
+              fail_msg("interleave e=%zu k=%d n=%lld mode %d", e, k, (long long)n, mode);
+            free(groups);
+            free(back);
+            free(planes);
+          }
+    qv_cpu_override(prev);
+  }
+}
+
+/* A fixed_shape_tensor column over `data` (n row-major physical cells; the
+ * column does not own it) with metadata `json`. */
+static void column_over(QvValueType type, const void *data, int64_t n, const char *json,
+                        QvTensorColumn *col) {
+  QvError err = {0};
+  QvTensorColumnType t;
+  assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_FIXED_SHAPE, json, strlen(json),
+                                               0, &t, &err),
+                   QV_OK);
+  t.value_type = type;
+  struct ArrowSchema f;
+  assert_int_equal(qv_tensor_column_schema_init(&f, "c", &t, NULL, &err), QV_OK);
+  QvArrayView v;
+  assert_int_equal(qv_array_view_init(&v, &f, &err), QV_OK);
+  int64_t cell = qv_tensor_column_type_cell_size(&t);
+  v.length = n;
+  v.null_count = 0;
+  v.children[0].length = n * cell;
+  v.children[0].null_count = 0;
+  v.children[0].buffer[1] = data;
+  v.children[0].buffer_size[1] = n * cell * (int64_t)qv_value_type_size(type);
+  struct ArrowArray a;
+  assert_int_equal(qv_array_export_view(&v, NULL, &a, &err), QV_OK);
+  qv_array_view_reset(&v);
+  assert_int_equal(qv_tensor_column_init(col, &f, &a, NULL, &err), QV_OK);
+  f.release(&f);
+  qv_tensor_column_type_reset(&t);
+}
+
+/* Next permutation of perm[0..n) in lexicographic order; false after the last. */
+static bool next_perm(int32_t *perm, int n) {
+  int i = n - 2;
+  while (i >= 0 && perm[i] >= perm[i + 1]) i--;
+  if (i < 0) return false;
+  int j = n - 1;
+  while (perm[j] <= perm[i]) j--;
+  int32_t t = perm[i];
+  perm[i] = perm[j];
+  perm[j] = t;
+  for (int a = i + 1, b = n - 1; a < b; a++, b--) t = perm[a], perm[a] = perm[b], perm[b] = t;
+  return true;
+}
+
+/* Stacks of permuted columns as row-major copies: every element size, every
+ * permutation of rank 2-4 cells, extents that divide no tile (and a short
+ * side of 2..8 that takes the plane kernels), n = 0, 1, 3; each stacked cell
+ * checked against the physical cell through the permutation. */
+static void test_stack_permuted_copy(void **state) {
+  (void)state;
+  static const int64_t shapes[][4] = {
+      {3, 37}, {17, 5}, {70, 67},  {5, 7, 3}, {3, 9, 33}, {2, 65, 17}, {2, 3, 5, 7}, {4, 1, 6, 3},
+  };
+  static const int ranks[] = {2, 2, 2, 3, 3, 3, 4, 4};
+  static const QvValueType types[] = {QV_VALUE_INT8, QV_VALUE_FLOAT16, QV_VALUE_UINT32,
+                                      QV_VALUE_FLOAT64};
+  uint64_t planes0 = qv_path_count(QV_PATH_PLANES_AVX2) + qv_path_count(QV_PATH_PLANES_PORTABLE);
+  for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
+    for (size_t si = 0; si < sizeof ranks / sizeof ranks[0]; si++)
+      for (int64_t n = 0; n <= 3; n += (n == 1 ? 2 : 1)) {
+        int r = ranks[si];
+        int64_t full[5] = {n};
+        memcpy(full + 1, shapes[si], (size_t)r * sizeof(int64_t));
+        QvTensor phys;
+        make(types[ti], r + 1, full, (int)si, &phys);
+        int32_t perm[4] = {0, 1, 2, 3};
+        do {
+          char json[200];
+          int len = snprintf(json, sizeof json, "{\"shape\": [");
+          for (int k = 0; k < r; k++)
+            len += snprintf(json + len, sizeof json - (size_t)len, "%s%lld", k ? ", " : "",
+                            (long long)shapes[si][k]);
+          len += snprintf(json + len, sizeof json - (size_t)len, "], \"permutation\": [");
+          for (int k = 0; k < r; k++)
+            len += snprintf(json + len, sizeof json - (size_t)len, "%s%d", k ? ", " : "",
+                            (int)perm[k]);
+          snprintf(json + len, sizeof json - (size_t)len, "]}");
+          QvTensorColumn col;
+          column_over(types[ti], phys.data, n, json, &col);
+          QvError err = {0};
+          QvTensor st;
+          QvTensorStackOptions so = {.struct_size = sizeof so, .contiguous = true};
+          assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
+          assert_true(qv_tensor_is_row_major(&st));
+          assert_int_equal(st.shape[0], n);
+          for (int64_t i = 0; i < n; i++) {
+            QvTensor pc, sc;
+            int64_t off = i * phys.strides[0];
+            assert_int_equal(
+                qv_tensor_init(&pc, &(QvTensorDesc){.type = phys.type, .ndim = r,
+                                                    .shape = phys.shape + 1,
+                                                    .strides = phys.strides + 1,
+                                                    .data = phys.data + off,
+                                                    .data_size = phys.strides[0]},
+                               &err),
+                QV_OK);
+            assert_int_equal(
+                qv_tensor_init(&sc, &(QvTensorDesc){.type = st.type, .ndim = r,
+                                                    .shape = st.shape + 1,
+                                                    .strides = st.strides + 1,
+                                                    .data = st.data + i * st.strides[0],
+                                                    .data_size = st.strides[0]},
+                               &err),
+                QV_OK);
+            assert_permuted(&pc, &sc, perm);
+            qv_tensor_reset(&pc);
+            qv_tensor_reset(&sc);
+          }
+          qv_tensor_reset(&st);
+          qv_tensor_column_reset(&col);
+        } while (next_perm(perm, r));
+        qv_tensor_reset(&phys);
+      }
+  /* the short sides (3, 5, 7, 2, ...) went through the plane kernels */
+  assert_true(qv_path_count(QV_PATH_PLANES_AVX2) + qv_path_count(QV_PATH_PLANES_PORTABLE) >
+              planes0);
+
+  /* one stack, a copy large enough to stream: HWC float32 cells read as
+   * CHW and CHW cells read as HWC, each kernel proven by its counter */
+  int64_t big[4] = {14, 224, 224, 3};
+  QvTensor phys;
+  make(QV_VALUE_FLOAT32, 4, big, 5, &phys);
+  const char *jsons[2] = {"{\"shape\": [224, 224, 3], \"permutation\": [2, 0, 1]}",
+                          "{\"shape\": [3, 224, 224], \"permutation\": [1, 2, 0]}"};
+  for (int w = 0; w < 2; w++) {
+    QvTensorColumn col;
+    column_over(QV_VALUE_FLOAT32, phys.data, 14, jsons[w], &col);
+    QvError err = {0};
+    QvTensor view, st;
+    assert_int_equal(qv_tensor_column_stack(&col, NULL, &view, &err), QV_OK);
+    uint64_t a0 = qv_path_count(QV_PATH_PLANES_AVX2), p0 = qv_path_count(QV_PATH_PLANES_PORTABLE);
+    QvTensorStackOptions so = {.struct_size = sizeof so, .contiguous = true};
+    assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
+    /* one kernel call per cell */
+    assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2) - a0 +
+                         qv_path_count(QV_PATH_PLANES_PORTABLE) - p0,
+                     14);
+    if (qv_cpu_has(QV_CPU_AVX2)) assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2) - a0, 14);
+    assert_true(qv_tensor_is_row_major(&st));
+    assert_true(qv_tensor_equals(&view, &st, false));
+    qv_tensor_reset(&st);
+    qv_tensor_reset(&view);
+    qv_tensor_column_reset(&col);
+  }
+  qv_tensor_reset(&phys);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metadata),          cmocka_unit_test(test_fixed_every_type),
       cmocka_unit_test(test_stack_zero_copy),   cmocka_unit_test(test_variable_and_cell),
-      cmocka_unit_test(test_storage_errors),
+      cmocka_unit_test(test_storage_errors),    cmocka_unit_test(test_planes_kernels),
+      cmocka_unit_test(test_stack_permuted_copy),
   };
   return qv_test_run(tests, NULL, NULL);
 }
