@@ -5,11 +5,15 @@
  * each against jansson alone on the same text in the same run: json_loadb
  * with the reader's flags plus json_decref (parse to a tree and free it, as
  * the reader must) for the first, json_dumps of that tree for the second.
- * The conversion should cost at most 1.5x what jansson alone costs.
+ * The conversion should cost at most 1.5x what jansson alone costs. The
+ * ratios compare process CPU time (both sides run on this one thread), so
+ * that other processes on a shared machine do not skew them; wall times are
+ * printed too.
  *
  *   bench_integration_json [rows]
  *
- * Each figure is the best of several repetitions. */
+ * Each figure is the best of REPEAT repetitions; the ratio of each
+ * repetition is printed too, to show the spread. */
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -21,12 +25,34 @@
 #include "quiver/io.h"
 #include "quiver/recordbatch_ipc.h"
 
-#define REPEAT 3
+#define REPEAT 5
 
-static double now(void) {
+typedef struct Stamp {
+  double wall, cpu;
+} Stamp;
+
+static double seconds(clockid_t clock) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static Stamp stamp(void) {
+  Stamp s = {seconds(CLOCK_MONOTONIC), seconds(CLOCK_PROCESS_CPUTIME_ID)};
+  return s;
+}
+
+static Stamp since(Stamp a, Stamp b) {
+  Stamp s = {b.wall - a.wall, b.cpu - a.cpu};
+  return s;
+}
+
+typedef Stamp Best;
+#define BEST_INIT {1e30, 1e30}
+
+static void keep(Best *best, Stamp s) {
+  if (s.wall < best->wall) best->wall = s.wall;
+  if (s.cpu < best->cpu) best->cpu = s.cpu;
 }
 
 static QvError error;
@@ -159,53 +185,70 @@ int main(int argc, char **argv) {
   printf("%" PRId64 " rows (int64, float64, utf8, nullable int32, bool, dictionary utf8): "
          "%.1f MB of JSON\n", rows, (double)len / 1e6);
 
-  double t_load = 1e30, t_parse = 1e30, t_dump = 1e30, t_j2a = 1e30, t_a2j = 1e30;
+  /* best wall and CPU time of each step; the ratios use process CPU time,
+   * which time slices lost to other processes on a shared machine do not
+   * inflate (both sides run on this one thread) */
+  Best load = BEST_INIT, parse = BEST_INIT, dump = BEST_INIT, j2a = BEST_INIT, a2j = BEST_INIT;
+  double ratio_j2a[REPEAT], ratio_a2j[REPEAT];
   uint8_t *arrow = NULL;
   size_t arrow_size = 0;
   for (int rep = 0; rep < REPEAT; rep++) {
-    /* jansson alone: parse the text to a tree, dump the tree back */
-    /* the flags the reader parses with; the tree freed, as the reader must */
-    double t0 = now();
+    /* jansson alone: parse the text to a tree, dump the tree back, free
+     * it; the flags the reader parses with, the tree freed as the reader
+     * must */
+    Stamp t0 = stamp();
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
-    double t1 = now();
+    Stamp t1 = stamp();
     if (root == NULL) {
       fprintf(stderr, "jansson: %s\n", je.text);
       return 1;
     }
     char *dumped = json_dumps(root, JSON_COMPACT);
-    double t2 = now();
+    Stamp t2 = stamp();
     if (dumped == NULL) abort();
     free(dumped);
     json_decref(root);
-    double t3 = now();
-    if (t1 - t0 < t_load) t_load = t1 - t0;
-    if (t1 - t0 + t3 - t2 < t_parse) t_parse = t1 - t0 + t3 - t2;
-    if (t2 - t1 < t_dump) t_dump = t2 - t1;
+    Stamp t3 = stamp();
+    Stamp p = {t1.wall - t0.wall + t3.wall - t2.wall, t1.cpu - t0.cpu + t3.cpu - t2.cpu};
+    Stamp d = since(t1, t2);
+    keep(&load, since(t0, t1));
+    keep(&parse, p);
+    keep(&dump, d);
 
     if (arrow) qv_aligned_free(arrow);
-    t0 = now();
+    t0 = stamp();
     json_to_arrow(text, len, &arrow, &arrow_size);
-    t1 = now();
+    t1 = stamp();
     char *back;
     size_t back_len;
     arrow_to_json(arrow, arrow_size, &back, &back_len);
-    t2 = now();
+    t2 = stamp();
     if (back_len != len || memcmp(back, text, len) != 0) {
       fprintf(stderr, "bench_integration_json: the round trip changed the JSON\n");
       return 1;
     }
     free(back);
-    if (t1 - t0 < t_j2a) t_j2a = t1 - t0;
-    if (t2 - t1 < t_a2j) t_a2j = t2 - t1;
+    keep(&j2a, since(t0, t1));
+    keep(&a2j, since(t1, t2));
+    ratio_j2a[rep] = since(t0, t1).cpu / p.cpu;
+    ratio_a2j[rep] = since(t1, t2).cpu / d.cpu;
   }
-  printf("jansson json_loadb:         %8.1f ms\n", t_load * 1e3);
-  printf("jansson json_loadb + free:  %8.1f ms (the parse the ratio uses)\n", t_parse * 1e3);
-  printf("jansson json_dumps:         %8.1f ms\n", t_dump * 1e3);
-  printf("JSON -> Arrow file:         %8.1f ms  %6.2f Mrows/s  %.2fx jansson parse (target <= 1.5x)\n",
-         t_j2a * 1e3, (double)rows / t_j2a / 1e6, t_j2a / t_parse);
-  printf("Arrow file -> JSON:         %8.1f ms  %6.2f Mrows/s  %.2fx jansson dump (target <= 1.5x)\n",
-         t_a2j * 1e3, (double)rows / t_a2j / 1e6, t_a2j / t_dump);
+  printf("jansson json_loadb:         %8.1f ms (cpu %.1f ms)\n", load.wall * 1e3, load.cpu * 1e3);
+  printf("jansson json_loadb + free:  %8.1f ms (cpu %.1f ms; the parse the ratio uses)\n",
+         parse.wall * 1e3, parse.cpu * 1e3);
+  printf("jansson json_dumps:         %8.1f ms (cpu %.1f ms)\n", dump.wall * 1e3, dump.cpu * 1e3);
+  printf("JSON -> Arrow file:         %8.1f ms (cpu %.1f ms)  %6.2f Mrows/s  "
+         "%.2fx jansson parse (target <= 1.5x)\n",
+         j2a.wall * 1e3, j2a.cpu * 1e3, (double)rows / j2a.cpu / 1e6, j2a.cpu / parse.cpu);
+  printf("Arrow file -> JSON:         %8.1f ms (cpu %.1f ms)  %6.2f Mrows/s  "
+         "%.2fx jansson dump (target <= 1.5x)\n",
+         a2j.wall * 1e3, a2j.cpu * 1e3, (double)rows / a2j.cpu / 1e6, a2j.cpu / dump.cpu);
+  printf("per repetition (cpu), JSON -> Arrow:");
+  for (int rep = 0; rep < REPEAT; rep++) printf(" %.2fx", ratio_j2a[rep]);
+  printf("; Arrow -> JSON:");
+  for (int rep = 0; rep < REPEAT; rep++) printf(" %.2fx", ratio_a2j[rep]);
+  printf("\n");
   qv_aligned_free(arrow);
   free(text);
   batch.release(&batch);

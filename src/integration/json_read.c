@@ -74,7 +74,15 @@ typedef struct Reader {
   QvError *error;
   QvIjPath path;
   BufList *bufs;
+  /* The value a loop over a buffer is reading: its "[i]" joins the path at
+   * elem_at only when a message is made (formatting it for every value cost
+   * more than the whole conversion). -1: no loop. */
+  int64_t elem;
+  size_t elem_at;
 } Reader;
+
+static void elem_begin(Reader *r) { r->elem_at = r->path.len; }
+static void elem_end(Reader *r) { r->elem = -1; }
 
 static QvStatus fail(Reader *r, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -88,6 +96,9 @@ static QvStatus fail(Reader *r, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  if (r->elem >= 0 && r->elem_at <= r->path.len)
+    return qv_error_set(r->error, QV_EINVAL, "%.*s[%" PRId64 "]%s: %s", (int)r->elem_at,
+                        r->path.text, r->elem, r->path.text + r->elem_at, msg);
   return qv_error_set(r->error, QV_EINVAL, "%s: %s", r->path.len ? r->path.text : "(top)", msg);
 }
 
@@ -701,17 +712,18 @@ static QvStatus read_validity(Reader *r, const json_t *col, QvArrayView *v, int6
   uint8_t *bits = alloc_buf(r, (count + 7) / 8);
   if (bits == NULL) return nomem(r);
   size_t m = qv_ij_path_push(&r->path, ".VALIDITY");
+  elem_begin(r);
   int64_t nulls = 0;
   for (int64_t i = 0; i < count; i++) {
     bool bit;
-    size_t m2 = qv_ij_path_push(&r->path, "[%" PRId64 "]", i);
+    r->elem = i;
     if ((st = read_bit(r, json_array_get(b, (size_t)i), &bit))) return st;
-    qv_ij_path_pop(&r->path, m2);
     if (bit)
       bits[i >> 3] |= (uint8_t)(1u << (i & 7));
     else
       nulls++;
   }
+  elem_end(r);
   qv_ij_path_pop(&r->path, m);
   v->null_count = nulls;
   v->buffer[0] = nulls ? bits : NULL;
@@ -752,6 +764,11 @@ static void int_range(QvArrowType t, int64_t *lo, int64_t *hi) {
 static QvStatus read_int_obj(Reader *r, const json_t *obj, const char *key, int64_t lo, int64_t hi,
                              int64_t *out) {
   const json_t *x = member(obj, key);
+  /* the common case without touching the path (it is read for every value) */
+  if (json_is_integer(x) && json_integer_value(x) >= lo && json_integer_value(x) <= hi) {
+    *out = (int64_t)json_integer_value(x);
+    return QV_OK;
+  }
   if (x == NULL) return fail(r, "\"%s\" is missing", key);
   size_t m = qv_ij_path_push(&r->path, ".%s", key);
   QvStatus st = get_i64(r, x, out);
@@ -880,11 +897,12 @@ static QvStatus read_fixed(Reader *r, const json_t *col, QvArrayView *v, int64_t
   uint8_t *buf = alloc_buf(r, size);
   if (buf == NULL) return nomem(r);
   size_t m = qv_ij_path_push(&r->path, ".DATA");
+  elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
-    size_t m2 = qv_ij_path_push(&r->path, "[%" PRId64 "]", i);
+    r->elem = i;
     if ((st = read_fixed_value(r, v, json_array_get(d, (size_t)i), buf + i * w))) return st;
-    qv_ij_path_pop(&r->path, m2);
   }
+  elem_end(r);
   qv_ij_path_pop(&r->path, m);
   v->buffer[1] = buf;
   v->buffer_size[1] = size;
@@ -898,13 +916,14 @@ static QvStatus read_bool(Reader *r, const json_t *col, QvArrayView *v, int64_t 
   uint8_t *bits = alloc_buf(r, (count + 7) / 8);
   if (bits == NULL) return nomem(r);
   size_t m = qv_ij_path_push(&r->path, ".DATA");
+  elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     bool bit;
-    size_t m2 = qv_ij_path_push(&r->path, "[%" PRId64 "]", i);
+    r->elem = i;
     if ((st = read_bit(r, json_array_get(d, (size_t)i), &bit))) return st;
-    qv_ij_path_pop(&r->path, m2);
     if (bit) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
   }
+  elem_end(r);
   qv_ij_path_pop(&r->path, m);
   v->buffer[1] = bits;
   v->buffer_size[1] = (count + 7) / 8;
@@ -921,14 +940,14 @@ static QvStatus read_offsets(Reader *r, const json_t *col, const char *key, int6
   uint8_t *buf = alloc_buf(r, n * width);
   if (buf == NULL) return nomem(r);
   size_t m = qv_ij_path_push(&r->path, ".%s", key);
+  elem_begin(r);
   for (int64_t i = 0; i < n; i++) {
-    size_t m2 = qv_ij_path_push(&r->path, "[%" PRId64 "]", i);
+    r->elem = i;
     int64_t x;
     if ((st = get_i64(r, json_array_get(o, (size_t)i), &x))) return st;
     if (x < 0 || (width == 4 && x > INT32_MAX) || (limit >= 0 && x > limit))
       return fail(r, "%" PRId64 " is outside 0..%" PRId64, x,
                   limit >= 0 ? limit : (width == 4 ? (int64_t)INT32_MAX : INT64_MAX));
-    qv_ij_path_pop(&r->path, m2);
     if (width == 4) {
       int32_t y = (int32_t)x;
       memcpy(buf + 4 * i, &y, 4);
@@ -937,6 +956,7 @@ static QvStatus read_offsets(Reader *r, const json_t *col, const char *key, int6
     }
     if (i == 0 && vals_first) *vals_first = x;
   }
+  elem_end(r);
   qv_ij_path_pop(&r->path, m);
   *out = buf;
   return QV_OK;
@@ -981,9 +1001,10 @@ static QvStatus read_binary(Reader *r, const json_t *col, QvArrayView *v, int64_
    * the length of every value */
   int64_t total = 0;
   size_t m = qv_ij_path_push(&r->path, ".DATA");
+  elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     const json_t *x = json_array_get(d, (size_t)i);
-    size_t m2 = qv_ij_path_push(&r->path, "[%" PRId64 "]", i);
+    r->elem = i;
     if (!json_is_string(x)) return fail(r, "expected a string, found %s", kind_name(x));
     int64_t n = utf8 ? (int64_t)json_string_length(x)
                      : decode_hex(json_string_value(x), json_string_length(x), NULL);
@@ -993,8 +1014,8 @@ static QvStatus read_binary(Reader *r, const json_t *col, QvArrayView *v, int64_
       return fail(r, "%" PRId64 " bytes, but OFFSET[%" PRId64 "..%" PRId64 "] spans %" PRId64, n,
                   i, i + 1, span);
     total += n;
-    qv_ij_path_pop(&r->path, m2);
   }
+  elem_end(r);
   qv_ij_path_pop(&r->path, m);
   if (w == 4 && total > INT32_MAX) return fail(r, "DATA holds more than 2^31 - 1 bytes");
   uint8_t *data = alloc_buf(r, total);
@@ -1055,9 +1076,10 @@ static QvStatus read_views(Reader *r, const json_t *col, QvArrayView *v, int64_t
   uint8_t *vb = alloc_buf(r, count * 16);
   if (vb == NULL) return nomem(r);
   size_t m = qv_ij_path_push(&r->path, ".VIEWS");
+  elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     const json_t *x = json_array_get(views, (size_t)i);
-    size_t m2 = qv_ij_path_push(&r->path, "[%" PRId64 "]", i);
+    r->elem = i;
     if (!json_is_object(x)) return fail(r, "expected a view object, found %s", kind_name(x));
     int64_t size;
     if ((st = read_int_obj(r, x, "SIZE", 0, INT32_MAX, &size))) return st;
@@ -1088,8 +1110,8 @@ static QvStatus read_views(Reader *r, const json_t *col, QvArrayView *v, int64_t
       memcpy(p + 8, &b32, 4);
       memcpy(p + 12, &o32, 4);
     }
-    qv_ij_path_pop(&r->path, m2);
   }
+  elem_end(r);
   qv_ij_path_pop(&r->path, m);
   v->buffer[1] = vb;
   v->buffer_size[1] = count * 16;
@@ -1442,6 +1464,7 @@ QvStatus qv_json_read(QvJsonFile **out, const char *text, size_t len,
   memset(&r, 0, sizeof r);
   r.file = f;
   r.error = error;
+  r.elem = -1;
   if (f == NULL) {
     st = nomem(&r);
   } else if (!json_is_object(root)) {

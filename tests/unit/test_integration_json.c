@@ -578,6 +578,18 @@ static void test_bad_input(void **state) {
   read_fails(SCHEMA1(FIELD_I32) "\"batches\":[{\"count\":1,\"columns\":[{\"name\":\"x\",\"count\":1,"
              "\"VALIDITY\":[1],\"DATA\":[4294967296]}]}]}", QV_EINVAL,
              "batches[0].columns[0].DATA[0]: 4294967296 does not fit int32");
+  /* the index of a bad value (and a member below it) in the path */
+  read_fails(SCHEMA1(FIELD_I32) "\"batches\":[{\"count\":3,\"columns\":[{\"name\":\"x\",\"count\":3,"
+             "\"VALIDITY\":[1,0,2],\"DATA\":[1,2,3]}]}]}", QV_EINVAL,
+             "batches[0].columns[0].VALIDITY[2]: expected 0 or 1, found an integer");
+  read_fails(SCHEMA1(FIELD_I32) "\"batches\":[{\"count\":3,\"columns\":[{\"name\":\"x\",\"count\":3,"
+             "\"VALIDITY\":[1,0,1],\"DATA\":[1,2,-2147483649]}]}]}", QV_EINVAL,
+             "batches[0].columns[0].DATA[2]: -2147483649 does not fit int32");
+  read_fails(SCHEMA1("{\"name\":\"s\",\"nullable\":true,\"type\":{\"name\":\"utf8view\"},\"children\":[]}")
+             "\"batches\":[{\"count\":2,\"columns\":[{\"name\":\"s\",\"count\":2,\"VALIDITY\":[1,1],"
+             "\"VIEWS\":[{\"SIZE\":1,\"INLINED\":\"a\"},{\"SIZE\":-1,\"INLINED\":\"\"}],"
+             "\"VARIADIC_DATA_BUFFERS\":[]}]}]}", QV_EINVAL,
+             "batches[0].columns[0].VIEWS[1].SIZE: -1 does not fit 32 bits");
   read_fails(SCHEMA1("{\"name\":\"s\",\"nullable\":true,\"type\":{\"name\":\"utf8\"},\"children\":[]}")
              "\"batches\":[{\"count\":1,\"columns\":[{\"name\":\"s\",\"count\":1,\"VALIDITY\":[1],"
              "\"OFFSET\":[0,5],\"DATA\":[\"abc\"]}]}]}", QV_EINVAL,
