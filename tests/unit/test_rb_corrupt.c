@@ -285,53 +285,6 @@ static void test_lying_footers(void **state) {
   free(data);
 }
 
-/* Rewrites the stream message at `index`; edit may change the decoded
- * message and a copy of its body. */
-typedef void (*MessageEdit)(QvMessage *m, uint8_t *body, int64_t body_length);
-
-static uint8_t *edit_message(const uint8_t *data, size_t size, int index, MessageEdit edit,
-                             size_t *out_size) {
-  QvIpcReader *r;
-  QvError e;
-  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "open");
-  QvSink *mem;
-  rbt_check(qv_sink_new_memory(&mem, &e), &e, "memory sink");
-  QvIpcMessage m;
-  for (int i = 0; qv_ipc_reader_next(r, &m, &e) == QV_OK; i++) {
-    uint8_t *body = malloc((size_t)m.body_length + 1);
-    if (m.body_length) memcpy(body, m.body, (size_t)m.body_length);
-    /* copies of the arrays an edit may change */
-    QvBuffer bufs[64];
-    QvFieldNode nodes[64];
-    QvRecordBatch *rb = m.message.header_type == QV_HEADER_RECORD_BATCH ? &m.message.header.record_batch
-                        : m.message.header_type == QV_HEADER_DICTIONARY_BATCH
-                            ? &m.message.header.dictionary_batch.data
-                            : NULL;
-    if (rb) {
-      assert_true(rb->n_buffers <= 64 && rb->n_nodes <= 64);
-      memcpy(bufs, rb->buffers, (size_t)rb->n_buffers * sizeof *bufs);
-      memcpy(nodes, rb->nodes, (size_t)rb->n_nodes * sizeof *nodes);
-      rb->buffers = bufs;
-      rb->nodes = nodes;
-    }
-    if (i == index) edit(&m.message, body, m.body_length);
-    uint8_t *meta;
-    size_t meta_size;
-    rbt_check(qv_ipc_frame_message(&m.message, 8, &meta, &meta_size, &e), &e, "frame");
-    rbt_check(qv_sink_write(mem, meta, meta_size, &e), &e, "write");
-    rbt_check(qv_sink_write(mem, body, (size_t)m.message.body_length, &e), &e, "write");
-    free(meta);
-    free(body);
-    qv_ipc_message_reset(&m);
-  }
-  rbt_check(qv_sink_write(mem, qv_ipc_eos, 8, &e), &e, "write");
-  qv_ipc_reader_free(r);
-  uint8_t *out;
-  rbt_take(mem, &out, out_size);
-  qv_sink_free(mem);
-  return out;
-}
-
 /* message 2 is the first record batch (schema, dictionary, batch, ...) */
 static void buffer_outside(QvMessage *m, uint8_t *b, int64_t n) {
   (void)b;
@@ -387,7 +340,7 @@ static void test_bad_record_batches(void **state) {
   size_t size;
   uint8_t *data = sample(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_NONE, &size);
   static const struct {
-    MessageEdit edit;
+    RbtMessageEdit edit;
     const char *error;
     bool cheap_catches;
   } cases[] = {
@@ -403,7 +356,7 @@ static void test_bad_record_batches(void **state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     size_t n;
-    uint8_t *bad = edit_message(data, size, 2, cases[i].edit, &n);
+    uint8_t *bad = rbt_edit_message(data, size, 2, cases[i].edit, &n);
     QvError e;
     int batches;
     expect_error(read_stream(bad, n, NULL, &batches, &e), &e, cases[i].error);
@@ -446,11 +399,11 @@ static void test_bad_compression(void **state) {
     size_t size;
     /* enough rows for the int32 column to compress */
     uint8_t *data = sample_rows(QV_IPC_FORMAT_STREAM, (QvCompression)comp, 2000, &size);
-    MessageEdit edits[] = {lie_uncompressed_length, huge_uncompressed_length, garbage_frame};
+    RbtMessageEdit edits[] = {lie_uncompressed_length, huge_uncompressed_length, garbage_frame};
     const char *errors[] = {"buffer 1", "exceeds the limit", "buffer 1"};
     for (int k = 0; k < 3; k++) {
       size_t n;
-      uint8_t *bad = edit_message(data, size, 2, edits[k], &n);
+      uint8_t *bad = rbt_edit_message(data, size, 2, edits[k], &n);
       QvRbReadOptions o;
       memset(&o, 0, sizeof o);
       o.max_decompressed_size = 1 << 20;

@@ -13,16 +13,9 @@ static void dict_batch(const struct ArrowSchema *s, const char *const *values, i
                        const int *indices, int n, struct ArrowArray *out) {
   QvError e;
   rbt_check(qv_array_init_from_schema(out, s, &e), &e, "init");
-  struct ArrowArray *col = out->children[0];
-  for (int i = 0; i < n_values; i++) assert_int_equal(qv_array_append_string(col->dictionary, values[i]), QV_OK);
-  for (int i = 0; i < n; i++) {
-    if (indices[i] < 0)
-      qv_array_append_null(col, 1);
-    else
-      qv_array_append_int(col, indices[i]);
-    qv_array_finish_element(out);
-  }
-  rbt_check(qv_array_finish_building(out, QV_VALIDATE_FULL, &e), &e, "finish");
+  struct ArrowArray *dict = out->children[0]->dictionary;
+  for (int i = 0; i < n_values; i++) assert_int_equal(qv_array_append_string(dict, values[i]), QV_OK);
+  rbt_dict_indices(out, indices, n);
 }
 
 /* The message sequence: S schema, D dictionary, d delta dictionary, R batch. */
@@ -204,21 +197,12 @@ static uint8_t *rewrite(const uint8_t *data, size_t size, int drop, int change_d
         m.message.header.dictionary_batch.id = new_id;
         m.message.header.dictionary_batch.is_delta = make_delta;
       }
-      uint8_t *meta;
-      size_t meta_size;
-      rbt_check(qv_ipc_frame_message(&m.message, 8, &meta, &meta_size, &e), &e, "frame");
-      rbt_check(qv_sink_write(mem, meta, meta_size, &e), &e, "write");
-      rbt_check(qv_sink_write(mem, m.body, (size_t)m.body_length, &e), &e, "write");
-      free(meta);
+      rbt_put_message(mem, &m.message, m.body, (size_t)m.body_length);
     }
     qv_ipc_message_reset(&m);
   }
-  rbt_check(qv_sink_write(mem, qv_ipc_eos, 8, &e), &e, "write");
   qv_ipc_reader_free(r);
-  uint8_t *out;
-  rbt_take(mem, &out, out_size);
-  qv_sink_free(mem);
-  return out;
+  return rbt_end_stream(mem, out_size);
 }
 
 static QvStatus read_all(const uint8_t *data, size_t size, QvError *e) {

@@ -190,16 +190,9 @@ static void dict_batch(const struct ArrowSchema *s, const int64_t *values, int n
                        const int *indices, int n, struct ArrowArray *out) {
   QvError e;
   rbt_check(qv_array_init_from_schema(out, s, &e), &e, "init");
-  struct ArrowArray *col = out->children[0];
-  for (int i = 0; i < n_values; i++) assert_int_equal(qv_array_append_int(col->dictionary, values[i]), QV_OK);
-  for (int i = 0; i < n; i++) {
-    if (indices[i] < 0)
-      qv_array_append_null(col, 1);
-    else
-      qv_array_append_int(col, indices[i]);
-    qv_array_finish_element(out);
-  }
-  rbt_check(qv_array_finish_building(out, QV_VALIDATE_FULL, &e), &e, "finish");
+  struct ArrowArray *dict = out->children[0]->dictionary;
+  for (int i = 0; i < n_values; i++) assert_int_equal(qv_array_append_int(dict, values[i]), QV_OK);
+  rbt_dict_indices(out, indices, n);
 }
 
 static void test_dictionaries_big_endian(void **state) {
@@ -303,52 +296,6 @@ static void test_keep_byte_order(void **state) {
 
 /* ---- hostile big-endian input: message rewriting */
 
-typedef void (*MessageEdit)(QvMessage *m, uint8_t *body, int64_t body_length);
-
-/* Re-frames every message of a stream, applying `edit` to message `index`
- * (its decoded header and a copy of its body). */
-static uint8_t *edit_message(const uint8_t *data, size_t size, int index, MessageEdit edit,
-                             size_t *out_size) {
-  QvIpcReader *r;
-  QvError e;
-  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "open");
-  QvSink *mem;
-  rbt_check(qv_sink_new_memory(&mem, &e), &e, "memory sink");
-  QvIpcMessage m;
-  for (int i = 0; qv_ipc_reader_next(r, &m, &e) == QV_OK; i++) {
-    uint8_t *body = malloc((size_t)m.body_length + 1);
-    if (m.body_length) memcpy(body, m.body, (size_t)m.body_length);
-    QvBuffer bufs[64];
-    QvFieldNode nodes[64];
-    QvRecordBatch *rb = m.message.header_type == QV_HEADER_RECORD_BATCH ? &m.message.header.record_batch
-                        : m.message.header_type == QV_HEADER_DICTIONARY_BATCH
-                            ? &m.message.header.dictionary_batch.data
-                            : NULL;
-    if (rb) {
-      assert_true(rb->n_buffers <= 64 && rb->n_nodes <= 64);
-      memcpy(bufs, rb->buffers, (size_t)rb->n_buffers * sizeof *bufs);
-      memcpy(nodes, rb->nodes, (size_t)rb->n_nodes * sizeof *nodes);
-      rb->buffers = bufs;
-      rb->nodes = nodes;
-    }
-    if (i == index) edit(&m.message, body, m.body_length);
-    uint8_t *meta;
-    size_t meta_size;
-    rbt_check(qv_ipc_frame_message(&m.message, 8, &meta, &meta_size, &e), &e, "frame");
-    rbt_check(qv_sink_write(mem, meta, meta_size, &e), &e, "write");
-    rbt_check(qv_sink_write(mem, body, (size_t)m.message.body_length, &e), &e, "write");
-    free(meta);
-    free(body);
-    qv_ipc_message_reset(&m);
-  }
-  rbt_check(qv_sink_write(mem, qv_ipc_eos, 8, &e), &e, "write");
-  qv_ipc_reader_free(r);
-  uint8_t *out;
-  rbt_take(mem, &out, out_size);
-  qv_sink_free(mem);
-  return out;
-}
-
 /* Columns "i", "u{...}" -> message 0 schema, 1 dictionary (utf8 values:
  * buffers validity 0, offsets 1, data 2), 2 the batch (i: 0 validity, 1
  * values; the indices: 2 validity, 3 values). */
@@ -398,7 +345,7 @@ static void test_hostile_big_endian(void **state) {
   rbt_write(&schema, &p, 1, &o, &data, &size);
   static const struct {
     int index;
-    MessageEdit edit;
+    RbtMessageEdit edit;
     const char *error;
   } cases[] = {
       {2, short_int_buffer, "buffer"},
@@ -408,7 +355,7 @@ static void test_hostile_big_endian(void **state) {
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     size_t bad_size;
-    uint8_t *bad = edit_message(data, size, cases[k].index, cases[k].edit, &bad_size);
+    uint8_t *bad = rbt_edit_message(data, size, cases[k].index, cases[k].edit, &bad_size);
     QvRbReadOptions ro;
     memset(&ro, 0, sizeof ro);
     ro.validate = QV_VALIDATE_FULL;

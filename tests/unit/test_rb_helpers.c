@@ -350,3 +350,69 @@ int rbt_read_stream(const uint8_t *data, size_t size, struct ArrowSchema *schema
   s.release(&s);
   return n;
 }
+
+void rbt_dict_indices(struct ArrowArray *out, const int *indices, int n) {
+  struct ArrowArray *col = out->children[0];
+  for (int i = 0; i < n; i++) {
+    if (indices[i] < 0)
+      qv_array_append_null(col, 1);
+    else
+      qv_array_append_int(col, indices[i]);
+    qv_array_finish_element(out);
+  }
+  QvError e;
+  rbt_check(qv_array_finish_building(out, QV_VALIDATE_FULL, &e), &e, "finish");
+}
+
+void rbt_put_message(QvSink *sink, const QvMessage *m, const void *body, size_t body_length) {
+  QvError e;
+  uint8_t *meta;
+  size_t meta_size;
+  rbt_check(qv_ipc_frame_message(m, 8, &meta, &meta_size, &e), &e, "frame");
+  rbt_check(qv_sink_write(sink, meta, meta_size, &e), &e, "write");
+  rbt_check(qv_sink_write(sink, body, body_length, &e), &e, "write");
+  free(meta);
+}
+
+uint8_t *rbt_end_stream(QvSink *sink, size_t *size) {
+  QvError e;
+  rbt_check(qv_sink_write(sink, qv_ipc_eos, 8, &e), &e, "write");
+  uint8_t *out;
+  rbt_take(sink, &out, size);
+  qv_sink_free(sink);
+  return out;
+}
+
+uint8_t *rbt_edit_message(const uint8_t *data, size_t size, int index, RbtMessageEdit edit,
+                          size_t *out_size) {
+  QvIpcReader *r;
+  QvError e;
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "open");
+  QvSink *mem;
+  rbt_check(qv_sink_new_memory(&mem, &e), &e, "memory sink");
+  QvIpcMessage m;
+  for (int i = 0; qv_ipc_reader_next(r, &m, &e) == QV_OK; i++) {
+    uint8_t *body = malloc((size_t)m.body_length + 1);
+    if (m.body_length) memcpy(body, m.body, (size_t)m.body_length);
+    /* copies of the arrays an edit may change */
+    QvBuffer bufs[64];
+    QvFieldNode nodes[64];
+    QvRecordBatch *rb = m.message.header_type == QV_HEADER_RECORD_BATCH ? &m.message.header.record_batch
+                        : m.message.header_type == QV_HEADER_DICTIONARY_BATCH
+                            ? &m.message.header.dictionary_batch.data
+                            : NULL;
+    if (rb) {
+      assert_true(rb->n_buffers <= 64 && rb->n_nodes <= 64);
+      memcpy(bufs, rb->buffers, (size_t)rb->n_buffers * sizeof *bufs);
+      memcpy(nodes, rb->nodes, (size_t)rb->n_nodes * sizeof *nodes);
+      rb->buffers = bufs;
+      rb->nodes = nodes;
+    }
+    if (i == index) edit(&m.message, body, m.body_length);
+    rbt_put_message(mem, &m.message, body, (size_t)m.message.body_length);
+    free(body);
+    qv_ipc_message_reset(&m);
+  }
+  qv_ipc_reader_free(r);
+  return rbt_end_stream(mem, out_size);
+}

@@ -75,4 +75,25 @@ QvStatus rbt_file_open_path(QvRbFileReader **f, const char *path, const QvRbRead
 int rbt_read_stream(const uint8_t *data, size_t size, struct ArrowSchema *schema,
                     struct ArrowArray *batches, int max);
 
+/* Completes a root struct of one dictionary-encoded column, initialised
+ * from its schema and with the dictionary values appended by the caller:
+ * appends the indices (a negative one: null) and finishes the batch with
+ * full validation. */
+void rbt_dict_indices(struct ArrowArray *out, const int *indices, int n);
+
+/* ---- rewriting streams message by message */
+
+/* Frames one message (8-byte alignment) and its body into a sink. */
+void rbt_put_message(QvSink *sink, const QvMessage *m, const void *body, size_t body_length);
+/* Ends a stream written into a memory sink with the end-of-stream marker;
+ * returns its bytes (malloc'd, free() it) and frees the sink. */
+uint8_t *rbt_end_stream(QvSink *sink, size_t *size);
+/* An edit of a decoded message and a copy of its body. */
+typedef void (*RbtMessageEdit)(QvMessage *m, uint8_t *body, int64_t body_length);
+/* Re-frames every message of a stream, applying `edit` to message `index`
+ * (its buffers and field nodes are copies the edit may change); returns the
+ * new stream (malloc'd, free() it). */
+uint8_t *rbt_edit_message(const uint8_t *data, size_t size, int index, RbtMessageEdit edit,
+                          size_t *out_size);
+
 #endif

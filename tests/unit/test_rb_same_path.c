@@ -116,17 +116,12 @@ static void same_path_roundtrip(QvIpcFormat format, const char *name) {
 
   /* the arrays written back over the very file they map */
   rbt_check(write_path(d.file, format, &r, &e), &e, "write back");
-  size_t after_size;
-  uint8_t *after = qv_test_slurp(d.file, &after_size);
-  assert_int_equal(after_size, size);
-  assert_memory_equal(after, before, size);
+  qv_test_file_kept(&d, before, size);
   RbtCells got = rbt_cells(&r.batches[1], &r.schema); /* the old pages live on */
   rbt_assert_same_cells(&want, &got, name);
-  assert_int_equal(qv_test_dir_count(&d), 1);
   rbt_cells_free(&got);
   rbt_cells_free(&want);
   read_reset(&r);
-  free(after);
   free(before);
   qv_test_dir_remove(&d);
 }
@@ -162,17 +157,7 @@ static void failed_write_keeps_file(QvIpcFormat format, const char *name,
   QvTestDir d;
   qv_test_dir_make(&d, name);
   write_sample(d.file, format, 4000);
-  size_t size;
-  uint8_t *before = qv_test_slurp(d.file, &size);
-  assert_true(size > 65536); /* over the child's limit */
-  assert_int_equal(qv_test_in_child(child, d.file), 0);
-  size_t after_size;
-  uint8_t *after = qv_test_slurp(d.file, &after_size);
-  assert_int_equal(after_size, size);
-  assert_memory_equal(after, before, size);
-  assert_int_equal(qv_test_dir_count(&d), 1); /* no temporary file left */
-  free(after);
-  free(before);
+  qv_test_failed_write_keeps(&d, 65536, child);
   qv_test_dir_remove(&d);
 }
 

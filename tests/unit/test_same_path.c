@@ -93,14 +93,9 @@ static void test_tensor_same_path_roundtrip(void **state) {
   /* the view written back over the very file it maps */
   st = write_tensor_to(&view, d.file, &err);
   if (st) fail_msg("write back: %s", err.message);
-  size_t after_size;
-  uint8_t *after = qv_test_slurp(d.file, &after_size);
-  assert_int_equal(after_size, size);
-  assert_memory_equal(after, before, size);
+  qv_test_file_kept(&d, before, size);
   assert_true(qv_tensor_equals(&view, &t, true)); /* the old pages live on */
-  assert_int_equal(qv_test_dir_count(&d), 1);
   qv_tensor_reset(&view);
-  free(after);
   free(before);
   qv_tensor_reset(&t);
   qv_test_dir_remove(&d);
@@ -147,16 +142,7 @@ static void test_tensor_failed_write_keeps_file(void **state) {
   make_tensor(&t, 512, 64); /* 256 KiB: over the child's 64 KiB limit */
   QvError err;
   assert_int_equal(write_tensor_to(&t, d.file, &err), QV_OK);
-  size_t size;
-  uint8_t *before = qv_test_slurp(d.file, &size);
-  assert_int_equal(qv_test_in_child(fail_tensor_write, d.file), 0);
-  size_t after_size;
-  uint8_t *after = qv_test_slurp(d.file, &after_size);
-  assert_int_equal(after_size, size);
-  assert_memory_equal(after, before, size);
-  assert_int_equal(qv_test_dir_count(&d), 1); /* no temporary file left */
-  free(after);
-  free(before);
+  qv_test_failed_write_keeps(&d, 65536, fail_tensor_write);
   qv_tensor_reset(&t);
   qv_test_dir_remove(&d);
 }
@@ -229,14 +215,9 @@ static void test_sparse_same_path_roundtrip(void **state) {
 
   st = write_sparse_to(&view, d.file, &err);
   if (st) fail_msg("write back: %s", err.message);
-  size_t after_size;
-  uint8_t *after = qv_test_slurp(d.file, &after_size);
-  assert_int_equal(after_size, size);
-  assert_memory_equal(after, before, size);
+  qv_test_file_kept(&d, before, size);
   assert_true(qv_sparse_equals_dense(&view, &dense));
-  assert_int_equal(qv_test_dir_count(&d), 1);
   qv_sparse_reset(&view);
-  free(after);
   free(before);
   qv_sparse_reset(&s);
   qv_tensor_reset(&dense);
@@ -252,17 +233,7 @@ static void test_sparse_failed_write_keeps_file(void **state) {
   make_sparse(&s, &dense, 300, 300); /* 30000 nnz: ~360 KiB */
   QvError err;
   assert_int_equal(write_sparse_to(&s, d.file, &err), QV_OK);
-  size_t size;
-  uint8_t *before = qv_test_slurp(d.file, &size);
-  assert_true(size > 65536);
-  assert_int_equal(qv_test_in_child(fail_sparse_write, d.file), 0);
-  size_t after_size;
-  uint8_t *after = qv_test_slurp(d.file, &after_size);
-  assert_int_equal(after_size, size);
-  assert_memory_equal(after, before, size);
-  assert_int_equal(qv_test_dir_count(&d), 1);
-  free(after);
-  free(before);
+  qv_test_failed_write_keeps(&d, 65536, fail_sparse_write);
   qv_sparse_reset(&s);
   qv_tensor_reset(&dense);
   qv_test_dir_remove(&d);

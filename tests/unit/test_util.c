@@ -336,3 +336,21 @@ int qv_test_fill_disk_at(long bytes) {
   struct rlimit rl = {(rlim_t)bytes, (rlim_t)bytes};
   return setrlimit(RLIMIT_FSIZE, &rl) == 0 ? 0 : -1;
 }
+
+void qv_test_file_kept(const QvTestDir *d, const uint8_t *want, size_t size) {
+  size_t after_size;
+  uint8_t *after = qv_test_slurp(d->file, &after_size);
+  assert_int_equal(after_size, size);
+  assert_memory_equal(after, want, size);
+  assert_int_equal(qv_test_dir_count(d), 1); /* no temporary file left */
+  free(after);
+}
+
+void qv_test_failed_write_keeps(const QvTestDir *d, long limit, int (*child)(const char *)) {
+  size_t size;
+  uint8_t *before = qv_test_slurp(d->file, &size);
+  assert_true(size > (size_t)limit); /* over the child's limit */
+  assert_int_equal(qv_test_in_child(child, d->file), 0);
+  qv_test_file_kept(d, before, size);
+  free(before);
+}

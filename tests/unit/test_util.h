@@ -83,6 +83,15 @@ int qv_test_in_child(int (*fn)(const char *), const char *arg);
  * SIGXFSZ is ignored, so a write past the limit fails with EFBIG. 0 on
  * success. */
 int qv_test_fill_disk_at(long bytes);
+/* Asserts that d->file holds exactly `size` bytes equal to `want` and that
+ * the directory holds nothing else (no temporary file left). */
+void qv_test_file_kept(const QvTestDir *d, const uint8_t *want, size_t size);
+/* The "failed write keeps the file" check: d->file, already written and
+ * larger than `limit` (the size the child's disk fills at), is rewritten by
+ * child(d->file) in a forked child, which must return 0 (its write failed as
+ * it should); then the file must hold exactly its old bytes and the directory
+ * no temporary file. */
+void qv_test_failed_write_keeps(const QvTestDir *d, long limit, int (*child)(const char *));
 
 /* ---- the runner */
 
