@@ -3,7 +3,8 @@
  * Every archive that is accepted must hold a valid 2-D sparse tensor that
  * densifies (when small) consistently and survives a round trip through the
  * .npz writer unchanged (float16 values excepted: the writer refuses them,
- * as scipy.sparse does). */
+ * as scipy.sparse does). Accepted archives are read again on two threads
+ * with stored members' CRCs checked: the same tensor or a CRC error. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(err.message[0] != '\0');
     CHECK(t.values == NULL && t.owner == NULL && t.private_data == NULL);
     return 0;
+  }
+  /* two threads and stored CRCs checked: the same tensor, or a CRC error
+   * (a zero-copy read leaves stored members' CRCs alone by default) */
+  {
+    QvSource *src;
+    CHECK(qv_source_new_memory(&src, data, size, NULL, &err) == QV_OK);
+    QvNpzReadOptions o = {.struct_size = sizeof o, .threads = 2, .verify_crc = true};
+    QvSparseTensor again;
+    st = qv_npz_read_ex(src, &o, &again, NULL, &err);
+    qv_source_free(src);
+    if (st == QV_OK) {
+      CHECK(qv_sparse_equals(&t, &again));
+      qv_sparse_reset(&again);
+    } else {
+      CHECK(st == QV_EINVAL && strstr(err.message, "CRC-32") != NULL);
+    }
   }
   CHECK(t.ndim == 2);
   CHECK(t.format == QV_SPARSE_CSR || t.format == QV_SPARSE_CSC || t.format == QV_SPARSE_COO);

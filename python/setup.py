@@ -4,7 +4,7 @@
 
 works offline with Debian's pip and setuptools (python3-pip,
 python3-setuptools, python3-dev, python3-numpy, libdlpack-dev and the
-library's own -dev packages: liblz4, libzstd, libzip, libjansson, zlib).
+library's own -dev packages: liblz4, libzstd, libjansson, zlib, libdeflate).
 The library's C sources are taken from the repository around this folder.
 """
 import glob
@@ -16,7 +16,7 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PACKAGES = ["liblz4", "libzstd", "libzip", "jansson", "zlib"]
+PACKAGES = ["liblz4", "libzstd", "jansson", "zlib", "libdeflate"]
 
 
 def pkg_config(flag):

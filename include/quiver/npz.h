@@ -15,17 +15,27 @@
  * are the numeric dtypes of npy.h. Other members (SciPy's `_is_array`) are
  * ignored; BSR and DIA matrices are refused.
  *
- * Reading checks everything before handing a tensor out: the zip's
- * consistency (libzip ZIP_CHECKCONS) and CRCs, members stored or deflated
- * only, one member per name, each .npy parsed strictly with nothing after
- * its data, shapes agreeing (indptr rows+1 or cols+1 long, indices and data
- * as long as indptr's last value, row/col/data equally long), then
- * qv_sparse_validate. Zip bombs: a member is read only when its declared
- * uncompressed size is at most what the members read before it imply (a
- * .npy header plus the entries the shape/nnz allow), at most 1032 times its
- * compressed size (deflate's limit; equal for stored ones), and the bytes
- * inflated must match the declared size exactly. A COO may hold at most as
- * many entries as its shape has cells. */
+ * Reading parses the zip strictly before any member is read: one end
+ * record (zip64 when present), a central directory ending where it says,
+ * every local header agreeing with its central directory entry (name,
+ * flags, method, CRC and sizes), every member inside the archive and no two
+ * overlapping, no encryption; members stored or deflated only, one member
+ * per name. Each .npy is parsed strictly with nothing after its data,
+ * shapes must agree (indptr rows+1 or cols+1 long, indices and data as long
+ * as indptr's last value, row/col/data equally long), then
+ * qv_sparse_validate runs. Zip bombs: a member is read only when its
+ * declared uncompressed size is at most what the members read before it
+ * imply (a .npy header plus the entries the shape/nnz allow), at most 1032
+ * times its compressed size (deflate's limit; equal for stored ones), and
+ * the bytes inflated must match the declared size and CRC-32 exactly. A
+ * COO may hold at most as many entries as its shape has cells.
+ *
+ * Stored members are not copied: a tensor read from a path (memory map) or
+ * from memory points into the input when the member's data is aligned for
+ * its dtype (quiver's writer aligns them to 64 bytes; numpy.savez does not
+ * align, and such members are copied), and keeps the mapping (or the
+ * source's owner) alive. Deflated members are inflated with libdeflate
+ * straight into the tensor's buffers. */
 #ifndef QUIVER_NPZ_H
 #define QUIVER_NPZ_H
 
@@ -65,14 +75,39 @@ QV_API QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvNpzReadInfo
                             QvError *error);
 
 /* NULL or a zeroed struct means every default. */
+typedef struct QvNpzReadOptions {
+  size_t struct_size; /* 0 or sizeof(QvNpzReadOptions) */
+  /* Threads decoding members (inflating, copying misaligned ones, checking
+   * CRCs) at once: 0 (default) or 1 reads on the caller's thread; more runs
+   * the two big members after the first concurrently. */
+  int threads;
+  /* Check the CRC-32 of stored members too (one more pass over their
+   * bytes, which a zero-copy read otherwise never touches). Deflated
+   * members are always checked. */
+  bool verify_crc;
+} QvNpzReadOptions;
+
+/* qv_npz_read with options (may be NULL). */
+QV_API QvStatus qv_npz_read_ex(QvSource *source, const QvNpzReadOptions *options,
+                               QvSparseTensor *out, QvNpzReadInfo *info, QvError *error);
+
+/* NULL or a zeroed struct means every default. */
 typedef struct QvNpzWriteOptions {
   size_t struct_size; /* 0 or sizeof(QvNpzWriteOptions) */
   bool stored;        /* false (default): deflate, as save_npz(compressed=True) */
+  /* Members deflated (or, stored, checksummed) at once, one thread each: 0
+   * (default) or 1 works on the caller's thread. The bytes written are the
+   * same for every value. */
+  int threads;
 } QvNpzWriteOptions;
 
 /* Writes a 2-D CSR, CSC or COO tensor the way save_npz does (same member
  * names, order and .npy headers) to `sink` (quiver/io.h; not finished:
- * qv_sink_finish commits a path sink). Other kinds and ndim fail with
+ * qv_sink_finish commits a path sink), front to back, without building the
+ * archive in memory: stored members go from the tensor's buffers to the
+ * sink (their data aligned to 64 bytes in the archive by a padding extra
+ * field), deflated ones (libdeflate, level 6) are each compressed into one
+ * buffer, so memory peaks at about the compressed size. Other kinds and ndim fail with
  * QV_EINVAL naming what to convert to; float16 values too (scipy.sparse
  * refuses them). Dimension names are dropped. options may be NULL. */
 QV_API QvStatus qv_npz_write(const QvSparseTensor *t, QvSink *sink,

@@ -6,6 +6,7 @@
 #include "ipc/source_internal.h"
 #include "numpy/npy_header.h"
 #include "quiver/npy.h"
+#include "util/copy.h"
 
 #define DATA_ALIGN 64
 
@@ -46,7 +47,9 @@ QvStatus qv_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvT
   if (h.data_size > 0 && (swap || (uintptr_t)p % elsize != 0)) {
     uint8_t *copy = qv_aligned_alloc((size_t)h.data_size);
     if (copy == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory reading .npy data");
-    memcpy(copy, p, (size_t)h.data_size);
+    /* misaligned data (a stored .npz member) sits at another offset within
+     * the page than its copy: qv_copy_large is fast there, memcpy is not */
+    qv_copy_large(copy, p, (size_t)h.data_size);
     if (swap) swap_bytes(copy, h.data_size, elsize);
     copy_owner = qv_owner_new(free_aligned, copy);
     if (copy_owner == NULL) {
@@ -145,6 +148,17 @@ static QvStatus plan_npy(const QvTensor *t, NpyPlan *p, QvError *error) {
   memset(h + pre + dict_len, ' ', hl - dict_len - 1);
   h[total - 1] = '\n';
   p->header_size = total;
+  return QV_OK;
+}
+
+QvStatus qv_npy_write_header(const QvTensor *t, uint8_t out[QV_NPY_WRITE_HEADER_MAX], size_t *len,
+                             bool *direct, QvError *error) {
+  NpyPlan p;
+  QvStatus st = plan_npy(t, &p, error);
+  if (st) return st;
+  memcpy(out, p.header, p.header_size);
+  *len = p.header_size;
+  *direct = p.direct;
   return QV_OK;
 }
 

@@ -47,4 +47,11 @@ typedef QvStatus (*QvNpyParseFn)(const uint8_t *data, size_t size, QvOwner *owne
                                  QvError *error);
 QvStatus qv_npy_read_source(QvSource *source, QvNpyParseFn parse, void *out, QvError *error);
 
+/* The header qv_npy_write writes for t (preamble, dict and padding to a
+ * multiple of 64 bytes) in out; *direct: the data is t's memory as it is
+ * (contiguous in the order the header says), else qv_npy_write copies it. */
+#define QV_NPY_WRITE_HEADER_MAX (2048 + 64)
+QvStatus qv_npy_write_header(const QvTensor *t, uint8_t out[QV_NPY_WRITE_HEADER_MAX], size_t *len,
+                             bool *direct, QvError *error);
+
 #endif

@@ -1,16 +1,30 @@
-/* SciPy sparse .npz (a zip of .npy members) reader and writer, on libzip. */
+/* SciPy sparse .npz (a zip of .npy members) reader and writer.
+ *
+ * Reading parses the zip itself (zip.c) so that a stored member is used
+ * where it lies in the input (a memory map, the caller's memory, or what was
+ * read from a pipe); deflated members are inflated by libdeflate, in one
+ * call, straight into the aligned buffer the tensor keeps. The two big
+ * members after the first are decoded in parallel on a QvPool, one task per
+ * member. Writing streams each member into the sink: stored ones from the
+ * tensor's own buffers, deflated ones compressed concurrently into one
+ * buffer each and written in member order, so the bytes do not depend on
+ * the thread count. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE */
 #include <inttypes.h>
+#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <zip.h>
+#include <sys/mman.h>
 
 #include "numpy/npy_header.h"
+#include "numpy/zip.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
+#include "util/copy.h"
 #include "util/half.h"
 #include "util/options.h"
+#include "util/pool.h"
 
 /* Preamble (10 or 12 bytes) plus the largest header npy.c accepts. */
 #define NPY_HEADER_CAP ((int64_t)QV_NPY_MAX_HEADER_SIZE + 12)
@@ -20,8 +34,51 @@
 #define DEFLATE_SLACK 1024
 /* The string in format.npy: "csr", "csc", "coo" (also "bsr", "dia", ...). */
 #define FORMAT_MAX_CHARS 16
+/* zlib's default level, which numpy.savez_compressed uses. */
+#define DEFLATE_LEVEL 6
 
-static void free_aligned(void *p) { qv_aligned_free(p); }
+/* Buffers the reader fills once (inflated or copied members). From 4 MiB
+ * on they are mapped with transparent huge pages advised: first touch then
+ * faults once per 2 MiB instead of per 4 KiB (THP is "madvise" on the
+ * usual distribution kernels), which is most of the cost of filling fresh
+ * memory. */
+#define BIG_BUFFER (4u << 20)
+
+typedef struct BigBuf {
+  void *p;
+  size_t n;
+} BigBuf;
+
+static void big_free(void *x) {
+  BigBuf *b = x;
+  if (b->n >= BIG_BUFFER) munmap(b->p, b->n);
+  else qv_aligned_free(b->p);
+  free(b);
+}
+
+/* n bytes, 64-byte aligned, with an owner that frees them; NULL when out of
+ * memory. */
+static uint8_t *big_alloc(size_t n, QvOwner **owner) {
+  *owner = NULL;
+  BigBuf *b = malloc(sizeof *b);
+  if (b == NULL) return NULL;
+  b->n = n ? n : 1;
+  if (b->n >= BIG_BUFFER) {
+    b->p = mmap(NULL, b->n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b->p == MAP_FAILED) b->p = NULL;
+#ifdef MADV_HUGEPAGE
+    else madvise(b->p, b->n, MADV_HUGEPAGE); /* advice: failure changes nothing */
+#endif
+  } else {
+    b->p = qv_aligned_alloc(b->n);
+  }
+  if (b->p == NULL || (*owner = qv_owner_new(big_free, b)) == NULL) {
+    if (b->p) big_free(b);
+    else free(b);
+    return NULL;
+  }
+  return b->p;
+}
 
 /* ---- members */
 
@@ -31,160 +88,166 @@ static const char *const member_names[M_COUNT] = {"format.npy",  "shape.npy",  "
                                                   "col.npy"};
 
 typedef struct Archive {
-  zip_t *za;
-  size_t size; /* of the whole archive */
-  zip_int64_t index[M_COUNT]; /* -1: absent */
+  QvZipArchive zip;
+  const QvZipEntry *member[M_COUNT]; /* NULL: absent */
+  QvOwner *owner;                    /* keeps zip.data alive (not retained here) */
+  bool verify_crc;
 } Archive;
 
-static QvStatus zip_fail(QvError *error, const char *what, zip_error_t *ze) {
-  return qv_error_set(error, QV_EINVAL, "npz: %s: %s", what, zip_error_strerror(ze));
-}
-
-static QvStatus open_archive(const uint8_t *data, size_t size, Archive *a, QvError *error) {
+static QvStatus open_archive(const uint8_t *data, size_t size, QvOwner *owner, Archive *a,
+                             QvError *error) {
   memset(a, 0, sizeof *a);
-  a->size = size;
-  zip_error_t ze;
-  zip_error_init(&ze);
-  zip_source_t *src = zip_source_buffer_create(data, size, 0, &ze);
-  if (src == NULL) {
-    QvStatus st = zip_fail(error, "cannot read the archive", &ze);
-    zip_error_fini(&ze);
-    return st;
-  }
-  a->za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
-  if (a->za == NULL) {
-    zip_source_free(src);
-    QvStatus st = zip_fail(error, "not a valid zip archive", &ze);
-    zip_error_fini(&ze);
-    return st;
-  }
-  zip_error_fini(&ze);
-  for (int m = 0; m < M_COUNT; m++) a->index[m] = -1;
-  zip_int64_t n = zip_get_num_entries(a->za, 0);
-  for (zip_int64_t i = 0; i < n; i++) {
-    const char *name = zip_get_name(a->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
-    if (name == NULL) continue;
+  a->owner = owner;
+  QvStatus st = qv_zip_open(&a->zip, data, size, error);
+  if (st) return st;
+  for (size_t i = 0; i < a->zip.count; i++) {
+    const QvZipEntry *e = &a->zip.entries[i];
     for (int m = 0; m < M_COUNT; m++) {
-      if (strcmp(name, member_names[m]) != 0) continue;
-      if (a->index[m] >= 0) {
-        zip_discard(a->za);
-        a->za = NULL;
+      size_t n = strlen(member_names[m]);
+      if (e->name_len != n || memcmp(e->name, member_names[m], n) != 0) continue;
+      if (a->member[m] != NULL) {
+        qv_zip_close(&a->zip);
         return qv_error_set(error, QV_EINVAL, "npz: member %s appears twice", member_names[m]);
       }
-      a->index[m] = i;
+      a->member[m] = e;
     }
   }
   return QV_OK;
 }
 
-static void close_archive(Archive *a) {
-  if (a->za) zip_discard(a->za);
-  a->za = NULL;
-}
+static void close_archive(Archive *a) { qv_zip_close(&a->zip); }
 
-/* Reads member m whole into a 64-byte-aligned buffer owned by *owner,
- * after checking its declared size against `cap` and its compressed size. */
-static QvStatus read_member(Archive *a, int m, int64_t cap, uint8_t **out, size_t *out_size,
-                            QvOwner **owner, QvError *error) {
+/* Member m's uncompressed bytes, after checking its declared size against
+ * `cap` and its compressed size: a stored member in place (*owner: the
+ * archive's, retained), a deflated one inflated into a new 64-byte-aligned
+ * buffer (*fresh). The CRC is checked for deflated members always (the
+ * bytes were just written: a few percent of inflating them) and for stored
+ * ones on request (it would read every byte of a view). */
+static QvStatus member_bytes(const Archive *a, int m, int64_t cap, const uint8_t **out,
+                             size_t *out_size, QvOwner **owner, bool *fresh, QvError *error) {
   *out = NULL;
   *out_size = 0;
   *owner = NULL;
+  *fresh = false;
   const char *name = member_names[m];
-  if (a->index[m] < 0)
-    return qv_error_set(error, QV_EINVAL, "npz: member %s is missing", name);
-  zip_stat_t sb;
-  zip_stat_init(&sb);
-  if (zip_stat_index(a->za, (zip_uint64_t)a->index[m], 0, &sb) != 0)
-    return zip_fail(error, name, zip_get_error(a->za));
-  zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
-  if ((sb.valid & need) != need)
-    return qv_error_set(error, QV_EINVAL, "npz: member %s: sizes or method unknown", name);
-  if ((sb.valid & ZIP_STAT_ENCRYPTION_METHOD) && sb.encryption_method != ZIP_EM_NONE)
-    return qv_error_set(error, QV_ENOTSUP, "npz: member %s is encrypted", name);
-  if (sb.comp_method != ZIP_CM_STORE && sb.comp_method != ZIP_CM_DEFLATE)
+  const QvZipEntry *e = a->member[m];
+  if (e == NULL) return qv_error_set(error, QV_EINVAL, "npz: member %s is missing", name);
+  if (e->method != QV_ZIP_STORED && e->method != QV_ZIP_DEFLATED)
     return qv_error_set(error, QV_ENOTSUP,
                         "npz: member %s uses compression method %d (stored and deflate only)",
-                        name, (int)sb.comp_method);
-  if (sb.comp_size > a->size)
-    return qv_error_set(error, QV_EINVAL,
-                        "npz: member %s declares %" PRIu64 " compressed bytes in an archive of %zu",
-                        name, (uint64_t)sb.comp_size, a->size);
-  if (sb.size > (zip_uint64_t)cap)
+                        name, (int)e->method);
+  if (e->usize > (uint64_t)cap)
     return qv_error_set(error, QV_EINVAL,
                         "npz: member %s declares %" PRIu64 " bytes, more than the %" PRId64
                         " its shape allows",
-                        name, (uint64_t)sb.size, cap);
-  if (sb.comp_method == ZIP_CM_STORE ? sb.size != sb.comp_size
-                                     : sb.size / DEFLATE_MAX_RATIO > sb.comp_size + DEFLATE_SLACK)
+                        name, e->usize, cap);
+  if (e->method == QV_ZIP_STORED ? e->usize != e->csize
+                                 : e->usize / DEFLATE_MAX_RATIO > e->csize + DEFLATE_SLACK)
     return qv_error_set(error, QV_EINVAL,
                         "npz: member %s declares %" PRIu64 " bytes from %" PRIu64
                         " compressed: impossible for its method",
-                        name, (uint64_t)sb.size, (uint64_t)sb.comp_size);
-  size_t size = (size_t)sb.size;
-  uint8_t *buf = qv_aligned_alloc(size ? size : 1);
-  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "npz: out of memory reading %s", name);
-  zip_file_t *zf = zip_fopen_index(a->za, (zip_uint64_t)a->index[m], 0);
-  if (zf == NULL) {
-    qv_aligned_free(buf);
-    return zip_fail(error, name, zip_get_error(a->za));
+                        name, e->usize, e->csize);
+  const uint8_t *in = a->zip.data + e->data_offset;
+  size_t size = (size_t)e->usize;
+  uint32_t crc;
+  if (e->method == QV_ZIP_STORED) {
+    if (a->verify_crc && (crc = (uint32_t)libdeflate_crc32(0, in, size)) != e->crc)
+      return qv_error_set(error, QV_EINVAL,
+                          "npz: member %s: CRC-32 %08" PRIx32 " does not match the %08" PRIx32
+                          " recorded",
+                          name, crc, e->crc);
+    *out = in;
+    *out_size = size;
+    if (a->owner) qv_owner_retain(a->owner);
+    *owner = a->owner;
+    return QV_OK;
   }
+  QvOwner *buf_owner;
+  uint8_t *buf = big_alloc(size, &buf_owner);
+  struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+  if (buf == NULL || d == NULL) {
+    qv_owner_free(buf_owner);
+    if (d) libdeflate_free_decompressor(d);
+    return qv_error_set(error, QV_ENOMEM, "npz: out of memory inflating %s (%zu bytes)", name,
+                        size);
+  }
+  size_t used = 0, got = 0;
+  enum libdeflate_result r =
+      libdeflate_deflate_decompress_ex(d, in, (size_t)e->csize, buf, size, &used, &got);
+  libdeflate_free_decompressor(d);
   QvStatus st = QV_OK;
-  size_t got = 0;
-  while (got < size) {
-    zip_int64_t k = zip_fread(zf, buf + got, size - got);
-    if (k < 0) {
-      st = zip_fail(error, name, zip_file_get_error(zf));
-      break;
-    }
-    if (k == 0) {
-      st = qv_error_set(error, QV_EINVAL, "npz: member %s holds %zu bytes, declares %zu", name,
-                        got, size);
-      break;
-    }
-    got += (size_t)k;
-  }
-  if (st == QV_OK) {
-    /* reading to the end makes libzip check the CRC */
-    uint8_t extra;
-    zip_int64_t k = zip_fread(zf, &extra, 1);
-    if (k < 0)
-      st = zip_fail(error, name, zip_file_get_error(zf));
-    else if (k > 0)
-      st = qv_error_set(error, QV_EINVAL, "npz: member %s is longer than its declared %zu bytes",
-                        name, size);
-  }
-  if (zip_fclose(zf) != 0 && st == QV_OK)
-    st = qv_error_set(error, QV_EINVAL, "npz: member %s: CRC or read error", name);
-  if (st == QV_OK) {
-    *owner = qv_owner_new(free_aligned, buf);
-    if (*owner == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
+  if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+    st = qv_error_set(error, QV_EINVAL,
+                      "npz: member %s inflates to more than its declared %zu bytes", name, size);
+  else if (r != LIBDEFLATE_SUCCESS)
+    st = qv_error_set(error, QV_EINVAL, "npz: member %s: corrupt deflate data", name);
+  else if (got != size)
+    st = qv_error_set(error, QV_EINVAL, "npz: member %s holds %zu bytes, declares %zu", name, got,
+                      size);
+  else if (used != e->csize)
+    st = qv_error_set(error, QV_EINVAL,
+                      "npz: member %s: %" PRIu64 " bytes after the end of its deflate stream",
+                      name, e->csize - used);
+  else if ((crc = (uint32_t)libdeflate_crc32(0, buf, size)) != e->crc)
+    st = qv_error_set(error, QV_EINVAL,
+                      "npz: member %s: CRC-32 %08" PRIx32 " does not match the %08" PRIx32
+                      " recorded",
+                      name, crc, e->crc);
   if (st) {
-    qv_aligned_free(buf);
+    qv_owner_free(buf_owner);
     return st;
   }
+  *owner = buf_owner;
   *out = buf;
   *out_size = size;
+  *fresh = true;
   return QV_OK;
 }
 
-/* A numeric member as a 1-D tensor of exactly `want` entries (-1: any). */
-static QvStatus read_array(Archive *a, int m, int64_t want, int64_t cap_entries, QvTensor *t,
-                           QvError *error) {
+static bool is_index_type(QvValueType t) { return t >= QV_VALUE_INT8 && t <= QV_VALUE_UINT64; }
+
+/* A numeric member as a 1-D tensor of exactly `want` entries (-1: any);
+ * *fresh: its buffer is the tensor's own (writable), not a view of the
+ * archive. */
+static QvStatus read_array(const Archive *a, int m, int64_t want, int64_t cap_entries,
+                           bool index, QvTensor *t, bool *fresh, QvError *error) {
   memset(t, 0, sizeof *t);
   int64_t cap = NPY_HEADER_CAP;
   if (cap_entries > (INT64_MAX - cap) / 8) cap = INT64_MAX;
   else cap += cap_entries * 8;
-  uint8_t *buf;
+  const uint8_t *buf;
   size_t size;
   QvOwner *owner;
-  QvStatus st = read_member(a, m, cap, &buf, &size, &owner, error);
+  QvStatus st = member_bytes(a, m, cap, &buf, &size, &owner, fresh, error);
   if (st) return st;
+  QvNpyHeader h;
+  QvError ignored;
+  if (!*fresh && qv_npy_parse_header(buf, size, &h, &ignored) == QV_OK &&
+      h.big_endian == qv_npy_host_big_endian() && h.data_size > 0 &&
+      ((uintptr_t)buf + h.data_offset) % qv_value_type_size(h.type) != 0) {
+    /* misaligned for its dtype (numpy.savez does not align members): the
+     * member is copied so that its data starts on a 64-byte boundary */
+    size_t pad = (64 - h.data_offset % 64) % 64;
+    QvOwner *copy_owner;
+    uint8_t *copy = size <= SIZE_MAX - pad ? big_alloc(size + pad, &copy_owner) : NULL;
+    if (copy == NULL) {
+      qv_owner_free(owner);
+      return qv_error_set(error, QV_ENOMEM, "npz: out of memory copying %s (%zu bytes)",
+                          member_names[m], size);
+    }
+    qv_copy_large(copy + pad, buf, size);
+    qv_owner_free(owner);
+    owner = copy_owner;
+    buf = copy + pad;
+    *fresh = true;
+  }
   size_t consumed = 0;
   st = qv_npy_read_bytes(buf, size, owner, t, &consumed, error);
   qv_owner_free(owner); /* the tensor holds its own reference */
   const char *name = member_names[m];
   if (st) return qv_error_prefix(error, "npz: member %s", name);
+  /* a misaligned or byte-swapped member was copied by the .npy reader */
+  if (t->data != NULL && (t->data < buf || t->data >= buf + size)) *fresh = true;
   if (consumed != size)
     st = qv_error_set(error, QV_EINVAL, "npz: member %s has %zu bytes after its array", name,
                       size - consumed);
@@ -192,18 +255,60 @@ static QvStatus read_array(Archive *a, int m, int64_t want, int64_t cap_entries,
     st = qv_error_set(error, QV_EINVAL, "npz: member %s has %d dimensions, expected 1", name,
                       (int)t->ndim);
   else if (want >= 0 && t->shape[0] != want)
-    st = qv_error_set(error, QV_EINVAL, "npz: member %s holds %" PRId64 " entries, expected %" PRId64,
-                      name, t->shape[0], want);
+    st = qv_error_set(error, QV_EINVAL,
+                      "npz: member %s holds %" PRId64 " entries, expected %" PRId64, name,
+                      t->shape[0], want);
+  else if (index && !is_index_type(t->type))
+    st = qv_error_set(error, QV_EINVAL, "npz: member %s has dtype %s, expected an integer type",
+                      name, qv_value_type_name(t->type));
   if (st) qv_tensor_reset(t);
   return st;
 }
 
-static bool is_index_type(QvValueType t) { return t >= QV_VALUE_INT8 && t <= QV_VALUE_UINT64; }
+/* ---- members read in parallel, one task each */
 
-static QvStatus need_index_type(const QvTensor *t, int m, QvError *error) {
-  if (is_index_type(t->type)) return QV_OK;
-  return qv_error_set(error, QV_EINVAL, "npz: member %s has dtype %s, expected an integer type",
-                      member_names[m], qv_value_type_name(t->type));
+typedef struct Load {
+  int m;
+  int64_t want, cap_entries;
+  bool index;
+  QvTensor *t;
+  bool fresh;
+  QvStatus st;
+  QvError err;
+} Load;
+
+typedef struct LoadJob {
+  const Archive *a;
+  Load *loads;
+} LoadJob;
+
+static void load_task(void *ctx, size_t i) {
+  LoadJob *j = ctx;
+  Load *l = &j->loads[i];
+  qv_error_clear(&l->err);
+  l->st = read_array(j->a, l->m, l->want, l->cap_entries, l->index, l->t, &l->fresh, &l->err);
+}
+
+/* Runs the loads; the first failure in member order is the error (the
+ * same whatever the thread count). */
+static QvStatus load_all(const Archive *a, QvPool *pool, Load *loads, size_t n, QvError *error) {
+  LoadJob j = {a, loads};
+  qv_pool_run(pool, n, load_task, &j);
+  for (size_t i = 0; i < n; i++)
+    if (loads[i].st) {
+      if (error) *error = loads[i].err;
+      return loads[i].st;
+    }
+  return QV_OK;
+}
+
+static QvStatus make_writable(QvTensor *t, QvError *error) {
+  QvTensor copy;
+  QvStatus st = qv_tensor_copy(t, false, &copy, error);
+  if (st) return qv_error_prefix(error, "npz");
+  qv_tensor_reset(t);
+  *t = copy;
+  return QV_OK;
 }
 
 /* ---- format.npy: a 0-d string array */
@@ -252,12 +357,13 @@ static QvStatus parse_format_member(const uint8_t *d, size_t size, char out[FORM
   return QV_OK;
 }
 
-static QvStatus read_format(Archive *a, char name[FORMAT_MAX_CHARS + 1], QvError *error) {
-  uint8_t *buf;
+static QvStatus read_format(const Archive *a, char name[FORMAT_MAX_CHARS + 1], QvError *error) {
+  const uint8_t *buf;
   size_t size;
   QvOwner *owner;
-  QvStatus st = read_member(a, M_FORMAT, NPY_HEADER_CAP + 4 * FORMAT_MAX_CHARS, &buf, &size,
-                            &owner, error);
+  bool fresh;
+  QvStatus st = member_bytes(a, M_FORMAT, NPY_HEADER_CAP + 4 * FORMAT_MAX_CHARS, &buf, &size,
+                             &owner, &fresh, error);
   if (st) return st;
   st = parse_format_member(buf, size, name, error);
   qv_owner_free(owner);
@@ -351,9 +457,11 @@ static void value_add(uint8_t *acc, const uint8_t *v, QvValueType t) {
 
 /* Sorts the indices within each row (column) and sums repeated ones, in
  * place, the way scipy.sparse's sum_duplicates does (zeros it makes are
- * kept). Left alone when indptr is malformed: validation reports that. */
-static QvStatus csx_canonicalize(QvTensor *ptr, QvTensor *idx, QvTensor *val, int64_t major,
-                                 int64_t *nnz, QvNpzReadInfo *info, QvError *error) {
+ * kept); members that are views of the archive are copied first. Left
+ * alone when indptr is malformed: validation reports that. */
+static QvStatus csx_canonicalize(QvTensor *ptr, QvTensor *idx, QvTensor *val, bool fresh[3],
+                                 int64_t major, int64_t *nnz, QvNpzReadInfo *info,
+                                 QvError *error) {
   int64_t prev = qv_index_load(ptr->data, ptr->type, 0), longest = 0;
   bool disorder = false;
   if (prev != 0) return QV_OK;
@@ -366,6 +474,14 @@ static QvStatus csx_canonicalize(QvTensor *ptr, QvTensor *idx, QvTensor *val, in
     prev = end;
   }
   if (!disorder) return QV_OK;
+  /* views of the archive are read-only: sort copies */
+  QvTensor *ts[3] = {ptr, idx, val};
+  for (int k = 0; k < 3; k++) {
+    if (fresh[k]) continue;
+    QvStatus st = make_writable(ts[k], error);
+    if (st) return st;
+    fresh[k] = true;
+  }
   size_t vw = qv_value_type_size(val->type);
   SortKey *keys = malloc((size_t)longest * sizeof *keys);
   uint8_t *row = malloc((size_t)longest * vw);
@@ -406,37 +522,63 @@ static QvStatus csx_canonicalize(QvTensor *ptr, QvTensor *idx, QvTensor *val, in
   return QV_OK;
 }
 
-static QvStatus read_csx(Archive *a, QvSparseFormat format, const int64_t shape[2],
-                         QvSparseTensor *out, QvNpzReadInfo *info, QvError *error) {
+static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
+                         const int64_t shape[2], QvSparseTensor *out, QvNpzReadInfo *info,
+                         QvError *error) {
   bool csr = format == QV_SPARSE_CSR;
   int64_t major = shape[csr ? 0 : 1];
   if (major == INT64_MAX) return qv_error_set(error, QV_EINVAL, "npz: shape is too large");
   Bundle *b = calloc(1, sizeof *b);
   if (b == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   QvTensor *ptr = &b->t[0], *idx = &b->t[1], *val = &b->t[2];
-  QvStatus st = read_array(a, M_INDPTR, major + 1, major + 1, ptr, error);
-  if (st == QV_OK) st = need_index_type(ptr, M_INDPTR, error);
+  bool fresh[3] = {false, false, false};
+  /* indptr first: its last entry bounds what the others may declare */
+  QvStatus st = read_array(a, M_INDPTR, major + 1, major + 1, true, ptr, &fresh[0], error);
   int64_t nnz = 0;
   if (st == QV_OK) {
     nnz = qv_index_load(ptr->data, ptr->type, major);
     if (nnz < 0)
       st = qv_error_set(error, QV_EINVAL, "npz: indptr.npy ends at a negative or too large value");
   }
-  if (st == QV_OK) st = read_array(a, M_INDICES, nnz, nnz, idx, error);
-  if (st == QV_OK) st = need_index_type(idx, M_INDICES, error);
-  if (st == QV_OK) st = read_array(a, M_DATA, nnz, nnz, val, error);
-  if (st == QV_OK) st = csx_canonicalize(ptr, idx, val, major, &nnz, info, error);
+  if (st == QV_OK) {
+    Load loads[2] = {{.m = M_INDICES, .want = nnz, .cap_entries = nnz, .index = true, .t = idx},
+                     {.m = M_DATA, .want = nnz, .cap_entries = nnz, .t = val}};
+    st = load_all(a, pool, loads, 2, error);
+    fresh[1] = loads[0].fresh;
+    fresh[2] = loads[1].fresh;
+  }
   if (st) {
     bundle_free(b);
     return st;
   }
   QvOwner *owner = bundle_owner(b);
   if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  st = qv_sparse_init(out, &(QvSparseDesc){.ndim = 2, .format = format, .value_type = val->type,
-                                           .indptr_type = ptr->type, .index_type = idx->type,
-                                           .shape = shape, .nnz = nnz, .indptr = ptr->data,
-                                           .indices = idx->data, .values = val->data,
-                                           .owner = owner}, error);
+  /* validation first: sorting is for the archives it refuses, so valid
+   * ones are scanned once */
+  for (int attempt = 0;; attempt++) {
+    st = qv_sparse_init(out, &(QvSparseDesc){.ndim = 2, .format = format,
+                                             .value_type = val->type, .indptr_type = ptr->type,
+                                             .index_type = idx->type, .shape = shape, .nnz = nnz,
+                                             .indptr = ptr->data, .indices = idx->data,
+                                             .values = val->data, .owner = owner}, error);
+    if (st == QV_OK || attempt > 0) break;
+    QvError first;
+    if (error) first = *error;
+    QvNpzReadInfo done = {0};
+    QvStatus cst = csx_canonicalize(ptr, idx, val, fresh, major, &nnz, &done, error);
+    if (cst) {
+      qv_owner_free(owner);
+      return cst; /* its message names npz already */
+    }
+    if (!done.sorted) {
+      if (error) *error = first; /* nothing to sort: the validation error stands */
+      break;
+    }
+    if (info) {
+      info->sorted = true;
+      info->duplicates_summed = done.duplicates_summed;
+    }
+  }
   qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
@@ -451,24 +593,27 @@ static bool coo_sorted_unique(const uint8_t *c, QvValueType t, int64_t nnz) {
   return true;
 }
 
-static QvStatus read_coo(Archive *a, const int64_t shape[2], QvSparseTensor *out,
-                         QvError *error) {
+static QvStatus read_coo(const Archive *a, QvPool *pool, const int64_t shape[2],
+                         QvSparseTensor *out, QvError *error) {
   int64_t cells;
   if (__builtin_mul_overflow(shape[0], shape[1], &cells)) cells = INT64_MAX;
   Bundle *b = calloc(1, sizeof *b);
   if (b == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   QvTensor *row = &b->t[0], *col = &b->t[1], *val = &b->t[2];
-  QvStatus st = read_array(a, M_ROW, -1, cells, row, error);
-  if (st == QV_OK) st = need_index_type(row, M_ROW, error);
+  bool fresh;
+  /* row first: its length bounds what the others may declare */
+  QvStatus st = read_array(a, M_ROW, -1, cells, true, row, &fresh, error);
   int64_t nnz = st == QV_OK ? row->shape[0] : 0;
   if (st == QV_OK && nnz > cells)
     st = qv_error_set(error, QV_EINVAL,
                       "npz: COO holds %" PRId64 " entries, more than the %" PRId64
                       " cells of its shape",
                       nnz, cells);
-  if (st == QV_OK) st = read_array(a, M_COL, nnz, nnz, col, error);
-  if (st == QV_OK) st = need_index_type(col, M_COL, error);
-  if (st == QV_OK) st = read_array(a, M_DATA, nnz, nnz, val, error);
+  if (st == QV_OK) {
+    Load loads[2] = {{.m = M_COL, .want = nnz, .cap_entries = nnz, .index = true, .t = col},
+                     {.m = M_DATA, .want = nnz, .cap_entries = nnz, .t = val}};
+    st = load_all(a, pool, loads, 2, error);
+  }
   /* one buffer, row then col: a column-major nnz x 2 index matrix */
   QvValueType it = QV_VALUE_INT64;
   if (st == QV_OK) {
@@ -498,6 +643,9 @@ static QvStatus read_coo(Archive *a, const int64_t shape[2], QvSparseTensor *out
       }
     }
   }
+  /* row and col live on in coords only */
+  qv_tensor_reset(row);
+  qv_tensor_reset(col);
   if (st) {
     bundle_free(b);
     return st;
@@ -522,21 +670,21 @@ static QvStatus read_coo(Archive *a, const int64_t shape[2], QvSparseTensor *out
 typedef struct ReadResult {
   QvSparseTensor *out;
   QvNpzReadInfo *info;
+  const QvNpzReadOptions *options;
 } ReadResult;
 
-/* The tensor's buffers are all copies: the input's owner is not kept. */
+/* `owner` keeps data alive: stored members aligned for their dtype stay
+ * views of it. */
 static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, void *result,
                              QvError *error) {
-  (void)owner;
   ReadResult *r = result;
   QvSparseTensor *out = r->out;
-  /* libzip reads no bytes as an empty archive */
-  if (size == 0) return qv_error_set(error, QV_EINVAL, "npz: not a valid zip archive: empty input");
   Archive a;
-  QvStatus st = open_archive(data, size, &a, error);
+  QvStatus st = open_archive(data, size, owner, &a, error);
   if (st) return st;
+  a.verify_crc = r->options->verify_crc;
   char fmt[FORMAT_MAX_CHARS + 1];
-  if (a.index[M_FORMAT] < 0)
+  if (a.member[M_FORMAT] == NULL)
     st = qv_error_set(error, QV_EINVAL,
                       "npz: member format.npy is missing: not a SciPy sparse matrix (save_npz)");
   else
@@ -556,8 +704,8 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, v
   int64_t shape[2] = {0, 0};
   if (st == QV_OK) {
     QvTensor s;
-    st = read_array(&a, M_SHAPE, 2, 2, &s, error);
-    if (st == QV_OK) st = need_index_type(&s, M_SHAPE, error);
+    bool fresh;
+    st = read_array(&a, M_SHAPE, 2, 2, true, &s, &fresh, error);
     for (int i = 0; i < 2 && st == QV_OK; i++) {
       shape[i] = qv_index_load(s.data, s.type, i);
       if (shape[i] < 0)
@@ -566,31 +714,47 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, v
     }
     qv_tensor_reset(&s);
   }
+  /* two big members decode at once after the first (see read_csx) */
+  QvPool *pool = NULL;
+  int threads = r->options->threads > 2 ? 2 : r->options->threads;
+  if (st == QV_OK && threads > 1) st = qv_pool_new(&pool, threads, error);
   if (st == QV_OK)
-    st = format == QV_SPARSE_COO ? read_coo(&a, shape, out, error)
-                                 : read_csx(&a, format, shape, out, r->info, error);
+    st = format == QV_SPARSE_COO ? read_coo(&a, pool, shape, out, error)
+                                 : read_csx(&a, pool, format, shape, out, r->info, error);
+  qv_pool_free(pool);
   close_archive(&a);
   return st;
 }
 
-QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvNpzReadInfo *info,
-                     QvError *error) {
+QvStatus qv_npz_read_ex(QvSource *source, const QvNpzReadOptions *options, QvSparseTensor *out,
+                        QvNpzReadInfo *info, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
+  QvNpzReadOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvNpzReadOptions", error);
+  if (st) return st;
+  if (o.threads < 0)
+    return qv_error_set(error, QV_EARG, "QvNpzReadOptions: threads %d is negative", o.threads);
   if (info) {
     if (info->struct_size != 0 && info->struct_size < sizeof *info)
       return qv_error_set(error, QV_EARG, "QvNpzReadInfo: struct_size %zu is not 0 or %zu",
                           info->struct_size, sizeof *info);
     *info = (QvNpzReadInfo){.struct_size = sizeof *info};
   }
-  ReadResult r = {out, info};
+  ReadResult r = {out, info, &o};
   return qv_npy_read_source(source, read_archive, &r, error);
+}
+
+QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvNpzReadInfo *info,
+                     QvError *error) {
+  return qv_npz_read_ex(source, NULL, out, info, error);
 }
 
 /* ---- writing */
 
-/* The format member exactly as NumPy 1.24 writes np.array(b'csr'). */
-static void format_member(const char *name, uint8_t out[131]) {
+/* The header of the format member exactly as NumPy 1.24 writes
+ * np.array(b'csr'); the 3 characters follow it. */
+static void format_header(uint8_t out[128]) {
   static const char dict[] = "{'descr': '|S3', 'fortran_order': False, 'shape': (), }";
   memset(out, ' ', 128);
   memcpy(out, qv_npy_magic, 6);
@@ -600,41 +764,52 @@ static void format_member(const char *name, uint8_t out[131]) {
   out[9] = 0;
   memcpy(out + 10, dict, sizeof dict - 1);
   out[127] = '\n';
-  memcpy(out + 128, name, 3);
 }
 
-typedef struct Image {
-  uint8_t *p;
-  size_t n;
-} Image;
+#define MAX_MEMBERS 5
+/* Stored members' data start at this multiple in the archive (the .npy
+ * headers are multiples of 64 too), so quiver reads them in place. */
+#define STORED_ALIGN 64
 
-/* The .npy image of a 1-D array of n entries at `data` with byte stride. */
-static QvStatus npy_image(QvValueType type, int64_t n, const void *data, int64_t stride,
-                          Image *img, QvError *error) {
-  int64_t w = (int64_t)qv_value_type_size(type);
-  int64_t span = n > 0 ? (n - 1) * stride + w : 0;
+/* One member: its .npy header and data, then (tasks) its CRC and, when
+ * deflated, its compressed bytes. */
+typedef struct WMember {
+  const char *name;
+  uint8_t header[QV_NPY_WRITE_HEADER_MAX];
+  size_t hlen;
+  const uint8_t *data; /* dlen bytes, in the order the header says */
+  size_t dlen;
+  QvTensor copy;       /* a strided array made contiguous (COO row-major coords) */
+  uint32_t crc;
+  uint8_t *comp;
+  size_t clen;
+  QvStatus st;
+  QvError err;
+} WMember;
+
+/* A 1-D array of n entries at `data` with byte stride. */
+static QvStatus plan_member(WMember *w, const char *name, QvValueType type, int64_t n,
+                            const void *data, int64_t stride, QvError *error) {
+  w->name = name;
+  int64_t width = (int64_t)qv_value_type_size(type);
+  int64_t span = n > 0 ? (n - 1) * stride + width : 0;
   QvTensor t;
   QvStatus st = qv_tensor_init(&t, &(QvTensorDesc){.type = type, .ndim = 1, .shape = &n,
                                                    .strides = &stride, .data = n > 0 ? data : NULL,
                                                    .data_size = span}, error);
   if (st) return st;
-  st = qv_npy_write_size(&t, &img->n, error);
+  bool direct;
+  st = qv_npy_write_header(&t, w->header, &w->hlen, &direct, error);
+  if (st == QV_OK && !direct) st = qv_tensor_copy(&t, false, &w->copy, error);
   if (st == QV_OK) {
-    img->p = malloc(img->n);
-    if (img->p == NULL) st = qv_error_set(error, QV_ENOMEM, "npz: out of memory");
+    w->data = direct ? t.data : w->copy.data;
+    w->dlen = (size_t)(n * width);
   }
-  QvSink *sink = NULL;
-  if (st == QV_OK) st = qv_sink_new_buffer(&sink, img->p, img->n, error);
-  if (st == QV_OK) st = qv_npy_write(&t, sink, error);
-  qv_sink_free(sink);
   qv_tensor_reset(&t);
   return st;
 }
 
-#define MAX_MEMBERS 5
-
-static QvStatus build_images(const QvSparseTensor *t, const char **names, Image *img,
-                             QvError *error) {
+static QvStatus plan_members(const QvSparseTensor *t, WMember *m, QvError *error) {
   if (t == NULL) return qv_error_set(error, QV_EARG, "NULL sparse tensor");
   QvStatus st = qv_sparse_validate(t, error);
   if (st) return st;
@@ -651,125 +826,150 @@ static QvStatus build_images(const QvSparseTensor *t, const char **names, Image 
                         "scipy.sparse does not support float16 values: convert to float32 first");
   int64_t nnz = t->nnz;
   int64_t iw = (int64_t)qv_value_type_size(t->index_type);
+  /* save_npz's member order */
   if (t->format == QV_SPARSE_COO) {
-    names[0] = "row.npy";
-    names[1] = "col.npy";
-    st = npy_image(t->index_type, nnz, t->coords, t->coords_strides[0], &img[0], error);
+    st = plan_member(&m[0], "row.npy", t->index_type, nnz, t->coords, t->coords_strides[0],
+                     error);
     if (st == QV_OK)
-      st = npy_image(t->index_type, nnz, nnz > 0 ? t->coords + t->coords_strides[1] : NULL,
-                     t->coords_strides[0], &img[1], error);
+      st = plan_member(&m[1], "col.npy", t->index_type, nnz,
+                       nnz > 0 ? t->coords + t->coords_strides[1] : NULL, t->coords_strides[0],
+                       error);
   } else {
-    names[0] = "indices.npy";
-    names[1] = "indptr.npy";
-    st = npy_image(t->index_type, nnz, t->indices, iw, &img[0], error);
+    st = plan_member(&m[0], "indices.npy", t->index_type, nnz, t->indices, iw, error);
     if (st == QV_OK)
-      st = npy_image(t->indptr_type, t->indptr_len, t->indptr,
-                     (int64_t)qv_value_type_size(t->indptr_type), &img[1], error);
+      st = plan_member(&m[1], "indptr.npy", t->indptr_type, t->indptr_len, t->indptr,
+                       (int64_t)qv_value_type_size(t->indptr_type), error);
   }
   if (st) return st;
-  names[2] = "format.npy";
-  img[2].p = malloc(131);
-  if (img[2].p == NULL) return qv_error_set(error, QV_ENOMEM, "npz: out of memory");
-  img[2].n = 131;
-  format_member(qv_sparse_format_name(t->format), img[2].p);
-  names[3] = "shape.npy";
-  st = npy_image(QV_VALUE_INT64, 2, t->shape, 8, &img[3], error);
+  m[2].name = "format.npy";
+  format_header(m[2].header);
+  m[2].hlen = 128;
+  m[2].data = (const uint8_t *)qv_sparse_format_name(t->format);
+  m[2].dlen = 3;
+  st = plan_member(&m[3], "shape.npy", QV_VALUE_INT64, 2, t->shape, 8, error);
   if (st) return st;
-  names[4] = "data.npy";
-  return npy_image(t->value_type, nnz, t->values, (int64_t)qv_value_type_size(t->value_type),
-                   &img[4], error);
+  return plan_member(&m[4], "data.npy", t->value_type, nnz, t->values,
+                     (int64_t)qv_value_type_size(t->value_type), error);
 }
 
-/* The whole archive in memory (libzip writes it there); *out: free() it. */
-static QvStatus build_archive(const QvSparseTensor *t, const QvNpzWriteOptions *options,
-                              uint8_t **out, size_t *out_size, QvError *error) {
-  *out = NULL;
-  *out_size = 0;
-  QvNpzWriteOptions o;
-  QvStatus lst = QV_OPTIONS_LOAD(&o, options, "QvNpzWriteOptions", error);
-  if (lst) return lst;
-  const char *names[MAX_MEMBERS] = {0};
-  Image img[MAX_MEMBERS];
-  memset(img, 0, sizeof img);
-  QvStatus st = build_images(t, names, img, error);
-  zip_error_t ze;
-  zip_error_init(&ze);
-  zip_source_t *src = NULL;
-  zip_t *za = NULL;
-  if (st == QV_OK) {
-    src = zip_source_buffer_create(NULL, 0, 0, &ze);
-    if (src == NULL) st = zip_fail(error, "cannot create an archive", &ze);
+typedef struct WriteJob {
+  WMember *m;
+  bool stored;
+  int order[MAX_MEMBERS]; /* largest first: the pool claims tasks in index order */
+} WriteJob;
+
+/* CRC-32 of the member and, when deflated, its deflate stream: the .npy
+ * header as a stored block (libdeflate compresses one buffer per call and
+ * the header is not next to the data), then libdeflate's stream of the
+ * data, which starts on the byte boundary a stored block ends at. */
+static void member_task(void *ctx, size_t i) {
+  WriteJob *j = ctx;
+  WMember *w = &j->m[j->order[i]];
+  qv_error_clear(&w->err);
+  w->st = QV_OK;
+  uint32_t crc = (uint32_t)libdeflate_crc32(0, w->header, w->hlen);
+  if (w->dlen) crc = (uint32_t)libdeflate_crc32(crc, w->data, w->dlen);
+  w->crc = crc;
+  if (j->stored) return;
+  struct libdeflate_compressor *c = libdeflate_alloc_compressor(DEFLATE_LEVEL);
+  if (c == NULL) {
+    w->st = qv_error_set(&w->err, QV_ENOMEM, "npz: out of memory deflating %s", w->name);
+    return;
   }
-  if (st == QV_OK) {
-    zip_source_keep(src); /* read back after zip_close */
-    za = zip_open_from_source(src, ZIP_TRUNCATE, &ze);
-    if (za == NULL) st = zip_fail(error, "cannot create an archive", &ze);
+  size_t bound = libdeflate_deflate_compress_bound(c, w->dlen), head = 5 + w->hlen;
+  w->comp = bound <= SIZE_MAX - head ? malloc(head + bound) : NULL;
+  if (w->comp == NULL) {
+    libdeflate_free_compressor(c);
+    w->st = qv_error_set(&w->err, QV_ENOMEM, "npz: out of memory deflating %s (%zu bytes)",
+                         w->name, w->dlen);
+    return;
   }
-  /* NumPy's members carry the DOS epoch as their time: fixed, so equal
-   * tensors give identical files */
-  struct tm epoch = {0};
-  epoch.tm_year = 80;
-  epoch.tm_mday = 1;
-  epoch.tm_isdst = -1;
-  time_t mtime = mktime(&epoch);
-  bool stored = o.stored;
+  /* BFINAL only when no data follows; BTYPE 00 (stored); LEN, NLEN */
+  w->comp[0] = w->dlen == 0 ? 1 : 0;
+  w->comp[1] = (uint8_t)w->hlen;
+  w->comp[2] = (uint8_t)(w->hlen >> 8);
+  w->comp[3] = (uint8_t)~w->hlen;
+  w->comp[4] = (uint8_t)(~w->hlen >> 8);
+  memcpy(w->comp + 5, w->header, w->hlen);
+  size_t n = 0;
+  if (w->dlen) {
+    n = libdeflate_deflate_compress(c, w->data, w->dlen, w->comp + head, bound);
+    if (n == 0)
+      w->st = qv_error_set(&w->err, QV_EIO, "npz: deflating %s failed", w->name);
+  }
+  libdeflate_free_compressor(c);
+  w->clen = head + n;
+}
+
+/* Local header and bytes of each member in order, then the central
+ * directory: what a zip needs, written once, front to back. */
+static QvStatus write_members(QvSink *sink, WMember *m, bool stored, QvError *error) {
+  QvZipWriteEntry e[MAX_MEMBERS];
+  uint8_t local[QV_ZIP_LOCAL_MAX];
+  uint64_t offset = 0;
+  QvStatus st = QV_OK;
   for (int i = 0; i < MAX_MEMBERS && st == QV_OK; i++) {
-    zip_source_t *ms = zip_source_buffer(za, img[i].p, img[i].n, 0);
-    zip_int64_t idx = ms ? zip_file_add(za, names[i], ms, ZIP_FL_ENC_UTF_8) : -1;
-    if (idx < 0) {
-      if (ms) zip_source_free(ms);
-      st = zip_fail(error, names[i], zip_get_error(za));
-      break;
+    WMember *w = &m[i];
+    uint64_t usize = (uint64_t)w->hlen + w->dlen;
+    e[i] = (QvZipWriteEntry){.name = w->name, .method = stored ? QV_ZIP_STORED : QV_ZIP_DEFLATED,
+                             .crc = w->crc, .csize = stored ? usize : w->clen, .usize = usize,
+                             .offset = offset};
+    size_t hl = qv_zip_local_header(local, &e[i], stored ? STORED_ALIGN : 0);
+    st = qv_sink_write(sink, local, hl, error);
+    if (st == QV_OK && stored) {
+      st = qv_sink_write(sink, w->header, w->hlen, error);
+      if (st == QV_OK && w->dlen) st = qv_sink_write(sink, w->data, w->dlen, error);
+    } else if (st == QV_OK) {
+      st = qv_sink_write(sink, w->comp, w->clen, error);
+      /* written: its memory goes before the next member's is touched */
+      free(w->comp);
+      w->comp = NULL;
     }
-    /* level 6, zlib's default, which numpy.savez_compressed uses (libzip's
-     * own default, 9, is about twice as slow for a slightly smaller file) */
-    if (zip_set_file_compression(za, (zip_uint64_t)idx, stored ? ZIP_CM_STORE : ZIP_CM_DEFLATE,
-                                 stored ? 0 : 6) != 0 ||
-        (mtime != (time_t)-1 && zip_file_set_mtime(za, (zip_uint64_t)idx, mtime, 0) != 0))
-      st = zip_fail(error, names[i], zip_get_error(za));
+    offset += hl + e[i].csize;
   }
-  if (za != NULL) {
-    if (st == QV_OK) {
-      if (zip_close(za) != 0) {
-        st = zip_fail(error, "writing the archive", zip_get_error(za));
-        zip_discard(za);
-      }
-    } else {
-      zip_discard(za);
-    }
-  }
-  if (st == QV_OK) {
-    zip_int64_t n = -1;
-    if (zip_source_open(src) == 0) {
-      if (zip_source_seek(src, 0, SEEK_END) == 0) n = zip_source_tell(src);
-      uint8_t *buf = n >= 0 && zip_source_seek(src, 0, SEEK_SET) == 0 ? malloc(n ? (size_t)n : 1)
-                                                                       : NULL;
-      if (buf != NULL && zip_source_read(src, buf, (zip_uint64_t)n) == n) {
-        *out = buf;
-        *out_size = (size_t)n;
-      } else {
-        free(buf);
-        st = qv_error_set(error, QV_ENOMEM, "npz: cannot read back the archive");
-      }
-      zip_source_close(src);
-    } else {
-      st = zip_fail(error, "reading back the archive", zip_source_error(src));
-    }
-  }
-  if (src) zip_source_free(src);
-  zip_error_fini(&ze);
-  for (int i = 0; i < MAX_MEMBERS; i++) free(img[i].p);
-  return st;
+  if (st) return st;
+  uint8_t tail[MAX_MEMBERS * QV_ZIP_CENTRAL_MAX + QV_ZIP_END_MAX];
+  size_t n = 0;
+  for (int i = 0; i < MAX_MEMBERS; i++) n += qv_zip_central_entry(tail + n, &e[i]);
+  n += qv_zip_end_records(tail + n, MAX_MEMBERS, offset, n);
+  return qv_sink_write(sink, tail, n, error);
 }
 
 QvStatus qv_npz_write(const QvSparseTensor *t, QvSink *sink, const QvNpzWriteOptions *options,
                       QvError *error) {
   if (sink == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
-  uint8_t *buf;
-  size_t n;
-  QvStatus st = build_archive(t, options, &buf, &n, error);
+  QvNpzWriteOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvNpzWriteOptions", error);
   if (st) return st;
-  st = qv_sink_write(sink, buf, n, error);
-  free(buf);
+  if (o.threads < 0)
+    return qv_error_set(error, QV_EARG, "QvNpzWriteOptions: threads %d is negative", o.threads);
+  WMember *m = calloc(MAX_MEMBERS, sizeof *m);
+  if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  st = plan_members(t, m, error);
+  QvPool *pool = NULL;
+  int threads = o.threads > MAX_MEMBERS ? MAX_MEMBERS : o.threads;
+  if (st == QV_OK && threads > 1) st = qv_pool_new(&pool, threads, error);
+  if (st == QV_OK) {
+    WriteJob j = {m, o.stored, {0, 1, 2, 3, 4}};
+    for (int a = 1; a < MAX_MEMBERS; a++)
+      for (int b = a; b > 0 && m[j.order[b]].dlen > m[j.order[b - 1]].dlen; b--) {
+        int x = j.order[b];
+        j.order[b] = j.order[b - 1];
+        j.order[b - 1] = x;
+      }
+    qv_pool_run(pool, MAX_MEMBERS, member_task, &j);
+    for (int i = 0; i < MAX_MEMBERS && st == QV_OK; i++)
+      if (m[i].st) {
+        if (error) *error = m[i].err;
+        st = m[i].st;
+      }
+  }
+  qv_pool_free(pool);
+  if (st == QV_OK) st = write_members(sink, m, o.stored, error);
+  for (int i = 0; i < MAX_MEMBERS; i++) {
+    free(m[i].comp);
+    qv_tensor_reset(&m[i].copy);
+  }
+  free(m);
   return st;
 }

@@ -138,6 +138,60 @@ if r2.returncode == 0:
     back = sp.load_npz(io.BytesIO(r2.stdout))
     check(same_matrix(m, back) is None, "pipes: matrix differs")
 
+# zip structures other writers make: data descriptors (zipfile on an
+# unseekable stream sets flag bit 3 and writes sizes after the data) and a
+# zip64 end of central directory (more than 65535 entries); --threads and
+# --verify-crc give the same tensor, to-npz the same bytes for any --threads
+class Unseekable(io.RawIOBase):
+    def __init__(self):
+        self.buf = io.BytesIO()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        return self.buf.write(b)
+
+
+m = random_matrix("csr", "float64", (40, 30), 0.2)
+for compress in (np.savez, np.savez_compressed):
+    u = Unseekable()
+    compress(u, indices=m.indices, indptr=m.indptr, format=np.array(b"csr"), shape=np.array(m.shape),
+             data=m.data)
+    with zipfile.ZipFile(io.BytesIO(u.buf.getvalue())) as z:
+        check(all(i.flag_bits & 8 for i in z.infolist()), "unseekable: data descriptors written")
+    open(p("desc.npz"), "wb").write(u.buf.getvalue())
+    arrows = []
+    for extra in ((), ("--threads", "1"), ("--threads", "2", "--verify-crc")):
+        out = p("desc%d.arrow" % len(arrows))
+        r = run("tensor", "from-npz", p("desc.npz"), out, *extra)
+        check(r.returncode == 0, "data descriptors %s: %r" % (extra, r.stderr))
+        arrows.append(open(out, "rb").read() if r.returncode == 0 else None)
+    check(arrows[0] is not None and arrows.count(arrows[0]) == 3, "data descriptors: same Arrow output")
+    outs = []
+    for t in ("1", "2", "4"):
+        r = run("tensor", "to-npz", p("desc0.arrow"), p("t%s.npz" % t), "--threads", t)
+        check(r.returncode == 0, "to-npz --threads %s: %r" % (t, r.stderr))
+        outs.append(open(p("t%s.npz" % t), "rb").read())
+    check(outs.count(outs[0]) == 3, "to-npz: bytes independent of --threads")
+    check(same_matrix(m, sp.load_npz(p("t2.npz"))) is None, "to-npz --threads 2: load_npz")
+with zipfile.ZipFile(p("zip64.npz"), "w") as z:
+    for k, v in (("indices", m.indices), ("indptr", m.indptr), ("format", np.array(b"csr")),
+                 ("shape", np.array(m.shape)), ("data", m.data)):
+        b = io.BytesIO()
+        np.save(b, v)
+        z.writestr(k + ".npy", b.getvalue())
+    for k in range(65536):
+        z.writestr("x%d" % k, b"")
+with open(p("zip64.npz"), "rb") as f:
+    check(b"PK\x06\x06" in f.read(), "zip64 end record written")
+r = run("tensor", "from-npz", p("zip64.npz"), p("zip64.arrow"))
+check(r.returncode == 0, "zip64 end record: %r" % r.stderr)
+r = run("tensor", "to-npz", p("zip64.arrow"), p("zip64_rt.npz"))
+check(r.returncode == 0 and same_matrix(m, sp.load_npz(p("zip64_rt.npz"))) is None, "zip64: round trip")
+r = run("tensor", "to-npy", p("desc0.arrow"), p("x.npy"), "--threads", "2")
+check(r.returncode == 2, "--threads on to-npy: usage error")
+
 # index dtypes SciPy itself does not write (np.savez by hand): kept both ways
 for idx in ("int8", "uint8", "int16", "uint16", "uint32", "uint64"):
     m = random_matrix("csr", "float32", (6, 7), 0.4)

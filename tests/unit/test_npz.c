@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <zip.h>
+#include <zlib.h>
 
+#include "numpy/zip.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 #include "test_util.h"
@@ -181,6 +183,32 @@ static uint8_t *find(uint8_t *buf, size_t size, const void *what, size_t n) {
   for (size_t i = 0; i + n <= size; i++)
     if (memcmp(buf + i, what, n) == 0) return buf + i;
   return NULL;
+}
+
+static QvStatus npz_read_memory_opts(const uint8_t *buf, size_t size, const QvNpzReadOptions *o,
+                                     QvSparseTensor *t, QvError *err) {
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, buf, size, NULL, err);
+  if (st) return st;
+  st = qv_npz_read_ex(src, o, t, NULL, err);
+  qv_source_free(src);
+  return st;
+}
+
+static void expect_reject_opts(const uint8_t *buf, size_t size, const QvNpzReadOptions *o,
+                               const char *needle) {
+  QvSparseTensor t;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = npz_read_memory_opts(buf, size, o, &t, &err);
+  if (st == QV_OK) {
+    qv_sparse_reset(&t);
+    fail_msg("accepted an archive that should fail with '%s'", needle);
+  }
+  if (st != QV_EINVAL) fail_msg("status %d, not QV_EINVAL: %s", (int)st, err.message);
+  if (strstr(err.message, needle) == NULL)
+    fail_msg("error '%s' does not mention '%s'", err.message, needle);
+  assert_null(t.values);
 }
 
 static void expect_reject(const uint8_t *buf, size_t size, const char *needle) {
@@ -744,13 +772,57 @@ static void test_bombs_and_corruption(void **state) {
   expect_reject(buf, size, "member data.npy declares 8388736 bytes, more than the 65580");
   free(buf);
 
-  /* a CRC error in a stored member's data */
+  /* a CRC error in a stored member's data: found when asked for (a
+   * zero-copy read touches no byte of the data otherwise), with every
+   * thread count */
   buf = csr_zip(&size, true);
   double four = 4;
   uint8_t *at = find(buf, size, &four, 8);
   assert_non_null(at);
   at[7] ^= 0x01;
-  expect_reject(buf, size, "data.npy");
+  for (int threads = 0; threads <= 2; threads++) {
+    QvNpzReadOptions crc = {.struct_size = sizeof crc, .threads = threads, .verify_crc = true};
+    expect_reject_opts(buf, size, &crc, "member data.npy: CRC-32");
+  }
+  {
+    QvSparseTensor t;
+    QvError err;
+    assert_int_equal(npz_read_memory(buf, size, &t, &err), QV_OK);
+    double last;
+    memcpy(&last, (const uint8_t *)t.values + 24, 8);
+    assert_true(last != 4.0); /* the flipped bit, as documented */
+    qv_sparse_reset(&t);
+  }
+  free(buf);
+  /* deflated members' CRCs are always checked: the CRC recorded (central
+   * directory and local header alike) made wrong */
+  buf = csr_zip(&size, false);
+  {
+    QvZipArchive z;
+    QvError err;
+    assert_int_equal(qv_zip_open(&z, buf, size, &err), QV_OK);
+    const QvZipEntry *e = NULL;
+    for (size_t i = 0; i < z.count; i++)
+      if (z.entries[i].name_len == 8 && memcmp(z.entries[i].name, "data.npy", 8) == 0)
+        e = &z.entries[i];
+    assert_non_null(e);
+    uint8_t old[4], wrong[4];
+    uint32_t bad = e->crc ^ 0x100u;
+    for (int k = 0; k < 4; k++) {
+      old[k] = (uint8_t)(e->crc >> (8 * k));
+      wrong[k] = (uint8_t)(bad >> (8 * k));
+    }
+    uint8_t *local = buf + e->header_offset;
+    assert_memory_equal(local + 14, old, 4);
+    memcpy(local + 14, wrong, 4);
+    uint8_t *cd = NULL;
+    for (size_t i = 0; i + 4 <= size; i++)
+      if (memcmp(buf + i, "PK\x01\x02", 4) == 0) cd = buf + i; /* the last: data.npy */
+    assert_memory_equal(cd + 16, old, 4);
+    memcpy(cd + 16, wrong, 4);
+    qv_zip_close(&z);
+    expect_reject(buf, size, "member data.npy: CRC-32");
+  }
   free(buf);
 
   /* a central directory claiming a larger uncompressed size than the local
@@ -884,6 +956,306 @@ static void test_failed_write_keeps_file(void **state) {
   qv_test_dir_remove(&d);
 }
 
+/* ---- zero-copy stored members, misaligned ones, lying archives, threads */
+
+static bool inside(const void *p, const uint8_t *buf, size_t size) {
+  return (const uint8_t *)p >= buf && (const uint8_t *)p < buf + size;
+}
+
+/* quiver's stored archive puts member data on 64-byte boundaries: read from
+ * memory the tensor points into the caller's bytes, read from a path into
+ * the file's mapping, and stays valid after the source is gone. */
+static void test_zero_copy_stored(void **state) {
+  (void)state;
+  QvSparseTensor s;
+  make_big(&s);
+  QvNpzWriteOptions o = {.struct_size = sizeof o, .stored = true};
+  uint8_t *buf;
+  size_t size;
+  QvError err;
+  assert_int_equal(npz_write_memory(&s, &o, &buf, &size, &err), QV_OK);
+  for (int threads = 0; threads <= 2; threads++) {
+    QvNpzReadOptions ro = {.struct_size = sizeof ro, .threads = threads};
+    QvSparseTensor t;
+    QvStatus st = npz_read_memory_opts(buf, size, &ro, &t, &err);
+    if (st) fail_msg("%s", err.message);
+    assert_true(inside(t.indptr, buf, size));
+    assert_true(inside(t.indices, buf, size));
+    assert_true(inside(t.values, buf, size));
+    assert_int_equal((uintptr_t)(t.values - buf) % 64, 0);
+    assert_true(qv_sparse_equals(&s, &t));
+    qv_sparse_reset(&t);
+  }
+  free(buf);
+  QvTestDir d;
+  qv_test_dir_make(&d, "zc.npz");
+  assert_int_equal(npz_write_path(&s, &o, d.file, &err), QV_OK);
+  QvSparseTensor t;
+  {
+    QvSource *src;
+    assert_int_equal(qv_source_new_path(&src, d.file, &err), QV_OK);
+    QvNpzReadOptions ro = {.struct_size = sizeof ro, .threads = 2, .verify_crc = true};
+    QvStatus st = qv_npz_read_ex(src, &ro, &t, NULL, &err);
+    qv_source_free(src);
+    if (st) fail_msg("%s", err.message);
+  }
+  assert_true(qv_test_is_mapping_of(t.indptr, d.file));
+  assert_true(qv_test_is_mapping_of(t.indices, d.file));
+  assert_true(qv_test_is_mapping_of(t.values, d.file));
+  assert_true(qv_sparse_equals(&s, &t)); /* the source is freed: the map lives on */
+  qv_sparse_reset(&t);
+  /* deflated: inflated into the tensor's own buffers */
+  assert_int_equal(npz_write_path(&s, NULL, d.file, &err), QV_OK);
+  assert_int_equal(npz_read_path(d.file, &t, &err), QV_OK);
+  assert_false(qv_test_is_mapping_of(t.values, d.file));
+  assert_int_equal((uintptr_t)t.values % 64, 0);
+  assert_true(qv_sparse_equals(&s, &t));
+  qv_sparse_reset(&t);
+  qv_test_dir_remove(&d);
+  qv_sparse_reset(&s);
+}
+
+/* libzip (like numpy.savez) does not align members: a member whose data
+ * is misaligned for its dtype is copied, aligned, and still right. The
+ * name of a leading member shifts the others until both indices (int32)
+ * and data (float64) are misaligned. */
+static void test_misaligned_copied(void **state) {
+  (void)state;
+  const double val[4] = {1.5, -2.25, 3.125, 4.0625};
+  bool done = false;
+  for (int pad = 1; pad <= 16 && !done; pad++) {
+    char name[32];
+    memset(name, 'x', sizeof name);
+    snprintf(name + pad, sizeof name - (size_t)pad, ".bin");
+    const uint8_t one = 1;
+    Member m[6] = {raw_npy(name, "{'descr': '|u1', 'fortran_order': False, 'shape': (1,), }", &one, 1),
+                   npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+                   npy("data.npy", QV_VALUE_FLOAT64, 4, val)};
+    m[0].name = name;
+    size_t size;
+    uint8_t *buf = zip_members(m, 6, true, &size);
+    uint8_t *at_val = find(buf, size, val, sizeof val), *at_idx = find(buf, size, csr_idx, 16);
+    assert_non_null(at_val);
+    assert_non_null(at_idx);
+    if ((uintptr_t)at_val % 8 == 0 || (uintptr_t)at_idx % 4 == 0) {
+      free(buf);
+      continue;
+    }
+    done = true;
+    for (int threads = 0; threads <= 2; threads++) {
+      QvNpzReadOptions ro = {.struct_size = sizeof ro, .threads = threads, .verify_crc = true};
+      QvSparseTensor t;
+      QvError err;
+      QvStatus st = npz_read_memory_opts(buf, size, &ro, &t, &err);
+      if (st) fail_msg("%s", err.message);
+      assert_false(inside(t.values, buf, size));
+      assert_false(inside(t.indices, buf, size));
+      assert_int_equal((uintptr_t)t.values % 64, 0);
+      assert_int_equal((uintptr_t)t.indices % 64, 0);
+      assert_memory_equal(t.values, val, sizeof val);
+      assert_memory_equal(t.indices, csr_idx, sizeof csr_idx);
+      assert_memory_equal(t.indptr, csr_ptr, sizeof csr_ptr);
+      qv_sparse_reset(&t);
+    }
+    free(buf);
+  }
+  assert_true(done);
+}
+
+/* The local header of the member named `name` in buf (a quiver archive). */
+static uint8_t *local_of(uint8_t *buf, size_t size, const char *name) {
+  QvZipArchive z;
+  QvError err;
+  assert_int_equal(qv_zip_open(&z, buf, size, &err), QV_OK);
+  uint8_t *p = NULL;
+  for (size_t i = 0; i < z.count; i++)
+    if (z.entries[i].name_len == strlen(name) && memcmp(z.entries[i].name, name, strlen(name)) == 0)
+      p = buf + z.entries[i].header_offset;
+  qv_zip_close(&z);
+  assert_non_null(p);
+  return p;
+}
+
+static void put32(uint8_t *p, uint32_t v) {
+  for (int k = 0; k < 4; k++) p[k] = (uint8_t)(v >> (8 * k));
+}
+
+/* Archives whose zip structure lies are refused before any member is read:
+ * QV_EINVAL with a message naming the member. */
+static void test_lying_members(void **state) {
+  (void)state;
+  QvSparseTensor s;
+  make_big(&s);
+  QvNpzWriteOptions o = {.struct_size = sizeof o, .stored = true};
+  uint8_t *ref;
+  size_t size;
+  QvError err;
+  assert_int_equal(npz_write_memory(&s, &o, &ref, &size, &err), QV_OK);
+  uint8_t *buf = malloc(size);
+  assert_non_null(buf);
+  static const struct {
+    int field; /* offset in the local header */
+    const char *needle;
+  } local_lies[] = {{14, "data.npy: local header disagrees with the central directory (CRC)"},
+                    {18, "local header disagrees with the central directory (compressed size)"},
+                    {22, "local header disagrees with the central directory (size)"},
+                    {8, "local header disagrees with the central directory (method)"},
+                    {30, "local header disagrees with the central directory (name)"}};
+  for (size_t c = 0; c < sizeof local_lies / sizeof local_lies[0]; c++) {
+    memcpy(buf, ref, size);
+    uint8_t *l = local_of(buf, size, "data.npy");
+    l[local_lies[c].field] ^= 0x08;
+    expect_reject_opts(buf, size, NULL, local_lies[c].needle);
+  }
+  /* a member whose sizes (everywhere: both headers) run past the end */
+  memcpy(buf, ref, size);
+  {
+    uint8_t *l = local_of(buf, size, "data.npy");
+    uint8_t *cd = NULL;
+    for (size_t i = 0; i + 4 <= size; i++)
+      if (memcmp(buf + i, "PK\x01\x02", 4) == 0) cd = buf + i;
+    assert_non_null(cd);
+    assert_memory_equal(cd + 46, "data.npy", 8);
+    uint32_t big = (uint32_t)size * 2;
+    put32(l + 18, big);
+    put32(l + 22, big);
+    put32(cd + 20, big);
+    put32(cd + 24, big);
+    expect_reject_opts(buf, size, NULL, "member data.npy declares");
+    expect_reject_opts(buf, size, NULL, "past the end of the members");
+  }
+  /* a truncated central directory, an end record pointing past it */
+  memcpy(buf, ref, size);
+  {
+    uint8_t *end = buf + size - 22;
+    assert_memory_equal(end, "PK\x05\x06", 4);
+    put32(end + 16, (uint32_t)size);
+    expect_reject_opts(buf, size, NULL, "not a valid zip archive");
+  }
+  free(buf);
+
+  /* overlapping members: data.npy's local header and bytes lie inside the
+   * data of another member, junk.bin (the overlapping zip bomb's trick) */
+  {
+    QvZipArchive z;
+    assert_int_equal(qv_zip_open(&z, ref, size, &err), QV_OK);
+    const QvZipEntry *data = NULL;
+    for (size_t i = 0; i < z.count; i++)
+      if (z.entries[i].name_len == 8 && memcmp(z.entries[i].name, "data.npy", 8) == 0)
+        data = &z.entries[i];
+    assert_non_null(data);
+    size_t member = (size_t)(data->data_offset - data->header_offset + data->csize);
+    /* out: the members before data.npy, junk.bin holding data.npy's local
+     * header and bytes, then a central directory naming both */
+    size_t head = (size_t)data->header_offset;
+    uint8_t *out = calloc(1, size + member + 4096);
+    assert_non_null(out);
+    memcpy(out, ref, head);
+    QvZipWriteEntry junk = {.name = "junk.bin", .method = QV_ZIP_STORED, .csize = member,
+                            .usize = member, .offset = head};
+    junk.crc = (uint32_t)crc32(0, ref + data->header_offset, (uInt)member);
+    size_t n = head + qv_zip_local_header(out + head, &junk, 0);
+    uint64_t inner = n;
+    memcpy(out + n, ref + data->header_offset, member);
+    n += member;
+    size_t cd = n;
+    for (size_t i = 0; i < z.count; i++) {
+      const QvZipEntry *e = &z.entries[i];
+      char name[32];
+      memcpy(name, e->name, e->name_len);
+      name[e->name_len] = '\0';
+      QvZipWriteEntry w = {.name = name, .method = e->method, .crc = e->crc, .csize = e->csize,
+                           .usize = e->usize, .offset = e == data ? inner : e->header_offset};
+      n += qv_zip_central_entry(out + n, &w);
+    }
+    n += qv_zip_central_entry(out + n, &junk);
+    n += qv_zip_end_records(out + n, z.count + 1, cd, n - cd);
+    qv_zip_close(&z);
+    expect_reject_opts(out, n, NULL, "overlap");
+    expect_reject_opts(out, n, NULL, "data.npy");
+    free(out);
+  }
+  free(ref);
+  qv_sparse_reset(&s);
+}
+
+/* The writer's bytes do not depend on its thread count, stored or
+ * deflated; the reader gives the same tensor with any. */
+static void test_threads_identical(void **state) {
+  (void)state;
+  QvSparseTensor s;
+  make_big(&s);
+  const QvSparseFormat kinds[3] = {QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_COO};
+  for (int k = 0; k < 3; k++) {
+    QvSparseTensor t;
+    QvError err;
+    assert_int_equal(qv_sparse_convert(&s, kinds[k], NULL, &t, &err), QV_OK);
+    for (int stored = 0; stored < 2; stored++) {
+      uint8_t *one;
+      size_t n1;
+      QvNpzWriteOptions o1 = {.struct_size = sizeof o1, .stored = stored, .threads = 1};
+      assert_int_equal(npz_write_memory(&t, &o1, &one, &n1, &err), QV_OK);
+      const int counts[] = {0, 2, 3, 8, 64};
+      for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        uint8_t *many;
+        size_t n;
+        QvNpzWriteOptions o = {.struct_size = sizeof o, .stored = stored, .threads = counts[c]};
+        assert_int_equal(npz_write_memory(&t, &o, &many, &n, &err), QV_OK);
+        assert_int_equal(n, n1);
+        assert_memory_equal(many, one, n);
+        free(many);
+        QvNpzReadOptions ro = {.struct_size = sizeof ro, .threads = counts[c]};
+        QvSparseTensor back;
+        assert_int_equal(npz_read_memory_opts(one, n1, &ro, &back, &err), QV_OK);
+        assert_true(qv_sparse_equals(&t, &back));
+        qv_sparse_reset(&back);
+      }
+      free(one);
+    }
+    qv_sparse_reset(&t);
+  }
+  qv_sparse_reset(&s);
+  /* negative thread counts are caller errors */
+  QvNpzWriteOptions bad = {.struct_size = sizeof bad, .threads = -1};
+  uint8_t *out;
+  size_t n;
+  QvError err;
+  QvSparseTensor e;
+  make_big(&e);
+  assert_int_equal(npz_write_memory(&e, &bad, &out, &n, &err), QV_EARG);
+  QvNpzReadOptions rbad = {.struct_size = sizeof rbad, .threads = -2};
+  QvSparseTensor t;
+  assert_int_equal(npz_read_memory_opts((const uint8_t *)"PK", 2, &rbad, &t, &err), QV_EARG);
+  qv_sparse_reset(&e);
+}
+
+/* An empty matrix (no data bytes: the deflate stream is the .npy header's
+ * stored block alone, marked final) round-trips both ways. */
+static void test_empty_matrix(void **state) {
+  (void)state;
+  const int64_t shape[2] = {5, 0};
+  const int64_t shape2[2] = {4, 6};
+  const int64_t *shapes[2] = {shape, shape2};
+  for (int k = 0; k < 2; k++) {
+    QvTensor dense;
+    QvError err;
+    assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 2, shapes[k], NULL, true, NULL, &err),
+                     QV_OK);
+    for (int f = 0; f < 3; f++) {
+      const QvSparseFormat kinds[3] = {QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_COO};
+      QvSparseTensor s;
+      assert_int_equal(qv_sparse_from_dense(&dense, kinds[f], NULL, &s, &err), QV_OK);
+      assert_int_equal(s.nnz, 0);
+      check_roundtrip(&s, &dense, false);
+      check_roundtrip(&s, &dense, true);
+      qv_sparse_reset(&s);
+    }
+    qv_tensor_reset(&dense);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_roundtrip_types),
@@ -897,6 +1269,11 @@ int main(void) {
       cmocka_unit_test(test_same_path_roundtrip),
       cmocka_unit_test(test_failed_write_keeps_file),
       cmocka_unit_test(test_unsorted_indices),
+      cmocka_unit_test(test_zero_copy_stored),
+      cmocka_unit_test(test_misaligned_copied),
+      cmocka_unit_test(test_lying_members),
+      cmocka_unit_test(test_threads_identical),
+      cmocka_unit_test(test_empty_matrix),
   };
   return qv_test_run(tests, NULL, NULL);
 }
