@@ -25,6 +25,7 @@
 #include "quiver/sparse.h"
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor.h"
+#include "quiver/tensor_dlpack.h"
 #include "quiver/tensor_ipc.h"
 
 /* ---- exceptions */
@@ -153,6 +154,26 @@ static int open_source(PyObject *obj, QvSource **out) {
   return 0;
 }
 
+/* The C side of a reader, run on an open source without the GIL (it may
+ * retain the source; the caller's reference is dropped after it). */
+typedef QvStatus (*SourceCall)(QvSource *src, void *ctx, QvError *err);
+
+/* Opens `source`, runs call(src, ctx) with the GIL released and raises its
+ * error: 0, or -1 with an exception set. */
+static int with_source(PyObject *source, SourceCall call, void *ctx) {
+  QvSource *src;
+  if (open_source(source, &src) < 0) return -1;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st;
+  Py_BEGIN_ALLOW_THREADS
+  st = call(src, ctx, &err);
+  qv_source_free(src);
+  Py_END_ALLOW_THREADS
+  if (st) return raise_qv(st, &err), -1;
+  return 0;
+}
+
 /* ---- sinks: a path (atomic replace) or a file object's write() */
 
 typedef struct SinkCtx {
@@ -242,6 +263,29 @@ static void sink_ctx_clear(SinkCtx *ctx) {
   Py_CLEAR(ctx->exc_type);
   Py_CLEAR(ctx->exc_value);
   Py_CLEAR(ctx->exc_tb);
+}
+
+/* The C side of a writer, run on an open sink without the GIL. */
+typedef QvStatus (*SinkCall)(QvSink *sink, void *ctx, QvError *err);
+
+/* Opens `dest`, runs call(sink, ctx) and finishes the sink with the GIL
+ * released: None, or NULL with the exception (the file object's own
+ * first). */
+static PyObject *with_sink(PyObject *dest, SinkCall call, void *ctx) {
+  SinkCtx sc;
+  QvSink *sink;
+  if (open_sink(dest, &sc, &sink) < 0) return NULL;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st;
+  Py_BEGIN_ALLOW_THREADS
+  st = call(sink, ctx, &err);
+  if (st == QV_OK) st = qv_sink_finish(sink, &err);
+  qv_sink_free(sink);
+  Py_END_ALLOW_THREADS
+  PyObject *r = st ? sink_fail(&sc, st, &err) : (Py_INCREF(Py_None), Py_None);
+  sink_ctx_clear(&sc);
+  return r;
 }
 
 /* ---- helpers */
@@ -443,19 +487,6 @@ static PyObject *Tensor_info(TensorObject *self, PyObject *unused) {
   return r;
 }
 
-/* DLPack 0.6: the managed tensor keeps the Tensor object alive. */
-typedef struct DlHold {
-  DLManagedTensor m;
-  int64_t shape[QV_TENSOR_MAX_NDIM], strides[QV_TENSOR_MAX_NDIM];
-} DlHold;
-
-static void dl_deleter(DLManagedTensor *m) {
-  PyGILState_STATE g = PyGILState_Ensure();
-  Py_XDECREF((PyObject *)m->manager_ctx);
-  PyGILState_Release(g);
-  free(m);
-}
-
 static void dl_capsule_destructor(PyObject *cap) {
   /* a consumer renames the capsule "used_dltensor" and owns the tensor */
   if (!PyCapsule_IsValid(cap, "dltensor")) return;
@@ -476,39 +507,22 @@ static PyObject *Tensor_dlpack(TensorObject *self, PyObject *args, PyObject *kwa
     PyErr_SetString(PyExc_BufferError, "quiver exports its tensors without a copy only");
     return NULL;
   }
-  const QvTensor *t = &self->t;
-  int64_t es = (int64_t)qv_value_type_size(t->type);
-  DlHold *h = calloc(1, sizeof *h);
-  if (!h) return PyErr_NoMemory();
-  for (int i = 0; i < t->ndim; i++) {
-    if (t->strides[i] % es) {
-      free(h);
-      PyErr_SetString(PyExc_BufferError, "strides are not multiples of the element size (DLPack counts elements)");
-      return NULL;
-    }
-    h->shape[i] = t->shape[i];
-    h->strides[i] = t->strides[i] / es;
+  /* quiver's export (DLPack 0.6) holds a reference to the tensor's owner:
+   * the file mapping or the caller's buffer, whose release takes the GIL
+   * itself, so the deleter may run on any thread */
+  DLManagedTensor *m;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_tensor_to_dlpack(&self->t, &m, &err);
+  if (st) {
+    /* e.g. byte strides that are not whole elements */
+    PyErr_SetString(PyExc_BufferError, err.message);
+    return NULL;
   }
-  DLTensor *d = &h->m.dl_tensor;
-  d->data = t->data ? (void *)t->data : zero_size_data;
-  d->device.device_type = kDLCPU;
-  d->device.device_id = 0;
-  d->ndim = t->ndim;
-  uint8_t code = t->type >= QV_VALUE_FLOAT16 ? kDLFloat : t->type >= QV_VALUE_UINT8 ? kDLUInt : kDLInt;
-  d->dtype.code = code;
-  d->dtype.bits = (uint8_t)(es * 8);
-  d->dtype.lanes = 1;
-  d->shape = h->shape;
-  d->strides = h->strides;
-  d->byte_offset = 0;
-  Py_INCREF(self);
-  h->m.manager_ctx = self;
-  h->m.deleter = dl_deleter;
-  PyObject *cap = PyCapsule_New(&h->m, "dltensor", dl_capsule_destructor);
-  if (!cap) {
-    Py_DECREF(self);
-    free(h);
-  }
+  /* an empty tensor may have no data; consumers want a pointer */
+  if (m->dl_tensor.data == NULL) m->dl_tensor.data = zero_size_data;
+  PyObject *cap = PyCapsule_New(m, "dltensor", dl_capsule_destructor);
+  if (!cap) m->deleter(m);
   return cap;
 }
 
@@ -772,32 +786,46 @@ static PyTypeObject SparseType = {
 
 /* ---- module functions: tensors */
 
-static PyObject *read_tensor_object(PyObject *source, long long index) {
-  QvSource *src;
-  if (open_source(source, &src) < 0) return NULL;
-  TensorObject *t = tensor_new();
-  if (!t) return qv_source_free(src), NULL;
-  QvError err;
-  qv_error_clear(&err);
-  QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
-  st = qv_tensor_read(src, index, &t->t, &err);
-  qv_source_free(src);
-  Py_END_ALLOW_THREADS
-  if (st) {
-    Py_DECREF(t);
-    return raise_qv(st, &err);
+/* What a read of message `index` fills. */
+typedef struct IndexRead {
+  void *out;
+  long long index;
+} IndexRead;
+
+static QvStatus read_tensor_call(QvSource *src, void *ctx, QvError *err) {
+  IndexRead *r = ctx;
+  return qv_tensor_read(src, r->index, r->out, err);
+}
+
+/* The arguments (source, index=0) of the readers of one message. */
+static int parse_source_index(PyObject *args, PyObject *kwargs, PyObject **source,
+                              long long *index) {
+  static char *kw[] = {"source", "index", NULL};
+  *index = 0;
+  return PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", kw, source, index) ? 0 : -1;
+}
+
+/* obj (new, NULL when its allocation failed) with `out`, its tensor, read
+ * from message `index` of `source` by `call`; on failure NULL, obj
+ * released. */
+static PyObject *read_object(PyObject *obj, void *out, PyObject *source, long long index,
+                             SourceCall call) {
+  if (!obj) return NULL;
+  IndexRead r = {out, index};
+  if (with_source(source, call, &r) < 0) {
+    Py_DECREF(obj);
+    return NULL;
   }
-  return (PyObject *)t;
+  return obj;
 }
 
 static PyObject *py_read_tensor_object(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
-  static char *kw[] = {"source", "index", NULL};
   PyObject *source;
-  long long index = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", kw, &source, &index)) return NULL;
-  return read_tensor_object(source, index);
+  long long index;
+  if (parse_source_index(args, kwargs, &source, &index) < 0) return NULL;
+  TensorObject *t = tensor_new();
+  return read_object((PyObject *)t, t ? &t->t : NULL, source, index, read_tensor_call);
 }
 
 static PyObject *py_read_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -814,6 +842,10 @@ static PyObject *py_read_tensor_info(PyObject *m, PyObject *args, PyObject *kwar
   PyObject *i = Tensor_info((TensorObject *)t, NULL);
   Py_DECREF(t);
   return i;
+}
+
+static QvStatus write_tensor_call(QvSink *sink, void *ctx, QvError *err) {
+  return qv_tensor_write(ctx, sink, err);
 }
 
 static PyObject *py_write_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -848,22 +880,7 @@ static PyObject *py_write_tensor(PyObject *m, PyObject *args, PyObject *kwargs) 
       return NULL;
     }
   }
-  SinkCtx ctx;
-  QvSink *sink = NULL;
-  PyObject *result = NULL;
-  if (open_sink(dest, &ctx, &sink) == 0) {
-    QvError err;
-    qv_error_clear(&err);
-    QvStatus st;
-    Py_BEGIN_ALLOW_THREADS
-    st = qv_tensor_write(&t, sink, &err);
-    if (st == QV_OK) st = qv_sink_finish(sink, &err);
-    qv_sink_free(sink);
-    Py_END_ALLOW_THREADS
-    if (st) sink_fail(&ctx, st, &err);
-    else result = (Py_INCREF(Py_None), Py_None);
-    sink_ctx_clear(&ctx);
-  }
+  PyObject *result = with_sink(dest, write_tensor_call, &t);
   qv_tensor_reset(&t);
   Py_XDECREF(a);
   Py_XDECREF(keep);
@@ -872,54 +889,44 @@ static PyObject *py_write_tensor(PyObject *m, PyObject *args, PyObject *kwargs) 
 
 /* ---- module functions: sparse */
 
+static QvStatus read_sparse_call(QvSource *src, void *ctx, QvError *err) {
+  IndexRead *r = ctx;
+  return qv_sparse_read(src, r->index, r->out, err);
+}
+
 static PyObject *py_read_sparse(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
-  static char *kw[] = {"source", "index", NULL};
   PyObject *source;
-  long long index = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", kw, &source, &index)) return NULL;
-  QvSource *src;
-  if (open_source(source, &src) < 0) return NULL;
+  long long index;
+  if (parse_source_index(args, kwargs, &source, &index) < 0) return NULL;
   SparseObject *s = sparse_new();
-  if (!s) return qv_source_free(src), NULL;
-  QvError err;
-  qv_error_clear(&err);
-  QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
-  st = qv_sparse_read(src, index, &s->s, &err);
-  qv_source_free(src);
-  Py_END_ALLOW_THREADS
-  if (st) {
-    Py_DECREF(s);
-    return raise_qv(st, &err);
-  }
-  return (PyObject *)s;
+  return read_object((PyObject *)s, s ? &s->s : NULL, source, index, read_sparse_call);
+}
+
+static QvStatus read_message_call(QvSource *src, void *ctx, QvError *err) {
+  IndexRead *a = ctx;
+  if (a->index < 0) return qv_error_set(err, QV_EARG, "index %lld is negative", a->index);
+  QvIpcReader *r = NULL;
+  QvStatus st = qv_ipc_reader_new(&r, src, NULL, err);
+  if (st == QV_OK) st = qv_ipc_reader_nth(r, a->index, a->out, err);
+  qv_ipc_reader_free(r);
+  if (st == QV_EOS) st = qv_error_set(err, QV_EINVAL, "no message %lld in the input", a->index);
+  return st;
 }
 
 /* Either kind of tensor message at `index`: a Tensor or a _Sparse. */
 static PyObject *py_read_any(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
-  static char *kw[] = {"source", "index", NULL};
   PyObject *source;
-  long long index = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|L", kw, &source, &index)) return NULL;
-  QvSource *src;
-  if (open_source(source, &src) < 0) return NULL;
-  QvError err;
-  qv_error_clear(&err);
-  QvIpcReader *r = NULL;
+  long long index;
+  if (parse_source_index(args, kwargs, &source, &index) < 0) return NULL;
   QvIpcMessage msg;
   memset(&msg, 0, sizeof msg);
+  IndexRead a = {&msg, index};
+  if (with_source(source, read_message_call, &a) < 0) return NULL;
+  QvError err;
+  qv_error_clear(&err);
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
-  st = index < 0 ? qv_error_set(&err, QV_EARG, "index %lld is negative", index)
-                 : qv_ipc_reader_new(&r, src, NULL, &err);
-  if (st == QV_OK) st = qv_ipc_reader_nth(r, index, &msg, &err);
-  qv_ipc_reader_free(r);
-  qv_source_free(src);
-  Py_END_ALLOW_THREADS
-  if (st == QV_EOS) st = qv_error_set(&err, QV_EINVAL, "no message %lld in the input", index);
-  if (st) return raise_qv(st, &err);
   PyObject *out = NULL;
   if (msg.message.header_type == QV_HEADER_TENSOR) {
     TensorObject *t = tensor_new();
@@ -1142,6 +1149,16 @@ done:
   return result;
 }
 
+typedef struct SparseWrite {
+  const QvSparseTensor *s;
+  QvSparseWriteOptions o;
+} SparseWrite;
+
+static QvStatus write_sparse_call(QvSink *sink, void *ctx, QvError *err) {
+  SparseWrite *w = ctx;
+  return qv_sparse_write(w->s, sink, &w->o, err);
+}
+
 static PyObject *py_write_sparse_object(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
   static char *kw[] = {"dest", "tensor", "csf_lengths_in_bytes", NULL};
@@ -1149,23 +1166,10 @@ static PyObject *py_write_sparse_object(PyObject *m, PyObject *args, PyObject *k
   int bytes = 0;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!|p", kw, &dest, &SparseType, &obj, &bytes))
     return NULL;
-  QvSparseWriteOptions o = {.struct_size = sizeof o,
-                            .csf_lengths = bytes ? QV_CSF_LENGTHS_BYTES : QV_CSF_LENGTHS_ELEMENTS};
-  SinkCtx ctx;
-  QvSink *sink;
-  if (open_sink(dest, &ctx, &sink) < 0) return NULL;
-  QvError err;
-  qv_error_clear(&err);
-  QvStatus st;
-  const QvSparseTensor *s = &((SparseObject *)obj)->s;
-  Py_BEGIN_ALLOW_THREADS
-  st = qv_sparse_write(s, sink, &o, &err);
-  if (st == QV_OK) st = qv_sink_finish(sink, &err);
-  qv_sink_free(sink);
-  Py_END_ALLOW_THREADS
-  PyObject *r = st ? sink_fail(&ctx, st, &err) : (Py_INCREF(Py_None), Py_None);
-  sink_ctx_clear(&ctx);
-  return r;
+  SparseWrite w = {&((SparseObject *)obj)->s,
+                   {.struct_size = sizeof w.o,
+                    .csf_lengths = bytes ? QV_CSF_LENGTHS_BYTES : QV_CSF_LENGTHS_ELEMENTS}};
+  return with_sink(dest, write_sparse_call, &w);
 }
 
 /* ---- messages */
@@ -1254,22 +1258,20 @@ static PyObject *message_dict(const QvIpcMessage *m, int64_t i) {
   return d;
 }
 
+static QvStatus open_messages_call(QvSource *src, void *ctx, QvError *err) {
+  return qv_ipc_reader_new(ctx, src, NULL, err); /* the reader retains src */
+}
+
 static PyObject *py_messages(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
   static char *kw[] = {"source", NULL};
   PyObject *source;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O", kw, &source)) return NULL;
-  QvSource *src;
-  if (open_source(source, &src) < 0) return NULL;
+  QvIpcReader *r = NULL;
+  if (with_source(source, open_messages_call, &r) < 0) return NULL;
   QvError err;
   qv_error_clear(&err);
-  QvIpcReader *r = NULL;
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
-  st = qv_ipc_reader_new(&r, src, NULL, &err);
-  qv_source_free(src);
-  Py_END_ALLOW_THREADS
-  if (st) return raise_qv(st, &err);
   PyObject *list = PyList_New(0);
   for (int64_t i = 0; list; i++) {
     QvIpcMessage msg;
@@ -1340,38 +1342,39 @@ static void Reader_dealloc(ReaderObject *self) {
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *open_reader(PyObject *source, bool file) {
-  QvSource *src;
-  if (open_source(source, &src) < 0) return NULL;
-  ReaderObject *self = PyObject_New(ReaderObject, &ReaderType);
-  if (!self) return qv_source_free(src), NULL;
+/* Keeps the source in the Reader and reads its schema (and a file's batch
+ * count). */
+static QvStatus open_reader_call(QvSource *src, void *ctx, QvError *err) {
+  ReaderObject *self = ctx;
+  qv_source_retain(src);
   self->src = src;
+  QvStatus st = QV_OK;
+  if (self->file) {
+    /* the file reader checks both magics and the footer */
+    QvRbFileReader *f = NULL;
+    st = qv_rb_file_reader_new(&f, src, &full_validation, err);
+    if (st == QV_OK) self->num_batches = qv_rb_file_num_batches(f);
+    qv_rb_file_reader_free(f);
+  }
+  struct ArrowArrayStream s;
+  if (st == QV_OK) st = open_batches(src, &s, err);
+  if (st == QV_OK) {
+    st = qv_rb_stream_get_schema(&s, &self->schema, err);
+    s.release(&s);
+  }
+  return st;
+}
+
+static PyObject *open_reader(PyObject *source, bool file) {
+  ReaderObject *self = PyObject_New(ReaderObject, &ReaderType);
+  if (!self) return NULL;
+  self->src = NULL;
   self->file = file;
   self->num_batches = -1;
   memset(&self->schema, 0, sizeof self->schema);
-  QvError err;
-  qv_error_clear(&err);
-  QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
-  struct ArrowArrayStream s;
-  if (file) {
-    /* the file reader checks both magics and the footer */
-    QvRbFileReader *f = NULL;
-    st = qv_rb_file_reader_new(&f, src, &full_validation, &err);
-    if (st == QV_OK) self->num_batches = qv_rb_file_num_batches(f);
-    qv_rb_file_reader_free(f);
-  } else {
-    st = QV_OK;
-  }
-  if (st == QV_OK) st = open_batches(src, &s, &err);
-  if (st == QV_OK) {
-    st = qv_rb_stream_get_schema(&s, &self->schema, &err);
-    s.release(&s);
-  }
-  Py_END_ALLOW_THREADS
-  if (st) {
+  if (with_source(source, open_reader_call, self) < 0) {
     Py_DECREF(self);
-    return raise_qv(st, &err);
+    return NULL;
   }
   return (PyObject *)self;
 }
@@ -1495,6 +1498,25 @@ static int parse_write_options(int file, PyObject *compression, QvRbWriteOptions
   return 0;
 }
 
+/* A stream, or one schema and one batch. */
+typedef struct BatchesWrite {
+  const QvRbWriteOptions *o;
+  struct ArrowArrayStream *stream;
+  const struct ArrowSchema *schema;
+  struct ArrowArray *array;
+} BatchesWrite;
+
+static QvStatus write_batches_call(QvSink *sink, void *ctx, QvError *err) {
+  BatchesWrite *b = ctx;
+  if (b->stream->release) return qv_rb_write_all(b->stream, sink, b->o, err);
+  QvRbWriter *w = NULL;
+  QvStatus st = qv_rb_writer_new(&w, b->schema, sink, b->o, err);
+  if (st == QV_OK) st = qv_rb_writer_write(w, b->array, err);
+  if (st == QV_OK) st = qv_rb_writer_finish(w, err);
+  qv_rb_writer_free(w);
+  return st;
+}
+
 static PyObject *py_write_batches(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
   static char *kw[] = {"dest", "stream", "schema", "array", "file", "compression", NULL};
@@ -1535,30 +1557,8 @@ static PyObject *py_write_batches(PyObject *m, PyObject *args, PyObject *kwargs)
     array = *pa;
     pa->release = NULL;
   }
-  SinkCtx ctx;
-  QvSink *sink = NULL;
-  PyObject *result = NULL;
-  if (open_sink(dest, &ctx, &sink) == 0) {
-    QvError err;
-    qv_error_clear(&err);
-    QvStatus st;
-    Py_BEGIN_ALLOW_THREADS
-    if (stream.release) {
-      st = qv_rb_write_all(&stream, sink, &o, &err);
-    } else {
-      QvRbWriter *w = NULL;
-      st = qv_rb_writer_new(&w, &schema, sink, &o, &err);
-      if (st == QV_OK) st = qv_rb_writer_write(w, &array, &err);
-      if (st == QV_OK) st = qv_rb_writer_finish(w, &err);
-      qv_rb_writer_free(w);
-    }
-    if (st == QV_OK) st = qv_sink_finish(sink, &err);
-    qv_sink_free(sink);
-    Py_END_ALLOW_THREADS
-    if (st) sink_fail(&ctx, st, &err);
-    else result = (Py_INCREF(Py_None), Py_None);
-    sink_ctx_clear(&ctx);
-  }
+  BatchesWrite w = {&o, &stream, &schema, &array};
+  PyObject *result = with_sink(dest, write_batches_call, &w);
   if (stream.release) stream.release(&stream);
   if (schema.release) schema.release(&schema);
   if (array.release) array.release(&array);

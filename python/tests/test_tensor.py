@@ -144,6 +144,28 @@ def test_dlpack_is_zero_copy(tmp_path):
     assert np.array_equal(e, a)
 
 
+def test_dlpack_holds_the_callers_buffer():
+    a = np.arange(12, dtype=np.int64).reshape(3, 4)
+    f = io.BytesIO()
+    quiver.write_tensor(f, a)
+    buf = bytearray(f.getvalue())
+    t = quiver.read_tensor_object(buf)
+    d = np.from_dlpack(t)
+    del t
+    gc.collect()
+    assert np.array_equal(d, a)
+    with pytest.raises(BufferError):  # the export still holds the buffer
+        buf.extend(b"x")
+    del d
+    gc.collect()
+    buf.extend(b"x")  # released with the last view
+    # an empty tensor exports too
+    f = io.BytesIO()
+    quiver.write_tensor(f, np.zeros((0, 3), np.int16))
+    e = np.from_dlpack(quiver.read_tensor_object(f.getvalue()))
+    assert e.shape == (0, 3) and e.dtype == np.int16
+
+
 def test_array_outlives_file_object_and_reader(tmp_path):
     a = np.arange(1000, dtype=np.uint16)
     quiver.write_tensor(tmp_path / "l.arrow", a)
