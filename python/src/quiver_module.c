@@ -435,6 +435,19 @@ static TensorObject *tensor_new(void) {
   return self;
 }
 
+/* *t: a view of a Tensor's tensor sharing its owner (reset it). */
+static int tensor_share(PyObject *obj, QvTensor *t) {
+  const QvTensor *s = &((TensorObject *)obj)->t;
+  QvError e;
+  QvStatus st = qv_tensor_init(t, &(QvTensorDesc){.type = s->type, .ndim = s->ndim,
+                                                  .shape = s->shape, .strides = s->strides,
+                                                  .dim_names = s->dim_names, .data = s->data,
+                                                  .data_size = s->data_size, .owner = s->owner},
+                               &e);
+  if (st) return raise_qv(st, &e), -1;
+  return 0;
+}
+
 static char zero_size_data[64];
 
 static PyObject *Tensor_to_numpy(TensorObject *self, PyObject *unused) {
@@ -599,6 +612,60 @@ static SparseObject *sparse_new(void) {
   return self;
 }
 
+/* The C side of making a sparse tensor, run without the GIL. */
+typedef QvStatus (*SparseCall)(const void *ctx, QvSparseTensor *out, QvError *err);
+
+/* A new _Sparse filled by call(ctx) with the GIL released; NULL with the
+ * error raised. */
+static PyObject *new_sparse(SparseCall call, const void *ctx) {
+  SparseObject *r = sparse_new();
+  if (!r) return NULL;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st;
+  Py_BEGIN_ALLOW_THREADS
+  st = call(ctx, &r->s, &err);
+  Py_END_ALLOW_THREADS
+  if (st) {
+    Py_DECREF(r);
+    return raise_qv(st, &err);
+  }
+  return (PyObject *)r;
+}
+
+/* A conversion to `f` with options `o` of a dense or sparse tensor. */
+typedef struct SparseConvert {
+  const void *in;
+  QvSparseFormat f;
+  QvSparseOptions o;
+  int32_t axis[QV_TENSOR_MAX_NDIM];
+} SparseConvert;
+
+/* format, index_type and axis_order (ndim entries, or None) of a
+ * conversion: 0, or -1 with an exception set. */
+static int parse_convert(PyObject *fmt, PyObject *it, PyObject *ao, int64_t ndim,
+                         SparseConvert *c) {
+  memset(&c->o, 0, sizeof c->o);
+  c->o.struct_size = sizeof c->o;
+  if (parse_format(fmt, &c->f) < 0 || parse_value_type(it, &c->o.index_type) < 0) return -1;
+  if (ao == Py_None) return 0;
+  PyObject *seq = PySequence_Fast(ao, "axis_order must be a sequence of int");
+  if (!seq) return -1;
+  if (PySequence_Fast_GET_SIZE(seq) != ndim) {
+    Py_DECREF(seq);
+    PyErr_SetString(PyExc_ValueError, "axis_order needs one entry per dimension");
+    return -1;
+  }
+  for (int i = 0; i < ndim; i++) {
+    long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+    if (v == -1 && PyErr_Occurred()) return Py_DECREF(seq), -1;
+    c->axis[i] = (int32_t)(v < 0 || v > QV_TENSOR_MAX_NDIM ? -1 : v);
+  }
+  Py_DECREF(seq);
+  c->o.axis_order = c->axis;
+  return 0;
+}
+
 /* A read-only ndarray over memory `self` keeps alive. */
 static PyObject *view_of(PyObject *self, const void *data, QvValueType type, int nd, const npy_intp *dims,
                          const npy_intp *strides) {
@@ -688,43 +755,18 @@ static PyObject *Sparse_to_dense(SparseObject *self, PyObject *unused) {
   return arr;
 }
 
+static QvStatus convert_call(const void *ctx, QvSparseTensor *out, QvError *err) {
+  const SparseConvert *c = ctx;
+  return qv_sparse_convert(c->in, c->f, &c->o, out, err);
+}
+
 static PyObject *Sparse_convert(SparseObject *self, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"format", "index_type", "axis_order", NULL};
   PyObject *fmt, *it = Py_None, *ao = Py_None;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OO", kw, &fmt, &it, &ao)) return NULL;
-  QvSparseFormat f;
-  QvSparseOptions o = {.struct_size = sizeof o};
-  int32_t axis[QV_TENSOR_MAX_NDIM];
-  if (parse_format(fmt, &f) < 0 || parse_value_type(it, &o.index_type) < 0) return NULL;
-  if (ao != Py_None) {
-    PyObject *seq = PySequence_Fast(ao, "axis_order must be a sequence of int");
-    if (!seq) return NULL;
-    if (PySequence_Fast_GET_SIZE(seq) != self->s.ndim) {
-      Py_DECREF(seq);
-      PyErr_SetString(PyExc_ValueError, "axis_order needs one entry per dimension");
-      return NULL;
-    }
-    for (int i = 0; i < self->s.ndim; i++) {
-      long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-      if (v == -1 && PyErr_Occurred()) return Py_DECREF(seq), NULL;
-      axis[i] = (int32_t)(v < 0 || v > QV_TENSOR_MAX_NDIM ? -1 : v);
-    }
-    Py_DECREF(seq);
-    o.axis_order = axis;
-  }
-  SparseObject *r = sparse_new();
-  if (!r) return NULL;
-  QvError err;
-  qv_error_clear(&err);
-  QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
-  st = qv_sparse_convert(&self->s, f, &o, &r->s, &err);
-  Py_END_ALLOW_THREADS
-  if (st) {
-    Py_DECREF(r);
-    return raise_qv(st, &err);
-  }
-  return (PyObject *)r;
+  SparseConvert c = {.in = &self->s};
+  if (parse_convert(fmt, it, ao, self->s.ndim, &c) < 0) return NULL;
+  return new_sparse(convert_call, &c);
 }
 
 #define SPARSE_GET(name, expr)                              \
@@ -858,17 +900,7 @@ static PyObject *py_write_tensor(PyObject *m, PyObject *args, PyObject *kwargs) 
   PyArrayObject *a = NULL;
   PyObject *keep = NULL;
   if (PyObject_TypeCheck(obj, &TensorType) && names_obj == Py_None) {
-    QvError e;
-    if (qv_tensor_init(&t, &(QvTensorDesc){.type = ((TensorObject *)obj)->t.type,
-                                           .ndim = ((TensorObject *)obj)->t.ndim,
-                                           .shape = ((TensorObject *)obj)->t.shape,
-                                           .strides = ((TensorObject *)obj)->t.strides,
-                                           .dim_names = ((TensorObject *)obj)->t.dim_names,
-                                           .data = ((TensorObject *)obj)->t.data,
-                                           .data_size = ((TensorObject *)obj)->t.data_size,
-                                           .owner = ((TensorObject *)obj)->t.owner},
-                       &e))
-      return raise_qv(e.code, &e);
+    if (tensor_share(obj, &t) < 0) return NULL;
   } else {
     a = usable_array(obj);
     if (!a) return NULL;
@@ -950,6 +982,11 @@ static PyObject *py_read_any(PyObject *m, PyObject *args, PyObject *kwargs) {
   return out;
 }
 
+static QvStatus from_dense_call(const void *ctx, QvSparseTensor *out, QvError *err) {
+  const SparseConvert *c = ctx;
+  return qv_sparse_from_dense(c->in, c->f, &c->o, out, err);
+}
+
 static PyObject *py_sparse_from_dense(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
   static char *kw[] = {"array", "format", "index_type", "axis_order", NULL};
@@ -959,58 +996,15 @@ static PyObject *py_sparse_from_dense(PyObject *m, PyObject *args, PyObject *kwa
   memset(&t, 0, sizeof t);
   PyArrayObject *a = NULL;
   if (PyObject_TypeCheck(obj, &TensorType)) {
-    const QvTensor *s = &((TensorObject *)obj)->t;
-    QvError e;
-    if (qv_tensor_init(&t, &(QvTensorDesc){.type = s->type, .ndim = s->ndim, .shape = s->shape,
-                                           .strides = s->strides, .dim_names = s->dim_names,
-                                           .data = s->data, .data_size = s->data_size,
-                                           .owner = s->owner},
-                       &e))
-      return raise_qv(e.code, &e);
+    if (tensor_share(obj, &t) < 0) return NULL;
   } else {
     a = usable_array(obj);
     if (!a) return NULL;
     if (tensor_from_array(a, NULL, &t) < 0) return Py_DECREF(a), NULL;
   }
-  QvSparseFormat f;
-  QvSparseOptions o = {.struct_size = sizeof o};
-  int32_t axis[QV_TENSOR_MAX_NDIM];
+  SparseConvert c = {.in = &t};
   PyObject *result = NULL;
-  if (parse_format(fmt, &f) < 0 || parse_value_type(it, &o.index_type) < 0) goto done;
-  if (ao != Py_None) {
-    PyObject *seq = PySequence_Fast(ao, "axis_order must be a sequence of int");
-    if (!seq) goto done;
-    if (PySequence_Fast_GET_SIZE(seq) != t.ndim) {
-      Py_DECREF(seq);
-      PyErr_SetString(PyExc_ValueError, "axis_order needs one entry per dimension");
-      goto done;
-    }
-    for (int i = 0; i < t.ndim; i++) {
-      long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-      if (v == -1 && PyErr_Occurred()) {
-        Py_DECREF(seq);
-        goto done;
-      }
-      axis[i] = (int32_t)(v < 0 || v > QV_TENSOR_MAX_NDIM ? -1 : v);
-    }
-    Py_DECREF(seq);
-    o.axis_order = axis;
-  }
-  SparseObject *r = sparse_new();
-  if (!r) goto done;
-  QvError err;
-  qv_error_clear(&err);
-  QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
-  st = qv_sparse_from_dense(&t, f, &o, &r->s, &err);
-  Py_END_ALLOW_THREADS
-  if (st) {
-    Py_DECREF(r);
-    raise_qv(st, &err);
-  } else {
-    result = (PyObject *)r;
-  }
-done:
+  if (parse_convert(fmt, it, ao, t.ndim, &c) == 0) result = new_sparse(from_dense_call, &c);
   qv_tensor_reset(&t);
   Py_XDECREF(a);
   return result;
@@ -1033,6 +1027,10 @@ static PyArrayObject *index_array(PyObject *obj, int nd, const char *what) {
     return NULL;
   }
   return a;
+}
+
+static QvStatus init_call(const void *ctx, QvSparseTensor *out, QvError *err) {
+  return qv_sparse_init(out, ctx, err);
 }
 
 static PyObject *py_sparse_from_buffers(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -1123,21 +1121,7 @@ static PyObject *py_sparse_from_buffers(PyObject *m, PyObject *args, PyObject *k
   }
   keep = NULL; /* the owner has it now */
   d.owner = owner;
-  SparseObject *r = sparse_new();
-  if (r) {
-    QvError err;
-    qv_error_clear(&err);
-    QvStatus st;
-    Py_BEGIN_ALLOW_THREADS
-    st = qv_sparse_init(&r->s, &d, &err);
-    Py_END_ALLOW_THREADS
-    if (st) {
-      Py_DECREF(r);
-      raise_qv(st, &err);
-    } else {
-      result = (PyObject *)r;
-    }
-  }
+  result = new_sparse(init_call, &d);
   qv_owner_free(owner);
 done:
   Py_XDECREF(data);

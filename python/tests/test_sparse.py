@@ -164,8 +164,7 @@ def test_sparse_errors():
 
 
 def test_no_leak_over_10000_sparse_reads(tmp_path):
-    from test_tensor import rss_kib
-    import tracemalloc
+    from test_tensor import assert_no_growth
     path = tmp_path / "leak.arrow"
     quiver.write_sparse(path, matrix("csr", np.float64, np.int64))
     blob = path.read_bytes()
@@ -175,15 +174,4 @@ def test_no_leak_over_10000_sparse_reads(tmp_path):
             quiver.read_sparse(path).data.sum()
             quiver.read_sparse(blob, 0).indices.sum()
 
-    cycle()
-    gc.collect()
-    tracemalloc.start()
-    rss0 = rss_kib()
-    snap0 = tracemalloc.take_snapshot()
-    for _ in range(10):
-        cycle()
-    gc.collect()
-    grown = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(snap0, "filename"))
-    tracemalloc.stop()
-    assert grown < 64 * 1024, "Python allocations grew by %d bytes" % grown
-    assert rss_kib() - rss0 < 4096, "RSS grew by %d KiB over 10,000 reads" % (rss_kib() - rss0)
+    assert_no_growth(cycle, "10,000")
