@@ -908,15 +908,10 @@ static void test_same_path_roundtrip(void **state) {
   assert_int_equal(npz_read_path(d.file, &back, &err), QV_OK);
   QvStatus st = npz_write_path(&back, &kStored, d.file, &err);
   if (st) fail_msg("write back: %s", err.message);
-  size_t after_size;
-  uint8_t *after = qv_test_slurp(d.file, &after_size);
-  assert_int_equal(after_size, size);
-  assert_memory_equal(after, before, size);
+  qv_test_file_kept(&d, before, size);
   assert_true(qv_sparse_equals(&s, &back));
-  assert_int_equal(qv_test_dir_count(&d), 1);
   qv_sparse_reset(&back);
   qv_sparse_reset(&s);
-  free(after);
   free(before);
   qv_test_dir_remove(&d);
 }
@@ -941,17 +936,7 @@ static void test_failed_write_keeps_file(void **state) {
   make_big(&s);
   QvError err;
   assert_int_equal(npz_write_path(&s, &kStored, d.file, &err), QV_OK);
-  size_t size;
-  uint8_t *before = qv_test_slurp(d.file, &size);
-  assert_true(size > 65536);
-  assert_int_equal(qv_test_in_child(fail_write, d.file), 0);
-  size_t after_size;
-  uint8_t *after = qv_test_slurp(d.file, &after_size);
-  assert_int_equal(after_size, size);
-  assert_memory_equal(after, before, size);
-  assert_int_equal(qv_test_dir_count(&d), 1); /* no temporary file left */
-  free(after);
-  free(before);
+  qv_test_failed_write_keeps(&d, 65536, fail_write);
   qv_sparse_reset(&s);
   qv_test_dir_remove(&d);
 }
