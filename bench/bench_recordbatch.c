@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_rb_data.h"
 #include "quiver/recordbatch_ipc.h"
 
 #define REPEAT 5
@@ -39,32 +40,6 @@ static void die(const char *what, QvStatus st, const QvError *e) {
   } while (0)
 
 static QvError error;
-
-static void make_schema(struct ArrowSchema *s) {
-  TRY("schema", qv_schema_init(s, "+s", "", 0, 4, &error));
-  TRY("schema", qv_schema_init(s->children[0], "l", "id", 0, 0, &error));
-  TRY("schema", qv_schema_init(s->children[1], "g", "value", 0, 0, &error));
-  TRY("schema", qv_schema_init(s->children[2], "u", "name", 0, 0, &error));
-  TRY("schema", qv_schema_init(s->children[3], "i", "count", ARROW_FLAG_NULLABLE, 0, &error));
-}
-
-static void make_batch(const struct ArrowSchema *s, int64_t first, int64_t rows,
-                       struct ArrowArray *out) {
-  TRY("init", qv_array_init_from_schema(out, s, &error));
-  char text[32];
-  for (int64_t r = first; r < first + rows; r++) {
-    qv_array_append_int(out->children[0], r);
-    qv_array_append_double(out->children[1], (double)r * 0.5);
-    int n = snprintf(text, sizeof text, "n%" PRId64, (r * 7919) % 1000000);
-    qv_array_append_bytes(out->children[2], text, n);
-    if (r % 10 == 3)
-      qv_array_append_null(out->children[3], 1);
-    else
-      qv_array_append_int(out->children[3], (int32_t)(r % 100000));
-    qv_array_finish_element(out);
-  }
-  TRY("finish", qv_array_finish_building(out, QV_VALIDATE_NONE, &error));
-}
 
 /* The serialized output: bytes and their count. */
 typedef struct Mem {
@@ -287,13 +262,13 @@ int main(int argc, char **argv) {
   }
   Data d;
   memset(&d, 0, sizeof d);
-  make_schema(&d.schema);
+  bench_rb_schema(&d.schema);
   d.rows = rows;
   d.n_batches = (rows + per_batch - 1) / per_batch;
   d.batches = calloc((size_t)d.n_batches, sizeof *d.batches);
   for (int64_t i = 0; i < d.n_batches; i++) {
     int64_t n = rows - i * per_batch < per_batch ? rows - i * per_batch : per_batch;
-    make_batch(&d.schema, i * per_batch, n, &d.batches[i]);
+    bench_rb_batch(&d.schema, i * per_batch, n, &d.batches[i]);
   }
 
   /* size the output, then pre-fault the destination buffers */

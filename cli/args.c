@@ -1,5 +1,6 @@
 /* quiver CLI: command-line parsing shared by the commands (args.h). */
 #include "args.h"
+#include "input.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -125,6 +126,19 @@ bool qv_cli_args_index(QvCliArgs *a, const char *name, int64_t *out) {
     qv_cli_args_error(a, "%s: '%s' is not a non-negative integer", name, v);
     return false;
   }
+  return true;
+}
+
+bool qv_cli_args_threads(QvCliArgs *a) {
+  const char *v = qv_cli_args_value(a, "--threads");
+  if (v == NULL) return false;
+  int64_t n;
+  if (!qv_cli_parse_index(v, &n) || n < 1 || n > QV_RB_MAX_THREADS) {
+    qv_cli_args_error(a, "--threads: '%s' is not a number of threads from 1 to %d", v,
+                      QV_RB_MAX_THREADS);
+    return false;
+  }
+  qv_cli_set_threads((int)n);
   return true;
 }
 

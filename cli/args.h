@@ -67,6 +67,9 @@ bool qv_cli_args_index(QvCliArgs *a, const char *name, int64_t *out);
 /* Option `name` with a size in bytes: a decimal integer >= 1 with an
  * optional binary suffix K, M, G or T (2^10 .. 2^40), e.g. "512M". */
 bool qv_cli_args_size(QvCliArgs *a, const char *name, int64_t *out);
+/* "--threads N" (1..QV_RB_MAX_THREADS): the threads that compress and
+ * decompress record batch bodies, handed to qv_cli_set_threads (input.h). */
+bool qv_cli_args_threads(QvCliArgs *a);
 /* The current argument is no option the command has: usage error. */
 void qv_cli_args_unknown(QvCliArgs *a);
 /* A usage error about the current argument (or the command line as a

@@ -529,12 +529,21 @@ static bool is_numpy(const char *path, const QvCliInput *in, QvError *err) {
 int qv_cmd_cat(int argc, char **argv) {
   for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
     if (strcmp(argv[i], "--json") == 0) return qv_cmd_cat_json(argc, argv);
-  const char *path;
+  const char *path = NULL, *p;
+  QvCliArgs a;
+  qv_cli_args_init(&a, "cat", argc, argv);
+  while (qv_cli_args_next(&a)) {
+    if ((p = qv_cli_args_positional(&a)) != NULL && path == NULL) path = p;
+    else if (qv_cli_args_threads(&a)) continue;
+    else qv_cli_args_unknown(&a);
+  }
+  if (a.status) return a.status;
+  if (path == NULL) return qv_cli_usage_error("cat", "needs a FILE ('-' for stdin)");
   QvCliInput in;
-  int status = qv_cli_open_single_input("cat", argc, argv, &path, &in);
-  if (status) return status;
   QvError err;
   qv_error_clear(&err);
+  if (qv_cli_input_open(path, &in, &err)) return qv_cli_fail("cat", &err);
+  int status;
   if (is_numpy(path, &in, &err)) {
     qv_cli_input_free(&in);
     return fail(path, &err);

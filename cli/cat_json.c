@@ -290,6 +290,7 @@ int qv_cmd_cat_json(int argc, char **argv) {
   qv_cli_args_init(&a, "cat", argc, argv);
   while (qv_cli_args_next(&a)) {
     if (qv_cli_args_flag(&a, "--json")) continue;
+    if (qv_cli_args_threads(&a)) continue;
     if ((p = qv_cli_args_positional(&a)) != NULL && path == NULL) path = p;
     else if (p != NULL) qv_cli_args_error(&a, "takes one FILE");
     else qv_cli_args_unknown(&a);

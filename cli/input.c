@@ -100,8 +100,22 @@ QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size,
   return st;
 }
 
+static int cli_threads; /* 0: not set */
+
+void qv_cli_set_threads(int threads) { cli_threads = threads; }
+
+int qv_cli_threads(void) {
+  if (cli_threads > 0) return cli_threads;
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n < 1 ? 1 : n > QV_RB_MAX_THREADS ? QV_RB_MAX_THREADS : (int)n;
+}
+
 const QvRbReadOptions *qv_cli_rb_read_options(void) {
-  static const QvRbReadOptions full = {.struct_size = sizeof full, .validate = QV_VALIDATE_FULL};
+  static QvRbReadOptions full;
+  memset(&full, 0, sizeof full);
+  full.struct_size = sizeof full;
+  full.validate = QV_VALIDATE_FULL;
+  full.threads = qv_cli_threads();
   return &full;
 }
 

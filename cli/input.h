@@ -40,8 +40,13 @@ bool qv_cli_holds_tensors(const uint8_t *data, size_t size);
 QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error);
 
 /* The record batch read options of every command: full validation (a
- * command prints or converts only what it has checked). */
+ * command prints or converts only what it has checked), decompression on
+ * qv_cli_threads() threads. */
 const QvRbReadOptions *qv_cli_rb_read_options(void);
+/* Threads for compressing and decompressing record batch bodies: what
+ * --threads set, else every online CPU. */
+void qv_cli_set_threads(int threads);
+int qv_cli_threads(void);
 /* A record batch reader with those options over bytes the caller keeps
  * alive (zero-copy): a file reader into *file when `file` is not NULL, else
  * a stream reader into *stream. */

@@ -24,7 +24,9 @@ static const Command commands[] = {
      "  version and length, body length, and a summary (schema fields; batch\n"
      "  length/nodes/buffers; tensor type, shape, strides, names; sparse format,\n"
      "  shape, nnz, density, index types, buffer offsets and alignment); for a\n"
-     "  file, its footer. FILE '-' reads stdin.\n"},
+     "  file, its footer. A compressed batch's codec and body sizes follow, and\n"
+     "  one line per buffer: its compressed and uncompressed bytes. FILE '-'\n"
+     "  reads stdin.\n"},
     {"tensor", qv_cmd_tensor,
      "tensor from-npy|to-npy|from-npz|to-npz|stack|unstack IN OUT  .npy/.npz, tensor columns <-> Arrow tensors",
      "usage: quiver tensor from-npy IN.npy OUT.arrow [--sparse=coo|csr|csc|csf]\n"
@@ -56,15 +58,17 @@ static const Command commands[] = {
      "  error unless --fill-nulls (zeros). unstack / --as-column: a tensor -> a\n"
      "  one-column table (arrow.fixed_shape_tensor, one cell per leading index;\n"
      "  column NAME, default 'tensor'), an Arrow stream, or a file with --file.\n"},
-    {"cat", qv_cmd_cat, "cat [--json] FILE|-     print tensors NumPy-style, record batches as a table",
-     "usage: quiver cat [--json] FILE|-\n"
+    {"cat", qv_cmd_cat, "cat [--json] [--threads N] FILE|-  print tensors NumPy-style, record batches as a table",
+     "usage: quiver cat [--json] [--threads N] FILE|-\n"
      "  Prints the values of every Tensor and SparseTensor message NumPy-style (a\n"
      "  large sparse tensor as its list of non-zeros), and a record batch stream\n"
      "  or file as a table: a schema line, the rows (long inputs keep their first\n"
      "  and last rows), and a summary line. FILE '-' reads stdin.\n"
      "  --json: record batches as Arrow's integration JSON; tensors and sparse\n"
      "  tensors as {\"messages\": [...]} with type, shape, strides, dim names and\n"
-     "  values (sparse: format, index types, index buffers), see README.md.\n"},
+     "  values (sparse: format, index types, index buffers), see README.md.\n"
+     "  --threads N: threads that decompress compressed record batches (default:\n"
+     "  every core).\n"},
     {"convert", qv_cmd_convert,
      "convert IN OUT --to=dense|coo|csr|csc|csf  dense <-> sparse tensors",
      "usage: quiver convert IN.arrow OUT.arrow --to=dense|coo|csr|csc|csf [--index N]\n"
@@ -79,30 +83,35 @@ static const Command commands[] = {
      "  take (suffix K, M, G, T: binary; default 16G); a dense output is its shape\n"
      "  times the element size, a sparse one from a dense input is bounded by its\n"
      "  non-zeros (counted when every element being non-zero would exceed it).\n"},
-    {"validate", qv_cmd_validate, "validate FILE|-  check a record batch file/stream in full",
-     "usage: quiver validate FILE|-\n"
+    {"validate", qv_cmd_validate, "validate [--threads N] FILE|-  check a record batch file/stream in full",
+     "usage: quiver validate [--threads N] FILE|-\n"
      "  Reads every record batch of an Arrow file or stream with full validation\n"
      "  and prints what it holds. A file is read through its footer, as every\n"
      "  command reads it (--stream is accepted and changes nothing).\n"
      "  Exit 0 valid, 1 invalid (the reason on stderr),\n"
-     "  3 valid but not supported by quiver.\n"},
+     "  3 valid but not supported by quiver. --threads N: threads that\n"
+     "  decompress compressed batches (default: every core).\n"},
     {"stream-to-file", qv_cmd_stream_to_file,
-     "stream-to-file [--compression none|lz4|zstd] [--align 8|64]"
-     " [--endianness native|little|big] < IN > OUT",
-     "usage: quiver stream-to-file [--compression none|lz4|zstd] [--align 8|64]\n"
-     "                             [--endianness native|little|big] < IN > OUT\n"
+     "stream-to-file [--compression none|lz4|zstd] [--level N] [--align 8|64]"
+     " [--endianness native|little|big] [--threads N] < IN > OUT",
+     "usage: quiver stream-to-file [--compression none|lz4|zstd] [--level N] [--align 8|64]\n"
+     "                             [--endianness native|little|big] [--threads N] < IN > OUT\n"
      "  Reads an Arrow stream on stdin (validated in full) and writes it as an\n"
      "  Arrow file on stdout, with the batches' buffers compressed as asked and\n"
      "  aligned to 8 or 64 bytes, in the byte order asked (default: the host's;\n"
-     "  input in either byte order is read).\n"},
+     "  input in either byte order is read). --level: the codec's level (zstd\n"
+     "  1..22, default 1; lz4 1..12, 3 and up is LZ4 HC, default its fast mode).\n"
+     "  --threads N: threads that decompress the input and compress the output\n"
+     "  (default: every core; the output is the same for any N).\n"},
     {"file-to-stream", qv_cmd_file_to_stream,
-     "file-to-stream [--compression none|lz4|zstd] [--align 8|64]"
-     " [--endianness native|little|big] FILE|- > OUT",
-     "usage: quiver file-to-stream [--compression none|lz4|zstd] [--align 8|64]\n"
-     "                             [--endianness native|little|big] FILE|- > OUT\n"
+     "file-to-stream [--compression none|lz4|zstd] [--level N] [--align 8|64]"
+     " [--endianness native|little|big] [--threads N] FILE|- > OUT",
+     "usage: quiver file-to-stream [--compression none|lz4|zstd] [--level N] [--align 8|64]\n"
+     "                             [--endianness native|little|big] [--threads N] FILE|- > OUT\n"
      "  Reads an Arrow file (validated in full; its batches in footer order) and\n"
      "  writes it as an Arrow stream on stdout, in the byte order asked\n"
-     "  (--endianness; default: the host's).\n"},
+     "  (--endianness; default: the host's). --compression, --level, --align and\n"
+     "  --threads as for stream-to-file.\n"},
     {"integration", qv_cmd_integration,
      "integration --mode=M --json=F.json --arrow=F.arrow_file  Arrow's integration test CLI",
      "usage: quiver integration --mode=validate|json-to-arrow|arrow-to-json\n"

@@ -40,6 +40,7 @@ int qv_cmd_validate(int argc, char **argv) {
   while (qv_cli_args_next(&a)) {
     if ((p = qv_cli_args_positional(&a)) != NULL && path == NULL) path = p;
     else if (qv_cli_args_flag(&a, "--stream")) continue; /* accepted; files go by their footer */
+    else if (qv_cli_args_threads(&a)) continue;
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;
@@ -66,7 +67,8 @@ int qv_cmd_validate(int argc, char **argv) {
 /* ---- conversions */
 
 /* Walks the arguments of stream-to-file / file-to-stream: --compression,
- * --align, --endianness, and up to `max_pos` positionals. Returns 0 or the usage status. */
+ * --level, --align, --endianness, --threads, and up to `max_pos`
+ * positionals. Returns 0 or the usage status. */
 static int parse_convert_args(const char *cmd, int argc, char **argv, QvRbWriteOptions *o,
                               const char **pos, int max_pos, int *npos) {
   static const char *const codecs[] = {"none", "lz4", "zstd", NULL};
@@ -77,6 +79,7 @@ static int parse_convert_args(const char *cmd, int argc, char **argv, QvRbWriteO
   static const int order_ids[] = {QV_RB_ENDIAN_NATIVE, QV_RB_ENDIAN_LITTLE, QV_RB_ENDIAN_BIG};
   memset(o, 0, sizeof *o);
   o->validate = QV_VALIDATE_NONE; /* the reader validated in full already */
+  const char *level, *level_arg = NULL;
   *npos = 0;
   QvCliArgs a;
   qv_cli_args_init(&a, cmd, argc, argv);
@@ -87,9 +90,23 @@ static int parse_convert_args(const char *cmd, int argc, char **argv, QvRbWriteO
     else if ((k = qv_cli_args_choice(&a, "--compression", codecs)) >= 0) o->compression = codec_ids[k];
     else if ((k = qv_cli_args_choice(&a, "--align", aligns)) >= 0) o->alignment = k ? 64 : 8;
     else if ((k = qv_cli_args_choice(&a, "--endianness", orders)) >= 0) o->endianness = order_ids[k];
+    else if ((level = qv_cli_args_value(&a, "--level")) != NULL) level_arg = level;
+    else if (qv_cli_args_threads(&a)) continue;
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;
+  if (level_arg) {
+    /* the codecs' own ranges (ZSTD 1..22, LZ4 frame 1..12: 3 and up is LZ4 HC) */
+    int max = o->compression == QV_COMPRESSION_ZSTD ? 22 : 12;
+    int64_t v;
+    if (o->compression == QV_COMPRESSION_NONE)
+      return qv_cli_usage_error(cmd, "--level needs --compression lz4 or zstd");
+    if (!qv_cli_parse_index(level_arg, &v) || v < 1 || v > max)
+      return qv_cli_usage_error(cmd, "--level: '%s' is not a %s level from 1 to %d", level_arg,
+                                o->compression == QV_COMPRESSION_ZSTD ? "zstd" : "lz4", max);
+    o->compression_level = (int)v;
+  }
+  o->threads = qv_cli_threads();
   return qv_cli_check_output(cmd, "-");
 }
 

@@ -15,6 +15,10 @@
 #define FUZZ_NAME "fuzz_file_reader"
 #include "rb_fuzz_util.h"
 
+/* this input's threads and round-trip codec (rb_fuzz_pick) */
+static QvRbWriteOptions g_write;
+static int g_threads;
+
 /* Writes the batch as a file, reads it back and compares the first rows. */
 static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray *batch,
                       char **want, int64_t rows) {
@@ -22,8 +26,7 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   QvRbWriter *w;
   QvError e;
   CHECK(qv_sink_new_memory(&sink, &e) == QV_OK);
-  QvRbWriteOptions wo;
-  memset(&wo, 0, sizeof wo);
+  QvRbWriteOptions wo = g_write;
   wo.format = QV_IPC_FORMAT_FILE;
   QvStatus st = qv_rb_writer_new(&w, schema, sink, &wo, &e);
   if (st) fprintf(stderr, "fuzz_file_reader: writer open: %s\n", e.message);
@@ -40,6 +43,7 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   QvRbReadOptions o;
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
+  o.threads = g_threads;
   QvRbFileReader *f;
   st = rb_fuzz_file_open(&f, bytes, n_bytes, &o, &e);
   if (st) fprintf(stderr, "fuzz_file_reader: re-open: %s\n", e.message);
@@ -71,6 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
   o.max_decompressed_size = 16 << 20;
+  rb_fuzz_pick(data, size, &o, &g_write);
+  g_threads = o.threads;
   QvRbFileReader *f;
   QvError e;
   if (rb_fuzz_file_open(&f, data, size, &o, &e) != QV_OK) return 0;

@@ -14,6 +14,10 @@
 #define FUZZ_NAME "fuzz_stream_reader"
 #include "rb_fuzz_util.h"
 
+/* this input's threads and round-trip codec (rb_fuzz_pick) */
+static QvRbWriteOptions g_write;
+static int g_threads;
+
 /* Writes the batch as a stream, reads it back and compares the first rows. */
 static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray *batch,
                       char **want, int64_t rows) {
@@ -21,7 +25,7 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   QvRbWriter *w;
   QvError e;
   CHECK(qv_sink_new_memory(&sink, &e) == QV_OK);
-  QvStatus st = qv_rb_writer_new(&w, schema, sink, NULL, &e);
+  QvStatus st = qv_rb_writer_new(&w, schema, sink, &g_write, &e);
   if (st) fprintf(stderr, "fuzz_stream_reader: writer open: %s\n", e.message);
   CHECK(st == QV_OK);
   st = qv_rb_writer_write(w, batch, &e);
@@ -36,6 +40,7 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   QvRbReadOptions o;
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
+  o.threads = g_threads;
   struct ArrowArrayStream s;
   st = rb_fuzz_stream_open(&s, bytes, n_bytes, &o, &e);
   if (st) fprintf(stderr, "fuzz_stream_reader: re-open: %s\n", e.message);
@@ -66,6 +71,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&o, 0, sizeof o);
   o.validate = QV_VALIDATE_FULL;
   o.max_decompressed_size = 16 << 20;
+  rb_fuzz_pick(data, size, &o, &g_write);
+  g_threads = o.threads;
   struct ArrowArrayStream s;
   QvError e;
   if (rb_fuzz_stream_open(&s, data, size, &o, &e) != QV_OK) return 0;

@@ -2,6 +2,10 @@
 #define FUZZ_NAME "rb_fuzz_util"
 #include "rb_fuzz_util.h"
 
+#include <string.h>
+
+#include "ipc/compression_internal.h"
+
 /* keeps the sums of rb_fuzz_touch from being optimized away */
 static volatile unsigned g_sink;
 
@@ -50,4 +54,16 @@ QvStatus rb_fuzz_file_open(QvRbFileReader **f, const uint8_t *data, size_t size,
   st = qv_rb_file_reader_new(f, src, o, e);
   qv_source_free(src);
   return st;
+}
+
+void rb_fuzz_pick(const uint8_t *data, size_t size, QvRbReadOptions *read,
+                  QvRbWriteOptions *write) {
+  qv_codec_set_parallel_min(0);
+  unsigned b = size ? data[size / 2] : 0;
+  read->threads = 1 + (int)(b % 3);
+  memset(write, 0, sizeof *write);
+  write->threads = 1 + (int)(b / 3 % 3);
+  static const QvCompression codecs[] = {QV_COMPRESSION_NONE, QV_COMPRESSION_LZ4_FRAME,
+                                         QV_COMPRESSION_ZSTD};
+  write->compression = codecs[b / 9 % 3];
 }

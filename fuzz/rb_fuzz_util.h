@@ -30,6 +30,13 @@ void rb_fuzz_touch(const QvArrayView *v);
 char **rb_fuzz_cells(const QvArrayView *root, int64_t rows);
 void rb_fuzz_free_cells(char **c, int64_t n);
 
+/* Threads and codecs for one input, from one of its bytes (deterministic):
+ * 1..3 reader threads, and for the round trip's writer 1..3 threads and no
+ * compression, LZ4 or ZSTD. The threaded path also takes small messages
+ * (its size threshold is lowered for fuzzing). */
+void rb_fuzz_pick(const uint8_t *data, size_t size, QvRbReadOptions *read,
+                  QvRbWriteOptions *write);
+
 /* Readers over caller memory (the source is freed here; readers hold their
  * own reference). */
 QvStatus rb_fuzz_stream_open(struct ArrowArrayStream *s, const uint8_t *data, size_t size,

@@ -63,7 +63,16 @@ typedef struct QvRbReadOptions {
    * in the foreign order) and delta dictionary batches are refused
    * (QV_ENOTSUP: appending needs the offsets). */
   bool keep_byte_order;
+  /* Threads that decompress the buffers of a compressed message, 0..
+   * QV_RB_MAX_THREADS; 0 or 1: the calling thread alone. The reader starts
+   * them once, at its first compressed message, and joins them when it is
+   * freed. The arrays are the same for any count, and so is the error of a
+   * bad message (that of its first failing buffer). */
+  int threads;
 } QvRbReadOptions;
+
+/* Largest `threads` of QvRbReadOptions and QvRbWriteOptions. */
+#define QV_RB_MAX_THREADS 256
 
 /* Metadata key of a schema whose arrays hold foreign-order bytes. */
 #define QV_RB_BYTE_ORDER_KEY "quiver:byte_order"
@@ -124,7 +133,11 @@ typedef struct QvRbWriteOptions {
   QvIpcFormat format;          /* stream (default) or file */
   int alignment;               /* 8 (default) or 64: metadata and buffer padding */
   QvCompression compression;   /* default none */
-  int compression_level;       /* 0: codec default */
+  /* 0: the codec's default (LZ4: its fast mode, ZSTD: 1); otherwise the
+   * codec's own levels: ZSTD 1..22, LZ4 below 3 its fast mode and 3..12 LZ4
+   * HC; negative levels trade ratio for speed, out-of-range ones are
+   * clamped by the codec */
+  int compression_level;
   /* Checks run on every input batch (structure is always checked). */
   QvValidateLevel validate;
   /* Write a grown dictionary again in full instead of as a delta. */
@@ -140,6 +153,12 @@ typedef struct QvRbWriteOptions {
    * the host's), QV_RB_ENDIAN_LITTLE or QV_RB_ENDIAN_BIG; a foreign order
    * costs one copying pass over the multi-byte buffers. */
   int endianness;
+  /* Threads that compress the buffers of a message, 0..QV_RB_MAX_THREADS;
+   * 0 or 1: the calling thread alone. Started once by qv_rb_writer_new
+   * (when compressing), joined by qv_rb_writer_free. The output is byte for
+   * byte the same for any count. A compressing writer keeps its compressed
+   * buffers between messages (about the size of the largest message). */
+  int threads;
 } QvRbWriteOptions;
 
 enum { QV_RB_ENDIAN_NATIVE = 0, QV_RB_ENDIAN_LITTLE = 1, QV_RB_ENDIAN_BIG = 2 };

@@ -11,6 +11,7 @@
 
 #include "adapters/rb_swap.h"
 #include "adapters/tensor_message.h"
+#include "ipc/compression_internal.h"
 #include "ipc/source_internal.h"
 #include "util/idmap.h"
 #include "util/load.h"
@@ -217,7 +218,19 @@ typedef struct Core {
   bool file_mode;
   bool swap;        /* bodies in the foreign byte order, converted while loading */
   bool raw_foreign; /* bodies in the foreign byte order, handed out as they are */
+  QvCodecRunner *codec; /* threads and codec contexts, from the first compressed message */
+  /* the compressed buffers of the message being loaded, decompressed
+   * together once its structure has been checked */
+  QvCodecJob *jobs;
+  struct PendingBuffer *pending;
+  int64_t n_jobs, cap_jobs;
 } Core;
+
+typedef struct PendingBuffer {
+  int64_t index;   /* in the message's buffer list */
+  int64_t column;  /* top-level column, -1 in a dictionary batch */
+  QvSwapKind swap; /* conversion to host order after decompressing */
+} PendingBuffer;
 
 static void core_free(Core *c) {
   if (c->schema.release) c->schema.release(&c->schema);
@@ -230,6 +243,9 @@ static void core_free(Core *c) {
   free(c->dicts);
   qv_idmap_free(&c->dict_index);
   free(c->node_ids);
+  qv_codec_runner_free(c->codec);
+  free(c->jobs);
+  free(c->pending);
   memset(c, 0, sizeof *c);
 }
 
@@ -355,6 +371,9 @@ static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions
   memset(c, 0, sizeof *c);
   c->opt = *opt;
   if (c->opt.max_decompressed_size <= 0) c->opt.max_decompressed_size = QV_RB_DEFAULT_MAX_DECOMPRESSED;
+  if (c->opt.threads < 0 || c->opt.threads > QV_RB_MAX_THREADS)
+    return qv_error_set(error, QV_EARG, "threads must be 0..%d, not %d", QV_RB_MAX_THREADS,
+                        c->opt.threads);
   c->ipc_schema = schema;
   bool foreign = schema->endianness != qv_rb_host_endianness();
   c->swap = foreign && !opt->keep_byte_order;
@@ -415,8 +434,67 @@ typedef struct Loader {
   Mem *mem;
   int64_t decompressed;
   QvCompression codec;
+  int64_t column; /* top-level column being loaded, -1 for a dictionary */
   QvError *error;
 } Loader;
+
+/* Queues a compressed buffer for decompression into dst. */
+static QvStatus defer_decompress(Loader *ld, int64_t idx, const uint8_t *src, int64_t len,
+                                 uint8_t *dst, int64_t ulen, QvSwapKind swap) {
+  Core *c = ld->core;
+  if (c->n_jobs == c->cap_jobs) {
+    int64_t cap = c->cap_jobs ? c->cap_jobs * 2 : 16;
+    QvCodecJob *j = realloc(c->jobs, (size_t)cap * sizeof *j);
+    if (j) c->jobs = j;
+    PendingBuffer *p = j ? realloc(c->pending, (size_t)cap * sizeof *p) : NULL;
+    if (p == NULL) return qv_error_set(ld->error, QV_ENOMEM, "out of memory");
+    c->pending = p;
+    c->cap_jobs = cap;
+  }
+  QvCodecJob *j = &c->jobs[c->n_jobs];
+  memset(j, 0, sizeof *j);
+  j->src = src;
+  j->src_size = (size_t)len;
+  j->dst = dst;
+  j->dst_size = (size_t)ulen;
+  c->pending[c->n_jobs].index = idx;
+  c->pending[c->n_jobs].column = ld->column;
+  c->pending[c->n_jobs].swap = swap;
+  c->n_jobs++;
+  return QV_OK;
+}
+
+/* Decompresses the queued buffers (on the reader's threads), straight into
+ * the memory the arrays keep. On failure the error is the first failing
+ * buffer's, whatever the thread count. */
+static QvStatus run_decompression(Loader *ld) {
+  Core *c = ld->core;
+  int64_t n = c->n_jobs;
+  c->n_jobs = 0;
+  if (n == 0) return QV_OK;
+  QvStatus st;
+  if (c->codec == NULL && (st = qv_codec_runner_new(&c->codec, c->opt.threads, ld->error)))
+    return st;
+  size_t bad = 0;
+  st = qv_codec_run(c->codec, false, ld->codec, 0, c->jobs, (size_t)n, &bad, ld->error);
+  if (st) {
+    const PendingBuffer *p = &c->pending[bad];
+    qv_error_prefix(ld->error, "buffer %lld", (long long)p->index);
+    if (p->column >= 0) {
+      const QvField *f = &c->ipc_schema->fields[p->column];
+      qv_error_prefix(ld->error, "column %lld (%.*s)", (long long)p->column,
+                      f->name ? (int)(f->name_len > 64 ? 64 : f->name_len) : 0,
+                      f->name ? f->name : "");
+    }
+    return st;
+  }
+  /* our own memory: swapped in place */
+  for (int64_t i = 0; i < n; i++)
+    if (c->pending[i].swap != QV_SWAP_NONE)
+      qv_rb_swap_copy(c->pending[i].swap, c->jobs[i].dst, c->jobs[i].dst, (int64_t)c->jobs[i].dst_size,
+                      true);
+  return QV_OK;
+}
 
 static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *what) {
   const QvRecordBatch *rb = ld->rb;
@@ -455,15 +533,15 @@ static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *wh
                             "buffer %lld: decompressed size %lld exceeds the limit of %lld bytes "
                             "per message", (long long)idx, (long long)ulen,
                             (long long)ld->core->opt.max_decompressed_size);
+      /* no zeroing: the frame fills every byte, or the message fails */
       uint8_t *dst = mem_alloc(ld->mem, ulen);
       if (dst == NULL)
         return qv_error_set(ld->error, QV_ENOMEM, "out of memory decompressing %lld bytes",
                             (long long)ulen);
-      QvStatus st = qv_decompress(ld->codec, p, (size_t)len, dst, (size_t)ulen, ld->error);
-      if (st) return qv_error_prefix(ld->error, "buffer %lld", (long long)idx);
+      QvSwapKind swap = ld->core->swap ? qv_rb_swap_kind(&v->type, slot) : QV_SWAP_NONE;
+      QvStatus st = defer_decompress(ld, idx, p, len, dst, ulen, swap);
+      if (st) return st;
       ld->decompressed += ulen;
-      /* our own memory: swapped in place */
-      if (ld->core->swap) qv_rb_swap_copy(qv_rb_swap_kind(&v->type, slot), dst, dst, ulen, true);
       *ptr = dst;
       *size = ulen;
       return QV_OK;
@@ -598,6 +676,8 @@ static QvStatus loader_begin(Loader *ld, Core *c, const QvMessage *msg, const Qv
   ld->version = msg->version;
   ld->error = error;
   ld->codec = rb->compression;
+  ld->column = -1;
+  c->n_jobs = 0;
   QvStatus vst = qv_metadata_version_check(msg->version, "message", error);
   if (vst) return vst;
   Mem *m = calloc(1, sizeof *m);
@@ -632,6 +712,7 @@ static QvStatus load_record_batch(Core *c, const QvMessage *msg, const uint8_t *
   root->array = NULL;
   for (int64_t i = 0; i < root->n_children && !st; i++) {
     const QvField *f = &c->ipc_schema->fields[i];
+    ld.column = i;
     st = load_node(&ld, f, &root->children[i], 0);
     if (!st && root->children[i].length != rb->length)
       st = qv_error_set(error, QV_EINVAL, "column has %lld rows, the batch has %lld",
@@ -641,6 +722,7 @@ static QvStatus load_record_batch(Core *c, const QvMessage *msg, const uint8_t *
                       f->name ? (int)(f->name_len > 64 ? 64 : f->name_len) : 0, f->name ? f->name : "");
   }
   if (!st) st = check_counts(&ld);
+  if (!st) st = run_decompression(&ld);
   if (!st) st = qv_array_view_validate_ex(root, level_of(c), false, error);
   if (!st) st = qv_array_export_view(root, owner, out, error);
   qv_owner_free(owner);
@@ -673,6 +755,7 @@ static QvStatus load_dictionary_batch(Core *c, const QvMessage *msg, const uint8
     st = qv_error_set(error, QV_EINVAL, "dictionary has %lld values, its batch says %lld",
                       (long long)d->view.length, (long long)db->data.length);
   if (!st) st = check_counts(&ld);
+  if (!st) st = run_decompression(&ld);
   if (!st) st = qv_array_view_validate_ex(&d->view, level_of(c), false, error);
   struct ArrowArray fresh;
   memset(&fresh, 0, sizeof fresh);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "quiver/recordbatch_ipc.h"
+#include "ipc/compression_internal.h"
 #include "util/arena.h"
 #include "adapters/rb_swap.h"
 #include "util/idmap.h"
@@ -333,6 +334,11 @@ struct QvRbWriter {
   QvError failure;
   bool finished;
   bool swap; /* bodies in the foreign byte order */
+  QvCodecRunner *codec; /* compressing writers: threads and codec contexts */
+  uint8_t **zbuf;       /* compressed segment i of a message, reused */
+  size_t *zcap;
+  int64_t n_zbuf;
+  QvCodecJob *jobs; /* n_zbuf of them */
 };
 
 static QvStatus flush(QvRbWriter *w, QvError *error) {
@@ -364,24 +370,58 @@ static QvStatus pad(QvRbWriter *w, int64_t n, QvError *error) {
 
 static int64_t padded(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
-/* Compresses the segments of s (in place: segments then point at temps). */
+/* Compresses the segments of s into the writer's scratch buffers (kept
+ * from message to message: no fresh pages per batch); segments then point
+ * at them. A segment that does not shrink is stored as it is (length -1). */
 static QvStatus compress_segs(QvRbWriter *w, Ser *s, QvError *error) {
   QvCompression codec = w->opt.compression;
+  if (s->n_segs > w->n_zbuf) {
+    uint8_t **b = realloc(w->zbuf, (size_t)s->n_segs * sizeof *b);
+    if (b) w->zbuf = b;
+    size_t *c = b ? realloc(w->zcap, (size_t)s->n_segs * sizeof *c) : NULL;
+    if (c) w->zcap = c;
+    QvCodecJob *j = c ? realloc(w->jobs, (size_t)s->n_segs * sizeof *j) : NULL;
+    if (j == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory compressing");
+    w->jobs = j;
+    for (int64_t i = w->n_zbuf; i < s->n_segs; i++) {
+      w->zbuf[i] = NULL;
+      w->zcap[i] = 0;
+    }
+    w->n_zbuf = s->n_segs;
+  }
+  size_t n = 0;
   for (int64_t i = 0; i < s->n_segs; i++) {
     Seg *g = &s->segs[i];
     if (g->len == 0) continue;
     size_t bound = qv_compress_bound(codec, (size_t)g->len);
-    uint8_t *dst = temp(s, (int64_t)bound);
-    if (dst == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory compressing");
-    size_t n;
-    QvStatus st = qv_compress(codec, w->opt.compression_level, g->data, (size_t)g->len, dst,
-                                 bound, &n, error);
-    if (st) return st;
+    if (w->zcap[i] < bound) {
+      free(w->zbuf[i]);
+      w->zcap[i] = 0;
+      if ((w->zbuf[i] = malloc(bound)) == NULL)
+        return qv_error_set(error, QV_ENOMEM, "out of memory compressing %lld bytes",
+                            (long long)g->len);
+      w->zcap[i] = bound;
+    }
+    QvCodecJob *j = &w->jobs[n++];
+    memset(j, 0, sizeof *j);
+    j->src = g->data;
+    j->src_size = (size_t)g->len;
+    j->dst = w->zbuf[i];
+    j->dst_size = bound;
+  }
+  QvStatus st = qv_codec_run(w->codec, true, codec, w->opt.compression_level, w->jobs, n, NULL,
+                             error);
+  if (st) return st;
+  n = 0;
+  for (int64_t i = 0; i < s->n_segs; i++) {
+    Seg *g = &s->segs[i];
+    if (g->len == 0) continue;
+    const QvCodecJob *j = &w->jobs[n++];
     g->has_prefix = true;
-    if ((int64_t)n < g->len) {
+    if ((int64_t)j->out_size < g->len) {
       g->prefix = g->len;
-      g->data = dst;
-      g->len = (int64_t)n;
+      g->data = j->dst;
+      g->len = (int64_t)j->out_size;
     } else {
       g->prefix = -1; /* not worth it: stored as is */
     }
@@ -816,6 +856,11 @@ void qv_rb_writer_free(QvRbWriter *w) {
   free(w->dict_order);
   free(w->stage);
   ser_free(&w->ser);
+  qv_codec_runner_free(w->codec);
+  for (int64_t i = 0; i < w->n_zbuf; i++) free(w->zbuf[i]);
+  free(w->zbuf);
+  free(w->zcap);
+  free(w->jobs);
   free(w);
 }
 
@@ -869,6 +914,12 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
            w->opt.compression != QV_COMPRESSION_LZ4_FRAME &&
            w->opt.compression != QV_COMPRESSION_ZSTD)
     st = qv_error_set(error, QV_EARG, "unknown compression %d", (int)w->opt.compression);
+  else if (w->opt.threads < 0 || w->opt.threads > QV_RB_MAX_THREADS)
+    st = qv_error_set(error, QV_EARG, "threads must be 0..%d, not %d", QV_RB_MAX_THREADS,
+                      w->opt.threads);
+  /* the threads start here, once for the writer's life */
+  if (!st && w->opt.compression != QV_COMPRESSION_NONE)
+    st = qv_codec_runner_new(&w->codec, w->opt.threads, error);
   w->sink = sink;
   w->ser.error = error;
   w->stage = st ? NULL : malloc(STAGE_SIZE);

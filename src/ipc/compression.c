@@ -1,56 +1,86 @@
 /* Body compression codecs of the IPC format: LZ4 frames (liblz4 frame API)
  * and ZSTD frames (libzstd). Decompression must produce exactly the length
  * the buffer declares, so a hostile buffer can never make us write or
- * allocate more than the caller sized for. */
+ * allocate more than the caller sized for.
+ *
+ * The runner (compression_internal.h) keeps one set of codec contexts per
+ * thread for its lifetime: ZSTD contexts and the LZ4 decompression context
+ * allocate their tables and window on first use, and reusing them is what
+ * a codec user does. LZ4 compression goes through LZ4F_compressFrame, whose
+ * state lives on the stack and is cleared per call (16 KiB): a reused LZ4F
+ * context keeps stale hash entries that can change which matches are found,
+ * and the output must not depend on which thread compressed what. ZSTD
+ * starts every frame's indices past its stale entries, so a reused context
+ * gives the bytes of a fresh one. */
 #include <lz4frame.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "ipc/compression_internal.h"
 #include "quiver/compression.h"
+#include "util/cpu.h"
+#include "util/pool.h"
 
-static QvStatus lz4_decompress(const uint8_t *src, size_t src_size, uint8_t *dst,
+/* One thread's contexts, created on first use. */
+typedef struct CodecCtx {
+  LZ4F_dctx *lz4d;
+  ZSTD_CCtx *zc;
+  ZSTD_DCtx *zd;
+  atomic_int busy; /* claimed by a running task */
+} CodecCtx;
+
+static void ctx_release(CodecCtx *c) {
+  if (c->lz4d) LZ4F_freeDecompressionContext(c->lz4d);
+  ZSTD_freeCCtx(c->zc);
+  ZSTD_freeDCtx(c->zd);
+  c->lz4d = NULL;
+  c->zc = NULL;
+  c->zd = NULL;
+}
+
+static QvStatus lz4_decompress(CodecCtx *c, const uint8_t *src, size_t src_size, uint8_t *dst,
                                size_t dst_size, QvError *error) {
-  LZ4F_dctx *ctx = NULL;
-  if (LZ4F_isError(LZ4F_createDecompressionContext(&ctx, LZ4F_VERSION)))
-    return qv_error_set(error, QV_ENOMEM, "LZ4: cannot create a decompression context");
+  if (c->lz4d == NULL) {
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&c->lz4d, LZ4F_VERSION))) {
+      c->lz4d = NULL;
+      return qv_error_set(error, QV_ENOMEM, "LZ4: cannot create a decompression context");
+    }
+  } else {
+    LZ4F_resetDecompressionContext(c->lz4d); /* a failed frame leaves it mid-frame */
+  }
   size_t in_done = 0, out_done = 0;
-  QvStatus st = QV_OK;
   for (;;) {
     size_t in = src_size - in_done, out = dst_size - out_done;
-    size_t r = LZ4F_decompress(ctx, dst + out_done, &out, src + in_done, &in, NULL);
-    if (LZ4F_isError(r)) {
-      st = qv_error_set(error, QV_EINVAL, "LZ4 frame is corrupt: %s", LZ4F_getErrorName(r));
-      break;
-    }
+    size_t r = LZ4F_decompress(c->lz4d, dst + out_done, &out, src + in_done, &in, NULL);
+    if (LZ4F_isError(r))
+      return qv_error_set(error, QV_EINVAL, "LZ4 frame is corrupt: %s", LZ4F_getErrorName(r));
     in_done += in;
     out_done += out;
     if (r == 0) { /* frame complete */
       if (out_done != dst_size)
-        st = qv_error_set(error, QV_EINVAL,
-                          "LZ4 frame decompresses to %zu bytes, the buffer declares %zu",
-                          out_done, dst_size);
-      else if (in_done != src_size)
-        st = qv_error_set(error, QV_EINVAL, "LZ4 frame is followed by %zu extra bytes",
-                          src_size - in_done);
-      break;
+        return qv_error_set(error, QV_EINVAL,
+                            "LZ4 frame decompresses to %zu bytes, the buffer declares %zu",
+                            out_done, dst_size);
+      if (in_done != src_size)
+        return qv_error_set(error, QV_EINVAL, "LZ4 frame is followed by %zu extra bytes",
+                            src_size - in_done);
+      return QV_OK;
     }
-    if (in == 0 && out == 0) {
-      st = out_done == dst_size
-               ? qv_error_set(error, QV_EINVAL,
-                              "LZ4 frame decompresses to more than the declared %zu bytes",
-                              dst_size)
-               : qv_error_set(error, QV_EINVAL,
-                              "LZ4 frame is truncated (%zu of %zu bytes decompressed)",
-                              out_done, dst_size);
-      break;
-    }
+    if (in == 0 && out == 0)
+      return out_done == dst_size
+                 ? qv_error_set(error, QV_EINVAL,
+                                "LZ4 frame decompresses to more than the declared %zu bytes",
+                                dst_size)
+                 : qv_error_set(error, QV_EINVAL,
+                                "LZ4 frame is truncated (%zu of %zu bytes decompressed)",
+                                out_done, dst_size);
   }
-  LZ4F_freeDecompressionContext(ctx);
-  return st;
 }
 
-static QvStatus zstd_decompress(const uint8_t *src, size_t src_size, uint8_t *dst,
+static QvStatus zstd_decompress(CodecCtx *c, const uint8_t *src, size_t src_size, uint8_t *dst,
                                 size_t dst_size, QvError *error) {
   unsigned long long declared = ZSTD_getFrameContentSize(src, src_size);
   if (declared == ZSTD_CONTENTSIZE_ERROR)
@@ -59,7 +89,9 @@ static QvStatus zstd_decompress(const uint8_t *src, size_t src_size, uint8_t *ds
     return qv_error_set(error, QV_EINVAL,
                         "ZSTD frame holds %llu bytes, the buffer declares %zu", declared,
                         dst_size);
-  size_t r = ZSTD_decompress(dst, dst_size, src, src_size);
+  if (c->zd == NULL && (c->zd = ZSTD_createDCtx()) == NULL)
+    return qv_error_set(error, QV_ENOMEM, "ZSTD: cannot create a decompression context");
+  size_t r = ZSTD_decompressDCtx(c->zd, dst, dst_size, src, src_size);
   if (ZSTD_isError(r)) {
     if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
       return qv_error_set(error, QV_EINVAL,
@@ -68,16 +100,17 @@ static QvStatus zstd_decompress(const uint8_t *src, size_t src_size, uint8_t *ds
     return qv_error_set(error, QV_EINVAL, "ZSTD frame is corrupt: %s", ZSTD_getErrorName(r));
   }
   if (r != dst_size)
-    return qv_error_set(error, QV_EINVAL, "ZSTD frame decompresses to %zu bytes, the buffer declares %zu",
-                        r, dst_size);
+    return qv_error_set(error, QV_EINVAL,
+                        "ZSTD frame decompresses to %zu bytes, the buffer declares %zu", r,
+                        dst_size);
   return QV_OK;
 }
 
-QvStatus qv_decompress(QvCompression codec, const uint8_t *src, size_t src_size,
-                          uint8_t *dst, size_t dst_size, QvError *error) {
+static QvStatus decompress_with(CodecCtx *c, QvCompression codec, const uint8_t *src,
+                                size_t src_size, uint8_t *dst, size_t dst_size, QvError *error) {
   switch (codec) {
-    case QV_COMPRESSION_LZ4_FRAME: return lz4_decompress(src, src_size, dst, dst_size, error);
-    case QV_COMPRESSION_ZSTD: return zstd_decompress(src, src_size, dst, dst_size, error);
+    case QV_COMPRESSION_LZ4_FRAME: return lz4_decompress(c, src, src_size, dst, dst_size, error);
+    case QV_COMPRESSION_ZSTD: return zstd_decompress(c, src, src_size, dst, dst_size, error);
     default: return qv_error_set(error, QV_EARG, "unknown compression codec %d", (int)codec);
   }
 }
@@ -90,17 +123,9 @@ static LZ4F_preferences_t lz4_prefs(int level, size_t n) {
   return p;
 }
 
-size_t qv_compress_bound(QvCompression codec, size_t n) {
-  if (codec == QV_COMPRESSION_LZ4_FRAME) {
-    LZ4F_preferences_t p = lz4_prefs(0, n);
-    return LZ4F_compressFrameBound(n, &p);
-  }
-  if (codec == QV_COMPRESSION_ZSTD) return ZSTD_compressBound(n);
-  return n;
-}
-
-QvStatus qv_compress(QvCompression codec, int level, const uint8_t *src, size_t n,
-                        uint8_t *dst, size_t capacity, size_t *out_size, QvError *error) {
+static QvStatus compress_with(CodecCtx *c, QvCompression codec, int level, const uint8_t *src,
+                              size_t n, uint8_t *dst, size_t capacity, size_t *out_size,
+                              QvError *error) {
   *out_size = 0;
   if (codec == QV_COMPRESSION_LZ4_FRAME) {
     LZ4F_preferences_t p = lz4_prefs(level, n);
@@ -111,11 +136,188 @@ QvStatus qv_compress(QvCompression codec, int level, const uint8_t *src, size_t 
     return QV_OK;
   }
   if (codec == QV_COMPRESSION_ZSTD) {
-    size_t r = ZSTD_compress(dst, capacity, src, n, level ? level : 1);
+    if (c->zc == NULL && (c->zc = ZSTD_createCCtx()) == NULL)
+      return qv_error_set(error, QV_ENOMEM, "ZSTD: cannot create a compression context");
+    size_t r = ZSTD_compressCCtx(c->zc, dst, capacity, src, n, level ? level : 1);
     if (ZSTD_isError(r))
       return qv_error_set(error, QV_EINVAL, "ZSTD compression failed: %s", ZSTD_getErrorName(r));
     *out_size = r;
     return QV_OK;
   }
   return qv_error_set(error, QV_EARG, "unknown compression codec %d", (int)codec);
+}
+
+QvStatus qv_decompress(QvCompression codec, const uint8_t *src, size_t src_size, uint8_t *dst,
+                       size_t dst_size, QvError *error) {
+  CodecCtx c;
+  memset(&c, 0, sizeof c);
+  QvStatus st = decompress_with(&c, codec, src, src_size, dst, dst_size, error);
+  ctx_release(&c);
+  return st;
+}
+
+size_t qv_compress_bound(QvCompression codec, size_t n) {
+  if (codec == QV_COMPRESSION_LZ4_FRAME) {
+    LZ4F_preferences_t p = lz4_prefs(0, n);
+    return LZ4F_compressFrameBound(n, &p);
+  }
+  if (codec == QV_COMPRESSION_ZSTD) return ZSTD_compressBound(n);
+  return n;
+}
+
+QvStatus qv_compress(QvCompression codec, int level, const uint8_t *src, size_t n, uint8_t *dst,
+                     size_t capacity, size_t *out_size, QvError *error) {
+  CodecCtx c;
+  memset(&c, 0, sizeof c);
+  QvStatus st = compress_with(&c, codec, level, src, n, dst, capacity, out_size, error);
+  ctx_release(&c);
+  return st;
+}
+
+/* ---- the runner */
+
+struct QvCodecRunner {
+  QvPool *pool; /* NULL with one thread */
+  int threads;
+  CodecCtx *ctx; /* one per thread */
+};
+
+QvStatus qv_codec_runner_new(QvCodecRunner **out, int threads, QvError *error) {
+  *out = NULL;
+  if (threads < 1) threads = 1;
+  QvCodecRunner *r = calloc(1, sizeof *r);
+  if (r == NULL || (r->ctx = calloc((size_t)threads, sizeof *r->ctx)) == NULL) {
+    free(r);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  r->threads = threads;
+  if (threads > 1) {
+    QvStatus st = qv_pool_new(&r->pool, threads, error);
+    if (st) {
+      qv_codec_runner_free(r);
+      return st;
+    }
+  }
+  *out = r;
+  return QV_OK;
+}
+
+void qv_codec_runner_free(QvCodecRunner *r) {
+  if (r == NULL) return;
+  qv_pool_free(r->pool);
+  for (int i = 0; i < r->threads; i++) ctx_release(&r->ctx[i]);
+  free(r->ctx);
+  free(r);
+}
+
+int qv_codec_runner_threads(const QvCodecRunner *r) { return r ? r->threads : 1; }
+
+static QvStatus run_one(CodecCtx *c, bool compress, QvCompression codec, int level,
+                        QvCodecJob *j, QvError *error) {
+  if (compress)
+    return compress_with(c, codec, level, j->src, j->src_size, j->dst, j->dst_size, &j->out_size,
+                         error);
+  return decompress_with(c, codec, j->src, j->src_size, j->dst, j->dst_size, error);
+}
+
+typedef struct Run {
+  QvCodecRunner *r;
+  bool compress;
+  QvCompression codec;
+  int level;
+  QvCodecJob *jobs;
+  const size_t *order;     /* task i runs job order[i] */
+  atomic_size_t first_bad; /* lowest failed job index so far (SIZE_MAX: none) */
+} Run;
+
+/* No more tasks run at once than the pool has threads, so a free set of
+ * contexts is always there; the scan only picks which. */
+static CodecCtx *take_ctx(QvCodecRunner *r) {
+  for (;;)
+    for (int k = 0; k < r->threads; k++)
+      if (atomic_exchange_explicit(&r->ctx[k].busy, 1, memory_order_acquire) == 0)
+        return &r->ctx[k];
+}
+
+static void run_task(void *p, size_t i) {
+  Run *run = p;
+  size_t j = run->order[i];
+  QvCodecJob *job = &run->jobs[j];
+  /* a failure at a lower index decides the outcome: later jobs need not run */
+  if (j > atomic_load_explicit(&run->first_bad, memory_order_relaxed)) {
+    job->status = QV_EINVAL;
+    return;
+  }
+  CodecCtx *c = take_ctx(run->r);
+  job->status = run_one(c, run->compress, run->codec, run->level, job, NULL);
+  atomic_store_explicit(&c->busy, 0, memory_order_release);
+  if (job->status) {
+    size_t was = atomic_load_explicit(&run->first_bad, memory_order_relaxed);
+    while (j < was && !atomic_compare_exchange_weak(&run->first_bad, &was, j)) {
+    }
+  }
+}
+
+typedef struct SizeIndex {
+  size_t size, index;
+} SizeIndex;
+
+static int larger_first(const void *a, const void *b) {
+  const SizeIndex *x = a, *y = b;
+  if (x->size != y->size) return x->size > y->size ? -1 : 1;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Below this many bytes in all, waking the workers costs more than it saves. */
+static size_t parallel_min_bytes = (size_t)256 << 10;
+
+size_t qv_codec_set_parallel_min(size_t bytes) {
+  size_t was = parallel_min_bytes;
+  parallel_min_bytes = bytes;
+  return was;
+}
+
+QvStatus qv_codec_run(QvCodecRunner *r, bool compress, QvCompression codec, int level,
+                      QvCodecJob *jobs, size_t n, size_t *failed, QvError *error) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) total += compress ? jobs[i].src_size : jobs[i].dst_size;
+  SizeIndex *by_size = NULL;
+  size_t *order = NULL;
+  if (r->pool && n > 1 && total >= parallel_min_bytes) {
+    by_size = malloc(n * sizeof *by_size);
+    order = malloc(n * sizeof *order);
+  }
+  if (order == NULL) { /* one thread (or no memory for the order): in index order */
+    free(by_size);
+    for (size_t i = 0; i < n; i++) {
+      QvStatus st = run_one(&r->ctx[0], compress, codec, level, &jobs[i], error);
+      jobs[i].status = st;
+      if (st) {
+        if (failed) *failed = i;
+        return st;
+      }
+    }
+    return QV_OK;
+  }
+  /* largest first: one frame per buffer, so a batch is a handful of uneven
+   * tasks; longest-first keeps the last one from running alone */
+  for (size_t i = 0; i < n; i++) {
+    by_size[i].size = compress ? jobs[i].src_size : jobs[i].dst_size;
+    by_size[i].index = i;
+  }
+  qsort(by_size, n, sizeof *by_size, larger_first);
+  for (size_t i = 0; i < n; i++) order[i] = by_size[i].index;
+  free(by_size);
+  Run run = {r, compress, codec, level, jobs, order, SIZE_MAX};
+  qv_path_hit(QV_PATH_CODEC_THREADS);
+  qv_pool_run(r->pool, n, run_task, &run);
+  free(order);
+  size_t bad = atomic_load(&run.first_bad);
+  if (bad == SIZE_MAX) return QV_OK;
+  if (failed) *failed = bad;
+  /* the message: the failing job again, alone (codecs fail deterministically) */
+  QvStatus st = run_one(&r->ctx[0], compress, codec, level, &jobs[bad], error);
+  if (st == QV_OK) st = qv_error_set(error, jobs[bad].status, "%s failed",
+                                     compress ? "compression" : "decompression");
+  return st;
 }

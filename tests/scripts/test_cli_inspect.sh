@@ -52,5 +52,40 @@ check "missing file: message" grep -q 'No such file' "$tmp/err"
 "$cli" inspect > /dev/null 2>&1; rc=$?
 check "no argument: usage exit 2" test $rc -eq 2
 
+# compressed batches: one line per buffer, compressed and uncompressed bytes;
+# the buffers add up to the batch's uncompressed body (a 4000 x 8 float64
+# tensor column that compresses well, and the example file's small buffers,
+# most of which are stored uncompressed)
+/usr/bin/python3 - "$tmp/t.npy" <<'PY'
+import struct, sys
+rows, cols = 4000, 8
+hdr = "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, %d), }" % (rows, cols)
+hdr += ' ' * ((64 - (11 + len(hdr)) % 64) % 64) + '\n'
+data = b''.join(struct.pack('<d', (i % 97) * 0.25) for i in range(rows * cols))
+open(sys.argv[1], 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(hdr)) + hdr.encode() + data)
+PY
+"$cli" tensor from-npy "$tmp/t.npy" "$tmp/t.arrows" --as-column
+for comp in lz4 zstd; do
+  "$cli" stream-to-file --compression $comp < "$tmp/t.arrows" > "$tmp/t.arrow"
+  out=$("$cli" inspect "$tmp/t.arrow"); rc=$?
+  check "compressed ($comp): exit 0" test $rc -eq 0
+  check "compressed ($comp): buffer line" grep -Eq '^ +buffer 2: compressed [0-9]+, uncompressed 256000 bytes$' <<<"$out"
+  check "compressed ($comp): empty buffers" grep -Eq '^ +buffer 0: empty$' <<<"$out"
+  "$cli" file-to-stream --compression $comp "$ex/arrow_cpp_record_batches.arrow" > "$tmp/z.arrows"
+  out=$("$cli" inspect "$tmp/z.arrows")
+  check "small buffers ($comp): stored lines" grep -Eq '^ +buffer 1: stored uncompressed, [0-9]+ bytes$' <<<"$out"
+  # per batch: as many buffer lines as buffers=, adding up to the body's bytes
+  sums=$(awk '
+    /^[0-9]/ { if (n != "") print (lines == n && sum == want) ? "ok" : "bad " NR;
+               n = ""; if (match($0, /buffers=[0-9]+/)) { n = substr($0, RSTART + 8, RLENGTH - 8) + 0;
+               match($0, /compressed, [0-9]+ uncompressed/); want = substr($0, RSTART + 12, RLENGTH - 25) + 0;
+               lines = 0; sum = 0 } }
+    /^ +buffer / { lines++; if ($3 == "compressed") sum += $6; else if ($3 == "stored") sum += $5 }
+    END { if (n != "") print (lines == n && sum == want) ? "ok" : "bad end" }' <<<"$out" | sort -u | tr '\n' ' ')
+  check "small buffers ($comp): lines add up ($sums)" test "$sums" = "ok "
+done
+out=$("$cli" inspect "$ex/arrow_cpp_record_batches.arrow")
+check "uncompressed: no buffer lines" test "$(grep -c '^ *buffer ' <<<"$out")" -eq 0
+
 echo "$pass passed, $fail failed"
 test $fail -eq 0

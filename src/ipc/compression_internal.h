@@ -1,0 +1,51 @@
+/* Body compression of many buffers at once: the record batch reader and
+ * writer hand every buffer of a message to a runner, which compresses or
+ * decompresses them on its threads with codec contexts it keeps for its
+ * lifetime (a ZSTD context costs as much to set up as compressing a few
+ * hundred kilobytes). The output does not depend on the thread count: each
+ * buffer is one frame, compressed by itself. */
+#ifndef QUIVER_IPC_COMPRESSION_INTERNAL_H
+#define QUIVER_IPC_COMPRESSION_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiver/compression.h"
+#include "quiver/error.h"
+
+/* One buffer. Compression: dst has room for qv_compress_bound(src_size)
+ * and out_size receives the frame's size. Decompression: the frame must
+ * decompress to exactly dst_size bytes, written straight into dst. */
+typedef struct QvCodecJob {
+  const uint8_t *src;
+  size_t src_size;
+  uint8_t *dst;
+  size_t dst_size;
+  size_t out_size;
+  QvStatus status; /* set by qv_codec_run */
+} QvCodecJob;
+
+/* Threads (a QvPool, created once when threads > 1) and one set of codec
+ * contexts per thread. */
+typedef struct QvCodecRunner QvCodecRunner;
+
+QvStatus qv_codec_runner_new(QvCodecRunner **out, int threads, QvError *error);
+void qv_codec_runner_free(QvCodecRunner *runner); /* NULL is a no-op */
+int qv_codec_runner_threads(const QvCodecRunner *runner);
+
+/* Compresses (compress true, at `level`; 0 = the codec's default) or
+ * decompresses every job; larger buffers are started first so that the
+ * threads finish together. QV_OK, or the status and message of the failing
+ * job with the lowest index (*failed, when not NULL, receives that index):
+ * the same failure whatever the number of threads. */
+QvStatus qv_codec_run(QvCodecRunner *runner, bool compress, QvCompression codec, int level,
+                      QvCodecJob *jobs, size_t n, size_t *failed, QvError *error);
+
+/* Test hook: the fewest bytes a message's buffers need in all to go to the
+ * threads (default 256 KiB; fuzz targets set 0 so that small inputs take
+ * the threaded path). Returns the previous value. Not thread-safe: set it
+ * before any reader or writer runs. */
+size_t qv_codec_set_parallel_min(size_t bytes);
+
+#endif
