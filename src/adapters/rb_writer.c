@@ -1099,10 +1099,11 @@ QvStatus qv_rb_writer_finish(QvRbWriter *w, QvError *error) {
     size_t fb_size;
     st = qv_footer_encode(&footer, &fb, &fb_size, error);
     if (!st) {
-      int32_t len = (int32_t)fb_size;
+      uint8_t len[4]; /* int32, little-endian like every framing field */
+      qv_st_le_u32(len, (uint32_t)fb_size);
       st = out(w, fb, fb_size, error);
       free(fb);
-      if (!st) st = out(w, &len, 4, error);
+      if (!st) st = out(w, len, 4, error);
       if (!st) st = out(w, "ARROW1", 6, error);
     }
   }

@@ -77,7 +77,26 @@ static void align_for(QvFbBuilder *b, size_t align, size_t extra) {
   push_zeros(b, pad);
 }
 
-static void push_u32(QvFbBuilder *b, uint32_t v) { push(b, &v, 4); }
+static void push_u32(QvFbBuilder *b, uint32_t v) {
+  uint8_t le[4];
+  qv_st_le_u32(le, v);
+  push(b, le, 4);
+}
+
+/* Pushes `count` scalars of `w` bytes stored little-endian: as they are on a
+ * little-endian host, byte-reversed one by one on a big-endian host. */
+static void push_le(QvFbBuilder *b, const void *data, size_t count, size_t w) {
+  if (!QV_HOST_BIG_ENDIAN || w == 1) {
+    push(b, data, count * w);
+    return;
+  }
+  if (count == 0 || !reserve(b, count * w)) return;
+  b->used += count * w;
+  uint8_t *dst = b->buf + b->cap - b->used;
+  const uint8_t *src = data;
+  for (size_t i = 0; i < count; i++)
+    for (size_t k = 0; k < w; k++) dst[i * w + k] = src[i * w + w - 1 - k];
+}
 
 /* uoffset from the slot about to be written to the object `ref`, which must
  * already be in the buffer (a 0 or foreign ref would point nowhere). */
@@ -101,8 +120,8 @@ QvFbRef qv_fb_create_string(QvFbBuilder *b, const char *s, size_t len) {
   return b->failed ? 0 : (QvFbRef)b->used;
 }
 
-QvFbRef qv_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
-                            size_t align) {
+static QvFbRef create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
+                             size_t align, bool scalars) {
   if (b->in_table || (data == NULL && count > 0 && elem_size > 0) || (align & (align - 1)) != 0)
     fail(b, QV_EARG);
   if (count > UINT32_MAX || (elem_size && count > QV_FB_MAX_SIZE / elem_size))
@@ -113,9 +132,23 @@ QvFbRef qv_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size
   /* the elements end where the length starts, so aligning their start to
    * `align` (>= 4) aligns the length too */
   align_for(b, align, bytes);
-  push(b, data, bytes);
+  if (scalars)
+    push_le(b, data, count, elem_size);
+  else
+    push(b, data, bytes);
   push_u32(b, (uint32_t)count);
   return b->failed ? 0 : (QvFbRef)b->used;
+}
+
+QvFbRef qv_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
+                            size_t align) {
+  if (elem_size != 1 && elem_size != 2 && elem_size != 4 && elem_size != 8) fail(b, QV_EARG);
+  return create_vector(b, data, count, elem_size, align, true);
+}
+
+QvFbRef qv_fb_create_struct_vector(QvFbBuilder *b, const void *data, size_t count,
+                                   size_t elem_size, size_t align) {
+  return create_vector(b, data, count, elem_size, align, false);
 }
 
 QvFbRef qv_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t count) {
@@ -170,7 +203,7 @@ void qv_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size)
     return;
   }
   align_for(b, size, 0);
-  push(b, v, size);
+  push_le(b, v, 1, size);
   record_field(b, slot);
 }
 
@@ -234,11 +267,13 @@ QvFbRef qv_fb_table_end(QvFbBuilder *b) {
     fail(b, QV_ELIMIT);
     return 0;
   }
-  uint16_t vt[2 + MAX_SLOT + 1];
-  vt[0] = (uint16_t)vt_size;
-  vt[1] = (uint16_t)table_size;
+  /* the vtable in wire order, so that deduplication compares wire bytes */
+  uint8_t vt[2 * (2 + MAX_SLOT + 1)];
+  qv_st_le_u16(vt, (uint16_t)vt_size);
+  qv_st_le_u16(vt + 2, (uint16_t)table_size);
   for (size_t i = 0; i < n; i++)
-    vt[2 + i] = b->field_offs[i] ? (uint16_t)(table_ref - b->field_offs[i]) : 0;
+    qv_st_le_u16(vt + 4 + 2 * i,
+                 b->field_offs[i] ? (uint16_t)(table_ref - b->field_offs[i]) : 0);
 
   /* Deduplicate against the vtables already written. The sizes are compared
    * first: an older, shorter vtable may sit near the end of the buffer, where
@@ -246,8 +281,7 @@ QvFbRef qv_fb_table_end(QvFbBuilder *b) {
   QvFbRef vt_ref = 0;
   for (size_t i = 0; i < b->n_vtables; i++) {
     const uint8_t *old = b->buf + b->cap - b->vtables[i];
-    uint16_t old_size;
-    memcpy(&old_size, old, 2);
+    uint16_t old_size = qv_le_u16(old);
     if (old_size == vt_size && memcmp(old, vt, vt_size) == 0) {
       vt_ref = b->vtables[i];
       break;
@@ -271,7 +305,7 @@ QvFbRef qv_fb_table_end(QvFbBuilder *b) {
   }
   /* vtable = table - soffset, in buffer positions (which run opposite to refs) */
   int32_t soff = (int32_t)((int64_t)vt_ref - (int64_t)table_ref);
-  memcpy(b->buf + b->cap - table_ref, &soff, 4);
+  qv_st_le_u32(b->buf + b->cap - table_ref, (uint32_t)soff);
   return table_ref;
 }
 

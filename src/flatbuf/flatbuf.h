@@ -1,7 +1,8 @@
 /* A small, strict FlatBuffers reader, verifier and builder.
  *
- * Generic: nothing here knows about Arrow. Little-endian hosts only (as the
- * wire format is little-endian and quiver targets x86-64/aarch64).
+ * Generic: nothing here knows about Arrow. The wire format is little-endian
+ * whatever the host: getters return host values, adders and scalar vectors
+ * take host values, and both convert on a big-endian host.
  *
  * Reader: every accessor is bounds-checked against the buffer, so even a
  * buffer that skipped verification cannot make an accessor read outside it;
@@ -22,10 +23,6 @@
 
 #include "quiver/error.h"
 #include "util/load.h"
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "quiver's FlatBuffers layer supports little-endian hosts only"
-#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,7 +74,8 @@ uint64_t qv_fb_u64(QvFbTable t, unsigned slot, uint64_t def);
 float qv_fb_f32(QvFbTable t, unsigned slot, float def);
 double qv_fb_f64(QvFbTable t, unsigned slot, double def);
 
-/* Inline struct of `size` bytes: pointer into the buffer, or NULL. */
+/* Inline struct of `size` bytes: pointer into the buffer, or NULL. Its
+ * members are little-endian: read them with qv_le_* (util/load.h). */
 const uint8_t *qv_fb_struct(QvFbTable t, unsigned slot, size_t size);
 QvFbTable qv_fb_table(QvFbTable t, unsigned slot);
 QvFbString qv_fb_string(QvFbTable t, unsigned slot);
@@ -179,9 +177,14 @@ void qv_fb_builder_init(QvFbBuilder *b);
 void qv_fb_builder_reset(QvFbBuilder *b);
 
 QvFbRef qv_fb_create_string(QvFbBuilder *b, const char *s, size_t len);
-/* Vector of scalars or structs, `count` elements of `elem_size` bytes. */
+/* Vector of `count` scalars of `elem_size` bytes (1, 2, 4 or 8; anything
+ * else is QV_EARG) in host order; stored little-endian. */
 QvFbRef qv_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
                             size_t align);
+/* Vector of `count` structs of `elem_size` bytes, given as their wire bytes
+ * (members already little-endian: pack them with qv_st_le_*). */
+QvFbRef qv_fb_create_struct_vector(QvFbBuilder *b, const void *data, size_t count,
+                                   size_t elem_size, size_t align);
 /* Vector of tables or strings. */
 QvFbRef qv_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t count);
 
@@ -200,9 +203,10 @@ void qv_fb_add_i64(QvFbBuilder *b, unsigned slot, int64_t v, int64_t def);
 void qv_fb_add_u64(QvFbBuilder *b, unsigned slot, uint64_t v, uint64_t def);
 void qv_fb_add_f32(QvFbBuilder *b, unsigned slot, float v, float def);
 void qv_fb_add_f64(QvFbBuilder *b, unsigned slot, double v, double def);
-/* Force a scalar (size 1, 2, 4 or 8) even when it equals its default
- * (e.g. union tags). */
+/* Force a scalar (size 1, 2, 4 or 8, host order) even when it equals its
+ * default (e.g. union tags). */
 void qv_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size);
+/* `data` is the struct's wire bytes (members little-endian, see above). */
 void qv_fb_add_struct(QvFbBuilder *b, unsigned slot, const void *data, size_t size, size_t align);
 void qv_fb_add_ref(QvFbBuilder *b, unsigned slot, QvFbRef ref); /* ignored when ref == 0 */
 QvFbRef qv_fb_table_end(QvFbBuilder *b);

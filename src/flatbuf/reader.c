@@ -46,12 +46,21 @@ size_t qv_fb_field_pos(QvFbTable t, unsigned slot, size_t width) {
 
 bool qv_fb_has(QvFbTable t, unsigned slot) { return qv_fb_field_pos(t, slot, 1) != 0; }
 
+/* Wire scalars are little-endian: reverse the bytes on a big-endian host. */
+static void load_le(void *dst, const uint8_t *src, size_t width) {
+  if (QV_HOST_BIG_ENDIAN) {
+    for (size_t i = 0; i < width; i++) ((uint8_t *)dst)[i] = src[width - 1 - i];
+  } else {
+    memcpy(dst, src, width);
+  }
+}
+
 #define SCALAR_GETTER(name, type, width)                          \
   type name(QvFbTable t, unsigned slot, type def) {               \
     size_t pos = qv_fb_field_pos(t, slot, width);                 \
     if (pos == 0) return def;                                     \
     type v;                                                       \
-    memcpy(&v, t.buf + pos, width);                               \
+    load_le(&v, t.buf + pos, width);                              \
     return v;                                                     \
   }
 
@@ -155,7 +164,7 @@ int64_t qv_fb_vec_i64(QvFbVector v, size_t i) {
 double qv_fb_vec_f64(QvFbVector v, size_t i) {
   const uint8_t *p = qv_fb_vec_at(v, i);
   double d = 0;
-  if (p && v.elem_size >= 8) memcpy(&d, p, 8);
+  if (p && v.elem_size >= 8) load_le(&d, p, 8);
   return d;
 }
 

@@ -288,10 +288,11 @@ static QvFbRef encode_schema(QvFbBuilder *b, const QvSchema *s) {
   return qv_fb_table_end(b);
 }
 
-/* Structs are written field by field so host padding never leaks. */
+/* Structs are written field by field, little-endian, so host padding never
+ * leaks and a big-endian host writes the same bytes. */
 static void pack_buffer(uint8_t *out, QvBuffer buf) {
-  memcpy(out, &buf.offset, 8);
-  memcpy(out + 8, &buf.length, 8);
+  qv_st_le_u64(out, (uint64_t)buf.offset);
+  qv_st_le_u64(out + 8, (uint64_t)buf.length);
 }
 
 static QvFbRef encode_buffer_vector(QvFbBuilder *b, int64_t n, const QvBuffer *bufs) {
@@ -305,7 +306,7 @@ static QvFbRef encode_buffer_vector(QvFbBuilder *b, int64_t n, const QvBuffer *b
     return 0;
   }
   for (int64_t i = 0; i < n; i++) pack_buffer(raw + 16 * i, bufs[i]);
-  QvFbRef r = qv_fb_create_vector(b, raw, (size_t)n, 16, 8);
+  QvFbRef r = qv_fb_create_struct_vector(b, raw, (size_t)n, 16, 8);
   free(raw);
   return r;
 }
@@ -324,10 +325,10 @@ static QvFbRef encode_record_batch(QvFbBuilder *b, const QvRecordBatch *rb) {
     return 0;
   }
   for (int64_t i = 0; i < rb->n_nodes; i++) {
-    memcpy(raw + 16 * i, &rb->nodes[i].length, 8);
-    memcpy(raw + 16 * i + 8, &rb->nodes[i].null_count, 8);
+    qv_st_le_u64(raw + 16 * i, (uint64_t)rb->nodes[i].length);
+    qv_st_le_u64(raw + 16 * i + 8, (uint64_t)rb->nodes[i].null_count);
   }
-  nodes = qv_fb_create_vector(b, raw, (size_t)rb->n_nodes, 16, 8);
+  nodes = qv_fb_create_struct_vector(b, raw, (size_t)rb->n_nodes, 16, 8);
   free(raw);
   QvFbRef buffers = encode_buffer_vector(b, rb->n_buffers, rb->buffers);
   QvFbRef comp = 0;
@@ -553,11 +554,11 @@ QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_siz
       return qv_error_set(error, QV_ENOMEM, "out of memory while encoding footer");
     }
     for (int64_t i = 0; i < counts[k]; i++) {
-      memcpy(raw + 24 * i, &lists[k][i].offset, 8);
-      memcpy(raw + 24 * i + 8, &lists[k][i].meta_data_length, 4);
-      memcpy(raw + 24 * i + 16, &lists[k][i].body_length, 8);
+      qv_st_le_u64(raw + 24 * i, (uint64_t)lists[k][i].offset);
+      qv_st_le_u32(raw + 24 * i + 8, (uint32_t)lists[k][i].meta_data_length);
+      qv_st_le_u64(raw + 24 * i + 16, (uint64_t)lists[k][i].body_length);
     }
-    blocks[k] = qv_fb_create_vector(&b, raw, (size_t)counts[k], 24, 8);
+    blocks[k] = qv_fb_create_struct_vector(&b, raw, (size_t)counts[k], 24, 8);
     free(raw);
   }
   QvFbRef md = encode_metadata(&b, footer->n_metadata, footer->metadata);

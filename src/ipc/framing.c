@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "quiver/ipc.h"
+#include "util/load.h"
 
 const uint8_t qv_ipc_eos[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0};
 
@@ -33,10 +34,8 @@ QvStatus qv_ipc_frame_message(const QvMessage *msg, size_t alignment, uint8_t **
     free(fb);
     return qv_error_set(error, QV_ENOMEM, "out of memory framing a message");
   }
-  uint32_t cont = QV_IPC_CONTINUATION;
-  int32_t len = (int32_t)(total - 8);
-  memcpy(buf, &cont, 4);
-  memcpy(buf + 4, &len, 4);
+  qv_st_le_u32(buf, QV_IPC_CONTINUATION);
+  qv_st_le_u32(buf + 4, (uint32_t)(total - 8));
   memcpy(buf + 8, fb, fb_size);
   free(fb);
   *out = buf;

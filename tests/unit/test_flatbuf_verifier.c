@@ -342,8 +342,9 @@ static uint8_t *misaligned_vector_buffer(unsigned slot, size_t *size) {
     QvFbBuilder b;
     qv_fb_builder_init(&b);
     uint8_t data[2 * QVT_MIXED_SIZE] = {0};
-    QvFbRef v = qv_fb_create_vector(&b, data, slot == QVT_V_MIXED ? 2 : 6,
-                                    slot == QVT_V_MIXED ? QVT_MIXED_SIZE : 8, 4);
+    QvFbRef v = slot == QVT_V_MIXED
+                    ? qv_fb_create_struct_vector(&b, data, 2, QVT_MIXED_SIZE, 4)
+                    : qv_fb_create_vector(&b, data, 6, 8, 4);
     QvFbRef pad = qv_fb_create_string(&b, "1234567", shift);
     QvFbRef name = qvt_str(&b, "n");
     qv_fb_table_start(&b);

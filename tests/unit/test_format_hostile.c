@@ -314,9 +314,22 @@ typedef struct RbSpec {
   int64_t variadic[3];
 } RbSpec;
 
+/* A vector of structs of two longs (FieldNode, Buffer) in wire order;
+ * `pairs` is an int64_t[n][2]. */
+static QvFbRef pairs_vector(QvFbBuilder *b, const void *pairs, int n) {
+  const int64_t *v = pairs;
+  uint8_t raw[4 * 16];
+  assert_true(n >= 0 && n <= 4);
+  for (int i = 0; i < n; i++) {
+    qv_st_le_u64(raw + 16 * i, (uint64_t)v[2 * i]);
+    qv_st_le_u64(raw + 16 * i + 8, (uint64_t)v[2 * i + 1]);
+  }
+  return qv_fb_create_struct_vector(b, raw, (size_t)n, 16, 8);
+}
+
 static QvFbRef record_batch_table(QvFbBuilder *b, const RbSpec *r) {
-  QvFbRef nodes = qv_fb_create_vector(b, r->nodes, (size_t)r->n_nodes, 16, 8);
-  QvFbRef bufs = qv_fb_create_vector(b, r->buffers, (size_t)r->n_buffers, 16, 8);
+  QvFbRef nodes = pairs_vector(b, r->nodes, r->n_nodes);
+  QvFbRef bufs = pairs_vector(b, r->buffers, r->n_buffers);
   QvFbRef var = r->n_variadic ? qv_fb_create_vector(b, r->variadic, (size_t)r->n_variadic, 8, 8)
                               : 0;
   QvFbRef comp = 0;
@@ -539,8 +552,8 @@ static QvFbRef csf_index(QvFbBuilder *b, int variant) {
   int64_t indptr[1][2] = {{0, 12}};
   int64_t indices[2][2] = {{16, 8}, {variant == 2 ? -24 : 24, 12}};
   int32_t axis[2] = {0, 1};
-  QvFbRef p = variant == 3 ? 0 : qv_fb_create_vector(b, indptr, 1, 16, 8);
-  QvFbRef i = qv_fb_create_vector(b, indices, 2, 16, 8);
+  QvFbRef p = variant == 3 ? 0 : pairs_vector(b, indptr, 1);
+  QvFbRef i = pairs_vector(b, indices, 2);
   QvFbRef a = variant == 1 ? 0 : qv_fb_create_vector(b, axis, 2, 4, 4);
   qv_fb_table_start(b);
   qv_fb_add_ref(b, 0, pt);
@@ -757,9 +770,15 @@ static void test_bad_footer(void **state) {
     QvFbBuilder b;
     qv_fb_builder_init(&b);
     QvFbRef schema = schema_table(&b, variant == 3 ? 5 : OMIT, 0);
-    struct { int64_t offset; int32_t meta; int32_t pad; int64_t body; } blocks[2] = {
-        {8, 200, 0, 40}, {248, variant == 1 ? -1 : 200, 0, variant == 2 ? -1 : 8}};
-    QvFbRef bl = qv_fb_create_vector(&b, blocks, 2, 24, 8);
+    const int64_t bk[2][3] = {{8, 200, 40},
+                              {248, variant == 1 ? -1 : 200, variant == 2 ? -1 : 8}};
+    uint8_t blocks[2][24] = {{0}}; /* Block {offset: long, metaDataLength: int, pad, bodyLength: long} */
+    for (int k = 0; k < 2; k++) {
+      qv_st_le_u64(blocks[k], (uint64_t)bk[k][0]);
+      qv_st_le_u32(blocks[k] + 8, (uint32_t)bk[k][1]);
+      qv_st_le_u64(blocks[k] + 16, (uint64_t)bk[k][2]);
+    }
+    QvFbRef bl = qv_fb_create_struct_vector(&b, blocks, 2, 24, 8);
     int16_t version = variant == 0 ? 5 : 4;
     qv_fb_table_start(&b);
     qv_fb_add_scalar(&b, 0, &version, 2);

@@ -137,7 +137,7 @@ QvFbRef qvt_mixed_vector(QvFbBuilder *b, const QvtMixed *m, size_t n) {
   uint8_t raw[4 * QVT_MIXED_SIZE];
   if (n > 4) return 0;
   for (size_t i = 0; i < n; i++) qvt_store_mixed(raw + i * QVT_MIXED_SIZE, m[i]);
-  return qv_fb_create_vector(b, raw, n, QVT_MIXED_SIZE, QVT_MIXED_ALIGN);
+  return qv_fb_create_struct_vector(b, raw, n, QVT_MIXED_SIZE, QVT_MIXED_ALIGN);
 }
 
 /* n <= 8 */
@@ -168,7 +168,7 @@ QvFbRef qvt_build_full(QvFbBuilder *b, int32_t old_field) {
   QvFbRef v_mixed = qvt_mixed_vector(b, vm, 2);
   /* Small {x: short, y: ubyte} + 1 byte of padding */
   static const uint8_t vs[] = {10, 0, 20, 0, 0xF6, 0xFF, 255, 0, 0, 0, 0, 0};
-  QvFbRef v_small = qv_fb_create_vector(b, vs, 3, QVT_SMALL_SIZE, QVT_SMALL_ALIGN);
+  QvFbRef v_small = qv_fb_create_struct_vector(b, vs, 3, QVT_SMALL_SIZE, QVT_SMALL_ALIGN);
   static const char *const strs[] = {"alpha", "", QVT_UNICODE_TEXT};
   QvFbRef v_string = qvt_string_vector(b, strs, 3);
   QvFbRef leaves[3] = {qvt_build_leaf(b, "l0", 0), qvt_build_leaf(b, "l1", QVT_DEF_LEAF_VALUE),
@@ -253,7 +253,7 @@ QvFbRef qvt_build_circle(QvFbBuilder *b) {
   QvFbRef name = qvt_str(b, "c");
   QvFbRef v_leaf = qv_fb_create_vector_refs(b, NULL, 0);
   QvFbRef v_string = qv_fb_create_vector_refs(b, NULL, 0);
-  QvFbRef v_mixed = qv_fb_create_vector(b, NULL, 0, QVT_MIXED_SIZE, QVT_MIXED_ALIGN);
+  QvFbRef v_mixed = qv_fb_create_struct_vector(b, NULL, 0, QVT_MIXED_SIZE, QVT_MIXED_ALIGN);
   QvFbRef circles[2];
   for (int i = 0; i < 2; i++) {
     qv_fb_table_start(b);
