@@ -3,11 +3,12 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+S390X_BUILD ?= build-s390x
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 WERROR     ?= ON
 
-.PHONY: all deps build test test-plain test-asan test-fuzz demo install bench clean
+.PHONY: all deps build test test-plain test-asan test-fuzz test-s390x demo install bench clean
 
 all: build
 
@@ -37,6 +38,16 @@ test-fuzz:
 	cmake --build $(FUZZ_BUILD) -j $(JOBS)
 	bash fuzz/run-all.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
+# The cmocka tests on a big-endian CPU: cross-built for s390x and run under
+# qemu-s390x (cmake/s390x-toolchain.cmake); the dependencies are installed by
+# `scripts/install-deps.sh s390x` (root, network to Debian's mirrors).
+test-s390x:
+	@bash scripts/install-deps.sh s390x
+	cmake -S . -B $(S390X_BUILD) -DCMAKE_TOOLCHAIN_FILE=cmake/s390x-toolchain.cmake \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQV_WERROR=$(WERROR) >/dev/null
+	cmake --build $(S390X_BUILD) -j $(JOBS)
+	cd $(S390X_BUILD) && ctest --output-on-failure -j $(JOBS)
+
 demo: deps build
 	bash examples/demo.sh $(BUILD)/quiver
 
@@ -48,4 +59,4 @@ bench: build
 	bash bench/run.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(S390X_BUILD)

@@ -5,6 +5,63 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
+# `install-deps.sh s390x` (as root): what `make test-s390x` needs instead -
+# the s390x cross compiler, qemu-user, and the s390x builds of the libraries
+# unpacked into a private sysroot (QV_S390X_SYSROOT, default
+# /opt/quiver-s390x-sysroot; cmake/s390x-toolchain.cmake reads it). They are
+# not installed as :s390x packages: Debian 12's security archive no longer
+# builds s390x, so the host's amd64 libzstd1, libssl3, linux-libc-dev, ... are
+# newer than the s390x ones and Multi-Arch: same refuses to co-install them.
+if [ "${1:-}" = s390x ]; then
+  sysroot=${QV_S390X_SYSROOT:-/opt/quiver-s390x-sysroot}
+  host=(gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user cmake make pkg-config python3)
+  # the libraries (with headers) CMakeLists.txt links, and what libzip needs at link time
+  libs=(liblz4-dev liblz4-1 libzstd-dev libzstd1 libjansson-dev libjansson4 libzip-dev libzip4
+    libbz2-1.0 libssl3 zlib1g-dev zlib1g libcmocka-dev libcmocka0)
+  missing=()
+  for p in "${host[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  export DEBIAN_FRONTEND=noninteractive
+  need_update=false
+  if ! dpkg --print-foreign-architectures | grep -qx s390x; then
+    [ "$(id -u)" -eq 0 ] || { echo "install-deps: need root to add the s390x architecture" >&2; exit 1; }
+    dpkg --add-architecture s390x
+    need_update=true
+  fi
+  apt-cache show liblz4-1:s390x > /dev/null 2>&1 || need_update=true
+  if [ ${#missing[@]} -gt 0 ] || $need_update; then
+    [ "$(id -u)" -eq 0 ] || { echo "install-deps: need root to install ${missing[*]}" >&2; exit 1; }
+    apt-get update -qq
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "install-deps: installing ${missing[*]}"
+    apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+  # the versions apt would fetch now; unchanged -> the sysroot is up to date
+  want=$(for p in "${libs[@]}"; do
+    printf '%s=%s\n' "$p" "$(apt-cache policy "$p:s390x" | awk '/Candidate:/ {print $2}')"
+  done)
+  if [ -f "$sysroot/.packages" ] && [ "$(cat "$sysroot/.packages")" = "$want" ]; then
+    exit 0
+  fi
+  [ "$(id -u)" -eq 0 ] || { echo "install-deps: need root to write $sysroot" >&2; exit 1; }
+  echo "install-deps: unpacking the s390x libraries into $sysroot"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root $(printf '%s:s390x ' "${libs[@]}"))
+  mkdir -p "$tmp/root"
+  for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$tmp/root"; done
+  printf '%s\n' "$want" > "$tmp/root/.packages"
+  # replaced whole, so a failed run never leaves half a sysroot behind
+  rm -rf "$sysroot.old"
+  if [ -d "$sysroot" ]; then mv "$sysroot" "$sysroot.old"; fi
+  mkdir -p "$(dirname "$sysroot")"
+  mv "$tmp/root" "$sysroot"
+  rm -rf "$sysroot.old"
+  exit 0
+fi
+
 # The last line: Python headers, pytest, setuptools and pip for the Python module
 # (python/), zlib and libdeflate.
 packages=(build-essential cmake pkg-config clang-14 libclang-rt-14-dev

@@ -460,8 +460,7 @@ static QvStatus frame(QvRbWriter *w, const QvMessage *msg, uint8_t **meta, size_
     }
     memcpy(p, m, n);
     free(m);
-    int32_t len = (int32_t)(total - 8);
-    memcpy(p + 4, &len, 4);
+    qv_st_le_u32(p + 4, (uint32_t)(total - 8)); /* little-endian, as all framing */
     m = p;
   }
   *meta = m;

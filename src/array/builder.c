@@ -306,16 +306,16 @@ QvStatus qv_array_append_int(struct ArrowArray *a, int64_t v) {
     case QV_ARROW_DECIMAL64:
     case QV_ARROW_DECIMAL128:
     case QV_ARROW_DECIMAL256: {
-      uint8_t bytes[32];
-      memset(bytes, v < 0 ? 0xFF : 0, sizeof bytes);
+      uint8_t le[32], bytes[32];
+      memset(le, v < 0 ? 0xFF : 0, sizeof le);
       int w = b->type.byte_width;
       if (w == 4) {
         if (v < INT32_MIN || v > INT32_MAX) return QV_EINVAL;
-        int32_t x = (int32_t)v;
-        memcpy(bytes, &x, 4);
+        qv_st_le_u32(le, (uint32_t)v);
       } else {
-        memcpy(bytes, &v, 8);
+        qv_st_le_u64(le, (uint64_t)v);
       }
+      qv_le_bytes(bytes, le, (size_t)w); /* the whole integer in host order */
       return push_fixed(b, a, bytes, w);
     }
     default: return QV_EINVAL;

@@ -106,12 +106,14 @@ static void put_double(Str *s, double d, bool single) {
   put(s, buf);
 }
 
-/* Two's complement little-endian integer of n bytes with `scale` decimals. */
+/* Two's complement host-order integer of n bytes with `scale` decimals. */
 static void put_decimal(Str *s, const uint8_t *p, int n, int32_t scale) {
-  uint32_t limbs[8];
+  uint8_t le[32];
+  qv_le_bytes(le, p, (size_t)n);
+  uint32_t limbs[8] = {0};
   int nl = n / 4;
-  memcpy(limbs, p, (size_t)n);
-  bool neg = (p[n - 1] & 0x80) != 0;
+  for (int i = 0; i < nl; i++) limbs[i] = qv_le_u32(le + 4 * i);
+  bool neg = (le[n - 1] & 0x80) != 0;
   if (neg) { /* magnitude = ~x + 1 */
     uint64_t carry = 1;
     for (int i = 0; i < nl; i++) {

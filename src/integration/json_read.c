@@ -25,6 +25,7 @@
 #include "integration/json_internal.h"
 #include "quiver/buffer.h"
 #include "util/half.h"
+#include "util/load.h"
 #include "util/options.h"
 
 #define DEFAULT_MAX_SIZE ((int64_t)2 << 30)
@@ -196,7 +197,7 @@ static QvStatus get_u64(Reader *r, const json_t *v, uint64_t *out) {
   return fail(r, "expected an integer, found %s", kind_name(v));
 }
 
-/* Decimal text of an integer -> `width` bytes of little-endian two's
+/* Decimal text of an integer -> `width` bytes of host-order two's
  * complement; fails only when the value does not fit the storage. A
  * non-negative value of the full unsigned width is taken as the bits it
  * spells: arrow-js writes negative values that way (-1 as 2^128 - 1). */
@@ -225,7 +226,9 @@ static bool parse_decimal(const char *s, size_t n, uint8_t *out, int width) {
       if (w[k]) return false;
   }
   if (neg) qv_ij_negate_words(w, nw);
-  memcpy(out, w, (size_t)width);
+  uint8_t le[32];
+  for (int k = 0; k < nw; k++) qv_st_le_u32(le + 4 * k, w[k]);
+  qv_le_bytes(out, le, (size_t)width); /* the whole integer in host order */
   return true;
 }
 
@@ -791,7 +794,7 @@ static QvStatus read_fixed_value(Reader *r, const QvArrayView *v, const json_t *
       if ((st = get_i64(r, x, &val))) return st;
       if (val < lo || val > hi)
         return fail(r, "%" PRId64 " does not fit %s", val, qv_arrow_type_name(t));
-      memcpy(dst, &val, (size_t)v->type.byte_width); /* little-endian */
+      qv_st_bits(dst, (size_t)v->type.byte_width, (uint64_t)val); /* the low bytes, host order */
       return QV_OK;
     }
     case QV_ARROW_INT64:

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "integration/json_internal.h"
+#include "util/load.h"
 #include "util/options.h"
 
 typedef struct Out {
@@ -147,11 +148,13 @@ static int put_double(Out *o, double d, bool single) {
   return puts_(o, buf);
 }
 
-/* Little-endian two's complement of `width` bytes -> decimal text. */
+/* Host-order two's complement of `width` bytes -> decimal text. */
 static void put_decimal(Out *o, const uint8_t *p, int width) {
-  uint32_t w[8];
+  uint32_t w[8] = {0};
   int nw = width / 4;
-  memcpy(w, p, (size_t)width);
+  uint8_t le[32];
+  qv_le_bytes(le, p, (size_t)width);
+  for (int k = 0; k < nw; k++) w[k] = qv_le_u32(le + 4 * k); /* little-endian words */
   bool neg = (w[nw - 1] >> 31) != 0;
   if (neg) qv_ij_negate_words(w, nw);
   char digits[90];

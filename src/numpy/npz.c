@@ -23,6 +23,7 @@
 #include "quiver/npz.h"
 #include "util/copy.h"
 #include "util/half.h"
+#include "util/load.h"
 #include "util/options.h"
 #include "util/pool.h"
 
@@ -445,11 +446,9 @@ static void value_add(uint8_t *acc, const uint8_t *v, QvValueType t) {
   }
   default: { /* integers: unsigned addition of the width wraps like NumPy's */
     size_t w = qv_value_type_size(t);
-    uint64_t a = 0, b = 0;
-    memcpy(&a, acc, w); /* little-endian host: the low bytes */
-    memcpy(&b, v, w);
+    uint64_t a = qv_ld_bits(acc, w), b = qv_ld_bits(v, w); /* host order, any host */
     a += b;
-    memcpy(acc, &a, w);
+    qv_st_bits(acc, w, a);
     return;
   }
   }

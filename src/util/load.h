@@ -1,12 +1,13 @@
 /* Loads and stores at any alignment, written once for the library.
  *
  * qv_ld_* / qv_st_*: values in the host's byte order (memory that a
- *   program or the C Data Interface hands over; Arrow bodies on the
- *   little-endian hosts quiver runs on).
+ *   program or the C Data Interface hands over; Arrow bodies once read,
+ *   which the reader swaps when the file's order is not the host's).
  * qv_le_* / qv_st_le_*: little-endian wire fields (FlatBuffers, message
  *   framing, zip and .npy headers), correct on any host.
  * qv_ld_bits / qv_st_bits: raw value bits of width 1, 2, 4 or 8 bytes, for
  *   type-generic kernels (the width is a constant after inlining).
+ * qv_le_bytes: a whole n-byte integer (decimals) to or from little-endian.
  *
  * All go through memcpy, which compilers turn into one plain load/store. */
 #ifndef QUIVER_UTIL_LOAD_H
@@ -89,6 +90,17 @@ QV_LOAD_INLINE void qv_st_le_u32(void *p, uint32_t v) {
 }
 QV_LOAD_INLINE void qv_st_le_u64(void *p, uint64_t v) {
   qv_st_u64(p, QV_HOST_BIG_ENDIAN ? __builtin_bswap64(v) : v);
+}
+
+/* An n-byte host-order integer (a decimal) as little-endian bytes, or back:
+ * the same whole-word reversal both ways on a big-endian host, a copy on a
+ * little-endian one. dst and src must not overlap. */
+QV_LOAD_INLINE void qv_le_bytes(void *dst, const void *src, size_t n) {
+  if (QV_HOST_BIG_ENDIAN) {
+    for (size_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = ((const uint8_t *)src)[n - 1 - i];
+  } else {
+    memcpy(dst, src, n);
+  }
 }
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "quiver/tensor.h"
 #include "quiver/tensor_dlpack.h"
+#include "util/load.h"
 
 static void assert_error(QvStatus st, const QvError *err, QvStatus code, const char *substr) {
   assert_int_equal(st, code);
@@ -40,7 +41,7 @@ static void make_tensor(QvValueType type, QvTensor *t, uint8_t *buf) {
       double d = (double)v;
       memcpy(buf + i * es, &d, 8);
     } else {
-      memcpy(buf + i * es, &v, es); /* little endian */
+      qv_st_bits(buf + i * es, es, v); /* host order */
     }
   }
   QvOwner *owner = qv_owner_new(count_release, NULL);

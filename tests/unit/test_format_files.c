@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "quiver/format.h"
+#include "util/load.h"
 #include "test_util.h"
 
 /* ------------------------------------------------------------ mini JSON */
@@ -534,11 +535,8 @@ static void roundtrip_ok(const FileInfo *fi, const QvMessage *m) {
   free(bytes);
 }
 
-static int32_t load_i32(const uint8_t *p) {
-  int32_t v;
-  memcpy(&v, p, 4);
-  return v;
-}
+/* A little-endian framing field (any host). */
+static int32_t load_i32(const uint8_t *p) { return qv_le_i32(p); }
 
 static void check_footer(FileInfo *fi, const uint8_t *data, size_t size, size_t *stream_end) {
   assert_true(size >= 8 + 10);

@@ -314,6 +314,14 @@ typedef struct RbSpec {
   int64_t variadic[3];
 } RbSpec;
 
+/* A Buffer struct field {offset: long, length: long}, little-endian. */
+static void add_buffer(QvFbBuilder *b, unsigned slot, int64_t offset, int64_t length) {
+  uint8_t raw[16];
+  qv_st_le_u64(raw, (uint64_t)offset);
+  qv_st_le_u64(raw + 8, (uint64_t)length);
+  qv_fb_add_struct(b, slot, raw, 16, 8);
+}
+
 /* A vector of structs of two longs (FieldNode, Buffer) in wire order;
  * `pairs` is an int64_t[n][2]. */
 static QvFbRef pairs_vector(QvFbBuilder *b, const void *pairs, int n) {
@@ -445,12 +453,11 @@ static Built tensor_message(const TensorSpec *t) {
   Sc fp[] = {{0, 2, 2}};
   QvFbRef type = t->type ? scalars(&b, fp, 1) : 0;
   QvFbRef shape = t->shape ? shape_vector(&b, t->dims, t->n_dims) : 0;
-  int64_t data[2] = {t->data_offset, t->data_length};
   qv_fb_table_start(&b);
   if (t->type) qv_fb_add_scalar(&b, T_TYPE_TYPE, &t->type_tag, 1);
   qv_fb_add_ref(&b, T_TYPE, type);
   qv_fb_add_ref(&b, T_SHAPE, shape);
-  if (t->data) qv_fb_add_struct(&b, T_DATA, data, 16, 8);
+  if (t->data) add_buffer(&b, T_DATA, t->data_offset, t->data_length);
   QvFbRef h = qv_fb_table_end(&b);
   return message(&b, 4, 4, h, 48);
 }
@@ -501,7 +508,6 @@ static Built sparse_message(uint8_t index_tag, IndexFn index, int variant, int64
   int64_t dims[2] = {dim0, 4};
   QvFbRef shape = shape_vector(&b, dims, 2);
   QvFbRef ix = index ? index(&b, variant) : 0;
-  int64_t data[2] = {64, 72};
   uint8_t type_tag = 3;
   qv_fb_table_start(&b);
   qv_fb_add_scalar(&b, ST_TYPE_TYPE, &type_tag, 1);
@@ -510,7 +516,7 @@ static Built sparse_message(uint8_t index_tag, IndexFn index, int variant, int64
   if (nnz != OMIT) qv_fb_add_scalar(&b, ST_NNZ, &nnz, 8);
   if (index_tag) qv_fb_add_scalar(&b, ST_INDEX_TYPE, &index_tag, 1);
   qv_fb_add_ref(&b, ST_INDEX, ix);
-  qv_fb_add_struct(&b, ST_DATA, data, 16, 8);
+  add_buffer(&b, ST_DATA, 64, 72);
   QvFbRef h = qv_fb_table_end(&b);
   return message(&b, 4, 5, h, 136);
 }
@@ -519,11 +525,10 @@ static Built sparse_message(uint8_t index_tag, IndexFn index, int variant, int64
  * 3: no indicesBuffer; 4: indicesType uint128 */
 static QvFbRef coo_index(QvFbBuilder *b, int variant) {
   QvFbRef it = variant == 1 ? 0 : int_table(b, variant == 4 ? 128 : 64, true);
-  int64_t buf[2] = {variant == 2 ? -64 : 0, 64};
   bool canonical = true;
   qv_fb_table_start(b);
   qv_fb_add_ref(b, 0, it);
-  if (variant != 3) qv_fb_add_struct(b, 2, buf, 16, 8);
+  if (variant != 3) add_buffer(b, 2, variant == 2 ? -64 : 0, 64);
   qv_fb_add_bool(b, 3, canonical, false);
   return qv_fb_table_end(b);
 }
@@ -533,14 +538,13 @@ static QvFbRef coo_index(QvFbBuilder *b, int variant) {
 static QvFbRef csx_index(QvFbBuilder *b, int variant) {
   QvFbRef pt = variant == 2 ? 0 : int_table(b, 32, true);
   QvFbRef it = int_table(b, 32, true);
-  int64_t b1[2] = {0, 28}, b2[2] = {32, variant == 3 ? -1 : 36};
   int16_t axis = variant == 1 ? 3 : variant == 4 ? -1 : 1;
   qv_fb_table_start(b);
   qv_fb_add_scalar(b, 0, &axis, 2);
   qv_fb_add_ref(b, 1, pt);
-  qv_fb_add_struct(b, 2, b1, 16, 8);
+  add_buffer(b, 2, 0, 28);
   qv_fb_add_ref(b, 3, it);
-  qv_fb_add_struct(b, 4, b2, 16, 8);
+  add_buffer(b, 4, 32, variant == 3 ? -1 : 36);
   return qv_fb_table_end(b);
 }
 

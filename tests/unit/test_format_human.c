@@ -9,6 +9,7 @@
 #include "quiver/array.h"
 #include "quiver/c_data.h"
 #include "test_util.h"
+#include "util/load.h"
 
 static void ok(QvStatus st, const QvError *e) {
   if (st != QV_OK) fail_msg("%s", e->message);
@@ -189,9 +190,18 @@ static void test_intervals(void **state) {
   expect(&s, &a, wn, NULL);
 }
 
-/* Little-endian two's complement of `v` sign-extended to `width` bytes. */
+/* A little-endian integer of `width` bytes in place -> host order (decimals
+ * are host-order integers in memory). */
+static void to_host(uint8_t *p, int width) {
+  uint8_t t[32];
+  qv_le_bytes(t, p, (size_t)width);
+  memcpy(p, t, (size_t)width);
+}
+
+/* Host-order two's complement of `v` sign-extended to `width` bytes. */
 static void le(uint8_t *out, int width, int64_t v) {
   for (int k = 0; k < width; k++) out[k] = k < 8 ? (uint8_t)((uint64_t)v >> (8 * k)) : (v < 0 ? 0xff : 0);
+  to_host(out, width);
 }
 
 static void test_decimals(void **state) {
@@ -233,9 +243,11 @@ static void test_decimals(void **state) {
   begin(&s, &a, "d:76,10,256");
   memset(b, 0xff, 32);
   b[31] = 0x7f;
+  to_host(b, 32);
   assert_int_equal(qv_array_append_bytes(&a, b, 32), QV_OK);
   memset(b, 0, 32);
   b[31] = 0x80;
+  to_host(b, 32);
   assert_int_equal(qv_array_append_bytes(&a, b, 32), QV_OK);
   const char *const w[] = {
       "5789604461865809771178549250434395392663499233282028201972879200395.6564819967",

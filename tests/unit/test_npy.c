@@ -13,6 +13,14 @@
 #include "quiver/npy.h"
 #include "test_util.h"
 
+/* Byte order of the host's values in a descr: tests that hand host-order
+ * data to the reader must say so, or a big-endian host reads it swapped. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define NATIVE ">"
+#else
+#define NATIVE "<"
+#endif
+
 /* qv_npy_read over caller memory (zero-copy: views point into buf). */
 static QvStatus read_mem(const uint8_t *buf, size_t size, QvTensor *t, QvError *err) {
   QvSource *src;
@@ -174,11 +182,11 @@ static void test_every_dtype_order_endianness_version(void **state) {
 static void test_header_variants(void **state) {
   (void)state;
   static const char *dicts[] = {
-      "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }",
-      "{'descr':'<i4','fortran_order':False,'shape':(2,3)}",
-      "{\"descr\": \"<i4\", \"fortran_order\": False, \"shape\": (2, 3)}",
-      "{'shape': (2L, 3L), 'fortran_order': False, 'descr': '<i4'}",
-      "{ 'descr' : '<i4' ,\n 'fortran_order' : False ,\t'shape' : ( 2 , 3 , ) , }",
+      "{'descr': '" NATIVE "i4', 'fortran_order': False, 'shape': (2, 3), }",
+      "{'descr':'" NATIVE "i4','fortran_order':False,'shape':(2,3)}",
+      "{\"descr\": \"" NATIVE "i4\", \"fortran_order\": False, \"shape\": (2, 3)}",
+      "{'shape': (2L, 3L), 'fortran_order': False, 'descr': '" NATIVE "i4'}",
+      "{ 'descr' : '" NATIVE "i4' ,\n 'fortran_order' : False ,\t'shape' : ( 2 , 3 , ) , }",
       "{'descr': 'i4', 'fortran_order': False, 'shape': (2, 3), }",
   };
   int32_t data[6] = {1, 2, 3, 4, 5, 6};
@@ -201,7 +209,7 @@ static void test_scalar_and_empty(void **state) {
   double v = -0.0;
   size_t size;
   uint8_t *buf =
-      make_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }", &v, 8, &size);
+      make_npy(1, "{'descr': '" NATIVE "f8', 'fortran_order': False, 'shape': (), }", &v, 8, &size);
   QvTensor t;
   QvError err;
   assert_int_equal(read_mem(buf, size, &t, &err), QV_OK);
@@ -219,7 +227,7 @@ static void test_scalar_and_empty(void **state) {
 
   /* a 1-tuple */
   int16_t d1[4] = {1, -2, 3, -4};
-  buf = make_npy(2, "{'descr': '<i2', 'fortran_order': False, 'shape': (4,), }", d1, 8, &size);
+  buf = make_npy(2, "{'descr': '" NATIVE "i2', 'fortran_order': False, 'shape': (4,), }", d1, 8, &size);
   assert_int_equal(read_mem(buf, size, &t, &err), QV_OK);
   assert_int_equal(t.ndim, 1);
   assert_int_equal(t.shape[0], 4);
@@ -569,7 +577,7 @@ static void test_corrupt_preamble(void **state) {
  * from a writer that does not pad) is copied into aligned memory. */
 static void test_unaligned_data_copied(void **state) {
   (void)state;
-  const char *dict = "{'descr':'<f8','fortran_order':False,'shape':(2,)}\n";
+  const char *dict = "{'descr':'" NATIVE "f8','fortran_order':False,'shape':(2,)}\n";
   size_t dl = strlen(dict);
   double vals[2] = {1.5, -2.25};
   uint8_t *buf = qv_aligned_alloc(10 + dl + 16);

@@ -20,6 +20,7 @@
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 #include "test_util.h"
+#include "util/load.h"
 
 /* ---- building archives */
 
@@ -353,7 +354,7 @@ static void fill_dense(QvTensor *t) {
       float f = (float)v * -0.25f;
       memcpy(p, &f, 4);
     } else {
-      memcpy(p, &v, w); /* little-endian: the low bytes */
+      qv_st_bits(p, w, (uint64_t)v); /* the low bytes, host order */
     }
   }
 }

@@ -4,6 +4,7 @@
  * which the sanitizer build checks). */
 #include "test_rb_helpers.h"
 #include "test_util.h"
+#include "util/load.h"
 
 static const char *const kSpecs[] = {"i", "u", "+l(l)", "i{u}", "vu", "+s(b;+r(i;u))"};
 #define N_SPECS 6
@@ -92,10 +93,8 @@ static void walk_framing(const uint8_t *data, size_t size, Boundaries *b) {
   int batches = 0;
   for (;;) {
     assert_true(pos + 8 <= size);
-    uint32_t marker;
-    int32_t len;
-    memcpy(&marker, data + pos, 4);
-    memcpy(&len, data + pos + 4, 4);
+    uint32_t marker = qv_le_u32(data + pos); /* framing: little-endian */
+    int32_t len = qv_le_i32(data + pos + 4);
     assert_int_equal(marker, 0xFFFFFFFFu); /* quiver writes the current framing */
     if (len == 0) {
       b->eos_end = pos + 8;
@@ -203,8 +202,7 @@ static uint8_t *edit_footer(const uint8_t *data, size_t size, FooterEdit edit, s
   uint8_t *out = malloc(*out_size);
   memcpy(out, data, (size_t)off);
   memcpy(out + off, fb, fb_size);
-  int32_t n = (int32_t)fb_size;
-  memcpy(out + off + fb_size, &n, 4);
+  qv_st_le_u32(out + off + fb_size, (uint32_t)fb_size);
   memcpy(out + off + fb_size + 4, "ARROW1", 6);
   free(fb);
   qv_footer_reset(&f);
@@ -273,8 +271,7 @@ static void test_lying_footers(void **state) {
   /* footer length field larger than the file */
   uint8_t *bad = malloc(size);
   memcpy(bad, data, size);
-  int32_t huge = (int32_t)size;
-  memcpy(bad + size - 10, &huge, 4);
+  qv_st_le_u32(bad + size - 10, (uint32_t)size);
   QvError e;
   expect_error(read_file(bad, size, &e), &e, "footer length");
   /* leading magic missing */
@@ -375,17 +372,16 @@ static void test_bad_record_batches(void **state) {
 static void lie_uncompressed_length(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;
   const QvBuffer *off = &m->header.record_batch.buffers[1]; /* column 0 values */
-  int64_t len;
-  memcpy(&len, b + off->offset, 8);
+  /* the uncompressed-length prefix is little-endian in any body */
+  int64_t len = qv_le_i64(b + off->offset);
   assert_true(len > 0); /* compressed */
   len += 4;
-  memcpy(b + off->offset, &len, 8);
+  qv_st_le_u64(b + off->offset, (uint64_t)len);
 }
 static void huge_uncompressed_length(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;
   const QvBuffer *off = &m->header.record_batch.buffers[1];
-  int64_t len = (int64_t)1 << 40;
-  memcpy(b + off->offset, &len, 8);
+  qv_st_le_u64(b + off->offset, (uint64_t)1 << 40);
 }
 static void garbage_frame(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;

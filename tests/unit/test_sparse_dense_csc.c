@@ -11,6 +11,7 @@
 #include "quiver/sparse.h"
 #include "test_util.h"
 #include "util/cpu.h"
+#include "util/load.h"
 
 static uint64_t rng_state = 0x2545f4914f6cdd1du;
 static uint64_t rnd(void) {
@@ -28,9 +29,7 @@ static bool is_float(QvValueType t) {
 }
 
 static uint64_t load_bits(const uint8_t *p, size_t w) {
-  uint64_t v = 0;
-  memcpy(&v, p, w); /* little-endian hosts only, as the library */
-  return v;
+  return qv_ld_bits(p, w); /* host order */
 }
 
 /* Zero by value: all bits, or all but the sign bit for floats. */
@@ -47,7 +46,7 @@ static void fill_element(uint8_t *p, QvValueType t) {
   size_t w = qv_value_type_size(t);
   uint64_t v = rnd();
   if (is_float(t) && rnd() % 16 == 0) v = UINT64_C(1) << (8 * w - 1); /* -0.0 */
-  memcpy(p, &v, w);
+  qv_st_bits(p, w, v);
   if (load_bits(p, w) == 0) p[0] = 1;
 }
 

@@ -9,6 +9,7 @@
 
 #include "quiver/sparse.h"
 #include "test_util.h"
+#include "util/load.h"
 
 static const QvValueType kIndexTypes[] = {QV_VALUE_INT8,   QV_VALUE_INT16,  QV_VALUE_INT32,
                                           QV_VALUE_INT64,  QV_VALUE_UINT8,  QV_VALUE_UINT16,
@@ -21,7 +22,7 @@ static void *pack(const int64_t *v, int64_t n, QvValueType type) {
   uint8_t *out = malloc(n > 0 ? (size_t)n * w : 1);
   for (int64_t i = 0; i < n; i++) {
     uint64_t x = (uint64_t)v[i];
-    memcpy(out + (size_t)i * w, &x, w); /* little-endian truncation */
+    qv_st_bits(out + (size_t)i * w, w, x); /* the low bytes, host order */
   }
   return out;
 }

@@ -15,6 +15,7 @@
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_ipc.h"
 #include "test_util.h"
+#include "util/load.h"
 
 /* ---- helpers */
 
@@ -406,8 +407,7 @@ static const double fbs_data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static void store(uint8_t *p, QvValueType t, int64_t i, int64_t v) {
   size_t w = qv_value_type_size(t);
-  uint64_t u = (uint64_t)v;
-  for (size_t b = 0; b < w; b++) p[i * (int64_t)w + (int64_t)b] = (uint8_t)(u >> (8 * b));
+  qv_st_bits(p + i * (int64_t)w, w, (uint64_t)v); /* the low bytes, host order */
 }
 
 typedef struct FbsCsf {
@@ -605,6 +605,12 @@ static void test_arrow_cpp_files(void **state) {
   (void)state;
   if (!qv_test_have_shared()) {
     print_message("shared Arrow C++ test data not found: skipped\n");
+    skip();
+  }
+  if (QV_HOST_BIG_ENDIAN) {
+    /* SparseTensor messages carry no byte order: bodies are read in the
+     * host's, and these files come from a little-endian Arrow C++ */
+    print_message("skipped: little-endian SparseTensor files on a big-endian host\n");
     skip();
   }
   /* the CSF example in every index type Arrow writes, lengths as elements */

@@ -7,6 +7,7 @@
 
 #include "quiver/sparse.h"
 #include "test_util.h"
+#include "util/load.h"
 
 static void *heap(const void *src, size_t n) {
   void *p = malloc(n ? n : 1);
@@ -19,7 +20,7 @@ static void *pack(const int64_t *v, int64_t n, QvValueType type) {
   uint8_t *out = malloc(n > 0 ? (size_t)n * w : 1);
   for (int64_t i = 0; i < n; i++) {
     uint64_t x = (uint64_t)v[i];
-    memcpy(out + (size_t)i * w, &x, w);
+    qv_st_bits(out + (size_t)i * w, w, x); /* the low bytes, host order */
   }
   return out;
 }

@@ -14,6 +14,7 @@
 #include "quiver/tensor_column.h"
 #include "util/copy.h"
 #include "util/cpu.h"
+#include "util/load.h"
 
 static void assert_error(QvStatus st, const QvError *err, QvStatus code, const char *substr) {
   assert_int_equal(st, code);
@@ -116,7 +117,7 @@ static void make(QvValueType type, int32_t ndim, const int64_t *shape, int seed,
       case QV_VALUE_FLOAT16: { uint16_t h = qv_float_to_half((float)v); memcpy(p, &h, 2); break; }
       case QV_VALUE_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); break; }
       case QV_VALUE_FLOAT64: { double d = (double)v; memcpy(p, &d, 8); break; }
-      default: memcpy(p, &v, es); break; /* little endian, small values */
+      default: qv_st_bits(p, es, (uint64_t)v); break; /* small values, host order */
     }
   }
 }
