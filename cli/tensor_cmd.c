@@ -1,14 +1,12 @@
 /* quiver tensor from-npy / to-npy / from-npz / to-npz: NumPy .npy and SciPy
  * .npz <-> Arrow Tensor and SparseTensor messages. */
-#define _GNU_SOURCE /* sched_getaffinity */
 #include <inttypes.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "input.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 #include "quiver/sparse_ipc.h"
@@ -24,18 +22,6 @@ static QvStatus write_npz(QvSink *sink, const void *tensor_and_opts, QvError *er
   const void *const *p = tensor_and_opts;
   return qv_npz_write(p[0], sink, p[1], error);
 }
-
-/* ---- threads: --threads N, 0 or absent = every CPU this process may use
- * (the library's default is one; the CLI is the whole machine's) */
-
-static int cpu_count(void) {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? (int)n : 1;
-}
-
-static int threads_or_all(int64_t threads) { return threads > 0 ? (int)threads : cpu_count(); }
 
 /* ---- subcommands */
 
@@ -93,14 +79,14 @@ static int to_npy(const char *in, const char *out, int64_t index, int64_t max_ou
   return st ? qv_cli_fail("tensor to-npy", &err) : 0;
 }
 
-static int from_npz(const char *in, const char *out, int64_t threads, bool verify_crc) {
+static int from_npz(const char *in, const char *out, bool verify_crc) {
   QvError err;
   qv_error_clear(&err);
   QvSparseTensor t;
   QvSource *src = NULL;
   QvStatus st = qv_cli_source_new(in, &src, &err);
   QvNpzReadInfo info = {.struct_size = sizeof info};
-  QvNpzReadOptions o = {.struct_size = sizeof o, .threads = threads_or_all(threads),
+  QvNpzReadOptions o = {.struct_size = sizeof o, .threads = qv_cli_threads(),
                         .verify_crc = verify_crc};
   if (st == QV_OK) st = qv_npz_read_ex(src, &o, &t, &info, &err);
   qv_source_free(src);
@@ -125,7 +111,7 @@ static int from_npz(const char *in, const char *out, int64_t threads, bool verif
 }
 
 static int to_npz(const char *in, const char *out, int64_t index, bool stored,
-                  int64_t max_output, int64_t threads) {
+                  int64_t max_output) {
   QvError err;
   qv_error_clear(&err);
   QvCliTensor t;
@@ -145,7 +131,7 @@ static int to_npz(const char *in, const char *out, int64_t index, bool stored,
     return qv_cli_fail("tensor to-npz", &err);
   }
   QvNpzWriteOptions o = {.struct_size = sizeof o, .stored = stored,
-                         .threads = threads_or_all(threads)};
+                         .threads = qv_cli_threads()};
   const void *ctx[2] = {&t.sparse, &o};
   st = qv_cli_write_output(out, write_npz, ctx, &err);
   qv_cli_tensor_free(&t);
@@ -178,7 +164,6 @@ int qv_cmd_tensor(int argc, char **argv) {
   int npos = 0, sparse = -1;
   int64_t index = 0;
   bool has_index = false, stored = false, verify_crc = false, has_threads = false;
-  int64_t threads = 0;
   QvCliSparseArgs sa;
   memset(&sa, 0, sizeof sa);
   QvCliArgs a;
@@ -191,7 +176,7 @@ int qv_cmd_tensor(int argc, char **argv) {
     else if ((k = qv_cli_args_choice(&a, "--sparse", formats)) >= 0) sparse = k;
     else if (qv_cli_args_flag(&a, "--stored")) stored = true;
     else if (qv_cli_args_flag(&a, "--verify-crc")) verify_crc = true;
-    else if (qv_cli_args_index(&a, "--threads", &threads)) has_threads = true;
+    else if (qv_cli_args_threads(&a)) has_threads = true;
     else if (qv_cli_args_sparse(&a, &sa)) continue;
     else if (qv_cli_args_size(&a, "--max-output", &sa.max_output)) continue;
     else qv_cli_args_unknown(&a);
@@ -209,7 +194,6 @@ int qv_cmd_tensor(int argc, char **argv) {
     return qv_cli_usage_error(cmd, "--verify-crc applies to from-npz only");
   if (has_threads && !is_from_npz && !is_to_npz)
     return qv_cli_usage_error(cmd, "--threads applies to from-npz and to-npz only");
-  if (threads > 256) return qv_cli_usage_error(cmd, "--threads: at most 256");
   int rc = qv_cli_check_output(cmd, pos[1]);
   if (rc) return rc;
   QvSparseFormat format = QV_SPARSE_COO;
@@ -218,7 +202,7 @@ int qv_cmd_tensor(int argc, char **argv) {
   if (is_to_npy) return to_npy(pos[0], pos[1], index, sa.max_output);
   if (is_from_npz) {
     if (sa.max_output) return qv_cli_usage_error(cmd, "--max-output applies to from-npy, to-npy and to-npz");
-    return from_npz(pos[0], pos[1], threads, verify_crc);
+    return from_npz(pos[0], pos[1], verify_crc);
   }
-  return to_npz(pos[0], pos[1], index, stored, sa.max_output, threads);
+  return to_npz(pos[0], pos[1], index, stored, sa.max_output);
 }
