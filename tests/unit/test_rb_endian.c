@@ -58,32 +58,7 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
   rbt_write(schema, &batch, 1, &o, &data, &size);
   assert_int_equal(written_endianness(data, size),
                    order == QV_RB_ENDIAN_BIG ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE);
-  struct ArrowSchema gs;
-  struct ArrowArray got[2];
-  assert_int_equal(rbt_read_stream(data, size, &gs, got, 2), 1);
-  RbtCells cells = rbt_cells(&got[0], &gs);
-  rbt_assert_same_cells(&want, &cells, what);
-  rbt_cells_free(&cells);
-  got[0].release(&got[0]);
-  gs.release(&gs);
-  if (format == QV_IPC_FORMAT_FILE) {
-    QvRbFileReader *f;
-    QvError e;
-    QvRbReadOptions ro;
-    memset(&ro, 0, sizeof ro);
-    ro.validate = QV_VALIDATE_FULL;
-    rbt_check(rbt_file_open(&f, data, size, &ro, &e), &e, "file open");
-    struct ArrowSchema fs;
-    struct ArrowArray fa;
-    rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "file schema");
-    rbt_check(qv_rb_file_read_batch(f, 0, &fa, &e), &e, "file batch");
-    cells = rbt_cells(&fa, &fs);
-    rbt_assert_same_cells(&want, &cells, what);
-    rbt_cells_free(&cells);
-    fa.release(&fa);
-    fs.release(&fs);
-    qv_rb_file_reader_free(f);
-  }
+  rbt_assert_reads_back(data, size, format == QV_IPC_FORMAT_FILE, &want, what);
   rbt_cells_free(&want);
   free(data);
 }
@@ -91,11 +66,10 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
 static void test_every_type_both_orders(void **state) {
   (void)state;
   for (int i = 0; i < N_SPECS; i++) {
-    struct ArrowSchema schema;
     const char *spec = kSpecs[i];
-    rbt_batch_schema(&schema, &spec, 1);
+    struct ArrowSchema schema;
     struct ArrowArray batch;
-    rbt_build(&batch, &schema, 37, 2);
+    rbt_spec_batch(spec, 37, 2, &schema, &batch);
     for (int order = QV_RB_ENDIAN_LITTLE; order <= QV_RB_ENDIAN_BIG; order++)
       for (int fmt = 0; fmt < 2; fmt++)
         for (int comp = 0; comp < 2; comp++) {

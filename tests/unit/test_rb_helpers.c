@@ -416,3 +416,39 @@ uint8_t *rbt_edit_message(const uint8_t *data, size_t size, int index, RbtMessag
   qv_ipc_reader_free(r);
   return rbt_end_stream(mem, out_size);
 }
+
+void rbt_assert_reads_back(const uint8_t *data, size_t size, bool file, const RbtCells *want,
+                           const char *what) {
+  struct ArrowSchema got_schema;
+  struct ArrowArray got[2];
+  assert_int_equal(rbt_read_stream(data, size, &got_schema, got, 2), 1);
+  RbtCells cells = rbt_cells(&got[0], &got_schema);
+  rbt_assert_same_cells(want, &cells, what);
+  rbt_cells_free(&cells);
+  got[0].release(&got[0]);
+  got_schema.release(&got_schema);
+  if (!file) return;
+  QvRbFileReader *f;
+  QvError e;
+  QvRbReadOptions ro;
+  memset(&ro, 0, sizeof ro);
+  ro.validate = QV_VALIDATE_FULL;
+  rbt_check(rbt_file_open(&f, data, size, &ro, &e), &e, "file open");
+  assert_int_equal(qv_rb_file_num_batches(f), 1);
+  struct ArrowSchema fs;
+  rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "file schema");
+  struct ArrowArray fa;
+  rbt_check(qv_rb_file_read_batch(f, 0, &fa, &e), &e, "file batch");
+  cells = rbt_cells(&fa, &fs);
+  rbt_assert_same_cells(want, &cells, what);
+  rbt_cells_free(&cells);
+  fa.release(&fa);
+  fs.release(&fs);
+  qv_rb_file_reader_free(f);
+}
+
+void rbt_spec_batch(const char *spec, int64_t rows, int64_t seed, struct ArrowSchema *schema,
+                    struct ArrowArray *batch) {
+  rbt_batch_schema(schema, &spec, 1);
+  rbt_build(batch, schema, rows, seed);
+}

@@ -75,6 +75,15 @@ QvStatus rbt_file_open_path(QvRbFileReader **f, const char *path, const QvRbRead
 int rbt_read_stream(const uint8_t *data, size_t size, struct ArrowSchema *schema,
                     struct ArrowArray *batches, int max);
 
+/* Asserts that `data` (one batch written as a stream, or as a file when
+ * `file`) reads back with full validation through the stream reader and
+ * (files) the file reader, exactly one batch whose cells are `want`. */
+void rbt_assert_reads_back(const uint8_t *data, size_t size, bool file, const RbtCells *want,
+                           const char *what);
+/* The root struct of the one column `spec` and a batch of it. */
+void rbt_spec_batch(const char *spec, int64_t rows, int64_t seed, struct ArrowSchema *schema,
+                    struct ArrowArray *batch);
+
 /* Completes a root struct of one dictionary-encoded column, initialised
  * from its schema and with the dictionary values appended by the caller:
  * appends the indices (a negative one: null) and finishes the batch with

@@ -28,34 +28,7 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
   uint8_t *data;
   size_t size;
   rbt_write(schema, &batch, 1, opt, &data, &size);
-  struct ArrowSchema got_schema;
-  struct ArrowArray got[2];
-  int n = rbt_read_stream(data, size, &got_schema, got, 2);
-  assert_int_equal(n, 1);
-  RbtCells cells = rbt_cells(&got[0], &got_schema);
-  rbt_assert_same_cells(&want, &cells, what);
-  rbt_cells_free(&cells);
-  got[0].release(&got[0]);
-  got_schema.release(&got_schema);
-  if (opt->format == QV_IPC_FORMAT_FILE) {
-    QvRbFileReader *f;
-    QvError e;
-    QvRbReadOptions ro;
-    memset(&ro, 0, sizeof ro);
-    ro.validate = QV_VALIDATE_FULL;
-    rbt_check(rbt_file_open(&f, data, size, &ro, &e), &e, "file open");
-    assert_int_equal(qv_rb_file_num_batches(f), 1);
-    struct ArrowSchema fs;
-    rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "file schema");
-    struct ArrowArray fa;
-    rbt_check(qv_rb_file_read_batch(f, 0, &fa, &e), &e, "file batch");
-    cells = rbt_cells(&fa, &fs);
-    rbt_assert_same_cells(&want, &cells, what);
-    rbt_cells_free(&cells);
-    fa.release(&fa);
-    fs.release(&fs);
-    qv_rb_file_reader_free(f);
-  }
+  rbt_assert_reads_back(data, size, opt->format == QV_IPC_FORMAT_FILE, &want, what);
   if (opt->alignment == 64) {
     /* every buffer of every record batch starts on a 64-byte boundary */
     QvIpcReader *r;
@@ -78,11 +51,10 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
 static void test_every_type_every_option(void **state) {
   (void)state;
   for (int i = 0; i < N_SPECS; i++) {
-    struct ArrowSchema schema;
     const char *spec = kSpecs[i];
-    rbt_batch_schema(&schema, &spec, 1);
+    struct ArrowSchema schema;
     struct ArrowArray batch;
-    rbt_build(&batch, &schema, 41, 0);
+    rbt_spec_batch(spec, 41, 0, &schema, &batch);
     for (int fmt = 0; fmt < 2; fmt++)
       for (int comp = 0; comp < 3; comp++)
         for (int al = 0; al < 2; al++) {
@@ -123,11 +95,10 @@ static void test_batch_slices(void **state) {
   const int64_t offs[] = {0, 1, 5, 8, 13, 40};
   const int64_t lens[] = {0, 1, 7, 20};
   for (int i = 0; i < N_SPECS; i++) {
-    struct ArrowSchema schema;
     const char *spec = kSpecs[i];
-    rbt_batch_schema(&schema, &spec, 1);
+    struct ArrowSchema schema;
     struct ArrowArray batch;
-    rbt_build(&batch, &schema, 61, 0);
+    rbt_spec_batch(spec, 61, 0, &schema, &batch);
     for (size_t a = 0; a < sizeof offs / sizeof offs[0]; a++)
       for (size_t b = 0; b < sizeof lens / sizeof lens[0]; b++) {
         struct ArrowArray slice;
@@ -153,11 +124,10 @@ static void test_batch_slices(void **state) {
 static void test_column_offsets(void **state) {
   (void)state;
   for (int i = 0; i < N_SPECS; i++) {
-    struct ArrowSchema schema;
     const char *spec = kSpecs[i];
-    rbt_batch_schema(&schema, &spec, 1);
+    struct ArrowSchema schema;
     struct ArrowArray batch;
-    rbt_build(&batch, &schema, 50, 0);
+    rbt_spec_batch(spec, 50, 0, &schema, &batch);
     for (int64_t shift = 1; shift <= 11; shift += 5) {
       struct ArrowArray slice;
       QvError e;
