@@ -57,7 +57,7 @@ static QvStatus find_column(struct ArrowArrayStream *stream, const char *column,
  * batch. */
 static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *schema,
                           int64_t idx, QvSink *sink, const char *extension, bool fill,
-                          QvError *err) {
+                          int64_t max_output, QvError *err) {
   QvStatus st = QV_OK;
   int64_t batches = 0;
   for (;;) {
@@ -79,7 +79,8 @@ static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *
     if (st) break;
     QvTensor t;
     QvTensorStackOptions so = {.struct_size = sizeof so, .null_fill = fill,
-                               .leading_name = schema->children[idx]->name};
+                               .leading_name = schema->children[idx]->name,
+                               .max_output_size = max_output};
     st = qv_tensor_column_stack(&col, &so, &t, err);
     qv_tensor_column_reset(&col);
     if (st == QV_OK) st = qv_tensor_write(&t, sink, err);
@@ -97,6 +98,7 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
   const char *cmd = "tensor stack", *pos[2], *column = NULL, *extension = NULL, *v;
   int npos = 0;
   bool fill = false;
+  int64_t max_output = 0;
   QvCliArgs a;
   qv_cli_args_init(&a, cmd, argc, argv);
   while (qv_cli_args_next(&a)) {
@@ -105,6 +107,7 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
     else if ((v = qv_cli_args_value(&a, "--column")) != NULL) column = v;
     else if ((v = qv_cli_args_value(&a, "--extension")) != NULL) extension = v;
     else if (qv_cli_args_flag(&a, "--fill-nulls")) fill = true;
+    else if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;
@@ -123,7 +126,7 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
   if (st == QV_OK) st = qv_cli_output_open(pos[1], &sink, &err);
   if (st == QV_OK)
     st = qv_cli_output_close(pos[1], sink,
-                             stack_all(&stream, &schema, idx, sink, extension, fill, &err), &err);
+                             stack_all(&stream, &schema, idx, sink, extension, fill, max_output, &err), &err);
   if (schema.release) schema.release(&schema);
   stream.release(&stream);
   return st ? qv_cli_fail(cmd, &err) : 0;

@@ -19,11 +19,14 @@
  *  - a cell of any kind -> a tensor: a view (no copy), unless the cell's
  *    bytes are not aligned to the element size (only Binary storage at an odd
  *    offset), in which case the cell is copied into aligned memory;
- *  - fixed_shape_tensor column -> one tensor [n, ...logical shape]: a view
- *    (permutation through strides) when no cell is null; with nulls it is
- *    refused, or (null_fill) the storage is copied once and null cells are
- *    zeroed; `contiguous` asks for a row-major copy (e.g. to undo a
- *    permutation);
+ *  - a column -> one tensor [n, ...logical shape] (qv_tensor_column_stack):
+ *    a view (permutation through strides) when no cell is null, for every
+ *    kind: fixed shape cells, variable shape cells that all have one shape,
+ *    and cell-form cells all lie one after the other in their storage (a
+ *    copy only when they are not aligned to the element size: Binary cells
+ *    at odd offsets); with nulls it is refused, or (null_fill) the cells
+ *    are copied once and null cells are zeroed; `contiguous` asks for a
+ *    row-major copy (e.g. to undo a permutation);
  *  - tensor -> fixed_shape_tensor column: a view when the tensor's layout is
  *    a permutation of a row-major layout with the leading dim outermost
  *    (row-major tensors, and e.g. [n, H, W, C] stored as [n, C, H, W]),
@@ -157,10 +160,21 @@ typedef struct QvTensorStackOptions {
   bool null_fill;     /* null cells become zeros (one copy) instead of an error */
   bool contiguous;    /* always a row-major copy */
   const char *leading_name; /* name of the leading dim when cells have dim names; NULL: "" */
+  /* The most bytes a copy (null_fill, contiguous, unaligned cells) may
+   * allocate, checked before it does (QV_ELIMIT naming both sizes): a
+   * variable shape column of null cells takes its shape from uniform_shape
+   * alone, so its input bounds nothing. 0: QV_DEFAULT_MAX_OUTPUT_SIZE
+   * (quiver/sparse.h, 16 GiB). Views are not limited. */
+  int64_t max_output_size;
 } QvTensorStackOptions;
 
-/* A fixed_shape_tensor column as one tensor [length, ...logical shape]
- * (see the top of this file for when it copies). */
+/* A tensor column of any kind as one tensor [length, ...logical shape]
+ * (see the top of this file for when it copies). Variable shape cells must
+ * all have one shape: otherwise QV_EINVAL naming the first cell that
+ * differs and both shapes ("cell 2 has shape [2, 3], cell 0 has [2, 2]");
+ * null cells do not count, and when every cell is null uniform_shape must
+ * fix every dim. A null cell is QV_EINVAL ("cell 4 is null") unless
+ * null_fill. */
 QV_API QvStatus qv_tensor_column_stack(const QvTensorColumn *col,
                                        const QvTensorStackOptions *options, QvTensor *out,
                                        QvError *error);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "adapters/tensor_column_internal.h"
+#include "quiver/sparse.h" /* QV_DEFAULT_MAX_OUTPUT_SIZE */
 #include "quiver/tensor_column.h"
 #include "util/copy.h"
 #include "util/options.h"
@@ -239,6 +240,62 @@ QvStatus qv_tensor_column_cell(const QvTensorColumn *col, int64_t i, QvTensor *o
   return st;
 }
 
+/* Where cell i's values start (its bytes for the cell form). */
+static const uint8_t *cell_data(const ColumnStore *s, const QvTensorColumnType *t, int64_t i) {
+  if (t->kind == QV_TENSOR_COLUMN_CELL) return qv_array_view_get_bytes(&s->view, i).data;
+  const QvArrayView *lv =
+      t->kind == QV_TENSOR_COLUMN_FIXED_SHAPE ? &s->view : &s->view.children[s->data_child];
+  int64_t start, len;
+  qv_array_view_get_list(lv, i, &start, &len);
+  const QvArrayView *values = &lv->children[0];
+  int64_t es = (int64_t)qv_value_type_size(t->value_type);
+  return values->buffer[1] ? values->buffer[1] + (values->offset + start) * es : NULL;
+}
+
+/* The physical shape of the stacked cells: the type's, or for variable
+ * shape that of every non-null cell (they must agree), else uniform_shape
+ * when it fixes every dim. */
+static QvStatus stack_shape(const QvTensorColumn *col, const ColumnStore *s, int64_t *physical,
+                            QvError *error) {
+  const QvTensorColumnType *t = &col->type;
+  memcpy(physical, t->shape, sizeof t->shape);
+  if (t->kind != QV_TENSOR_COLUMN_VARIABLE_SHAPE) return QV_OK;
+  int64_t first = -1, shape[QV_TENSOR_MAX_NDIM];
+  for (int64_t i = 0; i < col->length; i++) {
+    if (qv_array_view_is_null(&s->view, i)) continue;
+    cell_shape(s, t->ndim, i, shape);
+    if (first < 0) {
+      first = i;
+      memcpy(physical, shape, (size_t)t->ndim * sizeof shape[0]);
+      continue;
+    }
+    if (memcmp(shape, physical, (size_t)t->ndim * sizeof shape[0]) != 0) {
+      char a[256], b[256];
+      format_shape(a, sizeof a, t->ndim, shape);
+      format_shape(b, sizeof b, t->ndim, physical);
+      return qv_error_set(error, QV_EINVAL,
+                          "%s cell %lld has shape %s, cell %lld has %s: the cells of one tensor "
+                          "need one shape",
+                          QV_VARIABLE_SHAPE_TENSOR, (long long)i, a, (long long)first, b);
+    }
+  }
+  if (first < 0)
+    for (int32_t k = 0; k < t->ndim; k++)
+      if (physical[k] < 0)
+        return qv_error_set(error, QV_EINVAL,
+                            "%s column of %lld cells, none of them non-null: the stacked shape "
+                            "is unknown (uniform_shape does not fix dim %d)",
+                            QV_VARIABLE_SHAPE_TENSOR, (long long)col->length, (int)k);
+  return QV_OK;
+}
+
+static QvStatus check_output(int64_t total, int64_t limit, const char *why, QvError *error) {
+  if (total <= limit) return QV_OK;
+  return qv_error_set(error, QV_ELIMIT,
+                      "stacking %s takes %lld bytes, over the limit of %lld (max_output_size)",
+                      why, (long long)total, (long long)limit);
+}
+
 QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOptions *options,
                                 QvTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_column_stack: out is NULL");
@@ -248,58 +305,59 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
   QvTensorStackOptions opts;
   QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvTensorStackOptions", error);
   if (st != QV_OK) return st;
+  int64_t limit = opts.max_output_size > 0 ? opts.max_output_size : QV_DEFAULT_MAX_OUTPUT_SIZE;
   const QvTensorColumnType *t = &col->type;
-  if (t->kind == QV_TENSOR_COLUMN_VARIABLE_SHAPE ||
-      (t->kind == QV_TENSOR_COLUMN_CELL && s->view.type.type != QV_ARROW_FIXED_SIZE_BINARY))
-    return qv_error_set(error, QV_ENOTSUP,
-                        "only arrow.fixed_shape_tensor and FixedSizeBinary cell tensor columns "
-                        "stack into one tensor (%s cells may differ in shape or place)",
-                        qv_tensor_column_kind_name(t->kind));
   if (t->ndim + 1 > QV_TENSOR_MAX_NDIM)
     return qv_error_set(error, QV_ELIMIT, "cells of %d dims stack into more than %d dims",
                         (int)t->ndim, QV_TENSOR_MAX_NDIM);
-  int64_t es = (int64_t)qv_value_type_size(t->value_type);
-  int64_t cell_bytes = qv_tensor_column_type_cell_size(t) * es;
   int64_t n = col->length;
-  const uint8_t *base;
-  if (t->kind == QV_TENSOR_COLUMN_FIXED_SHAPE) {
-    const QvArrayView *values = &s->view.children[0];
-    base = values->buffer[1] ? values->buffer[1] + (values->offset + s->view.offset *
-                                                    s->view.type.fixed_size) * es
-                             : NULL;
-  } else {
-    base = s->view.buffer[1] ? s->view.buffer[1] + s->view.offset * cell_bytes : NULL;
+  if (col->null_count > 0 && !opts.null_fill) {
+    int64_t first = 0;
+    while (!qv_array_view_is_null(&s->view, first)) first++;
+    return qv_error_set(error, QV_EINVAL,
+                        "cell %lld is null (%lld null cells): a tensor has no nulls (fill them "
+                        "with zeros by option)",
+                        (long long)first, (long long)col->null_count);
   }
+  int64_t physical[QV_TENSOR_MAX_NDIM];
+  if ((st = stack_shape(col, s, physical, error)) != QV_OK) return st;
+  /* [n, ...shape] in bytes; uniform_shape alone (all cells null) bounds
+   * nothing, so every product is checked */
+  int64_t es = (int64_t)qv_value_type_size(t->value_type), cell_bytes = es, total;
+  bool empty = false;
+  for (int32_t k = 0; k < t->ndim; k++) empty |= physical[k] == 0;
+  for (int32_t k = 0; k < t->ndim && !empty; k++)
+    if (__builtin_mul_overflow(cell_bytes, physical[k], &cell_bytes))
+      return qv_error_set(error, QV_ELIMIT, "a cell of the stacked tensor overflows int64 bytes");
+  if (empty) cell_bytes = 0; /* a zero extent empties the cell, whatever the others */
+  if (__builtin_mul_overflow(n, cell_bytes, &total))
+    return qv_error_set(error, QV_ELIMIT, "%lld cells of %lld bytes overflow int64 bytes",
+                        (long long)n, (long long)cell_bytes);
+  /* Cells that are not null follow one another in the storage: lists and
+   * binaries of one length have consecutive offsets. */
+  const uint8_t *base = n > 0 ? cell_data(s, t, 0) : NULL;
   int64_t shape[QV_TENSOR_MAX_NDIM], strides[QV_TENSOR_MAX_NDIM];
   const char *names[QV_TENSOR_MAX_NDIM];
   shape[0] = n;
   strides[0] = cell_bytes;
   names[0] = opts.leading_name ? opts.leading_name : "";
-  if ((st = logical_layout(t, t->shape, shape + 1, strides + 1, names + 1, error)) != QV_OK)
+  if ((st = logical_layout(t, physical, shape + 1, strides + 1, names + 1, error)) != QV_OK)
     return st;
   QvTensorDesc d = {.type = t->value_type, .ndim = t->ndim + 1, .shape = shape,
                     .strides = strides, .dim_names = t->dim_names ? names : NULL, .data = base,
-                    .data_size = n * cell_bytes, .owner = col->owner};
+                    .data_size = total, .owner = col->owner};
   QvOwner *filled_owner = NULL;
   if (col->null_count > 0) {
-    if (!opts.null_fill) {
-      int64_t first = 0;
-      while (!qv_array_view_is_null(&s->view, first)) first++;
-      return qv_error_set(error, QV_EINVAL,
-                          "cell %lld is null (%lld null cells): a tensor has no nulls (fill them "
-                          "with zeros by option)",
-                          (long long)first, (long long)col->null_count);
-    }
+    if ((st = check_output(total, limit, "with null cells filled", error)) != QV_OK) return st;
     /* One copy of the storage, null cells zeroed; the strides stay. Runs
      * of valid cells are copied and runs of null ones zeroed, so each
      * byte is written once. */
-    size_t total = (size_t)(n * cell_bytes);
-    uint8_t *buf = qv_aligned_alloc(total > 0 ? total : 1);
+    uint8_t *buf = qv_aligned_alloc(total > 0 ? (size_t)total : 1);
     QvOwner *owner = buf ? qv_owner_new(qv_aligned_free, buf) : NULL;
     if (owner == NULL) {
       qv_aligned_free(buf);
-      return qv_error_set(error, QV_ENOMEM, "out of memory filling %lld null cells",
-                          (long long)col->null_count);
+      return qv_error_set(error, QV_ENOMEM, "out of memory filling %lld null cells (%lld bytes)",
+                          (long long)col->null_count, (long long)total);
     }
     for (int64_t i = 0; i < n && cell_bytes > 0;) {
       bool null = qv_array_view_is_null(&s->view, i);
@@ -309,19 +367,23 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
       if (null)
         memset(buf + off, 0, len);
       else
-        qv_copy_large(buf + off, base + off, len);
+        qv_copy_large(buf + off, cell_data(s, t, i), len);
       i = j;
     }
     filled_owner = owner;
     d.data = buf;
     d.owner = owner;
+  } else if (d.data != NULL && (uintptr_t)d.data % (uintptr_t)es != 0 &&
+             (st = check_output(total, limit, "unaligned cells (a copy)", error)) != QV_OK) {
+    return st;
   }
   st = view_or_copy(&d, out, error);
   qv_owner_free(filled_owner); /* the view holds its own reference */
   if (st != QV_OK) return st;
   if (opts.contiguous && !qv_tensor_is_row_major(out)) {
     QvTensor copy;
-    st = qv_tensor_copy(out, false, &copy, error);
+    if ((st = check_output(total, limit, "as a row-major copy", error)) == QV_OK)
+      st = qv_tensor_copy(out, false, &copy, error);
     qv_tensor_reset(out);
     if (st != QV_OK) return st;
     *out = copy;

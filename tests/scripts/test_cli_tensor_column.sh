@@ -2,6 +2,10 @@
 # quiver tensor from-npy --as-column / stack / unstack, and tensor columns in
 # cat and inspect: NumPy arrays of every dtype go .npy -> one-column table ->
 # Tensor message -> .npy and come back bit for bit; errors exit 1 or 2.
+# tensor stack of arrow.variable_shape_tensor columns (cells of one shape,
+# with a permutation, a null cell, uniform_shape fixing an all-null column,
+# shapes that differ) and of a Binary cell-form column (--extension), from
+# tables written through quiver's integration JSON reader, checked by NumPy.
 set -uo pipefail
 py=/usr/bin/python3
 if ! "$py" -c 'import numpy' 2>/dev/null; then
@@ -11,6 +15,7 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 exec "$py" - "$QV_CLI" "$tmp" <<'PY'
+import json
 import subprocess
 import sys
 
@@ -59,6 +64,125 @@ for name in ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "ui
     check(r.returncode == 0, f"{name}: stack of the file: {r.stderr}")
     run("tensor", "to-npy", f"{tmp}/t2.arrow", f"{tmp}/back2.npy")
     check(np.load(f"{tmp}/back2.npy").tobytes() == a.tobytes(), f"{name}: unstack/stack differs")
+
+
+# ---- variable shape and Binary cell-form columns (integration JSON -> .arrow)
+def int_field(bits, nullable=True):
+    return {"name": "item", "nullable": nullable,
+            "type": {"name": "int", "bitWidth": bits, "isSigned": True}, "children": []}
+
+
+def ext_meta(name, meta):
+    return [{"key": "ARROW:extension:name", "value": name},
+            {"key": "ARROW:extension:metadata", "value": meta}]
+
+
+def variable_field(name, meta):
+    return {"name": name, "nullable": True, "type": {"name": "struct"},
+            "metadata": ext_meta("arrow.variable_shape_tensor", meta),
+            "children": [
+                {"name": "data", "nullable": False, "type": {"name": "list"},
+                 "children": [{"name": "item", "nullable": True,
+                               "type": {"name": "floatingpoint", "precision": "SINGLE"},
+                               "children": []}]},
+                {"name": "shape", "nullable": False,
+                 "type": {"name": "fixedsizelist", "listSize": 2},
+                 "children": [int_field(32, False)]}]}
+
+
+def variable_column(name, cells):
+    """cells: numpy float32 arrays (physical, row-major) or None."""
+    n = len(cells)
+    offsets, values, shapes = [0], [], []
+    for c in cells:
+        flat = [] if c is None else [float(x) for x in c.ravel()]
+        values += flat
+        offsets.append(offsets[-1] + len(flat))
+        shapes += [0, 0] if c is None else list(c.shape)
+    return {"name": name, "count": n, "VALIDITY": [0 if c is None else 1 for c in cells],
+            "children": [
+                {"name": "data", "count": n, "VALIDITY": [1] * n, "OFFSET": offsets,
+                 "children": [{"name": "item", "count": len(values),
+                               "VALIDITY": [1] * len(values), "DATA": values}]},
+                {"name": "shape", "count": n, "VALIDITY": [1] * n,
+                 "children": [{"name": "item", "count": 2 * n, "VALIDITY": [1] * (2 * n),
+                               "DATA": shapes}]}]}
+
+
+def write_table(path, fields, columns, count):
+    doc = {"schema": {"fields": fields},
+           "batches": [{"count": count, "columns": columns}]}
+    with open(f"{path}.json", "w") as f:
+        json.dump(doc, f)
+    r = run("integration", "--mode=json-to-arrow", f"--json={path}.json", f"--arrow={path}")
+    check(r.returncode == 0, f"json-to-arrow {path}: {r.stderr}")
+
+
+def stacked(path, *args):
+    r = run("tensor", "stack", path, f"{tmp}/s.arrow", *args)
+    if r.returncode != 0:
+        return r, None
+    r2 = run("tensor", "to-npy", f"{tmp}/s.arrow", f"{tmp}/s.npy")
+    check(r2.returncode == 0, f"to-npy of a stack: {r2.stderr}")
+    return r, np.load(f"{tmp}/s.npy")
+
+
+cells = [(np.arange(6, dtype=np.float32) + 10 * i).reshape(2, 3) for i in range(3)]
+small = np.arange(4, dtype=np.float32).reshape(2, 2)
+meta = '{"dim_names": ["h", "w"], "permutation": [1, 0]}'
+write_table(f"{tmp}/var.arrow",
+            [variable_field("v", meta), variable_field("vn", meta),
+             variable_field("vd", meta), variable_field("vu", '{"uniform_shape": [2, 3]}'),
+             variable_field("v0", "")],
+            [variable_column("v", cells), variable_column("vn", [cells[0], None, cells[2]]),
+             variable_column("vd", [cells[0], None, small]),
+             variable_column("vu", [None, None, None]),
+             variable_column("v0", [None, None, None])], 3)
+r = run("cat", f"{tmp}/var.arrow")
+check("arrow.variable_shape_tensor" in r.stdout, f"cat of the variable columns: {r.stdout[:300]}")
+r, t = stacked(f"{tmp}/var.arrow", "--column", "v")
+want = np.stack([c.T for c in cells])
+check(r.returncode == 0 and t is not None and t.shape == (3, 3, 2) and np.array_equal(t, want),
+      f"variable shape stack (permuted cells): {r.stderr} {t}")
+r, t = stacked(f"{tmp}/var.arrow", "--column", "vn")
+check(r.returncode == 1 and "cell 1 is null" in r.stderr, f"variable null refused: {r.stderr}")
+r, t = stacked(f"{tmp}/var.arrow", "--column", "vn", "--fill-nulls")
+want = np.stack([cells[0].T, np.zeros((3, 2), np.float32), cells[2].T])
+check(r.returncode == 0 and t is not None and np.array_equal(t, want),
+      f"variable null filled: {r.stderr} {t}")
+r, t = stacked(f"{tmp}/var.arrow", "--column", "vd", "--fill-nulls")
+check(r.returncode == 1 and "cell 2 has shape [2, 2], cell 0 has [2, 3]" in r.stderr,
+      f"variable shapes differ: {r.returncode} {r.stderr}")
+r, t = stacked(f"{tmp}/var.arrow", "--column", "vu", "--fill-nulls")
+check(r.returncode == 0 and t is not None and t.shape == (3, 2, 3) and not t.any(),
+      f"uniform_shape fixes an all-null column: {r.stderr} {t}")
+r, t = stacked(f"{tmp}/var.arrow", "--column", "vu", "--fill-nulls", "--max-output", "16")
+check(r.returncode == 1 and "over the limit of 16" in r.stderr, f"--max-output: {r.stderr}")
+r, t = stacked(f"{tmp}/var.arrow", "--column", "v0", "--fill-nulls")
+check(r.returncode == 1 and "the stacked shape is unknown" in r.stderr,
+      f"all-null without uniform_shape: {r.stderr}")
+
+# Binary cells of int16 [3, 2], row-major little endian; cell 1 null
+b = [(np.arange(6, dtype="<i2") * (i + 1) - 3).reshape(3, 2) for i in range(3)]
+data = [b[0], None, b[2]]
+offsets = [0]
+for c in data:
+    offsets.append(offsets[-1] + (0 if c is None else c.nbytes))
+write_table(f"{tmp}/bin.arrow",
+            [{"name": "b", "nullable": True, "type": {"name": "binary"}, "children": [],
+              "metadata": ext_meta("my.tensor", '{"type": "int16", "shape": [3, 2]}')}],
+            [{"name": "b", "count": 3, "VALIDITY": [0 if c is None else 1 for c in data],
+              "OFFSET": offsets,
+              "DATA": ["" if c is None else c.tobytes().hex().upper() for c in data]}], 3)
+r, t = stacked(f"{tmp}/bin.arrow", "--column", "b")
+check(r.returncode == 1 and "not a tensor column" in r.stderr,
+      f"Binary column without --extension: {r.stderr}")
+r, t = stacked(f"{tmp}/bin.arrow", "--extension", "my.tensor")
+check(r.returncode == 1 and "cell 1 is null" in r.stderr, f"Binary null refused: {r.stderr}")
+r, t = stacked(f"{tmp}/bin.arrow", "--column", "b", "--extension", "my.tensor", "--fill-nulls")
+want = np.stack([b[0], np.zeros((3, 2), "<i2"), b[2]])
+check(r.returncode == 0 and t is not None and t.dtype == np.int16 and np.array_equal(t, want),
+      f"Binary cells stacked: {r.stderr} {t}")
 
 r = run("tensor", "stack", f"{tmp}/col.arrow", f"{tmp}/x.arrow", "--column", "nope")
 check(r.returncode == 1 and "no column named 'nope'" in r.stderr, f"missing column: {r.stderr}")

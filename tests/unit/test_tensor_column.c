@@ -366,9 +366,15 @@ static void test_variable_and_cell(void **state) {
       qv_tensor_reset(&v);
       c++;
     }
+    /* stacking: the null cell 1, then cells of different shapes */
     QvTensor s;
-    assert_error(qv_tensor_column_stack(&col, NULL, &s, &err), &err, QV_ENOTSUP,
-                 "stack into one tensor");
+    assert_error(qv_tensor_column_stack(&col, NULL, &s, &err), &err, QV_EINVAL,
+                 "cell 1 is null (1 null cells)");
+    assert_error(qv_tensor_column_stack(&col, &(QvTensorStackOptions){.null_fill = true}, &s,
+                                        &err),
+                 &err, QV_EINVAL,
+                 "arrow.variable_shape_tensor cell 2 has shape [2, 2], cell 0 has [2, 1]: the "
+                 "cells of one tensor need one shape");
     qv_tensor_column_reset(&col);
     /* a cell that breaks uniform_shape is refused by the builder */
     QvTensor odd;
@@ -703,12 +709,259 @@ static void test_stack_permuted_copy(void **state) {
   qv_tensor_reset(&phys);
 }
 
+/* Slice i of a stacked tensor as a tensor of its cell dims. */
+static void slice(const QvTensor *st, int64_t i, QvTensor *out) {
+  QvError err = {0};
+  assert_int_equal(qv_tensor_init(out, &(QvTensorDesc){.type = st->type, .ndim = st->ndim - 1,
+                                                       .shape = st->shape + 1,
+                                                       .strides = st->strides + 1,
+                                                       .data = st->data + i * st->strides[0],
+                                                       .data_size = st->strides[0]},
+                                  &err),
+                   QV_OK);
+}
+
+/* Slice i of `st` holds zeros only. */
+static void assert_zero_slice(const QvTensor *st, int64_t i) {
+  QvTensor z;
+  slice(st, i, &z);
+  assert_int_equal(qv_tensor_count_nonzero(&z), 0);
+  qv_tensor_reset(&z);
+}
+
+/* Every non-null cell of `col` equals its slice of `st`, in the cell's
+ * logical layout. */
+static void assert_stacked(const QvTensorColumn *col, const QvTensor *st) {
+  QvError err = {0};
+  assert_int_equal(st->shape[0], col->length);
+  for (int64_t i = 0; i < col->length; i++) {
+    if (qv_tensor_column_is_null(col, i)) {
+      assert_zero_slice(st, i);
+      continue;
+    }
+    QvTensor c, sl;
+    assert_int_equal(qv_tensor_column_cell(col, i, &c, &err), QV_OK);
+    slice(st, i, &sl);
+    if (!qv_tensor_equals(&c, &sl, true)) fail_msg("stacked cell %lld differs", (long long)i);
+    qv_tensor_reset(&c);
+    qv_tensor_reset(&sl);
+  }
+}
+
+/* A variable shape column of `type` (value type set) from n cells. */
+static void variable_column(const QvTensorColumnType *type, const QvTensor *const *cells,
+                            int64_t n, QvTensorColumn *col) {
+  QvError err = {0};
+  struct ArrowSchema f;
+  struct ArrowArray a;
+  assert_int_equal(qv_tensor_column_build(type, "v", NULL, cells, n, &f, &a, &err), QV_OK);
+  assert_int_equal(qv_tensor_column_init(col, &f, &a, NULL, &err), QV_OK);
+  f.release(&f);
+}
+
+/* Variable shape columns whose cells share a shape, and Binary cell-form
+ * columns, stack into one tensor: a view when no cell is null (and the
+ * cells are aligned), else one copy; every value type, with permutation and
+ * dim names, n = 0, 1, 4; nulls refused or filled; uniform_shape fixing the
+ * shape of an all-null column; shapes that differ; the output limit. */
+static void test_stack_variable_and_binary(void **state) {
+  (void)state;
+  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) {
+    QvError err = {0};
+    QvValueType vt = (QvValueType)ty;
+    int64_t es = (int64_t)qv_value_type_size(vt);
+    QvTensorColumnType type;
+    const char *j = "{\"dim_names\": [\"H\", \"W\", \"C\"], \"permutation\": [2, 0, 1]}";
+    assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_VARIABLE_SHAPE, j, strlen(j), 3,
+                                                 &type, &err),
+                     QV_OK);
+    type.value_type = vt;
+    QvTensor cells[4];
+    for (int i = 0; i < 4; i++) make(vt, 3, (int64_t[]){5, 3, 2}, 10 * i, &cells[i]);
+    const QvTensor *all[4] = {&cells[0], &cells[1], &cells[2], &cells[3]};
+    for (int64_t n = 0; n <= 4; n += (n == 1 ? 3 : 1)) {
+      QvTensorColumn col;
+      variable_column(&type, all, n, &col);
+      QvTensor st;
+      if (n == 0) {
+        /* nothing gives the shape */
+        assert_error(qv_tensor_column_stack(&col, NULL, &st, &err), &err, QV_EINVAL,
+                     "none of them non-null: the stacked shape is unknown (uniform_shape does "
+                     "not fix dim 0)");
+        qv_tensor_column_reset(&col);
+        continue;
+      }
+      QvTensorStackOptions so = {.struct_size = sizeof so, .leading_name = "N"};
+      assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
+      /* a view of the storage: cell 0's data, logical [n, C, H, W] */
+      QvTensor c0;
+      assert_int_equal(qv_tensor_column_cell(&col, 0, &c0, &err), QV_OK);
+      assert_ptr_equal(st.data, c0.data);
+      qv_tensor_reset(&c0);
+      assert_int_equal(st.ndim, 4);
+      assert_int_equal(st.shape[1], 2);
+      assert_int_equal(st.shape[2], 5);
+      assert_int_equal(st.shape[3], 3);
+      assert_string_equal(st.dim_names[0], "N");
+      assert_string_equal(st.dim_names[1], "C");
+      assert_stacked(&col, &st);
+      for (int64_t i = 0; i < n; i++) {
+        QvTensor sl;
+        slice(&st, i, &sl);
+        assert_permuted(&cells[i], &sl, type.permutation);
+        qv_tensor_reset(&sl);
+      }
+      qv_tensor_reset(&st);
+      so.contiguous = true;
+      assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
+      assert_true(qv_tensor_is_row_major(&st));
+      assert_stacked(&col, &st);
+      qv_tensor_reset(&st);
+      qv_tensor_column_reset(&col);
+    }
+    /* a null cell: refused, or zeros; the null cell's own shape is ignored */
+    QvTensor other;
+    make(vt, 3, (int64_t[]){5, 3, 2}, 3, &other);
+    const QvTensor *with_null[4] = {&cells[0], NULL, &cells[2], &cells[3]};
+    QvTensorColumn col;
+    variable_column(&type, with_null, 4, &col);
+    QvTensor st;
+    assert_error(qv_tensor_column_stack(&col, NULL, &st, &err), &err, QV_EINVAL,
+                 "cell 1 is null (1 null cells)");
+    QvTensorStackOptions fill = {.struct_size = sizeof fill, .null_fill = true};
+    assert_int_equal(qv_tensor_column_stack(&col, &fill, &st, &err), QV_OK);
+    assert_stacked(&col, &st);
+    qv_tensor_reset(&st);
+    fill.max_output_size = 4 * 30 * es - 1;
+    assert_error(qv_tensor_column_stack(&col, &fill, &st, &err), &err, QV_ELIMIT,
+                 "over the limit of");
+    qv_tensor_column_reset(&col);
+    qv_tensor_reset(&other);
+    /* shapes that differ: the first cell that differs, and both shapes */
+    QvTensor small;
+    make(vt, 3, (int64_t[]){5, 2, 2}, 0, &small);
+    const QvTensor *differ[4] = {NULL, &cells[1], &cells[2], &small};
+    variable_column(&type, differ, 4, &col);
+    assert_error(qv_tensor_column_stack(&col, &(QvTensorStackOptions){.null_fill = true}, &st,
+                                        &err),
+                 &err, QV_EINVAL,
+                 "cell 3 has shape [5, 2, 2], cell 1 has [5, 3, 2]: the cells of one tensor need "
+                 "one shape");
+    qv_tensor_column_reset(&col);
+    qv_tensor_reset(&small);
+    qv_tensor_column_type_reset(&type);
+
+    /* uniform_shape fixes the shape of a column of null cells */
+    j = "{\"uniform_shape\": [4, 3]}";
+    assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_VARIABLE_SHAPE, j, strlen(j), 2,
+                                                 &type, &err),
+                     QV_OK);
+    type.value_type = vt;
+    const QvTensor *nulls[3] = {NULL, NULL, NULL};
+    variable_column(&type, nulls, 3, &col);
+    assert_int_equal(qv_tensor_column_stack(&col, &(QvTensorStackOptions){.null_fill = true}, &st,
+                                            &err),
+                     QV_OK);
+    assert_int_equal(st.shape[0], 3);
+    assert_int_equal(st.shape[1], 4);
+    assert_int_equal(st.shape[2], 3);
+    assert_stacked(&col, &st);
+    qv_tensor_reset(&st);
+    qv_tensor_column_reset(&col);
+    /* n = 0: uniform_shape alone gives [0, 4, 3] */
+    variable_column(&type, nulls, 0, &col);
+    assert_int_equal(qv_tensor_column_stack(&col, NULL, &st, &err), QV_OK);
+    assert_int_equal(st.shape[0], 0);
+    assert_int_equal(st.shape[1], 4);
+    qv_tensor_reset(&st);
+    qv_tensor_column_reset(&col);
+    qv_tensor_column_type_reset(&type);
+
+    /* Binary cell form: cells of [3, 2] at offsets from `lead` (0: aligned,
+     * a view; 1: unaligned for elements over a byte, a copy), cell 2 null */
+    for (int lead = 0; lead < 2; lead++)
+      for (int with_nulls = 0; with_nulls < 2; with_nulls++) {
+        struct ArrowSchema f;
+        assert_int_equal(qv_schema_init(&f, "z", "b", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
+        char meta[100];
+        snprintf(meta, sizeof meta, "{\"type\": \"%s\", \"shape\": [3, 2]}",
+                 qv_value_type_name(vt));
+        assert_int_equal(qv_schema_add_metadata(&f, "ARROW:extension:name", 20, "my.tensor", 9,
+                                                &err),
+                         QV_OK);
+        assert_int_equal(qv_schema_add_metadata(&f, "ARROW:extension:metadata", 24, meta,
+                                                strlen(meta), &err),
+                         QV_OK);
+        int64_t cb = 6 * es, n = 4;
+        uint8_t *bytes = qv_aligned_alloc((size_t)(n * cb + 1));
+        int32_t offsets[5];
+        uint8_t bitmap = with_nulls ? 0x0b : 0x0f;
+        for (int64_t i = 0; i <= n; i++) {
+          /* a null cell takes no bytes */
+          int64_t before = i > 2 && with_nulls ? i - 1 : i;
+          offsets[i] = (int32_t)(lead + before * cb);
+        }
+        QvTensor phys;
+        make(vt, 3, (int64_t[]){4, 3, 2}, 1, &phys);
+        bytes[0] = 0x55;
+        memcpy(bytes + lead, phys.data, (size_t)(2 * cb));
+        memcpy(bytes + lead + 2 * cb, phys.data + (with_nulls ? 3 : 2) * cb,
+               (size_t)((with_nulls ? 1 : 2) * cb));
+        QvArrayView v;
+        assert_int_equal(qv_array_view_init(&v, &f, &err), QV_OK);
+        v.length = n;
+        v.null_count = with_nulls;
+        v.buffer[0] = &bitmap;
+        v.buffer_size[0] = 1;
+        v.buffer[1] = (const uint8_t *)offsets;
+        v.buffer_size[1] = sizeof offsets;
+        v.buffer[2] = bytes;
+        v.buffer_size[2] = offsets[n];
+        struct ArrowArray a;
+        assert_int_equal(qv_array_export_view(&v, NULL, &a, &err), QV_OK);
+        qv_array_view_reset(&v);
+        QvTensorColumnOptions o = {.struct_size = sizeof o, .cell_extension = "my.tensor"};
+        assert_int_equal(qv_tensor_column_init(&col, &f, &a, &o, &err), QV_OK);
+        f.release(&f);
+        if (with_nulls)
+          assert_error(qv_tensor_column_stack(&col, NULL, &st, &err), &err, QV_EINVAL,
+                       "cell 2 is null");
+        assert_int_equal(qv_tensor_column_stack(
+                             &col, &(QvTensorStackOptions){.null_fill = with_nulls != 0}, &st,
+                             &err),
+                         QV_OK);
+        assert_int_equal(st.shape[0], 4);
+        assert_int_equal(st.shape[1], 3);
+        assert_int_equal(st.shape[2], 2);
+        if (!with_nulls && (lead == 0 || es == 1))
+          assert_ptr_equal(st.data, bytes + lead); /* a view */
+        else
+          assert_ptr_not_equal(st.data, bytes + lead);
+        assert_stacked(&col, &st);
+        for (int64_t i = 0; i < n; i++) {
+          if (with_nulls && i == 2) continue;
+          QvTensor sl, pc;
+          slice(&st, i, &sl);
+          slice(&phys, i, &pc);
+          assert_true(qv_tensor_equals(&sl, &pc, true));
+          qv_tensor_reset(&sl);
+          qv_tensor_reset(&pc);
+        }
+        qv_tensor_reset(&st);
+        qv_tensor_column_reset(&col);
+        qv_tensor_reset(&phys);
+        qv_aligned_free(bytes);
+      }
+    for (int i = 0; i < 4; i++) qv_tensor_reset(&cells[i]);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metadata),          cmocka_unit_test(test_fixed_every_type),
       cmocka_unit_test(test_stack_zero_copy),   cmocka_unit_test(test_variable_and_cell),
       cmocka_unit_test(test_storage_errors),    cmocka_unit_test(test_planes_kernels),
-      cmocka_unit_test(test_stack_permuted_copy),
+      cmocka_unit_test(test_stack_permuted_copy), cmocka_unit_test(test_stack_variable_and_binary),
   };
   return qv_test_run(tests, NULL, NULL);
 }
