@@ -133,19 +133,21 @@ deep 60 > d60.json
 deep 61 > d61.json
 deep 64 > d64.json
 "$cli" integration --mode=json-to-arrow --json=d60.json --arrow=d60.arrow
-"$cli" integration --mode=json-to-arrow --json=d61.json --arrow=d61.arrow
 # 61 levels of fields (60 structs and the int) read with the default
-# FlatBuffer table nesting of 64; one more level does not
+# FlatBuffer table nesting of 64; one more level does not, so the writer
+# refuses it (it never writes what the default readers refuse), naming the
+# whole path the reader would stop at
 if "$cli" cat d60.arrow > out 2>&1 && grep -q '^(1 row in 1 batch)$' out; then
   pass=$((pass + 1))
 else
   fail=$((fail + 1)); echo "FAIL: 60 nested structs:"; cat out
 fi
-want="Footer.schema.fields[0]$(printf '.children[0]%.0s' $(seq 61)).type(Int): tables nested deeper than 64"
-if ! "$cli" cat d61.arrow > out 2> err && grep -qF -- "$want" err; then
+want="Message.header(Schema).fields[0]$(printf '.children[0]%.0s' $(seq 61)).type(Int): tables nested deeper than 64"
+"$cli" integration --mode=json-to-arrow --json=d61.json --arrow=d61.arrow 2> err; rc=$?
+if [ "$rc" -eq 1 ] && grep -qF -- "$want" err && grep -qF "readers with default limits" err && [ ! -e d61.arrow ]; then
   pass=$((pass + 1))
 else
-  fail=$((fail + 1)); echo "FAIL: 61 nested structs: want the whole path: $want"; cat err
+  fail=$((fail + 1)); echo "FAIL: 61 nested structs: want exit 1, no file and the whole path: $want (exit $rc)"; cat err
 fi
 want="schema.fields[0]$(printf '.children[0]%.0s' $(seq 64)): fields nested deeper than 64"
 if ! "$cli" integration --mode=json-to-arrow --json=d64.json --arrow=d64.arrow 2> err && grep -qF -- "$want" err; then
