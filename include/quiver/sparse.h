@@ -138,6 +138,61 @@ typedef struct QvSparseDesc {
  * owner not retained. */
 QV_API QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error);
 
+/* A cache of buffers for callers that convert again and again.
+ *
+ * A fresh buffer costs a page fault and the kernel's zeroing of every page
+ * it touches, about a sixth of a dense -> CSC conversion here and several
+ * times that on first use of memory in a VM. A conversion given a
+ * workspace (QvSparseOptions.workspace) takes its scratch and output
+ * buffers from the workspace's cache and puts its scratch back when done;
+ * releasing a result made with it (qv_sparse_reset) puts the result's
+ * buffers back too, so the next conversion of a similar size writes to
+ * pages that are already mapped:
+ *
+ *     QvSparseWorkspace *ws;
+ *     qv_sparse_workspace_new(&ws, &err);
+ *     QvSparseOptions o = {.workspace = ws};
+ *     for (each input) {
+ *       qv_sparse_from_dense(&dense, QV_SPARSE_CSC, &o, &csc, &err);
+ *       ... use csc ...
+ *       qv_sparse_reset(&csc);   // its buffers serve the next conversion
+ *     }
+ *     qv_sparse_workspace_free(ws);
+ *
+ * Memory: the cache keeps at most 48 buffers (the largest ones when more
+ * are put back) for as long as the workspace lives; qv_sparse_workspace_trim
+ * gives them back to the system. Buffers of a result made with a workspace
+ * keep the capacity they were reserved with (address space for the worst
+ * case of the input; only the pages written are resident).
+ *
+ * Lifetime: a result may outlive its workspace. qv_sparse_workspace_free
+ * releases the cached buffers at once; the workspace itself goes when the
+ * last result made with it is reset, and those buffers then go back to the
+ * system. A workspace must not be used after qv_sparse_workspace_free.
+ *
+ * Threads: the cache is locked, so a workspace may be used by several
+ * threads at once and results may be reset on any thread; they then share
+ * one cache (each buffer goes to one conversion at a time), which works but
+ * mixes sizes: for speed give each thread its own. */
+typedef struct QvSparseWorkspace QvSparseWorkspace;
+QV_API QvStatus qv_sparse_workspace_new(QvSparseWorkspace **out, QvError *error);
+/* NULL is a no-op. */
+QV_API void qv_sparse_workspace_free(QvSparseWorkspace *ws);
+/* Gives every cached buffer back to the system (buffers in use are not
+ * affected); the workspace stays usable. NULL is a no-op. */
+QV_API void qv_sparse_workspace_trim(QvSparseWorkspace *ws);
+
+/* Counters of a workspace since it was made (a snapshot). */
+typedef struct QvSparseWorkspaceStats {
+  int64_t reused;       /* buffers served from the cache */
+  int64_t allocated;    /* buffers obtained from the system for conversions using it */
+  int64_t outstanding;  /* buffers in use now (held by conversions and results) */
+  int64_t cached;       /* buffers in the cache now */
+  int64_t cached_bytes; /* their capacity in bytes */
+} QvSparseWorkspaceStats;
+/* Fills *out (zeroed for a NULL workspace). */
+QV_API void qv_sparse_workspace_stats(QvSparseWorkspace *ws, QvSparseWorkspaceStats *out);
+
 /* Options for conversions; NULL or a zeroed struct means every default. */
 typedef struct QvSparseOptions {
   size_t struct_size;        /* 0 or sizeof(QvSparseOptions) (quiver/common.h) */
@@ -146,6 +201,10 @@ typedef struct QvSparseOptions {
   /* Bytes the output's buffers may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE.
    * Checked before anything is allocated: QV_ELIMIT naming both sizes. */
   int64_t max_output_size;
+  /* NULL: buffers come from the system and go back when released. Else
+   * the conversion's buffers come from and go back to this workspace (see
+   * QvSparseWorkspace); the result is the same either way. */
+  QvSparseWorkspace *workspace;
 } QvSparseOptions;
 
 /* 16 GiB: the default bound on what one conversion may produce. */

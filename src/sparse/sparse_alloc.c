@@ -4,76 +4,105 @@
  * pages: first-touch page faults otherwise dominate conversions that
  * produce tens of megabytes (measured ~6 us per 4 KiB page in a VM, more
  * than the time to scan the dense input), and growth is an mremap instead
- * of a copy. Elsewhere, or when mapping fails, posix_memalign is used. */
+ * of a copy. Elsewhere, or when mapping fails, posix_memalign is used.
+ *
+ * Workspaces (QvSparseWorkspace): while a conversion runs with one, every
+ * buffer it obtains is tagged with the workspace, and freeing a tagged
+ * buffer puts it in the workspace's cache instead of giving it back to the
+ * system, so the next conversion writes to pages that are already there
+ * (no fault, no kernel zeroing). Tagged buffers never shrink (a shrink
+ * only records the size), so a buffer reserved for the worst case serves
+ * the next conversion's worst case too. The tag, not the thread, decides
+ * where a buffer goes back, so a result released on any thread, or after
+ * qv_sparse_workspace_free, is handled right. */
 #if defined(__linux__)
 #define _GNU_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE, mremap */
 #include <sys/mman.h>
 #endif
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sparse/sparse_internal.h"
 
-/* Under AddressSanitizer, plain malloc so every buffer has exact bounds
- * (ASan does not watch mappings, and a header would hide underflows). */
+/* Under AddressSanitizer, heap blocks only (ASan does not watch mappings),
+ * with the header and every byte past the requested size poisoned, so the
+ * bounds stay exact for recycled blocks too. */
 #if defined(__SANITIZE_ADDRESS__)
-#define SP_PLAIN_ALLOC 1
+#define SP_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define SP_PLAIN_ALLOC 1
+#define SP_ASAN 1
 #endif
 #endif
-
-/* n * size bytes, at least 1 so that no allocation returns NULL for an
- * empty buffer; false when n is negative or the product overflows. */
-static bool size_ok(int64_t n, size_t size, size_t *bytes) {
-  size_t count;
-  if (!qv_i64_to_size(n, &count) || !qv_mul_size(count, size, bytes)) return false;
-  if (*bytes == 0) *bytes = 1;
-  return true;
-}
-
-#if defined(SP_PLAIN_ALLOC)
-
-void *qv_sp_malloc(int64_t n, size_t size) {
-  size_t bytes;
-  return size_ok(n, size, &bytes) ? malloc(bytes) : NULL;
-}
-void *qv_sp_calloc(int64_t n, size_t size) {
-  size_t bytes;
-  return size_ok(n, size, &bytes) ? calloc(1, bytes) : NULL;
-}
-void *qv_sp_realloc(void *p, int64_t n, size_t size) {
-  size_t bytes;
-  return size_ok(n, size, &bytes) ? realloc(p, bytes) : NULL;
-}
-void qv_sp_free(void *p) { free(p); }
-void *qv_sp_reserve(int64_t n, size_t size) {
-  (void)n;
-  (void)size;
-  return NULL;
-}
-
+#if defined(SP_ASAN)
+#include <sanitizer/asan_interface.h>
+#define SP_POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define SP_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
 #else
+#define SP_POISON(p, n) ((void)(p), (void)(n))
+#define SP_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+#if defined(__linux__) && !defined(SP_ASAN)
+#define SP_MAP 1
+#endif
 
-enum { SP_HDR = 64, SP_KIND_HEAP = 1, SP_KIND_MAP = 2 };
+enum { SP_HDR = 64, SP_KIND_HEAP = 1, SP_KIND_MAP = 2, SP_WS_SLOTS = 48 };
 #define SP_BIG ((size_t)2 << 20)
 
 typedef struct SpHeader {
   size_t total; /* bytes from the header start (mapping length for SP_KIND_MAP) */
+  size_t used;  /* bytes asked for (the capacity is total - SP_HDR) */
+  QvSparseWorkspace *ws; /* where the block goes back when freed; NULL: the system */
   int kind;
 } SpHeader;
 
-static SpHeader *header_of(void *p) { return (SpHeader *)(void *)((uint8_t *)p - SP_HDR); }
+struct QvSparseWorkspace {
+  pthread_mutex_t lock;
+  bool freed;          /* qv_sparse_workspace_free was called */
+  int64_t outstanding; /* tagged blocks handed out and not yet freed */
+  int n_cached;
+  void *cached[SP_WS_SLOTS]; /* data pointers of free blocks */
+  int64_t reused, allocated;
+};
 
+/* The workspace of the conversion running on this thread (set around a
+ * conversion by qv_sp_ws_enter), so that the many allocation sites need
+ * no extra parameter. */
+static _Thread_local QvSparseWorkspace *sp_ws_current;
 
-#if defined(__linux__)
+QvSparseWorkspace *qv_sp_ws_enter(QvSparseWorkspace *ws) {
+  QvSparseWorkspace *prev = sp_ws_current;
+  sp_ws_current = ws;
+  return prev;
+}
+void qv_sp_ws_leave(QvSparseWorkspace *prev) { sp_ws_current = prev; }
+
+static SpHeader *hdr_open(void *p) {
+  SpHeader *h = (SpHeader *)(void *)((uint8_t *)p - SP_HDR);
+  SP_UNPOISON(h, SP_HDR);
+  return h;
+}
+static void hdr_close(SpHeader *h) { SP_POISON(h, SP_HDR); }
+static size_t cap_of(const SpHeader *h) { return h->total - SP_HDR; }
+
+/* n * size bytes, at least 1 so that no allocation returns NULL for an
+ * empty buffer; false when n is negative or the product overflows (or
+ * leaves no room for the header and alignment). */
+static bool size_ok(int64_t n, size_t size, size_t *bytes) {
+  size_t count;
+  if (!qv_i64_to_size(n, &count) || !qv_mul_size(count, size, bytes)) return false;
+  if (*bytes == 0) *bytes = 1;
+  return *bytes <= SIZE_MAX - SP_HDR - 2 * SP_BIG;
+}
+
+#if defined(SP_MAP)
 static size_t big_round(size_t n) { return (n + SP_BIG - 1) & ~(SP_BIG - 1); }
 
 /* A mapping of a multiple of 2 MiB starting on a 2 MiB boundary, so that
  * transparent huge pages can back all of it. `reserve`: address space only
  * (no commit charge); pages appear when first written. */
-static void *map_block(size_t total, bool reserve) {
+static SpHeader *map_block(size_t total, bool reserve) {
   size_t len = big_round(total), span = len + SP_BIG;
   if (len < total || span < len) return NULL;
   int flags = MAP_PRIVATE | MAP_ANONYMOUS | (reserve ? MAP_NORESERVE : 0);
@@ -87,86 +116,287 @@ static void *map_block(size_t total, bool reserve) {
   SpHeader *h = (SpHeader *)(void *)a;
   h->total = len;
   h->kind = SP_KIND_MAP;
-  return a + SP_HDR;
+  return h;
 }
 #endif
 
-/* Returns the data pointer of a new block of `bytes` usable bytes. */
-static void *block_new(size_t bytes) {
-  if (bytes > SIZE_MAX - SP_HDR - 2 * SP_BIG) return NULL;
+/* A new block of `bytes` usable bytes from the system (header filled,
+ * left open). */
+static SpHeader *block_sys(size_t bytes, bool reserve) {
   size_t total = bytes + SP_HDR;
-#if defined(__linux__)
+#if defined(SP_MAP)
   if (total >= SP_BIG) {
-    void *p = map_block(total, false);
-    if (p != NULL) return p;
+    SpHeader *h = map_block(total, reserve);
+    if (h != NULL) return h;
   }
 #endif
+  (void)reserve;
   void *b = NULL;
   if (posix_memalign(&b, SP_HDR, total) != 0) return NULL;
   SpHeader *h = b;
   h->total = total;
   h->kind = SP_KIND_HEAP;
-  return (uint8_t *)b + SP_HDR;
+  return h;
 }
 
-void *qv_sp_malloc(int64_t n, size_t size) {
-  size_t bytes;
-  return size_ok(n, size, &bytes) ? block_new(bytes) : NULL;
-}
-
-void *qv_sp_calloc(int64_t n, size_t size) {
-  size_t bytes;
-  if (!size_ok(n, size, &bytes)) return NULL;
-  void *p = block_new(bytes);
-  if (p != NULL && header_of(p)->kind == SP_KIND_HEAP) memset(p, 0, bytes);
-  return p; /* fresh mappings are zero-filled by the kernel */
-}
-
-void qv_sp_free(void *p) {
-  if (p == NULL) return;
-  SpHeader *h = header_of(p);
-#if defined(__linux__)
+static void block_release(SpHeader *h) {
+#if defined(SP_MAP)
   if (h->kind == SP_KIND_MAP) {
     munmap(h, h->total);
     return;
   }
 #endif
+  SP_UNPOISON(h, h->total);
   free(h);
+}
+
+static void ws_destroy(QvSparseWorkspace *ws) {
+  pthread_mutex_destroy(&ws->lock);
+  free(ws);
+}
+
+/* Best fit among the cached blocks: the smallest that holds `bytes`, and
+ * not one so much larger that a small request would take a big buffer
+ * from the next large one. Called with the lock held. */
+static SpHeader *ws_take(QvSparseWorkspace *ws, size_t bytes) {
+  int best = -1;
+  size_t best_cap = 0;
+  for (int i = 0; i < ws->n_cached; i++) {
+    SpHeader *h = hdr_open(ws->cached[i]);
+    size_t cap = cap_of(h);
+    hdr_close(h);
+    if (cap < bytes || (cap - bytes) / 8 > bytes + 65536) continue;
+    if (best < 0 || cap < best_cap) {
+      best = i;
+      best_cap = cap;
+    }
+  }
+  if (best < 0) return NULL;
+  SpHeader *h = hdr_open(ws->cached[best]);
+  ws->cached[best] = ws->cached[--ws->n_cached];
+  return h;
+}
+
+/* A block of `bytes` usable bytes: from the current workspace's cache when
+ * one fits (*fresh false), else new. Returns the data pointer, header set
+ * and closed, the bytes past `bytes` poisoned. */
+static void *block_get(size_t bytes, bool reserve, bool *fresh) {
+  QvSparseWorkspace *ws = sp_ws_current;
+  SpHeader *h = NULL;
+  *fresh = true;
+  if (ws != NULL) {
+    pthread_mutex_lock(&ws->lock);
+    h = ws_take(ws, bytes);
+    if (h != NULL) {
+      ws->reused++;
+      ws->outstanding++;
+      *fresh = false;
+    }
+    pthread_mutex_unlock(&ws->lock);
+  }
+  if (h == NULL) {
+    h = block_sys(bytes, reserve);
+    if (h == NULL) return NULL;
+    h->ws = ws;
+    if (ws != NULL) {
+      pthread_mutex_lock(&ws->lock);
+      ws->allocated++;
+      ws->outstanding++;
+      pthread_mutex_unlock(&ws->lock);
+    }
+  }
+  h->used = bytes;
+  uint8_t *p = (uint8_t *)h + SP_HDR;
+  SP_UNPOISON(p, bytes);
+  SP_POISON(p + bytes, cap_of(h) - bytes);
+  hdr_close(h);
+  return p;
+}
+
+/* Puts a tagged block back in its workspace; the smallest block is let go
+ * when the cache is full. Releases the workspace itself after its last
+ * block once qv_sparse_workspace_free was called. */
+static void ws_put(SpHeader *h) {
+  QvSparseWorkspace *ws = h->ws;
+  SpHeader *drop = h;
+  bool destroy = false;
+  pthread_mutex_lock(&ws->lock);
+  ws->outstanding--;
+  if (ws->freed) {
+    destroy = ws->outstanding == 0;
+  } else {
+    uint8_t *p = (uint8_t *)h + SP_HDR;
+    size_t cap = cap_of(h);
+    if (ws->n_cached < SP_WS_SLOTS) {
+      ws->cached[ws->n_cached++] = p;
+      drop = NULL;
+    } else {
+      int small = 0;
+      size_t small_cap = SIZE_MAX;
+      for (int i = 0; i < ws->n_cached; i++) {
+        SpHeader *c = hdr_open(ws->cached[i]);
+        if (cap_of(c) < small_cap) {
+          small = i;
+          small_cap = cap_of(c);
+        }
+        hdr_close(c);
+      }
+      if (small_cap < cap) {
+        drop = hdr_open(ws->cached[small]);
+        ws->cached[small] = p;
+      }
+    }
+    if (drop != h) {
+      size_t total = h->total;
+      SP_POISON(h, total); /* a use after the release is a report under ASan */
+    }
+  }
+  pthread_mutex_unlock(&ws->lock);
+  if (drop != NULL) block_release(drop);
+  if (destroy) ws_destroy(ws);
+}
+
+void *qv_sp_malloc(int64_t n, size_t size) {
+  size_t bytes;
+  bool fresh;
+  return size_ok(n, size, &bytes) ? block_get(bytes, false, &fresh) : NULL;
+}
+
+void *qv_sp_calloc(int64_t n, size_t size) {
+  size_t bytes;
+  if (!size_ok(n, size, &bytes)) return NULL;
+  bool fresh;
+  void *p = block_get(bytes, false, &fresh);
+  if (p == NULL) return NULL;
+  SpHeader *h = hdr_open(p);
+  bool zeroed = fresh && h->kind == SP_KIND_MAP; /* fresh mappings are zero-filled by the kernel */
+  hdr_close(h);
+  if (!zeroed) memset(p, 0, bytes);
+  return p;
+}
+
+void *qv_sp_reserve(int64_t n, size_t size) {
+  size_t bytes;
+  if (!size_ok(n, size, &bytes)) return NULL;
+#if defined(SP_MAP)
+  if (bytes + SP_HDR >= SP_BIG) {
+    bool fresh;
+    return block_get(bytes, true, &fresh);
+  }
+#endif
+  return NULL;
+}
+
+void qv_sp_free(void *p) {
+  if (p == NULL) return;
+  SpHeader *h = hdr_open(p);
+  if (h->ws != NULL)
+    ws_put(h);
+  else
+    block_release(h);
 }
 
 void *qv_sp_realloc(void *p, int64_t n, size_t size) {
   if (p == NULL) return qv_sp_malloc(n, size);
   size_t bytes;
-  if (!size_ok(n, size, &bytes) || bytes > SIZE_MAX - SP_HDR - 2 * SP_BIG) return NULL;
-  SpHeader *h = header_of(p);
-#if defined(__linux__)
+  if (!size_ok(n, size, &bytes)) return NULL;
+  SpHeader *h = hdr_open(p);
+  if (h->ws != NULL && bytes <= cap_of(h)) {
+    /* a workspace block keeps its capacity for the next conversion */
+    SP_UNPOISON(p, bytes);
+    SP_POISON((uint8_t *)p + bytes, cap_of(h) - bytes);
+    h->used = bytes;
+    hdr_close(h);
+    return p;
+  }
+#if defined(SP_MAP)
   if (h->kind == SP_KIND_MAP && bytes + SP_HDR >= SP_BIG) {
     size_t len = big_round(bytes + SP_HDR);
-    if (len == h->total) return p;
+    if (len == h->total) {
+      h->used = bytes;
+      return p;
+    }
     /* shrinking stays in place; growing moves page tables, never data */
     void *m = mremap(h, h->total, len, len < h->total ? 0 : MREMAP_MAYMOVE);
     if (m == MAP_FAILED) return NULL;
     madvise(m, len, MADV_HUGEPAGE);
     h = m;
     h->total = len;
+    h->used = bytes;
     return (uint8_t *)m + SP_HDR;
   }
 #endif
-  void *q = block_new(bytes);
+  size_t old = h->used;
+  hdr_close(h);
+  bool fresh;
+  void *q = block_get(bytes, false, &fresh);
   if (q == NULL) return NULL;
-  size_t old = h->total - SP_HDR;
   memcpy(q, p, old < bytes ? old : bytes);
   qv_sp_free(p);
   return q;
 }
 
-void *qv_sp_reserve(int64_t n, size_t size) {
-  size_t bytes;
-  if (!size_ok(n, size, &bytes) || bytes > SIZE_MAX - SP_HDR - 2 * SP_BIG) return NULL;
-#if defined(__linux__)
-  if (bytes + SP_HDR >= SP_BIG) return map_block(bytes + SP_HDR, true);
-#endif
-  return NULL;
+/* ---- the public workspace */
+
+QvStatus qv_sparse_workspace_new(QvSparseWorkspace **out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "sparse workspace: out is NULL");
+  *out = NULL;
+  QvSparseWorkspace *ws = calloc(1, sizeof *ws);
+  if (ws == NULL) return qv_error_set(error, QV_ENOMEM, "sparse workspace: out of memory");
+  if (pthread_mutex_init(&ws->lock, NULL) != 0) {
+    free(ws);
+    return qv_error_set(error, QV_ENOMEM, "sparse workspace: cannot create its lock");
+  }
+  *out = ws;
+  return QV_OK;
 }
 
-#endif
+/* Takes every cached block out (lock held); the caller releases them. */
+static int ws_drain(QvSparseWorkspace *ws, void **blocks) {
+  int n = ws->n_cached;
+  memcpy(blocks, ws->cached, (size_t)n * sizeof *blocks);
+  ws->n_cached = 0;
+  return n;
+}
+
+static void release_all(void **blocks, int n) {
+  for (int i = 0; i < n; i++) block_release(hdr_open(blocks[i]));
+}
+
+void qv_sparse_workspace_trim(QvSparseWorkspace *ws) {
+  if (ws == NULL) return;
+  void *blocks[SP_WS_SLOTS];
+  pthread_mutex_lock(&ws->lock);
+  int n = ws_drain(ws, blocks);
+  pthread_mutex_unlock(&ws->lock);
+  release_all(blocks, n);
+}
+
+void qv_sparse_workspace_free(QvSparseWorkspace *ws) {
+  if (ws == NULL) return;
+  void *blocks[SP_WS_SLOTS];
+  pthread_mutex_lock(&ws->lock);
+  int n = ws_drain(ws, blocks);
+  ws->freed = true;
+  bool destroy = ws->outstanding == 0;
+  pthread_mutex_unlock(&ws->lock);
+  release_all(blocks, n);
+  if (destroy) ws_destroy(ws);
+}
+
+void qv_sparse_workspace_stats(QvSparseWorkspace *ws, QvSparseWorkspaceStats *out) {
+  if (out == NULL) return;
+  memset(out, 0, sizeof *out);
+  if (ws == NULL) return;
+  pthread_mutex_lock(&ws->lock);
+  out->reused = ws->reused;
+  out->allocated = ws->allocated;
+  out->outstanding = ws->outstanding;
+  out->cached = ws->n_cached;
+  for (int i = 0; i < ws->n_cached; i++) {
+    SpHeader *h = hdr_open(ws->cached[i]);
+    out->cached_bytes += (int64_t)cap_of(h);
+    hdr_close(h);
+  }
+  pthread_mutex_unlock(&ws->lock);
+}

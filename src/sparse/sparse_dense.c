@@ -226,13 +226,16 @@ QvStatus qv_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error
 
 /* Checks a conversion's options; fills the index type and axis order. */
 QvStatus qv_sp_options(const QvSparseOptions *options, QvSparseFormat format, int32_t ndim,
-                    QvValueType *itype, const int32_t **axis, QvError *error) {
+                    QvValueType *itype, const int32_t **axis, QvSparseWorkspace **ws,
+                    QvError *error) {
   *itype = QV_VALUE_INT64;
   *axis = NULL;
+  *ws = NULL;
   QvSparseOptions opts;
   QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvSparseOptions", error);
   if (st != QV_OK) return st;
   const QvSparseOptions *o = &opts;
+  *ws = o->workspace;
   if (format < QV_SPARSE_COO || format > QV_SPARSE_CSF)
     return qv_error_set(error, QV_EARG, "sparse conversion: unknown format %d", (int)format);
   if ((format == QV_SPARSE_CSR || format == QV_SPARSE_CSC) && ndim != 2)
@@ -355,12 +358,14 @@ QvStatus qv_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool
   const char *const *names = dense ? dense->dim_names : sparse->dim_names;
   QvValueType itype;
   const int32_t *axis;
-  QvStatus st = qv_sp_options(options, format, ndim, &itype, &axis, error);
+  QvSparseWorkspace *ws;
+  QvStatus st = qv_sp_options(options, format, ndim, &itype, &axis, &ws, error);
   if (st != QV_OK) return st;
   st = check_output_size(dense, sparse, format, itype, options, error);
   if (st != QV_OK) return st;
   st = qv_sp_begin(out, format, vtype, ndim, shape, names, error);
   if (st != QV_OK) return st;
+  QvSparseWorkspace *prev = qv_sp_ws_enter(ws);
   if (pipeline) {
     SpCsx c;
     int M = qv_sp_csx_orientation(format, axis);
@@ -380,6 +385,7 @@ QvStatus qv_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool
       qv_sp_entries_free(&e);
     }
   }
+  qv_sp_ws_leave(prev);
   if (st != QV_OK) qv_sparse_reset(out);
   return st;
 }

@@ -57,6 +57,11 @@ void qv_sp_free(void *p);
  * available: grow with qv_sp_realloc instead. */
 void *qv_sp_reserve(int64_t n, size_t size);
 QvStatus qv_sp_nomem(QvError *error, const char *what, int64_t n, size_t size);
+/* Makes ws (may be NULL) the workspace of the buffers this thread obtains
+ * until qv_sp_ws_leave(returned value); freeing a buffer always follows its
+ * own workspace, whatever the thread's. */
+QvSparseWorkspace *qv_sp_ws_enter(QvSparseWorkspace *ws);
+void qv_sp_ws_leave(QvSparseWorkspace *prev);
 
 bool qv_sp_is_index_type(QvValueType t);
 /* Entry i of an index buffer (an integer type; the type is a constant
@@ -244,7 +249,8 @@ QvStatus qv_sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvErro
 /* Checks conversion options for a target format and ndim; index type
  * (default int64) and CSF axis order (NULL: identity). */
 QvStatus qv_sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
-                    QvValueType *itype, const int32_t **axis, QvError *error);
+                    QvValueType *itype, const int32_t **axis, QvSparseWorkspace **ws,
+                    QvError *error);
 
 /* Dense scan (sparse_dense.c): entries in the dense tensor's memory order. */
 QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error);

@@ -53,6 +53,7 @@ typedef enum QvPath {
   QV_PATH_PLANES_AVX2,       /* tensor copy: k planes <-> interleaved groups, AVX2 kernels */
   QV_PATH_PLANES_PORTABLE,   /* the same, portable kernels (vectorised where the compiler can) */
   QV_PATH_CODEC_THREADS,     /* IPC body compression: a message's buffers on several threads */
+  QV_PATH_EQUALS_TILED,      /* tensor equals across layouts by transposed micro-blocks */
   QV_PATH_COUNT
 } QvPath;
 
