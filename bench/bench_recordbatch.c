@@ -7,10 +7,13 @@
  * non-temporal stores and are faster than several smaller ones).
  *
  *   bench_recordbatch [rows] [rows_per_batch] [dir]
+ *   (QV_BENCH_COLD=1: also full validation by path with the file evicted
+ *   from the page cache before each read)
  *
  * Each figure is the best of several repetitions. */
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 #include "bench_rb_data.h"
+#include "ipc/source_internal.h"
 #include "quiver/recordbatch_ipc.h"
 
 #define REPEAT 5
@@ -106,6 +110,32 @@ static double read_stream(const uint8_t *data, size_t size, const char *path, Qv
   double t0 = now();
   struct ArrowArrayStream s;
   QvSource *src = source_of(data, size, path);
+  TRY("open", qv_rb_stream_reader_new(&s, src, &o, &error));
+  qv_source_free(src);
+  *rows = 0;
+  for (;;) {
+    struct ArrowArray a;
+    QvStatus st = qv_rb_stream_get_next(&s, &a, &error);
+    if (st == QV_EOS) break;
+    TRY("next", st);
+    *rows += a.length;
+    a.release(&a);
+  }
+  s.release(&s);
+  return now() - t0;
+}
+
+/* The stream file by path with the whole-file view made one way
+ * (QvSourceAdvice); DEFAULT lets the reader choose. */
+static double read_stream_advised(const char *path, QvValidateLevel level, QvSourceAdvice advice,
+                                  int64_t *rows) {
+  QvRbReadOptions o;
+  memset(&o, 0, sizeof o);
+  o.validate = level;
+  double t0 = now();
+  struct ArrowArrayStream s;
+  QvSource *src = source_of(NULL, 0, path);
+  qv_source_set_advice(src, advice);
   TRY("open", qv_rb_stream_reader_new(&s, src, &o, &error));
   qv_source_free(src);
   *rows = 0;
@@ -353,6 +383,71 @@ int main(int argc, char **argv) {
   report("read stream from mmap, full validation", tsf, t_memcpy, rows);
   report("read file from mmap (footer), cheap checks", tfc, t_memcpy, rows);
   report("read file from mmap (footer), full validation", tff, t_memcpy, rows);
+  /* Full validation by path touches every page of the mapping once:
+   * each way of making the view, timed round-robin (a new source, so new
+   * page tables, every time; the file is in the page cache), against the
+   * same validation from memory measured above. */
+  static const struct {
+    QvSourceAdvice advice;
+    const char *name;
+  } ways[] = {
+      {QV_SOURCE_ADVICE_NONE, "mmap, no hint"},
+      {QV_SOURCE_ADVICE_SEQUENTIAL, "mmap + MADV_SEQUENTIAL"},
+      {QV_SOURCE_ADVICE_WILLNEED, "mmap + MADV_WILLNEED"},
+      {QV_SOURCE_ADVICE_POPULATE, "mmap + MADV_POPULATE_READ"},
+      {QV_SOURCE_ADVICE_READ, "read(2) into aligned memory"},
+      {QV_SOURCE_ADVICE_DEFAULT, "default (the reader's choice)"},
+  };
+  enum { NWAYS = sizeof ways / sizeof ways[0], ROUNDS = 3 * REPEAT /* short runs: more of them */ };
+  double tw[NWAYS], tmem = 1e9;
+  long faults[NWAYS] = {0};
+  for (int w = 0; w < NWAYS; w++) tw[w] = 1e9;
+  for (int r = 0; r < ROUNDS; r++) {
+    /* the reference in the same rounds: full validation from memory */
+    tmem = best(tmem, read_stream(mem.data, mem.size, NULL, QV_VALIDATE_FULL, &got));
+    for (int w = 0; w < NWAYS; w++) {
+      struct rusage u0, u1;
+      getrusage(RUSAGE_SELF, &u0);
+      tw[w] = best(tw[w], read_stream_advised(spath, QV_VALIDATE_FULL, ways[w].advice, &got));
+      getrusage(RUSAGE_SELF, &u1);
+      faults[w] += u1.ru_minflt - u0.ru_minflt;
+      if (got != rows) return 1;
+    }
+  }
+  printf("read stream by path, full validation, by how the view is made (best of %d; from memory "
+         "%.2f ms in the same rounds):\n", ROUNDS, tmem * 1e3);
+  for (int w = 0; w < NWAYS; w++)
+    printf("  %-40s %9.2f ms  %6.2fx memory  %7ld page faults a read\n", ways[w].name, tw[w] * 1e3,
+           tw[w] / tmem, faults[w] / ROUNDS);
+  if (!qv_source_populate_supported())
+    printf("  (this kernel lacks MADV_POPULATE_READ: that line fell back to MADV_WILLNEED)\n");
+  double tdc = 1e9;
+  int64_t maps0 = qv_source_count_view_maps();
+  for (int r = 0; r < REPEAT; r++)
+    tdc = best(tdc, read_stream_advised(spath, QV_VALIDATE_CHEAP, QV_SOURCE_ADVICE_DEFAULT, &got));
+  bool zero_copy = qv_source_count_view_maps() - maps0 == REPEAT;
+  /* The same with the file evicted from the page cache before every read
+   * (posix_fadvise DONTNEED after fdatasync: no privileges needed), so
+   * pages come from the disk: where hints that read ahead can matter. */
+  if (getenv("QV_BENCH_COLD") != NULL) {
+    int fd = open(spath, O_RDONLY);
+    if (fd < 0 || fdatasync(fd) != 0) return 1;
+    double tc_w[NWAYS];
+    for (int w = 0; w < NWAYS; w++) tc_w[w] = 1e9;
+    for (int r = 0; r < 3; r++)
+      for (int w = 0; w < NWAYS; w++) {
+        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        tc_w[w] = best(tc_w[w], read_stream_advised(spath, QV_VALIDATE_FULL, ways[w].advice, &got));
+      }
+    close(fd);
+    printf("the same, file evicted from the page cache before each read (best of 3):\n");
+    for (int w = 0; w < NWAYS; w++)
+      printf("  %-40s %9.2f ms  %6.2fx memory\n", ways[w].name, tc_w[w] * 1e3, tc_w[w] / tmem);
+  }
+  printf("read by path, full validation (default): %.2fx memory (target: the fastest way above)\n",
+         tw[NWAYS - 1] / tmem);
+  printf("read by path, cheap checks (default): %.3f ms, %s\n", tdc * 1e3,
+         zero_copy ? "a plain mapping (zero-copy)" : "NOT A PLAIN MAPPING");
   int64_t buffers = d.n_batches * 9;
   printf("cheap reads do not touch the data: %.2f us per batch, %.3f us per buffer (%" PRId64
          " buffers)\n",

@@ -1051,6 +1051,8 @@ QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
   QvRbReadOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
   if (st) return st;
+  /* full validation reads every byte: prepare the mapping for that */
+  if (o.validate == QV_VALIDATE_FULL) qv_source_expect_full_read(source);
   QvIpcReader *ipc;
   if ((st = qv_ipc_reader_new(&ipc, source, &o.ipc, error))) return st;
   return file_open(out, ipc, source, &o, error);
@@ -1212,6 +1214,7 @@ QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
       source = held;
     }
   }
+  if (o.validate == QV_VALIDATE_FULL) qv_source_expect_full_read(source);
   QvIpcReader *ipc;
   st = qv_ipc_reader_new(&ipc, source, &o.ipc, error);
   if (!st && qv_ipc_reader_format(ipc) == QV_IPC_FORMAT_FILE) {

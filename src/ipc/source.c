@@ -1,4 +1,5 @@
 /* Sources: caller memory, a path (mapped when regular), a descriptor. */
+#define _DEFAULT_SOURCE /* madvise and its MADV_* values */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -10,6 +11,10 @@
 #include <unistd.h>
 
 #include "ipc/source_internal.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22 /* Linux 5.14; older kernels answer EINVAL */
+#endif
 
 #define PEEK_MAX 16
 
@@ -33,6 +38,8 @@ struct QvSource {
   bool owns_fd;
   bool seekable;
   int64_t base; /* file offset where the input starts */
+  /* FILE: how the whole-file view is made (QvSourceAdvice) */
+  atomic_int advice;
   /* sequential reading */
   int64_t pos;
   uint8_t peeked[PEEK_MAX];
@@ -54,6 +61,7 @@ static QvStatus source_alloc(QvSource **out, QvSourceKind kind, const char *name
   }
   atomic_init(&s->refs, 1);
   atomic_init(&s->view, NULL);
+  atomic_init(&s->advice, QV_SOURCE_ADVICE_DEFAULT);
   s->kind = kind;
   s->fd = -1;
   *out = s;
@@ -202,6 +210,88 @@ static QvStatus map_pages(QvSource *s, int64_t start, size_t len, Mapping **out,
   return QV_OK;
 }
 
+/* ---- how a whole-file view is made */
+
+void qv_source_set_advice(QvSource *s, QvSourceAdvice advice) { atomic_store(&s->advice, (int)advice); }
+
+QvSourceAdvice qv_source_get_advice(const QvSource *s) {
+  return (QvSourceAdvice)atomic_load(&((QvSource *)(uintptr_t)s)->advice);
+}
+
+void qv_source_expect_full_read(QvSource *s) {
+  int unset = QV_SOURCE_ADVICE_DEFAULT;
+  if (s->kind == QV_SOURCE_FILE)
+    atomic_compare_exchange_strong(&s->advice, &unset, (int)QV_SOURCE_FULL_READ_ADVICE);
+}
+
+/* MADV_POPULATE_READ until a kernel says it does not know it. */
+static atomic_int g_populate_unknown;
+
+bool qv_source_populate_supported(void) { return !atomic_load(&g_populate_unknown); }
+
+/* Applies an madvise hint to a fresh whole-file mapping. Hints are advisory:
+ * a failure leaves the mapping as it is (pages then fault in on first use,
+ * as without a hint). */
+static void advise(void *addr, size_t len, int advice) {
+  if (len == 0) return;
+  switch (advice) {
+    case QV_SOURCE_ADVICE_SEQUENTIAL: madvise(addr, len, MADV_SEQUENTIAL); break;
+    case QV_SOURCE_ADVICE_WILLNEED: madvise(addr, len, MADV_WILLNEED); break;
+    case QV_SOURCE_ADVICE_POPULATE:
+      if (!atomic_load(&g_populate_unknown)) {
+        if (madvise(addr, len, MADV_POPULATE_READ) == 0) break;
+        if (errno != EINVAL) break; /* e.g. the file shrank: its pages fault (or not) on use */
+        atomic_store(&g_populate_unknown, 1);
+      }
+      madvise(addr, len, MADV_WILLNEED); /* what older kernels offer */
+      break;
+    default: break;
+  }
+}
+
+/* The whole file read with pread into fresh anonymous memory (2 MiB
+ * aligned and advised to use huge pages, so that it faults in a page per
+ * 2 MiB): a copy, not a view of the page cache. */
+static QvStatus read_whole(QvSource *s, Mapping **out, QvOwner **owner, QvError *error) {
+  size_t len = (size_t)s->size;
+  Mapping *m = calloc(1, sizeof *m);
+  if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  if (len > 0) {
+    size_t big = (size_t)2 << 20, span = ((len + big - 1) & ~(big - 1)) + big;
+    if (span < len) {
+      free(m);
+      return qv_error_set(error, QV_ENOMEM, "%s: too large to read into memory", s->name);
+    }
+    uint8_t *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+      free(m);
+      return qv_error_set(error, QV_ENOMEM, "%s: cannot allocate %zu bytes to read it into", s->name, len);
+    }
+    uint8_t *a = (uint8_t *)(((uintptr_t)raw + big - 1) & ~(uintptr_t)(big - 1));
+    size_t head = (size_t)(a - raw), keep = span - big;
+    if (head > 0) munmap(raw, head);
+    if (span - head - keep > 0) munmap(a + keep, span - head - keep);
+    madvise(a, keep, MADV_HUGEPAGE);
+    m->addr = a;
+    m->len = keep;
+    size_t got;
+    QvStatus st = qv_source_pread(s, a, len, 0, &got, error);
+    if (st == QV_OK && got < len)
+      st = qv_error_set(error, QV_EIO, "%s: the file shrank while it was read (%zu of %zu bytes)", s->name, got, len);
+    if (st) {
+      unmap(m);
+      return st;
+    }
+  }
+  *owner = qv_owner_new(unmap, m);
+  if (*owner == NULL) {
+    unmap(m);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  *out = m;
+  return QV_OK;
+}
+
 QvStatus qv_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwner **owner,
                         QvError *error) {
   *data = NULL;
@@ -219,14 +309,19 @@ QvStatus qv_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwner
   if (v == NULL) {
     v = malloc(sizeof *v);
     if (v == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-    Mapping *m;
-    QvStatus st = map_pages(s, 0, (size_t)s->size, &m, &v->owner, error);
+    Mapping *m = NULL;
+    int advice = atomic_load(&s->advice);
+    QvStatus st = advice == QV_SOURCE_ADVICE_READ ? read_whole(s, &m, &v->owner, error)
+                                                   : map_pages(s, 0, (size_t)s->size, &m, &v->owner, error);
     if (st) {
       free(v);
       return st;
     }
     v->data = m->addr;
-    atomic_fetch_add(&g_view_maps, 1);
+    if (advice != QV_SOURCE_ADVICE_READ) {
+      advise(m->addr, m->len, advice);
+      atomic_fetch_add(&g_view_maps, 1);
+    }
     /* two readers of one source may race to map it: the first one wins */
     struct View *expected = NULL;
     if (!atomic_compare_exchange_strong(&s->view, &expected, v)) {

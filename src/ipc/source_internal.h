@@ -69,6 +69,42 @@ QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error
 /* Bytes consumed by sequential reads so far. */
 int64_t qv_source_position(const QvSource *s);
 
+/* How a FILE source makes its whole-file view (qv_source_view). Mapping
+ * pages of the page cache costs a fault per page (or per fault-around
+ * block) on first touch, which dominates a reader that touches every byte
+ * (full validation) on a VM; readers that touch few bytes (cheap checks)
+ * want the plain mapping, which costs nothing until used.
+ *   DEFAULT     not chosen yet: a plain mapping, unless a reader announces
+ *               a full read (qv_source_expect_full_read)
+ *   NONE        a plain mapping
+ *   SEQUENTIAL  mapping + MADV_SEQUENTIAL
+ *   WILLNEED    mapping + MADV_WILLNEED
+ *   POPULATE    mapping + MADV_POPULATE_READ (Linux 5.14+; on EINVAL the
+ *               kernel lacks it: WILLNEED, and not tried again)
+ *   READ        no mapping: pread of the whole file into fresh memory */
+typedef enum QvSourceAdvice {
+  QV_SOURCE_ADVICE_DEFAULT = 0,
+  QV_SOURCE_ADVICE_NONE,
+  QV_SOURCE_ADVICE_SEQUENTIAL,
+  QV_SOURCE_ADVICE_WILLNEED,
+  QV_SOURCE_ADVICE_POPULATE,
+  QV_SOURCE_ADVICE_READ
+} QvSourceAdvice;
+
+/* What a full read gets (measured by bench/bench_recordbatch, see
+ * bench/README.md). */
+#define QV_SOURCE_FULL_READ_ADVICE QV_SOURCE_ADVICE_POPULATE
+
+/* Sets how the view will be made (effective for a view made after the
+ * call; a view made already stays as it is). */
+void qv_source_set_advice(QvSource *s, QvSourceAdvice advice);
+QvSourceAdvice qv_source_get_advice(const QvSource *s);
+/* A reader about to read every byte of the input: a FILE source whose
+ * advice is still DEFAULT takes QV_SOURCE_FULL_READ_ADVICE. */
+void qv_source_expect_full_read(QvSource *s);
+/* False once MADV_POPULATE_READ was refused with EINVAL (an older kernel). */
+bool qv_source_populate_supported(void);
+
 /* How many whole-input mappings and range mappings this process made (for
  * tests that must know which path a read took). */
 int64_t qv_source_count_view_maps(void);
