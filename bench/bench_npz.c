@@ -20,6 +20,7 @@
  *
  * Usage: bench_npz [DIR [REPS]]; DIR defaults to /dev/shm (fsync and page
  * cache behave the same for both sides there), REPS to 5; best of REPS. */
+#define _DEFAULT_SOURCE /* wait4 */
 #include <errno.h>
 #include <fcntl.h>
 #include <libdeflate.h>
@@ -60,8 +61,12 @@ static const char *path(const char *name) {
   return p;
 }
 
-/* Wall time of one run of the CLI; exits on failure. */
-static double run_cli(const char *const *args) {
+typedef struct Time {
+  double wall, cpu; /* cpu: user + system of every thread */
+} Time;
+
+/* Wall and CPU time of one run of the CLI; exits on failure. */
+static Time run_cli(const char *const *args) {
   char *argv[16];
   int n = 0;
   argv[n++] = cli;
@@ -74,21 +79,26 @@ static double run_cli(const char *const *args) {
     _exit(127);
   }
   int status;
-  if (pid < 0 || waitpid(pid, &status, 0) < 0) die("fork", NULL);
+  struct rusage ru;
+  if (pid < 0 || wait4(pid, &status, 0, &ru) < 0) die("fork", NULL);
   t = now() - t;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     fprintf(stderr, "bench_npz: quiver %s %s failed\n", args[0], args[1]);
     exit(1);
   }
-  return t;
+  double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+               (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+  return (Time){t, cpu};
 }
 
-static double best_cli(const char *const *args, const char *out, int n) {
-  double b = 1e30;
+/* Best wall time and best CPU time over n runs. */
+static Time best_cli(const char *const *args, const char *out, int n) {
+  Time b = {1e30, 1e30};
   for (int i = 0; i < n; i++) {
     unlink(out);
-    double t = run_cli(args);
-    if (t < b) b = t;
+    Time t = run_cli(args);
+    if (t.wall < b.wall) b.wall = t.wall;
+    if (t.cpu < b.cpu) b.cpu = t.cpu;
   }
   return b;
 }
@@ -141,7 +151,7 @@ static long file_size(const char *p) {
 /* ---- SciPy */
 
 typedef struct Scipy {
-  double load_stored, load_tofile, load_deflated, save_stored, save_deflated;
+  Time load_stored, load_tofile, load_deflated, save_stored, save_deflated;
 } Scipy;
 
 static bool scipy_run(const char *args, Scipy *s) {
@@ -151,12 +161,21 @@ static bool scipy_run(const char *args, Scipy *s) {
   if (p == NULL) return false;
   char line[512];
   while (fgets(line, sizeof line, p)) {
-    if (s && (sscanf(line, "load_npz_stored %lf", &s->load_stored) == 1 ||
-              sscanf(line, "load_npz_stored_tofile %lf", &s->load_tofile) == 1 ||
-              sscanf(line, "load_npz_deflated %lf", &s->load_deflated) == 1 ||
-              sscanf(line, "save_npz_stored %lf", &s->save_stored) == 1 ||
-              sscanf(line, "save_npz_deflated %lf", &s->save_deflated) == 1))
-      continue;
+    static const char *const keys[5] = {"load_npz_stored", "load_npz_stored_tofile",
+                                        "load_npz_deflated", "save_npz_stored",
+                                        "save_npz_deflated"};
+    bool parsed = false;
+    for (int k = 0; s && k < 5 && !parsed; k++) {
+      Time *dst[5] = {&s->load_stored, &s->load_tofile, &s->load_deflated, &s->save_stored,
+                      &s->save_deflated};
+      char name[64];
+      double w, c;
+      if (sscanf(line, "%63s %lf %lf", name, &w, &c) == 3 && strcmp(name, keys[k]) == 0) {
+        *dst[k] = (Time){w, c};
+        parsed = true;
+      }
+    }
+    if (parsed) continue;
     printf("  (python) %s", line);
   }
   return pclose(p) == 0;
@@ -298,11 +317,17 @@ static double writer_peak(bool stored, long *out_size) {
   return (double)peak * 1024.0;
 }
 
-static void line(const char *what, double ours, double ref, const char *refname, bool faster,
+/* One target: the wall-time ratio (what the target is about), then the
+ * CPU-time ratio, which a loaded machine distorts less (quiver's counts
+ * every thread it ran). */
+static void line(const char *what, Time ours, Time ref, const char *refname, bool faster,
                  double target) {
-  double x = faster ? ref / ours : ours / ref;
-  printf("  %-34s %8.3f s  %5.2fx %s %s %.3f s (target %s %.1fx)\n", what, ours, x,
-         faster ? "faster than" : "the time of", refname, ref, faster ? ">=" : "<=", target);
+  double x = faster ? ref.wall / ours.wall : ours.wall / ref.wall;
+  double xc = faster ? ref.cpu / ours.cpu : ours.cpu / ref.cpu;
+  printf("  %-20s %7.3f s  %5.2fx %s %s %.3f s (target %s %.1fx); CPU %.3f s vs %.3f s: "
+         "%.2fx\n",
+         what, ours.wall, x, faster ? "faster than" : "the time of", refname, ref.wall,
+         faster ? ">=" : "<=", target, ours.cpu, ref.cpu, xc);
 }
 
 int main(int argc, char **argv) {
@@ -334,24 +359,24 @@ int main(int argc, char **argv) {
   if (!scipy_run(targs, &s)) die("bench_npz_scipy.py time", NULL);
 
   /* the CLI: every CPU (its default), then one thread */
-  double fs = best_cli((const char *[]){"tensor", "from-npz", path("stored.npz"), path("s.arrow"), NULL},
+  Time fs = best_cli((const char *[]){"tensor", "from-npz", path("stored.npz"), path("s.arrow"), NULL},
                        path("s.arrow"), reps);
-  double fd = best_cli((const char *[]){"tensor", "from-npz", path("deflated.npz"), path("d.arrow"), NULL},
+  Time fd = best_cli((const char *[]){"tensor", "from-npz", path("deflated.npz"), path("d.arrow"), NULL},
                        path("d.arrow"), reps);
-  double fd1 = best_cli((const char *[]){"tensor", "from-npz", path("deflated.npz"), path("d.arrow"),
+  Time fd1 = best_cli((const char *[]){"tensor", "from-npz", path("deflated.npz"), path("d.arrow"),
                                          "--threads", "1", NULL},
                         path("d.arrow"), reps);
   int wreps = reps > 2 ? reps / 2 : 1;
-  double ts = best_cli((const char *[]){"tensor", "to-npz", path("s.arrow"), path("q_s.npz"), "--stored", NULL},
+  Time ts = best_cli((const char *[]){"tensor", "to-npz", path("s.arrow"), path("q_s.npz"), "--stored", NULL},
                        path("q_s.npz"), reps);
-  double td = best_cli((const char *[]){"tensor", "to-npz", path("s.arrow"), path("q_d.npz"), NULL},
+  Time td = best_cli((const char *[]){"tensor", "to-npz", path("s.arrow"), path("q_d.npz"), NULL},
                        path("q_d.npz"), wreps);
   unlink(path("q_d1.npz"));
-  double td1 = run_cli((const char *[]){"tensor", "to-npz", path("s.arrow"), path("q_d1.npz"),
+  Time td1 = run_cli((const char *[]){"tensor", "to-npz", path("s.arrow"), path("q_d1.npz"),
                                         "--threads", "1", NULL});
   bool identical = same_file(path("q_d.npz"), path("q_d1.npz"));
   /* quiver's own stored archive: aligned members, read in place */
-  double fq = best_cli((const char *[]){"tensor", "from-npz", path("q_s.npz"), path("q.arrow"), NULL},
+  Time fq = best_cli((const char *[]){"tensor", "from-npz", path("q_s.npz"), path("q.arrow"), NULL},
                        path("q.arrow"), reps);
   bool same_arrow = same_file(path("s.arrow"), path("d.arrow")) && same_file(path("s.arrow"), path("q.arrow"));
   long out_d = 0, out_s = 0;
@@ -359,22 +384,24 @@ int main(int argc, char **argv) {
 
   printf("SciPy: load_npz stored %.3f s, + tofile %.3f s, load_npz deflated %.3f s, save_npz stored "
          "%.3f s, deflated %.3f s\n",
-         s.load_stored, s.load_tofile, s.load_deflated, s.save_stored, s.save_deflated);
-  printf("quiver (%ld CPUs): from-npz deflated --threads 1 %.3f s; to-npz deflated --threads 1 %.3f s "
-         "(output %s the default's); from-npz of quiver's stored archive (zero-copy) %.3f s; "
-         "Arrow outputs %s\n",
-         sysconf(_SC_NPROCESSORS_ONLN), fd1, td1, identical ? "byte-identical to" : "DIFFERS FROM",
-         fq, same_arrow ? "identical" : "DIFFER");
-  printf("targets:\n");
+         s.load_stored.wall, s.load_tofile.wall, s.load_deflated.wall, s.save_stored.wall,
+         s.save_deflated.wall);
+  printf("quiver (%ld CPUs): from-npz deflated --threads 1 %.3f s (CPU %.3f s); to-npz deflated "
+         "--threads 1 %.3f s (output %s the default's); from-npz of quiver's stored archive "
+         "(aligned: zero-copy) %.3f s (CPU %.3f s); Arrow outputs %s\n",
+         sysconf(_SC_NPROCESSORS_ONLN), fd1.wall, fd1.cpu, td1.wall,
+         identical ? "byte-identical to" : "DIFFERS FROM", fq.wall, fq.cpu,
+         same_arrow ? "identical" : "DIFFER");
+  printf("targets (wall time, best of %d; then CPU time):\n", reps);
   line("from-npz stored", fs, s.load_tofile, "load_npz+tofile", true, 2.0);
   line("from-npz deflated", fd, s.load_deflated, "load_npz", true, 1.5);
   line("to-npz --stored", ts, s.save_stored, "save_npz stored", false, 1.5);
   line("to-npz deflated", td, s.save_deflated, "save_npz", true, 2.0);
   if (peak_d >= 0)
-    printf("  %-34s %8.1f MB %5.2fx the output, %.1f MB (target <= 1.2x)\n", "to-npz deflated peak",
+    printf("  %-20s %7.1f MB %5.2fx the output, %.1f MB (target <= 1.2x)\n", "to-npz peak",
            peak_d / 1e6, peak_d / (double)out_d, (double)out_d / 1e6);
   if (peak_s >= 0)
-    printf("  %-34s %8.1f MB %5.2fx the output, %.1f MB (target <= 1.2x)\n", "to-npz --stored peak",
+    printf("  %-20s %7.1f MB %5.2fx the output, %.1f MB (target <= 1.2x)\n", "to-npz --stored peak",
            peak_s / 1e6, peak_s / (double)out_s, (double)out_s / 1e6);
   const char *names[] = {"stored.npz", "deflated.npz", "s.arrow", "d.arrow", "q.arrow",
                          "q_s.npz",    "q_d.npz",      "q_d1.npz"};
