@@ -17,7 +17,7 @@ if [ "${1:-}" = s390x ]; then
   host=(gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user cmake make pkg-config python3)
   # the libraries (with headers) CMakeLists.txt links, and what libzip needs at link time
   libs=(liblz4-dev liblz4-1 libzstd-dev libzstd1 libjansson-dev libjansson4 libzip-dev libzip4
-    libbz2-1.0 libssl3 zlib1g-dev zlib1g libcmocka-dev libcmocka0)
+    libbz2-1.0 libssl3 zlib1g-dev zlib1g libdeflate-dev libdeflate0 libcmocka-dev libcmocka0)
   missing=()
   for p in "${host[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -8,6 +8,7 @@
 #include "test_rb_helpers.h"
 #include "test_util.h"
 #include "util/cpu.h"
+#include "util/load.h"
 
 static const char *const kSpecs[] = {"l", "u", "i", "+l(i)", "g", "i{u}"};
 #define N_SPECS 6
@@ -64,8 +65,7 @@ static int check_frames_fresh(const uint8_t *data, size_t size, QvCompression co
       QvBuffer b = rb->buffers[i];
       if (b.length == 0) continue;
       assert_int_equal(rb->compression, codec);
-      int64_t ulen;
-      memcpy(&ulen, m.body + b.offset, 8);
+      int64_t ulen = qv_le_i64(m.body + b.offset); /* the prefix is little-endian */
       if (ulen == -1) continue;
       const uint8_t *frame = m.body + b.offset + 8;
       size_t n = (size_t)b.length - 8;
@@ -197,8 +197,7 @@ static void pick_buffers(QvMessage *m, const uint8_t *b) {
   g_first = g_last = -1;
   for (int64_t i = 0; i < rb->n_buffers; i++) {
     if (rb->buffers[i].length < 8) continue;
-    int64_t ulen;
-    memcpy(&ulen, b + rb->buffers[i].offset, 8);
+    int64_t ulen = qv_le_i64(b + rb->buffers[i].offset); /* little-endian prefix */
     if (ulen <= 0) continue;
     if (g_first < 0) g_first = i;
     g_last = i;
@@ -207,10 +206,8 @@ static void pick_buffers(QvMessage *m, const uint8_t *b) {
 }
 
 static void add_to_prefix(QvMessage *m, uint8_t *b, int64_t i, int64_t delta) {
-  int64_t ulen;
-  memcpy(&ulen, b + m->header.record_batch.buffers[i].offset, 8);
-  ulen += delta;
-  memcpy(b + m->header.record_batch.buffers[i].offset, &ulen, 8);
+  uint8_t *p = b + m->header.record_batch.buffers[i].offset; /* little-endian prefix */
+  qv_st_le_u64(p, (uint64_t)(qv_le_i64(p) + delta));
 }
 
 static void lie_first(QvMessage *m, uint8_t *b, int64_t n) {
@@ -244,14 +241,12 @@ static void garbage_both(QvMessage *m, uint8_t *b, int64_t n) {
 static void stored_claim(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;
   pick_buffers(m, b);
-  int64_t minus_one = -1;
-  memcpy(b + m->header.record_batch.buffers[g_first].offset, &minus_one, 8);
+  qv_st_le_u64(b + m->header.record_batch.buffers[g_first].offset, UINT64_MAX); /* -1 */
 }
 static void huge_last(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;
   pick_buffers(m, b);
-  int64_t huge = (int64_t)1 << 40;
-  memcpy(b + m->header.record_batch.buffers[g_last].offset, &huge, 8);
+  qv_st_le_u64(b + m->header.record_batch.buffers[g_last].offset, (uint64_t)1 << 40);
 }
 
 static QvStatus read_all(const uint8_t *data, size_t size, int threads, QvError *e) {
