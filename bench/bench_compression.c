@@ -7,7 +7,7 @@
  * ZSTD_decompressDCtx. The codec's frames are compared byte for byte with
  * the ones quiver wrote, so both sides did the same work.
  *
- *   bench_compression [rows] [rows_per_batch] [threads] [repeat]
+ *   bench_compression [rows] [rows_per_batch] [threads] [repeat] [lz4|zstd-1|zstd-3]
  *
  * threads defaults to the number of online CPUs; each figure is the best of
  * `repeat` runs (default 5). Targets: one thread within 10% of the codec;
@@ -271,8 +271,10 @@ int main(int argc, char **argv) {
   int64_t per_batch = argc > 2 ? atoll(argv[2]) : 1000000;
   int threads = argc > 3 ? atoi(argv[3]) : qv_cpu_count();
   int repeat = argc > 4 ? atoi(argv[4]) : 5;
+  const char *only = argc > 5 ? argv[5] : NULL; /* one codec configuration */
   if (rows <= 0 || per_batch <= 0 || threads < 1 || threads > QV_RB_MAX_THREADS || repeat < 1) {
-    fprintf(stderr, "usage: bench_compression [rows] [rows_per_batch] [threads] [repeat]\n");
+    fprintf(stderr, "usage: bench_compression [rows] [rows_per_batch] [threads] [repeat] "
+                    "[lz4|zstd-1|zstd-3]\n");
     return 2;
   }
   Data d;
@@ -324,6 +326,7 @@ int main(int argc, char **argv) {
   bool all_same = true;
   for (size_t k = 0; k < sizeof configs / sizeof configs[0]; k++) {
     const Config *c = &configs[k];
+    if (only && strcmp(only, c->name) != 0) continue;
     codec_compress(&d, c, out, cap, zc, &frames); /* frames kept, contexts warm */
     size_t size;
     quiver_write(&d, c, 1, stream, stream_cap, &size);

@@ -8,6 +8,8 @@
 
 #include "quiver/recordbatch_ipc.h"
 #include "ipc/compression_internal.h"
+#include "ipc/sink_internal.h"
+#include "util/cpu.h"
 #include "util/arena.h"
 #include "adapters/rb_swap.h"
 #include "util/idmap.h"
@@ -499,26 +501,13 @@ static QvStatus swap_segs(QvRbWriter *w, Ser *s, int64_t dict_id, QvError *error
   return st;
 }
 
-/* Writes one RecordBatch (dict_id < 0) or DictionaryBatch message from the
- * serialized segments in w->ser. */
 static QvStatus swap_segs(QvRbWriter *w, Ser *s, int64_t dict_id, QvError *error);
 
-static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_id,
-                                    bool is_delta, QvError *error) {
-  Ser *s = &w->ser;
-  QvStatus st;
-  if (w->swap && (st = swap_segs(w, s, dict_id, error))) return st;
-  if (w->opt.compression != QV_COMPRESSION_NONE && (st = compress_segs(w, s, error))) return st;
-  int64_t align = w->opt.alignment;
-  QvBuffer *bufs = s->n_segs ? malloc((size_t)s->n_segs * sizeof *bufs) : NULL;
-  if (s->n_segs && bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  int64_t off = 0;
-  for (int64_t i = 0; i < s->n_segs; i++) {
-    int64_t total = s->segs[i].len + (s->segs[i].has_prefix ? 8 : 0);
-    bufs[i].offset = off;
-    bufs[i].length = total;
-    off += padded(total, align);
-  }
+/* The framed metadata of a RecordBatch (dict_id < 0) or DictionaryBatch
+ * message of the segments in s, whose buffers are `bufs`. */
+static QvStatus message_meta(QvRbWriter *w, const Ser *s, QvBuffer *bufs, int64_t body_length,
+                             int64_t length, int64_t dict_id, bool is_delta, uint8_t **meta,
+                             size_t *meta_size, QvError *error) {
   QvRecordBatch rb;
   memset(&rb, 0, sizeof rb);
   rb.length = length;
@@ -534,7 +523,7 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
   QvMessage msg;
   memset(&msg, 0, sizeof msg);
   msg.version = QV_METADATA_V5;
-  msg.body_length = off;
+  msg.body_length = body_length;
   if (dict_id < 0) {
     msg.header_type = QV_HEADER_RECORD_BATCH;
     msg.header.record_batch = rb;
@@ -544,9 +533,131 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
     msg.header.dictionary_batch.data = rb;
     msg.header.dictionary_batch.is_delta = is_delta;
   }
+  return frame(w, &msg, meta, meta_size, error);
+}
+
+static QvStatus add_message_block(QvRbWriter *w, QvBlock block, int64_t dict_id, QvError *error) {
+  if (dict_id < 0)
+    return add_block(&w->batch_blocks, &w->n_batch_blocks, &w->cap_batch_blocks, block, error);
+  return add_block(&w->dict_blocks, &w->n_dict_blocks, &w->cap_dict_blocks, block, error);
+}
+
+/* One thread compressing into a buffer or memory sink: the message is laid
+ * out with every frame at its worst-case size, each frame is compressed
+ * straight into its final place in the sink, then the metadata goes in
+ * front and the unused tail is given back. The frames are the ones
+ * compress_segs makes, without copying each from scratch memory into the
+ * sink. *done false: the sink cannot be written this way (nothing was). */
+static QvStatus write_in_place(QvRbWriter *w, int64_t length, int64_t dict_id, bool is_delta,
+                               bool *done, QvError *error) {
+  Ser *s = &w->ser;
+  QvCompression codec = w->opt.compression;
+  int64_t align = w->opt.alignment;
+  *done = false;
+  if (qv_sink_room(w->sink) == 0) return QV_OK;
+  QvBuffer *bufs = malloc((size_t)(s->n_segs ? s->n_segs : 1) * sizeof *bufs);
+  if (bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  int64_t worst = 0;
+  for (int64_t i = 0; i < s->n_segs; i++) {
+    int64_t len = s->segs[i].len;
+    /* a frame that does not shrink is stored as it is: the bound covers both */
+    int64_t total = len ? 8 + (int64_t)qv_compress_bound(codec, (size_t)len) : 0;
+    bufs[i].offset = worst;
+    bufs[i].length = total;
+    worst += padded(total, align);
+  }
   uint8_t *meta;
   size_t meta_size;
-  st = frame(w, &msg, &meta, &meta_size, error);
+  QvStatus st = message_meta(w, s, bufs, worst, length, dict_id, is_delta, &meta, &meta_size, error);
+  if (st) {
+    free(bufs);
+    return st;
+  }
+  free(meta);
+  size_t reserved = meta_size + (size_t)worst;
+  uint8_t *base = NULL;
+  if (qv_sink_room(w->sink) >= reserved + w->stage_len && !(st = flush(w, error)))
+    st = qv_sink_reserve(w->sink, reserved, &base, error);
+  if (st || base == NULL) {
+    free(bufs);
+    return st;
+  }
+  uint8_t *body = base + meta_size;
+  int64_t off = 0;
+  for (int64_t i = 0; i < s->n_segs && !st; i++) {
+    const Seg *g = &s->segs[i];
+    bufs[i].offset = off;
+    bufs[i].length = 0;
+    if (g->len == 0) continue;
+    uint8_t *dst = body + off;
+    size_t cap = qv_compress_bound(codec, (size_t)g->len), n = 0;
+    QvCodecJob job = {g->data, (size_t)g->len, dst + 8, cap, 0, QV_OK};
+    if ((st = qv_codec_run(w->codec, true, codec, w->opt.compression_level, &job, 1, NULL, error)))
+      break;
+    n = job.out_size;
+    int64_t prefix = g->len;
+    if ((int64_t)n >= g->len) { /* not worth it: stored as is */
+      memcpy(dst + 8, g->data, (size_t)g->len);
+      n = (size_t)g->len;
+      prefix = -1;
+    }
+    qv_st_le_u64(dst, (uint64_t)prefix); /* little-endian whatever the body's order */
+    int64_t total = 8 + (int64_t)n;
+    memset(dst + total, 0, (size_t)(padded(total, align) - total));
+    bufs[i].length = total;
+    off += padded(total, align);
+  }
+  if (!st) st = message_meta(w, s, bufs, off, length, dict_id, is_delta, &meta, &meta_size, error);
+  free(bufs);
+  if (st) {
+    qv_sink_unreserve(w->sink, reserved);
+    return st;
+  }
+  /* the metadata's size does not depend on the lengths in it (fixed-size
+   * structs); should it differ, the body moves */
+  if (meta_size + (size_t)off > reserved) {
+    free(meta);
+    qv_sink_unreserve(w->sink, reserved);
+    return qv_error_set(error, QV_ELIMIT, "message metadata grew past its reservation");
+  }
+  if (base + meta_size != body) memmove(base + meta_size, body, (size_t)off);
+  memcpy(base, meta, meta_size);
+  free(meta);
+  qv_sink_unreserve(w->sink, reserved - meta_size - (size_t)off);
+  QvBlock block = {w->pos, (int32_t)meta_size, off};
+  w->pos += (int64_t)meta_size + off;
+  qv_path_hit(QV_PATH_CODEC_IN_PLACE);
+  *done = true;
+  return add_message_block(w, block, dict_id, error);
+}
+
+/* Writes one RecordBatch (dict_id < 0) or DictionaryBatch message from the
+ * serialized segments in w->ser. */
+static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_id,
+                                    bool is_delta, QvError *error) {
+  Ser *s = &w->ser;
+  QvStatus st;
+  if (w->swap && (st = swap_segs(w, s, dict_id, error))) return st;
+  if (w->opt.compression != QV_COMPRESSION_NONE) {
+    if (qv_codec_runner_threads(w->codec) == 1) {
+      bool done;
+      if ((st = write_in_place(w, length, dict_id, is_delta, &done, error)) || done) return st;
+    }
+    if ((st = compress_segs(w, s, error))) return st;
+  }
+  int64_t align = w->opt.alignment;
+  QvBuffer *bufs = s->n_segs ? malloc((size_t)s->n_segs * sizeof *bufs) : NULL;
+  if (s->n_segs && bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  int64_t off = 0;
+  for (int64_t i = 0; i < s->n_segs; i++) {
+    int64_t total = s->segs[i].len + (s->segs[i].has_prefix ? 8 : 0);
+    bufs[i].offset = off;
+    bufs[i].length = total;
+    off += padded(total, align);
+  }
+  uint8_t *meta;
+  size_t meta_size;
+  st = message_meta(w, s, bufs, off, length, dict_id, is_delta, &meta, &meta_size, error);
   free(bufs);
   if (st) return st;
   QvBlock block = {w->pos, (int32_t)meta_size, off};
@@ -562,9 +673,7 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
     if (!st) st = pad(w, padded(total, align) - total, error);
   }
   if (st) return st;
-  if (dict_id < 0)
-    return add_block(&w->batch_blocks, &w->n_batch_blocks, &w->cap_batch_blocks, block, error);
-  return add_block(&w->dict_blocks, &w->n_dict_blocks, &w->cap_dict_blocks, block, error);
+  return add_message_block(w, block, dict_id, error);
 }
 
 /* ---- schema conversion */

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,18 @@ QvStatus qv_sink_reserve(QvSink *s, size_t n, uint8_t **ptr, QvError *error) {
   *ptr = s->buf + s->written;
   s->written += (int64_t)n;
   return QV_OK;
+}
+
+size_t qv_sink_room(const QvSink *s) {
+  if (s == NULL || s->error.code || s->finished) return 0;
+  if (s->kind == SINK_MEMORY) return SIZE_MAX;
+  if (s->kind == SINK_BUFFER) return s->cap - (size_t)s->written;
+  return 0;
+}
+
+void qv_sink_unreserve(QvSink *s, size_t n) {
+  if (s && (s->kind == SINK_BUFFER || s->kind == SINK_MEMORY) && n <= (size_t)s->written)
+    s->written -= (int64_t)n;
 }
 
 int64_t qv_sink_bytes_written(const QvSink *s) { return s ? s->written : 0; }

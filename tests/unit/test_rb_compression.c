@@ -3,8 +3,9 @@
  * LZ4_FRAME and ZSTD, several levels), and its frames are those of a fresh
  * codec context (reused contexts change nothing); readers with threads
  * give the same arrays; hostile compressed buffers fail with the message of
- * the first failing buffer whatever the thread count. The path counter
- * proves the threaded path ran. */
+ * the first failing buffer whatever the thread count. The path counters
+ * prove the threaded path and the single-threaded compression straight into
+ * the sink ran. */
 #include "test_rb_helpers.h"
 #include "test_util.h"
 #include "util/cpu.h"
@@ -29,6 +30,28 @@ static void table_make(Table *t, const char *const *specs, int n) {
 static void table_free(Table *t) {
   for (int i = 0; i < 3; i++) t->batches[i].release(&t->batches[i]);
   t->schema.release(&t->schema);
+}
+
+/* Writes the table into a buffer sink of `cap` bytes; the status. */
+static QvStatus write_buffer(const Table *t, QvIpcFormat format, QvCompression codec, int level,
+                             int threads, uint8_t *dst, size_t cap, size_t *size) {
+  QvRbWriteOptions o;
+  memset(&o, 0, sizeof o);
+  o.format = format;
+  o.compression = codec;
+  o.compression_level = level;
+  o.threads = threads;
+  QvSink *sink;
+  QvRbWriter *w;
+  QvError e;
+  rbt_check(qv_sink_new_buffer(&sink, dst, cap, &e), &e, "buffer sink");
+  QvStatus st = qv_rb_writer_new(&w, &t->schema, sink, &o, &e);
+  for (int i = 0; i < 3 && !st; i++) st = qv_rb_writer_write(w, &t->batches[i], &e);
+  if (!st) st = qv_rb_writer_finish(w, &e);
+  qv_rb_writer_free(w);
+  *size = (size_t)qv_sink_bytes_written(sink);
+  qv_sink_free(sink);
+  return st;
 }
 
 static uint8_t *write_table(const Table *t, QvIpcFormat format, QvCompression codec, int level,
@@ -102,7 +125,28 @@ static void test_writer_threads_identical(void **state) {
     for (int f = 0; f < 2; f++) {
       QvIpcFormat format = f ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM;
       size_t size1;
+      uint64_t in_place = qv_path_count(QV_PATH_CODEC_IN_PLACE);
       uint8_t *one = write_table(&t, format, codecs[c].codec, codecs[c].level, 1, &size1);
+      /* one thread into a memory sink: frames compressed in place */
+      assert_true(qv_path_count(QV_PATH_CODEC_IN_PLACE) > in_place);
+      /* a buffer sink with room for the worst case (in place) and one with
+       * room for the output only (the large messages' frames go through
+       * scratch memory): the same bytes */
+      size_t cap = 2 * size1 + (1 << 20), got;
+      uint8_t *buf = malloc(cap);
+      assert_non_null(buf);
+      for (int tight = 0; tight < 2; tight++) {
+        in_place = qv_path_count(QV_PATH_CODEC_IN_PLACE);
+        rbt_check(write_buffer(&t, format, codecs[c].codec, codecs[c].level, 1, buf,
+                               tight ? size1 : cap, &got), NULL, "buffer sink write");
+        if (!tight) assert_true(qv_path_count(QV_PATH_CODEC_IN_PLACE) > in_place);
+        assert_int_equal(got, size1);
+        assert_memory_equal(buf, one, size1);
+      }
+      /* one byte short: refused, as by any sink that runs out */
+      assert_int_equal(write_buffer(&t, format, codecs[c].codec, codecs[c].level, 1, buf,
+                                    size1 - 1, &got), QV_ELIMIT);
+      free(buf);
       /* the frames of reused contexts are those of fresh ones */
       assert_true(check_frames_fresh(one, size1, codecs[c].codec, codecs[c].level) > 10);
       for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
