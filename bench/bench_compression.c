@@ -23,6 +23,7 @@
 #include "bench_rb_data.h"
 #include "quiver/ipc.h"
 #include "quiver/recordbatch_ipc.h"
+#include "util/load.h"
 #include "util/pool.h"
 
 static double clock_of(clockid_t id) {
@@ -247,8 +248,7 @@ static bool same_frames(const uint8_t *data, size_t size, const Data *d, const F
       for (int64_t i = 0; i < rb->n_buffers && same; i++) {
         QvBuffer b = rb->buffers[i];
         if (b.length == 0) continue;
-        int64_t prefix;
-        memcpy(&prefix, m.body + b.offset, 8);
+        int64_t prefix = qv_le_i64(m.body + b.offset); /* little-endian */
         const uint8_t *frame = m.body + b.offset + 8;
         size_t n = (size_t)b.length - 8;
         if (prefix == -1) { /* stored: the codec's frame was no smaller */
