@@ -106,8 +106,8 @@ void qv_cli_set_threads(int threads) { cli_threads = threads; }
 
 int qv_cli_threads(void) {
   if (cli_threads > 0) return cli_threads;
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > QV_RB_MAX_THREADS ? QV_RB_MAX_THREADS : (int)n;
+  int n = qv_cpu_count();
+  return n > QV_RB_MAX_THREADS ? QV_RB_MAX_THREADS : n;
 }
 
 const QvRbReadOptions *qv_cli_rb_read_options(void) {

@@ -38,4 +38,17 @@ typedef enum QvTimeUnit {
   QV_TIME_NANOSECOND = 3
 } QvTimeUnit;
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CPUs this process may run on (its affinity mask, so `taskset` and
+ * container CPU sets count), at least 1 and at most 256: a caller's
+ * natural value for the `threads` option of readers and writers. */
+QV_API int qv_cpu_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif

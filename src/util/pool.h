@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "quiver/common.h"
 #include "quiver/error.h"
 
 /* More threads than this is a caller error. */
@@ -39,7 +40,6 @@ int qv_pool_threads(const QvPool *pool);
  * serialised; fn must not run the same pool (it would wait for itself). */
 void qv_pool_run(QvPool *pool, size_t n, void (*fn)(void *ctx, size_t i), void *ctx);
 
-/* Online CPUs this process may run on (its affinity mask), at least 1. */
-int qv_cpu_count(void);
+/* qv_cpu_count is public: quiver/common.h. */
 
 #endif
