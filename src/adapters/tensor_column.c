@@ -41,11 +41,15 @@ bool qv_tensor_column_is_null(const QvTensorColumn *col, int64_t i) {
   return s != NULL && i >= 0 && i < col->length && qv_array_view_is_null(&s->view, i);
 }
 
+/* Variable shape: row i of the storage struct is row offset + i of its
+ * children (a sliced struct keeps its children whole). */
+static int64_t child_row(const ColumnStore *s, int64_t i) { return s->view.offset + i; }
+
 /* Variable shape: the extents of cell i (from the shape child). */
 static void cell_shape(const ColumnStore *s, int32_t ndim, int64_t i, int64_t *shape) {
   const QvArrayView *sv = &s->view.children[s->shape_child];
   int64_t start, len;
-  qv_array_view_get_list(sv, i, &start, &len);
+  qv_array_view_get_list(sv, child_row(s, i), &start, &len);
   for (int32_t k = 0; k < ndim; k++) shape[k] = qv_array_view_get_int(&sv->children[0], start + k);
 }
 
@@ -81,7 +85,7 @@ static QvStatus check_cells(const QvTensorColumn *col, const ColumnStore *s, QvE
         if (n > INT64_MAX / INT32_MAX) n = INT64_MAX / INT32_MAX;
       }
       int64_t start, len;
-      qv_array_view_get_list(&s->view.children[s->data_child], i, &start, &len);
+      qv_array_view_get_list(&s->view.children[s->data_child], child_row(s, i), &start, &len);
       if (len != n) {
         format_shape(text, sizeof text, t->ndim, shape);
         return qv_error_set(error, QV_EINVAL, "%s cell %lld: shape %s holds %lld values, data has %lld",
@@ -223,7 +227,7 @@ QvStatus qv_tensor_column_cell(const QvTensorColumn *col, int64_t i, QvTensor *o
     else
       cell_shape(s, t->ndim, i, physical);
     int64_t start, len;
-    qv_array_view_get_list(lv, i, &start, &len);
+    qv_array_view_get_list(lv, lv == &s->view ? i : child_row(s, i), &start, &len);
     const QvArrayView *values = &lv->children[0];
     data = values->buffer[1] ? values->buffer[1] + (values->offset + start) * es : NULL;
     size = len * es;
@@ -246,7 +250,7 @@ static const uint8_t *cell_data(const ColumnStore *s, const QvTensorColumnType *
   const QvArrayView *lv =
       t->kind == QV_TENSOR_COLUMN_FIXED_SHAPE ? &s->view : &s->view.children[s->data_child];
   int64_t start, len;
-  qv_array_view_get_list(lv, i, &start, &len);
+  qv_array_view_get_list(lv, lv == &s->view ? i : child_row(s, i), &start, &len);
   const QvArrayView *values = &lv->children[0];
   int64_t es = (int64_t)qv_value_type_size(t->value_type);
   return values->buffer[1] ? values->buffer[1] + (values->offset + start) * es : NULL;

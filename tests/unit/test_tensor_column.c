@@ -956,12 +956,54 @@ static void test_stack_variable_and_binary(void **state) {
   }
 }
 
+/* A sliced variable-shape column (the storage struct's offset set, its
+ * children whole, as a C Data Interface producer slices): cell i is row
+ * offset + i of the data and shape children. */
+static void test_variable_sliced(void **state) {
+  (void)state;
+  QvError err = {0};
+  QvTensorColumnType type;
+  const char *j = "{}";
+  assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_VARIABLE_SHAPE, j, strlen(j), 2,
+                                               &type, &err),
+                   QV_OK);
+  type.value_type = QV_VALUE_INT32;
+  QvTensor cells[4];
+  for (int i = 0; i < 4; i++) make(QV_VALUE_INT32, 2, (int64_t[]){2, i + 1}, 7 * i, &cells[i]);
+  const QvTensor *ptrs[4] = {&cells[0], &cells[1], &cells[2], &cells[3]};
+  struct ArrowSchema f;
+  struct ArrowArray a;
+  assert_int_equal(qv_tensor_column_build(&type, "v", NULL, ptrs, 4, &f, &a, &err), QV_OK);
+  a.offset = 2;
+  a.length = 2;
+  a.null_count = -1;
+  QvTensorColumn col;
+  assert_int_equal(qv_tensor_column_init(&col, &f, &a, NULL, &err), QV_OK);
+  f.release(&f);
+  assert_int_equal(col.length, 2);
+  for (int i = 0; i < 2; i++) {
+    QvTensor v;
+    assert_int_equal(qv_tensor_column_cell(&col, i, &v, &err), QV_OK);
+    assert_int_equal(v.shape[1], i + 3);
+    assert_true(qv_tensor_equals(&v, &cells[i + 2], true));
+    qv_tensor_reset(&v);
+  }
+  /* cells 2 and 3 differ in shape: the message names the column's rows */
+  QvTensor st;
+  assert_error(qv_tensor_column_stack(&col, NULL, &st, &err), &err, QV_EINVAL,
+               "cell 1 has shape [2, 4], cell 0 has [2, 3]");
+  qv_tensor_column_reset(&col);
+  for (int i = 0; i < 4; i++) qv_tensor_reset(&cells[i]);
+  qv_tensor_column_type_reset(&type);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metadata),          cmocka_unit_test(test_fixed_every_type),
       cmocka_unit_test(test_stack_zero_copy),   cmocka_unit_test(test_variable_and_cell),
       cmocka_unit_test(test_storage_errors),    cmocka_unit_test(test_planes_kernels),
       cmocka_unit_test(test_stack_permuted_copy), cmocka_unit_test(test_stack_variable_and_binary),
+      cmocka_unit_test(test_variable_sliced),
   };
   return qv_test_run(tests, NULL, NULL);
 }
