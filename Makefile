@@ -1,5 +1,6 @@
 # quiver: `make demo` runs the main job on bundled data, `make test` installs
-# what is missing, builds and runs every test (plain, ASan+UBSan, fuzzers).
+# what is missing, builds and runs every test (plain, ASan+UBSan, fuzzers, and
+# the cmocka tests on a big-endian CPU under qemu: test-s390x, ~5 min).
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
@@ -19,7 +20,7 @@ build:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DQV_WERROR=$(WERROR) >/dev/null
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: deps test-plain test-asan test-fuzz
+test: deps test-plain test-asan test-fuzz test-s390x
 
 test-plain: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -13,6 +13,7 @@
 #include "quiver/tensor.h"
 #include "test_util.h"
 #include "util/cpu.h"
+#include "util/load.h"
 
 static uint64_t rng_state = 0x853c49e6748fea9bu;
 static uint64_t rnd(void) {
@@ -99,14 +100,13 @@ static uint8_t *at(const QvTensor *t, int64_t flat) {
   return (uint8_t *)(uintptr_t)t->data + off;
 }
 
+/* the value's bits, host order (the low bytes of v) */
 static void put(const QvTensor *t, int64_t flat, uint64_t v) {
-  memcpy(at(t, flat), &v, qv_value_type_size(t->type));
+  qv_st_bits(at(t, flat), qv_value_type_size(t->type), v);
 }
 
 static uint64_t get(const QvTensor *t, int64_t flat) {
-  uint64_t v = 0;
-  memcpy(&v, at(t, flat), qv_value_type_size(t->type));
-  return v;
+  return qv_ld_bits(at(t, flat), qv_value_type_size(t->type));
 }
 
 static double as_double(QvValueType t, uint64_t bits) {
