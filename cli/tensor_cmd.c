@@ -87,7 +87,9 @@ static int from_npz(const char *in, const char *out, bool verify_crc) {
   QvStatus st = qv_cli_source_new(in, &src, &err);
   QvNpzReadInfo info = {.struct_size = sizeof info};
   QvNpzReadOptions o = {.struct_size = sizeof o, .threads = qv_cli_threads(),
-                        .verify_crc = verify_crc};
+                        .verify_crc = verify_crc,
+                        /* the tensor only goes to qv_sparse_write, which writes bytes */
+                        .keep_misaligned = true};
   if (st == QV_OK) st = qv_npz_read_ex(src, &o, &t, &info, &err);
   qv_source_free(src);
   if (st) return qv_cli_fail("tensor from-npz", &err);

@@ -85,6 +85,14 @@ typedef struct QvNpzReadOptions {
    * bytes, which a zero-copy read otherwise never touches). Deflated
    * members are always checked. */
   bool verify_crc;
+  /* Leave stored members whose data is not aligned to its element size
+   * (SciPy's always are: zipfile does not align) as views of the archive
+   * instead of copying them: no copy, no fresh memory, but the tensor's
+   * buffers may then be misaligned. Only for callers that pass them on as
+   * bytes or read them with unaligned loads: qv_sparse_validate and
+   * qv_sparse_write do (the CLI's from-npz sets it). false (default):
+   * every buffer is aligned to its element size. */
+  bool keep_misaligned;
 } QvNpzReadOptions;
 
 /* qv_npz_read with options (may be NULL). */

@@ -8,7 +8,9 @@
 #include "adapters/tensor_message.h"
 #include "adapters/value_type_arrow.h"
 #include "ipc/reader_internal.h"
+#include "sparse/sparse_seal.h"
 #include "util/checked.h"
+#include "util/cpu.h"
 #include "util/options.h"
 #include "quiver/sparse_ipc.h"
 
@@ -475,7 +477,12 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
   QvSparseWriteOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvSparseWriteOptions", error);
   if (st) return st;
-  if ((st = qv_sparse_validate(t, error))) return qv_error_prefix(error, "writing a sparse tensor");
+  /* a tensor a reader validated and nobody changed since (sealed) is not
+   * scanned twice */
+  if (qv_sp_sealed(t))
+    qv_path_hit(QV_PATH_SPARSE_WRITE_SEALED);
+  else if ((st = qv_sparse_validate(t, error)))
+    return qv_error_prefix(error, "writing a sparse tensor");
   QvCsfLengths lengths = o.csf_lengths;
   if (lengths != QV_CSF_LENGTHS_ELEMENTS && lengths != QV_CSF_LENGTHS_BYTES)
     return qv_error_set(error, QV_EARG, "unknown CSF length convention %d", (int)lengths);

@@ -27,6 +27,12 @@ static void swap_bytes(uint8_t *p, int64_t n, size_t elsize) {
 
 QvStatus qv_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
                            size_t *consumed, QvError *error) {
+  return qv_npy_read_bytes_ex(data, size, owner, false, out, consumed, error);
+}
+
+QvStatus qv_npy_read_bytes_ex(const uint8_t *data, size_t size, QvOwner *owner,
+                              bool keep_misaligned, QvTensor *out, size_t *consumed,
+                              QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
   if (consumed) *consumed = 0;
@@ -44,7 +50,7 @@ QvStatus qv_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvT
   const uint8_t *p = data + h.data_offset;
   bool swap = elsize > 1 && h.big_endian != qv_npy_host_big_endian();
   QvOwner *copy_owner = NULL;
-  if (h.data_size > 0 && (swap || (uintptr_t)p % elsize != 0)) {
+  if (h.data_size > 0 && (swap || (!keep_misaligned && (uintptr_t)p % elsize != 0))) {
     uint8_t *copy = qv_aligned_alloc((size_t)h.data_size);
     if (copy == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory reading .npy data");
     /* misaligned data (a stored .npz member) sits at another offset within

@@ -37,6 +37,12 @@ QvStatus qv_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, Q
  * (may be NULL) receives where the array ends. */
 QvStatus qv_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
                            size_t *consumed, QvError *error);
+/* As qv_npy_read_bytes; keep_misaligned: data in host byte order but not
+ * aligned to its element size stays a view of `data` (the tensor's data is
+ * then misaligned: for callers reading it with unaligned loads only). */
+QvStatus qv_npy_read_bytes_ex(const uint8_t *data, size_t size, QvOwner *owner,
+                              bool keep_misaligned, QvTensor *out, size_t *consumed,
+                              QvError *error);
 
 /* Reads a whole-input format from a source: `parse` gets every byte of
  * the input (a zero-copy view of memory or a regular file, else everything

@@ -17,8 +17,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ipc/source_internal.h"
 #include "numpy/npy_header.h"
 #include "numpy/zip.h"
+#include "sparse/sparse_seal.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 #include "util/copy.h"
@@ -93,6 +95,8 @@ typedef struct Archive {
   const QvZipEntry *member[M_COUNT]; /* NULL: absent */
   QvOwner *owner;                    /* keeps zip.data alive (not retained here) */
   bool verify_crc;
+  bool keep_misaligned; /* QvNpzReadOptions.keep_misaligned */
+  bool caller_memory;   /* the archive is the caller's bytes (a MEMORY source): writable */
 } Archive;
 
 static QvStatus open_archive(const uint8_t *data, size_t size, QvOwner *owner, Archive *a,
@@ -223,7 +227,7 @@ static QvStatus read_array(const Archive *a, int m, int64_t want, int64_t cap_en
   if (st) return st;
   QvNpyHeader h;
   QvError ignored;
-  if (!*fresh && qv_npy_parse_header(buf, size, &h, &ignored) == QV_OK &&
+  if (!*fresh && !a->keep_misaligned && qv_npy_parse_header(buf, size, &h, &ignored) == QV_OK &&
       h.big_endian == qv_npy_host_big_endian() && h.data_size > 0 &&
       ((uintptr_t)buf + h.data_offset) % qv_value_type_size(h.type) != 0) {
     /* misaligned for its dtype (numpy.savez does not align members): the
@@ -243,7 +247,7 @@ static QvStatus read_array(const Archive *a, int m, int64_t want, int64_t cap_en
     *fresh = true;
   }
   size_t consumed = 0;
-  st = qv_npy_read_bytes(buf, size, owner, t, &consumed, error);
+  st = qv_npy_read_bytes_ex(buf, size, owner, a->keep_misaligned, t, &consumed, error);
   qv_owner_free(owner); /* the tensor holds its own reference */
   const char *name = member_names[m];
   if (st) return qv_error_prefix(error, "npz: member %s", name);
@@ -578,6 +582,10 @@ static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
       info->duplicates_summed = done.duplicates_summed;
     }
   }
+  /* validated in full by qv_sparse_init; its index buffers are the
+   * reader's own or a view of a file no caller writes through: writers need
+   * not scan them again (sparse_seal.h) */
+  if (st == QV_OK && (!a->caller_memory || (fresh[0] && fresh[1]))) qv_sp_seal(out);
   qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
@@ -661,6 +669,9 @@ static QvStatus read_coo(const Archive *a, QvPool *pool, const int64_t shape[2],
                                            .coords = coords, .coords_strides = strides,
                                            .is_canonical = canonical, .values = values,
                                            .owner = owner}, error);
+  /* validated in full; coords are the reader's own (values are never
+   * validated, so their origin does not matter) */
+  if (st == QV_OK) qv_sp_seal(out);
   qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
@@ -670,6 +681,7 @@ typedef struct ReadResult {
   QvSparseTensor *out;
   QvNpzReadInfo *info;
   const QvNpzReadOptions *options;
+  bool caller_memory;
 } ReadResult;
 
 /* `owner` keeps data alive: stored members aligned for their dtype stay
@@ -682,6 +694,8 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, v
   QvStatus st = open_archive(data, size, owner, &a, error);
   if (st) return st;
   a.verify_crc = r->options->verify_crc;
+  a.keep_misaligned = r->options->keep_misaligned;
+  a.caller_memory = r->caller_memory;
   char fmt[FORMAT_MAX_CHARS + 1];
   if (a.member[M_FORMAT] == NULL)
     st = qv_error_set(error, QV_EINVAL,
@@ -740,7 +754,10 @@ QvStatus qv_npz_read_ex(QvSource *source, const QvNpzReadOptions *options, QvSpa
                           info->struct_size, sizeof *info);
     *info = (QvNpzReadInfo){.struct_size = sizeof *info};
   }
-  ReadResult r = {out, info, &o};
+  ReadResult r = {out, info, &o, source != NULL && qv_source_kind(source) == QV_SOURCE_MEMORY};
+  /* every byte is read (validated, inflated or handed on to a writer): a
+   * mapped file is populated in one call rather than faulted in page by page */
+  if (source != NULL) qv_source_expect_full_read(source);
   return qv_npy_read_source(source, read_archive, &r, error);
 }
 

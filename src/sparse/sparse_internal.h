@@ -32,6 +32,10 @@ typedef struct SpStore {
   int64_t csf_indices_len[QV_TENSOR_MAX_NDIM];
   void *owned[SP_MAX_OWNED];
   int n_owned;
+  /* sparse_seal.c: the tensor as a reader validated it, and its shape */
+  bool sealed;
+  QvSparseTensor seal;
+  int64_t seal_shape[QV_TENSOR_MAX_NDIM];
 } SpStore;
 
 /* qv_sparse_validate; with coords false the coordinates of a non-canonical

@@ -55,6 +55,7 @@ typedef enum QvPath {
   QV_PATH_CODEC_THREADS,     /* IPC body compression: a message's buffers on several threads */
   QV_PATH_EQUALS_TILED,      /* tensor equals across layouts by transposed micro-blocks */
   QV_PATH_CODEC_IN_PLACE,    /* IPC body compression: frames compressed straight into the sink */
+  QV_PATH_SPARSE_WRITE_SEALED, /* sparse IPC write of a sealed tensor: no second validation */
   QV_PATH_COUNT
 } QvPath;
 

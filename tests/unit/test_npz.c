@@ -19,6 +19,9 @@
 #include "numpy/zip.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
+#include "quiver/sparse_ipc.h"
+#include "sparse/sparse_seal.h"
+#include "util/cpu.h"
 #include "test_util.h"
 #include "util/load.h"
 
@@ -1047,10 +1050,119 @@ static void test_misaligned_copied(void **state) {
       assert_memory_equal(t.indices, csr_idx, sizeof csr_idx);
       assert_memory_equal(t.indptr, csr_ptr, sizeof csr_ptr);
       qv_sparse_reset(&t);
+      /* keep_misaligned: views of the archive, misaligned, read right */
+      ro.keep_misaligned = true;
+      st = npz_read_memory_opts(buf, size, &ro, &t, &err);
+      if (st) fail_msg("%s", err.message);
+      assert_true(t.values == at_val && t.indices == at_idx);
+      assert_memory_equal(t.values, val, sizeof val);
+      assert_memory_equal(t.indices, csr_idx, sizeof csr_idx);
+      /* the caller's bytes: no seal, the writer validates */
+      assert_false(qv_sp_sealed(&t));
+      QvSink *k;
+      assert_int_equal(qv_sink_new_memory(&k, &err), QV_OK);
+      assert_int_equal(qv_sparse_write(&t, k, NULL, &err), QV_OK);
+      assert_int_equal(qv_sink_finish(k, &err), QV_OK);
+      uint8_t *ipc;
+      size_t ipc_size;
+      assert_int_equal(qv_sink_memory_take(k, &ipc, &ipc_size, &err), QV_OK);
+      qv_sink_free(k);
+      QvSource *src;
+      QvSparseTensor back;
+      assert_int_equal(qv_source_new_memory(&src, ipc, ipc_size, NULL, &err), QV_OK);
+      assert_int_equal(qv_sparse_read(src, 0, &back, &err), QV_OK);
+      assert_true(qv_sparse_equals(&t, &back));
+      qv_sparse_reset(&back);
+      qv_source_free(src);
+      free(ipc);
+      qv_sparse_reset(&t);
     }
     free(buf);
   }
   assert_true(done);
+}
+
+/* Writes t as an IPC SparseTensor message; returns the writer's status and
+ * whether it took the sealed path (no second validation). */
+static QvStatus ipc_write(const QvSparseTensor *t, bool *sealed_path) {
+  uint64_t before = qv_path_count(QV_PATH_SPARSE_WRITE_SEALED);
+  QvSink *k;
+  QvError err;
+  assert_int_equal(qv_sink_new_memory(&k, &err), QV_OK);
+  QvStatus st = qv_sparse_write(t, k, NULL, &err);
+  qv_sink_free(k);
+  *sealed_path = qv_path_count(QV_PATH_SPARSE_WRITE_SEALED) != before;
+  return st;
+}
+
+/* A tensor the reader validated in full over buffers no caller writes (a
+ * mapped file, or its own copies) is sealed, and the IPC writer skips its
+ * second validation; one the caller edited (another index buffer, nnz), or
+ * whose index buffers are views of the caller's bytes, is validated again,
+ * and refused when wrong. */
+static void test_sealed_write(void **state) {
+  (void)state;
+  QvSparseTensor s;
+  make_big(&s);
+  QvError err;
+  bool sealed;
+  /* built by the caller's conversion: validated on write */
+  assert_false(qv_sp_sealed(&s));
+  assert_int_equal(ipc_write(&s, &sealed), QV_OK);
+  assert_false(sealed);
+  QvTestDir d;
+  qv_test_dir_make(&d, "sealed.npz");
+  assert_int_equal(npz_write_path(&s, &kStored, d.file, &err), QV_OK);
+  QvSparseTensor t;
+  assert_int_equal(npz_read_path(d.file, &t, &err), QV_OK);
+  assert_true(qv_test_is_mapping_of(t.indices, d.file));
+  assert_true(qv_sp_sealed(&t));
+  assert_int_equal(ipc_write(&t, &sealed), QV_OK);
+  assert_true(sealed);
+  /* the caller's edits break the seal */
+  int64_t n = t.nnz;
+  uint8_t *bad = malloc((size_t)n * 4);
+  assert_non_null(bad);
+  memcpy(bad, t.indices, (size_t)n * 4);
+  int32_t big = 1 << 30;
+  memcpy(bad + 4, &big, 4); /* column index outside the shape */
+  QvSparseTensor u = t;
+  u.indices = bad;
+  assert_false(qv_sp_sealed(&u));
+  assert_int_equal(ipc_write(&u, &sealed), QV_EINVAL);
+  assert_false(sealed);
+  u = t;
+  u.nnz = n - 1; /* indptr now ends past nnz */
+  assert_int_equal(ipc_write(&u, &sealed), QV_EINVAL);
+  assert_false(sealed);
+  u = t;
+  int64_t shape[2] = {t.shape[0], 2};
+  u.shape = shape; /* columns out of range */
+  assert_int_equal(ipc_write(&u, &sealed), QV_EINVAL);
+  assert_false(sealed);
+  free(bad);
+  qv_sparse_reset(&t);
+  /* from the caller's bytes: stored members are views of them, unsealed;
+   * deflated ones are the reader's own copies, sealed */
+  uint8_t *buf;
+  size_t size;
+  assert_int_equal(npz_write_memory(&s, &kStored, &buf, &size, &err), QV_OK);
+  assert_int_equal(npz_read_memory(buf, size, &t, &err), QV_OK);
+  assert_true(inside(t.indices, buf, size));
+  assert_false(qv_sp_sealed(&t));
+  assert_int_equal(ipc_write(&t, &sealed), QV_OK);
+  assert_false(sealed);
+  qv_sparse_reset(&t);
+  free(buf);
+  assert_int_equal(npz_write_memory(&s, NULL, &buf, &size, &err), QV_OK);
+  assert_int_equal(npz_read_memory(buf, size, &t, &err), QV_OK);
+  assert_true(qv_sp_sealed(&t));
+  assert_int_equal(ipc_write(&t, &sealed), QV_OK);
+  assert_true(sealed);
+  qv_sparse_reset(&t);
+  free(buf);
+  qv_test_dir_remove(&d);
+  qv_sparse_reset(&s);
 }
 
 /* The local header of the member named `name` in buf (a quiver archive). */
@@ -1359,6 +1471,7 @@ int main(void) {
       cmocka_unit_test(test_unsorted_indices),
       cmocka_unit_test(test_zero_copy_stored),
       cmocka_unit_test(test_misaligned_copied),
+      cmocka_unit_test(test_sealed_write),
       cmocka_unit_test(test_lying_members),
       cmocka_unit_test(test_threads_identical),
       cmocka_unit_test(test_empty_matrix),

@@ -1,0 +1,22 @@
+/* Seals: a library reader that validated a sparse tensor in full, over
+ * buffers no caller can write, marks it so that writing it again does not
+ * re-validate what it validated. The mark is a snapshot of every public
+ * field (and of the shape values) kept in the tensor's private store: a
+ * caller that edits the struct, or builds another one around the same
+ * store, no longer matches it and is validated as usual. Views over caller
+ * memory (qv_sparse_init) are never sealed: their owner may change the
+ * bytes at any time. */
+#ifndef QV_SPARSE_SEAL_H
+#define QV_SPARSE_SEAL_H
+
+#include <stdbool.h>
+
+#include "quiver/sparse.h"
+
+/* Seals t (a COO, CSR or CSC tensor qv_sparse_init just validated, whose
+ * buffers are the library's or a read-only mapping); CSF is left unsealed. */
+void qv_sp_seal(QvSparseTensor *t);
+/* Whether t is sealed and unchanged since: then it is valid. */
+bool qv_sp_sealed(const QvSparseTensor *t);
+
+#endif
