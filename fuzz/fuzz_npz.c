@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "quiver/npz.h"
+#include "quiver/sparse_ipc.h"
 
 #define MAX_DENSE ((int64_t)1 << 20)
 
@@ -55,6 +56,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else {
       CHECK(st == QV_EINVAL && strstr(err.message, "CRC-32") != NULL);
     }
+  }
+  /* misaligned stored members kept in place: the same tensor, which the
+   * IPC writer (unaligned loads, a seal or its own validation) writes */
+  {
+    QvSource *src;
+    CHECK(qv_source_new_memory(&src, data, size, NULL, &err) == QV_OK);
+    QvNpzReadOptions o = {.struct_size = sizeof o, .keep_misaligned = true};
+    QvSparseTensor kept;
+    st = qv_npz_read_ex(src, &o, &kept, NULL, &err);
+    qv_source_free(src);
+    CHECK(st == QV_OK);
+    CHECK(qv_sparse_equals(&t, &kept));
+    QvSink *sink;
+    CHECK(qv_sink_new_memory(&sink, &err) == QV_OK);
+    CHECK(qv_sparse_write(&kept, sink, NULL, &err) == QV_OK);
+    qv_sink_free(sink);
+    qv_sparse_reset(&kept);
   }
   CHECK(t.ndim == 2);
   CHECK(t.format == QV_SPARSE_CSR || t.format == QV_SPARSE_CSC || t.format == QV_SPARSE_COO);
