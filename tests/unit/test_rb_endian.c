@@ -14,19 +14,6 @@
 #define QV_TEST_HOST_BIG_ENDIAN false
 #endif
 
-static const char *const kSpecs[] = {
-    "n", "b", "c", "C", "s", "S", "i", "I", "l", "L", "e", "f", "g",
-    "d:9,2,32", "d:18,3,64", "d:38,10", "d:76,-2,256",
-    "tdD", "tdm", "tts", "ttm", "ttu", "ttn", "tss:", "tsm:UTC", "tsn:",
-    "tiM", "tiD", "tin", "tDs", "tDm", "tDu", "tDn",
-    "z", "u", "Z", "U", "w:5", "vz", "vu",
-    "+l(i)", "+L(u)", "+vl(l)", "+vL(u)", "+w:3(s)",
-    "+s(i;u;+l(g))", "+m(+s(u;i))",
-    "+us:0,1,2(i;u;n)", "+ud:0,1,2(i;u;b)", "+ud:3,7(+s(i;u);vu)",
-    "+r(i;u)", "+r(s;l)", "+r(l;+l(i))",
-    "i{u}", "c{l}", "C{vu}", "l{+s(i;u)}", "s{+l(u)}", "+l(i{u})", "+r(i;i{u})",
-};
-#define N_SPECS ((int)(sizeof kSpecs / sizeof kSpecs[0]))
 
 /* Schema.endianness of a written stream or file. */
 static int16_t written_endianness(const uint8_t *data, size_t size) {
@@ -58,15 +45,15 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
   rbt_write(schema, &batch, 1, &o, &data, &size);
   assert_int_equal(written_endianness(data, size),
                    order == QV_RB_ENDIAN_BIG ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE);
-  rbt_assert_reads_back(data, size, format == QV_IPC_FORMAT_FILE, &want, what);
+  rbt_assert_reads_back(data, size, format == QV_IPC_FORMAT_FILE, &want, 1, what);
   rbt_cells_free(&want);
   free(data);
 }
 
 static void test_every_type_both_orders(void **state) {
   (void)state;
-  for (int i = 0; i < N_SPECS; i++) {
-    const char *spec = kSpecs[i];
+  for (int i = 0; i < rbt_n_order_specs; i++) {
+    const char *spec = rbt_order_specs[i];
     struct ArrowSchema schema;
     struct ArrowArray batch;
     rbt_spec_batch(spec, 37, 2, &schema, &batch);
@@ -88,7 +75,7 @@ static void test_every_type_both_orders(void **state) {
 static void test_slices_big_endian(void **state) {
   (void)state;
   struct ArrowSchema schema;
-  rbt_batch_schema(&schema, kSpecs, N_SPECS);
+  rbt_batch_schema(&schema, rbt_order_specs, rbt_n_order_specs);
   struct ArrowArray batch;
   rbt_build(&batch, &schema, 60, 1);
   const int64_t offs[] = {0, 3, 17}, lens[] = {0, 1, 29};

@@ -418,15 +418,18 @@ uint8_t *rbt_edit_message(const uint8_t *data, size_t size, int index, RbtMessag
 }
 
 void rbt_assert_reads_back(const uint8_t *data, size_t size, bool file, const RbtCells *want,
-                           const char *what) {
-  struct ArrowSchema got_schema;
-  struct ArrowArray got[2];
-  assert_int_equal(rbt_read_stream(data, size, &got_schema, got, 2), 1);
-  RbtCells cells = rbt_cells(&got[0], &got_schema);
-  rbt_assert_same_cells(want, &cells, what);
-  rbt_cells_free(&cells);
-  got[0].release(&got[0]);
-  got_schema.release(&got_schema);
+                           int n, const char *what) {
+  struct ArrowSchema gs;
+  struct ArrowArray got[8];
+  assert_true(n <= 8);
+  assert_int_equal(rbt_read_stream(data, size, &gs, got, 8), n);
+  for (int k = 0; k < n; k++) {
+    RbtCells c = rbt_cells(&got[k], &gs);
+    rbt_assert_same_cells(&want[k], &c, what);
+    rbt_cells_free(&c);
+    got[k].release(&got[k]);
+  }
+  gs.release(&gs);
   if (!file) return;
   QvRbFileReader *f;
   QvError e;
@@ -434,18 +437,35 @@ void rbt_assert_reads_back(const uint8_t *data, size_t size, bool file, const Rb
   memset(&ro, 0, sizeof ro);
   ro.validate = QV_VALIDATE_FULL;
   rbt_check(rbt_file_open(&f, data, size, &ro, &e), &e, "file open");
-  assert_int_equal(qv_rb_file_num_batches(f), 1);
+  assert_int_equal(qv_rb_file_num_batches(f), n);
   struct ArrowSchema fs;
   rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "file schema");
-  struct ArrowArray fa;
-  rbt_check(qv_rb_file_read_batch(f, 0, &fa, &e), &e, "file batch");
-  cells = rbt_cells(&fa, &fs);
-  rbt_assert_same_cells(want, &cells, what);
-  rbt_cells_free(&cells);
-  fa.release(&fa);
+  for (int k = 0; k < n; k++) {
+    struct ArrowArray fa;
+    rbt_check(qv_rb_file_read_batch(f, k, &fa, &e), &e, "file batch");
+    RbtCells c = rbt_cells(&fa, &fs);
+    rbt_assert_same_cells(&want[k], &c, what);
+    rbt_cells_free(&c);
+    fa.release(&fa);
+  }
   fs.release(&fs);
   qv_rb_file_reader_free(f);
 }
+
+/* Every type the byte-order tests write (test_rb_endian, test_rb_pyswap). */
+const char *const rbt_order_specs[] = {
+    "n", "b", "c", "C", "s", "S", "i", "I", "l", "L", "e", "f", "g",
+    "d:9,2,32", "d:18,3,64", "d:38,10", "d:76,-2,256",
+    "tdD", "tdm", "tts", "ttm", "ttu", "ttn", "tss:", "tsm:UTC", "tsn:",
+    "tiM", "tiD", "tin", "tDs", "tDm", "tDu", "tDn",
+    "z", "u", "Z", "U", "w:5", "vz", "vu",
+    "+l(i)", "+L(u)", "+vl(l)", "+vL(u)", "+w:3(s)",
+    "+s(i;u;+l(g))", "+m(+s(u;i))",
+    "+us:0,1,2(i;u;n)", "+ud:0,1,2(i;u;b)", "+ud:3,7(+s(i;u);vu)",
+    "+r(i;u)", "+r(s;l)", "+r(l;+l(i))",
+    "i{u}", "c{l}", "C{vu}", "l{+s(i;u)}", "s{+l(u)}", "+l(i{u})", "+r(i;i{u})",
+};
+const int rbt_n_order_specs = (int)(sizeof rbt_order_specs / sizeof rbt_order_specs[0]);
 
 void rbt_spec_batch(const char *spec, int64_t rows, int64_t seed, struct ArrowSchema *schema,
                     struct ArrowArray *batch) {

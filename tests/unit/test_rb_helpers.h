@@ -75,11 +75,16 @@ QvStatus rbt_file_open_path(QvRbFileReader **f, const char *path, const QvRbRead
 int rbt_read_stream(const uint8_t *data, size_t size, struct ArrowSchema *schema,
                     struct ArrowArray *batches, int max);
 
-/* Asserts that `data` (one batch written as a stream, or as a file when
+/* Asserts that `data` (batches written as a stream, or as a file when
  * `file`) reads back with full validation through the stream reader and
- * (files) the file reader, exactly one batch whose cells are `want`. */
+ * (files) the file reader, exactly n <= 8 batches whose cells are
+ * want[0, n). */
 void rbt_assert_reads_back(const uint8_t *data, size_t size, bool file, const RbtCells *want,
-                           const char *what);
+                           int n, const char *what);
+
+/* Every type the byte-order tests write (test_rb_endian, test_rb_pyswap). */
+extern const char *const rbt_order_specs[];
+extern const int rbt_n_order_specs;
 /* The root struct of the one column `spec` and a batch of it. */
 void rbt_spec_batch(const char *spec, int64_t rows, int64_t seed, struct ArrowSchema *schema,
                     struct ArrowArray *batch);

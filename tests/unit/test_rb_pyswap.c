@@ -18,19 +18,6 @@
 #define PYTHON "/usr/bin/python3"
 #define SWAPPER QV_SOURCE_DIR "/tests/scripts/arrow_swap.py"
 
-static const char *const kSpecs[] = {
-    "n", "b", "c", "C", "s", "S", "i", "I", "l", "L", "e", "f", "g",
-    "d:9,2,32", "d:18,3,64", "d:38,10", "d:76,-2,256",
-    "tdD", "tdm", "tts", "ttm", "ttu", "ttn", "tss:", "tsm:UTC", "tsn:",
-    "tiM", "tiD", "tin", "tDs", "tDm", "tDu", "tDn",
-    "z", "u", "Z", "U", "w:5", "vz", "vu",
-    "+l(i)", "+L(u)", "+vl(l)", "+vL(u)", "+w:3(s)",
-    "+s(i;u;+l(g))", "+m(+s(u;i))",
-    "+us:0,1,2(i;u;n)", "+ud:0,1,2(i;u;b)", "+ud:3,7(+s(i;u);vu)",
-    "+r(i;u)", "+r(s;l)", "+r(l;+l(i))",
-    "i{u}", "c{l}", "C{vu}", "l{+s(i;u)}", "s{+l(u)}", "+l(i{u})", "+r(i;i{u})",
-};
-#define N_SPECS ((int)(sizeof kSpecs / sizeof kSpecs[0]))
 
 static char g_dir[64];
 
@@ -82,43 +69,6 @@ static int16_t written_endianness(const uint8_t *data, size_t size) {
   return order;
 }
 
-/* Every batch of data (a stream, or a file read both as a stream and
- * through its footer) equals want[0, n). */
-static void check_reads(const uint8_t *data, size_t size, bool file, const RbtCells *want, int n,
-                        const char *what) {
-  struct ArrowSchema gs;
-  struct ArrowArray got[8];
-  assert_true(n <= 8);
-  assert_int_equal(rbt_read_stream(data, size, &gs, got, 8), n);
-  for (int k = 0; k < n; k++) {
-    RbtCells c = rbt_cells(&got[k], &gs);
-    rbt_assert_same_cells(&want[k], &c, what);
-    rbt_cells_free(&c);
-    got[k].release(&got[k]);
-  }
-  gs.release(&gs);
-  if (!file) return;
-  QvRbFileReader *f;
-  QvError e;
-  QvRbReadOptions ro;
-  memset(&ro, 0, sizeof ro);
-  ro.validate = QV_VALIDATE_FULL;
-  rbt_check(rbt_file_open(&f, data, size, &ro, &e), &e, "file open");
-  assert_int_equal(qv_rb_file_num_batches(f), n);
-  struct ArrowSchema fs;
-  rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "file schema");
-  for (int k = 0; k < n; k++) {
-    struct ArrowArray fa;
-    rbt_check(qv_rb_file_read_batch(f, k, &fa, &e), &e, "file batch");
-    RbtCells c = rbt_cells(&fa, &fs);
-    rbt_assert_same_cells(&want[k], &c, what);
-    rbt_cells_free(&c);
-    fa.release(&fa);
-  }
-  fs.release(&fs);
-  qv_rb_file_reader_free(f);
-}
-
 /* The whole check for batches[0, n) of `schema`, as a stream and (when
  * `files`) as a file. */
 static void check_swapped(const struct ArrowSchema *schema, struct ArrowArray *const *batches,
@@ -149,9 +99,9 @@ static void check_swapped(const struct ArrowSchema *schema, struct ArrowArray *c
     uint8_t *py = qv_test_slurp(py_path, &py_size);
     assert_int_equal(written_endianness(py, py_size), QV_ENDIAN_BIG);
     snprintf(what, sizeof what, "%s, Python's big-endian %s", name, file ? "file" : "stream");
-    check_reads(py, py_size, file, want, n, what);
+    rbt_assert_reads_back(py, py_size, file, want, n, what);
     snprintf(what, sizeof what, "%s, quiver's big-endian %s", name, file ? "file" : "stream");
-    check_reads(ours, ours_size, file, want, n, what);
+    rbt_assert_reads_back(ours, ours_size, file, want, n, what);
     if (swapper("same-buffers", py_path, ours_path) != 0)
       fail_msg("%s: the Python swapper's %s and quiver's differ (lines above)", name,
                file ? "file" : "stream");
@@ -170,7 +120,7 @@ static void test_every_type(void **state) {
   (void)state;
   if (!need_python()) skip();
   struct ArrowSchema schema;
-  rbt_batch_schema(&schema, kSpecs, N_SPECS);
+  rbt_batch_schema(&schema, rbt_order_specs, rbt_n_order_specs);
   struct ArrowArray a, b, slice;
   rbt_build(&a, &schema, 37, 2);
   rbt_dict_seed = 1;

@@ -28,7 +28,7 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
   uint8_t *data;
   size_t size;
   rbt_write(schema, &batch, 1, opt, &data, &size);
-  rbt_assert_reads_back(data, size, opt->format == QV_IPC_FORMAT_FILE, &want, what);
+  rbt_assert_reads_back(data, size, opt->format == QV_IPC_FORMAT_FILE, &want, 1, what);
   if (opt->alignment == 64) {
     /* every buffer of every record batch starts on a 64-byte boundary */
     QvIpcReader *r;
