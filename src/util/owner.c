@@ -1,5 +1,8 @@
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "quiver/buffer.h"
 
@@ -30,8 +33,23 @@ void qv_owner_free(QvOwner *owner) {
   }
 }
 
+/* Large buffers (tensor copies, stacks, decoded bodies) start on a 2 MiB
+ * boundary and ask for transparent huge pages, as NumPy's allocator does:
+ * first touch then takes one fault per 2 MiB instead of one per 4 KiB,
+ * which is most of the cost of filling fresh memory on a virtual machine.
+ * Still plain posix_memalign memory, so free() (qv_aligned_free) owns it. */
+#define HUGE_ALIGN ((size_t)2 << 20)
+#define HUGE_FROM ((size_t)4 << 20)
+
 void *qv_aligned_alloc(size_t size) {
   void *p = NULL;
+#ifdef MADV_HUGEPAGE
+  if (size >= HUGE_FROM) {
+    if (posix_memalign(&p, HUGE_ALIGN, size) != 0) return NULL;
+    madvise(p, size & ~(HUGE_ALIGN - 1), MADV_HUGEPAGE); /* advice: failure changes nothing */
+    return p;
+  }
+#endif
   /* posix_memalign(0) may return NULL; always ask for at least one line */
   if (posix_memalign(&p, 64, size ? size : 64) != 0) return NULL;
   return p;

@@ -4,11 +4,13 @@
 #include "test_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "array/array_internal.h"
+#include "quiver/buffer.h"
 #include "util/checked.h"
 #include "util/cpu.h"
 #include "util/half.h"
@@ -306,11 +308,63 @@ static void test_validation_fast_paths(void **state) {
   assert_int_equal(fast.count_odd, ref);
 }
 
+/* ---- large aligned allocations */
+
+/* Whether the mapping holding p carries MADV_HUGEPAGE ("hg" in VmFlags of
+ * /proc/self/smaps): 1 yes, 0 no, -1 unknown (no smaps, p not found). */
+static int vma_has_hugepage_advice(const void *p) {
+  FILE *f = fopen("/proc/self/smaps", "r");
+  if (f == NULL) return -1;
+  char line[512];
+  int found = 0, result = -1;
+  uintptr_t a = (uintptr_t)p;
+  while (fgets(line, sizeof line, f)) {
+    unsigned long lo, hi;
+    if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+      found = a >= lo && a < hi;
+      continue;
+    }
+    if (found && strncmp(line, "VmFlags:", 8) == 0) {
+      result = strstr(line, " hg") != NULL;
+      break;
+    }
+  }
+  fclose(f);
+  return result;
+}
+
+/* Buffers of 4 MiB and more start on a 2 MiB boundary with huge-page
+ * advice; small ones keep 64-byte alignment; both are free()d by
+ * qv_aligned_free. */
+static void test_aligned_alloc_large(void **state) {
+  (void)state;
+  uint8_t *small = qv_aligned_alloc(1000);
+  assert_non_null(small);
+  assert_int_equal((uintptr_t)small % 64, 0);
+  size_t n = (size_t)9 << 20;
+  uint8_t *big = qv_aligned_alloc(n);
+  assert_non_null(big);
+  memset(big, 1, n);
+  assert_int_equal(big[n - 1], 1);
+#if defined(__x86_64__) && defined(__linux__)
+  assert_int_equal((uintptr_t)big % ((uintptr_t)2 << 20), 0);
+  int hg = vma_has_hugepage_advice(big);
+  qv_aligned_free(small);
+  qv_aligned_free(big);
+  if (hg < 0) skip(); /* no /proc/self/smaps here */
+  assert_int_equal(hg, 1);
+#else
+  qv_aligned_free(small);
+  qv_aligned_free(big);
+#endif
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_half_round_trip_all), cmocka_unit_test(test_half_values),
       cmocka_unit_test(test_half_nan_policy),     cmocka_unit_test(test_checked),
       cmocka_unit_test(test_loads_odd_addresses), cmocka_unit_test(test_cpu_override),
+      cmocka_unit_test(test_aligned_alloc_large),
   };
   const struct CMUnitTest vector_tests[] = {
       cmocka_unit_test(test_validation_fast_paths),
