@@ -15,20 +15,6 @@
 #endif
 
 
-/* Schema.endianness of a written stream or file. */
-static int16_t written_endianness(const uint8_t *data, size_t size) {
-  QvIpcReader *r;
-  QvError e;
-  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
-  QvIpcMessage m;
-  rbt_check(qv_ipc_reader_next(r, &m, &e), &e, "schema message");
-  assert_int_equal(m.message.header_type, QV_HEADER_SCHEMA);
-  int16_t order = m.message.header.schema.endianness;
-  qv_ipc_message_reset(&m);
-  qv_ipc_reader_free(r);
-  return order;
-}
-
 /* Writes `batch` in `order` and reads it back through the stream reader
  * and (files) the file reader; every cell must equal the original's. */
 static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch, int order,
@@ -43,7 +29,7 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
   uint8_t *data;
   size_t size;
   rbt_write(schema, &batch, 1, &o, &data, &size);
-  assert_int_equal(written_endianness(data, size),
+  assert_int_equal(rbt_written_endianness(data, size),
                    order == QV_RB_ENDIAN_BIG ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE);
   rbt_assert_reads_back(data, size, format == QV_IPC_FORMAT_FILE, &want, 1, what);
   rbt_cells_free(&want);
@@ -177,7 +163,7 @@ static void test_dictionaries_big_endian(void **state) {
     uint8_t *data;
     size_t size;
     rbt_write(&s, p, 3, &o, &data, &size);
-    assert_int_equal(written_endianness(data, size), QV_ENDIAN_BIG);
+    assert_int_equal(rbt_written_endianness(data, size), QV_ENDIAN_BIG);
     struct ArrowSchema gs;
     struct ArrowArray got[4];
     int n = rbt_read_stream(data, size, &gs, got, 4);

@@ -467,6 +467,19 @@ const char *const rbt_order_specs[] = {
 };
 const int rbt_n_order_specs = (int)(sizeof rbt_order_specs / sizeof rbt_order_specs[0]);
 
+int16_t rbt_written_endianness(const uint8_t *data, size_t size) {
+  QvIpcReader *r;
+  QvError e;
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
+  QvIpcMessage m;
+  rbt_check(qv_ipc_reader_next(r, &m, &e), &e, "schema message");
+  assert_int_equal(m.message.header_type, QV_HEADER_SCHEMA);
+  int16_t order = m.message.header.schema.endianness;
+  qv_ipc_message_reset(&m);
+  qv_ipc_reader_free(r);
+  return order;
+}
+
 void rbt_spec_batch(const char *spec, int64_t rows, int64_t seed, struct ArrowSchema *schema,
                     struct ArrowArray *batch) {
   rbt_batch_schema(schema, &spec, 1);

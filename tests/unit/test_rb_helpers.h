@@ -82,6 +82,9 @@ int rbt_read_stream(const uint8_t *data, size_t size, struct ArrowSchema *schema
 void rbt_assert_reads_back(const uint8_t *data, size_t size, bool file, const RbtCells *want,
                            int n, const char *what);
 
+/* Schema.endianness of a written stream or file. */
+int16_t rbt_written_endianness(const uint8_t *data, size_t size);
+
 /* Every type the byte-order tests write (test_rb_endian, test_rb_pyswap). */
 extern const char *const rbt_order_specs[];
 extern const int rbt_n_order_specs;

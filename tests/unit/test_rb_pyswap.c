@@ -55,20 +55,6 @@ static int swapper(const char *mode, const char *a, const char *b) {
   return st != -1 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Schema.endianness of a written stream or file. */
-static int16_t written_endianness(const uint8_t *data, size_t size) {
-  QvIpcReader *r;
-  QvError e;
-  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
-  QvIpcMessage m;
-  rbt_check(qv_ipc_reader_next(r, &m, &e), &e, "schema message");
-  assert_int_equal(m.message.header_type, QV_HEADER_SCHEMA);
-  int16_t order = m.message.header.schema.endianness;
-  qv_ipc_message_reset(&m);
-  qv_ipc_reader_free(r);
-  return order;
-}
-
 /* The whole check for batches[0, n) of `schema`, as a stream and (when
  * `files`) as a file. */
 static void check_swapped(const struct ArrowSchema *schema, struct ArrowArray *const *batches,
@@ -97,7 +83,7 @@ static void check_swapped(const struct ArrowSchema *schema, struct ArrowArray *c
     assert_int_equal(swapper("to-big", le_path, py_path), 0);
     size_t py_size;
     uint8_t *py = qv_test_slurp(py_path, &py_size);
-    assert_int_equal(written_endianness(py, py_size), QV_ENDIAN_BIG);
+    assert_int_equal(rbt_written_endianness(py, py_size), QV_ENDIAN_BIG);
     snprintf(what, sizeof what, "%s, Python's big-endian %s", name, file ? "file" : "stream");
     rbt_assert_reads_back(py, py_size, file, want, n, what);
     snprintf(what, sizeof what, "%s, quiver's big-endian %s", name, file ? "file" : "stream");
