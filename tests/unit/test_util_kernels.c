@@ -310,6 +310,7 @@ static void test_validation_fast_paths(void **state) {
 
 /* ---- large aligned allocations */
 
+#if defined(__x86_64__) && defined(__linux__)
 /* Whether the mapping holding p carries MADV_HUGEPAGE ("hg" in VmFlags of
  * /proc/self/smaps): 1 yes, 0 no, -1 unknown (no smaps, p not found). */
 static int vma_has_hugepage_advice(const void *p) {
@@ -332,6 +333,7 @@ static int vma_has_hugepage_advice(const void *p) {
   fclose(f);
   return result;
 }
+#endif
 
 /* Buffers of 4 MiB and more start on a 2 MiB boundary with huge-page
  * advice; small ones keep 64-byte alignment; both are free()d by
