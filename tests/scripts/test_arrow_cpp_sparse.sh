@@ -9,20 +9,11 @@
 # uint64 index types (supported in memory; Arrow C++ refuses them) and CSF
 # buffer lengths in bytes (the Buffer definition; Arrow C++ uses element
 # counts) - those must give the values of their valid counterparts.
-set -uo pipefail
-data=${QV_SHARED_DIR:-}/testdata/arrow-cpp
-if [ -z "${QV_SHARED_DIR:-}" ] || [ ! -d "$data" ]; then
-  echo "shared Arrow C++ test data not found: skipped"
-  exit 77
-fi
-py=/usr/bin/python3
-if ! "$py" -c 'import numpy' 2>/dev/null; then
-  echo "python3 with numpy not available: skipped"
-  exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-exec "$py" - "$QV_CLI" "$data" "$tmp" <<'EOF'
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+qv_need_arrow_cpp_data
+qv_need_python numpy
+qv_tmpdir
+exec "$py" - "$cli" "$data" "$tmp" <<'EOF'
 import glob
 import json
 import math
@@ -31,22 +22,13 @@ import subprocess
 import sys
 
 import numpy as np
+from checks import Checks
 
 cli, data, tmp = sys.argv[1:4]
-checks = 0
-failures = []
+checks = Checks(cli)
+check, run = checks.check, checks.run
 
 
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args):
-    return subprocess.run([cli, *args], capture_output=True)
 
 
 def p(name):
@@ -190,7 +172,5 @@ for path in sorted(glob.glob(os.path.join(data, "tensor_*.arrow"))):
             ok = ok and np.array_equal(np.where(a == 0, 0, a), b, equal_nan=a.dtype.kind == "f")
             check(ok, "%s: --to=%s and back changes the values" % (name, to))
 
-print("%d checks, %d failures" % (checks, len(failures)))
-# a run that checked nothing (no files found) proves nothing
-sys.exit(1 if failures or checks == 0 else 0)
+checks.finish("arrow-cpp sparse")
 EOF

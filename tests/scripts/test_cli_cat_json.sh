@@ -5,18 +5,11 @@
 # batches as the integration JSON, which `quiver integration` validates
 # against the file it came from; errors exit 1 with nothing half-printed
 # taken for success. The .npy inputs are written here byte by byte.
-set -uo pipefail
-cli=${QV_CLI:?QV_CLI must point at the quiver CLI}
-src=${QV_SOURCE_DIR:?QV_SOURCE_DIR must point at the source tree}
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+src=$QV_SOURCE_DIR
 command -v python3 > /dev/null || { echo "SKIP: python3 is needed to check the JSON"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+qv_tmpdir
 cd "$tmp" || exit 1
-pass=0 fail=0
-check() { # description, command...
-  local what=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
 # npy NAME DESCR FORTRAN SHAPE STRUCT-FORMAT VALUES...: a .npy file
 npy() {
   python3 - "$@" <<'EOF'
@@ -98,5 +91,4 @@ check "no FILE: exit 2" test $rc -eq 2
 "$cli" cat --json a b > /dev/null 2>&1; rc=$?
 check "two FILEs: exit 2" test $rc -eq 2
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+qv_finish

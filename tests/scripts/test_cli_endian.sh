@@ -2,15 +2,8 @@
 # Byte order through the CLI: --endianness on stream-to-file and
 # file-to-stream, big-endian input read by cat / validate / both
 # conversions, inspect showing the order and compressed body sizes.
-set -uo pipefail
-cli=$QV_CLI
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() { # description, condition...
-  local what=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+qv_tmpdir
 src="$QV_SOURCE_DIR/examples/data/arrow_cpp_record_batches.arrow"
 
 "$cli" cat "$src" > "$tmp/want" || { echo "FAIL: cat of the example"; exit 1; }
@@ -51,5 +44,4 @@ head -c $((size - 40)) "$tmp/be.arrows" > "$tmp/cut.arrows"
 err=$("$cli" validate "$tmp/cut.arrows" 2>&1 >/dev/null); rc=$?
 check "truncated big-endian stream: exit 1 ($err)" test $rc -eq 1
 
-echo "$pass passed, $fail failed"
-test $fail -eq 0
+qv_finish

@@ -1,14 +1,7 @@
 #!/usr/bin/env bash
 # `quiver inspect` on good and bad input: exit codes, messages, stdin.
-set -uo pipefail
-cli=$QV_CLI
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() { # description, condition...
-  local what=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+qv_tmpdir
 ex="$QV_SOURCE_DIR/examples/data"
 
 out=$("$cli" inspect "$ex/arrow_cpp_tensor_3x4_colmajor.arrow"); rc=$?
@@ -87,5 +80,4 @@ done
 out=$("$cli" inspect "$ex/arrow_cpp_record_batches.arrow")
 check "uncompressed: no buffer lines" test "$(grep -c '^ *buffer ' <<<"$out")" -eq 0
 
-echo "$pass passed, $fail failed"
-test $fail -eq 0
+qv_finish

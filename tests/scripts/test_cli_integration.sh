@@ -6,23 +6,11 @@
 # by validate against the JSON), validate catching one changed value,
 # validity bit, field name, metadata value and dictionary entry, and bad
 # input failing with exit 1 and the JSON path.
-set -uo pipefail
-cli=${QV_CLI:?QV_CLI must point at the quiver CLI}
-src=${QV_SOURCE_DIR:?QV_SOURCE_DIR must point at the source tree}
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+src=$QV_SOURCE_DIR
 command -v python3 > /dev/null || { echo "SKIP: python3 is needed to edit the JSON"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+qv_tmpdir
 cd "$tmp" || exit 1
-pass=0 fail=0
-check() { # description, command...
-  local what=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
-run() { # ARGS...: sets rc, out, err
-  "$cli" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
-  out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
-}
-has() { grep -qF -- "$2" <<<"$1"; }
 # edit IN OUT PYTHON: OUT is IN's JSON after PYTHON ran on it as `j`
 edit() {
   python3 - "$1" "$2" "$3" <<'EOF'
@@ -162,5 +150,4 @@ check "unknown mode: exit 2, lists the modes ($err)" bash -c '[ $1 -eq 2 ] && gr
 run $I --mode=validate --json="$J"
 check "no --arrow: exit 2" test $rc -eq 2
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+qv_finish

@@ -4,16 +4,8 @@
 # by every command that would densify it or list its non-zeros, with a
 # message naming both sizes. Run under a 2 GB address-space limit and a
 # timeout, so a regression fails instead of eating the machine.
-set -uo pipefail
-cli=$QV_CLI
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-check() { # description, condition...
-  local what=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
-contains() { grep -qF -- "$2" <<<"$1"; }
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+qv_tmpdir
 
 # A 3x5 float64 .npy holding 1..15, written by hand (no NumPy needed).
 python3 - "$tmp/small.npy" <<'PY'
@@ -41,7 +33,7 @@ PY
 check "the patched tensor was built" test -s "$tmp/huge.arrow"
 out=$("$cli" inspect "$tmp/huge.arrow" 2>&1); rc=$?
 check "the tensor reads as [100000, 100000] with zero strides ($out)" \
-  contains "$out" "shape=[100000, 100000] strides=[0, 0]"
+  has "$out" "shape=[100000, 100000] strides=[0, 0]"
 
 # Each refusal: exit 1 within the timeout, both sizes named, no output file.
 # (An ASan build reserves terabytes of address space and cannot start under
@@ -56,17 +48,17 @@ default_limit=17179869184     # 16 GiB
 for to in dense coo csr csc csf; do
   out=$(limited convert "$tmp/huge.arrow" "$tmp/out.$to" --to=$to 2>&1); rc=$?
   check "convert --to=$to: exit 1 (got $rc: $out)" test $rc -eq 1
-  check "convert --to=$to: names the limit ($out)" contains "$out" "exceeds the limit of $default_limit (--max-output)"
+  check "convert --to=$to: names the limit ($out)" has "$out" "exceeds the limit of $default_limit (--max-output)"
   check "convert --to=$to: no output file" test ! -e "$tmp/out.$to"
 done
 out=$(limited convert "$tmp/huge.arrow" "$tmp/out" --to=dense 2>&1)
-check "convert --to=dense: names the output size ($out)" contains "$out" "output of $dense_size bytes"
+check "convert --to=dense: names the output size ($out)" has "$out" "output of $dense_size bytes"
 out=$(limited convert "$tmp/huge.arrow" "$tmp/out" --to=coo 2>&1)
 # worst case = every element: 10^10 x (2 int64 coordinates + 1 float64)
-check "convert --to=coo: names the output size ($out)" contains "$out" "output of 240000000000 bytes"
+check "convert --to=coo: names the output size ($out)" has "$out" "output of 240000000000 bytes"
 out=$(limited tensor to-npy "$tmp/huge.arrow" "$tmp/out.npy" 2>&1); rc=$?
 check "to-npy: exit 1 (got $rc: $out)" test $rc -eq 1
-check "to-npy: both sizes ($out)" contains "$out" "output of $dense_size bytes exceeds the limit of $default_limit (--max-output)"
+check "to-npy: both sizes ($out)" has "$out" "output of $dense_size bytes exceeds the limit of $default_limit (--max-output)"
 check "to-npy: no output file" test ! -e "$tmp/out.npy"
 
 out=$(limited convert "$tmp/small.arrow" "$tmp/small_coo.arrow" --to=coo 2>&1); rc=$?
@@ -75,10 +67,10 @@ check "convert small --to=coo: exit 0 ($out)" test $rc -eq 0
 # --max-output lowers and raises the limit.
 out=$(limited convert "$tmp/small.arrow" "$tmp/o1" --to=dense --max-output=10 2>&1); rc=$?
 check "--max-output=10 to dense: exit 1 ($rc: $out)" test $rc -eq 1
-check "--max-output=10 to dense: both sizes ($out)" contains "$out" "output of 120 bytes exceeds the limit of 10 (--max-output)"
+check "--max-output=10 to dense: both sizes ($out)" has "$out" "output of 120 bytes exceeds the limit of 10 (--max-output)"
 out=$(limited convert "$tmp/small.arrow" "$tmp/o2" --to=coo --max-output 10 2>&1); rc=$?
 check "--max-output 10 to coo: exit 1 ($rc: $out)" test $rc -eq 1
-check "--max-output 10 to coo: both sizes ($out)" contains "$out" "exceeds the limit of 10 (--max-output)"
+check "--max-output 10 to coo: both sizes ($out)" has "$out" "exceeds the limit of 10 (--max-output)"
 out=$(limited tensor to-npy "$tmp/small.arrow" "$tmp/o3.npy" --max-output=10 2>&1); rc=$?
 check "to-npy --max-output=10: exit 1 ($rc: $out)" test $rc -eq 1
 out=$(limited tensor from-npy "$tmp/small.npy" "$tmp/o4.arrow" --max-output=10 2>&1); rc=$?
@@ -93,14 +85,13 @@ out=$(limited convert "$tmp/small_coo.arrow" "$tmp/o8" --to=csr --max-output=1M 
 check "sparse -> csr --max-output=1M: passes ($rc: $out)" test $rc -eq 0
 # A raised limit is the one named (the 240 GB worst case is still over it).
 out=$(limited convert "$tmp/huge.arrow" "$tmp/o9" --to=coo --max-output=128G 2>&1); rc=$?
-check "--max-output=128G: still refused, naming 137438953472 ($out)" contains "$out" "exceeds the limit of 137438953472 (--max-output)"
+check "--max-output=128G: still refused, naming 137438953472 ($out)" has "$out" "exceeds the limit of 137438953472 (--max-output)"
 
 # Bad values are usage errors naming the option.
 for bad in 0 -5 12Q K 99999999999T; do
   out=$("$cli" convert "$tmp/small.arrow" "$tmp/o10" --to=dense --max-output=$bad 2>&1); rc=$?
   check "--max-output=$bad: exit 2 ($rc)" test $rc -eq 2
-  check "--max-output=$bad: names the option ($out)" contains "$out" "--max-output"
+  check "--max-output=$bad: names the option ($out)" has "$out" "--max-output"
 done
 
-echo "$pass passed, $fail failed"
-test "$fail" -eq 0
+qv_finish

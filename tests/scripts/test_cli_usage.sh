@@ -3,22 +3,11 @@
 # CMD` and `quiver CMD --help` for every command (never read as a file name),
 # one-line usage errors, and the exit statuses: 0 ok, 1 invalid input, 2 usage,
 # 3 valid but not supported. Every input is built here.
-set -uo pipefail
-cli=${QV_CLI:?QV_CLI must point at the quiver CLI}
-src=${QV_SOURCE_DIR:?QV_SOURCE_DIR must point at the source tree}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+src=$QV_SOURCE_DIR
+qv_tmpdir
 cd "$tmp" || exit 1
-pass=0 fail=0
-check() { # description, command...
-  local what=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what"; fi
-}
 # run ARGS...: sets rc, out (stdout), err (stderr)
-run() {
-  "$cli" "$@" > "$tmp/out" 2> "$tmp/err"; rc=$?
-  out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
-}
 lines() { printf '%s\n' "$1" | grep -c .; }
 hex() { printf "$(sed 's/../\\x&/g' <<<"$1")"; }
 
@@ -230,5 +219,4 @@ check "cat: a CJK cell takes two columns a character" grep -qxF '"漢字"  1' <<
 check "cat: an ASCII cell" grep -qxF '"ab"    2' <<<"$out"
 check "cat: a combining accent takes none" grep -qxF "$(printf '"e\314\201"     3')" <<<"$out"
 
-echo "$pass passed, $fail failed"
-test $fail -eq 0
+qv_finish

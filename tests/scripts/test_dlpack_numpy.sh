@@ -4,12 +4,9 @@
 # numpy.from_dlpack imports (same address, same values and strides; the
 # tensor's owner is released once NumPy lets go), and quiver imports NumPy's
 # own capsule (same address; NumPy's deleter runs when the view is reset).
-set -uo pipefail
-py=/usr/bin/python3
-if ! "$py" -c 'import numpy; numpy.from_dlpack' 2>/dev/null; then
-  echo "python3 with numpy.from_dlpack not available: skipped"
-  exit 77
-fi
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+qv_need_python numpy
+"$py" -c 'import numpy; numpy.from_dlpack' 2>/dev/null || qv_skip "numpy.from_dlpack not available"
 # python cannot load an ASan-instrumented library unless the ASan runtime is
 # preloaded into the interpreter itself; the plain build runs this test.
 if grep -q '^QV_SANITIZE:BOOL=ON' "$QV_BINARY_DIR/CMakeCache.txt" 2>/dev/null; then
@@ -24,18 +21,12 @@ import gc
 import sys
 
 import numpy as np
+from checks import Checks
 
 q = C.CDLL(sys.argv[1])
-checks = 0
-failures = []
+checks = Checks()
+check = checks.check
 
-
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 class QvTensor(C.Structure):
@@ -215,6 +206,5 @@ if cap is not None:
     check(st == 4 and b"not a quiver value type" in err.message, f"bool: {err.message}")
     del cap
 
-print(f"dlpack numpy: {checks - len(failures)} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+checks.finish("dlpack numpy")
 EOF

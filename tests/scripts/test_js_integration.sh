@@ -13,27 +13,13 @@
 # another) without what arrow-js 21.2.0 cannot handle (listed below, with
 # what it does wrong).
 # Skips (77) only when node or the npm packages are missing.
-set -uo pipefail
-src=${QV_SOURCE_DIR:?QV_SOURCE_DIR must point at the source tree}
-cli=${QV_CLI:?QV_CLI must point at the quiver CLI}
-js="$src/tests/interop/js"
-if ! command -v node > /dev/null 2>&1; then
-  echo "SKIP: node is not installed (scripts/install-deps.sh installs it)"
-  exit 77
-fi
-if [ ! -f "$js/node_modules/apache-arrow/package.json" ]; then
-  echo "SKIP: $js/node_modules is missing; run: (cd tests/interop/js && npm ci)"
-  exit 77
-fi
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+src=$QV_SOURCE_DIR
+qv_need_node
 command -v python3 > /dev/null || { echo "FAIL: python3 is needed to cut the JSON"; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+qv_tmpdir
+work=$tmp
 cd "$work" || exit 1
-pass=0 fail=0
-step() { # description, command...
-  local what=$1; shift
-  if "$@"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL: $what" >&2; fi
-}
 node_int() { node "$js/integration.mjs" "$@"; }
 q_validate() { "$cli" integration --mode=validate --json="$1" --arrow="$2"; }
 
@@ -81,29 +67,29 @@ EOF
 [ -s source.json ] || { echo "FAIL: could not cut the source JSON" >&2; exit 1; }
 
 # ---- quiver -> js
-step "quiver json-to-arrow" "$cli" integration --mode=json-to-arrow --json=source.json --arrow=q.arrow
-step "quiver arrow-to-json" "$cli" integration --mode=arrow-to-json --arrow=q.arrow --json=q.json
-step "arrow-js reads quiver's Arrow file as the source JSON says" node_int validate source.json q.arrow
-step "arrow-js reads quiver's JSON as its Arrow file holds" node_int validate q.json q.arrow
+check "quiver json-to-arrow" "$cli" integration --mode=json-to-arrow --json=source.json --arrow=q.arrow
+check "quiver arrow-to-json" "$cli" integration --mode=arrow-to-json --arrow=q.arrow --json=q.json
+check "arrow-js reads quiver's Arrow file as the source JSON says" node_int validate source.json q.arrow
+check "arrow-js reads quiver's JSON as its Arrow file holds" node_int validate q.json q.arrow
 "$cli" file-to-stream q.arrow > q.stream
-step "arrow-js reads quiver's stream as the source JSON says" node_int validate source.json q.stream
+check "arrow-js reads quiver's stream as the source JSON says" node_int validate source.json q.stream
 
 # ---- js -> quiver
-step "arrow-js json-to-arrow" node_int json-to-arrow source.json js.arrow
-step "arrow-js json-to-json" node_int json-to-json source.json js.json
-step "quiver validates arrow-js's Arrow file against the source JSON" q_validate source.json js.arrow
-step "quiver validates arrow-js's JSON against quiver's Arrow file" q_validate js.json q.arrow
-step "quiver validates arrow-js's JSON against arrow-js's Arrow file" q_validate js.json js.arrow
-step "quiver validates its own JSON against arrow-js's Arrow file" q_validate q.json js.arrow
-step "arrow-js json-to-arrow (views)" node_int json-to-arrow views.json js-views.arrow
-step "quiver validates arrow-js's Arrow file of views" q_validate views.json js-views.arrow
-step "arrow-js json-to-json (views)" node_int json-to-json views.json js-views.json
-step "quiver validates arrow-js's JSON of views" q_validate js-views.json js-views.arrow
+check "arrow-js json-to-arrow" node_int json-to-arrow source.json js.arrow
+check "arrow-js json-to-json" node_int json-to-json source.json js.json
+check "quiver validates arrow-js's Arrow file against the source JSON" q_validate source.json js.arrow
+check "quiver validates arrow-js's JSON against quiver's Arrow file" q_validate js.json q.arrow
+check "quiver validates arrow-js's JSON against arrow-js's Arrow file" q_validate js.json js.arrow
+check "quiver validates its own JSON against arrow-js's Arrow file" q_validate q.json js.arrow
+check "arrow-js json-to-arrow (views)" node_int json-to-arrow views.json js-views.arrow
+check "quiver validates arrow-js's Arrow file of views" q_validate views.json js-views.arrow
+check "arrow-js json-to-json (views)" node_int json-to-json views.json js-views.json
+check "quiver validates arrow-js's JSON of views" q_validate js-views.json js-views.arrow
 # arrow-js's JSON of an Arrow file it read lists each buffer as its padded
 # length (DATA [-128, 0, 127, 0, 0, 0, 0, 0] for count 3), which Arrow C++'s
 # reader refuses as quiver's does; cut to the lengths the counts give, the
 # values must be the file's.
-step "arrow-js arrow-to-json" node_int arrow-to-json q.arrow jsq.json
+check "arrow-js arrow-to-json" node_int arrow-to-json q.arrow jsq.json
 python3 - jsq.json jsq-cut.json <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -135,7 +121,6 @@ for d in j.get("dictionaries", []):
         cut(value_field, c)
 json.dump(j, open(sys.argv[2], "w"))
 EOF
-step "quiver validates arrow-js's JSON of quiver's file (cut)" q_validate jsq-cut.json q.arrow
+check "quiver validates arrow-js's JSON of quiver's file (cut)" q_validate jsq-cut.json q.arrow
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+qv_finish

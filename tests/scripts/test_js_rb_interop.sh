@@ -8,22 +8,12 @@
 #                 (full validation) must produce the same JSON, and the CLI
 #                 must validate them.
 # Skips (77) only when node or the npm packages are missing.
-set -uo pipefail
-
-src=${QV_SOURCE_DIR:?QV_SOURCE_DIR must point at the source tree}
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+src=$QV_SOURCE_DIR
 bin=${QV_BINARY_DIR:?QV_BINARY_DIR must point at the build tree}
-cli=${QV_CLI:?QV_CLI must point at the quiver CLI}
-js="$src/tests/interop/js"
 tool="$bin/tests/interop/rb_tool"
 
-if ! command -v node >/dev/null 2>&1; then
-  echo "SKIP: node is not installed (scripts/install-deps.sh installs it)"
-  exit 77
-fi
-if [ ! -f "$js/node_modules/apache-arrow/package.json" ]; then
-  echo "SKIP: $js/node_modules is missing; run: (cd tests/interop/js && npm ci)"
-  exit 77
-fi
+qv_need_node
 for exe in "$tool" "$cli"; do
   if [ ! -x "$exe" ]; then
     echo "FAIL: $exe was not built" >&2

@@ -11,19 +11,10 @@
 #   quiver -> js: tensor from-npy --as-column and tensor unstack tables read
 #                 by JS with their extension name, shape and values.
 # Skips (77) only when node, its npm packages or NumPy are missing.
-set -uo pipefail
-src=${QV_SOURCE_DIR:?}
-cli=${QV_CLI:?}
-js="$src/tests/interop/js"
-py=/usr/bin/python3
-command -v node >/dev/null 2>&1 || { echo "SKIP: node is not installed"; exit 77; }
-if [ ! -f "$js/node_modules/apache-arrow/package.json" ]; then
-  echo "SKIP: $js/node_modules is missing; run: (cd tests/interop/js && npm ci)"
-  exit 77
-fi
-"$py" -c 'import numpy' 2>/dev/null || { echo "SKIP: numpy missing"; exit 77; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+qv_need_node
+qv_need_python numpy
+qv_tmpdir
 (cd "$js" && node tensor_column.mjs write "$tmp/js.arrows") || { echo "FAIL: js write"; exit 1; }
 exec "$py" - "$cli" "$js" "$tmp" <<'PY'
 import json
@@ -31,21 +22,13 @@ import subprocess
 import sys
 
 import numpy as np
+from checks import Checks
 
 cli, js, tmp = sys.argv[1:4]
-checks, failures = 0, []
+checks = Checks(cli, text=True)
+check, run = checks.check, checks.run
 
 
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args):
-    return subprocess.run([cli, *args], capture_output=True, text=True)
 
 
 def js_read(path, name):
@@ -105,6 +88,5 @@ for dt in ("int8", "uint16", "int32", "float32", "float64"):
     check(r.returncode == 0, f"{dt}: unstack: {r.stderr}")
     got = js_read(f"{tmp}/u.arrows", "u")
     check(len(got.get("cells", [])) == 5, f"{dt}: unstack cells: {got}")
-print(f"js tensor column: {checks - len(failures)} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+checks.finish("js tensor column")
 PY

@@ -4,37 +4,23 @@
 # turns them into Arrow tensors, `quiver tensor to-npy` back, and NumPy
 # checks the result bit for bit, plus dtype, shape and order. Also compares
 # `quiver cat` with NumPy's str() and checks CLI errors.
-set -uo pipefail
-py=/usr/bin/python3
-if ! "$py" -c 'import numpy' 2>/dev/null; then
-  echo "python3 with numpy not available: skipped"
-  exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-exec "$py" - "$QV_CLI" "$tmp" <<'EOF'
+. "$QV_SOURCE_DIR/tests/scripts/lib.sh"
+qv_need_python numpy
+qv_tmpdir
+exec "$py" - "$cli" "$tmp" <<'EOF'
 import os
 import subprocess
 import sys
 
 import numpy as np
+from checks import Checks
 
 cli, tmp = sys.argv[1], sys.argv[2]
+checks = Checks(cli)
+check, run = checks.check, checks.run
 rng = np.random.default_rng(20240607)
-checks = 0
-failures = []
 
 
-def check(cond, what):
-    global checks
-    checks += 1
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def run(*args, stdin=None):
-    return subprocess.run([cli, *args], capture_output=True, input=stdin)
 
 
 def sample(code, shape):
@@ -230,7 +216,5 @@ check(r.returncode == 0 and r.stdout.count(b"message ") == 3, "cat of a multi-te
 r = run("cat", os.path.join(tmp, "truncated.npy"))
 check(r.returncode == 1 and r.stderr.startswith(b"quiver cat: "), "cat of a non-Arrow file: %r" % r.stderr)
 
-print("%d checks, %d failures" % (checks, len(failures)))
-# a run that checked nothing (no files found) proves nothing
-sys.exit(1 if failures or checks == 0 else 0)
+checks.finish("numpy interop")
 EOF
