@@ -9,10 +9,7 @@
 #include <string.h>
 
 #include "flatbuf/flatbuf.h"
-
-/* as long as an error message: a path to the deepest table the default depth
- * limit allows (64) fits whole, with the message around it */
-#define PATH_MAX_LEN QV_ERROR_MESSAGE_SIZE
+#include "util/path.h"
 
 typedef struct Verifier {
   const uint8_t *buf;
@@ -20,8 +17,7 @@ typedef struct Verifier {
   unsigned depth, max_depth;
   size_t objects, max_tables; /* tables + strings visited, per reference */
   QvError *error;
-  char path[PATH_MAX_LEN];
-  size_t path_len;
+  QvPath path; /* to the deepest table the default depth limit allows (64), whole */
 } Verifier;
 
 
@@ -41,27 +37,7 @@ static QvStatus fail(Verifier *v, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return qv_error_set(v->error, QV_EINVAL, "%s: %s", v->path, msg);
-}
-
-/* Path segments are appended and truncated back, like a stack. */
-static size_t path_push(Verifier *v, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static size_t path_push(Verifier *v, const char *fmt, ...) {
-  size_t old = v->path_len;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(v->path + old, PATH_MAX_LEN - old, fmt, ap);
-  va_end(ap);
-  if (n > 0) v->path_len = old + (size_t)n < PATH_MAX_LEN ? old + (size_t)n : PATH_MAX_LEN - 1;
-  return old;
-}
-static void path_pop(Verifier *v, size_t old) {
-  v->path_len = old;
-  v->path[old] = '\0';
+  return qv_error_set(v->error, QV_EINVAL, "%s: %s", v->path.text, msg);
 }
 
 /* Follows a uoffset at `pos` (which must be 4-aligned and inside). */
@@ -84,7 +60,7 @@ static QvStatus count_object(Verifier *v) {
     return qv_error_set(v->error, QV_ELIMIT,
                         "%s: more than %zu tables and strings in the buffer (shared "
                         "sub-objects count once per reference)",
-                        v->path, v->max_tables);
+                        v->path.text, v->max_tables);
   return QV_OK;
 }
 
@@ -220,9 +196,9 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     if (pos == 0) return fail(v, "union type %u is set but the %s value is missing", tag, u->name);
     size_t target = 0;
     if ((st = follow(v, pos, &target, "table"))) return st;
-    size_t old = path_push(v, "(%s)", u->members[tag]->name);
+    size_t old = qv_path_push(&v->path, "(%s)", u->members[tag]->name);
     st = verify_table(v, target, u->members[tag]);
-    path_pop(v, old);
+    qv_path_pop(&v->path, old);
     return st;
   }
 
@@ -251,7 +227,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     case QV_FB_VEC_TABLE:
       if ((st = verify_vector_at(v, pos, 4, 4, &elems, &count))) return st;
       for (size_t i = 0; i < count; i++) {
-        size_t old = path_push(v, "[%zu]", i);
+        size_t old = qv_path_push(&v->path, "[%zu]", i);
         if (f->kind == QV_FB_VEC_STRING) {
           st = verify_string_at(v, elems + 4 * i);
         } else {
@@ -259,7 +235,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
           st = follow(v, elems + 4 * i, &target, "table");
           if (!st) st = verify_table(v, target, f->table);
         }
-        path_pop(v, old);
+        qv_path_pop(&v->path, old);
         if (st) return st;
       }
       return QV_OK;
@@ -273,7 +249,7 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
   if (st) return st;
   if (v->depth >= v->max_depth)
     return qv_error_set(v->error, QV_ELIMIT, "%s: tables nested deeper than %u",
-                        v->path, v->max_depth);
+                        v->path.text, v->max_depth);
   if (pos % 4 != 0) return fail(v, "table at %zu is not 4-byte aligned", pos);
   if (!in_bounds(v, pos, 4)) return fail(v, "table at %zu is outside the buffer", pos);
   int64_t vt = (int64_t)pos - (int64_t)qv_le_i32(v->buf + pos);
@@ -297,9 +273,9 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
   v->depth++;
   for (unsigned i = 0; i < desc->n_fields && st == QV_OK; i++) {
     const QvFbFieldDesc *f = &desc->fields[i];
-    size_t old = path_push(v, ".%s", f->name);
+    size_t old = qv_path_push(&v->path, ".%s", f->name);
     st = verify_field(v, pos, (size_t)vt, vt_size, table_size, f);
-    path_pop(v, old);
+    qv_path_pop(&v->path, old);
   }
   v->depth--;
   return st;
@@ -322,7 +298,7 @@ QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root
   if (size > QV_FB_MAX_SIZE)
     return qv_error_set(error, QV_ELIMIT, "%s: buffer of %zu bytes exceeds the 2 GiB limit",
                         root->name, size);
-  path_push(&v, "%s", root->name);
+  qv_path_push(&v.path, "%s", root->name);
   size_t target = 0;
   QvStatus st = follow(&v, 0, &target, "root");
   if (st) return st;

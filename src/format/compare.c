@@ -3,54 +3,31 @@
  * because the encoder writes them differently. Members that the struct marks
  * as unused (the index type of a dictionary without one, method
  * without compression, the parameters of another union member) are ignored. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "quiver/format.h"
-
-#define CMP_PATH_MAX 512
+#include "util/path.h"
 
 typedef struct Cmp {
-  char path[CMP_PATH_MAX];
-  size_t len;
+  QvPath path;
   char *where;
   size_t where_size;
 } Cmp;
 
-static size_t push(Cmp *c, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static size_t push(Cmp *c, const char *fmt, ...) {
-  size_t old = c->len;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(c->path + old, CMP_PATH_MAX - old, fmt, ap);
-  va_end(ap);
-  if (n > 0) c->len = old + (size_t)n < CMP_PATH_MAX ? old + (size_t)n : CMP_PATH_MAX - 1;
-  return old;
-}
-
-static void pop(Cmp *c, size_t old) {
-  c->len = old;
-  c->path[old] = '\0';
-}
-
 /* Records the first difference at path + "." + name. */
 static bool differ(Cmp *c, const char *name) {
   if (c->where && c->where_size) {
-    snprintf(c->where, c->where_size, "%s%s%s", c->path, c->len && name[0] ? "." : "", name);
+    snprintf(c->where, c->where_size, "%s%s%s", c->path.text, c->path.len && name[0] ? "." : "", name);
   }
   return false;
 }
 
 /* Records the first difference at element i of the array `name`. */
 static bool differ_at(Cmp *c, const char *name, int64_t i) {
-  size_t old = push(c, "%s%s[%lld]", c->len ? "." : "", name, (long long)i);
+  size_t old = qv_path_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
   differ(c, "");
-  pop(c, old);
+  qv_path_pop(&c->path, old);
   return false;
 }
 
@@ -96,10 +73,10 @@ static bool same_metadata(Cmp *c, int64_t na, const QvKeyValue *a, int64_t nb,
                           const QvKeyValue *b) {
   SAME(c, na, nb, "custom_metadata");
   for (int64_t i = 0; i < na; i++) {
-    size_t old = push(c, "%scustom_metadata[%lld]", c->len ? "." : "", (long long)i);
+    size_t old = qv_path_push(&c->path, "%scustom_metadata[%lld]", c->path.len ? "." : "", (long long)i);
     bool ok = same_string(c, a[i].key, a[i].key_len, b[i].key, b[i].key_len, "key") &&
               same_string(c, a[i].value, a[i].value_len, b[i].value, b[i].value_len, "value");
-    pop(c, old);
+    qv_path_pop(&c->path, old);
     if (!ok) return false;
   }
   return true;
@@ -160,9 +137,9 @@ static bool same_type(Cmp *c, const QvType *a, const QvType *b) {
 }
 
 static bool same_type_at(Cmp *c, const QvType *a, const QvType *b, const char *name) {
-  size_t old = push(c, "%s%s", c->len ? "." : "", name);
+  size_t old = qv_path_push(&c->path, "%s%s", c->path.len ? "." : "", name);
   bool ok = same_type(c, a, b);
-  pop(c, old);
+  qv_path_pop(&c->path, old);
   return ok;
 }
 
@@ -176,7 +153,7 @@ static bool same_field(Cmp *c, const QvField *a, const QvField *b) {
   if ((a->dictionary == NULL) != (b->dictionary == NULL)) return differ(c, "dictionary");
   if (a->dictionary) {
     const QvDictionaryEncoding *x = a->dictionary, *y = b->dictionary;
-    size_t old = push(c, ".dictionary");
+    size_t old = qv_path_push(&c->path, ".dictionary");
     bool ok = true;
     if (x->id != y->id) ok = differ(c, "id");
     else if (x->has_index_type != y->has_index_type) ok = differ(c, "indexType");
@@ -184,7 +161,7 @@ static bool same_field(Cmp *c, const QvField *a, const QvField *b) {
       ok = false;
     else if (x->is_ordered != y->is_ordered) ok = differ(c, "isOrdered");
     else if (x->kind != y->kind) ok = differ(c, "dictionaryKind");
-    pop(c, old);
+    qv_path_pop(&c->path, old);
     if (!ok) return false;
   }
   if (!same_fields(c, a->n_children, a->children, b->n_children, b->children, "children"))
@@ -196,9 +173,9 @@ static bool same_fields(Cmp *c, int64_t na, const QvField *a, int64_t nb, const 
                         const char *name) {
   SAME(c, na, nb, name);
   for (int64_t i = 0; i < na; i++) {
-    size_t old = push(c, "%s%s[%lld]", c->len ? "." : "", name, (long long)i);
+    size_t old = qv_path_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
     bool ok = same_field(c, &a[i], &b[i]);
-    pop(c, old);
+    qv_path_pop(&c->path, old);
     if (!ok) return false;
   }
   return true;
@@ -217,9 +194,9 @@ static bool same_record_batch(Cmp *c, const QvRecordBatch *a, const QvRecordBatc
   for (int64_t i = 0; i < a->n_nodes; i++) {
     if (a->nodes[i].length != b->nodes[i].length ||
         a->nodes[i].null_count != b->nodes[i].null_count) {
-      size_t old = push(c, "%snodes[%lld]", c->len ? "." : "", (long long)i);
+      size_t old = qv_path_push(&c->path, "%snodes[%lld]", c->path.len ? "." : "", (long long)i);
       differ(c, "");
-      pop(c, old);
+      qv_path_pop(&c->path, old);
       return false;
     }
   }
@@ -241,10 +218,10 @@ static bool same_shape(Cmp *c, int64_t na, const QvTensorDim *a, int64_t nb,
                        const QvTensorDim *b) {
   SAME(c, na, nb, "shape");
   for (int64_t i = 0; i < na; i++) {
-    size_t old = push(c, "%sshape[%lld]", c->len ? "." : "", (long long)i);
+    size_t old = qv_path_push(&c->path, "%sshape[%lld]", c->path.len ? "." : "", (long long)i);
     bool ok = a[i].size == b[i].size ? true : differ(c, "size");
     ok = ok && same_string(c, a[i].name, a[i].name_len, b[i].name, b[i].name_len, "name");
-    pop(c, old);
+    qv_path_pop(&c->path, old);
     if (!ok) return false;
   }
   return true;
@@ -301,9 +278,9 @@ static bool same_sparse_tensor(Cmp *c, const QvSparseTensorMeta *a,
   if (!same_shape(c, a->ndim, a->shape, b->ndim, b->shape)) return false;
   SAME(c, a->non_zero_length, b->non_zero_length, "non_zero_length");
   SAME(c, a->index_kind, b->index_kind, "sparseIndex_type");
-  size_t old = push(c, ".sparseIndex");
+  size_t old = qv_path_push(&c->path, ".sparseIndex");
   bool ok = same_sparse_index(c, a, b);
-  pop(c, old);
+  qv_path_pop(&c->path, old);
   return ok && same_buffer(c, a->data, b->data, "data");
 }
 
@@ -317,9 +294,9 @@ static bool same_header(Cmp *c, const QvMessage *a, const QvMessage *b) {
       const QvDictionaryBatch *x = &a->header.dictionary_batch, *y = &b->header.dictionary_batch;
       SAME(c, x->id, y->id, "id");
       SAME(c, x->is_delta, y->is_delta, "isDelta");
-      size_t old = push(c, ".data");
+      size_t old = qv_path_push(&c->path, ".data");
       bool ok = same_record_batch(c, &x->data, &y->data);
-      pop(c, old);
+      qv_path_pop(&c->path, old);
       return ok;
     }
     case QV_HEADER_TENSOR:
@@ -332,12 +309,11 @@ static bool same_header(Cmp *c, const QvMessage *a, const QvMessage *b) {
 }
 
 static void cmp_init(Cmp *c, const char *root, char *where, size_t where_size) {
-  c->len = 0;
-  c->path[0] = '\0';
+  qv_path_clear(&c->path);
   c->where = where;
   c->where_size = where_size;
   if (where && where_size) where[0] = '\0';
-  push(c, "%s", root);
+  qv_path_push(&c->path, "%s", root);
 }
 
 bool qv_type_equal(const QvType *a, const QvType *b) {
@@ -359,9 +335,9 @@ bool qv_message_equal(const QvMessage *a, const QvMessage *b, char *where, size_
   SAME(&c, a->header_type, b->header_type, "header_type");
   SAME(&c, a->body_length, b->body_length, "bodyLength");
   if (!same_metadata(&c, a->n_metadata, a->metadata, b->n_metadata, b->metadata)) return false;
-  size_t old = push(&c, ".header(%s)", qv_header_type_name(a->header_type));
+  size_t old = qv_path_push(&c.path, ".header(%s)", qv_header_type_name(a->header_type));
   bool ok = same_header(&c, a, b);
-  pop(&c, old);
+  qv_path_pop(&c.path, old);
   return ok;
 }
 
@@ -371,9 +347,9 @@ static bool same_blocks(Cmp *c, int64_t na, const QvBlock *a, int64_t nb, const 
   for (int64_t i = 0; i < na; i++) {
     if (a[i].offset != b[i].offset || a[i].meta_data_length != b[i].meta_data_length ||
         a[i].body_length != b[i].body_length) {
-      size_t old = push(c, ".%s[%lld]", name, (long long)i);
+      size_t old = qv_path_push(&c->path, ".%s[%lld]", name, (long long)i);
       differ(c, "");
-      pop(c, old);
+      qv_path_pop(&c->path, old);
       return false;
     }
   }
@@ -386,9 +362,9 @@ bool qv_footer_equal(const QvFooter *a, const QvFooter *b, char *where, size_t w
   SAME(&c, a->version, b->version, "version");
   SAME(&c, a->has_schema, b->has_schema, "schema");
   if (a->has_schema) {
-    size_t old = push(&c, ".schema");
+    size_t old = qv_path_push(&c.path, ".schema");
     bool ok = same_schema(&c, &a->schema, &b->schema);
-    pop(&c, old);
+    qv_path_pop(&c.path, old);
     if (!ok) return false;
   }
   if (!same_blocks(&c, a->n_dictionaries, a->dictionaries, b->n_dictionaries, b->dictionaries,

@@ -9,20 +9,7 @@
 
 #include "quiver/array.h"
 #include "quiver/integration_json.h"
-
-/* A path for messages ("batches[0].columns[2].DATA"); push returns the
- * length to pop back to. Long paths are cut, never overflowed. */
-typedef struct QvIjPath {
-  char text[QV_ERROR_MESSAGE_SIZE]; /* a path 64 fields deep fits whole */
-  size_t len;
-} QvIjPath;
-
-size_t qv_ij_path_push(QvIjPath *path, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-void qv_ij_path_pop(QvIjPath *path, size_t len);
+#include "util/path.h"
 
 /* The dictionary-encoded nodes of a schema tree in the pre-order of
  * QvJsonData (node, its dictionary's value type, its children): *nodes is

@@ -1,29 +1,9 @@
-/* Integration JSON: message paths, the dictionary pre-order and type
- * equality. */
-#include <stdarg.h>
+/* Integration JSON: the dictionary pre-order and type equality. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "integration/json_internal.h"
-
-size_t qv_ij_path_push(QvIjPath *p, const char *fmt, ...) {
-  size_t old = p->len;
-  if (p->len < sizeof p->text - 1) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(p->text + p->len, sizeof p->text - p->len, fmt, ap);
-    va_end(ap);
-    if (n > 0) p->len += (size_t)n;
-    if (p->len > sizeof p->text - 1) p->len = sizeof p->text - 1;
-  }
-  return old;
-}
-
-void qv_ij_path_pop(QvIjPath *p, size_t len) {
-  p->len = len;
-  p->text[len] = '\0';
-}
 
 typedef struct NodeList {
   const struct ArrowSchema **items;
