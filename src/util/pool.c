@@ -1,8 +1,10 @@
-/* See pool.h. One job at a time: qv_pool_run publishes (fn, ctx, n) under
- * the lock with a new generation number and resets the task counter only
- * when no worker is inside a job, so a worker that wakes late, still
- * holding the previous job, finds that job's counter exhausted and never
- * runs a task of the next one with the wrong function. */
+/* See pool.h. The pool is a FIFO queue of groups with unclaimed tasks,
+ * under one lock: a task is claimed (and its group dequeued once all of
+ * its tasks are claimed) and finished under the lock, so nothing runs a
+ * task of a group it did not take from the queue. The tasks are coarse
+ * (a buffer to compress, an archive member to inflate), so two uncontended
+ * lock round trips per task cost nothing measurable. qv_pool_run is a
+ * group on the caller's stack, submitted and waited for. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "util/pool.h"
 
@@ -19,49 +21,44 @@ struct QvPool {
   int threads; /* the caller's included */
   int started; /* workers created */
   pthread_t *workers;
-  pthread_mutex_t run_lock; /* one run at a time */
-  pthread_mutex_t lock;     /* everything below */
-  pthread_cond_t wake;      /* a new job, or stop */
-  pthread_cond_t idle;      /* active dropped to zero */
-  uint64_t generation;
+  pthread_mutex_t run_lock; /* one qv_pool_run at a time */
+  pthread_mutex_t lock;     /* everything below and every queued group's counters */
+  pthread_cond_t wake;      /* a group was queued, or stop */
+  pthread_cond_t finished;  /* a group's last task returned */
   bool stop;
-  int active; /* workers inside a job */
-  void (*fn)(void *ctx, size_t i);
-  void *ctx;
-  size_t n;
-  size_t next; /* atomic: the next unclaimed index */
+  QvPoolGroup *head, *tail; /* groups with unclaimed tasks, oldest first */
 };
 
-typedef struct Job {
-  void (*fn)(void *ctx, size_t i);
-  void *ctx;
-  size_t n;
-} Job;
-
-static void work(QvPool *pool, Job job) {
-  for (;;) {
-    size_t i = __atomic_fetch_add(&pool->next, 1, __ATOMIC_RELAXED);
-    if (i >= job.n) return;
-    job.fn(job.ctx, i);
+/* Under the lock, with a group queued: the next task. */
+static QvPoolGroup *claim(QvPool *pool, size_t *index) {
+  QvPoolGroup *g = pool->head;
+  *index = g->claimed++;
+  if (g->claimed == g->n) {
+    pool->head = g->next_queued;
+    if (pool->head == NULL) pool->tail = NULL;
   }
+  return g;
+}
+
+/* Runs one claimed task outside the lock; returns with the lock held. The
+ * group may be freed by its waiter as soon as the lock is released after
+ * its last task, so it is not touched after that. */
+static void run_claimed(QvPool *pool, QvPoolGroup *g, size_t i) {
+  pthread_mutex_unlock(&pool->lock);
+  g->fn(g->ctx, i);
+  pthread_mutex_lock(&pool->lock);
+  if (++g->done == g->n) pthread_cond_broadcast(&pool->finished);
 }
 
 static void *worker_main(void *arg) {
   QvPool *pool = arg;
-  /* Generation 0 is "no job yet": a worker scheduled only after the first
-   * run was published must still take that run. */
-  uint64_t seen = 0;
   pthread_mutex_lock(&pool->lock);
   for (;;) {
-    while (!pool->stop && pool->generation == seen) pthread_cond_wait(&pool->wake, &pool->lock);
+    while (!pool->stop && pool->head == NULL) pthread_cond_wait(&pool->wake, &pool->lock);
     if (pool->stop) break;
-    seen = pool->generation;
-    Job job = {pool->fn, pool->ctx, pool->n};
-    pool->active++;
-    pthread_mutex_unlock(&pool->lock);
-    work(pool, job);
-    pthread_mutex_lock(&pool->lock);
-    if (--pool->active == 0) pthread_cond_broadcast(&pool->idle);
+    size_t i;
+    QvPoolGroup *g = claim(pool, &i);
+    run_claimed(pool, g, i);
   }
   pthread_mutex_unlock(&pool->lock);
   return NULL;
@@ -89,7 +86,7 @@ QvStatus qv_pool_new(QvPool **out, int threads, QvError *error) {
   pthread_mutex_init(&pool->run_lock, NULL);
   pthread_mutex_init(&pool->lock, NULL);
   pthread_cond_init(&pool->wake, NULL);
-  pthread_cond_init(&pool->idle, NULL);
+  pthread_cond_init(&pool->finished, NULL);
   QvStatus st = QV_OK;
   if (threads > 1) {
     pool->workers = calloc((size_t)threads - 1, sizeof *pool->workers);
@@ -126,7 +123,7 @@ void qv_pool_free(QvPool *pool) {
   if (!pool) return;
   stop_workers(pool);
   free(pool->workers);
-  pthread_cond_destroy(&pool->idle);
+  pthread_cond_destroy(&pool->finished);
   pthread_cond_destroy(&pool->wake);
   pthread_mutex_destroy(&pool->lock);
   pthread_mutex_destroy(&pool->run_lock);
@@ -135,30 +132,64 @@ void qv_pool_free(QvPool *pool) {
 
 int qv_pool_threads(const QvPool *pool) { return pool ? pool->threads : 1; }
 
+void qv_pool_submit(QvPool *pool, QvPoolGroup *g, size_t n, void (*fn)(void *ctx, size_t i),
+                    void *ctx) {
+  memset(g, 0, sizeof *g);
+  g->fn = fn;
+  g->ctx = ctx;
+  g->n = n;
+  if (n == 0) return;
+  if (!pool || pool->started == 0) { /* no workers: now, on the caller */
+    for (size_t i = 0; i < n; i++) fn(ctx, i);
+    g->claimed = g->done = n;
+    return;
+  }
+  pthread_mutex_lock(&pool->lock);
+  if (pool->tail)
+    pool->tail->next_queued = g;
+  else
+    pool->head = g;
+  pool->tail = g;
+  if (n == 1)
+    pthread_cond_signal(&pool->wake);
+  else
+    pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->lock);
+}
+
+void qv_pool_wait(QvPool *pool, QvPoolGroup *g) {
+  if (!pool || pool->started == 0 || g->n == 0) return; /* ran in qv_pool_submit */
+  pthread_mutex_lock(&pool->lock);
+  while (g->done < g->n) {
+    if (pool->head) { /* help: g's own tasks come first in the queue */
+      size_t i;
+      QvPoolGroup *t = claim(pool, &i);
+      run_claimed(pool, t, i);
+    } else {
+      pthread_cond_wait(&pool->finished, &pool->lock);
+    }
+  }
+  pthread_mutex_unlock(&pool->lock);
+}
+
+bool qv_pool_done(QvPool *pool, QvPoolGroup *g) {
+  if (!pool || pool->started == 0 || g->n == 0) return true;
+  pthread_mutex_lock(&pool->lock);
+  bool done = g->done == g->n;
+  pthread_mutex_unlock(&pool->lock);
+  return done;
+}
+
 void qv_pool_run(QvPool *pool, size_t n, void (*fn)(void *ctx, size_t i), void *ctx) {
   if (n == 0) return;
   if (!pool || pool->started == 0 || n == 1) {
     for (size_t i = 0; i < n; i++) fn(ctx, i);
     return;
   }
+  QvPoolGroup g;
   pthread_mutex_lock(&pool->run_lock);
-  pthread_mutex_lock(&pool->lock);
-  while (pool->active > 0) pthread_cond_wait(&pool->idle, &pool->lock);
-  pool->fn = fn;
-  pool->ctx = ctx;
-  pool->n = n;
-  __atomic_store_n(&pool->next, 0, __ATOMIC_RELAXED);
-  pool->generation++;
-  pthread_cond_broadcast(&pool->wake);
-  pthread_mutex_unlock(&pool->lock);
-
-  work(pool, (Job){fn, ctx, n});
-
-  /* Every task is claimed; wait for the workers still running theirs. A
-   * worker that claimed one incremented `active` before claiming. */
-  pthread_mutex_lock(&pool->lock);
-  while (pool->active > 0) pthread_cond_wait(&pool->idle, &pool->lock);
-  pthread_mutex_unlock(&pool->lock);
+  qv_pool_submit(pool, &g, n, fn, ctx);
+  qv_pool_wait(pool, &g);
   pthread_mutex_unlock(&pool->run_lock);
 }
 

@@ -2,7 +2,10 @@
  * run, tasks really run at the same time on a pool of two, runs from two
  * threads on one pool are serialised, many short runs in a row (the
  * late-waking worker case) never mix jobs, and a NULL or one-thread pool
- * runs on the caller. */
+ * runs on the caller. Background groups: submit returns while the workers
+ * run the group, groups kept two in flight (the writer's pipeline) run
+ * every index once with their own function, and a caller waiting for one
+ * group runs the next group's tasks meanwhile. */
 #include "test_util.h"
 
 #include <pthread.h>
@@ -162,6 +165,118 @@ static void test_runs_from_two_threads(void **state) {
   qv_pool_free(pool);
 }
 
+/* Submit returns at once: the group's tasks wait for a flag the caller
+ * sets only after qv_pool_submit returned, so a submit that ran them
+ * itself would never return (the deadline then fails the test). */
+typedef struct Gate {
+  int open;
+  int ran[4];
+  int timed_out;
+} Gate;
+
+static void gated_task(void *ctx, size_t i) {
+  Gate *g = ctx;
+  double deadline = now_s() + 20.0;
+  while (!__atomic_load_n(&g->open, __ATOMIC_ACQUIRE)) {
+    if (now_s() > deadline) {
+      __atomic_store_n(&g->timed_out, 1, __ATOMIC_RELAXED);
+      break;
+    }
+    sched_yield();
+  }
+  __atomic_fetch_add(&g->ran[i], 1, __ATOMIC_RELAXED);
+}
+
+static void test_submit_returns_before_tasks(void **state) {
+  (void)state;
+  QvPool *pool = NULL;
+  assert_int_equal(qv_pool_new(&pool, 2, NULL), QV_OK);
+  Gate gate;
+  memset(&gate, 0, sizeof gate);
+  QvPoolGroup g;
+  qv_pool_submit(pool, &g, 1, gated_task, &gate);
+  /* the worker holds the task: not done until the gate opens */
+  assert_false(qv_pool_done(pool, &g));
+  __atomic_store_n(&gate.open, 1, __ATOMIC_RELEASE);
+  qv_pool_wait(pool, &g);
+  assert_true(qv_pool_done(pool, &g));
+  assert_int_equal(gate.ran[0], 1);
+  assert_int_equal(gate.timed_out, 0);
+  qv_pool_free(pool);
+}
+
+/* Group A's one task waits for group B's task to have run; B is queued
+ * after A. Whoever takes A, the other thread must run B: the worker, or
+ * the caller inside qv_pool_wait(A), which helps with later groups. */
+typedef struct Chain {
+  int b_ran;
+  int a_saw_b;
+} Chain;
+
+static void chain_a(void *ctx, size_t i) {
+  (void)i;
+  Chain *c = ctx;
+  double deadline = now_s() + 20.0;
+  while (!__atomic_load_n(&c->b_ran, __ATOMIC_ACQUIRE) && now_s() < deadline) sched_yield();
+  c->a_saw_b = __atomic_load_n(&c->b_ran, __ATOMIC_ACQUIRE);
+}
+
+static void chain_b(void *ctx, size_t i) {
+  (void)i;
+  __atomic_store_n(&((Chain *)ctx)->b_ran, 1, __ATOMIC_RELEASE);
+}
+
+static void test_wait_helps_later_groups(void **state) {
+  (void)state;
+  QvPool *pool = NULL;
+  assert_int_equal(qv_pool_new(&pool, 2, NULL), QV_OK);
+  for (int k = 0; k < 200; k++) {
+    Chain c = {0, 0};
+    QvPoolGroup a, b;
+    qv_pool_submit(pool, &a, 1, chain_a, &c);
+    qv_pool_submit(pool, &b, 1, chain_b, &c);
+    qv_pool_wait(pool, &a);
+    assert_true(c.a_saw_b);
+    qv_pool_wait(pool, &b);
+  }
+  qv_pool_free(pool);
+}
+
+/* The writer's pattern: group k + 1 submitted before group k is waited
+ * for, thousands of times, each group with its own context and size. */
+static void test_two_groups_in_flight(void **state) {
+  (void)state;
+  for (int threads = 1; threads <= 4; threads++) {
+    QvPool *pool = NULL;
+    assert_int_equal(qv_pool_new(&pool, threads, NULL), QV_OK);
+    enum { ROUNDS = 5000 };
+    Tagged *t = calloc(ROUNDS, sizeof *t);
+    QvPoolGroup *g = calloc(ROUNDS, sizeof *g);
+    assert_non_null(t);
+    assert_non_null(g);
+    for (uint32_t k = 0; k < ROUNDS; k++) {
+      t[k].tag = k + 1;
+      qv_pool_submit(pool, &g[k], k % 9, tag_task, &t[k]); /* 0..8 tasks, 0 included */
+      if (k > 0) qv_pool_wait(pool, &g[k - 1]);
+    }
+    qv_pool_wait(pool, &g[ROUNDS - 1]);
+    for (uint32_t k = 0; k < ROUNDS; k++)
+      for (size_t i = 0; i < 8; i++) assert_int_equal(t[k].slots[i], i < k % 9 ? k + 1 : 0);
+    free(t);
+    free(g);
+    qv_pool_free(pool);
+  }
+  /* no pool: submit runs the group */
+  Tagged one;
+  memset(&one, 0, sizeof one);
+  one.tag = 7;
+  QvPoolGroup g;
+  qv_pool_submit(NULL, &g, 3, tag_task, &one);
+  assert_true(qv_pool_done(NULL, &g));
+  assert_int_equal(one.slots[2], 7);
+  qv_pool_wait(NULL, &g);
+}
+
 static void test_limits(void **state) {
   (void)state;
   QvPool *pool = (QvPool *)1;
@@ -179,6 +294,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_every_index_once),      cmocka_unit_test(test_one_thread_runs_on_caller),
       cmocka_unit_test(test_tasks_run_concurrently), cmocka_unit_test(test_back_to_back_runs),
       cmocka_unit_test(test_runs_from_two_threads), cmocka_unit_test(test_limits),
+      cmocka_unit_test(test_submit_returns_before_tasks),
+      cmocka_unit_test(test_wait_helps_later_groups), cmocka_unit_test(test_two_groups_in_flight),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
