@@ -21,6 +21,7 @@
 struct View {
   QvOwner *owner;
   const uint8_t *data;
+  bool mapped; /* a mapping of the file (not a copy read into memory) */
 };
 
 struct QvSource {
@@ -46,10 +47,11 @@ struct QvSource {
   size_t n_peeked;
 };
 
-static atomic_llong g_view_maps, g_range_maps;
+static atomic_llong g_view_maps, g_range_maps, g_populates;
 
 int64_t qv_source_count_view_maps(void) { return (int64_t)atomic_load(&g_view_maps); }
 int64_t qv_source_count_range_maps(void) { return (int64_t)atomic_load(&g_range_maps); }
+int64_t qv_source_count_populates(void) { return (int64_t)atomic_load(&g_populates); }
 
 static QvStatus source_alloc(QvSource **out, QvSourceKind kind, const char *name,
                              QvError *error) {
@@ -318,6 +320,7 @@ QvStatus qv_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwner
       return st;
     }
     v->data = m->addr;
+    v->mapped = advice != QV_SOURCE_ADVICE_READ;
     if (advice != QV_SOURCE_ADVICE_READ) {
       advise(m->addr, m->len, advice);
       atomic_fetch_add(&g_view_maps, 1);
@@ -334,6 +337,20 @@ QvStatus qv_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwner
   *size = (size_t)s->size;
   *owner = v->owner;
   return QV_OK;
+}
+
+void qv_source_populate(QvSource *s, int64_t offset, int64_t length) {
+  if (s->kind != QV_SOURCE_FILE || offset < 0 || length <= 0 || offset >= s->size) return;
+  struct View *v = atomic_load(&s->view);
+  if (v == NULL || !v->mapped) return;
+  if (length > s->size - offset) length = s->size - offset;
+  /* madvise wants a page-aligned start; the view starts on a page */
+  int64_t page = (int64_t)sysconf(_SC_PAGESIZE);
+  if (page <= 0) page = 4096;
+  int64_t start = offset / page * page;
+  atomic_fetch_add(&g_populates, 1);
+  advise((uint8_t *)(uintptr_t)v->data + start, (size_t)(offset + length - start),
+         QV_SOURCE_ADVICE_POPULATE);
 }
 
 /* ---- random access */

@@ -105,9 +105,19 @@ void qv_source_expect_full_read(QvSource *s);
 /* False once MADV_POPULATE_READ was refused with EINVAL (an older kernel). */
 bool qv_source_populate_supported(void);
 
-/* How many whole-input mappings and range mappings this process made (for
- * tests that must know which path a read took). */
+/* Faults in bytes [offset, offset + length) of a FILE source's whole-file
+ * mapping made already (MADV_POPULATE_READ, as QV_SOURCE_ADVICE_POPULATE
+ * does for the whole view), so that a reader with a thread pool populates
+ * the slices of a large input on several threads at once: a view made
+ * with QV_SOURCE_ADVICE_NONE, then a slice per task. Advisory: nothing
+ * for other sources, a copy read into memory, or no view yet. */
+void qv_source_populate(QvSource *s, int64_t offset, int64_t length);
+
+/* How many whole-input mappings and range mappings this process made, and
+ * how many qv_source_populate calls populated something (for tests that
+ * must know which path a read took). */
 int64_t qv_source_count_view_maps(void);
 int64_t qv_source_count_range_maps(void);
+int64_t qv_source_count_populates(void);
 
 #endif

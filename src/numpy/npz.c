@@ -20,6 +20,7 @@
 #include "ipc/source_internal.h"
 #include "numpy/npy_header.h"
 #include "numpy/zip.h"
+#include "sparse/sparse_pool.h"
 #include "sparse/sparse_seal.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
@@ -559,11 +560,12 @@ static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
   /* validation first: sorting is for the archives it refuses, so valid
    * ones are scanned once */
   for (int attempt = 0;; attempt++) {
-    st = qv_sparse_init(out, &(QvSparseDesc){.ndim = 2, .format = format,
-                                             .value_type = val->type, .indptr_type = ptr->type,
-                                             .index_type = idx->type, .shape = shape, .nnz = nnz,
-                                             .indptr = ptr->data, .indices = idx->data,
-                                             .values = val->data, .owner = owner}, error);
+    st = qv_sp_init_pool(out, &(QvSparseDesc){.ndim = 2, .format = format,
+                                              .value_type = val->type, .indptr_type = ptr->type,
+                                              .index_type = idx->type, .shape = shape, .nnz = nnz,
+                                              .indptr = ptr->data, .indices = idx->data,
+                                              .values = val->data, .owner = owner},
+                         pool, error);
     if (st == QV_OK || attempt > 0) break;
     QvError first;
     if (error) first = *error;
@@ -682,7 +684,22 @@ typedef struct ReadResult {
   QvNpzReadInfo *info;
   const QvNpzReadOptions *options;
   bool caller_memory;
+  QvSource *populate; /* a file mapped without populating: read_archive does it on its pool */
 } ReadResult;
+
+/* Below this an archive is populated in one call when it is mapped (a
+ * pool run and the calls cost more than they save). */
+#define PARALLEL_POPULATE_MIN ((int64_t)8 << 20)
+
+typedef struct PopulateJob {
+  QvSource *source;
+  int64_t size, slice;
+} PopulateJob;
+
+static void populate_task(void *ctx, size_t i) {
+  PopulateJob *j = ctx;
+  qv_source_populate(j->source, (int64_t)i * j->slice, j->slice);
+}
 
 /* `owner` keeps data alive: stored members aligned for their dtype stay
  * views of it. */
@@ -727,10 +744,21 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, v
     }
     qv_tensor_reset(&s);
   }
-  /* two big members decode at once after the first (see read_csx) */
+  /* two big members decode at once after the first (see read_csx), then
+   * the index scan of CSR/CSC validation splits across the threads; past
+   * 8 the scan is bound by memory and thread start-up only costs */
   QvPool *pool = NULL;
-  int threads = r->options->threads > 2 ? 2 : r->options->threads;
+  int threads = r->options->threads > 8 ? 8 : r->options->threads;
   if (st == QV_OK && threads > 1) st = qv_pool_new(&pool, threads, error);
+  if (st == QV_OK && r->populate != NULL) {
+    /* the mapping's pages, a slice per task (2 MiB multiples: one page
+     * table each), on every thread: one call on one thread was a tenth of
+     * reading a stored archive */
+    int64_t n = (int64_t)threads * 2, big = (int64_t)2 << 20;
+    int64_t slice = ((int64_t)size / n + big - 1) / big * big;
+    PopulateJob j = {r->populate, (int64_t)size, slice};
+    qv_pool_run(pool, (size_t)(((int64_t)size + slice - 1) / slice), populate_task, &j);
+  }
   if (st == QV_OK)
     st = format == QV_SPARSE_COO ? read_coo(&a, pool, shape, out, error)
                                  : read_csx(&a, pool, format, shape, out, r->info, error);
@@ -754,10 +782,20 @@ QvStatus qv_npz_read_ex(QvSource *source, const QvNpzReadOptions *options, QvSpa
                           info->struct_size, sizeof *info);
     *info = (QvNpzReadInfo){.struct_size = sizeof *info};
   }
-  ReadResult r = {out, info, &o, source != NULL && qv_source_kind(source) == QV_SOURCE_MEMORY};
+  ReadResult r = {out, info, &o, source != NULL && qv_source_kind(source) == QV_SOURCE_MEMORY,
+                  NULL};
   /* every byte is read (validated, inflated or handed on to a writer): a
-   * mapped file is populated in one call rather than faulted in page by page */
-  if (source != NULL) qv_source_expect_full_read(source);
+   * mapped file is populated rather than faulted in page by page, in one
+   * call when it is mapped, or (a large file, a pool) in slices on every
+   * thread once the archive's directory has been checked */
+  if (source != NULL && o.threads > 1 && qv_source_kind(source) == QV_SOURCE_FILE &&
+      qv_source_get_advice(source) == QV_SOURCE_ADVICE_DEFAULT && !qv_source_is_mapped(source) &&
+      qv_source_size(source) >= PARALLEL_POPULATE_MIN) {
+    qv_source_set_advice(source, QV_SOURCE_ADVICE_NONE);
+    r.populate = source;
+  } else if (source != NULL) {
+    qv_source_expect_full_read(source);
+  }
   return qv_npy_read_source(source, read_archive, &r, error);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sparse/sparse_internal.h"
+#include "sparse/sparse_pool.h"
 
 const char *qv_sparse_format_name(QvSparseFormat format) {
   switch (format) {
@@ -254,7 +255,8 @@ void qv_sp_point_csf(QvSparseTensor *t) {
   t->csf_indices_len = s->csf_indices_len;
 }
 
-QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error) {
+QvStatus qv_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *pool,
+                         QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "sparse tensor: out is NULL");
   memset(out, 0, sizeof *out);
   if (desc == NULL) return qv_error_set(error, QV_EARG, "sparse tensor: descriptor is NULL");
@@ -282,7 +284,11 @@ QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *
   }
   out->owner = desc->owner;
   qv_owner_retain(desc->owner);
-  st = qv_sparse_validate(out, error);
+  st = qv_sp_validate_pool(out, true, pool, error);
   if (st != QV_OK) qv_sparse_reset(out);
   return st;
+}
+
+QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error) {
+  return qv_sp_init_pool(out, desc, NULL, error);
 }

@@ -56,6 +56,7 @@ typedef enum QvPath {
   QV_PATH_EQUALS_TILED,      /* tensor equals across layouts by transposed micro-blocks */
   QV_PATH_CODEC_IN_PLACE,    /* IPC body compression: frames compressed straight into the sink */
   QV_PATH_SPARSE_WRITE_SEALED, /* sparse IPC write of a sealed tensor: no second validation */
+  QV_PATH_SPARSE_VALIDATE_THREADS, /* CSR/CSC index scan split across a pool's threads accepted */
   QV_PATH_COUNT
 } QvPath;
 

@@ -16,6 +16,7 @@
 #include <zip.h>
 #include <zlib.h>
 
+#include "ipc/source_internal.h"
 #include "numpy/zip.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
@@ -1332,6 +1333,108 @@ static void test_threads_identical(void **state) {
   qv_sparse_reset(&e);
 }
 
+/* Reads path with `threads`; *populates: qv_source_populate calls made,
+ * *split: whether validation's index scan was split across threads (and
+ * accepted), *advice: the source's advice afterwards. */
+static QvStatus read_threads(const char *path, int threads, QvSparseTensor *t, int64_t *populates,
+                             bool *split, QvSourceAdvice *advice, QvError *err) {
+  QvSource *src;
+  assert_int_equal(qv_source_new_path(&src, path, err), QV_OK);
+  int64_t p0 = qv_source_count_populates();
+  uint64_t s0 = qv_path_count(QV_PATH_SPARSE_VALIDATE_THREADS);
+  QvNpzReadOptions ro = {.struct_size = sizeof ro, .threads = threads};
+  QvStatus st = qv_npz_read_ex(src, &ro, t, NULL, err);
+  *populates = qv_source_count_populates() - p0;
+  *split = qv_path_count(QV_PATH_SPARSE_VALIDATE_THREADS) != s0;
+  *advice = qv_source_get_advice(src);
+  qv_source_free(src);
+  return st;
+}
+
+/* A large stored archive read from a path with a pool: its mapping is
+ * populated in slices on the pool's threads (not in one call at mapping
+ * time), validation's index scan splits across them, and the tensor is
+ * the one-thread read's, still a view of the file. An entry out of range deep in
+ * indices is refused with the same message either way. */
+static void test_large_file_threads(void **state) {
+  (void)state;
+  const int64_t rows = 4096, cols = 8192, per = 256, nnz = rows * per;
+  int32_t *ptr = malloc((size_t)(rows + 1) * 4), *idx = malloc((size_t)nnz * 4);
+  double *val = malloc((size_t)nnz * 8);
+  for (int64_t r = 0; r <= rows; r++) ptr[r] = (int32_t)(r * per);
+  for (int64_t k = 0; k < nnz; k++) {
+    idx[k] = (int32_t)((k % per) * (cols / per) + (k / per) % (cols / per));
+    val[k] = (double)k;
+  }
+  const int64_t shape[2] = {rows, cols};
+  QvSparseTensor s;
+  QvError err;
+  assert_int_equal(qv_sparse_init(&s, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
+                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .indptr_type = QV_VALUE_INT32,
+                                                      .index_type = QV_VALUE_INT32,
+                                                      .shape = shape, .nnz = nnz, .indptr = ptr,
+                                                      .indices = idx, .values = val}, &err),
+                   QV_OK);
+  QvTestDir d;
+  qv_test_dir_make(&d, "large.npz");
+  assert_int_equal(npz_write_path(&s, &kStored, d.file, &err), QV_OK);
+  size_t size;
+  uint8_t *bytes = qv_test_slurp(d.file, &size);
+  assert_true(size >= ((size_t)8 << 20)); /* past PARALLEL_POPULATE_MIN */
+  QvSparseTensor one, two;
+  int64_t populates;
+  bool split;
+  QvSourceAdvice advice;
+  assert_int_equal(read_threads(d.file, 1, &one, &populates, &split, &advice, &err), QV_OK);
+  assert_int_equal(populates, 0);
+  assert_false(split);
+  assert_int_equal(advice, QV_SOURCE_ADVICE_POPULATE); /* the whole mapping in one call */
+  QvStatus st = read_threads(d.file, 2, &two, &populates, &split, &advice, &err);
+  if (st) fail_msg("%s", err.message);
+  assert_true(populates >= 2);
+  assert_true(split);
+  assert_int_equal(advice, QV_SOURCE_ADVICE_NONE);
+  assert_true(qv_test_is_mapping_of(two.indices, d.file));
+  assert_true(qv_test_is_mapping_of(two.values, d.file));
+  assert_true(qv_sparse_equals(&one, &two));
+  assert_true(qv_sparse_equals(&s, &two));
+  qv_sparse_reset(&one);
+  qv_sparse_reset(&two);
+  /* a column past the shape three quarters into indices.npy */
+  QvZipArchive z;
+  assert_int_equal(qv_zip_open(&z, bytes, size, &err), QV_OK);
+  size_t at = 0;
+  for (size_t i = 0; i < z.count; i++)
+    if (z.entries[i].name_len == 11 && memcmp(z.entries[i].name, "indices.npy", 11) == 0)
+      at = (size_t)z.entries[i].data_offset;
+  qv_zip_close(&z);
+  assert_true(at > 0);
+  at += 10 + (size_t)(bytes[at + 8] | bytes[at + 9] << 8); /* past the .npy header (v1.0) */
+  int64_t k = nnz / 4 * 3 + per / 2;
+  int32_t past = (int32_t)cols + 5;
+  memcpy(bytes + at + 4 * (size_t)k, &past, 4);
+  FILE *f = fopen(d.file, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(bytes, 1, size, f), size);
+  assert_int_equal(fclose(f), 0);
+  char first[sizeof err.message];
+  assert_int_equal(read_threads(d.file, 1, &one, &populates, &split, &advice, &err), QV_EINVAL);
+  if (strstr(err.message, "CSR indices: 8197 at position") == NULL ||
+      strstr(err.message, "(row 3072) is out of range [0, 8192)") == NULL)
+    fail_msg("%s", err.message);
+  snprintf(first, sizeof first, "%s", err.message);
+  assert_int_equal(read_threads(d.file, 2, &two, &populates, &split, &advice, &err), QV_EINVAL);
+  assert_false(split);
+  assert_string_equal(err.message, first);
+  free(bytes);
+  qv_test_dir_remove(&d);
+  qv_sparse_reset(&s);
+  free(ptr);
+  free(idx);
+  free(val);
+}
+
 /* An empty matrix (no data bytes: the deflate stream is the .npy header's
  * stored block alone, marked final) round-trips both ways. */
 static void test_empty_matrix(void **state) {
@@ -1474,6 +1577,7 @@ int main(void) {
       cmocka_unit_test(test_sealed_write),
       cmocka_unit_test(test_lying_members),
       cmocka_unit_test(test_threads_identical),
+      cmocka_unit_test(test_large_file_threads),
       cmocka_unit_test(test_empty_matrix),
       cmocka_unit_test(test_zip64_end_records),
       cmocka_unit_test(test_data_descriptors),

@@ -2,12 +2,16 @@
  * an error naming the buffer and position. Buffers are heap copies of
  * exactly the size nnz and the shape imply, so a read past them fails
  * under AddressSanitizer. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "quiver/sparse.h"
+#include "sparse/sparse_pool.h"
 #include "test_util.h"
+#include "util/cpu.h"
 #include "util/load.h"
+#include "util/pool.h"
 
 static void *heap(const void *src, size_t n) {
   void *p = malloc(n ? n : 1);
@@ -684,6 +688,148 @@ static void test_random_corruption(void **state) {
   assert_true(accepted > 100 && accepted < 2900);
 }
 
+/* ---- the CSR/CSC index scan on large inputs, on one thread and a pool */
+
+/* What validation must decide, entry by entry. */
+static bool csx_valid_ref(const int64_t *p, int64_t rows, const int64_t *x, int64_t cols) {
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t k = p[r]; k < p[r + 1]; k++)
+      if (x[k] < 0 || x[k] >= cols || (k > p[r] && x[k] <= x[k - 1])) return false;
+  return true;
+}
+
+/* Validates a CSR of the given types whose buffers start one byte past an
+ * aligned address (as SciPy's stored .npz members do), on `pool`; *msg
+ * receives the error message. */
+static QvStatus csx_big(QvValueType pt, QvValueType it, const int64_t *p, int64_t rows,
+                        const int64_t *x, int64_t nnz, int64_t cols, QvPool *pool,
+                        char msg[sizeof ((QvError *)0)->message]) {
+  size_t pw = qv_value_type_size(pt), iw = qv_value_type_size(it);
+  uint8_t *pb = malloc((size_t)(rows + 1) * pw + 1), *xb = malloc((size_t)nnz * iw + 1);
+  void *pp = pack(p, rows + 1, pt), *px = pack(x, nnz, it);
+  memcpy(pb + 1, pp, (size_t)(rows + 1) * pw);
+  memcpy(xb + 1, px, (size_t)nnz * iw);
+  free(pp);
+  free(px);
+  double v = 0;
+  const int64_t shape[2] = {rows, cols};
+  QvSparseTensor t;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_sp_init_pool(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
+                                                    .value_type = QV_VALUE_FLOAT64,
+                                                    .indptr_type = pt, .index_type = it,
+                                                    .shape = shape, .nnz = nnz, .indptr = pb + 1,
+                                                    .indices = xb + 1, .values = &v}, pool, &err);
+  /* values are not read by validation: one double stands for nnz */
+  snprintf(msg, sizeof err.message, "%s", err.message);
+  qv_sparse_reset(&t);
+  free(pb);
+  free(xb);
+  return st;
+}
+
+/* Random matrices past the size at which the scan splits across a pool
+ * (rows of 0-200 entries, empty ones included), each corrupted one way:
+ * the verdict matches an entry-by-entry reference, and the message is the
+ * same on one thread and on pools of 2 and 3 (which take the split path). */
+static void test_csx_scan_large(void **state) {
+  (void)state;
+  const int64_t rows = 5000;
+  int64_t *p = malloc((size_t)(rows + 1) * sizeof *p);
+  p[0] = 0;
+  for (int64_t r = 0; r < rows; r++) {
+    fz_value();
+    int64_t n = r % 97 == 0 ? 0 : (int64_t)(fz % 201);
+    p[r + 1] = p[r] + n;
+  }
+  int64_t nnz = p[rows];
+  assert_true(nnz >= ((int64_t)1 << 18));
+  int64_t *base = malloc((size_t)nnz * sizeof *base), *x = malloc((size_t)nnz * sizeof *x);
+  QvPool *pools[3] = {NULL, NULL, NULL};
+  QvError err;
+  assert_int_equal(qv_pool_new(&pools[1], 2, &err), QV_OK);
+  assert_int_equal(qv_pool_new(&pools[2], 3, &err), QV_OK);
+  static const QvValueType types[4][2] = {{QV_VALUE_INT32, QV_VALUE_INT32},
+                                          {QV_VALUE_INT64, QV_VALUE_INT64},
+                                          {QV_VALUE_INT32, QV_VALUE_INT64},
+                                          {QV_VALUE_INT64, QV_VALUE_INT32}};
+  /* columns: small, and (int64 indices) past int32 */
+  static const int64_t col_counts[2] = {1000, (int64_t)1 << 40};
+  for (int ci = 0; ci < 2; ci++) {
+    int64_t cols = col_counts[ci];
+    for (int64_t r = 0; r < rows; r++) {
+      /* n distinct sorted columns: steps of 1..gap */
+      int64_t n = p[r + 1] - p[r], gap = (cols - 1) / (n > 0 ? n : 1), at = -1;
+      if (gap > 4) gap = ci == 0 ? 4 : gap;
+      for (int64_t k = p[r]; k < p[r + 1]; k++) {
+        fz_value();
+        at += 1 + (int64_t)(fz % (uint64_t)gap);
+        base[k] = at;
+      }
+    }
+    for (int kind = 0; kind < 10; kind++) {
+      memcpy(x, base, (size_t)nnz * sizeof *x);
+      fz_value();
+      int64_t r = 1 + (int64_t)(fz % (uint64_t)(rows - 2));
+      while (p[r + 1] - p[r] < 3) r++;
+      int64_t k = p[r] + 1 + (int64_t)(fz % (uint64_t)(p[r + 1] - p[r] - 2)); /* inside row r */
+      switch (kind) {
+        case 0: break;                                             /* valid */
+        case 1: x[k] = x[k - 1]; break;                            /* duplicate */
+        case 2: {                                                  /* unsorted */
+          int64_t tmp = x[k];
+          x[k] = x[k + 1];
+          x[k + 1] = tmp;
+          break;
+        }
+        case 3: x[k] = cols; break;                                /* past the extent */
+        case 4: x[p[r]] = -1; break;                               /* negative, row start */
+        case 5: x[nnz - 1] = cols; break;                          /* the very last entry */
+        case 6: x[0] = -5; break;                                  /* the very first */
+        case 7: /* a fall at a row start (the last entry of an earlier row): valid */
+          x[p[r]] = 0;
+          x[p[r] - 1] = cols - 1;
+          break;
+        case 8: x[k] = x[k - 1] - 1 >= 0 ? x[k - 1] - 1 : cols; break; /* a fall inside a row */
+        default: x[p[r + 1] - 1] = cols + 7; break;                /* a row's last entry */
+      }
+      bool want = csx_valid_ref(p, rows, x, cols);
+      assert_int_equal(want, kind == 0 || kind == 7);
+      for (int ti = 0; ti < 4; ti++) {
+        QvValueType pt = types[ti][0], it = types[ti][1];
+        if (it == QV_VALUE_INT32 && ci == 1) continue; /* values past int32 */
+        char first[sizeof err.message];
+        QvStatus st0 = QV_OK;
+        for (int pi = 0; pi < 3; pi++) {
+          char msg[sizeof err.message];
+          uint64_t before = qv_path_count(QV_PATH_SPARSE_VALIDATE_THREADS);
+          QvStatus st = csx_big(pt, it, p, rows, x, nnz, cols, pools[pi], msg);
+          /* the pools split the scan (one thread does not) and accept
+           * valid input there, without the entry-by-entry loop */
+          assert_int_equal(qv_path_count(QV_PATH_SPARSE_VALIDATE_THREADS) != before,
+                           pi > 0 && want);
+          if ((st == QV_OK) != want)
+            fail_msg("kind %d types %d/%d cols %lld pool %d: status %d (%s)", kind, (int)pt,
+                     (int)it, (long long)cols, pi, st, msg);
+          if (pi == 0) {
+            st0 = st;
+            snprintf(first, sizeof first, "%s", msg);
+          } else {
+            assert_int_equal(st, st0);
+            if (st) assert_string_equal(msg, first);
+          }
+        }
+      }
+    }
+  }
+  qv_pool_free(pools[1]);
+  qv_pool_free(pools[2]);
+  free(p);
+  free(base);
+  free(x);
+}
+
 /* The owner is retained by views and released with them. */
 static int released;
 static void on_release(void *p) {
@@ -737,6 +883,7 @@ int main(void) {
       cmocka_unit_test(test_convert_checks_coordinates),
       cmocka_unit_test(test_random_corruption),
       cmocka_unit_test(test_owner_and_misc),
+      cmocka_unit_test(test_csx_scan_large),
   };
   return qv_test_run(tests, NULL, NULL);
 }
