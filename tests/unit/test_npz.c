@@ -1122,11 +1122,11 @@ static void test_sealed_write(void **state) {
   assert_true(sealed);
   /* the caller's edits break the seal */
   int64_t n = t.nnz;
-  uint8_t *bad = malloc((size_t)n * 4);
+  size_t w = qv_value_type_size(t.index_type); /* all nnz entries: validation may read them all */
+  uint8_t *bad = malloc((size_t)n * w);
   assert_non_null(bad);
-  memcpy(bad, t.indices, (size_t)n * 4);
-  int32_t big = 1 << 30;
-  memcpy(bad + 4, &big, 4); /* column index outside the shape */
+  memcpy(bad, t.indices, (size_t)n * w);
+  qv_st_bits(bad + w, w, (uint64_t)1 << 30); /* column index outside the shape */
   QvSparseTensor u = t;
   u.indices = bad;
   assert_false(qv_sp_sealed(&u));
