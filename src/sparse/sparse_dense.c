@@ -5,7 +5,7 @@
  * with the vector kernels of sparse_dense_scan.c where the CPU has them);
  * the entries are then put in the order the output needs with O(nnz)
  * counting sorts, or for 2-D outputs across the memory order with the
- * blocked transpose of sparse_dense_csc.c. Sparse -> dense is a memset and
+ * strip sort of sparse_dense_csc.c. Sparse -> dense is a memset and
  * a scatter. */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -185,7 +185,7 @@ QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *
 
 /* 2-D dense -> CSX arrays: lines along the dim of smallest stride give the
  * CSX of that orientation directly (indptr from line ends); the other
- * orientation is a blocked transpose (sparse_dense_csc.c). */
+ * orientation is a sort by strips of majors (sparse_dense_csc.c). */
 QvStatus qv_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
   memset(c, 0, sizeof *c);
   int sm = M; /* dim whose lines are scanned one after another */

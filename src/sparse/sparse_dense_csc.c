@@ -1,39 +1,36 @@
 /* Dense -> CSX of the orientation across the dense memory order (row-major
- * -> CSC, column-major -> CSR): a transpose without a global scatter.
- * Sending each non-zero straight to its output major keeps two write
- * streams per major open (thousands), which stalls on stores; here every
- * scatter stays in the cache:
+ * -> CSC, column-major -> CSR): a transpose. Sending each non-zero straight
+ * to its output major keeps two write streams per major open (thousands),
+ * which stalls on stores; reading the input across its memory order, a
+ * narrow strip of majors at a time, reads it at a fraction of its
+ * streaming speed. So the non-zeros are sorted by strips of W consecutive
+ * output majors in two passes, each with few write streams:
  *
- *   1. Lines (the rows of a row-major input) are scanned in blocks of at
- *      most 255 lines into a scratch, entries in line order. Each block is
- *      counting-sorted by output major (a tile of majors at a time, so that
- *      few output cache lines are being filled at once) and appended to an
- *      intermediate, with the entry count of every (block, major) segment.
- *   2. The output is assembled in groups of majors whose output fits the
- *      cache: for a group, each block's segments follow each other in the
- *      intermediate, so the reads are one sequential run per block and the
- *      writes stay in the group's window.
+ *   1. The input is read once in memory order, line after line, as the
+ *      scan along the memory order (dense -> CSR of a row-major input)
+ *      reads it: the scan kernel writes each strip of a line straight into
+ *      its strip's bucket, and the entries are counted per major, so the
+ *      indptr is known at the end of the pass.
+ *   2. Strip after strip, the bucket is read in order (its entries are in
+ *      line order) and each entry goes to its final place, its major's
+ *      next slot: 2W write streams, within the strip's part of the output.
  *
- * The intermediate keeps the values in the output indices buffer (8 bytes
- * an entry hold any value) and each entry's line offset in its block in a
- * byte. Values are assembled first, then the indices overwrite the
- * intermediate: beyond the output only a byte per entry and the segment
- * counts are written. Output majors are taken in strips of at most
- * STRIP_MAX, which bounds the segment counts whatever the shape. */
-#include <stdlib.h>
-
+ * A bucket is a list of fixed-size chunks taken from one pool as it fills;
+ * an entry is its value and a 32-bit key: its line (as an offset from the
+ * chunk's base line) and its major within the strip. The input is read
+ * once and the output written once; in between, 4 + value-size bytes per
+ * non-zero are written and read back. */
 #include "sparse/sparse_internal.h"
 #include "util/cpu.h"
 
-/* Sizes measured on a 4000x4000 float64 matrix (the speed varied little
- * around them; smaller blocks cost more in the assembly, larger ones in
- * the sort). */
+/* Measured on 4000 x 4000, 40000 x 400 and 400000 x 40 float64 at 10%:
+ * W = 256 cost 5-10% more than 512, 1024 cost 50% more (2W streams in pass
+ * 2), and narrower strips cost more in pass 1 (a scan call per strip of a
+ * line). */
 enum {
-  SCRATCH_CAP = 131072,  /* scratch entries of a block */
-  STRIP_MAX = 16384,     /* output majors per strip */
-  BLOCK_LINES = 255,     /* line offsets in a block fit a byte */
-  TILE = 512,            /* majors per pass of the sort, line elements per scan step */
-  GROUP_ENTRIES = 16384  /* output entries per group of majors in the assembly */
+  W_BITS = 9,     /* W: the majors rounded up to a power of two, at most 512 */
+  SPAN = 1 << 20, /* line offsets a key holds (at most 32 - W_BITS bits) */
+  CHUNK_W = 16    /* chunks of 16 W entries: a strip of a line needs W free slots */
 };
 
 /* Growable buffer of `unit`-byte items: reserved address space when the
@@ -68,195 +65,124 @@ static bool buf_need(Buf *b, int64_t items) {
   return true;
 }
 
+typedef struct Bucket {
+  int64_t pos, end; /* next free slot and the end of the current chunk, in pool slots */
+  int64_t start;    /* first slot of the line being scanned */
+  int64_t first, cur; /* chunks; -1: none yet */
+} Bucket;
+
 typedef struct Tr {
   const uint8_t *data;
   int64_t nlines, lstride; /* lines and the byte stride between them */
-  int64_t stride;          /* byte stride along a line */
+  int64_t len, stride;     /* elements of a line (the majors) and their byte stride */
   uint64_t mask;
-  /* the block being scanned */
-  uint32_t *sidx; /* scratch: major in the strip, value */
-  uint8_t *svals;
-  int32_t *cnt;                  /* entries per major of the strip */
-  int32_t *tpos;  /* per line of the block: scratch start of each tile, then the line end */
-  int64_t ntiles; /* tiles of TILE majors in the strip */
-  /* the strip */
-  Buf segs;      /* (block, major) segment counts, block-major */
-  Buf blocks;    /* per block: first line, start in the intermediate, cursor */
-  Buf off;       /* intermediate line offsets */
-  int64_t *opos; /* assembly: output position per major of the strip */
-  /* output */
-  int64_t *ptr;
-  Buf idx;   /* indices; before them, a strip's intermediate values */
-  Buf vals;  /* values */
-  int64_t n; /* entries output so far */
+  int sh;                  /* W = 1 << sh */
+  int64_t nbk;             /* buckets (strips) */
+  Bucket *bk;
+  int64_t base;            /* base line of the chunks opened from now on */
+  /* the pool: ch entries per chunk; per chunk its next chunk in its bucket,
+   * its entry count (set when closed) and its base line */
+  int64_t ch, nch;
+  Buf keys, vals, next, count, cbase;
+  int64_t *ptr; /* entries per major (at m + 1), then the indptr */
 } Tr;
 
-/* Counting-sorts the scratch (nlo lines, fill entries) by major into the
- * intermediate at strip position `at` as block nb: its first line, start
- * and segment counts are recorded. */
-SP_INLINE bool sort_block(Tr *t, int64_t width, int64_t nb, int64_t line0, int nlo, int64_t fill, int64_t at,
-                          int64_t strip0, size_t vs) {
-  if (!buf_need(&t->segs, (nb + 1) * width) || !buf_need(&t->blocks, 3 * (nb + 1)) ||
-      !buf_need(&t->off, at + fill) || !buf_need(&t->idx, strip0 + at + fill))
+/* Closes b's current chunk and opens a new one at the end of the pool. */
+static bool open_chunk(Tr *t, Bucket *b) {
+  int64_t cid = t->nch;
+  if (!buf_need(&t->keys, (cid + 1) * t->ch) || !buf_need(&t->vals, (cid + 1) * t->ch) ||
+      !buf_need(&t->next, cid + 1) || !buf_need(&t->count, cid + 1) || !buf_need(&t->cbase, cid + 1))
     return false;
-  int64_t *bl = (int64_t *)(void *)t->blocks.p + 3 * nb;
-  bl[0] = line0;
-  bl[1] = at;
-  uint8_t *seg = t->segs.p + nb * width;
-  int32_t *cnt = t->cnt;
-  int32_t acc = 0;
-  for (int64_t j = 0; j < width; j++) {
-    int32_t c = cnt[j];
-    seg[j] = (uint8_t)c; /* at most one entry per line */
-    cnt[j] = acc;
-    acc += c;
+  t->nch = cid + 1;
+  int64_t *next = (int64_t *)(void *)t->next.p, *count = (int64_t *)(void *)t->count.p;
+  if (b->cur >= 0) {
+    next[b->cur] = cid;
+    count[b->cur] = b->pos - b->cur * t->ch;
+  } else {
+    b->first = cid;
   }
-  uint8_t *ival = t->idx.p + (size_t)strip0 * 8 + (size_t)at * vs;
-  uint8_t *ioff = t->off.p + at;
-  const uint32_t *si = t->sidx;
-  const uint8_t *sv = t->svals;
-  int64_t nt = t->ntiles;
-  for (int64_t ti = 0; ti < nt; ti++) {
-    for (int u = 0; u < nlo; u++) {
-      const int32_t *tp = t->tpos + u * (nt + 1) + ti;
-      for (int32_t k = tp[0]; k < tp[1]; k++) {
-        int32_t q = cnt[si[k]]++;
-        qv_st_bits(ival + (size_t)q * vs, vs, qv_ld_bits(sv + (size_t)k * vs, vs));
-        ioff[q] = (uint8_t)u;
-      }
-    }
-  }
-  memset(cnt, 0, (size_t)width * sizeof *cnt);
+  next[cid] = -1;
+  ((int64_t *)(void *)t->cbase.p)[cid] = t->base;
+  b->cur = cid;
+  b->pos = cid * t->ch;
+  b->end = b->pos + t->ch;
   return true;
 }
 
-/* Output majors [m0, m0 + width) from nb blocks, nnz entries in all. */
-SP_INLINE bool assemble(Tr *t, int64_t m0, int64_t width, int64_t nb, int64_t nnz, int64_t strip0, size_t vs) {
-  if (!buf_need(&t->vals, strip0 + nnz)) return false;
-  int64_t *bl = (int64_t *)(void *)t->blocks.p;
-  const uint8_t *segs = t->segs.p;
-  int64_t *ptr = t->ptr + m0, *opos = t->opos;
-  const uint8_t *ival = t->idx.p + (size_t)strip0 * 8;
-  uint8_t *ov = t->vals.p;
-  int64_t *oi = (int64_t *)(void *)t->idx.p;
-  const uint8_t *ioff = t->off.p;
-  if (nb == 1) {
-    /* one block (few lines): the intermediate is in output order */
-    for (int64_t j = 0; j < width; j++) ptr[j + 1] = ptr[j] + segs[j];
-    if (nnz > 0) memcpy(ov + (size_t)strip0 * vs, ival, (size_t)nnz * vs);
-    int64_t l0 = bl[0];
-    for (int64_t k = 0; k < nnz; k++) oi[strip0 + k] = l0 + ioff[k];
-    return true;
-  }
-  for (int64_t j = 0; j < width; j++) opos[j] = 0;
-  for (int64_t b = 0; b < nb; b++)
-    for (int64_t j = 0; j < width; j++) opos[j] += segs[b * width + j];
-  for (int64_t j = 0; j < width; j++) ptr[j + 1] = ptr[j] + opos[j];
-  /* values first: the indices overwrite the intermediate */
-  for (int pass = 0; pass < 2; pass++) {
-    for (int64_t b = 0; b < nb; b++) bl[3 * b + 2] = bl[3 * b + 1];
-    for (int64_t j0 = 0, j1; j0 < width; j0 = j1) {
-      j1 = j0 + 1;
-      while (j1 < width && ptr[j1 + 1] - ptr[j0] <= GROUP_ENTRIES) j1++;
-      for (int64_t j = j0; j < j1; j++) opos[j] = ptr[j];
-      for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *seg = segs + b * width;
-        int64_t q = bl[3 * b + 2];
-        if (pass == 0) {
-          for (int64_t j = j0; j < j1; j++) {
-            int64_t c = seg[j], p = opos[j];
-            for (int64_t i = 0; i < c; i++)
-              qv_st_bits(ov + (size_t)(p + i) * vs, vs, qv_ld_bits(ival + (size_t)(q + i) * vs, vs));
-            opos[j] = p + c;
-            q += c;
-          }
-        } else {
-          int64_t l0 = bl[3 * b];
-          for (int64_t j = j0; j < j1; j++) {
-            int64_t c = seg[j], p = opos[j];
-            for (int64_t i = 0; i < c; i++) oi[p + i] = l0 + ioff[q + i];
-            opos[j] = p + c;
-            q += c;
-          }
-        }
-        bl[3 * b + 2] = q;
-      }
-    }
-  }
-  return true;
-}
-
-/* Appends the non-zeros of line elements [o, o + len) of a strip to the
- * scratch at `fill`; returns their count. */
-SP_INLINE int64_t scan_into(Tr *t, const uint8_t *line, int64_t o, int64_t len, int64_t fill, size_t vs) {
-  const uint8_t *p = line + o * t->stride;
-  uint32_t *ci = t->sidx + fill;
-  uint8_t *v = t->svals + (size_t)fill * vs;
-  if (t->stride == (int64_t)vs) {
-    int64_t k = qv_sp_scan_vec_u32(p, len, vs, t->mask, (uint32_t)o, ci, v);
-    if (k >= 0) return k;
-    qv_path_hit(QV_PATH_SCAN_PORTABLE);
-    return sp_scan_line(p, len, (int64_t)vs, o, ci, false, 1, v, vs, t->mask);
-  }
-  return sp_scan_line(p, len, t->stride, o, ci, false, 1, v, vs, t->mask);
-}
-
-/* One strip of output majors [m0, m0 + width). Lines are scanned a tile
- * at a time, which records where each (line, tile) run starts. */
-SP_INLINE bool do_strip(Tr *t, int64_t m0, int64_t width, size_t vs) {
-  int64_t strip0 = t->n, nb = 0, at = 0, fill = 0, line0 = 0, nt = (width + TILE - 1) / TILE;
-  t->ntiles = nt;
+SP_INLINE bool pass1(Tr *t, size_t vs) {
+  int64_t w = (int64_t)1 << t->sh;
+  uint32_t wm = (uint32_t)w - 1;
+  int64_t *cnt = t->ptr + 1;
   for (int64_t r = 0; r < t->nlines; r++) {
-    const uint8_t *line = t->data + r * t->lstride + m0 * t->stride;
-    for (int64_t ti = 0; ti < nt; ti++) {
-      int64_t o = ti * TILE, len = width - o < TILE ? width - o : TILE;
-      if (fill + len > SCRATCH_CAP || (ti == 0 && r - line0 >= BLOCK_LINES)) {
-        if (fill > 0) {
-          /* the block ends inside line r when ti > 0: its other tiles are empty */
-          int nlo = (int)(r - line0) + (ti > 0);
-          if (ti > 0)
-            for (int64_t x = ti; x <= nt; x++) t->tpos[(r - line0) * (nt + 1) + x] = (int32_t)fill;
-          if (!sort_block(t, width, nb, line0, nlo, fill, at, strip0, vs)) return false;
-          nb++;
-          at += fill;
-          fill = 0;
-        }
-        line0 = r;
-        for (int64_t x = 0; x < ti; x++) t->tpos[x] = 0;
-      }
-      t->tpos[(r - line0) * (nt + 1) + ti] = (int32_t)fill;
-      int64_t k0 = fill;
-      fill += scan_into(t, line, o, len, fill, vs);
-      /* counts per major while the entries are in L1 */
-      for (int64_t k = k0; k < fill; k++) t->cnt[t->sidx[k]]++;
+    if (r - t->base >= SPAN) {
+      /* keys hold line offsets below the span: new chunks from here on */
+      t->base = r;
+      for (int64_t b = 0; b < t->nbk; b++) t->bk[b].end = t->bk[b].pos;
     }
-    t->tpos[(r - line0) * (nt + 1) + nt] = (int32_t)fill;
+    const uint8_t *line = t->data + r * t->lstride;
+    uint32_t rk = (uint32_t)(r - t->base) << t->sh;
+    for (int64_t b = 0; b < t->nbk; b++) {
+      int64_t o = b << t->sh, len = t->len - o < w ? t->len - o : w, k = -1;
+      Bucket *bk = &t->bk[b];
+      if (bk->end - bk->pos < len) {
+        if (!open_chunk(t, bk)) return false;
+        bk->start = bk->pos;
+      }
+      const uint8_t *p = line + o * t->stride;
+      uint32_t *ci = (uint32_t *)(void *)t->keys.p + bk->pos;
+      uint8_t *v = t->vals.p + (size_t)bk->pos * vs;
+      if (t->stride == (int64_t)vs) {
+        k = qv_sp_scan_vec_u32(p, len, vs, t->mask, rk, ci, v);
+        if (k < 0) qv_path_hit(QV_PATH_SCAN_PORTABLE);
+      }
+      if (k < 0) k = sp_scan_line(p, len, t->stride, rk, ci, false, 1, v, vs, t->mask);
+      bk->pos += k;
+    }
+    /* counts per major, while the line's keys are in L1 (not right after
+     * each scan: loads of keys still in the store buffer, written by
+     * overlapping vector stores, would wait for them) */
+    const uint32_t *keys = (const uint32_t *)(const void *)t->keys.p;
+    for (int64_t b = 0; b < t->nbk; b++) {
+      int64_t *cb = cnt + (b << t->sh);
+      for (int64_t i = t->bk[b].start; i < t->bk[b].pos; i++) cb[keys[i] & wm]++;
+      t->bk[b].start = t->bk[b].pos;
+    }
   }
-  if (fill > 0) {
-    if (!sort_block(t, width, nb, line0, (int)(t->nlines - line0), fill, at, strip0, vs)) return false;
-    nb++;
-    at += fill;
-  }
-  if (!assemble(t, m0, width, nb, at, strip0, vs)) return false;
-  t->n = strip0 + at;
   return true;
 }
 
-static bool run(Tr *t, int64_t nmajor, size_t vs) {
-  int64_t nstrips = (nmajor + STRIP_MAX - 1) / STRIP_MAX;
-  for (int64_t s = 0; s < nstrips; s++) {
-    /* equal strips: a remainder does not make a narrow one */
-    int64_t m0 = nmajor * s / nstrips, m1 = nmajor * (s + 1) / nstrips;
-    bool ok;
-    switch (vs) {
-      case 1: ok = do_strip(t, m0, m1 - m0, 1); break;
-      case 2: ok = do_strip(t, m0, m1 - m0, 2); break;
-      case 4: ok = do_strip(t, m0, m1 - m0, 4); break;
-      default: ok = do_strip(t, m0, m1 - m0, 8); break;
+/* Pass 2: the buckets' entries to their places in the output. */
+SP_INLINE void pass2(const Tr *t, int64_t *pos, int64_t *oi, uint8_t *ov, size_t vs) {
+  const uint32_t *keys = (const uint32_t *)(const void *)t->keys.p;
+  const uint8_t *vals = t->vals.p;
+  const int64_t *next = (const int64_t *)(const void *)t->next.p;
+  const int64_t *count = (const int64_t *)(const void *)t->count.p;
+  const int64_t *cbase = (const int64_t *)(const void *)t->cbase.p;
+  uint32_t wm = (1u << t->sh) - 1;
+  for (int64_t b = 0; b < t->nbk; b++) {
+    int64_t m0 = b << t->sh, w = t->len - m0 < (1 << t->sh) ? t->len - m0 : (1 << t->sh);
+    for (int64_t j = 0; j < w; j++) pos[j] = t->ptr[m0 + j];
+    for (int64_t cid = t->bk[b].first; cid >= 0; cid = next[cid]) {
+      const uint32_t *kk = keys + cid * t->ch;
+      const uint8_t *vv = vals + (size_t)(cid * t->ch) * vs;
+      int64_t n = count[cid], l0 = cbase[cid];
+      for (int64_t i = 0; i < n; i++) {
+        uint32_t key = kk[i];
+        int64_t q = pos[key & wm]++;
+        oi[q] = l0 + (key >> t->sh);
+        qv_st_bits(ov + (size_t)q * vs, vs, qv_ld_bits(vv + (size_t)i * vs, vs));
+      }
     }
-    if (!ok) return false;
   }
-  return true;
+}
+
+static bool run(Tr *t, size_t vs) {
+  switch (vs) {
+    case 1: return pass1(t, 1);
+    case 2: return pass1(t, 2);
+    case 4: return pass1(t, 4);
+    default: return pass1(t, 8);
+  }
 }
 
 QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error) {
@@ -265,43 +191,65 @@ QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvErro
   int sn = 1 - sm;
   size_t vs = qv_value_type_size(d->type);
   int64_t nlines = d->shape[sm], nmajor = d->shape[sn], size = qv_tensor_size(d);
-  int64_t width = nmajor < STRIP_MAX ? nmajor : STRIP_MAX;
   Tr t;
   memset(&t, 0, sizeof t);
   t.data = d->data;
   t.nlines = nlines;
+  t.len = nmajor;
   t.lstride = d->strides[sm];
   t.stride = d->strides[sn];
   t.mask = qv_sp_zero_mask(d->type);
-  t.sidx = qv_sp_malloc(SCRATCH_CAP, sizeof *t.sidx);
-  t.svals = qv_sp_malloc(SCRATCH_CAP, vs);
-  t.cnt = qv_sp_calloc(width, sizeof *t.cnt);
-  t.opos = qv_sp_malloc(width, sizeof *t.opos);
-  t.tpos = qv_sp_malloc(BLOCK_LINES * ((width + TILE - 1) / TILE + 1), sizeof *t.tpos);
+  /* W: the majors rounded up to a power of two, at most 1 << W_BITS */
+  int sh = 0;
+  while (sh < W_BITS && ((int64_t)1 << sh) < nmajor) sh++;
+  t.sh = sh;
+  t.nbk = nmajor > 0 ? ((nmajor - 1) >> sh) + 1 : 0;
+  t.ch = CHUNK_W << sh;
+  t.bk = qv_sp_malloc(t.nbk, sizeof *t.bk);
   t.ptr = nmajor < INT64_MAX ? qv_sp_calloc(nmajor + 1, 8) : NULL;
-  bool ok = t.sidx && t.svals && t.cnt && t.opos && t.tpos && t.ptr;
-  ok = ok && buf_init(&t.segs, 0, 1) && buf_init(&t.blocks, 0, 8);
-  ok = ok && buf_init(&t.off, width > 0 && nlines <= INT64_MAX / width ? nlines * width : 0, 1);
-  ok = ok && buf_init(&t.idx, size, 8) && buf_init(&t.vals, size, vs);
-  ok = ok && run(&t, nmajor, vs);
-  int64_t n = t.n;
-  qv_sp_free(t.sidx);
-  qv_sp_free(t.svals);
-  qv_sp_free(t.cnt);
-  qv_sp_free(t.opos);
-  qv_sp_free(t.tpos);
-  qv_sp_free(t.segs.p);
-  qv_sp_free(t.blocks.p);
-  qv_sp_free(t.off.p);
-  /* give back the unused tails (mremap for large blocks, no copy) */
-  int64_t *idx = ok ? qv_sp_realloc(t.idx.p, n, 8) : NULL;
-  uint8_t *vals = ok ? qv_sp_realloc(t.vals.p, n, vs) : NULL;
-  if (idx == NULL || vals == NULL) {
-    qv_sp_free(t.ptr);
-    qv_sp_free(idx != NULL ? (void *)idx : (void *)t.idx.p);
-    qv_sp_free(vals != NULL ? vals : t.vals.p);
-    return qv_sp_nomem(error, "dense to sparse", n > 0 ? n : size, 9 + vs);
+  bool ok = t.bk != NULL && t.ptr != NULL;
+  for (int64_t b = 0; ok && b < t.nbk; b++) t.bk[b] = (Bucket){0, 0, 0, -1, -1};
+  /* the pool: address space for every element, what chunks leave unused
+   * (less than W of their 16 W slots) and the buckets' last chunks, so
+   * that it does not move; pages are committed as written */
+  int64_t most = t.nbk <= (INT64_MAX / 2 - size) / t.ch / 2 ? size + size / 8 + 2 * t.nbk * t.ch : 0;
+  ok = ok && buf_init(&t.keys, most, 4) && buf_init(&t.vals, most, vs);
+  ok = ok && buf_init(&t.next, 0, 8) && buf_init(&t.count, 0, 8) && buf_init(&t.cbase, 0, 8);
+  ok = ok && run(&t, vs);
+  int64_t n = 0, *oi = NULL, *pos = NULL;
+  uint8_t *ov = NULL;
+  if (ok) {
+    int64_t *count = (int64_t *)(void *)t.count.p;
+    for (int64_t b = 0; b < t.nbk; b++)
+      if (t.bk[b].cur >= 0) count[t.bk[b].cur] = t.bk[b].pos - t.bk[b].cur * t.ch;
+    for (int64_t m = 0; m < nmajor; m++) t.ptr[m + 1] += t.ptr[m];
+    n = t.ptr[nmajor];
+    oi = qv_sp_malloc(n, 8);
+    ov = qv_sp_malloc(n, vs);
+    pos = qv_sp_malloc((int64_t)1 << sh, 8);
+    ok = oi != NULL && ov != NULL && pos != NULL;
   }
-  qv_sp_csx_own(c, sn, nmajor, nlines, n, d->type, t.ptr, idx, vals);
+  if (ok) {
+    switch (vs) {
+      case 1: pass2(&t, pos, oi, ov, 1); break;
+      case 2: pass2(&t, pos, oi, ov, 2); break;
+      case 4: pass2(&t, pos, oi, ov, 4); break;
+      default: pass2(&t, pos, oi, ov, 8); break;
+    }
+  }
+  qv_sp_free(pos);
+  qv_sp_free(t.bk);
+  qv_sp_free(t.keys.p);
+  qv_sp_free(t.vals.p);
+  qv_sp_free(t.next.p);
+  qv_sp_free(t.count.p);
+  qv_sp_free(t.cbase.p);
+  if (!ok) {
+    qv_sp_free(t.ptr);
+    qv_sp_free(oi);
+    qv_sp_free(ov);
+    return qv_sp_nomem(error, "dense to sparse", n > 0 ? n : size, 12 + vs);
+  }
+  qv_sp_csx_own(c, sn, nmajor, nlines, n, d->type, t.ptr, oi, ov);
   return QV_OK;
 }

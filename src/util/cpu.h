@@ -44,7 +44,7 @@ unsigned qv_cpu_override(unsigned allowed);
 typedef enum QvPath {
   QV_PATH_SCAN_AVX2,         /* dense scan: AVX2 zero-test-and-compact kernels */
   QV_PATH_SCAN_PORTABLE,     /* dense scan: the portable line scan of a contiguous line */
-  QV_PATH_DENSE_ACROSS,      /* dense -> CSC / column-major -> CSR by blocked transposes */
+  QV_PATH_DENSE_ACROSS,      /* dense -> CSC / column-major -> CSR by the strip sort */
   QV_PATH_GROUP_BUCKETED,    /* COO/CSX -> CSX by cache-sized radix buckets */
   QV_PATH_OFFSETS_AVX2,      /* validation: AVX2 offsets monotonicity */
   QV_PATH_ASCII_AVX2,        /* validation: AVX2 ASCII prefix */

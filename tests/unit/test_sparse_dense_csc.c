@@ -1,10 +1,10 @@
 /* Dense -> CSR/CSC checked exactly (indptr, indices, value bits) against a
- * naive column-by-column reference, aimed at the blocked transpose that
- * serves orientations across the memory order (row-major -> CSC,
- * column-major -> CSR): blocks cut by the line limit, by the scratch size
- * in the middle of a line, several strips of majors, ragged vector tails,
- * all-zero lines and majors, every value size, strided and broadcast
- * inputs, -0.0 and NaN bit patterns. */
+ * naive column-by-column reference, aimed at the strip sort that serves
+ * orientations across the memory order (row-major -> CSC, column-major ->
+ * CSR): buckets filling many chunks, a last strip narrower than the others,
+ * many strips, more lines than a key's line offset holds, ragged vector
+ * tails, all-zero lines and majors, every value size, strided and
+ * broadcast inputs, -0.0 and NaN bit patterns. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,8 +143,6 @@ static void check_shape(QvValueType t, int64_t rows, int64_t cols, int pct, int6
   free(b1);
 }
 
-/* Every value size on shapes whose blocks end at the 255-line limit, with
- * ragged last blocks and lines whose length is not a multiple of 8. */
 /* COO of row-major and column-major inputs, lines longer than the COO
  * scan's 1024-element parts, every value size. */
 static void test_coo_long_lines(void **state) {
@@ -163,6 +161,8 @@ static void test_coo_long_lines(void **state) {
   }
 }
 
+/* Every value size on shapes of a few hundred lines, with lines whose
+ * length is not a multiple of 8. */
 static void test_block_line_limit(void **state) {
   (void)state;
   for (int i = 0; i < 7; i++) {
@@ -172,8 +172,8 @@ static void test_block_line_limit(void **state) {
   }
 }
 
-/* Dense enough that a block ends on the scratch size: between lines and,
- * for lines longer than a scan step, inside a line. */
+/* Dense enough that a strip's bucket fills many chunks (16 x 512 entries),
+ * with a last strip of fewer than 512 majors. */
 static void test_block_scratch_limit(void **state) {
   (void)state;
   check_shape(QV_VALUE_FLOAT64, 300, 1000, 100, -1, -1);
@@ -183,12 +183,21 @@ static void test_block_scratch_limit(void **state) {
   check_shape(QV_VALUE_INT16, 33, 12000, 95, -1, -1);
 }
 
-/* More majors than one strip holds. */
+/* Many strips of 512 majors. */
 static void test_strips(void **state) {
   (void)state;
   check_shape(QV_VALUE_FLOAT64, 3, 40000, 20, -1, 16383);
   check_shape(QV_VALUE_INT8, 2, 16385, 50, -1, 16384);
   check_shape(QV_VALUE_FLOAT32, 300, 16400, 1, 100, -1);
+  check_shape(QV_VALUE_FLOAT64, 129, 513, 100, 64, 512);
+}
+
+/* A key holds a line offset below 2^20 from its chunk's base line: past
+ * that many lines every bucket starts new chunks from a new base. */
+static void test_many_lines(void **state) {
+  (void)state;
+  check_shape(QV_VALUE_INT8, (1 << 20) + 77, 3, 30, 1 << 20, -1);
+  check_shape(QV_VALUE_FLOAT64, (1 << 20) + 5, 2, 50, (1 << 20) - 1, 1);
 }
 
 /* Degenerate and small shapes: 1 x N, N x 1, 2 x 2, all zero. */
@@ -271,7 +280,7 @@ static void test_other_outputs(void **state) {
   free(b);
 }
 
-/* The blocked transpose is what serves orientations across the memory
+/* The strip sort is what serves orientations across the memory
  * order (and only those): its counter proves the tests above exercised it. */
 static void test_across_path_taken(void **state) {
   (void)state;
@@ -336,7 +345,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_coo_long_lines),
       cmocka_unit_test(test_block_line_limit),     cmocka_unit_test(test_block_scratch_limit),
-      cmocka_unit_test(test_strips),               cmocka_unit_test(test_small_and_degenerate),
+      cmocka_unit_test(test_strips),               cmocka_unit_test(test_many_lines),
+      cmocka_unit_test(test_small_and_degenerate),
       cmocka_unit_test(test_strided_and_broadcast), cmocka_unit_test(test_other_outputs),
       cmocka_unit_test(test_across_path_taken),
   };
