@@ -49,9 +49,11 @@ static const Command commands[] = {
      "  bytes the output may take (suffix K, M, G, T: binary; default 16G), checked\n"
      "  before anything is produced (exit 1 naming both sizes).\n"
      "       quiver tensor stack IN.arrow OUT.arrow [--column NAME] [--extension NAME]\n"
-     "                [--fill-nulls] [--max-output SIZE]\n"
+     "                [--fill-nulls] [--max-output SIZE] [--threads N]\n"
      "       quiver tensor unstack IN.arrow OUT.arrow [--name NAME] [--index N] [--file]\n"
+     "                [--threads N]\n"
      "       quiver tensor from-npy IN.npy OUT.arrow --as-column [--name NAME] [--file]\n"
+     "                [--threads N]\n"
      "  stack: a tensor column (arrow.fixed_shape_tensor, arrow.variable_shape_tensor\n"
      "  whose cells share one shape, or a Binary/FixedSizeBinary column of row-major\n"
      "  cells under the extension --extension names) of each record batch -> one\n"
@@ -59,7 +61,9 @@ static const Command commands[] = {
      "  --fill-nulls (zeros; --max-output SIZE bounds that copy, default 16G).\n"
      "  unstack / --as-column: a tensor -> a one-column table\n"
      "  (arrow.fixed_shape_tensor, one cell per leading index; column NAME, default\n"
-     "  'tensor'), an Arrow stream, or a file with --file.\n"},
+     "  'tensor'), an Arrow stream, or a file with --file.\n"
+     "  --threads N (stack, unstack, --as-column): threads that copy (null cells\n"
+     "  filled, a layout made row-major; default: every CPU; the output is the same).\n"},
     {"cat", qv_cmd_cat, "cat [--json] [--threads N] FILE|-  print tensors NumPy-style, record batches as a table",
      "usage: quiver cat [--json] [--threads N] FILE|-\n"
      "  Prints the values of every Tensor and SparseTensor message NumPy-style (a\n"

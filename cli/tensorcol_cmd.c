@@ -80,7 +80,7 @@ static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *
     QvTensor t;
     QvTensorStackOptions so = {.struct_size = sizeof so, .null_fill = fill,
                                .leading_name = schema->children[idx]->name,
-                               .max_output_size = max_output};
+                               .max_output_size = max_output, .threads = qv_cli_threads()};
     st = qv_tensor_column_stack(&col, &so, &t, err);
     qv_tensor_column_reset(&col);
     if (st == QV_OK) st = qv_tensor_write(&t, sink, err);
@@ -108,6 +108,7 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
     else if ((v = qv_cli_args_value(&a, "--extension")) != NULL) extension = v;
     else if (qv_cli_args_flag(&a, "--fill-nulls")) fill = true;
     else if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
+    else if (qv_cli_args_threads(&a)) continue;
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;
@@ -137,7 +138,8 @@ static QvStatus write_column(const QvTensor *t, const char *name, bool file, con
                              QvError *err) {
   struct ArrowSchema field, bs;
   struct ArrowArray column, batch;
-  QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .name = name};
+  QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .name = name,
+                               .threads = qv_cli_threads()};
   QvStatus st = qv_tensor_unstack(t, &uo, &field, &column, err);
   if (st) return st;
   if ((st = qv_tensor_column_to_batch(&field, &column, &bs, &batch, err)) != QV_OK) {
@@ -175,6 +177,7 @@ static int to_column(const char *cmd, bool npy, int argc, char **argv) {
     else if (qv_cli_args_flag(&a, "--file")) file = true;
     else if (npy && qv_cli_args_flag(&a, "--as-column")) continue;
     else if (!npy && qv_cli_args_index(&a, "--index", &index)) continue;
+    else if (qv_cli_args_threads(&a)) continue;
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;

@@ -166,7 +166,16 @@ typedef struct QvTensorStackOptions {
    * alone, so its input bounds nothing. 0: QV_DEFAULT_MAX_OUTPUT_SIZE
    * (quiver/sparse.h, 16 GiB). Views are not limited. */
   int64_t max_output_size;
+  /* Threads that copy, 0..QV_TENSOR_COLUMN_MAX_THREADS; 0 or 1 (default):
+   * the calling thread alone. A copy (null_fill, contiguous, unaligned
+   * cells) of 4 MiB or more is split by ranges of the leading index, each
+   * thread writing (and first touching) its own slab of the result. Views
+   * start no thread. The result is the same for any count. */
+  int threads;
 } QvTensorStackOptions;
+
+/* Largest `threads` of QvTensorStackOptions and QvTensorUnstackOptions. */
+#define QV_TENSOR_COLUMN_MAX_THREADS 256
 
 /* A tensor column of any kind as one tensor [length, ...logical shape]
  * (see the top of this file for when it copies). Variable shape cells must
@@ -183,6 +192,8 @@ typedef struct QvTensorUnstackOptions {
   size_t struct_size; /* 0 or sizeof(QvTensorUnstackOptions) */
   const char *name;   /* field name; NULL: "tensor" */
   bool contiguous;    /* never express a layout with `permutation`: copy row-major */
+  /* Threads of a row-major copy, as QvTensorStackOptions.threads. */
+  int threads;
 } QvTensorUnstackOptions;
 
 /* A tensor with ndim >= 1 as a fixed_shape_tensor column of shape[0] cells

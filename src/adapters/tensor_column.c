@@ -8,8 +8,11 @@
 #include "adapters/tensor_column_internal.h"
 #include "quiver/sparse.h" /* QV_DEFAULT_MAX_OUTPUT_SIZE */
 #include "quiver/tensor_column.h"
+#include "tensor/tensor_internal.h" /* copies split over threads */
 #include "util/copy.h"
+#include "util/cpu.h"
 #include "util/options.h"
+#include "util/pool.h"
 
 /* What the column's owner keeps alive: the moved storage array and a view of
  * it. Cell views retain the owner, so the array outlives the column. */
@@ -182,14 +185,15 @@ static QvStatus logical_layout(const QvTensorColumnType *t, const int64_t *physi
 }
 
 /* Builds a view; when the data is not aligned to the element size (a Binary
- * cell at an odd offset), the view is copied into aligned memory. */
-static QvStatus view_or_copy(QvTensorDesc *d, QvTensor *out, QvError *error) {
+ * cell at an odd offset), the view is copied into aligned memory (split
+ * over `pool`, which may be NULL). */
+static QvStatus view_or_copy(QvTensorDesc *d, QvPool *pool, QvTensor *out, QvError *error) {
   QvStatus st = qv_tensor_init(out, d, error);
   if (st != QV_OK) return st;
   size_t es = qv_value_type_size(d->type);
   if (out->data != NULL && (uintptr_t)out->data % es != 0) {
     QvTensor copy;
-    st = qv_tensor_copy(out, false, &copy, error);
+    st = qv_tensor_copy_pool(out, false, pool, &copy, error);
     qv_tensor_reset(out);
     if (st != QV_OK) return st;
     *out = copy;
@@ -239,7 +243,7 @@ QvStatus qv_tensor_column_cell(const QvTensorColumn *col, int64_t i, QvTensor *o
   QvTensorDesc d = {.type = t->value_type, .ndim = t->ndim, .shape = shape, .strides = strides,
                     .dim_names = t->dim_names ? names : NULL, .data = data, .data_size = size,
                     .owner = col->owner};
-  st = view_or_copy(&d, out, error);
+  st = view_or_copy(&d, NULL, out, error);
   if (st != QV_OK) qv_error_prefix(error, "cell %lld", (long long)i);
   return st;
 }
@@ -300,6 +304,52 @@ static QvStatus check_output(int64_t total, int64_t limit, const char *why, QvEr
                       why, (long long)total, (long long)limit);
 }
 
+static QvStatus check_threads(int threads, QvError *error) {
+  if (threads >= 0 && threads <= QV_TENSOR_COLUMN_MAX_THREADS) return QV_OK;
+  return qv_error_set(error, QV_EARG, "threads must be 0..%d, not %d",
+                      QV_TENSOR_COLUMN_MAX_THREADS, threads);
+}
+
+/* Starts *pool (when still NULL) for a copy of `total` bytes over
+ * `leading` leading indices, when that copy would be split: no more
+ * threads than it has ranges. */
+static QvStatus copy_pool(int threads, int64_t leading, int64_t total, QvPool **pool,
+                          QvError *error) {
+  if (*pool != NULL) return QV_OK;
+  int64_t tasks = qv_tensor_copy_tasks(leading, total, threads);
+  if (tasks <= 1) return QV_OK;
+  return qv_pool_new(pool, tasks < threads ? (int)tasks : threads, error);
+}
+
+/* The null fill of cells [a, b): runs of valid cells copied, runs of null
+ * ones zeroed, so each byte is written once. */
+typedef struct FillJob {
+  const ColumnStore *s;
+  const QvTensorColumnType *t;
+  uint8_t *buf;
+  int64_t n, cell_bytes, per; /* cells, bytes per cell, cells per task */
+} FillJob;
+
+static void fill_cells(const FillJob *f, int64_t a, int64_t b) {
+  for (int64_t i = a; i < b;) {
+    bool null = qv_array_view_is_null(&f->s->view, i);
+    int64_t j = i + 1;
+    while (j < b && qv_array_view_is_null(&f->s->view, j) == null) j++;
+    size_t off = (size_t)(i * f->cell_bytes), len = (size_t)((j - i) * f->cell_bytes);
+    if (null)
+      memset(f->buf + off, 0, len);
+    else
+      qv_copy_large(f->buf + off, cell_data(f->s, f->t, i), len);
+    i = j;
+  }
+}
+
+static void fill_task(void *ctx, size_t k) {
+  const FillJob *f = ctx;
+  int64_t a = (int64_t)k * f->per;
+  fill_cells(f, a, f->n - a < f->per ? f->n : a + f->per);
+}
+
 QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOptions *options,
                                 QvTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_column_stack: out is NULL");
@@ -308,7 +358,7 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
   if (s == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_column_stack: no column");
   QvTensorStackOptions opts;
   QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvTensorStackOptions", error);
-  if (st != QV_OK) return st;
+  if (st != QV_OK || (st = check_threads(opts.threads, error)) != QV_OK) return st;
   int64_t limit = opts.max_output_size > 0 ? opts.max_output_size : QV_DEFAULT_MAX_OUTPUT_SIZE;
   const QvTensorColumnType *t = &col->type;
   if (t->ndim + 1 > QV_TENSOR_MAX_NDIM)
@@ -351,11 +401,10 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
                     .strides = strides, .dim_names = t->dim_names ? names : NULL, .data = base,
                     .data_size = total, .owner = col->owner};
   QvOwner *filled_owner = NULL;
+  QvPool *pool = NULL; /* started by the first copy that is split */
   if (col->null_count > 0) {
     if ((st = check_output(total, limit, "with null cells filled", error)) != QV_OK) return st;
-    /* One copy of the storage, null cells zeroed; the strides stay. Runs
-     * of valid cells are copied and runs of null ones zeroed, so each
-     * byte is written once. */
+    /* One copy of the storage, null cells zeroed; the strides stay. */
     uint8_t *buf = qv_aligned_alloc(total > 0 ? (size_t)total : 1);
     QvOwner *owner = buf ? qv_owner_new(qv_aligned_free, buf) : NULL;
     if (owner == NULL) {
@@ -363,36 +412,39 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
       return qv_error_set(error, QV_ENOMEM, "out of memory filling %lld null cells (%lld bytes)",
                           (long long)col->null_count, (long long)total);
     }
-    for (int64_t i = 0; i < n && cell_bytes > 0;) {
-      bool null = qv_array_view_is_null(&s->view, i);
-      int64_t j = i + 1;
-      while (j < n && qv_array_view_is_null(&s->view, j) == null) j++;
-      size_t off = (size_t)(i * cell_bytes), len = (size_t)((j - i) * cell_bytes);
-      if (null)
-        memset(buf + off, 0, len);
-      else
-        qv_copy_large(buf + off, cell_data(s, t, i), len);
-      i = j;
+    if ((st = copy_pool(opts.threads, n, total, &pool, error)) != QV_OK) {
+      qv_owner_free(owner);
+      return st;
+    }
+    FillJob f = {s, t, buf, n, cell_bytes, n};
+    int64_t tasks = qv_tensor_copy_tasks(n, total, qv_pool_threads(pool));
+    if (cell_bytes > 0 && tasks > 1) {
+      qv_path_hit(QV_PATH_TENSOR_COPY_THREADS);
+      f.per = (n + tasks - 1) / tasks;
+      qv_pool_run(pool, (size_t)((n + f.per - 1) / f.per), fill_task, &f);
+    } else if (cell_bytes > 0) {
+      fill_cells(&f, 0, n);
     }
     filled_owner = owner;
     d.data = buf;
     d.owner = owner;
-  } else if (d.data != NULL && (uintptr_t)d.data % (uintptr_t)es != 0 &&
-             (st = check_output(total, limit, "unaligned cells (a copy)", error)) != QV_OK) {
-    return st;
+  } else if (d.data != NULL && (uintptr_t)d.data % (uintptr_t)es != 0) {
+    if ((st = check_output(total, limit, "unaligned cells (a copy)", error)) != QV_OK ||
+        (st = copy_pool(opts.threads, n, total, &pool, error)) != QV_OK)
+      return st;
   }
-  st = view_or_copy(&d, out, error);
+  st = view_or_copy(&d, pool, out, error);
   qv_owner_free(filled_owner); /* the view holds its own reference */
-  if (st != QV_OK) return st;
-  if (opts.contiguous && !qv_tensor_is_row_major(out)) {
+  if (st == QV_OK && opts.contiguous && !qv_tensor_is_row_major(out)) {
     QvTensor copy;
-    if ((st = check_output(total, limit, "as a row-major copy", error)) == QV_OK)
-      st = qv_tensor_copy(out, false, &copy, error);
+    if ((st = check_output(total, limit, "as a row-major copy", error)) == QV_OK &&
+        (st = copy_pool(opts.threads, n, total, &pool, error)) == QV_OK)
+      st = qv_tensor_copy_pool(out, false, pool, &copy, error);
     qv_tensor_reset(out);
-    if (st != QV_OK) return st;
-    *out = copy;
+    if (st == QV_OK) *out = copy;
   }
-  return QV_OK;
+  qv_pool_free(pool);
+  return st;
 }
 
 /* Whether t's cells (dims 1..) are a permutation of a row-major layout whose
@@ -432,7 +484,7 @@ QvStatus qv_tensor_unstack(const QvTensor *t, const QvTensorUnstackOptions *opti
   memset(array, 0, sizeof *array);
   QvTensorUnstackOptions opts;
   QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvTensorUnstackOptions", error);
-  if (st != QV_OK) return st;
+  if (st != QV_OK || (st = check_threads(opts.threads, error)) != QV_OK) return st;
   if (t->ndim < 1)
     return qv_error_set(error, QV_EINVAL, "a 0-d tensor has no leading dim to unstack");
   QvTensorColumnType type;
@@ -449,7 +501,12 @@ QvStatus qv_tensor_unstack(const QvTensor *t, const QvTensorUnstackOptions *opti
   const QvTensor *src = t;
   if (opts.contiguous || qv_tensor_size(t) == 0 || !permuted_row_major(t, cell * es, order)) {
     if (!qv_tensor_is_row_major(t) || qv_tensor_size(t) == 0) {
-      if ((st = qv_tensor_copy(t, false, &copy, error)) != QV_OK) return st;
+      QvPool *pool = NULL;
+      int64_t bytes = qv_tensor_size(t) * es; /* fits: qv_tensor_init checked */
+      if ((st = copy_pool(opts.threads, t->shape[0], bytes, &pool, error)) == QV_OK)
+        st = qv_tensor_copy_pool(t, false, pool, &copy, error);
+      qv_pool_free(pool);
+      if (st != QV_OK) return st;
       src = &copy;
     }
     for (int32_t k = 0; k < type.ndim; k++) order[k] = k;

@@ -649,8 +649,47 @@ static void copy_walk(const QvWalk *w, uint8_t *dst, const uint8_t *src, size_t 
 #endif
 }
 
-QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, size_t dst_size,
-                           QvError *error) {
+/* Leading indices [a, b) of src copied to their place in dst (natural
+ * strides dstrides); `total` is the whole copy's size in bytes, which
+ * picks streaming stores the same way for every range. */
+static void copy_leading(const QvTensor *src, const int64_t *dstrides, uint8_t *dst, int64_t a,
+                         int64_t b, int64_t total) {
+  int64_t shape[QV_TENSOR_MAX_NDIM];
+  memcpy(shape, src->shape, (size_t)src->ndim * sizeof shape[0]);
+  shape[0] = b - a;
+  QvWalk w;
+  const int64_t *strides[2] = {dstrides, src->strides};
+  if (!qv_walk_init(&w, src->ndim, shape, 2, strides)) return;
+  copy_walk(&w, dst + a * dstrides[0], src->data + a * src->strides[0],
+            qv_value_type_size(src->type), total);
+}
+
+typedef struct CopyRanges {
+  const QvTensor *src;
+  const int64_t *dstrides;
+  uint8_t *dst;
+  int64_t per;   /* leading indices per task */
+  int64_t total; /* bytes of the whole copy */
+} CopyRanges;
+
+static void copy_range_task(void *ctx, size_t t) {
+  const CopyRanges *c = ctx;
+  int64_t a = (int64_t)t * c->per, n = c->src->shape[0];
+  copy_leading(c->src, c->dstrides, c->dst, a, n - a < c->per ? n : a + c->per, c->total);
+}
+
+int64_t qv_tensor_copy_tasks(int64_t leading, int64_t total, int threads) {
+  if (threads <= 1 || leading <= 1 || total < QV_COPY_THREADS_MIN) return 1;
+  /* a few ranges per thread, so that a thread the machine delays leaves
+   * its share to the others; none under QV_COPY_TASK_MIN bytes */
+  int64_t tasks = (int64_t)threads * 4, most = total / QV_COPY_TASK_MIN;
+  if (tasks > most) tasks = most;
+  if (tasks > leading) tasks = leading;
+  return tasks < 1 ? 1 : tasks;
+}
+
+QvStatus qv_tensor_copy_to_pool(const QvTensor *src, bool column_major, void *dst,
+                                size_t dst_size, QvPool *pool, QvError *error) {
   int64_t size = qv_tensor_size(src);
   size_t elsize = qv_value_type_size(src->type);
   uint64_t need = (uint64_t)size * elsize;
@@ -665,6 +704,17 @@ QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, si
   QvStatus st =
       qv_tensor_compute_strides(src->type, src->ndim, src->shape, column_major, dstrides, error);
   if (st != QV_OK) return st;
+  /* Ranges of the leading index are whole slabs of a row-major
+   * destination: each thread writes (and first touches) its own pages. */
+  int64_t tasks = column_major || src->ndim == 0
+                      ? 1
+                      : qv_tensor_copy_tasks(src->shape[0], (int64_t)need, qv_pool_threads(pool));
+  if (tasks > 1) {
+    qv_path_hit(QV_PATH_TENSOR_COPY_THREADS);
+    CopyRanges c = {src, dstrides, dst, (src->shape[0] + tasks - 1) / tasks, (int64_t)need};
+    qv_pool_run(pool, (size_t)((src->shape[0] + c.per - 1) / c.per), copy_range_task, &c);
+    return QV_OK;
+  }
   QvWalk w;
   const int64_t *strides[2] = {dstrides, src->strides};
   qv_walk_init(&w, src->ndim, src->shape, 2, strides);
@@ -672,7 +722,13 @@ QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, si
   return QV_OK;
 }
 
-QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, QvError *error) {
+QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, size_t dst_size,
+                           QvError *error) {
+  return qv_tensor_copy_to_pool(src, column_major, dst, dst_size, NULL, error);
+}
+
+QvStatus qv_tensor_copy_pool(const QvTensor *src, bool column_major, QvPool *pool, QvTensor *out,
+                             QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "Tensor copy: output is NULL");
   memset(out, 0, sizeof *out);
   /* Not qv_tensor_alloc: it zeroes its buffer, and the copy writes every
@@ -689,7 +745,7 @@ QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, Q
     qv_aligned_free(dst);
     return qv_error_set(error, QV_ENOMEM, "Tensor copy: cannot allocate %zu bytes", bytes);
   }
-  st = qv_tensor_copy_to(src, column_major, dst, bytes, error);
+  st = qv_tensor_copy_to_pool(src, column_major, dst, bytes, pool, error);
   QvTensorDesc desc = {.type = src->type, .ndim = src->ndim, .shape = src->shape,
                        .strides = strides, .dim_names = src->dim_names, .data = dst,
                        .data_size = (int64_t)bytes, .owner = owner};
@@ -697,4 +753,8 @@ QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, Q
   qv_owner_free(owner); /* the tensor holds its own reference */
   if (st != QV_OK) memset(out, 0, sizeof *out);
   return st;
+}
+
+QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, QvError *error) {
+  return qv_tensor_copy_pool(src, column_major, NULL, out, error);
 }

@@ -57,6 +57,7 @@ typedef enum QvPath {
   QV_PATH_CODEC_IN_PLACE,    /* IPC body compression: frames compressed straight into the sink */
   QV_PATH_SPARSE_WRITE_SEALED, /* sparse IPC write of a sealed tensor: no second validation */
   QV_PATH_SPARSE_VALIDATE_THREADS, /* CSR/CSC index scan split across a pool's threads accepted */
+  QV_PATH_TENSOR_COPY_THREADS, /* tensor copy / null fill split over threads by leading index */
   QV_PATH_COUNT
 } QvPath;
 

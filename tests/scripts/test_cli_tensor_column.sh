@@ -184,6 +184,32 @@ want = np.stack([b[0], np.zeros((3, 2), "<i2"), b[2]])
 check(r.returncode == 0 and t is not None and t.dtype == np.int16 and np.array_equal(t, want),
       f"Binary cells stacked: {r.stderr} {t}")
 
+# --threads: a Fortran-order array of 8 MiB is copied row-major by unstack
+# (split over threads from 4 MiB; test_tensor_column proves the split runs):
+# the same bytes for 1 and 3 threads, and it stacks back to the array
+f = np.asfortranarray(rng.standard_normal((64, 128, 128)))
+np.save(f"{tmp}/f.npy", f)
+outs = []
+for th in ["1", "3"]:
+    r = run("tensor", "from-npy", f"{tmp}/f.npy", f"{tmp}/f{th}.arrow", "--as-column",
+            "--threads", th)
+    check(r.returncode == 0, f"from-npy --as-column --threads {th}: {r.stderr}")
+    with open(f"{tmp}/f{th}.arrow", "rb") as fh:
+        outs.append(fh.read())
+check(len(outs[0]) > 8 << 20 and outs[0] == outs[1], "--threads 1 and 3 write different columns")
+r, t = stacked(f"{tmp}/f3.arrow", "--threads", "2")
+check(r.returncode == 0 and t is not None and np.array_equal(t, f),
+      f"stack --threads 2 of the unstacked Fortran array: {r.stderr}")
+r = run("tensor", "from-npy", f"{tmp}/f.npy", f"{tmp}/x.arrow", "--as-column", "--threads", "0")
+check(r.returncode == 2 and "--threads" in r.stderr, f"--threads 0: {r.returncode} {r.stderr}")
+r = run("tensor", "unstack", f"{tmp}/t.arrow", f"{tmp}/x.arrow", "--threads", "2")
+check(r.returncode == 0, f"unstack --threads 2: {r.stderr}")
+for th in ["1", "2"]:
+    r, t = stacked(f"{tmp}/var.arrow", "--column", "vn", "--fill-nulls", "--threads", th)
+    want = np.stack([cells[0].T, np.zeros((3, 2), np.float32), cells[2].T])
+    check(r.returncode == 0 and t is not None and np.array_equal(t, want),
+          f"stack --fill-nulls --threads {th}: {r.stderr}")
+
 r = run("tensor", "stack", f"{tmp}/col.arrow", f"{tmp}/x.arrow", "--column", "nope")
 check(r.returncode == 1 and "no column named 'nope'" in r.stderr, f"missing column: {r.stderr}")
 r = run("tensor", "stack", f"{tmp}/a.npy", f"{tmp}/x.arrow")

@@ -997,13 +997,180 @@ static void test_variable_sliced(void **state) {
   qv_tensor_column_type_reset(&type);
 }
 
+/* A fixed_shape_tensor column over `data` (n row-major float32 cells) whose
+ * validity bitmap nulls the cells of `null_cells` under n (-1 ends the
+ * list). */
+static void column_with_nulls(const void *data, int64_t n, const int64_t *null_cells,
+                              uint8_t *bitmap, const char *json, QvTensorColumn *col) {
+  QvError err = {0};
+  QvTensorColumnType t;
+  assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_FIXED_SHAPE, json, strlen(json),
+                                               0, &t, &err),
+                   QV_OK);
+  t.value_type = QV_VALUE_FLOAT32;
+  struct ArrowSchema f;
+  assert_int_equal(qv_tensor_column_schema_init(&f, "c", &t, NULL, &err), QV_OK);
+  QvArrayView v;
+  assert_int_equal(qv_array_view_init(&v, &f, &err), QV_OK);
+  memset(bitmap, 0xff, (size_t)(n + 7) / 8);
+  int64_t nulls = 0;
+  for (const int64_t *c = null_cells; *c >= 0; c++)
+    if (*c < n) {
+      bitmap[*c / 8] &= (uint8_t)~(1u << (*c % 8));
+      nulls++;
+    }
+  int64_t cell = qv_tensor_column_type_cell_size(&t);
+  v.length = n;
+  v.null_count = nulls;
+  v.buffer[0] = bitmap;
+  v.buffer_size[0] = (n + 7) / 8;
+  v.children[0].length = n * cell;
+  v.children[0].null_count = 0;
+  v.children[0].buffer[1] = data;
+  v.children[0].buffer_size[1] = n * cell * 4;
+  struct ArrowArray a;
+  assert_int_equal(qv_array_export_view(&v, NULL, &a, &err), QV_OK);
+  qv_array_view_reset(&v);
+  assert_int_equal(qv_tensor_column_init(col, &f, &a, NULL, &err), QV_OK);
+  f.release(&f);
+  qv_tensor_column_type_reset(&t);
+}
+
+/* Copying stacks and unstacks split over threads (options.threads): null
+ * fill (null runs across the range boundaries), permuted stacks made
+ * row-major both ways, the two at once, and the row-major copy of an
+ * unstack; the output of 2..5 threads is byte for byte that of 1 thread,
+ * and QV_PATH_TENSOR_COPY_THREADS proves the split ran (once per copy; never
+ * for 1 thread, nor under 4 MiB). Out-of-range counts are caller errors. */
+static void test_stack_threads(void **state) {
+  (void)state;
+  enum { N = 14 }; /* 14 cells of 224 x 224 x 3 float32: 8.4 MiB */
+  int64_t big[4] = {N, 224, 224, 3};
+  QvTensor phys;
+  make(QV_VALUE_FLOAT32, 4, big, 11, &phys);
+  size_t bytes = (size_t)phys.data_size;
+  uint8_t bitmap[2];
+  static const int64_t none[] = {-1}, nulls[] = {0, 3, 4, 5, 13, -1};
+  static const struct {
+    const char *json;
+    const int64_t *nulls;
+    bool contiguous;
+    int copies; /* copies a stack makes */
+  } cases[] = {
+      {"{\"shape\": [224, 224, 3]}", nulls, false, 1},
+      {"{\"shape\": [224, 224, 3], \"permutation\": [2, 0, 1]}", none, true, 1},
+      {"{\"shape\": [3, 224, 224], \"permutation\": [1, 2, 0]}", none, true, 1},
+      {"{\"shape\": [224, 224, 3], \"permutation\": [2, 0, 1]}", nulls, true, 2},
+  };
+  for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+    QvTensorColumn col;
+    column_with_nulls(phys.data, N, cases[ci].nulls, bitmap, cases[ci].json, &col);
+    QvError err = {0};
+    QvTensor one;
+    QvTensorStackOptions so = {.struct_size = sizeof so, .null_fill = true,
+                               .contiguous = cases[ci].contiguous};
+    for (int threads = 0; threads <= 5; threads++) {
+      so.threads = threads;
+      uint64_t split0 = qv_path_count(QV_PATH_TENSOR_COPY_THREADS);
+      QvTensor st;
+      assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
+      assert_int_equal(qv_path_count(QV_PATH_TENSOR_COPY_THREADS) - split0,
+                       threads > 1 ? cases[ci].copies : 0);
+      assert_int_equal((size_t)st.data_size, bytes);
+      if (threads == 0) {
+        assert_stacked(&col, &st);
+        one = st;
+        continue;
+      }
+      assert_int_equal(st.ndim, one.ndim);
+      assert_memory_equal(st.shape, one.shape, sizeof st.shape[0] * (size_t)st.ndim);
+      assert_memory_equal(st.strides, one.strides, sizeof st.strides[0] * (size_t)st.ndim);
+      if (memcmp(st.data, one.data, bytes) != 0)
+        fail_msg("case %zu: %d threads differ from one", ci, threads);
+      qv_tensor_reset(&st);
+    }
+    qv_tensor_reset(&one);
+    /* a 1 MiB copy (2 cells) stays on the caller */
+    QvTensorColumn small;
+    column_with_nulls(phys.data, 2, cases[ci].nulls, bitmap, cases[ci].json, &small);
+    so.threads = 4;
+    uint64_t split0 = qv_path_count(QV_PATH_TENSOR_COPY_THREADS);
+    assert_int_equal(qv_tensor_column_stack(&small, &so, &one, &err), QV_OK);
+    assert_int_equal(qv_path_count(QV_PATH_TENSOR_COPY_THREADS), split0);
+    assert_stacked(&small, &one);
+    qv_tensor_reset(&one);
+    qv_tensor_column_reset(&small);
+    so.threads = -1;
+    assert_error(qv_tensor_column_stack(&col, &so, &one, &err), &err, QV_EARG,
+                 "threads must be 0..256, not -1");
+    so.threads = QV_TENSOR_COLUMN_MAX_THREADS + 1;
+    assert_error(qv_tensor_column_stack(&col, &so, &one, &err), &err, QV_EARG,
+                 "threads must be 0..256, not 257");
+    qv_tensor_column_reset(&col);
+  }
+
+  /* unstack of [224, N, 224, 3] (dims 0 and 1 of phys swapped): the
+   * leading dim is not outermost, so the cells are copied row-major */
+  int64_t shape[4] = {224, N, 224, 3};
+  int64_t strides[4] = {phys.strides[1], phys.strides[0], phys.strides[2], phys.strides[3]};
+  QvError err = {0};
+  QvTensor swapped;
+  assert_int_equal(qv_tensor_init(&swapped, &(QvTensorDesc){.type = phys.type, .ndim = 4,
+                                                           .shape = shape, .strides = strides,
+                                                           .data = phys.data,
+                                                           .data_size = phys.data_size},
+                                  &err),
+                   QV_OK);
+  uint8_t *first = NULL;
+  for (int threads = 1; threads <= 5; threads++) {
+    QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .threads = threads};
+    struct ArrowSchema f;
+    struct ArrowArray a;
+    uint64_t split0 = qv_path_count(QV_PATH_TENSOR_COPY_THREADS);
+    assert_int_equal(qv_tensor_unstack(&swapped, &uo, &f, &a, &err), QV_OK);
+    assert_int_equal(qv_path_count(QV_PATH_TENSOR_COPY_THREADS) - split0, threads > 1 ? 1 : 0);
+    const uint8_t *values = a.children[0]->buffers[1];
+    assert_non_null(values);
+    if (threads == 1) {
+      /* row-major [224, N, 224, 3]: element (i, j, ...) of swapped */
+      QvTensor back;
+      int64_t rm[4];
+      assert_int_equal(qv_tensor_compute_strides(QV_VALUE_FLOAT32, 4, shape, false, rm, &err),
+                       QV_OK);
+      assert_int_equal(qv_tensor_init(&back, &(QvTensorDesc){.type = phys.type, .ndim = 4,
+                                                            .shape = shape, .strides = rm,
+                                                            .data = values,
+                                                            .data_size = phys.data_size},
+                                      &err),
+                       QV_OK);
+      assert_true(qv_tensor_equals(&back, &swapped, false));
+      qv_tensor_reset(&back);
+      first = malloc(bytes);
+      assert_non_null(first);
+      memcpy(first, values, bytes);
+    } else if (memcmp(values, first, bytes) != 0) {
+      fail_msg("unstack: %d threads differ from one", threads);
+    }
+    a.release(&a);
+    f.release(&f);
+  }
+  QvTensorUnstackOptions bad = {.struct_size = sizeof bad, .threads = 300};
+  struct ArrowSchema f;
+  struct ArrowArray a;
+  assert_error(qv_tensor_unstack(&swapped, &bad, &f, &a, &err), &err, QV_EARG,
+               "threads must be 0..256, not 300");
+  free(first);
+  qv_tensor_reset(&swapped);
+  qv_tensor_reset(&phys);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_metadata),          cmocka_unit_test(test_fixed_every_type),
       cmocka_unit_test(test_stack_zero_copy),   cmocka_unit_test(test_variable_and_cell),
       cmocka_unit_test(test_storage_errors),    cmocka_unit_test(test_planes_kernels),
       cmocka_unit_test(test_stack_permuted_copy), cmocka_unit_test(test_stack_variable_and_binary),
-      cmocka_unit_test(test_variable_sliced),
+      cmocka_unit_test(test_variable_sliced),     cmocka_unit_test(test_stack_threads),
   };
   return qv_test_run(tests, NULL, NULL);
 }
