@@ -157,7 +157,8 @@ typedef struct QvRbWriteOptions {
    * 0 or 1: the calling thread alone. Started once by qv_rb_writer_new
    * (when compressing), joined by qv_rb_writer_free. The output is byte for
    * byte the same for any count. A compressing writer keeps its compressed
-   * buffers between messages (about the size of the largest message). */
+   * buffers between messages (about the size of the largest message; with
+   * qv_rb_writer_write_move, two such sets). */
   int threads;
 } QvRbWriteOptions;
 
@@ -176,11 +177,29 @@ QV_API QvStatus qv_rb_writer_new(QvRbWriter **out, const struct ArrowSchema *sch
  * (offset and length select the rows). Dictionaries are written first when
  * new or changed. The array is not released. */
 QV_API QvStatus qv_rb_writer_write(QvRbWriter *writer, const struct ArrowArray *batch, QvError *error);
-/* Writes the end-of-stream marker (and for files the footer). Everything
- * has been handed to the sink when it returns. */
+/* As qv_rb_writer_write, but takes the batch (batch->release is NULL on
+ * return, whatever the outcome; the writer releases it). A compressing
+ * writer with threads > 1 checks the batch, starts compressing it and
+ * returns, writing the batch handed over before it meanwhile: compression
+ * of consecutive batches overlaps, so every thread stays busy. At most two
+ * batches are held (the one handed over, still compressing, and for the
+ * length of a call the one before it), and two sets of compressed
+ * buffers. A bad batch is refused here (the writer stays usable); a
+ * failure while compressing or writing a held batch is returned by the
+ * call that writes it (this one, the next write, qv_rb_writer_flush or
+ * _finish), after which the writer is failed. Without threads or
+ * compression, or with dictionary-encoded fields, it is
+ * qv_rb_writer_write followed by the release. qv_rb_write_all uses it. */
+QV_API QvStatus qv_rb_writer_write_move(QvRbWriter *writer, struct ArrowArray *batch,
+                                        QvError *error);
+/* Waits for every batch handed over and writes it to the sink. */
+QV_API QvStatus qv_rb_writer_flush(QvRbWriter *writer, QvError *error);
+/* Writes any batch still held, the end-of-stream marker (and for files the
+ * footer). Everything has been handed to the sink when it returns. */
 QV_API QvStatus qv_rb_writer_finish(QvRbWriter *writer, QvError *error);
+/* A batch still held is dropped unwritten (its compression stops). */
 QV_API void qv_rb_writer_free(QvRbWriter *writer);
-/* Bytes handed to the sink so far. */
+/* Bytes handed to the sink so far (not those of a batch still held). */
 QV_API int64_t qv_rb_writer_bytes_written(const QvRbWriter *writer);
 
 /* Writes every batch of `stream` (not released) as a stream or file (the

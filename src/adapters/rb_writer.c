@@ -311,6 +311,31 @@ typedef struct WDict {
 
 #define STAGE_SIZE ((size_t)1 << 20)
 
+/* Compressed frames of one message's segments: scratch buffers kept from
+ * message to message (no fresh pages per batch), and the codec jobs. */
+typedef struct Frames {
+  uint8_t **zbuf; /* compressed segment i */
+  size_t *zcap;
+  int64_t n_zbuf;
+  QvCodecJob *jobs; /* n_zbuf of them */
+  size_t n_jobs;
+} Frames;
+
+/* A record batch handed over with qv_rb_writer_write_move, compressing on
+ * the writer's threads while the caller goes on. */
+typedef struct Flight {
+  struct ArrowArray batch; /* owned; released once its message is written */
+  Ser ser;                 /* its segments: into batch, or ser's temps */
+  int64_t length;
+  Frames frames;
+  QvCodecAsync *async; /* NULL: the slot is free */
+} Flight;
+
+/* Batches in flight at most: the one just handed over, compressing, and
+ * the one before it, whose tail may still be compressing while its
+ * message is written. */
+#define FLIGHTS 2
+
 struct QvRbWriter {
   QvSink *sink; /* the caller's */
   QvRbWriteOptions opt;
@@ -337,10 +362,9 @@ struct QvRbWriter {
   bool finished;
   bool swap; /* bodies in the foreign byte order */
   QvCodecRunner *codec; /* compressing writers: threads and codec contexts */
-  uint8_t **zbuf;       /* compressed segment i of a message, reused */
-  size_t *zcap;
-  int64_t n_zbuf;
-  QvCodecJob *jobs; /* n_zbuf of them */
+  Frames frames;        /* of the messages compressed while the caller waits */
+  Flight flights[FLIGHTS];
+  int oldest, in_flight; /* flights[oldest] is the next to be written */
 };
 
 static QvStatus flush(QvRbWriter *w, QvError *error) {
@@ -372,53 +396,54 @@ static QvStatus pad(QvRbWriter *w, int64_t n, QvError *error) {
 
 static int64_t padded(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
-/* Compresses the segments of s into the writer's scratch buffers (kept
- * from message to message: no fresh pages per batch); segments then point
- * at them. A segment that does not shrink is stored as it is (length -1). */
-static QvStatus compress_segs(QvRbWriter *w, Ser *s, QvError *error) {
-  QvCompression codec = w->opt.compression;
-  if (s->n_segs > w->n_zbuf) {
-    uint8_t **b = realloc(w->zbuf, (size_t)s->n_segs * sizeof *b);
-    if (b) w->zbuf = b;
-    size_t *c = b ? realloc(w->zcap, (size_t)s->n_segs * sizeof *c) : NULL;
-    if (c) w->zcap = c;
-    QvCodecJob *j = c ? realloc(w->jobs, (size_t)s->n_segs * sizeof *j) : NULL;
+/* Codec jobs compressing the segments of s into f's scratch buffers. */
+static QvStatus prepare_frames(QvCompression codec, Frames *f, const Ser *s, QvError *error) {
+  if (s->n_segs > f->n_zbuf) {
+    uint8_t **b = realloc(f->zbuf, (size_t)s->n_segs * sizeof *b);
+    if (b) f->zbuf = b;
+    size_t *c = b ? realloc(f->zcap, (size_t)s->n_segs * sizeof *c) : NULL;
+    if (c) f->zcap = c;
+    QvCodecJob *j = c ? realloc(f->jobs, (size_t)s->n_segs * sizeof *j) : NULL;
     if (j == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory compressing");
-    w->jobs = j;
-    for (int64_t i = w->n_zbuf; i < s->n_segs; i++) {
-      w->zbuf[i] = NULL;
-      w->zcap[i] = 0;
+    f->jobs = j;
+    for (int64_t i = f->n_zbuf; i < s->n_segs; i++) {
+      f->zbuf[i] = NULL;
+      f->zcap[i] = 0;
     }
-    w->n_zbuf = s->n_segs;
+    f->n_zbuf = s->n_segs;
   }
+  size_t n = 0;
+  for (int64_t i = 0; i < s->n_segs; i++) {
+    const Seg *g = &s->segs[i];
+    if (g->len == 0) continue;
+    size_t bound = qv_compress_bound(codec, (size_t)g->len);
+    if (f->zcap[i] < bound) {
+      free(f->zbuf[i]);
+      f->zcap[i] = 0;
+      if ((f->zbuf[i] = malloc(bound)) == NULL)
+        return qv_error_set(error, QV_ENOMEM, "out of memory compressing %lld bytes",
+                            (long long)g->len);
+      f->zcap[i] = bound;
+    }
+    QvCodecJob *j = &f->jobs[n++];
+    memset(j, 0, sizeof *j);
+    j->src = g->data;
+    j->src_size = (size_t)g->len;
+    j->dst = f->zbuf[i];
+    j->dst_size = bound;
+  }
+  f->n_jobs = n;
+  return QV_OK;
+}
+
+/* After the jobs ran: the segments point at their frames. A segment that
+ * does not shrink is stored as it is (length -1). */
+static void apply_frames(const Frames *f, Ser *s) {
   size_t n = 0;
   for (int64_t i = 0; i < s->n_segs; i++) {
     Seg *g = &s->segs[i];
     if (g->len == 0) continue;
-    size_t bound = qv_compress_bound(codec, (size_t)g->len);
-    if (w->zcap[i] < bound) {
-      free(w->zbuf[i]);
-      w->zcap[i] = 0;
-      if ((w->zbuf[i] = malloc(bound)) == NULL)
-        return qv_error_set(error, QV_ENOMEM, "out of memory compressing %lld bytes",
-                            (long long)g->len);
-      w->zcap[i] = bound;
-    }
-    QvCodecJob *j = &w->jobs[n++];
-    memset(j, 0, sizeof *j);
-    j->src = g->data;
-    j->src_size = (size_t)g->len;
-    j->dst = w->zbuf[i];
-    j->dst_size = bound;
-  }
-  QvStatus st = qv_codec_run(w->codec, true, codec, w->opt.compression_level, w->jobs, n, NULL,
-                             error);
-  if (st) return st;
-  n = 0;
-  for (int64_t i = 0; i < s->n_segs; i++) {
-    Seg *g = &s->segs[i];
-    if (g->len == 0) continue;
-    const QvCodecJob *j = &w->jobs[n++];
+    const QvCodecJob *j = &f->jobs[n++];
     g->has_prefix = true;
     if ((int64_t)j->out_size < g->len) {
       g->prefix = g->len;
@@ -428,7 +453,25 @@ static QvStatus compress_segs(QvRbWriter *w, Ser *s, QvError *error) {
       g->prefix = -1; /* not worth it: stored as is */
     }
   }
-  return QV_OK;
+}
+
+static void frames_free(Frames *f) {
+  for (int64_t i = 0; i < f->n_zbuf; i++) free(f->zbuf[i]);
+  free(f->zbuf);
+  free(f->zcap);
+  free(f->jobs);
+  memset(f, 0, sizeof *f);
+}
+
+/* Compresses the segments of s on the writer's threads, the caller
+ * waiting. */
+static QvStatus compress_segs(QvRbWriter *w, Ser *s, QvError *error) {
+  QvStatus st = prepare_frames(w->opt.compression, &w->frames, s, error);
+  if (!st)
+    st = qv_codec_run(w->codec, true, w->opt.compression, w->opt.compression_level, w->frames.jobs,
+                      w->frames.n_jobs, NULL, error);
+  if (!st) apply_frames(&w->frames, s);
+  return st;
 }
 
 static QvStatus add_block(QvBlock **blocks, int64_t *n, int64_t *cap, QvBlock b, QvError *error) {
@@ -631,6 +674,9 @@ static QvStatus write_in_place(QvRbWriter *w, int64_t length, int64_t dict_id, b
   return add_message_block(w, block, dict_id, error);
 }
 
+static QvStatus write_message(QvRbWriter *w, const Ser *s, int64_t length, int64_t dict_id,
+                              bool is_delta, QvError *error);
+
 /* Writes one RecordBatch (dict_id < 0) or DictionaryBatch message from the
  * serialized segments in w->ser. */
 static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_id,
@@ -645,6 +691,14 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
     }
     if ((st = compress_segs(w, s, error))) return st;
   }
+  return write_message(w, s, length, dict_id, is_delta, error);
+}
+
+/* Writes the message of the segments in s, compressed already when the
+ * writer compresses. */
+static QvStatus write_message(QvRbWriter *w, const Ser *s, int64_t length, int64_t dict_id,
+                              bool is_delta, QvError *error) {
+  QvStatus st;
   int64_t align = w->opt.alignment;
   QvBuffer *bufs = s->n_segs ? malloc((size_t)s->n_segs * sizeof *bufs) : NULL;
   if (s->n_segs && bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
@@ -947,8 +1001,71 @@ static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, WPa
   return build_metadata(w, s->metadata, &f->n_metadata, &f->metadata, error);
 }
 
+/* ---- batches in flight (qv_rb_writer_write_move)
+ *
+ * A batch is serialized and its compression submitted to the writer's
+ * threads; the batch before it is then waited for (the caller running
+ * compression tasks of either meanwhile) and written, and the call
+ * returns with the new batch still compressing. So the threads never idle
+ * at the end of a batch (a batch is six frames or so, one per buffer, and
+ * the last one ran alone), and what stays serial (serializing, metadata,
+ * copying frames into the sink, the caller producing its next batch)
+ * overlaps with compression. The bytes are those of qv_rb_writer_write:
+ * same frames, messages in the same order. */
+
+static bool flights_possible(const QvRbWriter *w) {
+  /* dictionary messages would have to be ordered against batches in
+   * flight: such schemas take the waiting path */
+  return w->codec && qv_codec_runner_threads(w->codec) > 1 && w->n_dicts == 0;
+}
+
+/* Gives up every batch in flight: nothing more is written. */
+static void abandon_flights(QvRbWriter *w) {
+  for (; w->in_flight > 0; w->in_flight--) {
+    Flight *f = &w->flights[w->oldest];
+    qv_codec_wait(w->codec, f->async, true, NULL, NULL);
+    f->async = NULL;
+    ser_reset(&f->ser);
+    if (f->batch.release) f->batch.release(&f->batch);
+    w->oldest = (w->oldest + 1) % FLIGHTS;
+  }
+}
+
+/* Waits for the oldest batch in flight and writes it. */
+static QvStatus land_oldest(QvRbWriter *w, QvError *error) {
+  Flight *f = &w->flights[w->oldest];
+  /* the next batch is compressing already: this is the pipelined path */
+  if (w->in_flight > 1 && qv_codec_background(f->async)) qv_path_hit(QV_PATH_RB_WRITE_PIPELINED);
+  QvStatus st = qv_codec_wait(w->codec, f->async, false, NULL, error);
+  f->async = NULL;
+  if (!st) {
+    apply_frames(&f->frames, &f->ser);
+    st = write_message(w, &f->ser, f->length, -1, false, error);
+  }
+  if (!st) st = flush(w, error);
+  if (st) qv_error_prefix(error, "record batch %lld", (long long)w->n_batch_blocks);
+  ser_reset(&f->ser);
+  f->batch.release(&f->batch);
+  w->oldest = (w->oldest + 1) % FLIGHTS;
+  w->in_flight--;
+  return st;
+}
+
+/* Writes every batch in flight, in order; a failure abandons the rest. */
+static QvStatus land_flights(QvRbWriter *w, QvError *error) {
+  QvStatus st = QV_OK;
+  while (!st && w->in_flight > 0) st = land_oldest(w, error);
+  if (st) abandon_flights(w);
+  return st;
+}
+
 void qv_rb_writer_free(QvRbWriter *w) {
   if (w == NULL) return;
+  abandon_flights(w);
+  for (int k = 0; k < FLIGHTS; k++) {
+    ser_free(&w->flights[k].ser);
+    frames_free(&w->flights[k].frames);
+  }
   if (w->schema.release) w->schema.release(&w->schema);
   qv_array_view_reset(&w->view);
   qv_arena_free(w->arena);
@@ -965,10 +1082,7 @@ void qv_rb_writer_free(QvRbWriter *w) {
   free(w->stage);
   ser_free(&w->ser);
   qv_codec_runner_free(w->codec);
-  for (int64_t i = 0; i < w->n_zbuf; i++) free(w->zbuf[i]);
-  free(w->zbuf);
-  free(w->zcap);
-  free(w->jobs);
+  frames_free(&w->frames);
   free(w);
 }
 
@@ -1169,8 +1283,10 @@ QvStatus qv_rb_writer_write(QvRbWriter *w, const struct ArrowArray *batch, QvErr
     return w->failure.code;
   }
   if (w->finished) return qv_error_set(error, QV_EARG, "the writer is finished");
+  QvStatus st = land_flights(w, error);
+  if (st) return fail(w, st, error);
   w->ser.error = error;
-  QvStatus st = qv_array_view_set_array(&w->view, batch, w->opt.validate, error);
+  st = qv_array_view_set_array(&w->view, batch, w->opt.validate, error);
   if (st) return st; /* a bad input batch leaves the writer usable */
   QvArrayView *root = &w->view;
   if (root->buffer[0] && nulls_in(root, 0, root->length) > 0)
@@ -1185,14 +1301,74 @@ QvStatus qv_rb_writer_write(QvRbWriter *w, const struct ArrowArray *batch, QvErr
   return fail(w, st, error);
 }
 
+QvStatus qv_rb_writer_write_move(QvRbWriter *w, struct ArrowArray *batch, QvError *error) {
+  struct ArrowArray own = *batch; /* moved: the writer releases it, whatever happens */
+  batch->release = NULL;
+  QvStatus st;
+  if (own.release == NULL) return qv_error_set(error, QV_EARG, "the batch is released");
+  if (!flights_possible(w) || w->failure.code || w->finished) {
+    st = qv_rb_writer_write(w, &own, error);
+    own.release(&own);
+    return st;
+  }
+  st = qv_array_view_set_array(&w->view, &own, w->opt.validate, error);
+  QvArrayView *root = &w->view;
+  if (!st && root->buffer[0] && nulls_in(root, 0, root->length) > 0)
+    st = qv_error_set(error, QV_EINVAL, "a record batch cannot have null rows");
+  if (st) { /* a bad input batch leaves the writer usable */
+    own.release(&own);
+    return st;
+  }
+  /* a slot: the call that handed over the batch in flight left at most it */
+  if (w->in_flight == FLIGHTS && (st = land_oldest(w, error))) {
+    abandon_flights(w);
+    own.release(&own);
+    return fail(w, st, error);
+  }
+  Flight *f = &w->flights[(w->oldest + w->in_flight) % FLIGHTS];
+  Ser *s = &f->ser;
+  ser_reset(s);
+  s->error = error;
+  for (int64_t i = 0; i < root->n_children && !st; i++)
+    st = emit(s, &root->children[i], root->offset, root->length, 0);
+  if (!st && w->swap) st = swap_segs(w, s, -1, error);
+  if (!st) st = prepare_frames(w->opt.compression, &f->frames, s, error);
+  if (!st)
+    st = qv_codec_submit(w->codec, true, w->opt.compression, w->opt.compression_level,
+                         f->frames.jobs, f->frames.n_jobs, &f->async, error);
+  if (st) {
+    ser_reset(s);
+    own.release(&own);
+    abandon_flights(w);
+    return fail(w, st, error);
+  }
+  f->batch = own;
+  f->length = root->length;
+  w->in_flight++;
+  /* the batch before this one: written while this one compresses */
+  while (!st && w->in_flight > 1) st = land_oldest(w, error);
+  if (st) abandon_flights(w);
+  return fail(w, st, error);
+}
+
+QvStatus qv_rb_writer_flush(QvRbWriter *w, QvError *error) {
+  if (w->failure.code) {
+    if (error) *error = w->failure;
+    return w->failure.code;
+  }
+  return fail(w, land_flights(w, error), error);
+}
+
 QvStatus qv_rb_writer_finish(QvRbWriter *w, QvError *error) {
   if (w->failure.code) {
     if (error) *error = w->failure;
     return w->failure.code;
   }
   if (w->finished) return QV_OK;
+  QvStatus st = land_flights(w, error);
+  if (st) return fail(w, st, error);
   w->finished = true;
-  QvStatus st = out(w, qv_ipc_eos, 8, error);
+  st = out(w, qv_ipc_eos, 8, error);
   if (!st && w->opt.format == QV_IPC_FORMAT_FILE) {
     QvFooter footer;
     memset(&footer, 0, sizeof footer);
@@ -1243,9 +1419,8 @@ QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvSink *sink,
       if (st == QV_EOS) st = QV_OK;
       break;
     }
-    st = qv_rb_writer_write(w, &batch, error);
-    batch.release(&batch);
-    if (st) break;
+    /* moved: with threads, the batch compresses while the next is read */
+    if ((st = qv_rb_writer_write_move(w, &batch, error))) break;
   }
   if (!st) st = qv_rb_writer_finish(w, error);
   qv_rb_writer_free(w);

@@ -14,6 +14,7 @@
  * gives the bytes of a fresh one. */
 #include <lz4frame.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -123,10 +124,19 @@ static LZ4F_preferences_t lz4_prefs(int level, size_t n) {
   return p;
 }
 
+/* qv_codec_fail_after: compressions left before the injected failure
+ * (negative: none). */
+static atomic_long fail_countdown = -1;
+
+void qv_codec_fail_after(long n) { atomic_store(&fail_countdown, n); }
+
 static QvStatus compress_with(CodecCtx *c, QvCompression codec, int level, const uint8_t *src,
                               size_t n, uint8_t *dst, size_t capacity, size_t *out_size,
                               QvError *error) {
   *out_size = 0;
+  if (atomic_load_explicit(&fail_countdown, memory_order_relaxed) >= 0 &&
+      atomic_fetch_sub(&fail_countdown, 1) == 0)
+    return qv_error_set(error, QV_EIO, "compression failed (injected by a test)");
   if (codec == QV_COMPRESSION_LZ4_FRAME) {
     LZ4F_preferences_t p = lz4_prefs(level, n);
     size_t r = LZ4F_compressFrame(dst, capacity, src, n, &p);
@@ -221,22 +231,35 @@ static QvStatus run_one(CodecCtx *c, bool compress, QvCompression codec, int lev
 }
 
 typedef struct Run {
+  QvPoolGroup group; /* background runs (qv_codec_submit) */
   QvCodecRunner *r;
   bool compress;
   QvCompression codec;
   int level;
   QvCodecJob *jobs;
-  const size_t *order;     /* task i runs job order[i] */
+  size_t n;
+  size_t *order;           /* task i runs job order[i] */
   atomic_size_t first_bad; /* lowest failed job index so far (SIZE_MAX: none) */
+  atomic_bool cancelled;   /* the owner gave up: skip what has not started */
 } Run;
+
+/* The contexts this thread used last: taken again when free, a ZSTD
+ * context's tables (hundreds of KB) stay in this core's cache instead of
+ * moving between the threads from task to task. */
+static _Thread_local CodecCtx *last_ctx;
 
 /* No more tasks run at once than the pool has threads, so a free set of
  * contexts is always there; the scan only picks which. */
 static CodecCtx *take_ctx(QvCodecRunner *r) {
+  CodecCtx *c = last_ctx;
+  /* compared as integers: it may belong to another runner */
+  uintptr_t at = (uintptr_t)c, lo = (uintptr_t)r->ctx, hi = (uintptr_t)(r->ctx + r->threads);
+  if (at >= lo && at < hi && atomic_exchange_explicit(&c->busy, 1, memory_order_acquire) == 0)
+    return c;
   for (;;)
     for (int k = 0; k < r->threads; k++)
       if (atomic_exchange_explicit(&r->ctx[k].busy, 1, memory_order_acquire) == 0)
-        return &r->ctx[k];
+        return last_ctx = &r->ctx[k];
 }
 
 static void run_task(void *p, size_t i) {
@@ -244,7 +267,8 @@ static void run_task(void *p, size_t i) {
   size_t j = run->order[i];
   QvCodecJob *job = &run->jobs[j];
   /* a failure at a lower index decides the outcome: later jobs need not run */
-  if (j > atomic_load_explicit(&run->first_bad, memory_order_relaxed)) {
+  if (j > atomic_load_explicit(&run->first_bad, memory_order_relaxed) ||
+      atomic_load_explicit(&run->cancelled, memory_order_relaxed)) {
     job->status = QV_EINVAL;
     return;
   }
@@ -277,30 +301,38 @@ size_t qv_codec_set_parallel_min(size_t bytes) {
   return was;
 }
 
-QvStatus qv_codec_run(QvCodecRunner *r, bool compress, QvCompression codec, int level,
-                      QvCodecJob *jobs, size_t n, size_t *failed, QvError *error) {
+/* The jobs in index order on the caller, with the first failure's message.
+ * The caller takes a set of contexts like any task: the workers may be
+ * running a background run meanwhile. */
+static QvStatus run_here(QvCodecRunner *r, bool compress, QvCompression codec, int level,
+                         QvCodecJob *jobs, size_t n, size_t *failed, QvError *error) {
+  CodecCtx *c = take_ctx(r);
+  QvStatus st = QV_OK;
+  for (size_t i = 0; i < n && !st; i++) {
+    st = jobs[i].status = run_one(c, compress, codec, level, &jobs[i], error);
+    if (st && failed) *failed = i;
+  }
+  atomic_store_explicit(&c->busy, 0, memory_order_release);
+  return st;
+}
+
+/* A run for the pool, its tasks largest first (one frame per buffer, so a
+ * message is a handful of uneven tasks; longest-first keeps the last one
+ * from running alone); NULL when the jobs stay on the caller. */
+static Run *plan(QvCodecRunner *r, bool compress, QvCompression codec, int level,
+                 QvCodecJob *jobs, size_t n) {
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += compress ? jobs[i].src_size : jobs[i].dst_size;
-  SizeIndex *by_size = NULL;
-  size_t *order = NULL;
-  if (r->pool && n > 1 && total >= parallel_min_bytes) {
-    by_size = malloc(n * sizeof *by_size);
-    order = malloc(n * sizeof *order);
-  }
-  if (order == NULL) { /* one thread (or no memory for the order): in index order */
+  if (r->pool == NULL || n == 0 || total < parallel_min_bytes) return NULL;
+  Run *run = malloc(sizeof *run);
+  SizeIndex *by_size = malloc(n * sizeof *by_size);
+  size_t *order = malloc(n * sizeof *order);
+  if (run == NULL || by_size == NULL || order == NULL) { /* then on the caller */
+    free(run);
     free(by_size);
-    for (size_t i = 0; i < n; i++) {
-      QvStatus st = run_one(&r->ctx[0], compress, codec, level, &jobs[i], error);
-      jobs[i].status = st;
-      if (st) {
-        if (failed) *failed = i;
-        return st;
-      }
-    }
-    return QV_OK;
+    free(order);
+    return NULL;
   }
-  /* largest first: one frame per buffer, so a batch is a handful of uneven
-   * tasks; longest-first keeps the last one from running alone */
   for (size_t i = 0; i < n; i++) {
     by_size[i].size = compress ? jobs[i].src_size : jobs[i].dst_size;
     by_size[i].index = i;
@@ -308,16 +340,95 @@ QvStatus qv_codec_run(QvCodecRunner *r, bool compress, QvCompression codec, int 
   qsort(by_size, n, sizeof *by_size, larger_first);
   for (size_t i = 0; i < n; i++) order[i] = by_size[i].index;
   free(by_size);
-  Run run = {r, compress, codec, level, jobs, order, SIZE_MAX};
-  qv_path_hit(QV_PATH_CODEC_THREADS);
-  qv_pool_run(r->pool, n, run_task, &run);
-  free(order);
-  size_t bad = atomic_load(&run.first_bad);
+  memset(run, 0, sizeof *run);
+  run->r = r;
+  run->compress = compress;
+  run->codec = codec;
+  run->level = level;
+  run->jobs = jobs;
+  run->n = n;
+  run->order = order;
+  atomic_init(&run->first_bad, SIZE_MAX);
+  atomic_init(&run->cancelled, false);
+  return run;
+}
+
+/* After every task returned: the outcome, and the run freed. */
+static QvStatus conclude(Run *run, size_t *failed, QvError *error) {
+  size_t bad = atomic_load(&run->first_bad);
+  QvCodecRunner *r = run->r;
+  bool compress = run->compress;
+  QvCompression codec = run->codec;
+  int level = run->level;
+  QvCodecJob *jobs = run->jobs;
+  free(run->order);
+  free(run);
   if (bad == SIZE_MAX) return QV_OK;
   if (failed) *failed = bad;
   /* the message: the failing job again, alone (codecs fail deterministically) */
-  QvStatus st = run_one(&r->ctx[0], compress, codec, level, &jobs[bad], error);
+  CodecCtx *c = take_ctx(r);
+  QvStatus st = run_one(c, compress, codec, level, &jobs[bad], error);
+  atomic_store_explicit(&c->busy, 0, memory_order_release);
   if (st == QV_OK) st = qv_error_set(error, jobs[bad].status, "%s failed",
                                      compress ? "compression" : "decompression");
+  return st;
+}
+
+QvStatus qv_codec_run(QvCodecRunner *r, bool compress, QvCompression codec, int level,
+                      QvCodecJob *jobs, size_t n, size_t *failed, QvError *error) {
+  Run *run = n > 1 ? plan(r, compress, codec, level, jobs, n) : NULL;
+  if (run == NULL) return run_here(r, compress, codec, level, jobs, n, failed, error);
+  qv_path_hit(QV_PATH_CODEC_THREADS);
+  qv_pool_run(r->pool, n, run_task, run);
+  return conclude(run, failed, error);
+}
+
+/* ---- background runs */
+
+struct QvCodecAsync {
+  Run *run;        /* NULL: ran on the caller at submission */
+  QvStatus status; /* of a run on the caller */
+  size_t failed;
+  QvError error;
+};
+
+QvStatus qv_codec_submit(QvCodecRunner *r, bool compress, QvCompression codec, int level,
+                         QvCodecJob *jobs, size_t n, QvCodecAsync **out, QvError *error) {
+  *out = NULL;
+  QvCodecAsync *a = calloc(1, sizeof *a);
+  if (a == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  a->run = plan(r, compress, codec, level, jobs, n);
+  if (a->run == NULL) {
+    a->status = run_here(r, compress, codec, level, jobs, n, &a->failed, &a->error);
+  } else {
+    qv_path_hit(QV_PATH_CODEC_THREADS);
+    qv_pool_submit(r->pool, &a->run->group, n, run_task, a->run);
+  }
+  *out = a;
+  return QV_OK;
+}
+
+bool qv_codec_background(const QvCodecAsync *a) { return a->run != NULL; }
+
+QvStatus qv_codec_wait(QvCodecRunner *r, QvCodecAsync *a, bool cancel, size_t *failed,
+                       QvError *error) {
+  if (a == NULL) return QV_OK;
+  QvStatus st;
+  if (a->run) {
+    if (cancel) atomic_store_explicit(&a->run->cancelled, true, memory_order_relaxed);
+    qv_pool_wait(r->pool, &a->run->group);
+    st = cancel ? QV_OK : conclude(a->run, failed, error);
+    if (cancel) {
+      free(a->run->order);
+      free(a->run);
+    }
+  } else {
+    st = cancel ? QV_OK : a->status;
+    if (st) {
+      if (failed) *failed = a->failed;
+      if (error) *error = a->error;
+    }
+  }
+  free(a);
   return st;
 }

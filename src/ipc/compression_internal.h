@@ -42,10 +42,34 @@ int qv_codec_runner_threads(const QvCodecRunner *runner);
 QvStatus qv_codec_run(QvCodecRunner *runner, bool compress, QvCompression codec, int level,
                       QvCodecJob *jobs, size_t n, size_t *failed, QvError *error);
 
+/* Background runs: qv_codec_submit starts what qv_codec_run does and
+ * returns while the runner's pool works (util/pool.h, background groups);
+ * the caller serializes the next message meanwhile. Jobs whose buffers
+ * add up to less than the parallel minimum, and every job of a one-thread
+ * runner, run on the caller inside qv_codec_submit. The jobs (and what
+ * they point at) must stay untouched until qv_codec_wait, which returns
+ * the outcome exactly as qv_codec_run would and frees *async; waiting runs
+ * queued tasks on the caller (this run's first, then later runs'). cancel
+ * true: jobs not started are skipped and the outcome is QV_OK (an owner
+ * giving up, e.g. a writer freed mid-flight). One thread submits and waits
+ * per runner. QV_ENOMEM only when the run's record cannot be allocated
+ * (nothing ran then). */
+typedef struct QvCodecAsync QvCodecAsync;
+QvStatus qv_codec_submit(QvCodecRunner *runner, bool compress, QvCompression codec, int level,
+                         QvCodecJob *jobs, size_t n, QvCodecAsync **async, QvError *error);
+/* Whether the run went to the pool (false: it ran inside qv_codec_submit). */
+bool qv_codec_background(const QvCodecAsync *async);
+QvStatus qv_codec_wait(QvCodecRunner *runner, QvCodecAsync *async, bool cancel, size_t *failed,
+                       QvError *error);
+
 /* Test hook: the fewest bytes a message's buffers need in all to go to the
  * threads (default 256 KiB; fuzz targets set 0 so that small inputs take
  * the threaded path). Returns the previous value. Not thread-safe: set it
  * before any reader or writer runs. */
 size_t qv_codec_set_parallel_min(size_t bytes);
+
+/* Test hook: the compression n compressions from now (0: the next one, on
+ * whichever thread) fails with QV_EIO; negative disarms it. Process-wide. */
+void qv_codec_fail_after(long n);
 
 #endif

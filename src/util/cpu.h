@@ -58,6 +58,7 @@ typedef enum QvPath {
   QV_PATH_SPARSE_WRITE_SEALED, /* sparse IPC write of a sealed tensor: no second validation */
   QV_PATH_SPARSE_VALIDATE_THREADS, /* CSR/CSC index scan split across a pool's threads accepted */
   QV_PATH_TENSOR_COPY_THREADS, /* tensor copy / null fill split over threads by leading index */
+  QV_PATH_RB_WRITE_PIPELINED, /* record batch writer: a batch compressing while the one before is written */
   QV_PATH_COUNT
 } QvPath;
 
