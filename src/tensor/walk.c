@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "quiver/tensor.h"
+#include "tensor/equals_tiles.h"
 #include "tensor/tensor_internal.h"
 #include "util/copy.h"
 #include "util/cpu.h"
@@ -558,7 +559,8 @@ bool qv_tensor_equals(const QvTensor *a, const QvTensor *b, bool nans_equal) {
   int64_t a_r = w.strides[0][q], a_c = w.strides[0][p], b_r = w.strides[1][q], b_c = w.strides[1][p];
   do {
     const uint8_t *pa = a->data + o.off[0], *pb = b->data + o.off[1];
-    bool eq = k.tile(pa, a_r, a_c, pb, b_r, b_c, rows, cols, ne);
+    int fast = qv_tensor_equals_tiles(a->type, pa, a_r, a_c, pb, b_r, b_c, rows, cols, nans_equal);
+    bool eq = fast >= 0 ? fast == 1 : k.tile(pa, a_r, a_c, pb, b_r, b_c, rows, cols, ne);
     if (!eq) return false;
   } while (odo_next(&o, &outer));
   return true;

@@ -5,7 +5,8 @@
  * shapes that do not divide the micro-block or tile sizes, zero extents,
  * and a single differing element anywhere, with the value semantics kept
  * (-0.0 == 0.0, float16 zeros 0x0000/0x8000, NaN equal only with
- * nans_equal, whatever the payloads). */
+ * nans_equal, whatever the payloads); the AVX2 kernel for 8-byte values
+ * and the portable tiles agree on the same cases. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,11 +292,86 @@ static void test_tiled_path_taken(void **state) {
   assert_int_equal(qv_path_count(QV_PATH_EQUALS_TILED), before);
 }
 
+/* Shapes for the AVX2 kernel: one block, sizes not a multiple of the 4 x 4
+ * block, several 64 x 128 tiles with ragged last ones, long thin ones. */
+static const int64_t kTileShapes[][2] = {{4, 4},    {3, 5},     {37, 53},  {600, 530}, {129, 257},
+                                         {2, 1000}, {1000, 2},  {64, 128}, {68, 132},  {131, 7}};
+enum { NTILESHAPES = sizeof kTileShapes / sizeof kTileShapes[0] };
+
+/* A single differing element at chosen places (first tile, a later tile,
+ * the ragged edges in both directions, the last element), float64 and
+ * int64, row-major against column-major both ways. */
+static void single_differences(void) {
+  static const int64_t shape[2] = {203, 261};
+  static const int32_t cm[2] = {1, 0};
+  static const int64_t where[][2] = {{0, 0}, {5, 130}, {150, 7}, {200, 100}, {100, 259}, {202, 260}, {131, 64}};
+  static const QvValueType types[2] = {QV_VALUE_FLOAT64, QV_VALUE_INT64};
+  for (int t = 0; t < 2; t++) {
+    Buf a, b;
+    buf_make(&a, types[t], 2, shape, NULL, 1);
+    buf_make(&b, types[t], 2, shape, cm, 1);
+    for (int64_t i = 0; i < shape[0] * shape[1]; i++) {
+      uint64_t v = random_bits(types[t]);
+      put(&a.t, i, v);
+      put(&b.t, i, v);
+    }
+    assert_true(qv_tensor_equals(&a.t, &b.t, true)); /* random_bits gives NaNs too */
+    for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
+      int64_t i = where[k][0] * shape[1] + where[k][1];
+      uint64_t old = get(&b.t, i), one = UINT64_C(0x3ff0000000000000), two = UINT64_C(0x4000000000000000);
+      put(&b.t, i, old == one ? two : one); /* unequal whatever old is (a NaN, -0.0) */
+      assert_false(qv_tensor_equals(&a.t, &b.t, true));
+      assert_false(qv_tensor_equals(&b.t, &a.t, true));
+      put(&b.t, i, old);
+    }
+    assert_true(qv_tensor_equals(&b.t, &a.t, true));
+    buf_free(&a);
+    buf_free(&b);
+  }
+}
+
+/* 8-byte values whose operands are contiguous along their own fastest
+ * dims run the AVX2 kernel where the CPU has it (the counter), and agree
+ * with the reference; with the CPU features masked the portable tiles
+ * serve the same cases, the AVX2 counter unchanged. Special values (-0.0,
+ * NaNs of several payloads, both nans_equal settings) come with run_case. */
+static void test_avx2_and_portable(void **state) {
+  (void)state;
+  if (!qv_cpu_has(QV_CPU_AVX2)) {
+    print_message("this CPU has no AVX2: the vector equals kernel cannot run here\n");
+    skip();
+  }
+  static const int32_t cm[2] = {1, 0};
+  static const int32_t order3[3] = {2, 0, 1};
+  static const int64_t s3[3] = {6, 41, 70};
+  static const QvValueType types[3] = {QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_UINT64};
+  for (int mode = 0; mode < 2; mode++) {
+    if (mode == 1) qv_cpu_override(0);
+    uint64_t v0 = qv_path_count(QV_PATH_EQUALS_AVX2), t0 = qv_path_count(QV_PATH_EQUALS_TILED);
+    for (int t = 0; t < 3; t++) {
+      for (int s = 0; s < NTILESHAPES; s++) run_case(types[t], 2, kTileShapes[s], cm, 1);
+      run_case(types[t], 3, s3, order3, 1);
+    }
+    single_differences();
+    assert_true(qv_path_count(QV_PATH_EQUALS_TILED) > t0);
+    if (mode == 0)
+      assert_true(qv_path_count(QV_PATH_EQUALS_AVX2) > v0);
+    else
+      assert_int_equal(qv_path_count(QV_PATH_EQUALS_AVX2), v0);
+    qv_cpu_override(QV_CPU_ALL);
+  }
+  /* not served by the kernel: 4-byte values, a strided operand */
+  uint64_t v0 = qv_path_count(QV_PATH_EQUALS_AVX2);
+  run_case(QV_VALUE_FLOAT32, 2, kTileShapes[2], cm, 1);
+  run_case(QV_VALUE_FLOAT64, 2, kTileShapes[2], cm, 3);
+  assert_int_equal(qv_path_count(QV_PATH_EQUALS_AVX2), v0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_two_d_layouts), cmocka_unit_test(test_permuted),
       cmocka_unit_test(test_degenerate),    cmocka_unit_test(test_broadcast),
-      cmocka_unit_test(test_tiled_path_taken),
+      cmocka_unit_test(test_tiled_path_taken), cmocka_unit_test(test_avx2_and_portable),
   };
   return qv_test_run(tests, NULL, NULL);
 }
