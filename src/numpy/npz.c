@@ -753,8 +753,9 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, v
   if (st == QV_OK && r->populate != NULL) {
     /* the mapping's pages, a slice per task (2 MiB multiples: one page
      * table each), on every thread: one call on one thread was a tenth of
-     * reading a stored archive */
-    int64_t n = (int64_t)threads * 2, big = (int64_t)2 << 20;
+     * reading a stored archive. Eight slices a thread, so that a thread
+     * the scheduler holds back leaves little for the others to wait on */
+    int64_t n = (int64_t)threads * 8, big = (int64_t)2 << 20;
     int64_t slice = ((int64_t)size / n + big - 1) / big * big;
     PopulateJob j = {r->populate, (int64_t)size, slice};
     qv_pool_run(pool, (size_t)(((int64_t)size + slice - 1) / slice), populate_task, &j);
