@@ -14,7 +14,9 @@
  *    1 GiB allocation on a loaded machine). Best of N, reference measured
  *    alternately. Each copying stack runs on 1 thread, then with
  *    QvTensorStackOptions.threads = every CPU (qv_cpu_count()); both are
- *    shown against the same single-threaded allocate + memcpy. */
+ *    shown against the same single-threaded allocate + memcpy. The 1-thread
+ *    lines also give the ratio of the calling thread's CPU times (best of
+ *    N each), which the other processes of a loaded machine distort less. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,38 @@ static int cmp_double(const void *a, const void *b) {
 static double median(double *v, int n) {
   qsort(v, (size_t)n, sizeof *v, cmp_double);
   return v[n / 2];
+}
+
+typedef struct Best {
+  double wall, cpu;
+} Best;
+#define BEST ((Best){1e9, 1e9})
+
+typedef struct Clock {
+  double wall, cpu;
+} Clock;
+
+static double thread_cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static Clock start(void) { return (Clock){now(), thread_cpu()}; }
+
+static void stop(const Clock *c, Best *b) {
+  double w = now() - c->wall, t = thread_cpu() - c->cpu;
+  if (w < b->wall) b->wall = w;
+  if (t < b->cpu) b->cpu = t;
+}
+
+static void stack_timed(const QvTensorColumn *col, const QvTensorStackOptions *o, Best *b) {
+  QvError err = {0};
+  QvTensor s;
+  Clock c = start();
+  if (qv_tensor_column_stack(col, o, &s, &err)) die("stack", &err);
+  qv_tensor_reset(&s);
+  stop(&c, b);
 }
 
 /* A column of `n` cells over `data` (owner NULL: the bench keeps it), with a
@@ -144,96 +178,67 @@ static void run(int64_t n) {
   QvTensor perm_view, inter_view;
   if (qv_tensor_column_stack(&perm, NULL, &perm_view, &err)) die("stack view", &err);
   if (qv_tensor_column_stack(&inter, NULL, &inter_view, &err)) die("stack view", &err);
-  double best_fill = 1e9, best_perm = 1e9, best_inter = 1e9, best_ref = 1e9, best_pre = 1e9;
-  double best_perm_pre = 1e9, best_inter_pre = 1e9;
-  /* the same three stacks on every CPU */
+  /* best wall time and best CPU time of the calling thread (page faults
+   * included: the kernel zeroes pages in the faulting thread) */
+  Best ref = BEST, pre_copy = BEST, fill1 = BEST, perm1 = BEST, inter1 = BEST;
+  Best perm_pre = BEST, inter_pre = BEST;
+  /* the same three stacks on every CPU (wall time only) */
   int cpus = qv_cpu_count();
-  double best_fill_mt = 1e9, best_perm_mt = 1e9, best_inter_mt = 1e9;
+  Best fill_mt = BEST, perm_mt = BEST, inter_mt = BEST;
+  QvTensorStackOptions fill = {.struct_size = sizeof fill, .null_fill = true};
+  QvTensorStackOptions contig = {.struct_size = sizeof contig, .contiguous = true};
+  QvTensorStackOptions fill_all = fill, contig_all = contig;
+  fill_all.threads = contig_all.threads = cpus;
   int rounds = n > 100 ? 5 : 200;
   for (int r = 0; r < rounds; r++) {
-    double t0 = now();
+    Clock c = start();
     void *dst = qv_aligned_alloc(bytes);
     qv_copy_large(dst, data, bytes);
     qv_aligned_free(dst);
-    double ref = now() - t0;
-    if (ref < best_ref) best_ref = ref;
-    t0 = now();
+    stop(&c, &ref);
+    c = start();
     qv_copy_large(pre, data, bytes);
-    double p = now() - t0;
-    if (p < best_pre) best_pre = p;
-    QvTensor s;
-    QvTensorStackOptions fill = {.struct_size = sizeof fill, .null_fill = true};
-    t0 = now();
-    if (qv_tensor_column_stack(&nulls, &fill, &s, &err)) die("stack null_fill", &err);
-    qv_tensor_reset(&s);
-    double f = now() - t0;
-    if (f < best_fill) best_fill = f;
-    QvTensorStackOptions contig = {.struct_size = sizeof contig, .contiguous = true};
-    t0 = now();
-    if (qv_tensor_column_stack(&perm, &contig, &s, &err)) die("stack contiguous", &err);
-    qv_tensor_reset(&s);
-    double pm = now() - t0;
-    if (pm < best_perm) best_perm = pm;
-    t0 = now();
-    if (qv_tensor_column_stack(&inter, &contig, &s, &err)) die("stack contiguous", &err);
-    qv_tensor_reset(&s);
-    pm = now() - t0;
-    if (pm < best_inter) best_inter = pm;
+    stop(&c, &pre_copy);
+    stack_timed(&nulls, &fill, &fill1);
+    stack_timed(&perm, &contig, &perm1);
+    stack_timed(&inter, &contig, &inter1);
     /* the copies alone, into the pre-faulted buffer */
-    t0 = now();
+    c = start();
     if (qv_tensor_copy_to(&perm_view, false, pre, bytes, &err)) die("copy_to", &err);
-    pm = now() - t0;
-    if (pm < best_perm_pre) best_perm_pre = pm;
-    t0 = now();
+    stop(&c, &perm_pre);
+    c = start();
     if (qv_tensor_copy_to(&inter_view, false, pre, bytes, &err)) die("copy_to", &err);
-    pm = now() - t0;
-    if (pm < best_inter_pre) best_inter_pre = pm;
+    stop(&c, &inter_pre);
     if (cpus < 2 || bytes < ((size_t)4 << 20)) continue;
-    QvTensorStackOptions fill_mt = fill, contig_mt = contig;
-    fill_mt.threads = contig_mt.threads = cpus;
-    t0 = now();
-    if (qv_tensor_column_stack(&nulls, &fill_mt, &s, &err)) die("stack null_fill", &err);
-    qv_tensor_reset(&s);
-    pm = now() - t0;
-    if (pm < best_fill_mt) best_fill_mt = pm;
-    t0 = now();
-    if (qv_tensor_column_stack(&perm, &contig_mt, &s, &err)) die("stack contiguous", &err);
-    qv_tensor_reset(&s);
-    pm = now() - t0;
-    if (pm < best_perm_mt) best_perm_mt = pm;
-    t0 = now();
-    if (qv_tensor_column_stack(&inter, &contig_mt, &s, &err)) die("stack contiguous", &err);
-    qv_tensor_reset(&s);
-    pm = now() - t0;
-    if (pm < best_inter_mt) best_inter_mt = pm;
+    stack_timed(&nulls, &fill_all, &fill_mt);
+    stack_timed(&perm, &contig_all, &perm_mt);
+    stack_timed(&inter, &contig_all, &inter_mt);
   }
   double mib = (double)bytes / (1 << 20);
   printf("%8.1f MiB  copying: alloc+memcpy %8.2f ms (pre-faulted memcpy %8.2f ms)\n", mib,
-         best_ref * 1e3, best_pre * 1e3);
-  printf("%8.1f MiB  stack null_fill, 1 thread: %.2fx alloc+memcpy (target <= 1.2)  [%.2f ms; "
-         "%.2fx pre-faulted memcpy]\n",
-         mib, best_fill / best_ref, best_fill * 1e3, best_fill / best_pre);
-  printf("%8.1f MiB  stack permuted [2,0,1] -> row-major, 1 thread: %.2fx alloc+memcpy (target "
-         "<= 1.2)  [%.2f ms; copy alone %.2fx pre-faulted memcpy]\n",
-         mib, best_perm / best_ref, best_perm * 1e3, best_perm_pre / best_pre);
-  printf("%8.1f MiB  stack permuted [1,2,0] -> row-major, 1 thread: %.2fx alloc+memcpy (target "
-         "<= 1.2)  [%.2f ms; copy alone %.2fx pre-faulted memcpy]\n",
-         mib, best_inter / best_ref, best_inter * 1e3, best_inter_pre / best_pre);
+         ref.wall * 1e3, pre_copy.wall * 1e3);
+  static const char *const what[3] = {"stack null_fill", "stack permuted [2,0,1] -> row-major",
+                                      "stack permuted [1,2,0] -> row-major"};
+  const Best *one[3] = {&fill1, &perm1, &inter1}, *all[3] = {&fill_mt, &perm_mt, &inter_mt};
+  const Best *alone[3] = {NULL, &perm_pre, &inter_pre};
+  for (int k = 0; k < 3; k++) {
+    printf("%8.1f MiB  %s, 1 thread: %.2fx alloc+memcpy (target <= 1.2)  [%.2f ms; CPU time "
+           "%.2fx",
+           mib, what[k], one[k]->wall / ref.wall, one[k]->wall * 1e3, one[k]->cpu / ref.cpu);
+    if (alone[k] != NULL)
+      printf("; copy alone %.2fx pre-faulted memcpy", alone[k]->wall / pre_copy.wall);
+    printf("]\n");
+  }
   if (cpus < 2) {
     printf("%8.1f MiB  (one CPU: no multi-threaded figures)\n", mib);
   } else if (bytes < ((size_t)4 << 20)) {
     /* copies under 4 MiB (QV_COPY_THREADS_MIN) are not split */
     printf("%8.1f MiB  (under 4 MiB: copies are not split over threads)\n", mib);
   } else {
-    printf("%8.1f MiB  stack null_fill, %d threads: %.2fx 1-thread alloc+memcpy (target <= 1.2)  "
-           "[%.2f ms]\n",
-           mib, cpus, best_fill_mt / best_ref, best_fill_mt * 1e3);
-    printf("%8.1f MiB  stack permuted [2,0,1] -> row-major, %d threads: %.2fx 1-thread "
-           "alloc+memcpy (target <= 1.2)  [%.2f ms]\n",
-           mib, cpus, best_perm_mt / best_ref, best_perm_mt * 1e3);
-    printf("%8.1f MiB  stack permuted [1,2,0] -> row-major, %d threads: %.2fx 1-thread "
-           "alloc+memcpy (target <= 1.2)  [%.2f ms]\n",
-           mib, cpus, best_inter_mt / best_ref, best_inter_mt * 1e3);
+    for (int k = 0; k < 3; k++)
+      printf("%8.1f MiB  %s, %d threads: %.2fx 1-thread alloc+memcpy (target <= 1.2)  "
+             "[%.2f ms]\n",
+             mib, what[k], cpus, all[k]->wall / ref.wall, all[k]->wall * 1e3);
   }
   qv_tensor_reset(&perm_view);
   qv_tensor_reset(&inter_view);

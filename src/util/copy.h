@@ -22,7 +22,9 @@ void qv_copy_large(void *dst, const void *src, size_t n);
  * fraction of memory speed. `stream`: the destination is large and not read
  * back soon; it is then written with non-temporal stores where it is
  * 16-byte aligned (planes: plane_stride too). Data may be unaligned. Both
- * bump QV_PATH_PLANES_AVX2 or QV_PATH_PLANES_PORTABLE once per call. */
+ * bump QV_PATH_PLANES_AVX2 or QV_PATH_PLANES_PORTABLE once per call, and
+ * QV_PATH_PLANES_AVX2_DIRECT when k = 3 32-bit elements stream straight from
+ * registers (AVX2, destination 32-byte aligned, plane_stride too). */
 #define QV_PLANES_MAX 8
 void qv_copy_deinterleave(void *planes, int64_t plane_stride, const void *groups, int64_t n,
                           int k, size_t elsize, bool stream);

@@ -563,6 +563,49 @@ static void test_planes_kernels(void **state) {
   }
 }
 
+/* k = 3 float32 planes streamed straight from AVX2 registers: 16 groups a
+ * step and a tail (n = 1, 15, 16, 17, 1500), source groups at an odd
+ * address; taken (QV_PATH_PLANES_AVX2_DIRECT) exactly when AVX2 is there and
+ * the planes (deinterleave) or the groups (interleave) are 32-byte aligned,
+ * else the scratch-block kernel; the same values either way. */
+static void test_planes_direct(void **state) {
+  (void)state;
+  const int64_t ns[] = {1, 15, 16, 17, 1500};
+  for (int pass = 0; pass < 2; pass++) {
+    unsigned prev = qv_cpu_override(pass == 0 ? QV_CPU_ALL : 0);
+    for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+      for (int shift = 0; shift <= 16; shift += 16) {
+        int64_t n = ns[ni], ps = (n * 4 + 31) / 32 * 32 + shift; /* shift 16: 16-aligned only */
+        uint8_t *groups = malloc((size_t)(n * 12) + 64), *back = malloc((size_t)(n * 12) + 96);
+        uint8_t *planes = malloc((size_t)(ps * 3) + 96);
+        uint8_t *g = groups + 1;
+        uint8_t *pl = (uint8_t *)(((uintptr_t)planes + 31) & ~(uintptr_t)31) + shift;
+        uint8_t *b = (uint8_t *)(((uintptr_t)back + 31) & ~(uintptr_t)31) + shift;
+        for (int64_t i = 0; i < n * 3; i++)
+          for (int x = 0; x < 4; x++) g[i * 4 + x] = pattern(i, x);
+        bool direct = qv_cpu_has(QV_CPU_AVX2) && shift == 0;
+        uint64_t d0 = qv_path_count(QV_PATH_PLANES_AVX2_DIRECT);
+        qv_copy_deinterleave(pl, ps, g, n, 3, 4, true);
+        assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2_DIRECT) - d0, direct ? 1 : 0);
+        for (int64_t j = 0; j < n; j++)
+          for (int c = 0; c < 3; c++)
+            for (int x = 0; x < 4; x++)
+              if (pl[c * ps + j * 4 + x] != pattern(j * 3 + c, x))
+                fail_msg("deinterleave n=%lld shift %d: group %lld element %d", (long long)n,
+                         shift, (long long)j, c);
+        d0 = qv_path_count(QV_PATH_PLANES_AVX2_DIRECT);
+        qv_copy_interleave(b, pl, ps, n, 3, 4, true);
+        assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2_DIRECT) - d0, direct ? 1 : 0);
+        if (memcmp(b, g, (size_t)(n * 12)) != 0)
+          fail_msg("interleave n=%lld shift %d", (long long)n, shift);
+        free(groups);
+        free(back);
+        free(planes);
+      }
+    qv_cpu_override(prev);
+  }
+}
+
 /* A fixed_shape_tensor column over `data` (n row-major physical cells; the
  * column does not own it) with metadata `json`. */
 static void column_over(QvValueType type, const void *data, int64_t n, const char *json,
@@ -693,8 +736,13 @@ static void test_stack_permuted_copy(void **state) {
     QvTensor view, st;
     assert_int_equal(qv_tensor_column_stack(&col, NULL, &view, &err), QV_OK);
     uint64_t a0 = qv_path_count(QV_PATH_PLANES_AVX2), p0 = qv_path_count(QV_PATH_PLANES_PORTABLE);
+    uint64_t d0 = qv_path_count(QV_PATH_PLANES_AVX2_DIRECT);
     QvTensorStackOptions so = {.struct_size = sizeof so, .contiguous = true};
     assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
+    /* streamed straight from registers: the result and its planes are
+     * 32-byte aligned */
+    if (qv_cpu_has(QV_CPU_AVX2))
+      assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2_DIRECT) - d0, 14);
     /* one kernel call per cell */
     assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2) - a0 +
                          qv_path_count(QV_PATH_PLANES_PORTABLE) - p0,
@@ -1171,6 +1219,7 @@ int main(void) {
       cmocka_unit_test(test_storage_errors),    cmocka_unit_test(test_planes_kernels),
       cmocka_unit_test(test_stack_permuted_copy), cmocka_unit_test(test_stack_variable_and_binary),
       cmocka_unit_test(test_variable_sliced),     cmocka_unit_test(test_stack_threads),
+      cmocka_unit_test(test_planes_direct),
   };
   return qv_test_run(tests, NULL, NULL);
 }
