@@ -122,7 +122,7 @@ SP_INLINE bool pass1(Tr *t, size_t vs) {
     const uint8_t *line = t->data + r * t->lstride;
     uint32_t rk = (uint32_t)(r - t->base) << t->sh;
     for (int64_t b = 0; b < t->nbk; b++) {
-      int64_t o = b << t->sh, len = t->len - o < w ? t->len - o : w, k = -1;
+      int64_t o = b << t->sh, len = t->len - o < w ? t->len - o : w, k;
       Bucket *bk = &t->bk[b];
       if (bk->end - bk->pos < len) {
         if (!open_chunk(t, bk)) return false;
@@ -133,9 +133,14 @@ SP_INLINE bool pass1(Tr *t, size_t vs) {
       uint8_t *v = t->vals.p + (size_t)bk->pos * vs;
       if (t->stride == (int64_t)vs) {
         k = qv_sp_scan_vec_u32(p, len, vs, t->mask, rk, ci, v);
-        if (k < 0) qv_path_hit(QV_PATH_SCAN_PORTABLE);
+        if (k < 0) {
+          qv_path_hit(QV_PATH_SCAN_PORTABLE);
+          /* a constant stride: the portable scan's loads vectorise */
+          k = sp_scan_line(p, len, (int64_t)vs, rk, ci, false, 1, v, vs, t->mask);
+        }
+      } else {
+        k = sp_scan_line(p, len, t->stride, rk, ci, false, 1, v, vs, t->mask);
       }
-      if (k < 0) k = sp_scan_line(p, len, t->stride, rk, ci, false, 1, v, vs, t->mask);
       bk->pos += k;
     }
     /* counts per major, while the line's keys are in L1 (not right after
