@@ -1339,7 +1339,13 @@ QvStatus qv_rb_writer_write_move(QvRbWriter *w, struct ArrowArray *batch, QvErro
   if (st) {
     ser_reset(s);
     own.release(&own);
-    abandon_flights(w);
+    /* the batch handed over before was accepted: written first, and its
+     * failure, coming first in the stream, is the one reported */
+    QvError why;
+    if (error) why = *error;
+    QvStatus before = land_flights(w, error);
+    if (before) return fail(w, before, error);
+    if (error) *error = why;
     return fail(w, st, error);
   }
   f->batch = own;
