@@ -67,7 +67,17 @@ typedef struct QvRbReadOptions {
    * QV_RB_MAX_THREADS; 0 or 1: the calling thread alone. The reader starts
    * them once, at its first compressed message, and joins them when it is
    * freed. The arrays are the same for any count, and so is the error of a
-   * bad message (that of its first failing buffer). */
+   * bad message (that of its first failing buffer).
+   * With 2 or more, the reader reads one batch ahead when its input is
+   * memory or a mapped path (a file reader: while batches are asked for in
+   * order; never a pipe, where that would wait for the next batch to
+   * arrive): when batch i is handed out, batch i + 1 has been loaded and
+   * its buffers are decompressing on the threads, the caller's included
+   * while it waits for a batch. Memory: at most one batch more than the
+   * caller holds (its decompressed buffers and references to the
+   * dictionaries it uses). A failure in the batch read ahead (and in the
+   * dictionary batches before it) is reported when that batch is asked
+   * for; freeing the reader stops its decompression. */
   int threads;
 } QvRbReadOptions;
 

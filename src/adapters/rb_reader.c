@@ -13,6 +13,7 @@
 #include "adapters/tensor_message.h"
 #include "ipc/compression_internal.h"
 #include "ipc/source_internal.h"
+#include "util/cpu.h"
 #include "util/idmap.h"
 #include "util/load.h"
 #include "util/options.h"
@@ -201,11 +202,43 @@ typedef struct DictState {
   struct ArrowArray array;                /* current values; release NULL before the first */
 } DictState;
 
+typedef struct PendingBuffer {
+  int64_t index;   /* in the message's buffer list */
+  int64_t column;  /* top-level column, -1 in a dictionary batch */
+  QvSwapKind swap; /* conversion to host order after decompressing */
+} PendingBuffer;
+
+/* The compressed buffers of one message, decompressed together once its
+ * structure has been checked. */
+typedef struct Jobs {
+  QvCodecJob *jobs;
+  PendingBuffer *pending;
+  int64_t n, cap;
+  QvCompression codec;
+  QvCodecAsync *async; /* submitted, not yet waited for */
+} Jobs;
+
+/* A record batch whose structure has been checked and whose buffers may
+ * still be decompressing on the workers; or, read ahead, the failure or
+ * the end of the stream that the next call reports. */
+typedef struct Batch {
+  bool used;
+  QvStatus status; /* QV_OK: a batch; QV_EOS: the end; else the failure */
+  QvError error;
+  int64_t index;   /* file: its block; stream: its message's offset */
+  QvArrayView view; /* the columns (a root struct) */
+  QvOwner *owner;  /* the memory its arrays keep */
+  Jobs jobs;
+  /* references to the dictionaries it uses: read ahead, it is exported
+   * after later dictionary batches may have replaced or grown them */
+  struct ArrowArray *dicts;
+  int64_t n_dicts, cap_dicts;
+} Batch;
+
 typedef struct Core {
   QvRbReadOptions opt;
   const QvSchema *ipc_schema;
   struct ArrowSchema schema;
-  QvArrayView view;
   int64_t n_dicts;
   int64_t dict_capacity;
   DictState *dicts;
@@ -218,23 +251,52 @@ typedef struct Core {
   bool file_mode;
   bool swap;        /* bodies in the foreign byte order, converted while loading */
   bool raw_foreign; /* bodies in the foreign byte order, handed out as they are */
-  QvCodecRunner *codec; /* threads and codec contexts, from the first compressed message */
-  /* the compressed buffers of the message being loaded, decompressed
-   * together once its structure has been checked */
-  QvCodecJob *jobs;
-  struct PendingBuffer *pending;
-  int64_t n_jobs, cap_jobs;
+  /* threads and codec contexts, from the first compressed message */
+  QvCodecRunner *codec;
+  /* threads > 1 over a source that never blocks (memory, a mapping): the
+   * next batch is loaded and its buffers decompressed on the workers while
+   * the caller holds the current one */
+  bool read_ahead;
+  Jobs dict_jobs; /* of a dictionary batch */
+  Batch batch[2]; /* the one asked for, and the one read ahead */
 } Core;
 
-typedef struct PendingBuffer {
-  int64_t index;   /* in the message's buffer list */
-  int64_t column;  /* top-level column, -1 in a dictionary batch */
-  QvSwapKind swap; /* conversion to host order after decompressing */
-} PendingBuffer;
+/* Stops a submitted decompression (jobs not started are skipped) and
+ * waits for the running ones: then nothing writes into the batch's memory. */
+static void jobs_cancel(Core *c, Jobs *j) {
+  if (j->async) qv_codec_wait(c->codec, j->async, true, NULL, NULL);
+  j->async = NULL;
+  j->n = 0;
+}
+
+static void jobs_free(Core *c, Jobs *j) {
+  jobs_cancel(c, j);
+  free(j->jobs);
+  free(j->pending);
+  memset(j, 0, sizeof *j);
+}
+
+/* Lets go of a batch (cancelling its decompression); its job list and
+ * view stay for the next one. */
+static void batch_release(Core *c, Batch *b) {
+  jobs_cancel(c, &b->jobs);
+  qv_owner_free(b->owner);
+  b->owner = NULL;
+  for (int64_t i = 0; i < b->n_dicts; i++)
+    if (b->dicts[i].release) b->dicts[i].release(&b->dicts[i]);
+  b->n_dicts = 0;
+  b->used = false; /* status and error: read only while used */
+}
 
 static void core_free(Core *c) {
+  for (int k = 0; k < 2; k++) {
+    batch_release(c, &c->batch[k]);
+    jobs_free(c, &c->batch[k].jobs);
+    free(c->batch[k].dicts);
+    qv_array_view_reset(&c->batch[k].view);
+  }
+  jobs_free(c, &c->dict_jobs);
   if (c->schema.release) c->schema.release(&c->schema);
-  qv_array_view_reset(&c->view);
   for (int64_t i = 0; i < c->n_dicts; i++) {
     qv_array_view_reset(&c->dicts[i].view);
     if (c->dicts[i].array.release) c->dicts[i].array.release(&c->dicts[i].array);
@@ -243,9 +305,7 @@ static void core_free(Core *c) {
   free(c->dicts);
   qv_idmap_free(&c->dict_index);
   free(c->node_ids);
-  qv_codec_runner_free(c->codec);
-  free(c->jobs);
-  free(c->pending);
+  qv_codec_runner_free(c->codec); /* after every cancel above */
   memset(c, 0, sizeof *c);
 }
 
@@ -386,7 +446,9 @@ static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions
                                      order, strlen(order), error)))
       return st;
   }
-  if ((st = qv_array_view_init(&c->view, &c->schema, error))) return st;
+  for (int k = 0; k < (c->opt.threads > 1 ? 2 : 1); k++) {
+    if ((st = qv_array_view_init(&c->batch[k].view, &c->schema, error))) return st;
+  }
   for (int64_t i = 0; i < schema->n_fields; i++) {
     FieldPath path = {{0}, 0};
     if ((st = collect_dicts(c, &schema->fields[i], c->schema.children[i], &path, i, 0, error)))
@@ -435,54 +497,64 @@ typedef struct Loader {
   int64_t decompressed;
   QvCompression codec;
   int64_t column; /* top-level column being loaded, -1 for a dictionary */
+  Jobs *jobs;     /* where its compressed buffers go */
+  Batch *batch;   /* a record batch: keeps references to its dictionaries */
   QvError *error;
 } Loader;
 
 /* Queues a compressed buffer for decompression into dst. */
 static QvStatus defer_decompress(Loader *ld, int64_t idx, const uint8_t *src, int64_t len,
                                  uint8_t *dst, int64_t ulen, QvSwapKind swap) {
-  Core *c = ld->core;
-  if (c->n_jobs == c->cap_jobs) {
-    int64_t cap = c->cap_jobs ? c->cap_jobs * 2 : 16;
+  Jobs *c = ld->jobs;
+  if (c->n == c->cap) {
+    int64_t cap = c->cap ? c->cap * 2 : 16;
     QvCodecJob *j = realloc(c->jobs, (size_t)cap * sizeof *j);
     if (j) c->jobs = j;
     PendingBuffer *p = j ? realloc(c->pending, (size_t)cap * sizeof *p) : NULL;
     if (p == NULL) return qv_error_set(ld->error, QV_ENOMEM, "out of memory");
     c->pending = p;
-    c->cap_jobs = cap;
+    c->cap = cap;
   }
-  QvCodecJob *j = &c->jobs[c->n_jobs];
+  QvCodecJob *j = &c->jobs[c->n];
   memset(j, 0, sizeof *j);
   j->src = src;
   j->src_size = (size_t)len;
   j->dst = dst;
   j->dst_size = (size_t)ulen;
-  c->pending[c->n_jobs].index = idx;
-  c->pending[c->n_jobs].column = ld->column;
-  c->pending[c->n_jobs].swap = swap;
-  c->n_jobs++;
+  c->pending[c->n].index = idx;
+  c->pending[c->n].column = ld->column;
+  c->pending[c->n].swap = swap;
+  c->n++;
   return QV_OK;
 }
 
-/* Decompresses the queued buffers (on the reader's threads), straight into
- * the memory the arrays keep. On failure the error is the first failing
- * buffer's, whatever the thread count. */
-static QvStatus run_decompression(Loader *ld) {
-  Core *c = ld->core;
-  int64_t n = c->n_jobs;
-  c->n_jobs = 0;
-  if (n == 0) return QV_OK;
+/* Starts decompressing the queued buffers on the reader's threads (the
+ * codec runner's background run: the caller joins in when it waits); with
+ * one thread, or a message too small to be worth waking them, they are
+ * decompressed here and now. */
+static QvStatus jobs_start(Core *c, Jobs *j, QvError *error) {
+  if (j->n == 0) return QV_OK;
   QvStatus st;
-  if (c->codec == NULL && (st = qv_codec_runner_new(&c->codec, c->opt.threads, ld->error)))
-    return st;
+  if (c->codec == NULL && (st = qv_codec_runner_new(&c->codec, c->opt.threads, error))) return st;
+  return qv_codec_submit(c->codec, false, j->codec, 0, j->jobs, (size_t)j->n, &j->async, error);
+}
+
+/* Waits for the queued buffers, decompressed straight into the memory the
+ * arrays keep. On failure the error is the first failing buffer's,
+ * whatever the thread count and whether the message was read ahead. */
+static QvStatus jobs_finish(Core *c, Jobs *j, QvError *error) {
+  int64_t n = j->n;
+  j->n = 0;
+  if (n == 0) return QV_OK;
   size_t bad = 0;
-  st = qv_codec_run(c->codec, false, ld->codec, 0, c->jobs, (size_t)n, &bad, ld->error);
+  QvStatus st = qv_codec_wait(c->codec, j->async, false, &bad, error);
+  j->async = NULL;
   if (st) {
-    const PendingBuffer *p = &c->pending[bad];
-    qv_error_prefix(ld->error, "buffer %lld", (long long)p->index);
+    const PendingBuffer *p = &j->pending[bad];
+    qv_error_prefix(error, "buffer %lld", (long long)p->index);
     if (p->column >= 0) {
       const QvField *f = &c->ipc_schema->fields[p->column];
-      qv_error_prefix(ld->error, "column %lld (%.*s)", (long long)p->column,
+      qv_error_prefix(error, "column %lld (%.*s)", (long long)p->column,
                       f->name ? (int)(f->name_len > 64 ? 64 : f->name_len) : 0,
                       f->name ? f->name : "");
     }
@@ -490,9 +562,9 @@ static QvStatus run_decompression(Loader *ld) {
   }
   /* our own memory: swapped in place */
   for (int64_t i = 0; i < n; i++)
-    if (c->pending[i].swap != QV_SWAP_NONE)
-      qv_rb_swap_copy(c->pending[i].swap, c->jobs[i].dst, c->jobs[i].dst, (int64_t)c->jobs[i].dst_size,
-                      true);
+    if (j->pending[i].swap != QV_SWAP_NONE)
+      qv_rb_swap_copy(j->pending[i].swap, j->jobs[i].dst, j->jobs[i].dst,
+                      (int64_t)j->jobs[i].dst_size, true);
   return QV_OK;
 }
 
@@ -639,8 +711,19 @@ static QvStatus load_node(Loader *ld, const QvField *f, QvArrayView *v, int dept
       return qv_error_set(ld->error, QV_EINVAL,
                           "field refers to dictionary id %lld, which has not been sent",
                           (long long)id);
+    const struct ArrowArray *values = &d->array;
+    if (ld->batch && ld->core->read_ahead) {
+      /* exported later, maybe after the next dictionary batch: hold on to
+       * the values it has now */
+      Batch *b = ld->batch;
+      if (b->n_dicts == b->cap_dicts) /* sized by batch_prepare: views point into it */
+        return qv_error_set(ld->error, QV_EINVAL, "more dictionary-encoded fields than the schema has");
+      QvStatus sst = qv_array_share(&d->array, &b->dicts[b->n_dicts], ld->error);
+      if (sst) return sst;
+      values = &b->dicts[b->n_dicts++];
+    }
     /* the dictionary was validated when it arrived */
-    return qv_array_view_set_array(v->dictionary, &d->array, QV_VALIDATE_NONE, ld->error);
+    return qv_array_view_set_array(v->dictionary, values, QV_VALIDATE_NONE, ld->error);
   }
   for (int64_t i = 0; i < v->n_children; i++) {
     if ((st = load_node(ld, &f->children[i], &v->children[i], depth + 1)))
@@ -664,9 +747,9 @@ static QvStatus check_counts(Loader *ld) {
   return QV_OK;
 }
 
-static QvStatus loader_begin(Loader *ld, Core *c, const QvMessage *msg, const QvRecordBatch *rb,
-                             const uint8_t *body, int64_t body_len, QvOwner *body_owner,
-                             QvOwner **owner, QvError *error) {
+static QvStatus loader_begin(Loader *ld, Core *c, Jobs *jobs, const QvMessage *msg,
+                             const QvRecordBatch *rb, const uint8_t *body, int64_t body_len,
+                             QvOwner *body_owner, QvOwner **owner, QvError *error) {
   memset(ld, 0, sizeof *ld);
   *owner = NULL;
   ld->core = c;
@@ -677,7 +760,9 @@ static QvStatus loader_begin(Loader *ld, Core *c, const QvMessage *msg, const Qv
   ld->error = error;
   ld->codec = rb->compression;
   ld->column = -1;
-  c->n_jobs = 0;
+  ld->jobs = jobs;
+  jobs->n = 0;
+  jobs->codec = rb->compression;
   QvStatus vst = qv_metadata_version_check(msg->version, "message", error);
   if (vst) return vst;
   Mem *m = calloc(1, sizeof *m);
@@ -698,14 +783,23 @@ static QvValidateLevel level_of(const Core *c) {
   return c->opt.validate == QV_VALIDATE_FULL ? QV_VALIDATE_FULL : QV_VALIDATE_CHEAP;
 }
 
-static QvStatus load_record_batch(Core *c, const QvMessage *msg, const uint8_t *body,
-                                  int64_t body_len, QvOwner *body_owner, struct ArrowArray *out,
-                                  QvError *error) {
+/* Loads a RecordBatch message into b (which must be free): its structure
+ * is checked and its compressed buffers start decompressing (with threads,
+ * on the workers). batch_finish completes it. b is free again on failure. */
+static QvStatus batch_prepare(Core *c, Batch *b, const QvMessage *msg, const uint8_t *body,
+                              int64_t body_len, QvOwner *body_owner, QvError *error) {
   const QvRecordBatch *rb = &msg->header.record_batch;
+  if (c->read_ahead && b->cap_dicts < c->n_node_ids) {
+    struct ArrowArray *a = realloc(b->dicts, (size_t)c->n_node_ids * sizeof *a);
+    if (a == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+    b->dicts = a;
+    b->cap_dicts = c->n_node_ids;
+  }
   Loader ld;
-  QvOwner *owner;
-  QvStatus st = loader_begin(&ld, c, msg, rb, body, body_len, body_owner, &owner, error);
-  QvArrayView *root = &c->view;
+  QvStatus st = loader_begin(&ld, c, &b->jobs, msg, rb, body, body_len, body_owner, &b->owner,
+                             error);
+  ld.batch = b;
+  QvArrayView *root = &b->view;
   root->offset = 0;
   root->length = rb->length;
   root->null_count = 0;
@@ -722,10 +816,22 @@ static QvStatus load_record_batch(Core *c, const QvMessage *msg, const uint8_t *
                       f->name ? (int)(f->name_len > 64 ? 64 : f->name_len) : 0, f->name ? f->name : "");
   }
   if (!st) st = check_counts(&ld);
-  if (!st) st = run_decompression(&ld);
-  if (!st) st = qv_array_view_validate_ex(root, level_of(c), false, error);
-  if (!st) st = qv_array_export_view(root, owner, out, error);
-  qv_owner_free(owner);
+  if (!st) st = jobs_start(c, &b->jobs, error);
+  if (st) {
+    batch_release(c, b);
+    return st;
+  }
+  b->used = true;
+  b->status = QV_OK;
+  return QV_OK;
+}
+
+/* Waits for b's buffers, validates and exports it; b is free afterwards. */
+static QvStatus batch_finish(Core *c, Batch *b, struct ArrowArray *out, QvError *error) {
+  QvStatus st = jobs_finish(c, &b->jobs, error);
+  if (!st) st = qv_array_view_validate_ex(&b->view, level_of(c), false, error);
+  if (!st) st = qv_array_export_view(&b->view, b->owner, out, error);
+  batch_release(c, b);
   return st;
 }
 
@@ -749,13 +855,15 @@ static QvStatus load_dictionary_batch(Core *c, const QvMessage *msg, const uint8
                         "(read without keep_byte_order)", (long long)db->id);
   Loader ld;
   QvOwner *owner;
-  QvStatus st = loader_begin(&ld, c, msg, &db->data, body, body_len, body_owner, &owner, error);
+  QvStatus st = loader_begin(&ld, c, &c->dict_jobs, msg, &db->data, body, body_len, body_owner,
+                             &owner, error);
   if (!st) st = load_node(&ld, d->field, &d->view, 0);
   if (!st && d->view.length != db->data.length)
     st = qv_error_set(error, QV_EINVAL, "dictionary has %lld values, its batch says %lld",
                       (long long)d->view.length, (long long)db->data.length);
   if (!st) st = check_counts(&ld);
-  if (!st) st = run_decompression(&ld);
+  if (!st) st = jobs_start(c, &c->dict_jobs, error);
+  if (!st) st = jobs_finish(c, &c->dict_jobs, error);
   if (!st) st = qv_array_view_validate_ex(&d->view, level_of(c), false, error);
   struct ArrowArray fresh;
   memset(&fresh, 0, sizeof fresh);
@@ -792,6 +900,7 @@ typedef struct StreamReader {
   QvIpcMessage schema_msg;
   QvError error;
   bool finished;
+  int cur; /* core.batch[cur]: the next batch to hand out, when read ahead */
 } StreamReader;
 
 static int errno_of(QvStatus st) {
@@ -804,6 +913,36 @@ static int errno_of(QvStatus st) {
   }
 }
 
+/* Reads messages up to the next RecordBatch, loading the dictionaries on
+ * the way, into b: b->status is QV_OK with the batch prepared, QV_EOS at
+ * the end, or the failure (b->error). */
+static void stream_read_batch(StreamReader *r, Batch *b) {
+  QvStatus st;
+  for (;;) {
+    QvIpcMessage msg;
+    st = qv_ipc_reader_next(r->ipc, &msg, &b->error);
+    if (st) break;
+    const char *kind = qv_header_type_name(msg.message.header_type);
+    bool batch = msg.message.header_type == QV_HEADER_RECORD_BATCH;
+    if (msg.message.header_type == QV_HEADER_DICTIONARY_BATCH) {
+      st = load_dictionary_batch(&r->core, &msg.message, msg.body, msg.body_length, msg.owner,
+                                 &b->error);
+    } else if (batch) {
+      st = batch_prepare(&r->core, b, &msg.message, msg.body, msg.body_length, msg.owner,
+                         &b->error);
+      b->index = msg.offset;
+    } else {
+      st = qv_error_set(&b->error, QV_EINVAL, "unexpected %s message in a record batch stream",
+                        kind);
+    }
+    if (st) qv_error_prefix(&b->error, "message at offset %lld (%s)", (long long)msg.offset, kind);
+    qv_ipc_message_reset(&msg);
+    if (st || batch) break;
+  }
+  b->used = true;
+  b->status = st;
+}
+
 static QvStatus stream_next(StreamReader *r, struct ArrowArray *out, QvError *error) {
   memset(out, 0, sizeof *out);
   if (r->error.code) {
@@ -811,32 +950,35 @@ static QvStatus stream_next(StreamReader *r, struct ArrowArray *out, QvError *er
     return r->error.code;
   }
   if (r->finished) return QV_EOS;
-  QvStatus st;
-  for (;;) {
-    QvIpcMessage msg;
-    st = qv_ipc_reader_next(r->ipc, &msg, &r->error);
-    if (st == QV_EOS) {
-      r->finished = true;
-      qv_error_clear(&r->error);
-      return QV_EOS;
+  Core *c = &r->core;
+  Batch *b = &c->batch[r->cur];
+  if (!b->used) stream_read_batch(r, b);
+  QvStatus st = b->status;
+  if (st == QV_OK) {
+    if (c->read_ahead) {
+      /* the next batch starts decompressing on the workers now; whatever
+       * goes wrong with it waits in it until it is asked for */
+      Batch *next = &c->batch[1 - r->cur];
+      stream_read_batch(r, next);
+      if (next->status == QV_OK) qv_path_hit(QV_PATH_RB_READ_AHEAD);
+      r->cur = 1 - r->cur;
     }
-    if (st) break;
-    const char *kind = qv_header_type_name(msg.message.header_type);
-    if (msg.message.header_type == QV_HEADER_DICTIONARY_BATCH) {
-      st = load_dictionary_batch(&r->core, &msg.message, msg.body, msg.body_length, msg.owner,
-                                 &r->error);
-    } else if (msg.message.header_type == QV_HEADER_RECORD_BATCH) {
-      st = load_record_batch(&r->core, &msg.message, msg.body, msg.body_length, msg.owner, out,
-                             &r->error);
-    } else {
-      st = qv_error_set(&r->error, QV_EINVAL, "unexpected %s message in a record batch stream", kind);
-    }
-    if (st) qv_error_prefix(&r->error, "message at offset %lld (%s)", (long long)msg.offset, kind);
-    bool batch = msg.message.header_type == QV_HEADER_RECORD_BATCH;
-    qv_ipc_message_reset(&msg);
-    if (st || batch) break;
+    int64_t offset = b->index;
+    if ((st = batch_finish(c, b, out, &r->error)))
+      qv_error_prefix(&r->error, "message at offset %lld (RecordBatch)", (long long)offset);
+  } else if (st == QV_EOS) {
+    batch_release(c, b);
+    r->finished = true;
+    qv_error_clear(&r->error);
+    return QV_EOS;
+  } else {
+    r->error = b->error;
+    batch_release(c, b);
   }
   if (st) {
+    /* sticky: nothing after a failure is read, the batch read ahead neither */
+    batch_release(c, &c->batch[1 - r->cur]);
+    batch_release(c, &c->batch[r->cur]);
     r->error.code = st;
     if (error) *error = r->error;
   }
@@ -901,6 +1043,9 @@ static QvStatus stream_start(QvIpcReader *ipc, QvSource *source, const QvRbReadO
     stream_reader_free(r);
     return st;
   }
+  /* a pipe is never read ahead: handing out a batch must not wait for the
+   * next one to arrive */
+  r->core.read_ahead = r->core.opt.threads > 1 && qv_source_has_view(source);
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
   out->get_last_error = stream_last_error;
@@ -964,6 +1109,8 @@ struct QvRbFileReader {
   QvFooter footer;
   bool dicts_loaded;
   QvError dict_error;
+  int64_t last; /* the batch asked for last (-1: none): reading ahead goes on while in order */
+  int ahead;    /* core.batch[ahead] holds the batch read ahead, if any */
 };
 
 void qv_rb_file_reader_free(QvRbFileReader *r) {
@@ -1040,6 +1187,8 @@ static QvStatus file_open(QvRbFileReader **out, QvIpcReader *ipc, QvSource *sour
     return st;
   }
   r->core.file_mode = true;
+  r->core.read_ahead = r->core.opt.threads > 1; /* memory or a mapping */
+  r->last = -1;
   *out = r;
   return QV_OK;
 }
@@ -1111,6 +1260,24 @@ static QvStatus load_file_dictionaries(QvRbFileReader *r, QvError *error) {
   return QV_OK;
 }
 
+/* Loads block i into b: b->status QV_OK with the batch prepared, or the
+ * failure (b->error, prefixed with the batch number). */
+static void file_prepare(QvRbFileReader *r, int64_t i, Batch *b) {
+  QvIpcMessage msg;
+  QvStatus st = read_block(r, &r->footer.record_batches[i], &msg, &b->error);
+  if (!st && msg.message.header_type != QV_HEADER_RECORD_BATCH)
+    st = qv_error_set(&b->error, QV_EINVAL, "block points at a %s message, not a RecordBatch",
+                      qv_header_type_name(msg.message.header_type));
+  if (!st)
+    st = batch_prepare(&r->core, b, &msg.message, msg.body, msg.body_length, msg.owner,
+                       &b->error);
+  qv_ipc_message_reset(&msg);
+  if (st) qv_error_prefix(&b->error, "record batch %lld", (long long)i);
+  b->used = true;
+  b->status = st;
+  b->index = i;
+}
+
 QvStatus qv_rb_file_read_batch(QvRbFileReader *r, int64_t i, struct ArrowArray *out,
                                QvError *error) {
   memset(out, 0, sizeof *out);
@@ -1126,16 +1293,27 @@ QvStatus qv_rb_file_read_batch(QvRbFileReader *r, int64_t i, struct ArrowArray *
     if (error) *error = r->dict_error;
     return r->dict_error.code;
   }
-  QvIpcMessage msg;
-  QvStatus st = read_block(r, &r->footer.record_batches[i], &msg, error);
-  if (!st && msg.message.header_type != QV_HEADER_RECORD_BATCH)
-    st = qv_error_set(error, QV_EINVAL, "block points at a %s message, not a RecordBatch",
-                      qv_header_type_name(msg.message.header_type));
-  if (!st)
-    st = load_record_batch(&r->core, &msg.message, msg.body, msg.body_length, msg.owner, out,
-                           error);
-  qv_ipc_message_reset(&msg);
-  if (st) return qv_error_prefix(error, "record batch %lld", (long long)i);
+  Core *c = &r->core;
+  bool in_order = i == r->last + 1;
+  r->last = i;
+  /* the batch read ahead, if it is this one (else it is dropped) */
+  Batch *b = &c->batch[r->ahead];
+  if (b->used && b->index != i) batch_release(c, b);
+  if (!b->used) file_prepare(r, i, b);
+  QvStatus st = b->status;
+  if (st) {
+    if (error) *error = b->error;
+    batch_release(c, b);
+    return st;
+  }
+  if (c->read_ahead && in_order && i + 1 < r->footer.n_record_batches) {
+    /* the next batch starts decompressing on the workers now; whatever
+     * goes wrong with it waits in it until it is asked for */
+    r->ahead = 1 - r->ahead;
+    file_prepare(r, i + 1, &c->batch[r->ahead]);
+    if (c->batch[r->ahead].status == QV_OK) qv_path_hit(QV_PATH_RB_READ_AHEAD);
+  }
+  if ((st = batch_finish(c, b, out, error))) return qv_error_prefix(error, "record batch %lld", (long long)i);
   return QV_OK;
 }
 

@@ -61,6 +61,7 @@ typedef enum QvPath {
   QV_PATH_TENSOR_COPY_THREADS, /* tensor copy / null fill split over threads by leading index */
   QV_PATH_RB_WRITE_PIPELINED, /* record batch writer: a batch compressing while the one before is written */
   QV_PATH_PLANES_AVX2_DIRECT, /* k = 3 32-bit planes streamed straight from AVX2 registers */
+  QV_PATH_RB_READ_AHEAD,     /* record batch reader: the next batch decompressing while one is held */
   QV_PATH_COUNT
 } QvPath;
 
