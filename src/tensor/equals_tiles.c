@@ -1,6 +1,7 @@
-/* Tensor equals across layouts, 8-byte values, AVX2: 4 x 4 blocks compared
- * in registers (b's four 32-byte rows transposed by unpacks and lane
- * permutes into a's four lines), in tiles of TR x TC elements, while the
+/* Tensor equals across layouts, 8- and 4-byte values, AVX2: 4 x 4 blocks
+ * (8 x 8 of 4-byte values) compared in registers (b's 32-byte rows
+ * transposed by unpacks, shuffles and lane permutes into a's lines), in
+ * tiles of TR x TC elements, while the
  * next tile's lines are prefetched into L2 a few at a time. Each operand
  * is read as runs of a few hundred bytes across pages, which the hardware
  * prefetchers do not follow: without the software prefetch the loads wait
@@ -23,6 +24,14 @@ static int eq_one(const uint8_t *x, const uint8_t *y, int isf, int ne) {
   double u, v;
   memcpy(&u, x, 8);
   memcpy(&v, y, 8);
+  return u == v || (ne && u != u && v != v);
+}
+
+static int eq_one32(const uint8_t *x, const uint8_t *y, int isf, int ne) {
+  if (!isf) return memcmp(x, y, 4) == 0;
+  float u, v;
+  memcpy(&u, x, 4);
+  memcpy(&v, y, 4);
   return u == v || (ne && u != u && v != v);
 }
 
@@ -109,11 +118,85 @@ QV_TARGET_AVX2 static int tiles64(const uint8_t *a, int64_t a_c, const uint8_t *
   return 1;
 }
 
+/* The same for 4-byte values: 8 x 8 blocks, tiles of the same bytes. */
+enum { TR32 = 128, TC32 = 128 };
+
+QV_TARGET_AVX2 static int tiles32(const uint8_t *a, int64_t a_c, const uint8_t *b, int64_t b_r, int64_t rows,
+                                  int64_t cols, int isf, int ne) {
+  const __m256 nem = _mm256_castsi256_ps(_mm256_set1_epi32(ne ? -1 : 0));
+  const __m256i ones = _mm256_set1_epi32(-1);
+  int64_t fr = rows & ~(int64_t)7, fc = cols & ~(int64_t)7;
+  for (int64_t c0 = 0; c0 < fc; c0 += TC32) {
+    int64_t c1 = c0 + TC32 < fc ? c0 + TC32 : fc;
+    for (int64_t r0 = 0; r0 < fr; r0 += TR32) {
+      int64_t r1 = r0 + TR32 < fr ? r0 + TR32 : fr;
+      int64_t nr0 = r1, nc0 = c0;
+      if (nr0 >= fr) nr0 = 0, nc0 = c1;
+      int64_t nr1 = nr0 + TR32 < fr ? nr0 + TR32 : fr, nc1 = nc0 + TC32 < fc ? nc0 + TC32 : fc;
+      Prefetch pf = {{(uintptr_t)b + (uintptr_t)(nr0 * b_r + nc0 * 4), (uintptr_t)a + (uintptr_t)(nc0 * a_c + nr0 * 4)},
+                     {b_r, a_c},
+                     {nr1 - nr0, nc1 - nc0},
+                     {(nc1 - nc0) * 4 / 64 + 1, (nr1 - nr0) * 4 / 64 + 1},
+                     nc0 < fc ? 0 : 2,
+                     0,
+                     0};
+      int64_t total = pf.runs[0] * pf.lines[0] + pf.runs[1] * pf.lines[1];
+      int64_t blocks = ((c1 - c0) / 8) * ((r1 - r0) / 8);
+      int per = (int)((total + blocks - 1) / blocks);
+      __m256i all = ones;
+      for (int64_t c = c0; c < c1; c += 8) {
+        const uint8_t *pa = a + c * a_c;
+        for (int64_t r = r0; r < r1; r += 8) {
+          prefetch_some(&pf, per);
+          const uint8_t *pb = b + r * b_r + c * 4;
+          __m256 x[8], t[8], u[8];
+          for (int k = 0; k < 8; k++) x[k] = _mm256_loadu_ps((const float *)(const void *)(pb + k * b_r));
+          for (int k = 0; k < 8; k += 2) {
+            t[k] = _mm256_unpacklo_ps(x[k], x[k + 1]);
+            t[k + 1] = _mm256_unpackhi_ps(x[k], x[k + 1]);
+          }
+          for (int k = 0; k < 8; k += 4) {
+            u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+            u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xee);
+            u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+            u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
+          }
+          /* y[j]: column j of the block, rows r .. r + 7 */
+          __m256 y8[8] = {_mm256_permute2f128_ps(u[0], u[4], 0x20), _mm256_permute2f128_ps(u[1], u[5], 0x20),
+                          _mm256_permute2f128_ps(u[2], u[6], 0x20), _mm256_permute2f128_ps(u[3], u[7], 0x20),
+                          _mm256_permute2f128_ps(u[0], u[4], 0x31), _mm256_permute2f128_ps(u[1], u[5], 0x31),
+                          _mm256_permute2f128_ps(u[2], u[6], 0x31), _mm256_permute2f128_ps(u[3], u[7], 0x31)};
+          for (int j = 0; j < 8; j++) {
+            __m256 y = y8[j];
+            __m256 v = _mm256_loadu_ps((const float *)(const void *)(pa + j * a_c + r * 4));
+            __m256i e;
+            if (isf) {
+              __m256 nans = _mm256_and_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), _mm256_cmp_ps(y, y, _CMP_UNORD_Q));
+              e = _mm256_castps_si256(_mm256_or_ps(_mm256_cmp_ps(v, y, _CMP_EQ_OQ), _mm256_and_ps(nans, nem)));
+            } else {
+              e = _mm256_cmpeq_epi32(_mm256_castps_si256(v), _mm256_castps_si256(y));
+            }
+            all = _mm256_and_si256(all, e);
+          }
+        }
+      }
+      if (_mm256_movemask_epi8(all) != -1) return 0;
+    }
+  }
+  for (int64_t c = 0; c < cols; c++)
+    for (int64_t r = c < fc ? fr : 0; r < rows; r++)
+      if (!eq_one32(a + r * 4 + c * a_c, b + r * b_r + c * 4, isf, ne)) return 0;
+  return 1;
+}
+
 int qv_tensor_equals_tiles(QvValueType type, const uint8_t *a, int64_t a_r, int64_t a_c,
                            const uint8_t *b, int64_t b_r, int64_t b_c, int64_t rows, int64_t cols,
                            bool nans_equal) {
-  if (qv_value_type_size(type) != 8 || a_r != 8 || b_c != 8 || !qv_cpu_has(QV_CPU_AVX2)) return -1;
+  int64_t e = (int64_t)qv_value_type_size(type);
+  if ((e != 8 && e != 4) || a_r != e || b_c != e || type == QV_VALUE_FLOAT16 || !qv_cpu_has(QV_CPU_AVX2))
+    return -1;
   qv_path_hit(QV_PATH_EQUALS_AVX2);
+  if (e == 4) return tiles32(a, a_c, b, b_r, rows, cols, type == QV_VALUE_FLOAT32, nans_equal);
   return tiles64(a, a_c, b, b_r, rows, cols, type == QV_VALUE_FLOAT64, nans_equal);
 }
 

@@ -54,7 +54,7 @@ typedef enum QvPath {
   QV_PATH_PLANES_PORTABLE,   /* the same, portable kernels (vectorised where the compiler can) */
   QV_PATH_CODEC_THREADS,     /* IPC body compression: a message's buffers on several threads */
   QV_PATH_EQUALS_TILED,      /* tensor equals across layouts by transposed micro-blocks */
-  QV_PATH_EQUALS_AVX2,       /* the same, 8-byte values: AVX2 blocks with prefetched tiles */
+  QV_PATH_EQUALS_AVX2,       /* the same, 8- and 4-byte values: AVX2 blocks, prefetched tiles */
   QV_PATH_CODEC_IN_PLACE,    /* IPC body compression: frames compressed straight into the sink */
   QV_PATH_SPARSE_WRITE_SEALED, /* sparse IPC write of a sealed tensor: no second validation */
   QV_PATH_SPARSE_VALIDATE_THREADS, /* CSR/CSC index scan split across a pool's threads accepted */

@@ -5,8 +5,8 @@
  * shapes that do not divide the micro-block or tile sizes, zero extents,
  * and a single differing element anywhere, with the value semantics kept
  * (-0.0 == 0.0, float16 zeros 0x0000/0x8000, NaN equal only with
- * nans_equal, whatever the payloads); the AVX2 kernel for 8-byte values
- * and the portable tiles agree on the same cases. */
+ * nans_equal, whatever the payloads); the AVX2 kernels for 8- and 4-byte
+ * values and the portable tiles agree on the same cases. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,14 +299,14 @@ static const int64_t kTileShapes[][2] = {{4, 4},    {3, 5},     {37, 53},  {200,
 enum { NTILESHAPES = sizeof kTileShapes / sizeof kTileShapes[0] };
 
 /* A single differing element at chosen places (first tile, a later tile,
- * the ragged edges in both directions, the last element), float64 and
- * int64, row-major against column-major both ways. */
+ * the ragged edges in both directions, the last element), 8- and 4-byte
+ * values, row-major against column-major both ways. */
 static void single_differences(void) {
   static const int64_t shape[2] = {203, 261};
   static const int32_t cm[2] = {1, 0};
   static const int64_t where[][2] = {{0, 0}, {5, 130}, {150, 7}, {200, 100}, {100, 259}, {202, 260}, {131, 64}};
-  static const QvValueType types[2] = {QV_VALUE_FLOAT64, QV_VALUE_INT64};
-  for (int t = 0; t < 2; t++) {
+  static const QvValueType types[4] = {QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_FLOAT32, QV_VALUE_INT32};
+  for (int t = 0; t < 4; t++) {
     Buf a, b;
     buf_make(&a, types[t], 2, shape, NULL, 1);
     buf_make(&b, types[t], 2, shape, cm, 1);
@@ -318,7 +318,9 @@ static void single_differences(void) {
     assert_true(qv_tensor_equals(&a.t, &b.t, true)); /* random_bits gives NaNs too */
     for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
       int64_t i = where[k][0] * shape[1] + where[k][1];
-      uint64_t old = get(&b.t, i), one = UINT64_C(0x3ff0000000000000), two = UINT64_C(0x4000000000000000);
+      bool w8 = qv_value_type_size(types[t]) == 8;
+      uint64_t old = get(&b.t, i), one = w8 ? UINT64_C(0x3ff0000000000000) : 0x3f800000u;
+      uint64_t two = w8 ? UINT64_C(0x4000000000000000) : 0x40000000u;
       put(&b.t, i, old == one ? two : one); /* unequal whatever old is (a NaN, -0.0) */
       assert_false(qv_tensor_equals(&a.t, &b.t, true));
       assert_false(qv_tensor_equals(&b.t, &a.t, true));
@@ -330,8 +332,8 @@ static void single_differences(void) {
   }
 }
 
-/* 8-byte values whose operands are contiguous along their own fastest
- * dims run the AVX2 kernel where the CPU has it (the counter), and agree
+/* 8- and 4-byte values whose operands are contiguous along their own
+ * fastest dims run the AVX2 kernels where the CPU has it (the counter), and agree
  * with the reference; with the CPU features masked the portable tiles
  * serve the same cases, the AVX2 counter unchanged. Special values (-0.0,
  * NaNs of several payloads, both nans_equal settings) come with run_case. */
@@ -344,11 +346,12 @@ static void test_avx2_and_portable(void **state) {
   static const int32_t cm[2] = {1, 0};
   static const int32_t order3[3] = {2, 0, 1};
   static const int64_t s3[3] = {6, 41, 70};
-  static const QvValueType types[3] = {QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_UINT64};
+  static const QvValueType types[6] = {QV_VALUE_FLOAT64, QV_VALUE_INT64,  QV_VALUE_UINT64,
+                                       QV_VALUE_FLOAT32, QV_VALUE_INT32, QV_VALUE_UINT32};
   for (int mode = 0; mode < 2; mode++) {
     if (mode == 1) qv_cpu_override(0);
     uint64_t v0 = qv_path_count(QV_PATH_EQUALS_AVX2), t0 = qv_path_count(QV_PATH_EQUALS_TILED);
-    for (int t = 0; t < 3; t++) {
+    for (int t = 0; t < 6; t++) {
       for (int s = 0; s < NTILESHAPES; s++) run_case(types[t], 2, kTileShapes[s], cm, 1);
       run_case(types[t], 3, s3, order3, 1);
     }
@@ -360,10 +363,12 @@ static void test_avx2_and_portable(void **state) {
       assert_int_equal(qv_path_count(QV_PATH_EQUALS_AVX2), v0);
     qv_cpu_override(QV_CPU_ALL);
   }
-  /* not served by the kernel: 4-byte values, a strided operand */
+  /* not served by the kernels: 2-byte values, a strided operand */
   uint64_t v0 = qv_path_count(QV_PATH_EQUALS_AVX2);
-  run_case(QV_VALUE_FLOAT32, 2, kTileShapes[2], cm, 1);
+  run_case(QV_VALUE_FLOAT16, 2, kTileShapes[2], cm, 1);
+  run_case(QV_VALUE_INT16, 2, kTileShapes[2], cm, 1);
   run_case(QV_VALUE_FLOAT64, 2, kTileShapes[2], cm, 3);
+  run_case(QV_VALUE_FLOAT32, 2, kTileShapes[2], cm, 2);
   assert_int_equal(qv_path_count(QV_PATH_EQUALS_AVX2), v0);
 }
 
