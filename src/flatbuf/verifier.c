@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "flatbuf/flatbuf.h"
-#include "util/path.h"
+#include "util/errpath.h"
 
 typedef struct Verifier {
   const uint8_t *buf;
@@ -17,7 +17,7 @@ typedef struct Verifier {
   unsigned depth, max_depth;
   size_t objects, max_tables; /* tables + strings visited, per reference */
   QvError *error;
-  QvPath path; /* to the deepest table the default depth limit allows (64), whole */
+  QvErrPath path; /* to the deepest table the default depth limit allows (64), whole */
 } Verifier;
 
 
@@ -196,9 +196,9 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     if (pos == 0) return fail(v, "union type %u is set but the %s value is missing", tag, u->name);
     size_t target = 0;
     if ((st = follow(v, pos, &target, "table"))) return st;
-    size_t old = qv_path_push(&v->path, "(%s)", u->members[tag]->name);
+    size_t old = qv_errpath_push(&v->path, "(%s)", u->members[tag]->name);
     st = verify_table(v, target, u->members[tag]);
-    qv_path_pop(&v->path, old);
+    qv_errpath_pop(&v->path, old);
     return st;
   }
 
@@ -227,7 +227,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     case QV_FB_VEC_TABLE:
       if ((st = verify_vector_at(v, pos, 4, 4, &elems, &count))) return st;
       for (size_t i = 0; i < count; i++) {
-        size_t old = qv_path_push(&v->path, "[%zu]", i);
+        size_t old = qv_errpath_push(&v->path, "[%zu]", i);
         if (f->kind == QV_FB_VEC_STRING) {
           st = verify_string_at(v, elems + 4 * i);
         } else {
@@ -235,7 +235,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
           st = follow(v, elems + 4 * i, &target, "table");
           if (!st) st = verify_table(v, target, f->table);
         }
-        qv_path_pop(&v->path, old);
+        qv_errpath_pop(&v->path, old);
         if (st) return st;
       }
       return QV_OK;
@@ -273,9 +273,9 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
   v->depth++;
   for (unsigned i = 0; i < desc->n_fields && st == QV_OK; i++) {
     const QvFbFieldDesc *f = &desc->fields[i];
-    size_t old = qv_path_push(&v->path, ".%s", f->name);
+    size_t old = qv_errpath_push(&v->path, ".%s", f->name);
     st = verify_field(v, pos, (size_t)vt, vt_size, table_size, f);
-    qv_path_pop(&v->path, old);
+    qv_errpath_pop(&v->path, old);
   }
   v->depth--;
   return st;
@@ -298,7 +298,7 @@ QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root
   if (size > QV_FB_MAX_SIZE)
     return qv_error_set(error, QV_ELIMIT, "%s: buffer of %zu bytes exceeds the 2 GiB limit",
                         root->name, size);
-  qv_path_push(&v.path, "%s", root->name);
+  qv_errpath_push(&v.path, "%s", root->name);
   size_t target = 0;
   QvStatus st = follow(&v, 0, &target, "root");
   if (st) return st;

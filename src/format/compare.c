@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "quiver/format.h"
-#include "util/path.h"
+#include "util/errpath.h"
 
 typedef struct Cmp {
-  QvPath path;
+  QvErrPath path;
   char *where;
   size_t where_size;
 } Cmp;
@@ -25,9 +25,9 @@ static bool differ(Cmp *c, const char *name) {
 
 /* Records the first difference at element i of the array `name`. */
 static bool differ_at(Cmp *c, const char *name, int64_t i) {
-  size_t old = qv_path_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
+  size_t old = qv_errpath_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
   differ(c, "");
-  qv_path_pop(&c->path, old);
+  qv_errpath_pop(&c->path, old);
   return false;
 }
 
@@ -73,10 +73,10 @@ static bool same_metadata(Cmp *c, int64_t na, const QvKeyValue *a, int64_t nb,
                           const QvKeyValue *b) {
   SAME(c, na, nb, "custom_metadata");
   for (int64_t i = 0; i < na; i++) {
-    size_t old = qv_path_push(&c->path, "%scustom_metadata[%lld]", c->path.len ? "." : "", (long long)i);
+    size_t old = qv_errpath_push(&c->path, "%scustom_metadata[%lld]", c->path.len ? "." : "", (long long)i);
     bool ok = same_string(c, a[i].key, a[i].key_len, b[i].key, b[i].key_len, "key") &&
               same_string(c, a[i].value, a[i].value_len, b[i].value, b[i].value_len, "value");
-    qv_path_pop(&c->path, old);
+    qv_errpath_pop(&c->path, old);
     if (!ok) return false;
   }
   return true;
@@ -137,9 +137,9 @@ static bool same_type(Cmp *c, const QvType *a, const QvType *b) {
 }
 
 static bool same_type_at(Cmp *c, const QvType *a, const QvType *b, const char *name) {
-  size_t old = qv_path_push(&c->path, "%s%s", c->path.len ? "." : "", name);
+  size_t old = qv_errpath_push(&c->path, "%s%s", c->path.len ? "." : "", name);
   bool ok = same_type(c, a, b);
-  qv_path_pop(&c->path, old);
+  qv_errpath_pop(&c->path, old);
   return ok;
 }
 
@@ -153,7 +153,7 @@ static bool same_field(Cmp *c, const QvField *a, const QvField *b) {
   if ((a->dictionary == NULL) != (b->dictionary == NULL)) return differ(c, "dictionary");
   if (a->dictionary) {
     const QvDictionaryEncoding *x = a->dictionary, *y = b->dictionary;
-    size_t old = qv_path_push(&c->path, ".dictionary");
+    size_t old = qv_errpath_push(&c->path, ".dictionary");
     bool ok = true;
     if (x->id != y->id) ok = differ(c, "id");
     else if (x->has_index_type != y->has_index_type) ok = differ(c, "indexType");
@@ -161,7 +161,7 @@ static bool same_field(Cmp *c, const QvField *a, const QvField *b) {
       ok = false;
     else if (x->is_ordered != y->is_ordered) ok = differ(c, "isOrdered");
     else if (x->kind != y->kind) ok = differ(c, "dictionaryKind");
-    qv_path_pop(&c->path, old);
+    qv_errpath_pop(&c->path, old);
     if (!ok) return false;
   }
   if (!same_fields(c, a->n_children, a->children, b->n_children, b->children, "children"))
@@ -173,9 +173,9 @@ static bool same_fields(Cmp *c, int64_t na, const QvField *a, int64_t nb, const 
                         const char *name) {
   SAME(c, na, nb, name);
   for (int64_t i = 0; i < na; i++) {
-    size_t old = qv_path_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
+    size_t old = qv_errpath_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
     bool ok = same_field(c, &a[i], &b[i]);
-    qv_path_pop(&c->path, old);
+    qv_errpath_pop(&c->path, old);
     if (!ok) return false;
   }
   return true;
@@ -194,9 +194,9 @@ static bool same_record_batch(Cmp *c, const QvRecordBatch *a, const QvRecordBatc
   for (int64_t i = 0; i < a->n_nodes; i++) {
     if (a->nodes[i].length != b->nodes[i].length ||
         a->nodes[i].null_count != b->nodes[i].null_count) {
-      size_t old = qv_path_push(&c->path, "%snodes[%lld]", c->path.len ? "." : "", (long long)i);
+      size_t old = qv_errpath_push(&c->path, "%snodes[%lld]", c->path.len ? "." : "", (long long)i);
       differ(c, "");
-      qv_path_pop(&c->path, old);
+      qv_errpath_pop(&c->path, old);
       return false;
     }
   }
@@ -218,10 +218,10 @@ static bool same_shape(Cmp *c, int64_t na, const QvTensorDim *a, int64_t nb,
                        const QvTensorDim *b) {
   SAME(c, na, nb, "shape");
   for (int64_t i = 0; i < na; i++) {
-    size_t old = qv_path_push(&c->path, "%sshape[%lld]", c->path.len ? "." : "", (long long)i);
+    size_t old = qv_errpath_push(&c->path, "%sshape[%lld]", c->path.len ? "." : "", (long long)i);
     bool ok = a[i].size == b[i].size ? true : differ(c, "size");
     ok = ok && same_string(c, a[i].name, a[i].name_len, b[i].name, b[i].name_len, "name");
-    qv_path_pop(&c->path, old);
+    qv_errpath_pop(&c->path, old);
     if (!ok) return false;
   }
   return true;
@@ -278,9 +278,9 @@ static bool same_sparse_tensor(Cmp *c, const QvSparseTensorMeta *a,
   if (!same_shape(c, a->ndim, a->shape, b->ndim, b->shape)) return false;
   SAME(c, a->non_zero_length, b->non_zero_length, "non_zero_length");
   SAME(c, a->index_kind, b->index_kind, "sparseIndex_type");
-  size_t old = qv_path_push(&c->path, ".sparseIndex");
+  size_t old = qv_errpath_push(&c->path, ".sparseIndex");
   bool ok = same_sparse_index(c, a, b);
-  qv_path_pop(&c->path, old);
+  qv_errpath_pop(&c->path, old);
   return ok && same_buffer(c, a->data, b->data, "data");
 }
 
@@ -294,9 +294,9 @@ static bool same_header(Cmp *c, const QvMessage *a, const QvMessage *b) {
       const QvDictionaryBatch *x = &a->header.dictionary_batch, *y = &b->header.dictionary_batch;
       SAME(c, x->id, y->id, "id");
       SAME(c, x->is_delta, y->is_delta, "isDelta");
-      size_t old = qv_path_push(&c->path, ".data");
+      size_t old = qv_errpath_push(&c->path, ".data");
       bool ok = same_record_batch(c, &x->data, &y->data);
-      qv_path_pop(&c->path, old);
+      qv_errpath_pop(&c->path, old);
       return ok;
     }
     case QV_HEADER_TENSOR:
@@ -309,11 +309,11 @@ static bool same_header(Cmp *c, const QvMessage *a, const QvMessage *b) {
 }
 
 static void cmp_init(Cmp *c, const char *root, char *where, size_t where_size) {
-  qv_path_clear(&c->path);
+  qv_errpath_clear(&c->path);
   c->where = where;
   c->where_size = where_size;
   if (where && where_size) where[0] = '\0';
-  qv_path_push(&c->path, "%s", root);
+  qv_errpath_push(&c->path, "%s", root);
 }
 
 bool qv_type_equal(const QvType *a, const QvType *b) {
@@ -335,9 +335,9 @@ bool qv_message_equal(const QvMessage *a, const QvMessage *b, char *where, size_
   SAME(&c, a->header_type, b->header_type, "header_type");
   SAME(&c, a->body_length, b->body_length, "bodyLength");
   if (!same_metadata(&c, a->n_metadata, a->metadata, b->n_metadata, b->metadata)) return false;
-  size_t old = qv_path_push(&c.path, ".header(%s)", qv_header_type_name(a->header_type));
+  size_t old = qv_errpath_push(&c.path, ".header(%s)", qv_header_type_name(a->header_type));
   bool ok = same_header(&c, a, b);
-  qv_path_pop(&c.path, old);
+  qv_errpath_pop(&c.path, old);
   return ok;
 }
 
@@ -347,9 +347,9 @@ static bool same_blocks(Cmp *c, int64_t na, const QvBlock *a, int64_t nb, const 
   for (int64_t i = 0; i < na; i++) {
     if (a[i].offset != b[i].offset || a[i].meta_data_length != b[i].meta_data_length ||
         a[i].body_length != b[i].body_length) {
-      size_t old = qv_path_push(&c->path, ".%s[%lld]", name, (long long)i);
+      size_t old = qv_errpath_push(&c->path, ".%s[%lld]", name, (long long)i);
       differ(c, "");
-      qv_path_pop(&c->path, old);
+      qv_errpath_pop(&c->path, old);
       return false;
     }
   }
@@ -362,9 +362,9 @@ bool qv_footer_equal(const QvFooter *a, const QvFooter *b, char *where, size_t w
   SAME(&c, a->version, b->version, "version");
   SAME(&c, a->has_schema, b->has_schema, "schema");
   if (a->has_schema) {
-    size_t old = qv_path_push(&c.path, ".schema");
+    size_t old = qv_errpath_push(&c.path, ".schema");
     bool ok = same_schema(&c, &a->schema, &b->schema);
-    qv_path_pop(&c.path, old);
+    qv_errpath_pop(&c.path, old);
     if (!ok) return false;
   }
   if (!same_blocks(&c, a->n_dictionaries, a->dictionaries, b->n_dictionaries, b->dictionaries,

@@ -9,7 +9,7 @@
 
 #include "quiver/array.h"
 #include "quiver/integration_json.h"
-#include "util/path.h"
+#include "util/errpath.h"
 
 /* The dictionary-encoded nodes of a schema tree in the pre-order of
  * QvJsonData (node, its dictionary's value type, its children): *nodes is

@@ -73,7 +73,7 @@ struct QvJsonFile {
 typedef struct Reader {
   QvJsonFile *file;
   QvError *error;
-  QvPath path;
+  QvErrPath path;
   BufList *bufs;
   /* The value a loop over a buffer is reading: its "[i]" joins the path at
    * elem_at only when a message is made (formatting it for every value cost
@@ -282,12 +282,12 @@ static QvStatus need_member(Reader *r, const json_t *obj, const char *key, json_
   bool ok = type == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == type;
   if (type == JSON_INTEGER && !json_is_integer(v)) ok = false;
   if (!ok) {
-    size_t m = qv_path_push(&r->path, ".%s", key);
+    size_t m = qv_errpath_push(&r->path, ".%s", key);
     const char *want = type == JSON_OBJECT ? "an object" : type == JSON_ARRAY ? "an array"
                        : type == JSON_STRING ? "a string" : type == JSON_INTEGER ? "an integer"
                        : "a boolean";
     QvStatus st = fail(r, "expected %s, found %s", want, kind_name(v));
-    qv_path_pop(&r->path, m);
+    qv_errpath_pop(&r->path, m);
     return st;
   }
   *out = v;
@@ -301,9 +301,9 @@ static QvStatus need_int_member(Reader *r, const json_t *obj, const char *key, i
   if (st) return st;
   json_int_t x = json_integer_value(v);
   if (x < lo || x > hi) {
-    size_t m = qv_path_push(&r->path, ".%s", key);
+    size_t m = qv_errpath_push(&r->path, ".%s", key);
     st = fail(r, "%" JSON_INTEGER_FORMAT " is outside %" PRId64 "..%" PRId64, x, lo, hi);
-    qv_path_pop(&r->path, m);
+    qv_errpath_pop(&r->path, m);
     return st;
   }
   *out = (int64_t)x;
@@ -315,14 +315,14 @@ static QvStatus need_int_member(Reader *r, const json_t *obj, const char *key, i
 static QvStatus add_metadata(Reader *r, const json_t *field, struct ArrowSchema *s) {
   const json_t *md = member(field, "metadata");
   if (md == NULL || json_is_null(md)) return QV_OK;
-  size_t m = qv_path_push(&r->path, ".metadata");
+  size_t m = qv_errpath_push(&r->path, ".metadata");
   QvStatus st = QV_OK;
   if (!json_is_array(md)) {
     st = fail(r, "expected an array or null, found %s", kind_name(md));
     goto out;
   }
   for (size_t i = 0; i < json_array_size(md); i++) {
-    size_t m2 = qv_path_push(&r->path, "[%zu]", i);
+    size_t m2 = qv_errpath_push(&r->path, "[%zu]", i);
     const json_t *kv = json_array_get(md, i), *k, *v;
     if (!json_is_object(kv)) {
       st = fail(r, "expected an object, found %s", kind_name(kv));
@@ -334,10 +334,10 @@ static QvStatus add_metadata(Reader *r, const json_t *field, struct ArrowSchema 
     if ((st = qv_schema_add_metadata(s, json_string_value(k), json_string_length(k),
                                      json_string_value(v), json_string_length(v), r->error)))
       goto out;
-    qv_path_pop(&r->path, m2);
+    qv_errpath_pop(&r->path, m2);
   }
 out:
-  if (st == QV_OK) qv_path_pop(&r->path, m);
+  if (st == QV_OK) qv_errpath_pop(&r->path, m);
   return st;
 }
 
@@ -351,9 +351,9 @@ static QvStatus time_unit(Reader *r, const json_t *type, char *out) {
   else if (strcmp(s, "MICROSECOND") == 0) *out = 'u';
   else if (strcmp(s, "NANOSECOND") == 0) *out = 'n';
   else {
-    size_t m = qv_path_push(&r->path, ".unit");
+    size_t m = qv_errpath_push(&r->path, ".unit");
     st = fail(r, "unknown time unit \"%.32s\"", s);
-    qv_path_pop(&r->path, m);
+    qv_errpath_pop(&r->path, m);
   }
   return st;
 }
@@ -550,14 +550,14 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
 
 static QvStatus parse_children(Reader *r, const json_t *children, struct ArrowSchema *s,
                                int depth) {
-  size_t m = qv_path_push(&r->path, ".children");
+  size_t m = qv_errpath_push(&r->path, ".children");
   for (int64_t i = 0; i < s->n_children; i++) {
-    size_t m2 = qv_path_push(&r->path, "[%" PRId64 "]", i);
+    size_t m2 = qv_errpath_push(&r->path, "[%" PRId64 "]", i);
     QvStatus st = parse_field(r, json_array_get(children, (size_t)i), s->children[i], depth + 1);
     if (st) return st;
-    qv_path_pop(&r->path, m2);
+    qv_errpath_pop(&r->path, m2);
   }
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m);
   return QV_OK;
 }
 
@@ -582,9 +582,9 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
     return fail(r, "\"children\" is %s, not an array", kind_name(children));
   char fmt[16 + 128 * 4];
   int64_t want;
-  size_t m = qv_path_push(&r->path, ".type");
+  size_t m = qv_errpath_push(&r->path, ".type");
   if ((st = type_format(r, type, fmt, sizeof fmt, &want))) return st;
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m);
   int64_t nc = children ? (int64_t)json_array_size(children) : 0;
   if (want >= 0 && nc != want)
     return fail(r, "type \"%s\" needs %" PRId64 " children, the field has %" PRId64,
@@ -599,7 +599,7 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
   struct ArrowSchema *value = out;
   if (dict && !json_is_null(dict)) {
     /* the node carries the index type; its dictionary the value type */
-    m = qv_path_push(&r->path, ".dictionary");
+    m = qv_errpath_push(&r->path, ".dictionary");
     if (!json_is_object(dict)) return fail(r, "expected an object, found %s", kind_name(dict));
     const json_t *idx;
     int64_t id;
@@ -608,14 +608,14 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
       return st;
     char ifmt[16];
     int64_t inc;
-    size_t m2 = qv_path_push(&r->path, ".indexType");
+    size_t m2 = qv_errpath_push(&r->path, ".indexType");
     const json_t *iname = member(idx, "name");
     if (!json_is_string(iname) || strcmp(json_string_value(iname), "int") != 0)
       return fail(r, "a dictionary index type must be an int");
     if ((st = type_format(r, idx, ifmt, sizeof ifmt, &inc))) return st;
-    qv_path_pop(&r->path, m2);
+    qv_errpath_pop(&r->path, m2);
     if (get_bool_member(dict, "isOrdered", false)) flags |= ARROW_FLAG_DICTIONARY_ORDERED;
-    qv_path_pop(&r->path, m);
+    qv_errpath_pop(&r->path, m);
     if ((st = qv_schema_init(out, ifmt, fname, flags, 0, r->error)) ||
         (st = qv_schema_alloc_dictionary(out, r->error)) ||
         (st = qv_schema_init(out->dictionary, fmt, NULL, ARROW_FLAG_NULLABLE, nc, r->error)))
@@ -648,20 +648,20 @@ static QvStatus parse_schema(Reader *r, const json_t *root) {
   const json_t *schema, *fields;
   QvStatus st;
   if ((st = need_member(r, root, "schema", JSON_OBJECT, &schema))) return st;
-  size_t m = qv_path_push(&r->path, "schema");
+  size_t m = qv_errpath_push(&r->path, "schema");
   if ((st = need_member(r, schema, "fields", JSON_ARRAY, &fields))) return st;
   int64_t n = (int64_t)json_array_size(fields);
   struct ArrowSchema *s = &r->file->schema;
   if ((st = qv_schema_init(s, "+s", "", 0, n, r->error))) return st;
   if ((st = add_metadata(r, schema, s))) return st;
-  size_t m2 = qv_path_push(&r->path, ".fields");
+  size_t m2 = qv_errpath_push(&r->path, ".fields");
   for (int64_t i = 0; i < n; i++) {
-    size_t m3 = qv_path_push(&r->path, "[%" PRId64 "]", i);
+    size_t m3 = qv_errpath_push(&r->path, "[%" PRId64 "]", i);
     if ((st = parse_field(r, json_array_get(fields, (size_t)i), s->children[i], 1))) return st;
-    qv_path_pop(&r->path, m3);
+    qv_errpath_pop(&r->path, m3);
   }
-  qv_path_pop(&r->path, m2);
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m2);
+  qv_errpath_pop(&r->path, m);
   return qv_schema_validate(s, r->error);
 }
 
@@ -682,13 +682,13 @@ static QvStatus need_buffer(Reader *r, const json_t *col, const char *key, int64
     }
     return fail(r, "%s is missing", key);
   }
-  size_t m = qv_path_push(&r->path, ".%s", key);
+  size_t m = qv_errpath_push(&r->path, ".%s", key);
   QvStatus st = QV_OK;
   if (!json_is_array(b))
     st = fail(r, "expected an array, found %s", kind_name(b));
   else if ((int64_t)json_array_size(b) != n)
     st = fail(r, "%zu values, count is %" PRId64, json_array_size(b), n);
-  if (st == QV_OK) qv_path_pop(&r->path, m);
+  if (st == QV_OK) qv_errpath_pop(&r->path, m);
   *out = b;
   return st;
 }
@@ -714,7 +714,7 @@ static QvStatus read_validity(Reader *r, const json_t *col, QvArrayView *v, int6
   if (b == NULL) return QV_OK;
   uint8_t *bits = alloc_buf(r, (count + 7) / 8);
   if (bits == NULL) return nomem(r);
-  size_t m = qv_path_push(&r->path, ".VALIDITY");
+  size_t m = qv_errpath_push(&r->path, ".VALIDITY");
   elem_begin(r);
   int64_t nulls = 0;
   for (int64_t i = 0; i < count; i++) {
@@ -727,7 +727,7 @@ static QvStatus read_validity(Reader *r, const json_t *col, QvArrayView *v, int6
       nulls++;
   }
   elem_end(r);
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m);
   v->null_count = nulls;
   v->buffer[0] = nulls ? bits : NULL;
   v->buffer_size[0] = nulls ? (count + 7) / 8 : 0;
@@ -773,11 +773,11 @@ static QvStatus read_int_obj(Reader *r, const json_t *obj, const char *key, int6
     return QV_OK;
   }
   if (x == NULL) return fail(r, "\"%s\" is missing", key);
-  size_t m = qv_path_push(&r->path, ".%s", key);
+  size_t m = qv_errpath_push(&r->path, ".%s", key);
   QvStatus st = get_i64(r, x, out);
   if (st == QV_OK && (*out < lo || *out > hi))
     st = fail(r, "%" PRId64 " does not fit 32 bits", *out);
-  if (st == QV_OK) qv_path_pop(&r->path, m);
+  if (st == QV_OK) qv_errpath_pop(&r->path, m);
   return st;
 }
 
@@ -899,14 +899,14 @@ static QvStatus read_fixed(Reader *r, const json_t *col, QvArrayView *v, int64_t
   if (__builtin_mul_overflow(count, w, &size)) return fail(r, "DATA size overflows");
   uint8_t *buf = alloc_buf(r, size);
   if (buf == NULL) return nomem(r);
-  size_t m = qv_path_push(&r->path, ".DATA");
+  size_t m = qv_errpath_push(&r->path, ".DATA");
   elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     r->elem = i;
     if ((st = read_fixed_value(r, v, json_array_get(d, (size_t)i), buf + i * w))) return st;
   }
   elem_end(r);
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m);
   v->buffer[1] = buf;
   v->buffer_size[1] = size;
   return QV_OK;
@@ -918,7 +918,7 @@ static QvStatus read_bool(Reader *r, const json_t *col, QvArrayView *v, int64_t 
   if (st) return st;
   uint8_t *bits = alloc_buf(r, (count + 7) / 8);
   if (bits == NULL) return nomem(r);
-  size_t m = qv_path_push(&r->path, ".DATA");
+  size_t m = qv_errpath_push(&r->path, ".DATA");
   elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     bool bit;
@@ -927,7 +927,7 @@ static QvStatus read_bool(Reader *r, const json_t *col, QvArrayView *v, int64_t 
     if (bit) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
   }
   elem_end(r);
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m);
   v->buffer[1] = bits;
   v->buffer_size[1] = (count + 7) / 8;
   return QV_OK;
@@ -942,7 +942,7 @@ static QvStatus read_offsets(Reader *r, const json_t *col, const char *key, int6
   if (st) return st;
   uint8_t *buf = alloc_buf(r, n * width);
   if (buf == NULL) return nomem(r);
-  size_t m = qv_path_push(&r->path, ".%s", key);
+  size_t m = qv_errpath_push(&r->path, ".%s", key);
   elem_begin(r);
   for (int64_t i = 0; i < n; i++) {
     r->elem = i;
@@ -960,7 +960,7 @@ static QvStatus read_offsets(Reader *r, const json_t *col, const char *key, int6
     if (i == 0 && vals_first) *vals_first = x;
   }
   elem_end(r);
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m);
   *out = buf;
   return QV_OK;
 }
@@ -1003,7 +1003,7 @@ static QvStatus read_binary(Reader *r, const json_t *col, QvArrayView *v, int64_
   /* the data buffer holds exactly what DATA says; OFFSET must agree with
    * the length of every value */
   int64_t total = 0;
-  size_t m = qv_path_push(&r->path, ".DATA");
+  size_t m = qv_errpath_push(&r->path, ".DATA");
   elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     const json_t *x = json_array_get(d, (size_t)i);
@@ -1019,7 +1019,7 @@ static QvStatus read_binary(Reader *r, const json_t *col, QvArrayView *v, int64_
     total += n;
   }
   elem_end(r);
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m);
   if (w == 4 && total > INT32_MAX) return fail(r, "DATA holds more than 2^31 - 1 bytes");
   uint8_t *data = alloc_buf(r, total);
   if (data == NULL) return nomem(r);
@@ -1078,7 +1078,7 @@ static QvStatus read_views(Reader *r, const json_t *col, QvArrayView *v, int64_t
   v->n_variadic = (int64_t)nb;
   uint8_t *vb = alloc_buf(r, count * 16);
   if (vb == NULL) return nomem(r);
-  size_t m = qv_path_push(&r->path, ".VIEWS");
+  size_t m = qv_errpath_push(&r->path, ".VIEWS");
   elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     const json_t *x = json_array_get(views, (size_t)i);
@@ -1115,7 +1115,7 @@ static QvStatus read_views(Reader *r, const json_t *col, QvArrayView *v, int64_t
     }
   }
   elem_end(r);
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m);
   v->buffer[1] = vb;
   v->buffer_size[1] = count * 16;
   return QV_OK;
@@ -1139,10 +1139,10 @@ static QvStatus need_children(Reader *r, const json_t *col, const QvArrayView *v
 static QvStatus build_child(Reader *r, const json_t *children, QvArrayView *v, int64_t i,
                             int64_t want, int depth) {
   /* a batch (depth 0) is a struct whose children are its "columns" */
-  size_t m = qv_path_push(&r->path, ".%s[%" PRId64 "]", depth ? "children" : "columns", i);
+  size_t m = qv_errpath_push(&r->path, ".%s[%" PRId64 "]", depth ? "children" : "columns", i);
   QvStatus st = build_column(r, json_array_get(children, (size_t)i), &v->children[i], want,
                              depth + 1);
-  if (st == QV_OK) qv_path_pop(&r->path, m);
+  if (st == QV_OK) qv_errpath_pop(&r->path, m);
   return st;
 }
 
@@ -1332,9 +1332,9 @@ static QvStatus get_dictionary(Reader *r, int64_t id, const struct ArrowArray **
   if (d == NULL) return fail(r, "dictionary id %" PRId64 " has no entry in \"dictionaries\"", id);
   if (d->state == 1) return fail(r, "dictionary %" PRId64 " contains itself", id);
   if (d->state == 0) {
-    QvPath saved = r->path;
+    QvErrPath saved = r->path;
     r->path.len = 0;
-    qv_path_push(&r->path, "dictionaries[%zu].data.columns[0]", d->entry);
+    qv_errpath_push(&r->path, "dictionaries[%zu].data.columns[0]", d->entry);
     d->state = 1;
     QvStatus st = build_array(r, d->column, d->type, d->count, 1, &d->values);
     if (st) return st;
@@ -1349,14 +1349,14 @@ static QvStatus parse_dictionaries(Reader *r, const json_t *root) {
   QvJsonFile *f = r->file;
   const json_t *dicts = member(root, "dictionaries");
   if (dicts == NULL || json_is_null(dicts)) return QV_OK;
-  size_t m = qv_path_push(&r->path, "dictionaries");
+  size_t m = qv_errpath_push(&r->path, "dictionaries");
   if (!json_is_array(dicts)) return fail(r, "expected an array, found %s", kind_name(dicts));
   size_t n = json_array_size(dicts);
   f->dicts = calloc(n ? n : 1, sizeof *f->dicts);
   if (f->dicts == NULL) return nomem(r);
   QvStatus st;
   for (size_t i = 0; i < n; i++) {
-    size_t m2 = qv_path_push(&r->path, "[%zu]", i);
+    size_t m2 = qv_errpath_push(&r->path, "[%zu]", i);
     const json_t *e = json_array_get(dicts, i), *data, *cols, *cnt;
     if (!json_is_object(e)) return fail(r, "expected an object, found %s", kind_name(e));
     int64_t id;
@@ -1366,13 +1366,13 @@ static QvStatus parse_dictionaries(Reader *r, const json_t *root) {
     data = member(e, "data");
     if (json_is_array(data) && json_array_size(data) == 1) data = json_array_get(data, 0);
     if (!json_is_object(data)) return fail(r, "\"data\" is missing or not an object");
-    size_t m3 = qv_path_push(&r->path, ".data");
+    size_t m3 = qv_errpath_push(&r->path, ".data");
     if ((st = need_member(r, data, "count", JSON_INTEGER, &cnt)) ||
         (st = need_member(r, data, "columns", JSON_ARRAY, &cols)))
       return st;
     if (json_array_size(cols) != 1)
       return fail(r, "\"columns\" has %zu entries, a dictionary has one", json_array_size(cols));
-    qv_path_pop(&r->path, m3);
+    qv_errpath_pop(&r->path, m3);
     for (int64_t k = 0; k < f->n_dicts; k++)
       if (f->dicts[k].id == id)
         return fail(r, "dictionary id %" PRId64 " appears twice (dictionaries[%zu])", id,
@@ -1388,9 +1388,9 @@ static QvStatus parse_dictionaries(Reader *r, const json_t *root) {
     d->entry = i;
     d->count = (int64_t)json_integer_value(cnt);
     d->type = type;
-    qv_path_pop(&r->path, m2);
+    qv_errpath_pop(&r->path, m2);
   }
-  qv_path_pop(&r->path, m);
+  qv_errpath_pop(&r->path, m);
   /* build all of them now, so an unused dictionary is checked too */
   for (int64_t k = 0; k < f->n_dicts; k++) {
     const struct ArrowArray *a;
@@ -1409,7 +1409,7 @@ static QvStatus parse_batches(Reader *r, const json_t *root) {
   f->batch_ptrs = calloc(n ? n : 1, sizeof *f->batch_ptrs);
   if (f->batches == NULL || f->batch_ptrs == NULL) return nomem(r);
   for (size_t i = 0; i < n; i++) {
-    size_t m = qv_path_push(&r->path, "batches[%zu]", i);
+    size_t m = qv_errpath_push(&r->path, "batches[%zu]", i);
     const json_t *b = json_array_get(batches, i), *cols, *cnt;
     if (!json_is_object(b)) return fail(r, "expected an object, found %s", kind_name(b));
     if ((st = need_member(r, b, "count", JSON_INTEGER, &cnt)) ||
@@ -1421,7 +1421,7 @@ static QvStatus parse_batches(Reader *r, const json_t *root) {
     if ((st = build_array(r, b, &f->schema, -1, 0, &f->batches[i]))) return st;
     f->batch_ptrs[i] = &f->batches[i];
     f->n_batches++;
-    qv_path_pop(&r->path, m);
+    qv_errpath_pop(&r->path, m);
   }
   return QV_OK;
 }

@@ -1,5 +1,4 @@
 /* Integration JSON: the dictionary pre-order and type equality. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
