@@ -245,21 +245,27 @@ typedef struct Run {
 
 /* The contexts this thread used last: taken again when free, a ZSTD
  * context's tables (hundreds of KB) stay in this core's cache instead of
- * moving between the threads from task to task. */
-static _Thread_local CodecCtx *last_ctx;
+ * moving between the threads from task to task. Kept as (runner, index),
+ * never as a pointer into r->ctx: a pointer left from a freed runner could
+ * fall inside a newer runner's array off an element boundary, and claiming
+ * its `busy` would write into another context's pointers. A runner freed
+ * and another made at its address only makes the hint a wrong guess. */
+static _Thread_local const QvCodecRunner *last_runner;
+static _Thread_local int last_index;
 
 /* No more tasks run at once than the pool has threads, so a free set of
  * contexts is always there; the scan only picks which. */
 static CodecCtx *take_ctx(QvCodecRunner *r) {
-  CodecCtx *c = last_ctx;
-  /* compared as integers: it may belong to another runner */
-  uintptr_t at = (uintptr_t)c, lo = (uintptr_t)r->ctx, hi = (uintptr_t)(r->ctx + r->threads);
-  if (at >= lo && at < hi && atomic_exchange_explicit(&c->busy, 1, memory_order_acquire) == 0)
-    return c;
+  if (last_runner == r && last_index < r->threads &&
+      atomic_exchange_explicit(&r->ctx[last_index].busy, 1, memory_order_acquire) == 0)
+    return &r->ctx[last_index];
   for (;;)
     for (int k = 0; k < r->threads; k++)
-      if (atomic_exchange_explicit(&r->ctx[k].busy, 1, memory_order_acquire) == 0)
-        return last_ctx = &r->ctx[k];
+      if (atomic_exchange_explicit(&r->ctx[k].busy, 1, memory_order_acquire) == 0) {
+        last_runner = r;
+        last_index = k;
+        return &r->ctx[k];
+      }
 }
 
 static void run_task(void *p, size_t i) {
