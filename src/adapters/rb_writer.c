@@ -28,6 +28,9 @@ typedef struct Seg {
   int64_t len;
   bool has_prefix; /* compressed bodies: int64 uncompressed length first */
   int64_t prefix;
+  /* A bitmap pointing into the caller's buffer whose last byte holds bits
+   * past the array's end: the bits of the array in it. 0: every bit. */
+  uint8_t last_mask;
 } Seg;
 
 typedef struct Ser {
@@ -95,7 +98,11 @@ static uint8_t *temp(Ser *s, int64_t size) {
 static QvStatus push_bitmap(Ser *s, const uint8_t *bits, int64_t from, int64_t n) {
   if (n == 0) return push_seg(s, NULL, 0);
   int64_t nb = bitmap_bytes(n);
-  if (from % 8 == 0) return push_seg(s, bits + from / 8, nb);
+  if (from % 8 == 0) {
+    QvStatus st = push_seg(s, bits + from / 8, nb);
+    if (!st && n % 8) s->segs[s->n_segs - 1].last_mask = (uint8_t)((1u << (n % 8)) - 1);
+    return st;
+  }
   uint8_t *out = temp(s, nb);
   if (out == NULL) return nomem(s);
   const uint8_t *src = bits + from / 8;
@@ -272,7 +279,9 @@ static QvStatus emit(Ser *s, const QvArrayView *v, int64_t start, int64_t length
 }
 
 /* Canonical bytes of a serialized dictionary, to tell unchanged / grown /
- * replaced dictionaries apart. */
+ * replaced dictionaries apart. Bitmap bits past the end are masked off:
+ * a grown dictionary's first values keep their bytes, but the byte their
+ * last validity bit shares now holds the new values' bits too. */
 static QvStatus canonical(Ser *s, uint8_t **out, int64_t *size) {
   int64_t n = 16 * s->n_nodes + 8 * s->n_var + 8 * s->n_segs;
   for (int64_t i = 0; i < s->n_segs; i++) n += s->segs[i].len;
@@ -288,6 +297,7 @@ static QvStatus canonical(Ser *s, uint8_t **out, int64_t *size) {
     w += 8;
     if (s->segs[i].len) memcpy(w, s->segs[i].data, (size_t)s->segs[i].len);
     w += s->segs[i].len;
+    if (s->segs[i].len && s->segs[i].last_mask) w[-1] &= s->segs[i].last_mask;
   }
   *out = p;
   *size = n;
