@@ -77,7 +77,11 @@ typedef struct QvRbReadOptions {
    * caller holds (its decompressed buffers and references to the
    * dictionaries it uses). A failure in the batch read ahead (and in the
    * dictionary batches before it) is reported when that batch is asked
-   * for; freeing the reader stops its decompression. */
+   * for; freeing the reader stops its decompression.
+   * For any count, the buffers a reader decompresses or copies into (64 KiB
+   * and up) go back to it when the caller releases their batch, and later
+   * batches reuse them: no fresh pages to fault in and zero per batch. It
+   * keeps at most twice the largest batch's such bytes, until it is freed. */
   int threads;
 } QvRbReadOptions;
 

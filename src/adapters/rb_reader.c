@@ -17,6 +17,7 @@
 #include "util/idmap.h"
 #include "util/load.h"
 #include "util/options.h"
+#include "util/recycle.h"
 #include "quiver/recordbatch_ipc.h"
 
 /* ---- IPC schema -> ArrowSchema */
@@ -253,6 +254,9 @@ typedef struct Core {
   bool raw_foreign; /* bodies in the foreign byte order, handed out as they are */
   /* threads and codec contexts, from the first compressed message */
   QvCodecRunner *codec;
+  /* decompressed and copied buffers of released batches, for the next
+   * ones (NULL when it could not be made: every buffer is then fresh) */
+  QvRecycler *recycler;
   /* threads > 1 over a source that never blocks (memory, a mapping): the
    * next batch is loaded and its buffers decompressed on the workers while
    * the caller holds the current one */
@@ -306,6 +310,10 @@ static void core_free(Core *c) {
   qv_idmap_free(&c->dict_index);
   free(c->node_ids);
   qv_codec_runner_free(c->codec); /* after every cancel above */
+  /* buffers of batches still held are freed when those are released */
+  qv_recycler_close(c->recycler);
+  qv_recycler_release(c->recycler);
+  c->recycler = NULL;
   memset(c, 0, sizeof *c);
 }
 
@@ -435,6 +443,7 @@ static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions
     return qv_error_set(error, QV_EARG, "threads must be 0..%d, not %d", QV_RB_MAX_THREADS,
                         c->opt.threads);
   c->ipc_schema = schema;
+  c->recycler = qv_recycler_new();
   bool foreign = schema->endianness != qv_rb_host_endianness();
   c->swap = foreign && !opt->keep_byte_order;
   c->raw_foreign = foreign && opt->keep_byte_order;
@@ -463,12 +472,17 @@ typedef struct Mem {
   QvOwner *body_owner;
   int64_t n, capacity;
   void **allocs;
+  size_t *caps;    /* of allocs[i], for the recycler */
+  size_t bytes;    /* sum of caps */
+  QvRecycler *rec; /* the reader's: takes the buffers back for its next batches */
 } Mem;
 
 static void mem_free(void *p) {
   Mem *m = p;
-  for (int64_t i = 0; i < m->n; i++) qv_aligned_free(m->allocs[i]);
+  for (int64_t i = 0; i < m->n; i++) qv_recycler_put(m->rec, m->allocs[i], m->caps[i]);
+  qv_recycler_release(m->rec);
   free(m->allocs);
+  free(m->caps);
   qv_owner_free(m->body_owner);
   free(m);
 }
@@ -479,10 +493,20 @@ static uint8_t *mem_alloc(Mem *m, int64_t size) {
     void **a = realloc(m->allocs, (size_t)cap * sizeof *a);
     if (a == NULL) return NULL;
     m->allocs = a;
+    size_t *c = realloc(m->caps, (size_t)cap * sizeof *c);
+    if (c == NULL) return NULL;
+    m->caps = c;
     m->capacity = cap;
   }
-  uint8_t *p = qv_aligned_alloc((size_t)size);
-  if (p) m->allocs[m->n++] = p;
+  size_t capacity;
+  uint8_t *p = qv_recycler_get(m->rec, (size_t)size, &capacity);
+  if (p == NULL) return NULL;
+  m->allocs[m->n] = p;
+  m->caps[m->n++] = capacity;
+  m->bytes += capacity;
+  /* room for the buffers of the batch the caller holds and of the one
+   * being read (ahead): when it lets go of one, the next reuses them */
+  qv_recycler_allow(m->rec, 2 * m->bytes);
   return p;
 }
 
@@ -774,6 +798,8 @@ static QvStatus loader_begin(Loader *ld, Core *c, Jobs *jobs, const QvMessage *m
   }
   qv_owner_retain(body_owner);
   m->body_owner = body_owner;
+  qv_recycler_retain(c->recycler);
+  m->rec = c->recycler;
   ld->mem = m;
   return QV_OK;
 }
