@@ -58,6 +58,29 @@ static inline void prefetch_some(Prefetch *p, int n) {
   }
 }
 
+/* The prefetch plan of the tile after rows [r0, r1) of columns [c0, c1)
+ * (tiles go down the rows, then right; tr x tc elements of es bytes): b's
+ * rows and a's columns of it, spread over this tile's bk x bk blocks
+ * (*per lines a block). */
+static Prefetch next_tile(const uint8_t *a, int64_t a_c, const uint8_t *b, int64_t b_r, int64_t es,
+                          int64_t r0, int64_t r1, int64_t c0, int64_t c1, int64_t fr, int64_t fc,
+                          int64_t tr, int64_t tc, int64_t bk, int *per) {
+  int64_t nr0 = r1, nc0 = c0;
+  if (nr0 >= fr) nr0 = 0, nc0 = c1;
+  int64_t nr1 = nr0 + tr < fr ? nr0 + tr : fr, nc1 = nc0 + tc < fc ? nc0 + tc : fc;
+  Prefetch pf = {{(uintptr_t)b + (uintptr_t)(nr0 * b_r + nc0 * es), (uintptr_t)a + (uintptr_t)(nc0 * a_c + nr0 * es)},
+                 {b_r, a_c},
+                 {nr1 - nr0, nc1 - nc0},
+                 {(nc1 - nc0) * es / 64 + 1, (nr1 - nr0) * es / 64 + 1},
+                 nc0 < fc ? 0 : 2,
+                 0,
+                 0};
+  int64_t total = pf.runs[0] * pf.lines[0] + pf.runs[1] * pf.lines[1];
+  int64_t blocks = ((c1 - c0) / bk) * ((r1 - r0) / bk); /* >= 1: tiles hold whole blocks */
+  *per = (int)((total + blocks - 1) / blocks);
+  return pf;
+}
+
 QV_TARGET_AVX2 static int tiles64(const uint8_t *a, int64_t a_c, const uint8_t *b, int64_t b_r, int64_t rows,
                                   int64_t cols, int isf, int ne) {
   const __m256d nem = _mm256_castsi256_pd(_mm256_set1_epi64x(ne ? -1 : 0));
@@ -67,20 +90,8 @@ QV_TARGET_AVX2 static int tiles64(const uint8_t *a, int64_t a_c, const uint8_t *
     int64_t c1 = c0 + TC < fc ? c0 + TC : fc;
     for (int64_t r0 = 0; r0 < fr; r0 += TR) {
       int64_t r1 = r0 + TR < fr ? r0 + TR : fr;
-      /* the next tile: b's rows and a's columns of it */
-      int64_t nr0 = r1, nc0 = c0;
-      if (nr0 >= fr) nr0 = 0, nc0 = c1;
-      int64_t nr1 = nr0 + TR < fr ? nr0 + TR : fr, nc1 = nc0 + TC < fc ? nc0 + TC : fc;
-      Prefetch pf = {{(uintptr_t)b + (uintptr_t)(nr0 * b_r + nc0 * 8), (uintptr_t)a + (uintptr_t)(nc0 * a_c + nr0 * 8)},
-                     {b_r, a_c},
-                     {nr1 - nr0, nc1 - nc0},
-                     {(nc1 - nc0) * 8 / 64 + 1, (nr1 - nr0) * 8 / 64 + 1},
-                     nc0 < fc ? 0 : 2,
-                     0,
-                     0};
-      int64_t total = pf.runs[0] * pf.lines[0] + pf.runs[1] * pf.lines[1];
-      int64_t blocks = ((c1 - c0) / 4) * ((r1 - r0) / 4);
-      int per = (int)((total + blocks - 1) / blocks);
+      int per;
+      Prefetch pf = next_tile(a, a_c, b, b_r, 8, r0, r1, c0, c1, fr, fc, TR, TC, 4, &per);
       __m256i all = ones;
       for (int64_t c = c0; c < c1; c += 4) {
         const uint8_t *pa = a + c * a_c;
@@ -130,19 +141,8 @@ QV_TARGET_AVX2 static int tiles32(const uint8_t *a, int64_t a_c, const uint8_t *
     int64_t c1 = c0 + TC32 < fc ? c0 + TC32 : fc;
     for (int64_t r0 = 0; r0 < fr; r0 += TR32) {
       int64_t r1 = r0 + TR32 < fr ? r0 + TR32 : fr;
-      int64_t nr0 = r1, nc0 = c0;
-      if (nr0 >= fr) nr0 = 0, nc0 = c1;
-      int64_t nr1 = nr0 + TR32 < fr ? nr0 + TR32 : fr, nc1 = nc0 + TC32 < fc ? nc0 + TC32 : fc;
-      Prefetch pf = {{(uintptr_t)b + (uintptr_t)(nr0 * b_r + nc0 * 4), (uintptr_t)a + (uintptr_t)(nc0 * a_c + nr0 * 4)},
-                     {b_r, a_c},
-                     {nr1 - nr0, nc1 - nc0},
-                     {(nc1 - nc0) * 4 / 64 + 1, (nr1 - nr0) * 4 / 64 + 1},
-                     nc0 < fc ? 0 : 2,
-                     0,
-                     0};
-      int64_t total = pf.runs[0] * pf.lines[0] + pf.runs[1] * pf.lines[1];
-      int64_t blocks = ((c1 - c0) / 8) * ((r1 - r0) / 8);
-      int per = (int)((total + blocks - 1) / blocks);
+      int per;
+      Prefetch pf = next_tile(a, a_c, b, b_r, 4, r0, r1, c0, c1, fr, fc, TR32, TC32, 8, &per);
       __m256i all = ones;
       for (int64_t c = c0; c < c1; c += 8) {
         const uint8_t *pa = a + c * a_c;
