@@ -35,12 +35,7 @@ static void table_free(Table *t) {
 /* Writes the table into a buffer sink of `cap` bytes; the status. */
 static QvStatus write_buffer(const Table *t, QvIpcFormat format, QvCompression codec, int level,
                              int threads, uint8_t *dst, size_t cap, size_t *size) {
-  QvRbWriteOptions o;
-  memset(&o, 0, sizeof o);
-  o.format = format;
-  o.compression = codec;
-  o.compression_level = level;
-  o.threads = threads;
+  QvRbWriteOptions o = rbt_write_options(format, codec, level, threads);
   QvSink *sink;
   QvRbWriter *w;
   QvError e;
@@ -56,12 +51,7 @@ static QvStatus write_buffer(const Table *t, QvIpcFormat format, QvCompression c
 
 static uint8_t *write_table(const Table *t, QvIpcFormat format, QvCompression codec, int level,
                             int threads, size_t *size) {
-  QvRbWriteOptions o;
-  memset(&o, 0, sizeof o);
-  o.format = format;
-  o.compression = codec;
-  o.compression_level = level;
-  o.threads = threads;
+  QvRbWriteOptions o = rbt_write_options(format, codec, level, threads);
   struct ArrowArray *p[3] = {(struct ArrowArray *)&t->batches[0],
                              (struct ArrowArray *)&t->batches[1],
                              (struct ArrowArray *)&t->batches[2]};

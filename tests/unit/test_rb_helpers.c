@@ -264,6 +264,16 @@ void rbt_assert_same_cells(const RbtCells *want, const RbtCells *got, const char
                (long long)(i % want->cols), got->cells[i], want->cells[i]);
 }
 
+QvRbWriteOptions rbt_write_options(QvIpcFormat format, QvCompression codec, int level, int threads) {
+  QvRbWriteOptions o;
+  memset(&o, 0, sizeof o);
+  o.format = format;
+  o.compression = codec;
+  o.compression_level = level;
+  o.threads = threads;
+  return o;
+}
+
 void rbt_write(const struct ArrowSchema *schema, struct ArrowArray *const *batches, int n,
                const QvRbWriteOptions *opt, uint8_t **out, size_t *size) {
   QvSink *sink;

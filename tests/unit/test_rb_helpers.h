@@ -55,6 +55,8 @@ void rbt_cells_free(RbtCells *c);
 void rbt_assert_same_cells(const RbtCells *want, const RbtCells *got, const char *what);
 
 /* Writes batches through a memory sink (*out: malloc'd, free() it). */
+/* Write options of a format, codec, level and thread count; the rest default. */
+QvRbWriteOptions rbt_write_options(QvIpcFormat format, QvCompression codec, int level, int threads);
 void rbt_write(const struct ArrowSchema *schema, struct ArrowArray *const *batches, int n,
                const QvRbWriteOptions *opt, uint8_t **out, size_t *size);
 /* The bytes of a memory sink as a malloc'd copy (free() it). */

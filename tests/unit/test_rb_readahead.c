@@ -63,10 +63,7 @@ static void table_free(Table *t) {
 }
 
 static uint8_t *write_table(Table *t, bool file, QvCompression codec, int n, size_t *size) {
-  QvRbWriteOptions o;
-  memset(&o, 0, sizeof o);
-  o.format = file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM;
-  o.compression = codec;
+  QvRbWriteOptions o = rbt_write_options(file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM, codec, 0, 0);
   struct ArrowArray *p[N_BATCHES];
   for (int i = 0; i < n; i++) p[i] = &t->b[i];
   uint8_t *data;
@@ -341,9 +338,7 @@ static void test_recycled_buffers(void **state) {
     rbt_build(&b[i], &s, BIG, i * 7);
     p[i] = &b[i];
   }
-  QvRbWriteOptions wo;
-  memset(&wo, 0, sizeof wo);
-  wo.compression = QV_COMPRESSION_LZ4_FRAME;
+  QvRbWriteOptions wo = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 0);
   uint8_t *data;
   size_t size;
   rbt_write(&s, p, BATCHES, &wo, &data, &size);

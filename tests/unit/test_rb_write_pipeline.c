@@ -142,16 +142,6 @@ static uint8_t *write_memory(const Table *t, Path path, const QvRbWriteOptions *
   return data;
 }
 
-static QvRbWriteOptions options(QvIpcFormat format, QvCompression codec, int level, int threads) {
-  QvRbWriteOptions o;
-  memset(&o, 0, sizeof o);
-  o.format = format;
-  o.compression = codec;
-  o.compression_level = level;
-  o.threads = threads;
-  return o;
-}
-
 /* Every path, 1-5 threads: the bytes of qv_rb_writer_write on one thread.
  * With threads, the moving paths must have pipelined. */
 static void check_identical(const Table *t, QvRbWriteOptions o, const char *what) {
@@ -198,18 +188,18 @@ static void test_identical_every_path(void **state) {
       char what[64];
       snprintf(what, sizeof what, "codec %d level %d %s", (int)codecs[c].codec, codecs[c].level,
                f ? "file" : "stream");
-      check_identical(&t, options(f ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM, codecs[c].codec,
+      check_identical(&t, rbt_write_options(f ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM, codecs[c].codec,
                                   codecs[c].level, 1),
                       what);
     }
   /* uncompressed: nothing to pipeline, the same bytes */
-  check_identical(&t, options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_NONE, 0, 1), "uncompressed");
+  check_identical(&t, rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_NONE, 0, 1), "uncompressed");
   /* a foreign byte order: swapped copies belong to the batch in flight */
-  QvRbWriteOptions o = options(QV_IPC_FORMAT_FILE, QV_COMPRESSION_ZSTD, 1, 1);
+  QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_FILE, QV_COMPRESSION_ZSTD, 1, 1);
   o.endianness = qv_rb_host_endianness() == QV_ENDIAN_LITTLE ? QV_RB_ENDIAN_BIG : QV_RB_ENDIAN_LITTLE;
   check_identical(&t, o, "foreign byte order");
   /* 64-byte alignment */
-  o = options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 1);
+  o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 1);
   o.alignment = 64;
   check_identical(&t, o, "64-byte alignment");
   table_free(&t);
@@ -222,7 +212,7 @@ static void test_dictionaries_same_bytes(void **state) {
   static const char *const specs[] = {"l", "i{u}"};
   Table t;
   table_make(&t, specs, 2);
-  QvRbWriteOptions o = options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_ZSTD, 1, 1);
+  QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_ZSTD, 1, 1);
   size_t size1, size;
   uint8_t *one = write_memory(&t, BORROWED, &o, &size1);
   for (Path path = MOVED; path <= STREAM; path++) {
@@ -244,7 +234,7 @@ static void test_pipeline_default_threshold(void **state) {
   size_t was = qv_codec_set_parallel_min((size_t)256 << 10);
   Table t;
   table_make(&t, kSpecs, N_SPECS);
-  QvRbWriteOptions o = options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 1);
+  QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 1);
   size_t size1, size;
   uint8_t *one = write_memory(&t, BORROWED, &o, &size1);
   o.threads = 2;
@@ -278,7 +268,7 @@ static void test_sink_failure_in_flight(void **state) {
   (void)state;
   Table t;
   table_make(&t, kSpecs, N_SPECS);
-  QvRbWriteOptions o = options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 1);
+  QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 1);
   size_t full;
   free(write_memory(&t, BORROWED, &o, &full));
   for (int threads = 1; threads <= 3; threads++)
@@ -309,7 +299,7 @@ static void test_compression_failure_in_flight(void **state) {
   for (int threads = 1; threads <= 3; threads++)
     for (Path path = BORROWED; path <= STREAM; path++)
       for (long k = 0; k < 30; k += 7) {
-        QvRbWriteOptions o = options(QV_IPC_FORMAT_FILE, QV_COMPRESSION_ZSTD, 1, threads);
+        QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_FILE, QV_COMPRESSION_ZSTD, 1, threads);
         QvSink *sink;
         QvError e;
         rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
@@ -324,7 +314,7 @@ static void test_compression_failure_in_flight(void **state) {
         qv_sink_free(sink);
       }
   /* after the failure the writer refuses the next batch with it */
-  QvRbWriteOptions o = options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 2);
+  QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 2);
   QvSink *sink;
   QvRbWriter *w;
   QvError e;
@@ -359,7 +349,7 @@ static void test_free_in_flight_and_bad_batch(void **state) {
   Table t;
   table_make(&t, kSpecs, N_SPECS);
   for (int threads = 1; threads <= 4; threads++) {
-    QvRbWriteOptions o = options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_ZSTD, 3, threads);
+    QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_ZSTD, 3, threads);
     QvSink *sink;
     QvRbWriter *w;
     QvError e;
@@ -394,7 +384,7 @@ static void test_free_in_flight_and_bad_batch(void **state) {
   QvRbWriter *w;
   QvError e;
   rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
-  QvRbWriteOptions o = options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 2);
+  QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 2);
   rbt_check(qv_rb_writer_new(&w, &t.schema, sink, &o, &e), &e, "writer new");
   struct ArrowArray gone;
   memset(&gone, 0, sizeof gone);
