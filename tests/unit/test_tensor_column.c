@@ -653,9 +653,12 @@ static void test_transpose_edge(void **state) {
 }
 
 /* A fixed_shape_tensor column over `data` (n row-major physical cells; the
- * column does not own it) with metadata `json`. */
-static void column_over(QvValueType type, const void *data, int64_t n, const char *json,
-                        QvTensorColumn *col) {
+ * column does not own it) with metadata `json`; with `null_cells`, its
+ * validity bitmap (in `bitmap`, (n + 7) / 8 bytes) nulls the cells listed
+ * under n (-1 ends the list). */
+static void column_with_nulls(QvValueType type, const void *data, int64_t n,
+                              const int64_t *null_cells, uint8_t *bitmap, const char *json,
+                              QvTensorColumn *col) {
   QvError err = {0};
   QvTensorColumnType t;
   assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_FIXED_SHAPE, json, strlen(json),
@@ -666,9 +669,20 @@ static void column_over(QvValueType type, const void *data, int64_t n, const cha
   assert_int_equal(qv_tensor_column_schema_init(&f, "c", &t, NULL, &err), QV_OK);
   QvArrayView v;
   assert_int_equal(qv_array_view_init(&v, &f, &err), QV_OK);
+  int64_t nulls = 0;
+  if (null_cells) {
+    memset(bitmap, 0xff, (size_t)(n + 7) / 8);
+    for (const int64_t *c = null_cells; *c >= 0; c++)
+      if (*c < n) {
+        bitmap[*c / 8] &= (uint8_t)~(1u << (*c % 8));
+        nulls++;
+      }
+    v.buffer[0] = bitmap;
+    v.buffer_size[0] = (n + 7) / 8;
+  }
   int64_t cell = qv_tensor_column_type_cell_size(&t);
   v.length = n;
-  v.null_count = 0;
+  v.null_count = nulls;
   v.children[0].length = n * cell;
   v.children[0].null_count = 0;
   v.children[0].buffer[1] = data;
@@ -679,6 +693,11 @@ static void column_over(QvValueType type, const void *data, int64_t n, const cha
   assert_int_equal(qv_tensor_column_init(col, &f, &a, NULL, &err), QV_OK);
   f.release(&f);
   qv_tensor_column_type_reset(&t);
+}
+
+static void column_over(QvValueType type, const void *data, int64_t n, const char *json,
+                        QvTensorColumn *col) {
+  column_with_nulls(type, data, n, NULL, NULL, json, col);
 }
 
 /* Next permutation of perm[0..n) in lexicographic order; false after the last. */
@@ -1091,45 +1110,6 @@ static void test_variable_sliced(void **state) {
   qv_tensor_column_type_reset(&type);
 }
 
-/* A fixed_shape_tensor column over `data` (n row-major float32 cells) whose
- * validity bitmap nulls the cells of `null_cells` under n (-1 ends the
- * list). */
-static void column_with_nulls(const void *data, int64_t n, const int64_t *null_cells,
-                              uint8_t *bitmap, const char *json, QvTensorColumn *col) {
-  QvError err = {0};
-  QvTensorColumnType t;
-  assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_FIXED_SHAPE, json, strlen(json),
-                                               0, &t, &err),
-                   QV_OK);
-  t.value_type = QV_VALUE_FLOAT32;
-  struct ArrowSchema f;
-  assert_int_equal(qv_tensor_column_schema_init(&f, "c", &t, NULL, &err), QV_OK);
-  QvArrayView v;
-  assert_int_equal(qv_array_view_init(&v, &f, &err), QV_OK);
-  memset(bitmap, 0xff, (size_t)(n + 7) / 8);
-  int64_t nulls = 0;
-  for (const int64_t *c = null_cells; *c >= 0; c++)
-    if (*c < n) {
-      bitmap[*c / 8] &= (uint8_t)~(1u << (*c % 8));
-      nulls++;
-    }
-  int64_t cell = qv_tensor_column_type_cell_size(&t);
-  v.length = n;
-  v.null_count = nulls;
-  v.buffer[0] = bitmap;
-  v.buffer_size[0] = (n + 7) / 8;
-  v.children[0].length = n * cell;
-  v.children[0].null_count = 0;
-  v.children[0].buffer[1] = data;
-  v.children[0].buffer_size[1] = n * cell * 4;
-  struct ArrowArray a;
-  assert_int_equal(qv_array_export_view(&v, NULL, &a, &err), QV_OK);
-  qv_array_view_reset(&v);
-  assert_int_equal(qv_tensor_column_init(col, &f, &a, NULL, &err), QV_OK);
-  f.release(&f);
-  qv_tensor_column_type_reset(&t);
-}
-
 /* Copying stacks and unstacks split over threads (options.threads): null
  * fill (null runs across the range boundaries), permuted stacks made
  * row-major both ways, the two at once, and the row-major copy of an
@@ -1158,7 +1138,7 @@ static void test_stack_threads(void **state) {
   };
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     QvTensorColumn col;
-    column_with_nulls(phys.data, N, cases[ci].nulls, bitmap, cases[ci].json, &col);
+    column_with_nulls(QV_VALUE_FLOAT32, phys.data, N, cases[ci].nulls, bitmap, cases[ci].json, &col);
     QvError err = {0};
     QvTensor one;
     QvTensorStackOptions so = {.struct_size = sizeof so, .null_fill = true,
@@ -1186,7 +1166,7 @@ static void test_stack_threads(void **state) {
     qv_tensor_reset(&one);
     /* a 1 MiB copy (2 cells) stays on the caller */
     QvTensorColumn small;
-    column_with_nulls(phys.data, 2, cases[ci].nulls, bitmap, cases[ci].json, &small);
+    column_with_nulls(QV_VALUE_FLOAT32, phys.data, 2, cases[ci].nulls, bitmap, cases[ci].json, &small);
     so.threads = 4;
     uint64_t split0 = qv_path_count(QV_PATH_TENSOR_COPY_THREADS);
     assert_int_equal(qv_tensor_column_stack(&small, &so, &one, &err), QV_OK);
