@@ -76,7 +76,8 @@ typedef struct QvSink QvSink;
 #define QV_SINK_NO_FSYNC 1u /* skip the fsyncs (scratch output, benchmarks) */
 
 /* Writes into dst[0..capacity); a write that does not fit fails with
- * QV_ELIMIT and writes nothing. */
+ * QV_ELIMIT and writes nothing. Writers may use the bytes past what is
+ * written as scratch (record batch writers compress there). */
 QV_API QvStatus qv_sink_new_buffer(QvSink **out, void *dst, size_t capacity, QvError *error);
 /* A growing 64-byte-aligned buffer; qv_sink_memory_take hands it out. */
 QV_API QvStatus qv_sink_new_memory(QvSink **out, QvError *error);

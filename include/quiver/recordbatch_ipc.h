@@ -170,9 +170,16 @@ typedef struct QvRbWriteOptions {
   /* Threads that compress the buffers of a message, 0..QV_RB_MAX_THREADS;
    * 0 or 1: the calling thread alone. Started once by qv_rb_writer_new
    * (when compressing), joined by qv_rb_writer_free. The output is byte for
-   * byte the same for any count. A compressing writer keeps its compressed
-   * buffers between messages (about the size of the largest message; with
-   * qv_rb_writer_write_move, two such sets). */
+   * byte the same for any count. Into a buffer or memory sink, a message's
+   * buffers are compressed in the sink's own memory past what is written
+   * (at worst-case offsets, then moved into place: no memory of the
+   * writer's, and no fresh pages); a buffer sink's bytes past
+   * qv_sink_bytes_written are therefore scratch while a writer writes to
+   * it, as they are for one thread, which compresses there in place. When
+   * the sink has no such room (another kind of sink, a buffer sink nearly
+   * full), the writer keeps its compressed buffers between messages (about
+   * the size of the largest message; with qv_rb_writer_write_move, two such
+   * sets). */
   int threads;
 } QvRbWriteOptions;
 

@@ -339,6 +339,8 @@ typedef struct Flight {
   int64_t length;
   Frames frames;
   QvCodecAsync *async; /* NULL: the slot is free */
+  bool windowed;       /* frames in the sink's free memory: it must not move */
+  int64_t end;         /* sink offset the batch's message cannot pass */
 } Flight;
 
 /* Batches in flight at most: the one just handed over, compressing, and
@@ -406,8 +408,12 @@ static QvStatus pad(QvRbWriter *w, int64_t n, QvError *error) {
 
 static int64_t padded(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
-/* Codec jobs compressing the segments of s into f's scratch buffers. */
-static QvStatus prepare_frames(QvCompression codec, Frames *f, const Ser *s, QvError *error) {
+/* Codec jobs compressing the segments of s: into f's scratch buffers, or,
+ * when window is not NULL, into the sink's free memory from there at the
+ * worst-case offsets of window_size (the frames move into place when the
+ * message is written). */
+static QvStatus prepare_frames(QvCompression codec, Frames *f, const Ser *s, uint8_t *window,
+                               int64_t align, QvError *error) {
   if (s->n_segs > f->n_zbuf) {
     uint8_t **b = realloc(f->zbuf, (size_t)s->n_segs * sizeof *b);
     if (b) f->zbuf = b;
@@ -423,14 +429,17 @@ static QvStatus prepare_frames(QvCompression codec, Frames *f, const Ser *s, QvE
     f->n_zbuf = s->n_segs;
   }
   size_t n = 0;
+  int64_t at = 0;
   for (int64_t i = 0; i < s->n_segs; i++) {
     const Seg *g = &s->segs[i];
     if (g->len == 0) continue;
     size_t bound = qv_compress_bound(codec, (size_t)g->len);
-    if (f->zcap[i] < bound) {
-      free(f->zbuf[i]);
+    uint8_t *dst = window ? window + at + 8 : NULL; /* after its length prefix */
+    at += padded(8 + (int64_t)bound, align);
+    if (dst == NULL && f->zcap[i] < bound) {
+      qv_aligned_free(f->zbuf[i]);
       f->zcap[i] = 0;
-      if ((f->zbuf[i] = malloc(bound)) == NULL)
+      if ((f->zbuf[i] = qv_aligned_alloc(bound)) == NULL)
         return qv_error_set(error, QV_ENOMEM, "out of memory compressing %lld bytes",
                             (long long)g->len);
       f->zcap[i] = bound;
@@ -439,7 +448,7 @@ static QvStatus prepare_frames(QvCompression codec, Frames *f, const Ser *s, QvE
     memset(j, 0, sizeof *j);
     j->src = g->data;
     j->src_size = (size_t)g->len;
-    j->dst = f->zbuf[i];
+    j->dst = dst ? dst : f->zbuf[i];
     j->dst_size = bound;
   }
   f->n_jobs = n;
@@ -466,22 +475,11 @@ static void apply_frames(const Frames *f, Ser *s) {
 }
 
 static void frames_free(Frames *f) {
-  for (int64_t i = 0; i < f->n_zbuf; i++) free(f->zbuf[i]);
+  for (int64_t i = 0; i < f->n_zbuf; i++) qv_aligned_free(f->zbuf[i]);
   free(f->zbuf);
   free(f->zcap);
   free(f->jobs);
   memset(f, 0, sizeof *f);
-}
-
-/* Compresses the segments of s on the writer's threads, the caller
- * waiting. */
-static QvStatus compress_segs(QvRbWriter *w, Ser *s, QvError *error) {
-  QvStatus st = prepare_frames(w->opt.compression, &w->frames, s, error);
-  if (!st)
-    st = qv_codec_run(w->codec, true, w->opt.compression, w->opt.compression_level, w->frames.jobs,
-                      w->frames.n_jobs, NULL, error);
-  if (!st) apply_frames(&w->frames, s);
-  return st;
 }
 
 static QvStatus add_block(QvBlock **blocks, int64_t *n, int64_t *cap, QvBlock b, QvError *error) {
@@ -587,6 +585,79 @@ static QvStatus message_meta(QvRbWriter *w, const Ser *s, QvBuffer *bufs, int64_
     msg.header.dictionary_batch.is_delta = is_delta;
   }
   return frame(w, &msg, meta, meta_size, error);
+}
+
+/* Bytes from a message's first byte to the end of its frames at their
+ * worst-case offsets in the sink's free memory (prepare_frames): the
+ * largest metadata the message can have, then every frame at its bound.
+ * Each frame there starts at or after where it will end up, whatever the
+ * compressed sizes: so the frames move into place front to back without
+ * one overwriting another not yet moved, and a message's end never passes
+ * the worst-case end (the next message's window starts there). */
+static QvStatus window_span(QvRbWriter *w, const Ser *s, int64_t length, int64_t dict_id,
+                            bool is_delta, int64_t *meta_max, int64_t *span, QvError *error) {
+  QvCompression codec = w->opt.compression;
+  int64_t align = w->opt.alignment;
+  QvBuffer *bufs = malloc((size_t)(s->n_segs ? s->n_segs : 1) * sizeof *bufs);
+  if (bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  int64_t worst = 0;
+  for (int64_t i = 0; i < s->n_segs; i++) {
+    int64_t len = s->segs[i].len;
+    int64_t total = len ? 8 + (int64_t)qv_compress_bound(codec, (size_t)len) : 0;
+    bufs[i].offset = worst;
+    bufs[i].length = total;
+    worst += padded(total, align);
+  }
+  uint8_t *meta;
+  size_t meta_size;
+  QvStatus st = message_meta(w, s, bufs, worst, length, dict_id, is_delta, &meta, &meta_size, error);
+  free(bufs);
+  if (st) return st;
+  free(meta);
+  /* the metadata's size does not depend on the lengths in it (fixed-size
+   * structs); its padding depends on where it starts: one alignment more */
+  *meta_max = (int64_t)meta_size + align;
+  *span = *meta_max + worst;
+  return QV_OK;
+}
+
+/* Where the frames of a message starting at sink offset `start` (or
+ * before) are compressed in the sink's free memory, or NULL (scratch
+ * buffers then): *end receives the sink offset its message cannot pass. */
+static QvStatus frames_window(QvRbWriter *w, const Ser *s, int64_t length, int64_t dict_id,
+                              bool is_delta, int64_t start, bool may_grow, uint8_t **window,
+                              int64_t *end, QvError *error) {
+  int64_t meta_max = 0, span = 0;
+  *window = NULL;
+  *end = start;
+  if (qv_sink_room(w->sink) == 0) return QV_OK; /* never any: skip the metadata */
+  QvStatus st = window_span(w, s, length, dict_id, is_delta, &meta_max, &span, error);
+  if (st) return st;
+  *end = start + span;
+  int64_t written = qv_sink_bytes_written(w->sink);
+  uint8_t *base = qv_sink_window(w->sink, (size_t)(*end - written), may_grow);
+  if (base) *window = base + (start - written) + meta_max;
+  return QV_OK;
+}
+
+/* Compresses the segments of s on the writer's threads, the caller
+ * waiting: into the sink's free memory when it has room (nothing in
+ * flight, so the message starts where the writer is), else scratch. */
+static QvStatus compress_segs(QvRbWriter *w, Ser *s, int64_t length, int64_t dict_id,
+                              bool is_delta, QvError *error) {
+  uint8_t *window;
+  int64_t end;
+  int64_t start = qv_sink_bytes_written(w->sink) + (int64_t)w->stage_len;
+  QvStatus st = frames_window(w, s, length, dict_id, is_delta, start, true, &window, &end, error);
+  if (!st) st = prepare_frames(w->opt.compression, &w->frames, s, window, w->opt.alignment, error);
+  if (!st)
+    st = qv_codec_run(w->codec, true, w->opt.compression, w->opt.compression_level, w->frames.jobs,
+                      w->frames.n_jobs, NULL, error);
+  if (!st) {
+    apply_frames(&w->frames, s);
+    if (window) qv_path_hit(QV_PATH_CODEC_SINK_WINDOW);
+  }
+  return st;
 }
 
 static QvStatus add_message_block(QvRbWriter *w, QvBlock block, int64_t dict_id, QvError *error) {
@@ -699,7 +770,7 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
       bool done;
       if ((st = write_in_place(w, length, dict_id, is_delta, &done, error)) || done) return st;
     }
-    if ((st = compress_segs(w, s, error))) return st;
+    if ((st = compress_segs(w, s, length, dict_id, is_delta, error))) return st;
   }
   return write_message(w, s, length, dict_id, is_delta, error);
 }
@@ -1019,9 +1090,12 @@ static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, WPa
  * returns with the new batch still compressing. So the threads never idle
  * at the end of a batch (a batch is six frames or so, one per buffer, and
  * the last one ran alone), and what stays serial (serializing, metadata,
- * copying frames into the sink, the caller producing its next batch)
- * overlaps with compression. The bytes are those of qv_rb_writer_write:
- * same frames, messages in the same order. */
+ * moving frames into place, the caller producing its next batch) overlaps
+ * with compression. A batch's frames go to the sink's free memory past
+ * the worst-case end of the batch before it (frames_window), so no memory
+ * of the writer's is touched: scratch buffers per writer were fresh pages,
+ * zeroed by the kernel on every qv_rb_write_all. The bytes are those of
+ * qv_rb_writer_write: same frames, messages in the same order. */
 
 static bool flights_possible(const QvRbWriter *w) {
   /* dictionary messages would have to be ordered against batches in
@@ -1051,6 +1125,7 @@ static QvStatus land_oldest(QvRbWriter *w, QvError *error) {
   if (!st) {
     apply_frames(&f->frames, &f->ser);
     st = write_message(w, &f->ser, f->length, -1, false, error);
+    if (!st && f->windowed) qv_path_hit(QV_PATH_CODEC_SINK_WINDOW);
   }
   if (!st) st = flush(w, error);
   if (st) qv_error_prefix(error, "record batch %lld", (long long)w->n_batch_blocks);
@@ -1342,7 +1417,22 @@ QvStatus qv_rb_writer_write_move(QvRbWriter *w, struct ArrowArray *batch, QvErro
   for (int64_t i = 0; i < root->n_children && !st; i++)
     st = emit(s, &root->children[i], root->offset, root->length, 0);
   if (!st && w->swap) st = swap_segs(w, s, -1, error);
-  if (!st) st = prepare_frames(w->opt.compression, &f->frames, s, error);
+  /* the frames go to the sink's free memory past where the batch in flight
+   * can end; the sink may move (grow) only while no batch's frames are in it */
+  uint8_t *window = NULL;
+  if (!st) {
+    int64_t start = qv_sink_bytes_written(w->sink) + (int64_t)w->stage_len;
+    bool pinned = false;
+    for (int k = 0; k < w->in_flight; k++) {
+      const Flight *g = &w->flights[(w->oldest + k) % FLIGHTS];
+      start = g->end; /* the newest last */
+      pinned |= g->windowed;
+    }
+    st = frames_window(w, s, root->length, -1, false, start, !pinned, &window, &f->end, error);
+  }
+  f->windowed = window != NULL;
+  if (!st)
+    st = prepare_frames(w->opt.compression, &f->frames, s, window, w->opt.alignment, error);
   if (!st)
     st = qv_codec_submit(w->codec, true, w->opt.compression, w->opt.compression_level,
                          f->frames.jobs, f->frames.n_jobs, &f->async, error);

@@ -299,7 +299,15 @@ QvStatus qv_sink_write(QvSink *s, const void *data, size_t size, QvError *error)
     case SINK_BUFFER:
     case SINK_MEMORY:
       st = make_room(s, size, &e);
-      if (st == QV_OK) qv_copy_large(s->buf + s->written, data, size);
+      if (st == QV_OK) {
+        const uint8_t *src = data;
+        /* from the sink's own free space (qv_sink_window): the ranges may
+         * overlap, the destination first */
+        if (src >= s->buf && src < s->buf + s->cap)
+          qv_move_down_large(s->buf + s->written, src, size);
+        else
+          qv_copy_large(s->buf + s->written, data, size);
+      }
       break;
     case SINK_FD:
     case SINK_PATH: st = write_all(s->fd, data, size, &e); break;
@@ -323,6 +331,18 @@ QvStatus qv_sink_reserve(QvSink *s, size_t n, uint8_t **ptr, QvError *error) {
   *ptr = s->buf + s->written;
   s->written += (int64_t)n;
   return QV_OK;
+}
+
+uint8_t *qv_sink_window(QvSink *s, size_t need, bool may_grow) {
+  if (qv_sink_room(s) == 0) return NULL;
+  size_t at = (size_t)s->written;
+  if (need > s->cap - at) {
+    QvError e;
+    if (s->kind != SINK_MEMORY || !may_grow || need > (size_t)INT64_MAX - at ||
+        grow(s, at + need, &e) != QV_OK)
+      return NULL;
+  }
+  return s->buf + at;
 }
 
 size_t qv_sink_room(const QvSink *s) {

@@ -2,7 +2,9 @@
 #ifndef QUIVER_IPC_SINK_INTERNAL_H
 #define QUIVER_IPC_SINK_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "quiver/io.h"
 
@@ -19,5 +21,17 @@ size_t qv_sink_room(const QvSink *sink);
 /* Gives back the last n bytes of the latest qv_sink_reserve (a writer that
  * reserved for the worst case): they no longer count as written. */
 void qv_sink_unreserve(QvSink *sink, size_t n);
+
+/* The sink's own memory past what is written, for a writer that fills it
+ * out of order and moves the pieces into place with qv_sink_write (frames
+ * compressed on several threads at worst-case offsets): a pointer to the
+ * first unwritten byte with at least `need` bytes of capacity from it, or
+ * NULL when the sink has no such memory (not a buffer or memory sink, a
+ * buffer sink with less room left, a failed sink, or a memory sink that
+ * would have to grow when may_grow is false or cannot). Nothing counts as
+ * written. The memory stays put until a write, reservation or window goes
+ * past the capacity ensured here (a memory sink then moves, copying only
+ * what was written). */
+uint8_t *qv_sink_window(QvSink *sink, size_t need, bool may_grow);
 
 #endif

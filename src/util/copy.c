@@ -45,13 +45,17 @@ static void stream_sse2(uint8_t *d, const uint8_t *s, size_t blocks) {
 }
 #endif
 
-void qv_copy_large(void *dst, const void *src, size_t n) {
+/* Both: memmove for the unaligned head and the tail, which may overlap the
+ * source when qv_move_down_large moves bytes down. The streamed blocks are
+ * safe then too: each loads its 128 bytes before storing them, and a store
+ * below the source never reaches bytes not yet loaded. */
+static void copy_forward(void *dst, const void *src, size_t n) {
 #if QV_STREAM_COPY
   if (n >= STREAM_COPY_MIN) {
     uint8_t *d = dst;
     const uint8_t *s = src;
     size_t head = (32 - ((uintptr_t)d & 31)) & 31;
-    memcpy(d, s, head);
+    memmove(d, s, head);
     d += head;
     s += head;
     n -= head;
@@ -62,11 +66,21 @@ void qv_copy_large(void *dst, const void *src, size_t n) {
     } else {
       stream_sse2(d, s, blocks);
     }
-    memcpy(d + blocks * 128, s + blocks * 128, n % 128);
+    memmove(d + blocks * 128, s + blocks * 128, n % 128);
     return;
   }
 #endif
-  if (n) memcpy(dst, src, n);
+  if (n) memmove(dst, src, n);
+}
+
+void qv_copy_large(void *dst, const void *src, size_t n) { copy_forward(dst, src, n); }
+
+void qv_move_down_large(void *dst, const void *src, size_t n) {
+  if ((const uint8_t *)dst > (const uint8_t *)src) { /* not down: only memmove is right */
+    memmove(dst, src, n);
+    return;
+  }
+  copy_forward(dst, src, n);
 }
 
 /* ---- planes <-> interleaved groups ---- */

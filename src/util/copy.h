@@ -13,6 +13,10 @@
  * destination sit at different offsets within a page, the usual case for a
  * body placed after its metadata. */
 void qv_copy_large(void *dst, const void *src, size_t n);
+/* memmove, the same way, for ranges that may overlap with dst below src
+ * (frames moving into place inside a sink's memory); dst above src falls
+ * back to memmove. */
+void qv_move_down_large(void *dst, const void *src, size_t n);
 
 /* k planes <-> n interleaved groups of k elements (elsize 1, 2, 4 or 8
  * bytes; 2 <= k <= QV_PLANES_MAX): element c of group j sits at

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ipc/sink_internal.h"
 #include "ipc/source_internal.h"
 #include "quiver/io.h"
 #include "test_util.h"
@@ -397,6 +398,69 @@ static void test_sink_buffer(void **state) {
   qv_sink_free(k);
   assert_int_equal(qv_sink_new_buffer(&k, NULL, 4, &err), QV_EARG);
   assert_null(k);
+}
+
+static QvStatus swallow(void *ctx, const void *data, size_t size, QvError *error) {
+  (void)ctx;
+  (void)data;
+  (void)size;
+  (void)error;
+  return QV_OK;
+}
+
+/* qv_sink_window: the free memory past what is written, which a writer
+ * fills out of order and moves into place with qv_sink_write. */
+static void test_sink_window(void **state) {
+  (void)state;
+  QvError err;
+  QvSink *k;
+  /* a buffer sink: its own room, never more; nothing counts as written */
+  uint8_t dst[64];
+  assert_int_equal(qv_sink_new_buffer(&k, dst, sizeof dst, &err), QV_OK);
+  assert_int_equal(qv_sink_write(k, "head", 4, &err), QV_OK);
+  uint8_t *win = qv_sink_window(k, 60, false);
+  assert_ptr_equal(win, dst + 4);
+  assert_ptr_equal(qv_sink_window(k, 60, true), dst + 4);
+  assert_null(qv_sink_window(k, 61, true));
+  assert_int_equal(qv_sink_bytes_written(k), 4);
+  /* filled out of order, then moved down into place over itself */
+  memcpy(win + 10, "0123456789", 10);
+  assert_int_equal(qv_sink_write(k, win + 10, 10, &err), QV_OK);
+  assert_memory_equal(dst, "head0123456789", 14);
+  assert_int_equal(qv_sink_finish(k, &err), QV_OK);
+  assert_null(qv_sink_window(k, 1, true)); /* finished */
+  qv_sink_free(k);
+  /* a memory sink grows for a window only when allowed, keeping what was
+   * written; the window stays put until something goes past it */
+  assert_int_equal(qv_sink_new_memory(&k, &err), QV_OK);
+  uint8_t first[1000];
+  fill(first, sizeof first, 0);
+  assert_int_equal(qv_sink_write(k, first, sizeof first, &err), QV_OK);
+  size_t need = (size_t)5 << 20;
+  assert_null(qv_sink_window(k, need, false));
+  win = qv_sink_window(k, need, true);
+  assert_non_null(win);
+  assert_ptr_equal(qv_sink_window(k, need, false), win);
+  fill(win + need - ((size_t)2 << 20), (size_t)2 << 20, sizeof first); /* streamed: over 1 MiB */
+  assert_int_equal(qv_sink_write(k, win + need - ((size_t)2 << 20), (size_t)2 << 20, &err), QV_OK);
+  assert_int_equal(qv_sink_bytes_written(k), (int64_t)(sizeof first + ((size_t)2 << 20)));
+  uint8_t *taken;
+  size_t size;
+  assert_int_equal(qv_sink_finish(k, &err), QV_OK);
+  assert_int_equal(qv_sink_memory_take(k, &taken, &size, &err), QV_OK);
+  assert_int_equal(size, sizeof first + ((size_t)2 << 20));
+  for (size_t i = 0; i < size; i++)
+    if (taken[i] != pattern(i)) fail_msg("byte %zu differs", i);
+  qv_aligned_free(taken);
+  qv_sink_free(k);
+  /* a failed sink and sinks without memory of their own have none */
+  assert_int_equal(qv_sink_new_buffer(&k, dst, 2, &err), QV_OK);
+  assert_int_equal(qv_sink_write(k, "abc", 3, &err), QV_ELIMIT);
+  assert_null(qv_sink_window(k, 0, true));
+  qv_sink_free(k);
+  assert_int_equal(qv_sink_new_callback(&k, swallow, NULL, &err), QV_OK);
+  assert_null(qv_sink_window(k, 0, true));
+  qv_sink_free(k);
 }
 
 static void test_sink_memory(void **state) {
@@ -832,6 +896,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_source_errors),
       cmocka_unit_test(test_sink_buffer),
       cmocka_unit_test(test_sink_memory),
+      cmocka_unit_test(test_sink_window),
       cmocka_unit_test(test_sink_fd),
       cmocka_unit_test(test_sink_callback),
       cmocka_unit_test(test_sink_path_replaces_by_rename),

@@ -3,8 +3,9 @@
  * writer's threads while the next one is prepared. Its output is byte for
  * byte that of qv_rb_writer_write on one thread, for 1-5 threads, through
  * every write path (borrowed, moved, a whole stream, the two mixed),
- * stream and file, LZ4 and ZSTD, a foreign byte order, dictionaries; the
- * path counter proves the pipeline ran; every batch handed over is
+ * stream and file, LZ4 and ZSTD, a foreign byte order, dictionaries, into
+ * memory, buffer and callback sinks; the path counters prove the pipeline
+ * ran and the frames went to a sink's free memory where it has some; every batch handed over is
  * released exactly once whatever happens; a failure of a batch in flight
  * (its compression, or the sink while it is written) surfaces from a later
  * call and fails the writer; a writer freed with a batch in flight neither
@@ -129,41 +130,107 @@ static QvStatus write_via(const Table *t, Path path, const QvRbWriteOptions *o, 
   return st;
 }
 
-static uint8_t *write_memory(const Table *t, Path path, const QvRbWriteOptions *o, size_t *size) {
+/* The sinks the frames may be compressed into (the free memory of a
+ * memory sink, which grows, or of a buffer sink) or not (a buffer sink
+ * with no room past the output, a callback sink). */
+typedef enum SinkKind { MEMORY_SINK, ROOMY_BUFFER, EXACT_BUFFER, CALLBACK_SINK } SinkKind;
+static const char *const kSinkNames[] = {"memory sink", "roomy buffer sink", "exact buffer sink",
+                                         "callback sink"};
+
+typedef struct Collected {
+  uint8_t *data;
+  size_t n, cap;
+} Collected;
+
+static QvStatus collect(void *ctx, const void *data, size_t size, QvError *error) {
+  (void)error;
+  Collected *c = ctx;
+  if (c->n + size > c->cap) {
+    size_t cap = (c->n + size) * 2;
+    uint8_t *p = realloc(c->data, cap);
+    if (p == NULL) return QV_ENOMEM;
+    c->data = p;
+    c->cap = cap;
+  }
+  memcpy(c->data + c->n, data, size);
+  c->n += size;
+  return QV_OK;
+}
+
+/* The bytes written through `path` into a sink of `kind` (a buffer sink
+ * sized from `expect`, the size of the output); malloc'd. */
+static uint8_t *write_into(const Table *t, Path path, const QvRbWriteOptions *o, SinkKind kind,
+                           size_t expect, size_t *size) {
   QvSink *sink;
   QvError e;
-  rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
+  uint8_t *buffer = NULL;
+  Collected c = {NULL, 0, 0};
+  size_t cap = kind == ROOMY_BUFFER ? 2 * expect + ((size_t)1 << 20) : expect;
+  if (kind == MEMORY_SINK) rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
+  if (kind == ROOMY_BUFFER || kind == EXACT_BUFFER) {
+    buffer = malloc(cap ? cap : 1);
+    assert_non_null(buffer);
+    rbt_check(qv_sink_new_buffer(&sink, buffer, cap, &e), &e, "buffer sink");
+  }
+  if (kind == CALLBACK_SINK) rbt_check(qv_sink_new_callback(&sink, collect, &c, &e), &e, "callback");
   rbt_check(write_via(t, path, o, sink, &e), &e, kPathNames[path]);
   assert_all_released_once();
   rbt_check(qv_sink_finish(sink, &e), &e, "sink finish");
-  uint8_t *data;
-  rbt_take(sink, &data, size);
+  uint8_t *data = NULL;
+  if (kind == MEMORY_SINK) {
+    rbt_take(sink, &data, size);
+  } else if (kind == CALLBACK_SINK) {
+    data = c.data;
+    *size = c.n;
+  } else {
+    data = buffer;
+    *size = (size_t)qv_sink_bytes_written(sink);
+  }
   qv_sink_free(sink);
   return data;
 }
 
-/* Every path, 1-5 threads: the bytes of qv_rb_writer_write on one thread.
- * With threads, the moving paths must have pipelined. */
+static uint8_t *write_memory(const Table *t, Path path, const QvRbWriteOptions *o, size_t *size) {
+  return write_into(t, path, o, MEMORY_SINK, 0, size);
+}
+
+/* Every path, 1-5 threads, into every kind of sink (2 and 5 threads; a
+ * memory sink for the others): the bytes of qv_rb_writer_write on one
+ * thread. With threads, the moving paths must have pipelined, and frames
+ * compressed on threads must have gone to the free memory of a memory
+ * sink or a roomy buffer sink, never of a callback sink. */
 static void check_identical(const Table *t, QvRbWriteOptions o, const char *what) {
   o.threads = 1;
   size_t size1;
   uint8_t *one = write_memory(t, BORROWED, &o, &size1);
   for (int threads = 1; threads <= 5; threads++) {
     for (Path path = BORROWED; path <= STREAM; path++) {
-      o.threads = threads;
-      uint64_t before = qv_path_count(QV_PATH_RB_WRITE_PIPELINED);
-      size_t size;
-      uint8_t *got = write_memory(t, path, &o, &size);
-      bool pipelined = qv_path_count(QV_PATH_RB_WRITE_PIPELINED) > before;
-      if (size != size1 || memcmp(got, one, size) != 0)
-        fail_msg("%s: %s with %d threads wrote other bytes than one thread", what,
-                 kPathNames[path], threads);
-      bool can = threads > 1 && path != BORROWED && o.compression != QV_COMPRESSION_NONE;
-      if (can && !pipelined)
-        fail_msg("%s: %s with %d threads did not pipeline", what, kPathNames[path], threads);
-      if (!can && pipelined)
-        fail_msg("%s: %s with %d threads counted the pipeline", what, kPathNames[path], threads);
-      free(got);
+      for (SinkKind kind = MEMORY_SINK; kind <= CALLBACK_SINK; kind++) {
+        if (kind != MEMORY_SINK && threads != 2 && threads != 5) continue;
+        o.threads = threads;
+        uint64_t before = qv_path_count(QV_PATH_RB_WRITE_PIPELINED);
+        uint64_t windows = qv_path_count(QV_PATH_CODEC_SINK_WINDOW);
+        size_t size;
+        uint8_t *got = write_into(t, path, &o, kind, size1, &size);
+        bool pipelined = qv_path_count(QV_PATH_RB_WRITE_PIPELINED) > before;
+        bool windowed = qv_path_count(QV_PATH_CODEC_SINK_WINDOW) > windows;
+        if (size != size1 || memcmp(got, one, size) != 0)
+          fail_msg("%s: %s with %d threads into a %s wrote other bytes than one thread", what,
+                   kPathNames[path], threads, kSinkNames[kind]);
+        bool threaded = threads > 1 && o.compression != QV_COMPRESSION_NONE;
+        bool can = threaded && path != BORROWED;
+        if (can && !pipelined)
+          fail_msg("%s: %s with %d threads did not pipeline", what, kPathNames[path], threads);
+        if (!can && pipelined)
+          fail_msg("%s: %s with %d threads counted the pipeline", what, kPathNames[path], threads);
+        if (threaded && (kind == MEMORY_SINK || kind == ROOMY_BUFFER) && !windowed)
+          fail_msg("%s: %s with %d threads: no frames in the %s's memory", what, kPathNames[path],
+                   threads, kSinkNames[kind]);
+        if ((!threaded || kind == CALLBACK_SINK) && windowed)
+          fail_msg("%s: %s with %d threads into a %s counted frames in its memory", what,
+                   kPathNames[path], threads, kSinkNames[kind]);
+        free(got);
+      }
     }
   }
   /* and it reads back */

@@ -1,6 +1,6 @@
 /* Direct tests of the kernels in src/util: half-float conversion, checked
- * arithmetic, unaligned loads and stores, CPU dispatch and the fast-path
- * counters of the array validation loops. */
+ * arithmetic, unaligned loads and stores, large copies and moves, CPU
+ * dispatch and the fast-path counters of the array validation loops. */
 #include "test_util.h"
 
 #include <math.h>
@@ -12,6 +12,7 @@
 #include "array/array_internal.h"
 #include "quiver/buffer.h"
 #include "util/checked.h"
+#include "util/copy.h"
 #include "util/cpu.h"
 #include "util/half.h"
 #include "util/load.h"
@@ -361,12 +362,52 @@ static void test_aligned_alloc_large(void **state) {
 #endif
 }
 
+/* qv_move_down_large: overlapping moves down by every awkward distance
+ * (under a vector, a block, a page) and sizes under and over the streaming
+ * threshold, with AVX2 and without, give memmove's bytes; moves up fall
+ * back to memmove. */
+static void test_move_down_large(void **state) {
+  (void)state;
+  static const size_t sizes[] = {300, ((size_t)1 << 20) + 77, ((size_t)3 << 20) + 5};
+  static const size_t gaps[] = {0, 1, 7, 31, 32, 33, 127, 128, 129, 4099};
+  size_t cap = ((size_t)3 << 20) + 5 + 4099 + 64;
+  uint8_t *got = malloc(cap), *want = malloc(cap);
+  assert_non_null(got);
+  assert_non_null(want);
+  for (int masked = 0; masked < 2; masked++) {
+    unsigned was = qv_cpu_override(masked ? 0 : QV_CPU_ALL);
+    for (size_t a = 0; a < sizeof sizes / sizeof sizes[0]; a++)
+      for (size_t b = 0; b < sizeof gaps / sizeof gaps[0]; b++)
+        for (int up = 0; up < 2; up++) {
+          for (size_t i = 0; i < cap; i++) got[i] = want[i] = (uint8_t)(i * 131 + (i >> 11));
+          size_t lo = 13, hi = lo + gaps[b]; /* an odd start: the head is unaligned */
+          uint64_t streamed = qv_path_count(QV_PATH_STREAM_COPY_AVX2);
+          if (up) {
+            qv_move_down_large(got + hi, got + lo, sizes[a]);
+            memmove(want + hi, want + lo, sizes[a]);
+          } else {
+            qv_move_down_large(got + lo, got + hi, sizes[a]);
+            memmove(want + lo, want + hi, sizes[a]);
+          }
+          if (memcmp(got, want, cap) != 0)
+            fail_msg("%zu bytes moved %s by %zu (AVX2 %s): other bytes than memmove", sizes[a],
+                     up ? "up" : "down", gaps[b], masked ? "masked" : "allowed");
+          bool down = !up || gaps[b] == 0;
+          bool avx2 = !masked && down && sizes[a] > 300 && qv_cpu_has(QV_CPU_AVX2);
+          assert_int_equal(qv_path_count(QV_PATH_STREAM_COPY_AVX2) > streamed, avx2);
+        }
+    qv_cpu_override(was);
+  }
+  free(got);
+  free(want);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_half_round_trip_all), cmocka_unit_test(test_half_values),
       cmocka_unit_test(test_half_nan_policy),     cmocka_unit_test(test_checked),
       cmocka_unit_test(test_loads_odd_addresses), cmocka_unit_test(test_cpu_override),
-      cmocka_unit_test(test_aligned_alloc_large),
+      cmocka_unit_test(test_aligned_alloc_large), cmocka_unit_test(test_move_down_large),
   };
   const struct CMUnitTest vector_tests[] = {
       cmocka_unit_test(test_validation_fast_paths),
