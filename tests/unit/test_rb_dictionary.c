@@ -20,28 +20,6 @@ static void dict_batch(const struct ArrowSchema *s, const char *const *values, i
   rbt_dict_indices(out, indices, n);
 }
 
-/* The message sequence: S schema, D dictionary, d delta dictionary, R batch. */
-static void message_kinds(const uint8_t *data, size_t size, char *out, size_t cap) {
-  QvIpcReader *r;
-  QvError e;
-  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
-  size_t n = 0;
-  QvIpcMessage m;
-  while (qv_ipc_reader_next(r, &m, &e) == QV_OK && n + 1 < cap) {
-    char k = '?';
-    switch (m.message.header_type) {
-      case QV_HEADER_SCHEMA: k = 'S'; break;
-      case QV_HEADER_RECORD_BATCH: k = 'R'; break;
-      case QV_HEADER_DICTIONARY_BATCH: k = m.message.header.dictionary_batch.is_delta ? 'd' : 'D'; break;
-      default: break;
-    }
-    out[n++] = k;
-    qv_ipc_message_reset(&m);
-  }
-  out[n] = '\0';
-  qv_ipc_reader_free(r);
-}
-
 static void expect_values(const uint8_t *data, size_t size, const char *const *want_rows, int n) {
   struct ArrowSchema s;
   struct ArrowArray batches[8];
@@ -80,7 +58,7 @@ static void test_unchanged_grown_replaced(void **state) {
   size_t size;
   char kinds[32];
   rbt_write(&s, p, 4, &o, &data, &size);
-  message_kinds(data, size, kinds, sizeof kinds);
+  rbt_message_kinds(data, size, kinds, sizeof kinds);
   assert_string_equal(kinds, "SDRRdRDR");
   expect_values(data, size, want, 11);
   free(data);
@@ -89,7 +67,7 @@ static void test_unchanged_grown_replaced(void **state) {
   o.no_dictionary_deltas = true;
   o.compression = QV_COMPRESSION_LZ4_FRAME;
   rbt_write(&s, p, 4, &o, &data, &size);
-  message_kinds(data, size, kinds, sizeof kinds);
+  rbt_message_kinds(data, size, kinds, sizeof kinds);
   assert_string_equal(kinds, "SDRRDRDR");
   expect_values(data, size, want, 11);
   free(data);
@@ -98,7 +76,7 @@ static void test_unchanged_grown_replaced(void **state) {
   memset(&o, 0, sizeof o);
   o.format = QV_IPC_FORMAT_FILE;
   rbt_write(&s, p, 3, &o, &data, &size);
-  message_kinds(data, size, kinds, sizeof kinds);
+  rbt_message_kinds(data, size, kinds, sizeof kinds);
   assert_string_equal(kinds, "SDRRdR");
   QvRbFileReader *f;
   QvError e;
@@ -159,7 +137,7 @@ static void test_grown_with_null_values(void **state) {
     size_t size;
     char kinds[32];
     rbt_write(&s, p, 2, &o, &data, &size);
-    message_kinds(data, size, kinds, sizeof kinds);
+    rbt_message_kinds(data, size, kinds, sizeof kinds);
     assert_string_equal(kinds, "SDRdR");
     if (!file) expect_values(data, size, want, 6);
     free(data);
@@ -188,7 +166,7 @@ static void test_nested_dictionaries(void **state) {
   size_t size;
   rbt_write(&s, p, 3, &o, &data, &size);
   char kinds[64];
-  message_kinds(data, size, kinds, sizeof kinds);
+  rbt_message_kinds(data, size, kinds, sizeof kinds);
   /* five dictionaries, sent once, then replaced before batch 2 */
   assert_string_equal(kinds, "SDDDDDRRDDDDDR");
   struct ArrowSchema gs;
@@ -206,7 +184,7 @@ static void test_nested_dictionaries(void **state) {
   /* the file format takes the first two batches, not the replacement */
   o.format = QV_IPC_FORMAT_FILE;
   rbt_write(&s, p, 2, &o, &data, &size);
-  message_kinds(data, size, kinds, sizeof kinds);
+  rbt_message_kinds(data, size, kinds, sizeof kinds);
   assert_string_equal(kinds, "SDDDDDRR");
   free(data);
   for (int i = 0; i < 3; i++) b[i].release(&b[i]);

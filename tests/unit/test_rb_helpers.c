@@ -495,3 +495,24 @@ void rbt_spec_batch(const char *spec, int64_t rows, int64_t seed, struct ArrowSc
   rbt_batch_schema(schema, &spec, 1);
   rbt_build(batch, schema, rows, seed);
 }
+
+void rbt_message_kinds(const uint8_t *data, size_t size, char *out, size_t cap) {
+  QvIpcReader *r;
+  QvError e;
+  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
+  size_t n = 0;
+  QvIpcMessage m;
+  while (n + 1 < cap && qv_ipc_reader_next(r, &m, &e) == QV_OK) {
+    char k = '?';
+    switch (m.message.header_type) {
+      case QV_HEADER_SCHEMA: k = 'S'; break;
+      case QV_HEADER_RECORD_BATCH: k = 'R'; break;
+      case QV_HEADER_DICTIONARY_BATCH: k = m.message.header.dictionary_batch.is_delta ? 'd' : 'D'; break;
+      default: break;
+    }
+    out[n++] = k;
+    qv_ipc_message_reset(&m);
+  }
+  out[n] = '\0';
+  qv_ipc_reader_free(r);
+}

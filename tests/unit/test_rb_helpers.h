@@ -54,13 +54,16 @@ RbtCells rbt_cells(const struct ArrowArray *a, const struct ArrowSchema *s);
 void rbt_cells_free(RbtCells *c);
 void rbt_assert_same_cells(const RbtCells *want, const RbtCells *got, const char *what);
 
-/* Writes batches through a memory sink (*out: malloc'd, free() it). */
 /* Write options of a format, codec, level and thread count; the rest default. */
 QvRbWriteOptions rbt_write_options(QvIpcFormat format, QvCompression codec, int level, int threads);
+/* Writes batches through a memory sink (*out: malloc'd, free() it). */
 void rbt_write(const struct ArrowSchema *schema, struct ArrowArray *const *batches, int n,
                const QvRbWriteOptions *opt, uint8_t **out, size_t *size);
 /* The bytes of a memory sink as a malloc'd copy (free() it). */
 void rbt_take(QvSink *sink, uint8_t **out, size_t *size);
+/* The messages of an IPC stream or file body as letters: S schema, D
+ * dictionary, d delta dictionary, R record batch (at most cap - 1). */
+void rbt_message_kinds(const uint8_t *data, size_t size, char *out, size_t cap);
 
 /* Readers over caller memory or a path (the source is freed here: readers
  * hold their own reference). */

@@ -71,26 +71,6 @@ static uint8_t *write_table(Table *t, bool file, QvCompression codec, int n, siz
   return data;
 }
 
-/* The message kinds: S schema, D dictionary, d delta, R batch. */
-static void kinds(const uint8_t *data, size_t size, char *out, size_t cap) {
-  QvIpcReader *r;
-  QvError e;
-  rbt_check(qv_test_reader_memory(&r, data, size, &e), &e, "ipc open");
-  size_t n = 0;
-  QvIpcMessage m;
-  while (n + 1 < cap && qv_ipc_reader_next(r, &m, &e) == QV_OK) {
-    char k = '?';
-    if (m.message.header_type == QV_HEADER_SCHEMA) k = 'S';
-    else if (m.message.header_type == QV_HEADER_RECORD_BATCH) k = 'R';
-    else if (m.message.header_type == QV_HEADER_DICTIONARY_BATCH)
-      k = m.message.header.dictionary_batch.is_delta ? 'd' : 'D';
-    out[n++] = k;
-    qv_ipc_message_reset(&m);
-  }
-  out[n] = '\0';
-  qv_ipc_reader_free(r);
-}
-
 static QvRbReadOptions options(int threads) {
   QvRbReadOptions o;
   memset(&o, 0, sizeof o);
@@ -148,7 +128,7 @@ static void test_same_batches(void **state) {
   for (int c = 0; c < 2; c++) {
     size_t ssize, fsize;
     uint8_t *stream = write_table(&t, false, codecs[c], N_BATCHES, &ssize);
-    kinds(stream, ssize, k, sizeof k);
+    rbt_message_kinds(stream, ssize, k, sizeof k);
     assert_string_equal(k, "SDRRdRRDRR");
     uint8_t *file = write_table(&t, true, codecs[c], 4, &fsize);
     for (int threads = 0; threads <= 5; threads++) {

@@ -316,9 +316,34 @@ static void test_pipeline_default_threshold(void **state) {
   qv_codec_set_parallel_min(was);
 }
 
+/* Writes the table through every path with 1-3 threads, once per step of
+ * an injected failure: `arm` returns the sink for that step and arms the
+ * failure. Every run must fail with QV_EIO and a message holding `want`,
+ * and release every batch once. */
+typedef QvSink *(*ArmFailure)(int step, void *ctx);
+
+static void fail_every_path(const Table *t, QvRbWriteOptions o, int steps, ArmFailure arm,
+                            void *ctx, const char *want) {
+  for (int threads = 1; threads <= 3; threads++)
+    for (Path path = BORROWED; path <= STREAM; path++)
+      for (int step = 0; step < steps; step++) {
+        o.threads = threads;
+        QvSink *sink = arm(step, ctx);
+        QvError e;
+        memset(&e, 0, sizeof e);
+        QvStatus st = write_via(t, path, &o, sink, &e);
+        qv_codec_fail_after(-1);
+        if (st != QV_EIO || strstr(e.message, want) == NULL)
+          fail_msg("%s, %d threads, failure step %d: status %s, message '%s'", kPathNames[path],
+                   threads, step, qv_status_name(st), e.message);
+        assert_all_released_once();
+        qv_sink_free(sink);
+      }
+}
+
 /* A sink that fails once `left` bytes have been written. */
 typedef struct Budget {
-  size_t left;
+  size_t full, left;
 } Budget;
 
 static QvStatus budget_write(void *ctx, const void *data, size_t size, QvError *error) {
@@ -329,6 +354,16 @@ static QvStatus budget_write(void *ctx, const void *data, size_t size, QvError *
   return QV_OK;
 }
 
+/* Step k: the sink takes (k + 1) fifths of the output. */
+static QvSink *arm_disk_full(int step, void *ctx) {
+  Budget *b = ctx;
+  b->left = b->full * (size_t)(step + 1) / 5;
+  QvSink *sink;
+  QvError e;
+  rbt_check(qv_sink_new_callback(&sink, budget_write, b, &e), &e, "callback sink");
+  return sink;
+}
+
 /* The sink fails while a batch in flight is written: every path reports
  * it, the writer stays failed, every batch is released once. */
 static void test_sink_failure_in_flight(void **state) {
@@ -336,25 +371,20 @@ static void test_sink_failure_in_flight(void **state) {
   Table t;
   table_make(&t, kSpecs, N_SPECS);
   QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 1);
-  size_t full;
-  free(write_memory(&t, BORROWED, &o, &full));
-  for (int threads = 1; threads <= 3; threads++)
-    for (Path path = BORROWED; path <= STREAM; path++)
-      for (int k = 1; k <= 4; k++) {
-        o.threads = threads;
-        Budget b = {full * (size_t)k / 5};
-        QvSink *sink;
-        QvError e;
-        rbt_check(qv_sink_new_callback(&sink, budget_write, &b, &e), &e, "callback sink");
-        memset(&e, 0, sizeof e);
-        QvStatus st = write_via(&t, path, &o, sink, &e);
-        if (st != QV_EIO || strstr(e.message, "disk full") == NULL)
-          fail_msg("%s, %d threads, budget %d/5: status %s, message '%s'", kPathNames[path],
-                   threads, k, qv_status_name(st), e.message);
-        assert_all_released_once();
-        qv_sink_free(sink);
-      }
+  Budget b;
+  free(write_memory(&t, BORROWED, &o, &b.full));
+  fail_every_path(&t, o, 4, arm_disk_full, &b, "disk full");
   table_free(&t);
+}
+
+/* Step k: the (7k)th compression from now fails. */
+static QvSink *arm_codec_failure(int step, void *ctx) {
+  (void)ctx;
+  QvSink *sink;
+  QvError e;
+  rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
+  qv_codec_fail_after(7L * step);
+  return sink;
 }
 
 /* A compression fails in a batch in flight: reported by a later call, the
@@ -363,23 +393,8 @@ static void test_compression_failure_in_flight(void **state) {
   (void)state;
   Table t;
   table_make(&t, kSpecs, N_SPECS);
-  for (int threads = 1; threads <= 3; threads++)
-    for (Path path = BORROWED; path <= STREAM; path++)
-      for (long k = 0; k < 30; k += 7) {
-        QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_FILE, QV_COMPRESSION_ZSTD, 1, threads);
-        QvSink *sink;
-        QvError e;
-        rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
-        memset(&e, 0, sizeof e);
-        qv_codec_fail_after(k);
-        QvStatus st = write_via(&t, path, &o, sink, &e);
-        qv_codec_fail_after(-1);
-        if (st != QV_EIO || strstr(e.message, "compression failed") == NULL)
-          fail_msg("%s, %d threads, failure at compression %ld: status %s, message '%s'",
-                   kPathNames[path], threads, k, qv_status_name(st), e.message);
-        assert_all_released_once();
-        qv_sink_free(sink);
-      }
+  fail_every_path(&t, rbt_write_options(QV_IPC_FORMAT_FILE, QV_COMPRESSION_ZSTD, 1, 1), 5,
+                  arm_codec_failure, NULL, "compression failed");
   /* after the failure the writer refuses the next batch with it */
   QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 2);
   QvSink *sink;
