@@ -1184,16 +1184,14 @@ static QvStatus fail(QvRbWriter *w, QvStatus st, QvError *error) {
 /* quiver never writes a schema its own readers refuse with their default
  * limits: FlatBuffers nesting stops at 64 tables, which a chain of about
  * 61 nested fields (fewer with dictionaries) reaches before the field
- * depth limit does. Decoding the encoded schema once is exact and cheap. */
-static QvStatus check_schema_readable(const QvMessage *msg, QvError *error) {
-  uint8_t *fb;
-  size_t size;
-  QvStatus st = qv_message_encode(msg, &fb, &size, error);
-  if (st) return st;
+ * depth limit does. Decoding the framed schema (as it will be written) is
+ * exact and cheap. */
+static QvStatus check_schema_readable(const uint8_t *framed, size_t size, QvError *error) {
   QvMessage back;
   QvError why;
-  st = qv_message_decode(fb, size, NULL, &back, &why);
-  free(fb);
+  /* the FlatBuffer after the 8-byte prefix, with its padding, as a reader
+   * gets it */
+  QvStatus st = qv_message_decode(framed + 8, size - 8, NULL, &back, &why);
   if (st == QV_OK) {
     qv_message_reset(&back);
     return QV_OK;
@@ -1267,17 +1265,15 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
   msg.version = QV_METADATA_V5;
   msg.header_type = QV_HEADER_SCHEMA;
   msg.header.schema = w->ipc_schema;
-  if (!st) st = check_schema_readable(&msg, error);
+  /* staged only (the sink sees nothing before the flush below), so a
+   * schema refused here leaves the sink untouched */
   if (!st && w->opt.format == QV_IPC_FORMAT_FILE) st = out(w, "ARROW1\0\0", 8, error);
-  if (!st) {
-    uint8_t *meta;
-    size_t meta_size;
-    st = frame(w, &msg, &meta, &meta_size, error);
-    if (!st) {
-      st = out(w, meta, meta_size, error);
-      free(meta);
-    }
-  }
+  uint8_t *meta = NULL;
+  size_t meta_size = 0;
+  if (!st) st = frame(w, &msg, &meta, &meta_size, error);
+  if (!st) st = check_schema_readable(meta, meta_size, error);
+  if (!st) st = out(w, meta, meta_size, error);
+  free(meta);
   if (!st) st = flush(w, error);
   if (st) {
     qv_rb_writer_free(w);
