@@ -14,6 +14,7 @@
 #include "ipc/compression_internal.h"
 #include "ipc/source_internal.h"
 #include "util/cpu.h"
+#include "util/errpath.h"
 #include "util/idmap.h"
 #include "util/load.h"
 #include "util/options.h"
@@ -357,27 +358,17 @@ static const char *value_format(const struct ArrowSchema *s) {
   return s->dictionary ? s->dictionary->format : s->format;
 }
 
-/* Path of a field for messages: names joined by '.', "[i]" for unnamed. */
-typedef struct FieldPath {
-  char text[256];
-  size_t len;
-} FieldPath;
-
-static size_t path_push(FieldPath *p, const QvField *f, int64_t index) {
-  size_t was = p->len;
-  size_t room = sizeof p->text - p->len;
-  int n;
+/* Path of a field for messages (util/errpath.h): names joined by '.',
+ * "[i]" for unnamed. */
+static size_t path_push(QvErrPath *p, const QvField *f, int64_t index) {
   if (f->name && f->name_len > 0)
-    n = snprintf(p->text + p->len, room, "%s%.*s", p->len ? "." : "",
-                 (int)(f->name_len > 64 ? 64 : f->name_len), f->name);
-  else
-    n = snprintf(p->text + p->len, room, "%s[%lld]", p->len ? "." : "", (long long)index);
-  if (n > 0) p->len += (size_t)n < room ? (size_t)n : room - 1;
-  return was;
+    return qv_errpath_push(p, "%s%.*s", p->len ? "." : "",
+                           (int)(f->name_len > 64 ? 64 : f->name_len), f->name);
+  return qv_errpath_push(p, "%s[%lld]", p->len ? "." : "", (long long)index);
 }
 
 static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchema *s,
-                              FieldPath *path, int64_t index, int depth, QvError *error) {
+                              QvErrPath *path, int64_t index, int depth, QvError *error) {
   if (depth > QV_ARRAY_MAX_DEPTH)
     return qv_error_set(error, QV_ELIMIT, "fields nested deeper than %d", QV_ARRAY_MAX_DEPTH);
   size_t mark = path_push(path, f, index);
@@ -428,8 +419,7 @@ static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchem
                                 error);
     if (st) return st;
   }
-  path->len = mark;
-  path->text[mark] = '\0';
+  qv_errpath_pop(path, mark);
   return QV_OK;
 }
 
@@ -459,7 +449,8 @@ static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions
     if ((st = qv_array_view_init(&c->batch[k].view, &c->schema, error))) return st;
   }
   for (int64_t i = 0; i < schema->n_fields; i++) {
-    FieldPath path = {{0}, 0};
+    QvErrPath path;
+    qv_errpath_clear(&path);
     if ((st = collect_dicts(c, &schema->fields[i], c->schema.children[i], &path, i, 0, error)))
       return st;
   }

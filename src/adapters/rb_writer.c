@@ -10,6 +10,7 @@
 #include "ipc/compression_internal.h"
 #include "ipc/sink_internal.h"
 #include "util/cpu.h"
+#include "util/errpath.h"
 #include "util/arena.h"
 #include "adapters/rb_swap.h"
 #include "util/idmap.h"
@@ -967,24 +968,16 @@ static bool same_value_type(const struct ArrowSchema *a, const struct ArrowSchem
   return true;
 }
 
-/* Field path for messages: names joined by '.'. */
-typedef struct WPath {
-  char text[256];
-  size_t len;
-} WPath;
-
-static size_t wpath_push(WPath *p, const char *name, int64_t index) {
-  size_t was = p->len, room = sizeof p->text - p->len;
-  int n = name && *name ? snprintf(p->text + p->len, room, "%s%.64s", p->len ? "." : "", name)
-                        : snprintf(p->text + p->len, room, "%s[%lld]", p->len ? "." : "",
-                                   (long long)index);
-  if (n > 0) p->len += (size_t)n < room ? (size_t)n : room - 1;
-  return was;
+/* Field path for messages (util/errpath.h): names joined by '.', "[i]"
+ * for unnamed fields. */
+static size_t wpath_push(QvErrPath *p, const char *name, int64_t index) {
+  if (name && *name) return qv_errpath_push(p, "%s%.64s", p->len ? "." : "", name);
+  return qv_errpath_push(p, "%s[%lld]", p->len ? "." : "", (long long)index);
 }
 
 /* The WDict of a dictionary-encoded node: the id the options give it (or
  * the next number), shared with earlier nodes of that id. */
-static QvStatus dict_for_node(QvRbWriter *w, const QvArrayView *v, const WPath *path,
+static QvStatus dict_for_node(QvRbWriter *w, const QvArrayView *v, const QvErrPath *path,
                               int64_t *out, bool *fresh, QvError *error) {
   int64_t k = w->n_dict_nodes++;
   int64_t id = k;
@@ -1032,7 +1025,7 @@ static QvStatus dict_for_node(QvRbWriter *w, const QvArrayView *v, const WPath *
   return QV_OK;
 }
 
-static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, WPath *path,
+static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, QvErrPath *path,
                             int64_t index, int depth, QvError *error) {
   if (depth > QV_ARRAY_MAX_DEPTH)
     return qv_error_set(error, QV_ELIMIT, "schema nested deeper than %d", QV_ARRAY_MAX_DEPTH);
@@ -1077,8 +1070,7 @@ static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, WPa
       return qv_error_set(error, QV_ENOMEM, "out of memory");
     w->dict_order[w->n_dict_order++] = dict_index;
   }
-  path->len = mark;
-  path->text[mark] = '\0';
+  qv_errpath_pop(path, mark);
   return build_metadata(w, s->metadata, &f->n_metadata, &f->metadata, error);
 }
 
@@ -1242,7 +1234,8 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
     if (fields == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
   }
   for (int64_t i = 0; !st && i < w->view.n_children; i++) {
-    WPath path = {{0}, 0};
+    QvErrPath path;
+    qv_errpath_clear(&path);
     st = build_field(w, &w->view.children[i], &fields[i], &path, i, 0, error);
   }
   if (!st && w->opt.dictionary_ids && w->n_dict_nodes != w->opt.n_dictionary_ids)
