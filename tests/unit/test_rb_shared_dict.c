@@ -331,6 +331,15 @@ static void test_writer_different_dictionaries(void **state) {
   assert_int_equal(write_docs(docs, 1, QV_IPC_FORMAT_STREAM, clash, 4, &bytes, &size, &e),
                    QV_EINVAL);
   assert_non_null(strstr(e.message, "'a' and 'c'"));
+  /* nested fields are named by their paths */
+  int64_t nested[4] = {0, 7, 1, 7};
+  assert_int_equal(write_docs(docs, 1, QV_IPC_FORMAT_STREAM, nested, 4, &bytes, &size, &e),
+                   QV_EINVAL);
+  assert_non_null(strstr(e.message, "'s.b' and 'c'"));
+  int64_t in_list[4] = {0, 1, 7, 7};
+  assert_int_equal(write_docs(docs, 1, QV_IPC_FORMAT_STREAM, in_list, 4, &bytes, &size, &e),
+                   QV_EINVAL);
+  assert_non_null(strstr(e.message, "'l.item' and 'c'"));
   /* the number of ids must match the dictionary-encoded fields */
   assert_int_equal(write_docs(docs, 1, QV_IPC_FORMAT_STREAM, ids, 3, &bytes, &size, &e), QV_EARG);
   free_docs(docs, 1);
