@@ -588,37 +588,48 @@ static QvStatus message_meta(QvRbWriter *w, const Ser *s, QvBuffer *bufs, int64_
   return frame(w, &msg, meta, meta_size, error);
 }
 
-/* Bytes from a message's first byte to the end of its frames at their
- * worst-case offsets in the sink's free memory (prepare_frames): the
- * largest metadata the message can have, then every frame at its bound.
- * Each frame there starts at or after where it will end up, whatever the
- * compressed sizes: so the frames move into place front to back without
- * one overwriting another not yet moved, and a message's end never passes
- * the worst-case end (the next message's window starts there). */
-static QvStatus window_span(QvRbWriter *w, const Ser *s, int64_t length, int64_t dict_id,
-                            bool is_delta, int64_t *meta_max, int64_t *span, QvError *error) {
-  QvCompression codec = w->opt.compression;
-  int64_t align = w->opt.alignment;
+/* The worst case of a message of the segments in s: its metadata's size
+ * (framed where the writer is now) and its body with every frame at its
+ * bound (a frame that does not shrink is stored as it is: the bound covers
+ * both). The metadata's size does not depend on the lengths in it
+ * (fixed-size structs), only its padding on where it starts. */
+static QvStatus worst_case(QvRbWriter *w, const Ser *s, int64_t length, int64_t dict_id,
+                           bool is_delta, size_t *meta_size, int64_t *body, QvError *error) {
   QvBuffer *bufs = malloc((size_t)(s->n_segs ? s->n_segs : 1) * sizeof *bufs);
   if (bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   int64_t worst = 0;
   for (int64_t i = 0; i < s->n_segs; i++) {
     int64_t len = s->segs[i].len;
-    int64_t total = len ? 8 + (int64_t)qv_compress_bound(codec, (size_t)len) : 0;
+    int64_t total = len ? 8 + (int64_t)qv_compress_bound(w->opt.compression, (size_t)len) : 0;
     bufs[i].offset = worst;
     bufs[i].length = total;
-    worst += padded(total, align);
+    worst += padded(total, w->opt.alignment);
   }
   uint8_t *meta;
-  size_t meta_size;
-  QvStatus st = message_meta(w, s, bufs, worst, length, dict_id, is_delta, &meta, &meta_size, error);
+  QvStatus st = message_meta(w, s, bufs, worst, length, dict_id, is_delta, &meta, meta_size, error);
   free(bufs);
   if (st) return st;
   free(meta);
-  /* the metadata's size does not depend on the lengths in it (fixed-size
-   * structs); its padding depends on where it starts: one alignment more */
-  *meta_max = (int64_t)meta_size + align;
-  *span = *meta_max + worst;
+  *body = worst;
+  return QV_OK;
+}
+
+/* Bytes from a message's first byte to the end of its frames at their
+ * worst-case offsets in the sink's free memory (prepare_frames): the
+ * largest metadata the message can have (one alignment more than here, as
+ * it may start elsewhere), then every frame at its bound. Each frame there
+ * starts at or after where it will end up, whatever the compressed sizes:
+ * so the frames move into place front to back without one overwriting
+ * another not yet moved, and a message's end never passes the worst-case
+ * end (the next message's window starts there). */
+static QvStatus window_span(QvRbWriter *w, const Ser *s, int64_t length, int64_t dict_id,
+                            bool is_delta, int64_t *meta_max, int64_t *span, QvError *error) {
+  size_t meta_size;
+  int64_t body;
+  QvStatus st = worst_case(w, s, length, dict_id, is_delta, &meta_size, &body, error);
+  if (st) return st;
+  *meta_max = (int64_t)meta_size + w->opt.alignment;
+  *span = *meta_max + body;
   return QV_OK;
 }
 
@@ -680,25 +691,12 @@ static QvStatus write_in_place(QvRbWriter *w, int64_t length, int64_t dict_id, b
   int64_t align = w->opt.alignment;
   *done = false;
   if (qv_sink_room(w->sink) == 0) return QV_OK;
+  size_t meta_size;
+  int64_t worst;
+  QvStatus st = worst_case(w, s, length, dict_id, is_delta, &meta_size, &worst, error);
+  if (st) return st;
   QvBuffer *bufs = malloc((size_t)(s->n_segs ? s->n_segs : 1) * sizeof *bufs);
   if (bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  int64_t worst = 0;
-  for (int64_t i = 0; i < s->n_segs; i++) {
-    int64_t len = s->segs[i].len;
-    /* a frame that does not shrink is stored as it is: the bound covers both */
-    int64_t total = len ? 8 + (int64_t)qv_compress_bound(codec, (size_t)len) : 0;
-    bufs[i].offset = worst;
-    bufs[i].length = total;
-    worst += padded(total, align);
-  }
-  uint8_t *meta;
-  size_t meta_size;
-  QvStatus st = message_meta(w, s, bufs, worst, length, dict_id, is_delta, &meta, &meta_size, error);
-  if (st) {
-    free(bufs);
-    return st;
-  }
-  free(meta);
   size_t reserved = meta_size + (size_t)worst;
   uint8_t *base = NULL;
   if (qv_sink_room(w->sink) >= reserved + w->stage_len && !(st = flush(w, error)))
@@ -732,6 +730,7 @@ static QvStatus write_in_place(QvRbWriter *w, int64_t length, int64_t dict_id, b
     bufs[i].length = total;
     off += padded(total, align);
   }
+  uint8_t *meta = NULL;
   if (!st) st = message_meta(w, s, bufs, off, length, dict_id, is_delta, &meta, &meta_size, error);
   free(bufs);
   if (st) {
