@@ -410,9 +410,9 @@ static QvStatus pad(QvRbWriter *w, int64_t n, QvError *error) {
 static int64_t padded(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
 /* Codec jobs compressing the segments of s: into f's scratch buffers, or,
- * when window is not NULL, into the sink's free memory from there at the
- * worst-case offsets of window_size (the frames move into place when the
- * message is written). */
+ * when window is not NULL, into the sink's free memory from there, each
+ * frame at its worst-case offset (the layout window_span counts; the
+ * frames move into place when the message is written). */
 static QvStatus prepare_frames(QvCompression codec, Frames *f, const Ser *s, uint8_t *window,
                                int64_t align, QvError *error) {
   if (s->n_segs > f->n_zbuf) {

@@ -300,11 +300,11 @@ QvStatus qv_sink_write(QvSink *s, const void *data, size_t size, QvError *error)
     case SINK_MEMORY:
       st = make_room(s, size, &e);
       if (st == QV_OK) {
-        const uint8_t *src = data;
+        uintptr_t src = (uintptr_t)data, buf = (uintptr_t)s->buf;
         /* from the sink's own free space (qv_sink_window): the ranges may
          * overlap, the destination first */
-        if (src >= s->buf && src < s->buf + s->cap)
-          qv_move_down_large(s->buf + s->written, src, size);
+        if (src >= buf && src - buf < s->cap)
+          qv_move_down_large(s->buf + s->written, data, size);
         else
           qv_copy_large(s->buf + s->written, data, size);
       }

@@ -76,7 +76,7 @@ static void copy_forward(void *dst, const void *src, size_t n) {
 void qv_copy_large(void *dst, const void *src, size_t n) { copy_forward(dst, src, n); }
 
 void qv_move_down_large(void *dst, const void *src, size_t n) {
-  if ((const uint8_t *)dst > (const uint8_t *)src) { /* not down: only memmove is right */
+  if ((uintptr_t)dst > (uintptr_t)src) { /* not down: only memmove is right */
     memmove(dst, src, n);
     return;
   }
