@@ -20,10 +20,7 @@
 static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch, int order,
                       QvIpcFormat format, QvCompression comp, const char *what) {
   RbtCells want = rbt_cells(batch, schema);
-  QvRbWriteOptions o;
-  memset(&o, 0, sizeof o);
-  o.format = format;
-  o.compression = comp;
+  QvRbWriteOptions o = rbt_write_options(format, comp, 0, 0);
   o.endianness = order;
   o.validate = QV_VALIDATE_FULL;
   uint8_t *data;
@@ -156,10 +153,9 @@ static void test_dictionaries_big_endian(void **state) {
   struct ArrowArray *p[3] = {&b[0], &b[1], &b[2]};
   const char *want[] = {"1000", "1099511627776", "null", "77", "-2", "6", "5", "6"};
   for (int comp = 0; comp < 2; comp++) {
-    QvRbWriteOptions o;
-    memset(&o, 0, sizeof o);
+    QvRbWriteOptions o = rbt_write_options(
+        QV_IPC_FORMAT_STREAM, comp ? QV_COMPRESSION_LZ4_FRAME : QV_COMPRESSION_NONE, 0, 0);
     o.endianness = QV_RB_ENDIAN_BIG;
-    o.compression = comp ? QV_COMPRESSION_LZ4_FRAME : QV_COMPRESSION_NONE;
     uint8_t *data;
     size_t size;
     rbt_write(&s, p, 3, &o, &data, &size);
