@@ -3,6 +3,8 @@
  * main answers what is the same for every command: `quiver --version`,
  * `quiver help [CMD]` and `quiver CMD --help` (so no command ever takes
  * "--help" for a file name), then hands the rest of argv to the command. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -152,7 +154,24 @@ static int unknown(const char *name) {
   return QV_EXIT_USAGE;
 }
 
-int main(int argc, char **argv) {
+/* Text goes to stdout through stdio, whose errors (a full disk, a closed
+ * pipe, /dev/full) surface only in ferror() or at the final flush and
+ * close: checked here once for every command, so output that was not
+ * written never exits 0. */
+static int close_stdout(const char *name, int rc) {
+  bool failed = ferror(stdout) != 0;
+  errno = 0;
+  if (fclose(stdout) != 0) failed = true;
+  int e = errno;
+  if (!failed) return rc;
+  if (e)
+    fprintf(stderr, "quiver %s: writing stdout: %s\n", name, strerror(e));
+  else
+    fprintf(stderr, "quiver %s: writing stdout failed\n", name);
+  return rc == QV_EXIT_OK ? QV_EXIT_INVALID : rc;
+}
+
+static int run(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return QV_EXIT_USAGE;
@@ -187,4 +206,8 @@ int main(int argc, char **argv) {
     return QV_EXIT_OK;
   }
   return c->run(argc - 2, argv + 2);
+}
+
+int main(int argc, char **argv) {
+  return close_stdout(argc >= 2 ? argv[1] : "", run(argc, argv));
 }

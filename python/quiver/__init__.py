@@ -314,7 +314,7 @@ def messages(source):
     kind: fields [(name, type, nullable)]; length, nodes, buffers,
     compression, id, is_delta; type, shape, dim_names, strides; format, nnz.
     """
-    for m in _quiver.messages_list(_source(source)):
+    for m in _quiver.messages_iter(_source(source)):
         m["summary"] = _summary(m)
         yield m
 

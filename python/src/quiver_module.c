@@ -1246,35 +1246,62 @@ static QvStatus open_messages_call(QvSource *src, void *ctx, QvError *err) {
   return qv_ipc_reader_new(ctx, src, NULL, err); /* the reader retains src */
 }
 
+/* messages(): an iterator that decodes one message per next(), so the
+ * first item costs one message whatever the stream's length. */
+typedef struct {
+  PyObject_HEAD
+  QvIpcReader *reader; /* NULL once exhausted or failed */
+  int64_t index;
+} MessageIterObject;
+
+static void MessageIter_dealloc(MessageIterObject *self) {
+  qv_ipc_reader_free(self->reader);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *MessageIter_next(MessageIterObject *self) {
+  if (self->reader == NULL) return NULL;
+  QvError err;
+  qv_error_clear(&err);
+  QvIpcMessage msg;
+  QvStatus st;
+  Py_BEGIN_ALLOW_THREADS
+  st = qv_ipc_reader_next(self->reader, &msg, &err);
+  Py_END_ALLOW_THREADS
+  if (st) {
+    qv_ipc_reader_free(self->reader);
+    self->reader = NULL;
+    return st == QV_EOS ? NULL : raise_qv(st, &err);
+  }
+  PyObject *d = message_dict(&msg, self->index++);
+  qv_ipc_message_reset(&msg);
+  return d;
+}
+
+static PyTypeObject MessageIterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "quiver._MessageIter",
+    .tp_basicsize = sizeof(MessageIterObject),
+    .tp_dealloc = (destructor)MessageIter_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The messages of an Arrow stream or file, decoded one per next().",
+    .tp_iter = PyObject_SelfIter,
+    .tp_iternext = (iternextfunc)MessageIter_next,
+};
+
 static PyObject *py_messages(PyObject *m, PyObject *args, PyObject *kwargs) {
   (void)m;
   static char *kw[] = {"source", NULL};
   PyObject *source;
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O", kw, &source)) return NULL;
-  QvIpcReader *r = NULL;
-  if (with_source(source, open_messages_call, &r) < 0) return NULL;
-  QvError err;
-  qv_error_clear(&err);
-  QvStatus st;
-  PyObject *list = PyList_New(0);
-  for (int64_t i = 0; list; i++) {
-    QvIpcMessage msg;
-    Py_BEGIN_ALLOW_THREADS
-    st = qv_ipc_reader_next(r, &msg, &err);
-    Py_END_ALLOW_THREADS
-    if (st == QV_EOS) break;
-    if (st) {
-      Py_CLEAR(list);
-      raise_qv(st, &err);
-      break;
-    }
-    PyObject *d = message_dict(&msg, i);
-    qv_ipc_message_reset(&msg);
-    if (!d || PyList_Append(list, d) < 0) Py_CLEAR(list);
-    Py_XDECREF(d);
+  MessageIterObject *it = PyObject_New(MessageIterObject, &MessageIterType);
+  if (!it) return NULL;
+  it->reader = NULL;
+  it->index = 0;
+  if (with_source(source, open_messages_call, &it->reader) < 0) {
+    Py_DECREF(it);
+    return NULL;
   }
-  qv_ipc_reader_free(r);
-  return list;
+  return (PyObject *)it;
 }
 
 /* ---- record batches: capsules of the Arrow PyCapsule interface */
@@ -1579,8 +1606,8 @@ static PyMethodDef module_methods[] = {
      "is_canonical=False, dim_names=None)\n--\n\nA validated _Sparse viewing the given arrays."},
     {"_write_sparse", (PyCFunction)(void (*)(void))py_write_sparse_object, METH_VARARGS | METH_KEYWORDS,
      "_write_sparse(dest, tensor, csf_lengths_in_bytes=False)\n--\n\nWrites a _Sparse."},
-    {"messages_list", (PyCFunction)(void (*)(void))py_messages, METH_VARARGS | METH_KEYWORDS,
-     "messages_list(source)\n--\n\nEvery message of a stream or file as a dict."},
+    {"messages_iter", (PyCFunction)(void (*)(void))py_messages, METH_VARARGS | METH_KEYWORDS,
+     "messages_iter(source)\n--\n\nAn iterator of the messages of a stream or file, as dicts."},
     {"read_stream", (PyCFunction)(void (*)(void))py_read_stream, METH_VARARGS | METH_KEYWORDS,
      "read_stream(source)\n--\n\nA RecordBatchReader over an Arrow IPC stream (or file, read in "
      "order) implementing the Arrow PyCapsule interface."},
@@ -1614,7 +1641,8 @@ static PyObject *new_error(PyObject *m, const char *name, PyObject *base, const 
 
 PyMODINIT_FUNC PyInit__quiver(void) {
   import_array();
-  if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&SparseType) < 0 || PyType_Ready(&ReaderType) < 0)
+  if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&SparseType) < 0 || PyType_Ready(&ReaderType) < 0 ||
+      PyType_Ready(&MessageIterType) < 0)
     return NULL;
   PyObject *m = PyModule_Create(&module_def);
   if (!m) return NULL;

@@ -5,6 +5,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 import quiver
@@ -19,6 +20,24 @@ def test_messages_summaries(tmp_path):
     assert ms[0]["type"] == "int16" and ms[0]["shape"] == (2, 3) and ms[0]["dim_names"] == ("a", "b")
     assert ms[0]["offset"] == 0 and ms[1]["offset"] == ms[0]["metadata_length"] + ms[0]["body_length"] + 8
     assert ms[1]["format"] == "csc" and ms[1]["nnz"] == 4 and ms[1]["version"] == "V5"
+
+
+def test_messages_is_lazy():
+    # 300,000 messages then garbage: an iterator yields the first ones
+    # before it reaches the garbage; one that decodes everything first
+    # raises before yielding anything.
+    f = io.BytesIO()
+    quiver.write_tensor(f, np.zeros(1, np.int8))
+    one = f.getvalue()
+    data = one * 300000 + b"\xff\xff\xff\xff\x10\x00\x00\x00" + b"\x01" * 16
+    it = quiver.messages(data)
+    first = next(it)
+    assert first["index"] == 0 and first["kind"] == "Tensor"
+    assert next(it)["offset"] == len(one)
+    with pytest.raises(quiver.ArrowInvalid):
+        for m in it:
+            pass
+    assert m["index"] == 299999
 
 
 def test_messages_agree_with_the_cli(tmp_path, cli):
