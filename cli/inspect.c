@@ -382,7 +382,7 @@ int qv_cmd_inspect(int argc, char **argv) {
            footer.n_record_batches);
     qv_footer_reset(&footer);
     /* the file's verdict is the file reader's, as for cat and validate
-     * (footer version and schema, the Schema message agreeing with it) */
+     * (the footer's schema; the first message's version, and its schema agreeing) */
     QvRbFileReader *f;
     if (qv_cli_rb_reader_memory(in.data, in.size, NULL, &f, &err)) {
       fflush(stdout);

@@ -1148,7 +1148,8 @@ static QvStatus check_schema_message(QvRbFileReader *r, QvError *error) {
   QvStatus st = qv_ipc_reader_message_at(r->ipc, 8, &msg, error);
   if (st == QV_EOS) return QV_OK; /* no messages before the footer */
   if (st) return qv_error_prefix(error, "the message after the file magic");
-  if (msg.message.header_type == QV_HEADER_SCHEMA) {
+  st = qv_metadata_version_check(msg.message.version, "the message at offset 8", error);
+  if (!st && msg.message.header_type == QV_HEADER_SCHEMA) {
     const QvSchema *ms = &msg.message.header.schema;
     char where[256] = "";
     if (!qv_schema_equal(ms, &r->footer.schema, where, sizeof where)) {
@@ -1192,8 +1193,10 @@ static QvStatus file_open(QvRbFileReader **out, QvIpcReader *ipc, QvSource *sour
                       qv_source_name(source));
   int64_t footer_offset;
   int32_t footer_length;
+  /* The footer's version is not checked: Arrow C++ 0.14.1 left it at its
+   * default (V1) above V4 messages, and Arrow C++ reads such files. Every
+   * message read (Schema, dictionaries, batches) is checked instead. */
   if (!st) st = qv_ipc_reader_footer(r->ipc, &r->footer, &footer_offset, &footer_length, error);
-  if (!st) st = qv_metadata_version_check(r->footer.version, "footer", error);
   if (!st && !r->footer.has_schema)
     st = qv_error_set(error, QV_EINVAL, "footer has no schema");
   if (!st && (st = core_init(&r->core, &r->footer.schema, o, error)))

@@ -1,8 +1,10 @@
 /* MetadataVersion V1-V3 (before Arrow 0.8) is refused as Arrow C++ refuses
- * it, naming the version, in every place a version is read: a file's footer,
- * a Schema message, a SparseTensor message (Tensor messages are covered in
- * test_tensor_ipc.c). Each input is a real file from examples/data whose
- * version field is rewritten through quiver's own encoder; V4 and V5 read. */
+ * it, naming the version, in every message: a Schema message, a file's first
+ * message and its record batches, a SparseTensor message (Tensor messages are
+ * covered in test_tensor_ipc.c). A file's footer version is not a message's:
+ * Arrow C++ 0.14.1 left it at V1 above V4 messages, so any footer version
+ * reads. Each input is a real file from examples/data whose version field is
+ * rewritten through quiver's own encoder or in place; V4 and V5 read. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -48,7 +50,24 @@ static void expect_version_refused(QvStatus st, const QvError *err, int16_t vers
   if (strstr(err->message, want) == NULL) fail_msg("'%s' lacks '%s'", err->message, want);
 }
 
-/* The file's footer re-encoded with `version`; the rest of the file as is. */
+/* Reads every batch of the file in memory; returns the first failure. */
+static QvStatus read_file_batches(const uint8_t *data, size_t n, QvError *err) {
+  QvSource *src;
+  assert_int_equal(qv_source_new_memory(&src, data, n, NULL, err), QV_OK);
+  QvRbFileReader *reader = NULL;
+  QvStatus st = qv_rb_file_reader_new(&reader, src, NULL, err);
+  for (int64_t i = 0; !st && i < qv_rb_file_num_batches(reader); i++) {
+    struct ArrowArray a;
+    st = qv_rb_file_read_batch(reader, i, &a, err);
+    if (!st) a.release(&a);
+  }
+  qv_rb_file_reader_free(reader);
+  qv_source_free(src);
+  return st;
+}
+
+/* The file's footer re-encoded with `version`; the rest of the file as is:
+ * every version reads (0.14.1's footers say V1), batches included. */
 static void test_footer_versions(void **state) {
   (void)state;
   size_t size;
@@ -73,14 +92,54 @@ static void test_footer_versions(void **state) {
     put_le32(patched + foff + fb_size, (uint32_t)fb_size);
     memcpy(patched + foff + fb_size + 4, "ARROW1", 6);
     free(fb);
-    QvSource *src;
-    assert_int_equal(qv_source_new_memory(&src, patched, n, NULL, &err), QV_OK);
-    QvRbFileReader *reader = NULL;
-    QvStatus st = qv_rb_file_reader_new(&reader, src, NULL, &err);
-    expect_version_refused(st, &err, v);
-    qv_rb_file_reader_free(reader);
-    qv_source_free(src);
+    QvStatus st = read_file_batches(patched, n, &err);
+    if (st != QV_OK) fail_msg("footer V%d: %s", v + 1, err.message);
     free(patched);
+  }
+  free(file);
+}
+
+/* Sets the version field of the framed message at `pos` (continuation,
+ * length, then the Message table) in place: the field must be stored. */
+static void patch_message_version(uint8_t *file, size_t pos, int16_t version) {
+  assert_int_equal(le32(file + pos), 0xFFFFFFFFu);
+  const uint8_t *fb = file + pos + 8;
+  uint32_t table = le32(fb);
+  int32_t vt_rel = (int32_t)le32(fb + table);
+  const uint8_t *vt = fb + table - vt_rel;
+  uint16_t vt_size = (uint16_t)(vt[0] | vt[1] << 8);
+  assert_true(vt_size >= 6); /* field 0 (version) has a slot */
+  uint16_t field = (uint16_t)(vt[4] | vt[5] << 8);
+  assert_true(field != 0);
+  uint8_t *p = file + pos + 8 + table + field;
+  p[0] = (uint8_t)((uint16_t)version & 0xFF);
+  p[1] = (uint8_t)((uint16_t)version >> 8);
+}
+
+/* The footer as written, one message of the file set to `version` in place:
+ * the file's first message (its Schema) when opening, or its first record
+ * batch when reading it. */
+static void test_file_message_versions(void **state) {
+  (void)state;
+  size_t size;
+  uint8_t *file = example("arrow_cpp_record_batches.arrow", &size);
+  QvFooter footer;
+  QvError err;
+  uint32_t flen = le32(file + size - 10);
+  assert_int_equal(qv_footer_decode(file + size - 10 - flen, flen, NULL, &footer, &err), QV_OK);
+  assert_true(footer.n_record_batches > 0);
+  size_t batch_pos = (size_t)footer.record_batches[0].offset;
+  qv_footer_reset(&footer);
+  for (int16_t v = QV_METADATA_V1; v <= QV_METADATA_V5; v++) {
+    uint8_t *copy = malloc(size);
+    assert_non_null(copy);
+    memcpy(copy, file, size);
+    patch_message_version(copy, 8, v);
+    expect_version_refused(read_file_batches(copy, size, &err), &err, v);
+    memcpy(copy, file, size);
+    patch_message_version(copy, batch_pos, v);
+    expect_version_refused(read_file_batches(copy, size, &err), &err, v);
+    free(copy);
   }
   free(file);
 }
@@ -163,6 +222,7 @@ static void test_sparse_tensor_versions(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_footer_versions),
+      cmocka_unit_test(test_file_message_versions),
       cmocka_unit_test(test_schema_message_versions),
       cmocka_unit_test(test_sparse_tensor_versions),
   };
