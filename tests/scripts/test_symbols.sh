@@ -38,12 +38,13 @@ unprefixed=$(grep -v -E '^qv_' "$tmp/exported" || true)
 if [ -n "$unprefixed" ]; then
   echo "exported without the qv_ prefix:"; echo "$unprefixed" | sed 's/^/  /'; status=1
 fi
-# The static library defines no global symbol without the prefix either.
+# The static library defines no global symbol without a prefix either:
+# qv_ (public) or qvi_ (internal, not exported from the shared library).
 nm -g --defined-only "$QV_BINARY_DIR/libquiver.a" 2> /dev/null \
-  | awk 'NF == 3 && $2 ~ /^[TDBRVW]$/ {print $3}' | grep -v -E '^qv_' \
+  | awk 'NF == 3 && $2 ~ /^[TDBRVW]$/ {print $3}' | grep -v -E '^qvi?_' \
   | grep -v -E '^__(odr_asan|asan|ubsan|sanitizer)' | sort -u > "$tmp/static_unprefixed" || true
 if [ -s "$tmp/static_unprefixed" ]; then
-  echo "libquiver.a defines global symbols without the qv_ prefix:"
+  echo "libquiver.a defines global symbols without the qv_ or qvi_ prefix:"
   sed 's/^/  /' "$tmp/static_unprefixed"; status=1
 fi
 if [ $status -eq 0 ]; then
