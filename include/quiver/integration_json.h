@@ -104,8 +104,9 @@ typedef struct QvJsonCompareOptions {
 } QvJsonCompareOptions;
 
 /* Compares `found` against `expected`: the schemas (field names, types and
- * every type parameter, nullability, custom metadata of fields and schema,
- * dictionary encoding: index type, ordered flag, value type, and which
+ * every type parameter, nullability, custom metadata of fields and schema
+ * (as maps: the same entries in any order, duplicates counted), dictionary
+ * encoding: index type, ordered flag, value type, and which
  * nodes share a dictionary when both sides give ids), the number of batches,
  * then per batch the row count, every dictionary in full and every value and
  * validity bit (values of null slots are not compared). QV_OK when equal,

@@ -228,27 +228,94 @@ static QvStatus type_text(const struct ArrowSchema *s, char *buf, size_t cap) {
   return QV_OK;
 }
 
-static QvStatus metadata_eq(SchemaCmp *sc, const char *path, const char *a, const char *b) {
-  QvMetadataIter ia, ib;
-  qv_metadata_iter_init(&ia, a);
-  qv_metadata_iter_init(&ib, b);
-  for (int64_t k = 0;; k++) {
-    const char *ka, *va, *kb, *vb;
-    int32_t kal, val, kbl, vbl;
-    bool ha = qv_metadata_iter_next(&ia, &ka, &kal, &va, &val);
-    bool hb = qv_metadata_iter_next(&ib, &kb, &kbl, &vb, &vbl);
-    if (!ha && !hb) return QV_OK;
-    if (!ha || !hb)
-      return qv_error_set(sc->error, QV_EINVAL, "%s: metadata entry %" PRId64 ": expected %s, found %s",
-                          path, k, ha ? "an entry" : "none", hb ? "an entry" : "none");
-    if (kal != kbl || memcmp(ka, kb, (size_t)kal) != 0 || val != vbl ||
-        memcmp(va, vb, (size_t)val) != 0)
-      return qv_error_set(sc->error, QV_EINVAL,
-                          "%s: metadata entry %" PRId64 ": expected \"%.*s\" = \"%.*s\", found "
-                          "\"%.*s\" = \"%.*s\"", path, k, kal > 80 ? 80 : (int)kal, ka,
-                          val > 80 ? 80 : (int)val, va, kbl > 80 ? 80 : (int)kbl, kb,
-                          vbl > 80 ? 80 : (int)vbl, vb);
+typedef struct MetaEntry {
+  const char *k, *v;
+  int32_t kl, vl;
+} MetaEntry;
+
+static int bytes_cmp(const char *a, int32_t al, const char *b, int32_t bl) {
+  int c = memcmp(a, b, (size_t)(al < bl ? al : bl));
+  return c ? c : (al > bl) - (al < bl);
+}
+
+static int entry_cmp(const void *pa, const void *pb) {
+  const MetaEntry *a = pa, *b = pb;
+  int c = bytes_cmp(a->k, a->kl, b->k, b->kl);
+  return c ? c : bytes_cmp(a->v, a->vl, b->v, b->vl);
+}
+
+/* The entries of a metadata blob, sorted by key then value (NULL when empty). */
+static QvStatus meta_sorted(SchemaCmp *sc, const char *blob, MetaEntry **out, int64_t *n) {
+  *out = NULL;
+  *n = 0;
+  QvMetadataIter it;
+  qv_metadata_iter_init(&it, blob);
+  if (it.remaining == 0) return QV_OK;
+  MetaEntry *e = malloc((size_t)it.remaining * sizeof *e);
+  if (e == NULL) return qv_error_set(sc->error, QV_ENOMEM, "out of memory");
+  while (qv_metadata_iter_next(&it, &e[*n].k, &e[*n].kl, &e[*n].v, &e[*n].vl)) (*n)++;
+  qsort(e, (size_t)*n, sizeof *e, entry_cmp);
+  *out = e;
+  return QV_OK;
+}
+
+/* The entry of `e` (sorted) with key m's, or NULL. */
+static const MetaEntry *meta_find_key(const MetaEntry *e, int64_t n, const MetaEntry *m) {
+  int64_t lo = 0, hi = n;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (bytes_cmp(e[mid].k, e[mid].kl, m->k, m->kl) < 0) lo = mid + 1;
+    else hi = mid;
   }
+  return lo < n && bytes_cmp(e[lo].k, e[lo].kl, m->k, m->kl) == 0 ? &e[lo] : NULL;
+}
+
+/* How many entries of `e` (sorted) equal m. */
+static int64_t meta_count(const MetaEntry *e, int64_t n, const MetaEntry *m) {
+  const MetaEntry *p = meta_find_key(e, n, m);
+  int64_t c = 0;
+  for (; p && p < e + n && bytes_cmp(p->k, p->kl, m->k, m->kl) == 0; p++) c += !entry_cmp(p, m);
+  return c;
+}
+
+#define META_SHOWN(x) ((x) > 80 ? 80 : (int)(x))
+
+/* Custom metadata is a map, compared as Arrow C++'s KeyValueMetadata::Equals
+ * does: the same entries in any order (both sorted, then walked together:
+ * O(n log n) for any input). */
+static QvStatus metadata_eq(SchemaCmp *sc, const char *path, const char *a, const char *b) {
+  MetaEntry *ea, *eb = NULL;
+  int64_t na, nb = 0;
+  QvStatus st = meta_sorted(sc, a, &ea, &na);
+  if (!st) st = meta_sorted(sc, b, &eb, &nb);
+  for (int64_t i = 0; !st && (i < na || i < nb); i++) {
+    int c = i >= na ? 1 : i >= nb ? -1 : entry_cmp(&ea[i], &eb[i]);
+    if (c == 0) continue;
+    /* the smaller entry is the one the other side lacks */
+    const MetaEntry *m = c < 0 ? &ea[i] : &eb[i];
+    const MetaEntry *other = c < 0 ? meta_find_key(eb, nb, m) : meta_find_key(ea, na, m);
+    int64_t in_a = meta_count(ea, na, m), in_b = meta_count(eb, nb, m);
+    if (in_a && in_b) { /* a duplicated entry: the counts differ */
+      st = qv_error_set(sc->error, QV_EINVAL,
+                        "%s: metadata: expected %" PRId64 " entries \"%.*s\" = \"%.*s\", found %" PRId64,
+                        path, in_a, META_SHOWN(m->kl), m->k, META_SHOWN(m->vl), m->v, in_b);
+      break;
+    }
+    char theirs[200];
+    if (other)
+      snprintf(theirs, sizeof theirs, "\"%.*s\" = \"%.*s\"", META_SHOWN(other->kl), other->k,
+               META_SHOWN(other->vl), other->v);
+    else
+      snprintf(theirs, sizeof theirs, "no entry \"%.*s\"", META_SHOWN(m->kl), m->k);
+    char mine[200];
+    snprintf(mine, sizeof mine, "\"%.*s\" = \"%.*s\"", META_SHOWN(m->kl), m->k,
+             META_SHOWN(m->vl), m->v);
+    st = qv_error_set(sc->error, QV_EINVAL, "%s: metadata: expected %s, found %s", path,
+                      c < 0 ? mine : theirs, c < 0 ? theirs : mine);
+  }
+  free(ea);
+  free(eb);
+  return st;
 }
 
 static QvStatus schema_eq(SchemaCmp *sc, const struct ArrowSchema *a, const struct ArrowSchema *b,

@@ -506,8 +506,37 @@ static void test_compare_field_name(void **state) {
 static void test_compare_metadata(void **state) {
   (void)state;
   expect_difference("\"value\":\"schema value\"", "\"value\":\"schema valuE\"",
-                    "schema: metadata entry 0: expected \"schema_key\" = \"schema value\"");
-  expect_difference("\"value\":\"dup\"", "\"value\":\"dUp\"", "field 4 \"i32\": metadata entry 1");
+                    "schema: metadata: expected \"schema_key\" = \"schema value\", found "
+                    "\"schema_key\" = \"schema valuE\"");
+  expect_difference("\"value\":\"dup\"", "\"value\":\"dUp\"",
+                    "field 4 \"i32\": metadata: expected \"k1\" = \"dup\", found \"k1\" = \"dUp\"");
+  /* an entry missing on one side, and one only the other side has */
+  expect_difference("{\"key\":\"k1\",\"value\":\"v1\"},", "",
+                    "field 4 \"i32\": metadata: expected \"k1\" = \"v1\", found \"k1\" = \"dup\"");
+  expect_difference("\"key\":\"k1\",\"value\":\"v1\"", "\"key\":\"k0\",\"value\":\"v1\"",
+                    "field 4 \"i32\": metadata: expected no entry \"k0\", found \"k0\" = \"v1\"");
+}
+
+/* Custom metadata is a map (Arrow C++'s KeyValueMetadata::Equals): the same
+ * entries in another order are equal, duplicates count. */
+static void test_compare_metadata_order(void **state) {
+  (void)state;
+  char *swapped = replace(k_all_types, "{\"key\":\"k1\",\"value\":\"v1\"},{\"key\":\"k1\",\"value\":\"dup\"}",
+                          "{\"key\":\"k1\",\"value\":\"dup\"},{\"key\":\"k1\",\"value\":\"v1\"}");
+  assert_true(strcmp(swapped, k_all_types) != 0);
+  char *twice = replace(k_all_types, "{\"key\":\"k1\",\"value\":\"v1\"},{\"key\":\"k1\",\"value\":\"dup\"}",
+                        "{\"key\":\"k1\",\"value\":\"dup\"},{\"key\":\"k1\",\"value\":\"dup\"}");
+  QvJsonFile *a = read_ok(k_all_types), *b = read_ok(swapped), *c = read_ok(twice);
+  QvError e;
+  assert_int_equal(compare(a, b, &e), QV_OK);
+  assert_int_equal(compare(b, a, &e), QV_OK);
+  assert_int_equal(compare(a, c, &e), QV_EINVAL);
+  assert_non_null(strstr(e.message, "metadata: expected 1 entries \"k1\" = \"dup\", found 2"));
+  free(swapped);
+  free(twice);
+  qv_json_file_free(a);
+  qv_json_file_free(b);
+  qv_json_file_free(c);
 }
 
 static void test_compare_dictionary(void **state) {
@@ -908,6 +937,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_float_specials),   cmocka_unit_test(test_float_tolerance),
       cmocka_unit_test(test_compare_value),    cmocka_unit_test(test_compare_validity),
       cmocka_unit_test(test_compare_field_name), cmocka_unit_test(test_compare_metadata),
+      cmocka_unit_test(test_compare_metadata_order),
       cmocka_unit_test(test_compare_dictionary), cmocka_unit_test(test_compare_shape),
       cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_unsigned_forms),
       cmocka_unit_test(test_nested_dictionary_order),
