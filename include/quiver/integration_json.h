@@ -103,7 +103,9 @@ typedef struct QvJsonCompareOptions {
   double float_tolerance;
 } QvJsonCompareOptions;
 
-/* Compares `found` against `expected`: the schemas (field names, types and
+/* Compares `found` against `expected`: the schemas (field names but those
+ * of a map's entries, key and value fields, which Arrow C++ does not compare
+ * either; types and
  * every type parameter, nullability, custom metadata of fields and schema
  * (as maps: the same entries in any order, duplicates counted), dictionary
  * encoding: index type, ordered flag, value type, and which
