@@ -26,7 +26,8 @@ static QvStatus validate_input(const uint8_t *data, size_t size, int64_t *batche
     struct ArrowArray a;
     if ((st = qv_rb_stream_get_next(&s, &a, error))) break;
     (*batches)++;
-    *rows += a.length;
+    /* batches of 2^62 rows that take no memory are valid: the total saturates */
+    *rows = a.length > INT64_MAX - *rows ? INT64_MAX : *rows + a.length;
     a.release(&a);
   }
   s.release(&s);
@@ -59,8 +60,8 @@ int qv_cmd_validate(int argc, char **argv) {
             st == QV_ENOTSUP ? "not supported" : "invalid", error.message);
     return qv_cli_exit_code(st);
   }
-  printf("%s: valid Arrow %s (%" PRId64 " record batches, %" PRId64 " rows)\n", path,
-         is_file ? "file" : "stream", batches, rows);
+  printf("%s: valid Arrow %s (%" PRId64 " record batches, %s%" PRId64 " rows)\n", path,
+         is_file ? "file" : "stream", batches, rows == INT64_MAX ? "at least " : "", rows);
   return 0;
 }
 

@@ -292,31 +292,46 @@ QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out
       struct ArrowArray a;
       st = qv_rb_stream_get_next(&s, &a, error);
       if (st) break;
-      batches++;
       if ((st = qv_array_view_set_array(&v, &a, QV_VALIDATE_NONE, error))) {
         a.release(&a);
         break;
       }
-      for (int64_t r = 0; r < v.length && st == QV_OK; r++, t.rows++) {
-        /* only rows that may be shown are formatted */
-        int64_t later = v.length - r; /* rows of this batch from r on */
-        bool may_show = t.rows < HEAD_ROWS || later <= TAIL_ROWS;
-        if (!may_show) continue;
-        char **row = row_at(&t, t.rows);
+      if (v.length > INT64_MAX - t.rows) {
+        a.release(&a);
+        st = qv_error_set(error, QV_ELIMIT, "batch %" PRId64 ": more than %" PRId64 " rows in all",
+                          batches, INT64_MAX);
+        break;
+      }
+      batches++;
+      /* Only rows that may be shown are visited: the first HEAD_ROWS of the
+       * input and the last TAIL_ROWS of this batch (a batch declaring 2^40
+       * rows that take no memory costs 20 rows, not 2^40). */
+      int64_t head_end = HEAD_ROWS - t.rows;
+      if (head_end < 0) head_end = 0;
+      if (head_end > v.length) head_end = v.length;
+      int64_t tail_start = v.length > TAIL_ROWS ? v.length - TAIL_ROWS : 0;
+      if (tail_start < head_end) tail_start = head_end;
+      for (int64_t r = 0; r < v.length && st == QV_OK; r++) {
+        if (r == head_end) r = tail_start;
+        if (r >= v.length) break;
+        char **row = row_at(&t, t.rows + r);
         for (int64_t c = 0; c < t.cols && st == QV_OK; c++) {
           free(row[c]);
           row[c] = NULL;
           st = qv_array_view_format_human(&v.children[c], v.offset + r, MAX_CELL, &row[c], error);
         }
       }
+      t.rows += v.length;
       a.release(&a);
       if (st) break;
     }
-    if (st == QV_EOS) {
-      st = QV_OK;
+    /* A bad batch does not hide the good ones before it: they are printed,
+     * then the caller reports the error. */
+    if (st == QV_EOS) st = QV_OK;
+    if (st != QV_ENOMEM) {
       print_table(out, &t, names);
-      fprintf(out, "(%" PRId64 " row%s in %" PRId64 " batch%s)\n", t.rows, t.rows == 1 ? "" : "s",
-              batches, batches == 1 ? "" : "es");
+      fprintf(out, "(%" PRId64 " row%s in %" PRId64 " batch%s%s)\n", t.rows, t.rows == 1 ? "" : "s",
+              batches, batches == 1 ? "" : "es", st ? " before the error" : "");
     }
     qv_array_view_reset(&v);
   }

@@ -12,7 +12,9 @@
 /* Prints an Arrow record batch stream or file held in memory: a schema line,
  * a header, then one line per row (long inputs keep their first and last
  * rows, with a line saying how many were left out), then a summary line.
- * Every batch is validated in full before anything of it is printed. */
+ * Every batch is validated in full before anything of it is printed; when
+ * one is invalid, the rows of the batches before it are printed (the
+ * summary line ends "before the error") and its error is returned. */
 QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error);
 
 /* "tensor float32 shape=[3, 4] dim_names=[C, H] permutation=[1, 0]" for a

@@ -69,12 +69,25 @@ void qv_cli_text_printf(QvCliText *t, const char *fmt, ...) {
   free(big);
 }
 
+/* Characters that change how the text around them is shown without being
+ * seen (bidirectional overrides and isolates, zero-width and other format
+ * characters, line separators, tags): a name holding U+202E would show
+ * reversed. The library escapes the same ones in values (src/array/format.c). */
+static bool is_invisible(unsigned cp) {
+  return cp == 0xAD || cp == 0x61C || cp == 0x70F || cp == 0x180E ||
+         (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB) ||
+         (cp >= 0xE0000 && cp <= 0xE007F);
+}
+
 /* Length of the valid UTF-8 sequence at p[0..n), 0 if there is none
- * (overlong forms, surrogates and code points past U+10FFFF are invalid). */
-static size_t utf8_length(const unsigned char *p, size_t n) {
+ * (overlong forms, surrogates and code points past U+10FFFF are invalid);
+ * its code point in *code. */
+static size_t utf8_length(const unsigned char *p, size_t n, unsigned *code) {
   unsigned char c = p[0];
   size_t len;
   unsigned min;
+  *code = c;
   if (c < 0x80) return 1;
   if (c >= 0xC2 && c <= 0xDF) len = 2, min = 0x80;
   else if (c >= 0xE0 && c <= 0xEF) len = 3, min = 0x800;
@@ -87,6 +100,7 @@ static size_t utf8_length(const unsigned char *p, size_t n) {
     cp = (cp << 6) | (p[i] & 0x3F);
   }
   if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  *code = cp;
   return len;
 }
 
@@ -94,14 +108,15 @@ void qv_cli_text_put_name(QvCliText *t, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0, run = 0;
   while (i < n) {
-    size_t k = utf8_length(p + i, n - i);
-    /* C1 controls are U+0080..U+009F: C2 80..C2 9F in UTF-8 */
-    bool c1 = k == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0;
+    unsigned cp = 0;
+    size_t k = utf8_length(p + i, n - i, &cp);
+    /* C1 controls are U+0080..U+009F */
+    bool hidden = k > 1 && ((cp >= 0x80 && cp < 0xA0) || is_invisible(cp));
     if (k == 1 && p[i] >= 0x20 && p[i] != 0x7F && p[i] != '\\') {
       i++;
       continue;
     }
-    if (k > 1 && !c1) {
+    if (k > 1 && !hidden) {
       i += k;
       continue;
     }
@@ -110,11 +125,11 @@ void qv_cli_text_put_name(QvCliText *t, const char *s, size_t n) {
       qv_cli_text_printf(t, "\\x%02x", p[i]);
       i++;
     } else {
-      unsigned cp = c1 ? p[i + 1] : p[i];
       if (cp == '\n') qv_cli_text_puts(t, "\\n");
       else if (cp == '\t') qv_cli_text_puts(t, "\\t");
       else if (cp == '\r') qv_cli_text_puts(t, "\\r");
       else if (cp == '\\') qv_cli_text_puts(t, "\\\\");
+      else if (cp > 0xFFFF) qv_cli_text_printf(t, "\\U%08x", cp);
       else qv_cli_text_printf(t, "\\u%04x", cp);
       i += k;
     }

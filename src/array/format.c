@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "array/array_internal.h"
+#include "util/half.h"
 
 typedef struct Str {
   char *data;
@@ -54,19 +55,51 @@ static void putf(Str *s, const char *fmt, ...) {
   if (n > 0) put_n(s, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
+/* Code points that change how text around them is shown without being
+ * seen: C1 controls, bidirectional marks, embeddings, overrides and
+ * isolates (U+202E makes a cell show reversed text), zero-width and other
+ * format characters, line and paragraph separators, tags. */
+static bool is_invisible(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0xAD || cp == 0x61C || cp == 0x70F ||
+         cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB) ||
+         (cp >= 0xE0000 && cp <= 0xE007F);
+}
+
+/* The invisible code point whose UTF-8 form starts p[0..n), with its
+ * length in *len; 0 when there is none (ASCII, other characters, invalid
+ * bytes: those are left as they are). */
+static uint32_t invisible_at(const uint8_t *p, int64_t n, int *len) {
+  int k = p[0] >= 0xC2 && p[0] <= 0xDF ? 2 : p[0] >= 0xE0 && p[0] <= 0xEF ? 3
+        : p[0] >= 0xF0 && p[0] <= 0xF4 ? 4 : 0;
+  if (k == 0 || n < k) return 0;
+  uint32_t cp = p[0] & (0x7F >> k);
+  for (int i = 1; i < k; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = cp << 6 | (p[i] & 0x3F);
+  }
+  *len = k;
+  return is_invisible(cp) ? cp : 0;
+}
+
 static void put_json_string(Str *s, const uint8_t *p, int64_t n) {
   put(s, "\"");
   int64_t run = 0;
   for (int64_t i = 0; i < n && !s->truncated; i++) {
     uint8_t c = p[i];
-    if (c == '"' || c == '\\' || c < 0x20) {
+    int k = 1;
+    uint32_t cp = c >= 0x80 ? invisible_at(p + i, n - i, &k) : 0;
+    if (c == '"' || c == '\\' || c < 0x20 || c == 0x7F || cp) {
       put_n(s, (const char *)p + run, (size_t)(i - run));
       if (c == '"') put(s, "\\\"");
       else if (c == '\\') put(s, "\\\\");
       else if (c == '\n') put(s, "\\n");
       else if (c == '\t') put(s, "\\t");
       else if (c == '\r') put(s, "\\r");
-      else putf(s, "\\u%04x", c);
+      else if (cp > 0xFFFF) /* JSON spells it as a surrogate pair */
+        putf(s, "\\u%04x\\u%04x", 0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + ((cp - 0x10000) & 0x3FF));
+      else putf(s, "\\u%04x", cp ? cp : c);
+      i += k - 1;
       run = i + 1;
     }
   }
@@ -84,7 +117,8 @@ static void put_hex(Str *s, const uint8_t *p, int64_t n) {
   put(s, "\"");
 }
 
-static void put_double(Str *s, double d, bool single) {
+/* bits: 16, 32 or 64, the value's own type. */
+static void put_double(Str *s, double d, int bits) {
   if (s->human && (isnan(d) || isinf(d))) { /* as NumPy prints them */
     put(s, isnan(d) ? "nan" : d > 0 ? "inf" : "-inf");
     return;
@@ -97,12 +131,26 @@ static void put_double(Str *s, double d, bool single) {
     put(s, d > 0 ? "\"Infinity\"" : "\"-Infinity\"");
     return;
   }
+  /* The fewest significant digits that read back as the same value in its
+   * own type (a float16 0.1 is "0.1", the smallest subnormal "5e-324"),
+   * positional up to the type's usual digits (100, not 1e+02). */
   char buf[64];
-  /* shortest text that reads back as the same value */
-  for (int prec = single ? 6 : 15; prec <= 17; prec++) {
-    snprintf(buf, sizeof buf, "%.*g", prec, d);
-    if (single ? (float)strtod(buf, NULL) == (float)d : strtod(buf, NULL) == d) break;
+  int digits = 17;
+  for (int prec = 1; prec < 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
+    double r = strtod(buf, NULL);
+    bool same = bits == 16   ? qv_double_to_half(r) == qv_double_to_half(d)
+                : bits == 32 ? (float)r == (float)d
+                             : r == d;
+    if (same) {
+      digits = prec;
+      break;
+    }
   }
+  int exp10 = d == 0 ? 0 : (int)floor(log10(fabs(d)));
+  int wide = bits == 64 ? 15 : 6;
+  int prec = exp10 >= 0 && exp10 < wide && exp10 + 1 > digits ? exp10 + 1 : digits;
+  snprintf(buf, sizeof buf, "%.*g", prec, d);
   put(s, buf);
 }
 
@@ -405,9 +453,9 @@ static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
     case QV_ARROW_DURATION:
     case QV_ARROW_INTERVAL_MONTHS: putf(s, "%" PRId64, qv_array_view_get_int(v, i)); return;
     case QV_ARROW_UINT64: putf(s, "%" PRIu64, qv_array_view_get_uint(v, i)); return;
-    case QV_ARROW_HALF_FLOAT:
-    case QV_ARROW_FLOAT: put_double(s, qv_array_view_get_double(v, i), true); return;
-    case QV_ARROW_DOUBLE: put_double(s, qv_array_view_get_double(v, i), false); return;
+    case QV_ARROW_HALF_FLOAT: put_double(s, qv_array_view_get_double(v, i), 16); return;
+    case QV_ARROW_FLOAT: put_double(s, qv_array_view_get_double(v, i), 32); return;
+    case QV_ARROW_DOUBLE: put_double(s, qv_array_view_get_double(v, i), 64); return;
     case QV_ARROW_DECIMAL32:
     case QV_ARROW_DECIMAL64:
     case QV_ARROW_DECIMAL128:
