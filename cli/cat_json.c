@@ -25,10 +25,13 @@
  * JSON cannot hold, are the strings "NaN", "Infinity", "-Infinity", as in
  * the integration JSON. */
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "cli.h"
@@ -40,37 +43,80 @@
 #include "quiver/tensor.h"
 #include "quiver/tensor_ipc.h"
 
-static void put_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-    else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-    else fputc(*p, f);
+/* Output through two passes: the first counts the bytes (f == NULL) and
+ * stops once they pass --max-output, so nothing is printed unless all of
+ * it may be; the second prints. Loops over values stop early (`over`), and
+ * a block of n values, which takes at least 3n - 2 bytes ("0, " each), is
+ * refused before it is walked: a [100000, 100000] tensor of zero strides
+ * costs nothing to refuse. */
+typedef struct Emit {
+  FILE *f; /* NULL: count only */
+  int64_t total, limit;
+  bool over;
+} Emit;
+
+static void emit_n(Emit *e, const char *s, size_t n) {
+  if (e->over) return;
+  if ((int64_t)n > e->limit - e->total) {
+    e->over = true;
+    return;
   }
-  fputc('"', f);
+  e->total += (int64_t)n;
+  if (e->f) fwrite(s, 1, n, e->f);
 }
 
-static void put_double(FILE *f, double v) {
-  if (isnan(v)) fputs("\"NaN\"", f);
-  else if (isinf(v)) fputs(v > 0 ? "\"Infinity\"" : "\"-Infinity\"", f);
-  else fprintf(f, "%.17g", v);
+static void emit_puts(Emit *e, const char *s) { emit_n(e, s, strlen(s)); }
+
+static void emit_putc(Emit *e, int c) {
+  char ch = (char)c;
+  emit_n(e, &ch, 1);
+}
+
+__attribute__((format(printf, 2, 3))) static void emit_printf(Emit *e, const char *fmt, ...) {
+  char buf[128];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n > 0) emit_n(e, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+/* n values of at least 3 bytes each are next: over when they cannot fit. */
+static void expect(Emit *e, int64_t n) {
+  if (!e->over && n > 0 && n > (e->limit - e->total) / 3) e->over = true;
+}
+
+static void put_string(Emit *f, const char *s) {
+  emit_putc(f, '"');
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') emit_printf(f, "\\%c", *p);
+    else if (*p < 0x20) emit_printf(f, "\\u%04x", *p);
+    else emit_putc(f, *p);
+  }
+  emit_putc(f, '"');
+}
+
+static void put_double(Emit *f, double v) {
+  if (isnan(v)) emit_puts(f, "\"NaN\"");
+  else if (isinf(v)) emit_puts(f, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+  else emit_printf(f, "%.17g", v);
 }
 
 /* One element of type t at p (any alignment). */
-static void put_value(FILE *f, QvValueType t, const uint8_t *p) {
+static void put_value(Emit *f, QvValueType t, const uint8_t *p) {
   switch (t) {
-    case QV_VALUE_INT8: fprintf(f, "%d", (int)*(const int8_t *)p); break;
-    case QV_VALUE_UINT8: fprintf(f, "%u", (unsigned)*p); break;
-    case QV_VALUE_INT16: { int16_t v; memcpy(&v, p, 2); fprintf(f, "%d", (int)v); break; }
-    case QV_VALUE_UINT16: { uint16_t v; memcpy(&v, p, 2); fprintf(f, "%u", (unsigned)v); break; }
-    case QV_VALUE_INT32: { int32_t v; memcpy(&v, p, 4); fprintf(f, "%" PRId32, v); break; }
-    case QV_VALUE_UINT32: { uint32_t v; memcpy(&v, p, 4); fprintf(f, "%" PRIu32, v); break; }
-    case QV_VALUE_INT64: { int64_t v; memcpy(&v, p, 8); fprintf(f, "%" PRId64, v); break; }
-    case QV_VALUE_UINT64: { uint64_t v; memcpy(&v, p, 8); fprintf(f, "%" PRIu64, v); break; }
+    case QV_VALUE_INT8: emit_printf(f, "%d", (int)*(const int8_t *)p); break;
+    case QV_VALUE_UINT8: emit_printf(f, "%u", (unsigned)*p); break;
+    case QV_VALUE_INT16: { int16_t v; memcpy(&v, p, 2); emit_printf(f, "%d", (int)v); break; }
+    case QV_VALUE_UINT16: { uint16_t v; memcpy(&v, p, 2); emit_printf(f, "%u", (unsigned)v); break; }
+    case QV_VALUE_INT32: { int32_t v; memcpy(&v, p, 4); emit_printf(f, "%" PRId32, v); break; }
+    case QV_VALUE_UINT32: { uint32_t v; memcpy(&v, p, 4); emit_printf(f, "%" PRIu32, v); break; }
+    case QV_VALUE_INT64: { int64_t v; memcpy(&v, p, 8); emit_printf(f, "%" PRId64, v); break; }
+    case QV_VALUE_UINT64: { uint64_t v; memcpy(&v, p, 8); emit_printf(f, "%" PRIu64, v); break; }
     case QV_VALUE_FLOAT16: { uint16_t h; memcpy(&h, p, 2); put_double(f, qv_half_to_float(h)); break; }
     case QV_VALUE_FLOAT32: { float v; memcpy(&v, p, 4); put_double(f, v); break; }
     case QV_VALUE_FLOAT64: { double v; memcpy(&v, p, 8); put_double(f, v); break; }
-    default: fputs("null", f); break;
+    default: emit_puts(f, "null"); break;
   }
 }
 
@@ -87,121 +133,126 @@ static int64_t index_at(QvValueType t, const uint8_t *p) {
   }
 }
 
-static void put_int_list(FILE *f, const int64_t *v, int64_t n) {
-  fputc('[', f);
-  for (int64_t i = 0; i < n; i++) fprintf(f, "%s%" PRId64, i ? ", " : "", v[i]);
-  fputc(']', f);
+static void put_int_list(Emit *f, const int64_t *v, int64_t n) {
+  emit_putc(f, '[');
+  for (int64_t i = 0; i < n; i++) emit_printf(f, "%s%" PRId64, i ? ", " : "", v[i]);
+  emit_putc(f, ']');
 }
 
-static void put_index_buffer(FILE *f, QvValueType t, const uint8_t *p, int64_t n) {
+static void put_index_buffer(Emit *f, QvValueType t, const uint8_t *p, int64_t n) {
   size_t w = qv_value_type_size(t);
-  fputc('[', f);
-  for (int64_t i = 0; i < n; i++) fprintf(f, "%s%" PRId64, i ? ", " : "", index_at(t, p + (size_t)i * w));
-  fputc(']', f);
+  emit_putc(f, '[');
+  expect(f, n);
+  for (int64_t i = 0; i < n && !f->over; i++)
+    emit_printf(f, "%s%" PRId64, i ? ", " : "", index_at(t, p + (size_t)i * w));
+  emit_putc(f, ']');
 }
 
-static void put_dim_names(FILE *f, const char *const *names, int32_t ndim) {
+static void put_dim_names(Emit *f, const char *const *names, int32_t ndim) {
   if (names == NULL) {
-    fputs("null", f);
+    emit_puts(f, "null");
     return;
   }
-  fputc('[', f);
+  emit_putc(f, '[');
   for (int32_t d = 0; d < ndim; d++) {
-    if (d) fputs(", ", f);
+    if (d) emit_puts(f, ", ");
     put_string(f, names[d] ? names[d] : "");
   }
-  fputc(']', f);
+  emit_putc(f, ']');
 }
 
-static void put_dense(FILE *f, const QvTensor *t, int32_t d, const uint8_t *p) {
+static void put_dense(Emit *f, const QvTensor *t, int32_t d, const uint8_t *p) {
   if (d == t->ndim) {
     put_value(f, t->type, p);
     return;
   }
-  fputc('[', f);
-  for (int64_t i = 0; i < t->shape[d]; i++) {
-    if (i) fputs(", ", f);
+  emit_putc(f, '[');
+  for (int64_t i = 0; i < t->shape[d] && !f->over; i++) {
+    if (i) emit_puts(f, ", ");
     put_dense(f, t, d + 1, p + i * t->strides[d]);
   }
-  fputc(']', f);
+  emit_putc(f, ']');
 }
 
-static void put_tensor(FILE *f, int64_t i, const QvTensor *t) {
-  fprintf(f, "{\"message\": %" PRId64 ", \"kind\": \"tensor\", \"type\": \"%s\", \"shape\": ", i,
+static void put_tensor(Emit *f, int64_t i, const QvTensor *t) {
+  emit_printf(f, "{\"message\": %" PRId64 ", \"kind\": \"tensor\", \"type\": \"%s\", \"shape\": ", i,
           qv_value_type_name(t->type));
   put_int_list(f, t->shape, t->ndim);
-  fputs(", \"strides\": ", f);
+  emit_puts(f, ", \"strides\": ");
   put_int_list(f, t->strides, t->ndim);
-  fputs(", \"dim_names\": ", f);
+  emit_puts(f, ", \"dim_names\": ");
   put_dim_names(f, t->dim_names, t->ndim);
-  fputs(", \"values\": ", f);
+  emit_puts(f, ", \"values\": ");
   /* an empty dimension leaves nothing to read */
+  expect(f, qv_tensor_size(t));
   put_dense(f, t, 0, t->data);
-  fputc('}', f);
+  emit_putc(f, '}');
 }
 
-static void put_sparse(FILE *f, int64_t i, const QvSparseTensor *t) {
-  fprintf(f, "{\"message\": %" PRId64 ", \"kind\": \"sparse_tensor\", \"format\": \"%s\", "
+static void put_sparse(Emit *f, int64_t i, const QvSparseTensor *t) {
+  emit_printf(f, "{\"message\": %" PRId64 ", \"kind\": \"sparse_tensor\", \"format\": \"%s\", "
              "\"type\": \"%s\", \"index_type\": \"%s\", ",
           i, qv_sparse_format_name(t->format), qv_value_type_name(t->value_type),
           qv_value_type_name(t->index_type));
-  if (t->format != QV_SPARSE_COO) fprintf(f, "\"indptr_type\": \"%s\", ", qv_value_type_name(t->indptr_type));
-  fputs("\"shape\": ", f);
+  if (t->format != QV_SPARSE_COO) emit_printf(f, "\"indptr_type\": \"%s\", ", qv_value_type_name(t->indptr_type));
+  emit_puts(f, "\"shape\": ");
   put_int_list(f, t->shape, t->ndim);
-  fputs(", \"dim_names\": ", f);
+  emit_puts(f, ", \"dim_names\": ");
   put_dim_names(f, t->dim_names, t->ndim);
-  fprintf(f, ", \"nnz\": %" PRId64, t->nnz);
+  emit_printf(f, ", \"nnz\": %" PRId64, t->nnz);
   switch (t->format) {
     case QV_SPARSE_COO:
-      fputs(", \"coords\": [", f);
-      for (int64_t k = 0; k < t->nnz; k++) {
-        fputs(k ? ", [" : "[", f);
+      emit_puts(f, ", \"coords\": [");
+      expect(f, t->nnz);
+      for (int64_t k = 0; k < t->nnz && !f->over; k++) {
+        emit_puts(f, k ? ", [" : "[");
         for (int32_t d = 0; d < t->ndim; d++)
-          fprintf(f, "%s%" PRId64, d ? ", " : "",
+          emit_printf(f, "%s%" PRId64, d ? ", " : "",
                   index_at(t->index_type, t->coords + k * t->coords_strides[0] + d * t->coords_strides[1]));
-        fputc(']', f);
+        emit_putc(f, ']');
       }
-      fprintf(f, "], \"canonical\": %s", t->is_canonical ? "true" : "false");
+      emit_printf(f, "], \"canonical\": %s", t->is_canonical ? "true" : "false");
       break;
     case QV_SPARSE_CSR:
     case QV_SPARSE_CSC:
-      fputs(", \"indptr\": ", f);
+      emit_puts(f, ", \"indptr\": ");
       put_index_buffer(f, t->indptr_type, t->indptr, t->indptr_len);
-      fputs(", \"indices\": ", f);
+      emit_puts(f, ", \"indices\": ");
       put_index_buffer(f, t->index_type, t->indices, t->indices_len);
       break;
     default: /* CSF */
-      fputs(", \"axis_order\": [", f);
-      for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%d", d ? ", " : "", (int)t->axis_order[d]);
-      fputs("], \"indptr\": [", f);
+      emit_puts(f, ", \"axis_order\": [");
+      for (int32_t d = 0; d < t->ndim; d++) emit_printf(f, "%s%d", d ? ", " : "", (int)t->axis_order[d]);
+      emit_puts(f, "], \"indptr\": [");
       for (int32_t d = 0; d + 1 < t->ndim; d++) {
-        if (d) fputs(", ", f);
+        if (d) emit_puts(f, ", ");
         put_index_buffer(f, t->indptr_type, t->csf_indptr[d], t->csf_indptr_len[d]);
       }
-      fputs("], \"indices\": [", f);
+      emit_puts(f, "], \"indices\": [");
       for (int32_t d = 0; d < t->ndim; d++) {
-        if (d) fputs(", ", f);
+        if (d) emit_puts(f, ", ");
         put_index_buffer(f, t->index_type, t->csf_indices[d], t->csf_indices_len[d]);
       }
-      fputc(']', f);
+      emit_putc(f, ']');
       break;
   }
-  fputs(", \"values\": [", f);
+  emit_puts(f, ", \"values\": [");
   size_t w = qv_value_type_size(t->value_type);
-  for (int64_t k = 0; k < t->nnz; k++) {
-    if (k) fputs(", ", f);
+  expect(f, t->nnz);
+  for (int64_t k = 0; k < t->nnz && !f->over; k++) {
+    if (k) emit_puts(f, ", ");
     put_value(f, t->value_type, t->values + (size_t)k * w);
   }
-  fputs("]}", f);
+  emit_puts(f, "]}");
 }
 
-static QvStatus print_tensors(const QvCliInput *in, FILE *f, QvError *err) {
+static QvStatus print_tensors(const QvCliInput *in, Emit *f, QvError *err) {
   QvIpcReader *r;
   QvStatus st = qv_cli_reader_memory(&r, in->data, in->size, err);
   if (st) return st;
   /* each message is checked before anything of it is printed; the
    * document is whole only when every message was */
-  fputs("{\"messages\": [", f);
+  emit_puts(f, "{\"messages\": [");
   for (int64_t i = 0;; i++) {
     QvIpcMessage msg;
     st = qv_ipc_reader_next(r, &msg, err);
@@ -211,7 +262,7 @@ static QvStatus print_tensors(const QvCliInput *in, FILE *f, QvError *err) {
     }
     if (st) break;
     uint8_t kind = msg.message.header_type;
-    fputs(i ? ",\n  " : "\n  ", f);
+    emit_puts(f, i ? ",\n  " : "\n  ");
     if (kind == QV_HEADER_TENSOR) {
       QvTensor t;
       memset(&t, 0, sizeof t);
@@ -225,19 +276,33 @@ static QvStatus print_tensors(const QvCliInput *in, FILE *f, QvError *err) {
       if (!st && !(st = qv_sparse_validate(&t, err))) put_sparse(f, i, &t);
       qv_sparse_reset(&t);
     } else {
-      fprintf(f, "{\"message\": %" PRId64 ", \"kind\": \"%s\"}", i, qv_header_type_name(kind));
+      emit_printf(f, "{\"message\": %" PRId64 ", \"kind\": \"%s\"}", i, qv_header_type_name(kind));
     }
     if (st) qv_error_prefix(err, "message %" PRId64 " at offset %" PRId64, i, msg.offset);
     qv_ipc_message_reset(&msg);
     if (st) break;
   }
   qv_ipc_reader_free(r);
-  if (!st) fputs("\n]}\n", f);
+  if (!st) emit_puts(f, "\n]}\n");
   return st;
 }
 
-/* Record batches: the integration JSON of the whole input. */
-static QvStatus print_batches(const QvCliInput *in, FILE *f, QvError *err) {
+/* Tensors: a counting pass over every message, then the printing one. */
+static QvStatus print_all_tensors(const QvCliInput *in, int64_t limit, QvError *err) {
+  Emit count = {NULL, 0, limit, false};
+  QvStatus st = print_tensors(in, &count, err);
+  if (st) return st;
+  if (count.over)
+    return qv_error_set(err, QV_ELIMIT,
+                        "JSON output of more than %" PRId64 " bytes exceeds the limit of %" PRId64
+                        " (--max-output)", limit, limit);
+  Emit out = {stdout, 0, limit, false};
+  return print_tensors(in, &out, err);
+}
+
+/* Record batches: the integration JSON of the whole input, streamed to
+ * stdout (the library counts it against the limit first). */
+static QvStatus print_batches(const QvCliInput *in, int64_t limit, QvError *err) {
   struct ArrowArrayStream s;
   QvStatus st = qv_cli_rb_reader_memory(in->data, in->size, &s, NULL, err);
   if (st) return st;
@@ -262,8 +327,8 @@ static QvStatus print_batches(const QvCliInput *in, FILE *f, QvError *err) {
   if (st == QV_EOS) st = QV_OK;
   if (!st && n > 0 && (bp = malloc((size_t)n * sizeof *bp)) == NULL)
     st = qv_error_set(err, QV_ENOMEM, "out of memory");
-  char *text = NULL;
-  size_t len = 0;
+  QvSink *sink = NULL;
+  if (!st) st = qv_sink_new_fd(&sink, STDOUT_FILENO, err);
   if (!st) {
     for (int64_t i = 0; i < n; i++) bp[i] = &b[i];
     QvJsonData d;
@@ -272,10 +337,12 @@ static QvStatus print_batches(const QvCliInput *in, FILE *f, QvError *err) {
     d.batches = bp;
     d.n_batches = n;
     qv_rb_stream_dictionary_ids(&s, &d.dictionary_ids, &d.n_dictionary_ids);
-    st = qv_json_write(&d, NULL, &text, &len, err);
+    QvJsonWriteOptions o = {.struct_size = sizeof o, .max_output_size = limit};
+    st = qv_json_write_sink(&d, &o, sink, err);
+    if (!st) st = qv_sink_finish(sink, err);
+    if (st == QV_ELIMIT) qv_cli_name_max_output(err);
   }
-  if (!st && fwrite(text, 1, len, f) != len) st = qv_error_set(err, QV_EIO, "cannot write the output");
-  free(text);
+  qv_sink_free(sink);
   for (int64_t i = 0; i < n; i++) b[i].release(&b[i]);
   free(b);
   free(bp);
@@ -286,23 +353,27 @@ static QvStatus print_batches(const QvCliInput *in, FILE *f, QvError *err) {
 
 int qv_cmd_cat_json(int argc, char **argv) {
   const char *path = NULL, *p;
+  int64_t max_output = 0;
   QvCliArgs a;
   qv_cli_args_init(&a, "cat", argc, argv);
   while (qv_cli_args_next(&a)) {
     if (qv_cli_args_flag(&a, "--json")) continue;
     if (qv_cli_args_threads(&a)) continue;
+    if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
     if ((p = qv_cli_args_positional(&a)) != NULL && path == NULL) path = p;
     else if (p != NULL) qv_cli_args_error(&a, "takes one FILE");
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;
   if (path == NULL) return qv_cli_usage_error("cat", "needs a FILE ('-' for stdin)");
+  int64_t limit = max_output > 0 ? max_output : QV_DEFAULT_MAX_OUTPUT_SIZE;
   QvError err;
   qv_error_clear(&err);
   QvCliInput in;
   if (qv_cli_input_open(path, &in, &err)) return qv_cli_fail("cat", &err); /* names FILE */
-  QvStatus st = qv_cli_holds_tensors(in.data, in.size) ? print_tensors(&in, stdout, &err)
-                                                        : print_batches(&in, stdout, &err);
+  fflush(stdout); /* batches go to the descriptor itself */
+  QvStatus st = qv_cli_holds_tensors(in.data, in.size) ? print_all_tensors(&in, limit, &err)
+                                                        : print_batches(&in, limit, &err);
   qv_cli_input_free(&in);
   fflush(stdout);
   if (st) {

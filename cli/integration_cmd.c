@@ -213,32 +213,29 @@ static int json_to_arrow(const char *json, const char *arrow) {
   return st ? qv_cli_fail(CMD, &e) : QV_EXIT_OK;
 }
 
-typedef struct Text {
-  const char *text;
-  size_t len;
-} Text;
+typedef struct ArrowToJson {
+  const QvJsonData *data;
+  const QvJsonWriteOptions *options;
+} ArrowToJson;
 
-static QvStatus write_text(QvSink *sink, const void *ctx, QvError *error) {
-  const Text *t = ctx;
-  return qv_sink_write(sink, t->text, t->len, error);
+static QvStatus write_json(QvSink *sink, const void *ctx, QvError *error) {
+  const ArrowToJson *a = ctx;
+  return qv_json_write_sink(a->data, a->options, sink, error);
 }
 
-static int arrow_to_json(const char *arrow, const char *json) {
+/* The text streams to OUT (never whole in memory); --max-output bounds it. */
+static int arrow_to_json(const char *arrow, const char *json, int64_t max_output) {
   QvError e;
   qv_error_clear(&e);
   ArrowInput in;
   if (read_arrow(arrow, &in, &e)) return qv_cli_fail(CMD, &e);
   QvJsonData d;
   arrow_input_data(&in, &d);
-  char *text = NULL;
-  size_t len = 0;
-  QvStatus st = qv_json_write(&d, NULL, &text, &len, &e);
+  QvJsonWriteOptions o = {.struct_size = sizeof o, .max_output_size = max_output};
+  ArrowToJson ctx = {&d, &o};
+  QvStatus st = qv_cli_write_output(json, write_json, &ctx, &e);
   arrow_input_reset(&in);
-  if (!st) {
-    Text t = {text, len};
-    st = qv_cli_write_output(json, write_text, &t, &e);
-  }
-  free(text);
+  if (st == QV_ELIMIT) qv_cli_name_max_output(&e);
   return st ? qv_cli_fail(CMD, &e) : QV_EXIT_OK;
 }
 
@@ -246,6 +243,7 @@ int qv_cmd_integration(int argc, char **argv) {
   static const char *const modes[] = {"validate", "json-to-arrow", "arrow-to-json", NULL};
   int mode = -1;
   const char *json = NULL, *arrow = NULL, *v;
+  int64_t max_output = 0;
   QvCliArgs a;
   qv_cli_args_init(&a, CMD, argc, argv);
   while (qv_cli_args_next(&a)) {
@@ -253,6 +251,7 @@ int qv_cmd_integration(int argc, char **argv) {
     if ((k = qv_cli_args_choice(&a, "--mode", modes)) >= 0) mode = k;
     else if ((v = qv_cli_args_value(&a, "--json")) != NULL) json = v;
     else if ((v = qv_cli_args_value(&a, "--arrow")) != NULL) arrow = v;
+    else if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;
@@ -262,9 +261,10 @@ int qv_cmd_integration(int argc, char **argv) {
    * output may be '-' */
   if ((mode != 2 && strcmp(json, "-") == 0) || (mode != 1 && strcmp(arrow, "-") == 0))
     return qv_cli_usage_error(CMD, "an input must be a file, not '-'");
+  if (max_output && mode != 2) return qv_cli_usage_error(CMD, "--max-output applies to arrow-to-json");
   switch (mode) {
     case 0: return validate(json, arrow);
     case 1: return json_to_arrow(json, arrow);
-    default: return arrow_to_json(arrow, json);
+    default: return arrow_to_json(arrow, json, max_output);
   }
 }

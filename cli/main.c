@@ -53,9 +53,9 @@ static const Command commands[] = {
      "       quiver tensor stack IN.arrow OUT.arrow [--column NAME] [--extension NAME]\n"
      "                [--fill-nulls] [--max-output SIZE] [--threads N]\n"
      "       quiver tensor unstack IN.arrow OUT.arrow [--name NAME] [--index N] [--file]\n"
-     "                [--threads N]\n"
+     "                [--max-output SIZE] [--threads N]\n"
      "       quiver tensor from-npy IN.npy OUT.arrow --as-column [--name NAME] [--file]\n"
-     "                [--threads N]\n"
+     "                [--max-output SIZE] [--threads N]\n"
      "  stack: a tensor column (arrow.fixed_shape_tensor, arrow.variable_shape_tensor\n"
      "  whose cells share one shape, or a Binary/FixedSizeBinary column of row-major\n"
      "  cells under the extension --extension names) of each record batch -> one\n"
@@ -63,18 +63,21 @@ static const Command commands[] = {
      "  --fill-nulls (zeros; --max-output SIZE bounds that copy, default 16G).\n"
      "  unstack / --as-column: a tensor -> a one-column table\n"
      "  (arrow.fixed_shape_tensor, one cell per leading index; column NAME, default\n"
-     "  'tensor'), an Arrow stream, or a file with --file.\n"
+     "  'tensor'), an Arrow stream, or a file with --file; --max-output SIZE bounds\n"
+     "  its values (every element, default 16G), checked before anything is written.\n"
      "  --threads N (stack, unstack, --as-column): threads that copy (null cells\n"
      "  filled, a layout made row-major; default: every CPU; the output is the same).\n"},
     {"cat", qv_cmd_cat, "cat [--json] [--threads N] FILE|-  print tensors NumPy-style, record batches as a table",
-     "usage: quiver cat [--json] [--threads N] FILE|-\n"
+     "usage: quiver cat [--json [--max-output SIZE]] [--threads N] FILE|-\n"
      "  Prints the values of every Tensor and SparseTensor message NumPy-style (a\n"
      "  large sparse tensor as its list of non-zeros), and a record batch stream\n"
      "  or file as a table: a schema line, the rows (long inputs keep their first\n"
      "  and last rows), and a summary line. FILE '-' reads stdin.\n"
      "  --json: record batches as Arrow's integration JSON; tensors and sparse\n"
      "  tensors as {\"messages\": [...]} with type, shape, strides, dim names and\n"
-     "  values (sparse: format, index types, index buffers), see README.md.\n"
+     "  values (sparse: format, index types, index buffers), see README.md. The\n"
+     "  JSON streams out; its size is counted first and refused past --max-output\n"
+     "  SIZE (default 16G; nothing printed, exit 1).\n"
      "  --threads N: threads that decompress compressed record batches (default:\n"
      "  every core).\n"},
     {"convert", qv_cmd_convert,
@@ -123,13 +126,14 @@ static const Command commands[] = {
     {"integration", qv_cmd_integration,
      "integration --mode=M --json=F.json --arrow=F.arrow_file  Arrow's integration test CLI",
      "usage: quiver integration --mode=validate|json-to-arrow|arrow-to-json\n"
-     "                          --json=F.json --arrow=F.arrow_file\n"
+     "                          --json=F.json --arrow=F.arrow_file [--max-output SIZE]\n"
      "  The command line of Arrow's cross-implementation tests. validate: exit 0\n"
      "  when the Arrow file holds exactly the JSON's schema (names, types, nullability,\n"
      "  metadata, dictionary encoding and sharing) and batches (values, validity),\n"
      "  else exit 1 naming the first difference (field path, batch, row, expected,\n"
      "  found). json-to-arrow writes the JSON as an Arrow file; arrow-to-json the\n"
-     "  reverse. JSON input may be gzip-compressed (.json.gz); an output may be '-'.\n"},
+     "  reverse, streamed, its size counted first against --max-output SIZE (default\n"
+     "  16G). JSON input may be gzip-compressed (.json.gz); an output may be '-'.\n"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

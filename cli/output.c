@@ -108,8 +108,7 @@ QvStatus qv_cli_check_sparse_output(const QvSparseTensor *t, int64_t max_output,
   return size > limit ? over_limit(size, limit, error) : QV_OK;
 }
 
-/* The library names its option; the user typed --max-output. */
-static void name_cli_option(QvError *err) {
+void qv_cli_name_max_output(QvError *err) {
   const char *lib = "(max_output_size)";
   char *p = strstr(err->message, lib);
   if (p != NULL) snprintf(p, sizeof err->message - (size_t)(p - err->message), "(--max-output)");
@@ -156,7 +155,7 @@ int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_den
   QvSparseTensor sp;
   st = in->is_sparse ? qv_sparse_convert(&in->sparse, format, &o, &sp, &err)
                      : qv_sparse_from_dense(&in->dense, format, &o, &sp, &err);
-  if (st == QV_ELIMIT) name_cli_option(&err);
+  if (st == QV_ELIMIT) qv_cli_name_max_output(&err);
   if (st) return qv_cli_fail(cmd, &err);
   QvCliSparseOut so = {&sp, {sizeof so.options, a->csf_lengths}};
   st = qv_cli_write_output(out, qv_cli_write_sparse, &so, &err);

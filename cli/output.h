@@ -63,6 +63,10 @@ QvStatus qv_cli_check_dense_output(int32_t ndim, const int64_t *shape, QvValueTy
 /* The same for a sparse output's buffers (an .npz of `t`). */
 QvStatus qv_cli_check_sparse_output(const QvSparseTensor *t, int64_t max_output, QvError *error);
 
+/* A library message names its option "(max_output_size)"; the user typed
+ * --max-output: the message is changed to say so. */
+void qv_cli_name_max_output(QvError *error);
+
 /* Converts `in` to a dense tensor (to_dense) or to `format` as `args` ask,
  * and writes it to OUT; returns the exit status (messages printed, prefixed
  * "quiver <cmd>"). Options that do not apply to the output are a usage

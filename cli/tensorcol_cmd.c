@@ -166,7 +166,7 @@ static QvStatus write_column(const QvTensor *t, const char *name, bool file, con
 static int to_column(const char *cmd, bool npy, int argc, char **argv) {
   const char *pos[2], *name = NULL, *v;
   int npos = 0;
-  int64_t index = 0;
+  int64_t index = 0, max_output = 0;
   bool file = false;
   QvCliArgs a;
   qv_cli_args_init(&a, cmd, argc, argv);
@@ -177,6 +177,7 @@ static int to_column(const char *cmd, bool npy, int argc, char **argv) {
     else if (qv_cli_args_flag(&a, "--file")) file = true;
     else if (npy && qv_cli_args_flag(&a, "--as-column")) continue;
     else if (!npy && qv_cli_args_index(&a, "--index", &index)) continue;
+    else if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
     else if (qv_cli_args_threads(&a)) continue;
     else qv_cli_args_unknown(&a);
   }
@@ -201,6 +202,10 @@ static int to_column(const char *cmd, bool npy, int argc, char **argv) {
       st = qv_error_set(&err, QV_ENOTSUP, "message %lld is a SparseTensor: convert it to a dense "
                         "tensor first (quiver convert --to=dense)", (long long)index);
   }
+  /* the column holds every element whatever the input's strides (a
+   * zero-stride tensor of 264 bytes can stand for terabytes) */
+  if (st == QV_OK)
+    st = qv_cli_check_dense_output(in.dense.ndim, in.dense.shape, in.dense.type, max_output, &err);
   if (st == QV_OK) st = write_column(&in.dense, name, file, pos[1], &err);
   qv_cli_tensor_free(&in);
   return st ? qv_cli_fail(cmd, &err) : 0;

@@ -32,6 +32,7 @@
 
 #include "quiver/c_data.h"
 #include "quiver/error.h"
+#include "quiver/io.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,6 +86,11 @@ typedef struct QvJsonWriteOptions {
   size_t struct_size;
   /* Spaces per nesting level; 0 = 2; negative: everything on one line. */
   int32_t indent;
+  /* The most bytes the text may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE
+   * (quiver/sparse.h, 16 GiB). The size is counted before anything is
+   * written, stopping as soon as it passes the limit (QV_ELIMIT naming it),
+   * so a batch of 2^40 rows is refused at once. */
+  int64_t max_output_size;
 } QvJsonWriteOptions;
 
 /* Writes `data` as integration JSON: the schema, a "dictionaries" list
@@ -95,6 +101,11 @@ typedef struct QvJsonWriteOptions {
  * (the format has one dictionary per id). *text is NUL-terminated; free(). */
 QV_API QvStatus qv_json_write(const QvJsonData *data, const QvJsonWriteOptions *options,
                               char **text, size_t *len, QvError *error);
+/* The same text written to `sink` in chunks of 64 KiB, never held whole in
+ * memory (the sink is not finished: the caller does that). Nothing is
+ * written when the data is refused or the text would pass the limit. */
+QV_API QvStatus qv_json_write_sink(const QvJsonData *data, const QvJsonWriteOptions *options,
+                                   QvSink *sink, QvError *error);
 
 typedef struct QvJsonCompareOptions {
   size_t struct_size;

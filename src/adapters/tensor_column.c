@@ -453,20 +453,21 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
 static bool permuted_row_major(const QvTensor *t, int64_t cell_bytes, int32_t *order) {
   int32_t nd = t->ndim - 1;
   for (int32_t k = 0; k < nd; k++) order[k] = k;
-  /* Stable insertion sort by stride, largest first; extent-1 dims go last
-   * (their stride is meaningless). */
-  for (int32_t a = 1; a < nd; a++) {
-    int32_t x = order[a], b = a;
-    while (b > 0) {
-      int32_t y = order[b - 1];
-      bool x_one = t->shape[1 + x] == 1, y_one = t->shape[1 + y] == 1;
-      bool before = !x_one && (y_one || t->strides[1 + x] > t->strides[1 + y]);
-      if (!before) break;
-      order[b] = y;
+  /* The dims of extent > 1, stably sorted by stride, largest first, put
+   * back in their own places; an extent-1 dim (whose stride means nothing)
+   * keeps its place, so a C-order [3, 1, 3] needs no permutation. */
+  int32_t pos[QV_TENSOR_MAX_NDIM], dims[QV_TENSOR_MAX_NDIM], n = 0;
+  for (int32_t k = 0; k < nd; k++)
+    if (t->shape[1 + k] != 1) pos[n] = k, dims[n++] = k;
+  for (int32_t a = 1; a < n; a++) {
+    int32_t x = dims[a], b = a;
+    while (b > 0 && t->strides[1 + x] > t->strides[1 + dims[b - 1]]) {
+      dims[b] = dims[b - 1];
       b--;
     }
-    order[b] = x;
+    dims[b] = x;
   }
+  for (int32_t k = 0; k < n; k++) order[pos[k]] = dims[k];
   int64_t expect = (int64_t)qv_value_type_size(t->type);
   for (int32_t k = nd - 1; k >= 0; k--) {
     int64_t ext = t->shape[1 + order[k]];

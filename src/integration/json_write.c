@@ -14,25 +14,53 @@
 #include <string.h>
 
 #include "integration/json_internal.h"
+#include "quiver/sparse.h"
 #include "util/load.h"
 #include "util/options.h"
 
+/* The text goes out in two passes: the first only counts its bytes and
+ * stops as soon as they pass the limit (so a batch of 2^40 rows whose text
+ * would take terabytes is refused at once, before any output), the second
+ * writes it, to memory or to a sink in chunks. */
 typedef struct Out {
   char *data;
   size_t len, cap;
   bool nomem;
   int indent;  /* spaces per level, < 0: one line */
   int level;
+  bool counting;  /* the first pass: count, store nothing */
+  int64_t total;  /* bytes produced so far */
+  int64_t limit;  /* the most bytes allowed */
+  bool over;      /* total passed limit: stop */
+  bool stop;      /* over, nomem or a sink error: nothing more is produced */
+  QvSink *sink;   /* the second pass's destination, or NULL: memory */
+  QvStatus sink_status;
+  QvError *error;
 } Out;
 
+#define SINK_CHUNK ((size_t)1 << 16)
+
+static void flush_out(Out *o) {
+  if (o->sink == NULL || o->len == 0 || o->stop) return;
+  o->sink_status = qv_sink_write(o->sink, o->data, o->len, o->error);
+  o->len = 0;
+  if (o->sink_status) o->stop = true;
+}
+
 static void put(Out *o, const char *s, size_t n) {
-  if (o->nomem || n == 0) return;
+  if (o->stop || n == 0) return;
+  if ((int64_t)n > o->limit - o->total) {
+    o->over = o->stop = true;
+    return;
+  }
+  o->total += (int64_t)n;
+  if (o->counting) return;
   if (o->len + n + 1 > o->cap) {
     size_t cap = o->cap ? o->cap : 4096;
     while (cap < o->len + n + 1) cap *= 2;
     char *d = realloc(o->data, cap);
     if (d == NULL) {
-      o->nomem = true;
+      o->nomem = o->stop = true;
       return;
     }
     o->data = d;
@@ -41,6 +69,15 @@ static void put(Out *o, const char *s, size_t n) {
   memcpy(o->data + o->len, s, n);
   o->len += n;
   o->data[o->len] = '\0';
+  if (o->sink && o->len >= SINK_CHUNK) flush_out(o);
+}
+
+/* While counting, `items` values of at least `each` bytes apiece (their
+ * separators included) are about to be written: when that alone passes
+ * the limit, stop now rather than walk them. */
+static void expect(Out *o, int64_t items, int64_t each) {
+  if (!o->counting || o->stop || items <= 0) return;
+  if (items > (o->limit - o->total) / each) o->over = o->stop = true;
 }
 
 static int puts_(Out *o, const char *s) {
@@ -400,7 +437,14 @@ static void put_value(Out *o, const QvArrayView *v, int64_t i) {
 static void put_validity(Out *o, bool *first, const QvArrayView *v, int64_t start, int64_t len) {
   key(o, first, "VALIDITY");
   put(o, "[", 1);
-  for (int64_t i = 0; i < len; i++) {
+  if (o->counting && len > 0) {
+    /* "1" or "0" and ", " between them: the size is known without a walk */
+    expect(o, len, 3);
+    if (!o->stop) o->total += 3 * len - 2;
+    put(o, "]", 1);
+    return;
+  }
+  for (int64_t i = 0; i < len && !o->stop; i++) {
     SEP(i);
     put(o, qv_ij_valid(v, start + i) ? "1" : "0", 1);
   }
@@ -428,20 +472,6 @@ static void put_children(Writer *w, bool *first, const QvArrayView *v, const int
   close_(o, ']');
 }
 
-static void put_offsets_rebased(Out *o, bool *first, const char *k, const int64_t *offs,
-                                int64_t n, bool large) {
-  key(o, first, k);
-  put(o, "[", 1);
-  for (int64_t i = 0; i < n; i++) {
-    SEP(i);
-    if (large)
-      putf(o, "\"%" PRId64 "\"", offs[i]);
-    else
-      putf(o, "%" PRId64, offs[i]);
-  }
-  put(o, "]", 1);
-}
-
 static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t len,
                        const char *name) {
   Out *o = &w->out;
@@ -463,7 +493,8 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
       key(o, &first, "OFFSET");
       put(o, "[", 1);
       int64_t pos = 0;
-      for (int64_t i = 0; i <= len; i++) {
+      expect(o, len + 1, 3);
+      for (int64_t i = 0; i <= len && !o->stop; i++) {
         SEP(i);
         if (large)
           putf(o, "\"%" PRId64 "\"", pos);
@@ -474,7 +505,8 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
       put(o, "]", 1);
       key(o, &first, "DATA");
       put(o, "[", 1);
-      for (int64_t i = 0; i < len; i++) {
+      expect(o, len, 3);
+      for (int64_t i = 0; i < len && !o->stop; i++) {
         SEP(i);
         QvBytes b = {NULL, 0};
         if (qv_ij_valid(v, start + i)) b = qv_array_view_get_bytes(v, start + i);
@@ -490,7 +522,8 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
       bool utf8 = t == QV_ARROW_STRING_VIEW;
       key(o, &first, "VIEWS");
       open_(o, '[');
-      for (int64_t i = 0; i < len; i++) {
+      expect(o, len, 3);
+      for (int64_t i = 0; i < len && !o->stop; i++) {
         if (i) put(o, ",", 1);
         newline(o);
         const uint8_t *p = v->buffer[1] + 16 * (v->offset + start + i);
@@ -523,21 +556,30 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
       break;
     }
     case QV_ARROW_LIST: case QV_ARROW_LARGE_LIST: case QV_ARROW_MAP: {
-      int64_t s0, l0, cs = 0, ce = 0;
-      int64_t *offs = malloc((size_t)(len + 1) * sizeof *offs);
-      if (offs == NULL) {
-        o->nomem = true;
-        break;
-      }
-      offs[0] = 0;
-      for (int64_t i = 0; i < len; i++) {
-        qv_array_view_get_list(v, start + i, &s0, &l0);
-        if (i == 0) cs = s0;
-        offs[i + 1] = s0 + l0 - cs;
+      /* offsets rebased to the first list's start */
+      bool large = t == QV_ARROW_LARGE_LIST;
+      int64_t s0 = 0, l0 = 0, cs = 0, ce = 0;
+      if (len > 0) {
+        qv_array_view_get_list(v, start, &cs, &l0);
+        qv_array_view_get_list(v, start + len - 1, &s0, &l0);
         ce = s0 + l0;
       }
-      put_offsets_rebased(o, &first, "OFFSET", offs, len + 1, t == QV_ARROW_LARGE_LIST);
-      free(offs);
+      key(o, &first, "OFFSET");
+      put(o, "[", 1);
+      expect(o, len + 1, 3);
+      for (int64_t i = 0; i <= len && !o->stop; i++) {
+        SEP(i);
+        int64_t x = 0;
+        if (i > 0) {
+          qv_array_view_get_list(v, start + i - 1, &s0, &l0);
+          x = s0 + l0 - cs;
+        }
+        if (large)
+          putf(o, "\"%" PRId64 "\"", x);
+        else
+          putf(o, "%" PRId64, x);
+      }
+      put(o, "]", 1);
       one_start[0] = cs;
       one_len[0] = ce - cs;
       put_children(w, &first, v, one_start, one_len);
@@ -549,7 +591,8 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
       for (int pass = 0; pass < 2; pass++) {
         key(o, &first, pass ? "SIZE" : "OFFSET");
         put(o, "[", 1);
-        for (int64_t i = 0; i < len; i++) {
+        expect(o, len, 3);
+      for (int64_t i = 0; i < len && !o->stop; i++) {
           SEP(i);
           qv_array_view_get_list(v, start + i, &s0, &l0);
           int64_t x = pass ? l0 : s0;
@@ -589,7 +632,8 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
       if (t != QV_ARROW_STRUCT) {
         key(o, &first, "TYPE_ID");
         put(o, "[", 1);
-        for (int64_t i = 0; i < len; i++) {
+        expect(o, len, 3);
+      for (int64_t i = 0; i < len && !o->stop; i++) {
           SEP(i);
           putf(o, "%d", (int8_t)v->buffer[1][v->offset + start + i]);
         }
@@ -597,7 +641,8 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
         if (dense) {
           key(o, &first, "OFFSET");
           put(o, "[", 1);
-          for (int64_t i = 0; i < len; i++) {
+          expect(o, len, 3);
+      for (int64_t i = 0; i < len && !o->stop; i++) {
             SEP(i);
             int32_t x;
             memcpy(&x, v->buffer[2] + 4 * (v->offset + start + i), 4);
@@ -629,7 +674,7 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
       put_validity(o, &f2, re, r0, r1 - r0);
       key(o, &f2, "DATA");
       put(o, "[", 1);
-      for (int64_t k = r0; k < r1; k++) {
+      for (int64_t k = r0; k < r1 && !o->stop; k++) {
         SEP(k - r0);
         int64_t e = qv_array_view_get_int(re, k) - base;
         if (e > len) e = len;
@@ -649,7 +694,8 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
     default:
       key(o, &first, "DATA");
       put(o, "[", 1);
-      for (int64_t i = 0; i < len; i++) {
+      expect(o, len, 3);
+      for (int64_t i = 0; i < len && !o->stop; i++) {
         SEP(i);
         put_value(o, v, start + i);
       }
@@ -689,12 +735,97 @@ static QvStatus note_dictionaries(Writer *w, const QvArrayView *v, int depth) {
   return QV_OK;
 }
 
-QvStatus qv_json_write(const QvJsonData *data, const QvJsonWriteOptions *options, char **text,
-                       size_t *len, QvError *error) {
-  if (data == NULL || data->schema == NULL || text == NULL ||
+/* The whole document, through w->out. */
+static void emit_document(Writer *w, const QvJsonData *data, const QvArrayView *views) {
+  const struct ArrowSchema *schema = data->schema;
+  Out *o = &w->out;
+  open_(o, '{');
+  bool first = true;
+  key(o, &first, "schema");
+  open_(o, '{');
+  bool f2 = true;
+  key(o, &f2, "fields");
+  if (schema->n_children == 0) {
+    puts_(o, "[]");
+  } else {
+    open_(o, '[');
+    for (int64_t i = 0; i < schema->n_children; i++) {
+      if (i) put(o, ",", 1);
+      newline(o);
+      put_field(w, schema->children[i]);
+    }
+    close_(o, ']');
+  }
+  put_metadata(o, &f2, schema->metadata);
+  close_(o, '}');
+  if (w->n_dicts > 0) {
+    key(o, &first, "dictionaries");
+    open_(o, '[');
+    for (int64_t k = 0; k < w->n_dicts; k++) {
+      const QvArrayView *dv = w->dict_view[k];
+      if (k) put(o, ",", 1);
+      newline(o);
+      open_(o, '{');
+      bool f3 = true;
+      key(o, &f3, "id");
+      putf(o, "%" PRId64, w->dict_id[k]);
+      key(o, &f3, "data");
+      open_(o, '{');
+      bool f4 = true;
+      key(o, &f4, "count");
+      putf(o, "%" PRId64, dv->length);
+      key(o, &f4, "columns");
+      open_(o, '[');
+      newline(o);
+      char name[32];
+      snprintf(name, sizeof name, "DICT%" PRId64, w->dict_id[k]);
+      put_column(w, dv, 0, dv->length, name);
+      close_(o, ']');
+      close_(o, '}');
+      close_(o, '}');
+    }
+    close_(o, ']');
+  }
+  key(o, &first, "batches");
+  if (data->n_batches == 0) {
+    puts_(o, "[]");
+  } else {
+    open_(o, '[');
+    for (int64_t b = 0; b < data->n_batches; b++) {
+      const QvArrayView *v = &views[b];
+      if (b) put(o, ",", 1);
+      newline(o);
+      open_(o, '{');
+      bool f3 = true;
+      key(o, &f3, "count");
+      putf(o, "%" PRId64, v->length);
+      key(o, &f3, "columns");
+      if (v->n_children == 0) {
+        puts_(o, "[]");
+      } else {
+        open_(o, '[');
+        for (int64_t i = 0; i < v->n_children; i++) {
+          if (i) put(o, ",", 1);
+          newline(o);
+          put_column(w, &v->children[i], v->offset, v->length, schema->children[i]->name);
+        }
+        close_(o, ']');
+      }
+      close_(o, '}');
+    }
+    close_(o, ']');
+  }
+  close_(o, '}');
+  put(o, "\n", 1);
+}
+
+/* text/len (sink NULL) or sink. */
+static QvStatus write_json(const QvJsonData *data, const QvJsonWriteOptions *options, QvSink *sink,
+                           char **text, size_t *len, QvError *error) {
+  if (data == NULL || data->schema == NULL || (text == NULL && sink == NULL) ||
       (data->n_batches > 0 && data->batches == NULL) || data->n_batches < 0)
-    return qv_error_set(error, QV_EARG, "qv_json_write: data, its schema and text are required");
-  *text = NULL;
+    return qv_error_set(error, QV_EARG, "qv_json_write: data, its schema and an output are required");
+  if (text) *text = NULL;
   if (len) *len = 0;
   QvJsonWriteOptions opt;
   QvStatus st = QV_OPTIONS_LOAD(&opt, options, "QvJsonWriteOptions", error);
@@ -708,6 +839,9 @@ QvStatus qv_json_write(const QvJsonData *data, const QvJsonWriteOptions *options
   memset(&w, 0, sizeof w);
   w.error = error;
   w.out.indent = opt.indent == 0 ? 2 : opt.indent < 0 ? -1 : opt.indent;
+  w.out.limit = opt.max_output_size > 0 ? opt.max_output_size : QV_DEFAULT_MAX_OUTPUT_SIZE;
+  w.out.sink = sink;
+  w.out.error = error;
   int64_t *default_ids = NULL;
   QvArrayView *views = NULL;
   int64_t n_views = 0;
@@ -756,89 +890,36 @@ QvStatus qv_json_write(const QvJsonData *data, const QvJsonWriteOptions *options
     if ((st = note_dictionaries(&w, &views[b], 0))) goto done;
   }
 
-  Out *o = &w.out;
-  open_(o, '{');
-  bool first = true;
-  key(o, &first, "schema");
-  open_(o, '{');
-  bool f2 = true;
-  key(o, &f2, "fields");
-  if (schema->n_children == 0) {
-    puts_(o, "[]");
-  } else {
-    open_(o, '[');
-    for (int64_t i = 0; i < schema->n_children; i++) {
-      if (i) put(o, ",", 1);
-      newline(o);
-      put_field(&w, schema->children[i]);
+  for (int pass = 0; pass < 2; pass++) {
+    w.out.counting = pass == 0;
+    w.out.total = 0;
+    w.out.level = 0;
+    emit_document(&w, data, views);
+    flush_out(&w.out);
+    if (w.out.nomem) goto nomem;
+    if (w.out.sink_status) {
+      st = w.out.sink_status;
+      goto done;
     }
-    close_(o, ']');
-  }
-  put_metadata(o, &f2, schema->metadata);
-  close_(o, '}');
-  if (w.n_dicts > 0) {
-    key(o, &first, "dictionaries");
-    open_(o, '[');
-    for (int64_t k = 0; k < w.n_dicts; k++) {
-      const QvArrayView *dv = w.dict_view[k];
-      if (k) put(o, ",", 1);
-      newline(o);
-      open_(o, '{');
-      bool f3 = true;
-      key(o, &f3, "id");
-      putf(o, "%" PRId64, w.dict_id[k]);
-      key(o, &f3, "data");
-      open_(o, '{');
-      bool f4 = true;
-      key(o, &f4, "count");
-      putf(o, "%" PRId64, dv->length);
-      key(o, &f4, "columns");
-      open_(o, '[');
-      newline(o);
-      char name[32];
-      snprintf(name, sizeof name, "DICT%" PRId64, w.dict_id[k]);
-      put_column(&w, dv, 0, dv->length, name);
-      close_(o, ']');
-      close_(o, '}');
-      close_(o, '}');
+    if (w.out.over) {
+      st = qv_error_set(error, QV_ELIMIT,
+                        "JSON output of more than %" PRId64 " bytes exceeds the limit of %" PRId64
+                        " (max_output_size)", w.out.limit, w.out.limit);
+      goto done;
     }
-    close_(o, ']');
-  }
-  key(o, &first, "batches");
-  if (data->n_batches == 0) {
-    puts_(o, "[]");
-  } else {
-    open_(o, '[');
-    for (int64_t b = 0; b < data->n_batches; b++) {
-      const QvArrayView *v = &views[b];
-      if (b) put(o, ",", 1);
-      newline(o);
-      open_(o, '{');
-      bool f3 = true;
-      key(o, &f3, "count");
-      putf(o, "%" PRId64, v->length);
-      key(o, &f3, "columns");
-      if (v->n_children == 0) {
-        puts_(o, "[]");
-      } else {
-        open_(o, '[');
-        for (int64_t i = 0; i < v->n_children; i++) {
-          if (i) put(o, ",", 1);
-          newline(o);
-          put_column(&w, &v->children[i], v->offset, v->length, schema->children[i]->name);
-        }
-        close_(o, ']');
-      }
-      close_(o, '}');
+    if (pass == 0 && sink == NULL) {
+      /* the exact size is known: one allocation */
+      w.out.cap = (size_t)w.out.total + 1;
+      if ((w.out.data = malloc(w.out.cap)) == NULL) goto nomem;
     }
-    close_(o, ']');
   }
-  close_(o, '}');
-  put(o, "\n", 1);
-  if (o->nomem) goto nomem;
-  *text = o->data;
-  if (len) *len = o->len;
-  o->data = NULL;
+  if (sink == NULL) {
+    Out *o = &w.out;
+    if (o->data == NULL && (o->data = calloc(1, 1)) == NULL) goto nomem;
+    *text = o->data;
+    if (len) *len = o->len;
+    o->data = NULL;
+  }
   st = QV_OK;
   goto done;
 nomem:
@@ -852,4 +933,16 @@ done:
   free(w.dict_nodes);
   free(w.out.data);
   return st;
+}
+
+QvStatus qv_json_write(const QvJsonData *data, const QvJsonWriteOptions *options, char **text,
+                       size_t *len, QvError *error) {
+  if (text == NULL) return qv_error_set(error, QV_EARG, "qv_json_write: text is required");
+  return write_json(data, options, NULL, text, len, error);
+}
+
+QvStatus qv_json_write_sink(const QvJsonData *data, const QvJsonWriteOptions *options, QvSink *sink,
+                            QvError *error) {
+  if (sink == NULL) return qv_error_set(error, QV_EARG, "qv_json_write_sink: sink is required");
+  return write_json(data, options, sink, NULL, NULL, error);
 }

@@ -51,6 +51,16 @@ old = struct.pack('<q', N)
 assert s.count(old) == 8, s.count(old)
 for name, n in (("b40", 1 << 40), ("b62", 1 << 62)):
     open(tmp + "/" + name + ".arrows", "wb").write(s.replace(old, struct.pack('<q', n)))
+# without the struct (whose JSON spells a validity bit per row) the JSON of
+# 2^40 rows is small: the Null column is a count, the run one value
+del fields[1], cols[1]
+json.dump(doc, open(tmp + "/nr.json", "w"))
+subprocess.run([cli, "integration", "--mode=json-to-arrow", "--json=" + tmp + "/nr.json",
+                "--arrow=" + tmp + "/nr.arrow"], check=True)
+s2 = subprocess.run([cli, "file-to-stream", tmp + "/nr.arrow"], check=True,
+                    capture_output=True).stdout
+assert s2.count(old) == 5, s2.count(old)
+open(tmp + "/nr40.arrows", "wb").write(s2.replace(old, struct.pack('<q', 1 << 40)))
 # two batches of 2^62 rows: 2^63 in all, past int64
 body = s.replace(old, struct.pack('<q', 1 << 62))
 schema_len = 8 + struct.unpack('<i', body[4:8])[0]
@@ -69,6 +79,27 @@ for n in 40 62; do
   check "2^$n rows: cat says how many were left out" has "$out" "... $((rows - 20)) rows omitted ..."
   check "2^$n rows: cat's summary" has "$out" "($rows rows in 1 batch)"
 done
+# JSON: refused at once when the text would pass --max-output (the struct's
+# VALIDITY alone would be 3 TB), streamed when it is small.
+for cmd in "cat --json $tmp/b40.arrows" "integration --mode=arrow-to-json --arrow=$tmp/b40.arrows --json=$tmp/o.json"; do
+  # shellcheck disable=SC2086
+  out=$(limited $cmd 2>&1 > "$tmp/json.out"); rc=$?
+  check "$cmd: exit 1 within the timeout ($rc: $out)" test $rc -eq 1
+  check "$cmd: names the limit ($out)" has "$out" "exceeds the limit of 17179869184 (--max-output)"
+  check "$cmd: nothing written" test ! -s "$tmp/json.out" -a ! -e "$tmp/o.json"
+done
+out=$(limited cat --json --max-output 1M "$tmp/b40.arrows" 2>&1 > /dev/null)
+check "cat --json --max-output 1M: names it ($out)" has "$out" "exceeds the limit of 1048576 (--max-output)"
+for cmd in "cat --json $tmp/nr40.arrows" "integration --mode=arrow-to-json --arrow=$tmp/nr40.arrows --json=-"; do
+  # shellcheck disable=SC2086
+  out=$(limited $cmd 2>&1); rc=$?
+  check "$cmd: exit 0 within the timeout ($rc: ${out:0:300})" test $rc -eq 0
+  check "$cmd: the count" test "$(grep -c '"count": 1099511627776' <<<"$out")" -eq 3
+  check "$cmd: the run end" has "$out" '"DATA": ["1099511627776"]'
+done
+out=$(limited cat --json --max-output 500 "$tmp/nr40.arrows" 2>&1 > /dev/null); rc=$?
+check "cat --json --max-output 500 of a ~1 KB text: exit 1 ($rc: $out)" test $rc -eq 1
+
 out=$(limited validate "$tmp/b63.arrows" 2>&1); rc=$?
 check "2 x 2^62 rows: validate exit 0 ($rc: $out)" test $rc -eq 0
 check "2 x 2^62 rows: the total saturates ($out)" has "$out" "2 record batches, at least 9223372036854775807 rows"

@@ -61,6 +61,32 @@ check "to-npy: exit 1 (got $rc: $out)" test $rc -eq 1
 check "to-npy: both sizes ($out)" has "$out" "output of $dense_size bytes exceeds the limit of $default_limit (--max-output)"
 check "to-npy: no output file" test ! -e "$tmp/out.npy"
 
+# Text output obeys the same limit: cat --json would print 10^10 values.
+out=$(limited cat --json "$tmp/huge.arrow" 2>&1 > "$tmp/json.out"); rc=$?
+check "cat --json: exit 1 (got $rc: $out)" test $rc -eq 1
+check "cat --json: names the limit ($out)" has "$out" "exceeds the limit of $default_limit (--max-output)"
+check "cat --json: prints nothing" test ! -s "$tmp/json.out"
+out=$(limited cat --json --max-output 1K "$tmp/small.arrow" 2>&1 > "$tmp/json.out"); rc=$?
+check "cat --json --max-output 1K of 15 values: exit 0 ($rc: $out)" test $rc -eq 0
+check "cat --json: the values ($(cat "$tmp/json.out"))" has "$(cat "$tmp/json.out")" '"values": [[1, 2, 3, 4, 5], [6,'
+out=$(limited cat --json --max-output 100 "$tmp/small.arrow" 2>&1 > "$tmp/json.out"); rc=$?
+check "cat --json --max-output 100: exit 1 ($rc: $out)" test $rc -eq 1
+check "cat --json --max-output 100: nothing printed" test ! -s "$tmp/json.out"
+# A table of the tensor as cells holds every element too.
+for cmd in "unstack $tmp/huge.arrow" "unstack $tmp/small.arrow --max-output 100"; do
+  # shellcheck disable=SC2086
+  out=$(limited tensor $cmd "$tmp/col.arrow" 2>&1); rc=$?
+  check "tensor $cmd: exit 1 (got $rc: $out)" test $rc -eq 1
+  check "tensor $cmd: names the limit ($out)" has "$out" "(--max-output)"
+  check "tensor $cmd: no output file" test ! -e "$tmp/col.arrow"
+done
+out=$(limited tensor unstack "$tmp/huge.arrow" "$tmp/col.arrow" 2>&1)
+check "unstack: both sizes ($out)" has "$out" "output of $dense_size bytes exceeds the limit of $default_limit (--max-output)"
+out=$(limited tensor from-npy "$tmp/small.npy" "$tmp/col.arrow" --as-column --max-output 100 2>&1); rc=$?
+check "from-npy --as-column --max-output 100: exit 1 ($rc: $out)" test $rc -eq 1
+out=$(limited tensor unstack "$tmp/small.arrow" "$tmp/col.arrow" --max-output 120 2>&1); rc=$?
+check "unstack --max-output 120 (exactly the size): passes ($rc: $out)" test $rc -eq 0
+
 out=$(limited convert "$tmp/small.arrow" "$tmp/small_coo.arrow" --to=coo 2>&1); rc=$?
 check "convert small --to=coo: exit 0 ($out)" test $rc -eq 0
 

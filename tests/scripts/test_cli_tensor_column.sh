@@ -66,6 +66,36 @@ for name in ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "ui
     check(np.load(f"{tmp}/back2.npy").tobytes() == a.tobytes(), f"{name}: unstack/stack differs")
 
 
+# ---- a permutation only where the layout needs one: an extent-1 dim of a
+# C-order array keeps its place (Arrow C++ cannot build tensors from cells
+# whose permutation only moves a dim of extent 1)
+for shape, order, want in [((3, 1, 3), "C", "shape=[1, 3]]"), ((3, 2, 1, 4), "C", "shape=[2, 1, 4]]"),
+                           ((2, 3, 1), "C", "shape=[3, 1]]")]:
+    a = np.asarray(np.arange(np.prod(shape), dtype=np.uint64).reshape(shape), order=order)
+    np.save(f"{tmp}/p.npy", a)
+    r = run("tensor", "from-npy", f"{tmp}/p.npy", f"{tmp}/p.arrow", "--as-column")
+    check(r.returncode == 0, f"{shape}: from-npy --as-column: {r.stderr}")
+    r = run("inspect", f"{tmp}/p.arrow")
+    check(f"[tensor {want}" in r.stdout or f"[tensor uint64 {want}" in r.stdout,
+          f"{shape}: cells {want} without a permutation: {r.stdout}")
+    check("permutation" not in r.stdout, f"{shape}: no permutation: {r.stdout}")
+    run("tensor", "from-npy", f"{tmp}/p.npy", f"{tmp}/pt.arrow")
+    r = run("tensor", "unstack", f"{tmp}/pt.arrow", f"{tmp}/pu.arrow")
+    check(r.returncode == 0 and "permutation" not in run("inspect", f"{tmp}/pu.arrow").stdout,
+          f"{shape}: unstack writes no permutation")
+    run("tensor", "stack", f"{tmp}/pu.arrow", f"{tmp}/ps.arrow")
+    run("tensor", "to-npy", f"{tmp}/ps.arrow", f"{tmp}/pb.npy")
+    check(np.array_equal(np.load(f"{tmp}/pb.npy"), a), f"{shape}: unstack -> stack keeps the values")
+# a column-major 3-d array still needs (and gets) one
+a = np.asfortranarray(np.arange(24, dtype=np.uint64).reshape(2, 3, 4))
+np.save(f"{tmp}/f.npy", a)
+r = run("tensor", "from-npy", f"{tmp}/f.npy", f"{tmp}/ft.arrow")
+r = run("tensor", "unstack", f"{tmp}/ft.arrow", f"{tmp}/fu.arrow")
+check(r.returncode == 0, f"F-order unstack: {r.stderr}")
+run("tensor", "stack", f"{tmp}/fu.arrow", f"{tmp}/fs.arrow")
+run("tensor", "to-npy", f"{tmp}/fs.arrow", f"{tmp}/fb.npy")
+check(np.array_equal(np.load(f"{tmp}/fb.npy"), a), "F-order unstack -> stack keeps the values")
+
 # ---- variable shape and Binary cell-form columns (integration JSON -> .arrow)
 def int_field(bits, nullable=True):
     return {"name": "item", "nullable": nullable,

@@ -332,7 +332,7 @@ static void test_round_trip(void **state) {
   char *again = write_ok(&dg);
   assert_string_equal(text, again);
   /* and on one line */
-  QvJsonWriteOptions wo = {sizeof wo, -1};
+  QvJsonWriteOptions wo = {sizeof wo, -1, 0};
   char *line;
   assert_int_equal(qv_json_write(&dg, &wo, &line, NULL, &e), QV_OK);
   assert_null(strchr(line, '\n') == line + strlen(line) - 1 ? NULL : strchr(line, '\n'));
