@@ -17,7 +17,8 @@ if [ "${1:-}" = s390x ]; then
   host=(gcc-s390x-linux-gnu libc6-dev-s390x-cross qemu-user cmake make pkg-config python3)
   # the libraries (with headers) CMakeLists.txt links, and what libzip needs at link time
   libs=(liblz4-dev liblz4-1 libzstd-dev libzstd1 libjansson-dev libjansson4 libzip-dev libzip4
-    libbz2-1.0 libssl3 zlib1g-dev zlib1g libdeflate-dev libdeflate0 libcmocka-dev libcmocka0)
+    libbz2-1.0 libssl3 libssl-dev libnghttp2-14 libnghttp2-dev zlib1g-dev zlib1g libdeflate-dev
+    libdeflate0 libcmocka-dev libcmocka0)
   missing=()
   for p in "${host[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -62,12 +63,14 @@ if [ "${1:-}" = s390x ]; then
   exit 0
 fi
 
-# The last line: Python headers, pytest, setuptools and pip for the Python module
-# (python/), zlib and libdeflate.
+# The last lines: Python headers, pytest, setuptools and pip for the Python module
+# (python/), zlib and libdeflate; Arrow Flight's transport (nghttp2, OpenSSL) and
+# its test peers (grpcio, protoc, the openssl tool for test certificates).
 packages=(build-essential cmake pkg-config clang-14 libclang-rt-14-dev
   libcmocka-dev flatbuffers-compiler liblz4-dev libzstd-dev libjansson-dev
   libzip-dev libdlpack-dev python3 python3-numpy python3-scipy nodejs npm
-  python3-dev python3-pytest python3-setuptools python3-pip zlib1g-dev libdeflate-dev)
+  python3-dev python3-pytest python3-setuptools python3-pip zlib1g-dev libdeflate-dev
+  libnghttp2-dev libssl-dev openssl python3-grpcio python3-protobuf protobuf-compiler)
 
 missing=()
 for p in "${packages[@]}"; do
