@@ -120,7 +120,9 @@ typedef struct QvJsonCompareOptions {
  * every type parameter, nullability, custom metadata of fields and schema
  * (as maps: the same entries in any order, duplicates counted), dictionary
  * encoding: index type, ordered flag, value type, and which
- * nodes share a dictionary when both sides give ids), the number of batches,
+ * nodes share a dictionary when both sides give ids, but for nodes inside
+ * another dictionary's values, which Arrow C++ writes with ids of their own),
+ * the number of batches,
  * then per batch the row count, every dictionary in full and every value and
  * validity bit (values of null slots are not compared). QV_OK when equal,
  * QV_EINVAL with a message naming the first difference: the field path, the

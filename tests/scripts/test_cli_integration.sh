@@ -104,6 +104,27 @@ check "dictionary sharing differs: exit 1 ($err)" test $rc -eq 1
 check "dictionary sharing differs: says so ($err)" has "$err" "shared"
 run $I --mode=validate --json=unshared.json --arrow=unshared.arrow
 check "unshared JSON vs its own file: exit 0 ($err)" test $rc -eq 0
+# a dictionary inside another dictionary's values (ndict's items, id 0 as
+# dict's): written as one, kept by every rewrite; a file giving it an id of
+# its own (as Arrow C++ writes nested dictionaries) holds the same values
+nested_id() { # the id of ndict's item dictionary and of dict in an arrow-to-json output
+  python3 -c "import json,sys; f=json.load(open(sys.argv[1]))['schema']['fields']; print(f[43]['children'][0]['dictionary']['id'], f[41]['dictionary']['id'])" "$1"
+}
+for f in all.arrow all.stream s2f-none.arrow f2s-zstd.stream; do
+  "$cli" $I --mode=arrow-to-json --arrow=$f --json=ids.json
+  ids=$(nested_id ids.json)
+  check "$f: the nested dictionary shares dict's id ($ids)" test "$ids" = "0 0"
+done
+check "one DictionaryBatch per id (2)" test "$("$cli" inspect all.arrow | grep -c DictionaryBatch)" -eq 2
+edit "$J" ownid.json '
+j["schema"]["fields"][43]["children"][0]["dictionary"]["id"] = 9
+d = dict(j["dictionaries"][0]); d["id"] = 9
+j["dictionaries"].append(d)'
+"$cli" $I --mode=json-to-arrow --json=ownid.json --arrow=ownid.arrow
+check "the nested dictionary on its own id: 3 DictionaryBatches" \
+  test "$("$cli" inspect ownid.arrow | grep -c DictionaryBatch)" -eq 3
+run $I --mode=validate --json="$J" --arrow=ownid.arrow
+check "the nested dictionary on its own id equals the shared JSON: exit 0 ($err)" test $rc -eq 0
 # shared id, different value types: the JSON reader names both fields
 edit "$J" clash.json 'j["schema"]["fields"][42]["type"] = {"name": "binary"}'
 run $I --mode=json-to-arrow --json=clash.json --arrow=clash.arrow

@@ -20,22 +20,8 @@ qv_tmpdir
 "$py" "$QV_SOURCE_DIR/tests/scripts/gold_change_value.py" "$gold" "$tmp/changed" > "$tmp/changes" ||
   { echo "FAIL: gold_change_value.py"; exit 1; }
 
-# Steps that fail today, with the reason ("GROUP/NAME STEP"). A listed step
-# that passes fails the test, so the list only shrinks.
-declare -A known=(
-  ["1.0.0-bigendian/generated_nested_dictionary validate"]="a nested dictionary id shared by two dictionaries' values read as separate"
-  ["1.0.0-bigendian/generated_nested_dictionary stream-to-file"]="a nested dictionary id shared by two dictionaries' values read as separate"
-  ["1.0.0-bigendian/generated_nested_dictionary file-to-stream-to-file"]="a nested dictionary id shared by two dictionaries' values read as separate"
-  ["1.0.0-littleendian/generated_nested_dictionary validate"]="a nested dictionary id shared by two dictionaries' values read as separate"
-  ["1.0.0-littleendian/generated_nested_dictionary stream-to-file"]="a nested dictionary id shared by two dictionaries' values read as separate"
-  ["1.0.0-littleendian/generated_nested_dictionary file-to-stream-to-file"]="a nested dictionary id shared by two dictionaries' values read as separate"
-  ["cpp-21.0.0/generated_nested_dictionary validate"]="a nested dictionary id shared by two dictionaries' values read as separate"
-  ["cpp-21.0.0/generated_nested_dictionary stream-to-file"]="a nested dictionary id shared by two dictionaries' values read as separate"
-  ["cpp-21.0.0/generated_nested_dictionary file-to-stream-to-file"]="a nested dictionary id shared by two dictionaries' values read as separate"
-)
-
 declare -A group_pass group_fail
-cases=0 steps=0 big=0 little=0 known_failed=0
+cases=0 steps=0 big=0 little=0
 # step CASE NAME COMMAND...: one step of CASE, its outcome counted
 step() {
   local c=$1 s=$2
@@ -44,16 +30,6 @@ step() {
   local ok=1
   "$@" > "$tmp/step.out" 2>&1 || ok=0
   local g=${c%%/*}
-  if [ -n "${known[$c $s]:-}" ]; then
-    if [ $ok -eq 1 ]; then
-      fail=$((fail + 1)) group_fail[$g]=$((${group_fail[$g]:-0} + 1))
-      echo "FAIL: $c $s passes: remove it from the known failures"
-    else
-      known_failed=$((known_failed + 1))
-      echo "known failure: $c $s (${known[$c $s]})"
-    fi
-    return
-  fi
   if [ $ok -eq 1 ]; then
     pass=$((pass + 1)) group_pass[$g]=$((${group_pass[$g]:-0} + 1))
   else
@@ -102,4 +78,4 @@ check "both byte orders ($little little-endian, $big big-endian cases)" test "$l
 for g in $(printf '%s\n' "${!group_pass[@]}" "${!group_fail[@]}" | sort -u); do
   echo "$g: ${group_pass[$g]:-0} steps passed, ${group_fail[$g]:-0} failed"
 done
-qv_finish "gold integration ($cases cases, $steps steps, $known_failed known failures)"
+qv_finish "gold integration ($cases cases, $steps steps)"
