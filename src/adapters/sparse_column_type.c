@@ -9,12 +9,6 @@
 #include "adapters/tensor_column_internal.h"
 #include "quiver/sparse_column.h"
 
-const char *qvi_sparse_column_kind_name(QvSparseColumnKind kind) {
-  return kind == QV_SPARSE_COLUMN_TENSOR   ? QV_SPARSE_TENSOR_EXTENSION
-         : kind == QV_SPARSE_COLUMN_VECTOR ? QV_SPARSE_VECTOR_EXTENSION
-                                           : "?";
-}
-
 void qv_sparse_column_type_reset(QvSparseColumnType *type) {
   if (type == NULL) return;
   free(type->private_data);
@@ -170,18 +164,6 @@ QvStatus qv_sparse_column_type_to_json(const QvSparseColumnType *type, char **js
 }
 
 /* ---- storage types */
-
-static const char *const coo_children[] = {"shape", "canonical", "coords", "values"};
-static const char *const csx_children[] = {"shape", "indptr", "indices", "values"};
-static const char *const csf_children[] = {"shape", "axis_order", "indptr", "indices", "values"};
-
-int qvi_sparse_column_children(QvSparseFormat format, const char *const **names) {
-  switch (format) {
-    case QV_SPARSE_COO: *names = coo_children; return 4;
-    case QV_SPARSE_CSF: *names = csf_children; return 5;
-    default: *names = csx_children; return 4;
-  }
-}
 
 static bool is_list(const struct ArrowSchema *s, bool *large) {
   if (s->format == NULL || s->n_children != 1) return false;
