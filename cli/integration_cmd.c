@@ -143,8 +143,13 @@ static void arrow_input_data(const ArrowInput *in, QvJsonData *d) {
   d->n_dictionary_ids = in->n_ids;
 }
 
+/* --accept-unsigned-spelling: arrow-js's spelling of negative 64-bit values
+ * and decimals (-1 as 2^64 - 1) is read as the bits it spells. */
+static bool g_unsigned_spelling;
+
 static QvStatus read_json(const char *path, QvJsonFile **out, QvError *error) {
-  QvStatus st = qv_json_read_path(out, path, NULL, error);
+  QvJsonReadOptions o = {.struct_size = sizeof o, .accept_unsigned_spelling = g_unsigned_spelling};
+  QvStatus st = qv_json_read_path(out, path, &o, error);
   if (st && strncmp(error->message, path, strlen(path)) != 0) qv_error_prefix(error, "%s", path);
   return st;
 }
@@ -252,6 +257,7 @@ int qv_cmd_integration(int argc, char **argv) {
     else if ((v = qv_cli_args_value(&a, "--json")) != NULL) json = v;
     else if ((v = qv_cli_args_value(&a, "--arrow")) != NULL) arrow = v;
     else if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
+    else if (qv_cli_args_flag(&a, "--accept-unsigned-spelling")) g_unsigned_spelling = true;
     else qv_cli_args_unknown(&a);
   }
   if (a.status) return a.status;
@@ -262,6 +268,9 @@ int qv_cmd_integration(int argc, char **argv) {
   if ((mode != 2 && strcmp(json, "-") == 0) || (mode != 1 && strcmp(arrow, "-") == 0))
     return qv_cli_usage_error(CMD, "an input must be a file, not '-'");
   if (max_output && mode != 2) return qv_cli_usage_error(CMD, "--max-output applies to arrow-to-json");
+  if (g_unsigned_spelling && mode == 2)
+    return qv_cli_usage_error(CMD, "--accept-unsigned-spelling applies to reading JSON (validate, "
+                              "json-to-arrow)");
   switch (mode) {
     case 0: return validate(json, arrow);
     case 1: return json_to_arrow(json, arrow);

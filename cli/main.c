@@ -127,13 +127,18 @@ static const Command commands[] = {
      "integration --mode=M --json=F.json --arrow=F.arrow_file  Arrow's integration test CLI",
      "usage: quiver integration --mode=validate|json-to-arrow|arrow-to-json\n"
      "                          --json=F.json --arrow=F.arrow_file [--max-output SIZE]\n"
+     "                          [--accept-unsigned-spelling]\n"
      "  The command line of Arrow's cross-implementation tests. validate: exit 0\n"
      "  when the Arrow file holds exactly the JSON's schema (names, types, nullability,\n"
      "  metadata, dictionary encoding and sharing) and batches (values, validity),\n"
      "  else exit 1 naming the first difference (field path, batch, row, expected,\n"
      "  found). json-to-arrow writes the JSON as an Arrow file; arrow-to-json the\n"
      "  reverse, streamed, its size counted first against --max-output SIZE (default\n"
-     "  16G). JSON input may be gzip-compressed (.json.gz); an output may be '-'.\n"},
+     "  16G). JSON input may be gzip-compressed (.json.gz); an output may be '-'.\n"
+     "  A JSON value out of its type's range is an error: 2^63 and up in a signed\n"
+     "  64-bit type, 2^127 and up in a decimal128; --accept-unsigned-spelling reads\n"
+     "  them as the two's complement bits they spell (arrow-js writes -1 as\n"
+     "  \"18446744073709551615\").\n"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -38,7 +38,7 @@ static int64_t max_length(const struct ArrowArray *a, int depth) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   QvJsonFile *f = NULL;
   QvError err;
-  QvJsonReadOptions opt = {sizeof opt, 1 << 20};
+  QvJsonReadOptions opt = {.struct_size = sizeof opt, .max_size = 1 << 20};
   QvStatus st = qv_json_read(&f, (const char *)data, size, &opt, &err);
   if (st != QV_OK) {
     CHECK(f == NULL);

@@ -15,7 +15,10 @@
  *
  * Value encodings follow the format: 64-bit integers and decimals (the
  * unscaled integer) are JSON strings, binary is upper-case hex, integers
- * are parsed exactly (never through a double). Values are never range
+ * are parsed exactly (never through a double) and must fit their type
+ * (QvJsonReadOptions.accept_unsigned_spelling reads arrow-js's unsigned
+ * spelling of negative values). A null slot's value is not read: it may be
+ * any value of the type or JSON null. Values are never range
  * checked against a type's meaning (decimal precision, date64 multiples of a
  * day, time of day): files from older writers hold such values and every
  * implementation accepts them. Floating-point NaN and infinities, which JSON
@@ -27,6 +30,7 @@
 
 #include "quiver/common.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +60,13 @@ typedef struct QvJsonReadOptions {
   size_t struct_size;
   /* Largest JSON text accepted, after gzip decompression; 0 = 2 GiB. */
   int64_t max_size;
+  /* A signed 64-bit value (int64, date64, time64, timestamp, duration)
+   * spelled from 2^63 to 2^64 - 1, or a decimal from 2^(bits-1) to 2^bits - 1,
+   * is out of its type's range and refused (QV_EINVAL naming it) unless this
+   * is true: then it is read as the two's complement bits it spells, as
+   * arrow-js's JSON writer spells negative values (-1 as
+   * "18446744073709551615"). */
+  bool accept_unsigned_spelling;
 } QvJsonReadOptions;
 
 /* A read integration JSON file (library-allocated). */

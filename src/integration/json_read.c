@@ -80,6 +80,7 @@ typedef struct Reader {
    * more than the whole conversion). -1: no loop. */
   int64_t elem;
   size_t elem_at;
+  bool unsigned_spelling; /* QvJsonReadOptions.accept_unsigned_spelling */
 } Reader;
 
 static void elem_begin(Reader *r) { r->elem_at = r->path.len; }
@@ -198,10 +199,13 @@ static QvStatus get_u64(Reader *r, const json_t *v, uint64_t *out) {
 }
 
 /* Decimal text of an integer -> `width` bytes of host-order two's
- * complement; fails only when the value does not fit the storage. A
- * non-negative value of the full unsigned width is taken as the bits it
- * spells: arrow-js writes negative values that way (-1 as 2^128 - 1). */
-static bool parse_decimal(const char *s, size_t n, uint8_t *out, int width) {
+ * complement; fails when the value does not fit the storage. A
+ * non-negative value of the full unsigned width (arrow-js writes negative
+ * values that way: -1 as 2^128 - 1) is taken as the bits it spells when
+ * `unsigned_ok`, else refused with *unsigned_spelling set. */
+static bool parse_decimal(const char *s, size_t n, uint8_t *out, int width, bool unsigned_ok,
+                          bool *unsigned_spelling) {
+  *unsigned_spelling = false;
   size_t i = 0;
   bool neg = false;
   if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
@@ -220,6 +224,10 @@ static bool parse_decimal(const char *s, size_t n, uint8_t *out, int width) {
   }
   /* a negative magnitude may reach 2^(bits-1), no further */
   bool top = (w[nw - 1] >> 31) != 0;
+  if (top && !neg && !unsigned_ok) {
+    *unsigned_spelling = true;
+    return false;
+  }
   if (top && neg) {
     if (w[nw - 1] != 0x80000000u) return false;
     for (int k = 0; k < nw - 1; k++)
@@ -799,13 +807,18 @@ static QvStatus read_fixed_value(Reader *r, const QvArrayView *v, const json_t *
     }
     case QV_ARROW_INT64:
       if (json_is_string(x)) {
-        /* as for decimals: 2^63..2^64-1 spell the bits of a negative value
-         * (arrow-js writes -1 as "18446744073709551615") */
+        /* 2^63..2^64-1 are out of range, unless asked for: then, as for
+         * decimals, the bits of a negative value (arrow-js writes -1 as
+         * "18446744073709551615") */
         uint64_t u;
         int64_t val;
         if (!parse_i64(json_string_value(x), json_string_length(x), &val)) {
           if (!parse_u64(json_string_value(x), json_string_length(x), &u))
             return fail(r, "\"%.40s\" is not a 64-bit integer", json_string_value(x));
+          if (!r->unsigned_spelling)
+            return fail(r, "\"%.40s\" is out of the range of %s (2^63 and up: arrow-js's "
+                        "unsigned spelling of a negative value is read only when asked for)",
+                        json_string_value(x), qv_arrow_type_name(v->type.type));
           memcpy(&val, &u, 8);
         }
         memcpy(dst, &val, 8);
@@ -853,8 +866,14 @@ static QvStatus read_fixed_value(Reader *r, const QvArrayView *v, const json_t *
       } else {
         return fail(r, "expected a decimal string, found %s", kind_name(x));
       }
-      if (!parse_decimal(s, n, dst, v->type.byte_width))
+      bool spelled_unsigned;
+      if (!parse_decimal(s, n, dst, v->type.byte_width, r->unsigned_spelling, &spelled_unsigned)) {
+        if (spelled_unsigned)
+          return fail(r, "\"%.80s\" is out of the range of a signed %d-bit decimal (arrow-js's "
+                      "unsigned spelling of a negative value is read only when asked for)", s,
+                      v->type.byte_width * 8);
         return fail(r, "\"%.80s\" is not an integer of %d bits", s, v->type.byte_width * 8);
+      }
       return QV_OK;
     }
     case QV_ARROW_FIXED_SIZE_BINARY: {
@@ -891,6 +910,12 @@ static QvStatus read_fixed_value(Reader *r, const QvArrayView *v, const json_t *
   }
 }
 
+/* A JSON null standing for the value of a null slot: not read (Arrow C++
+ * does not read null slots' values either); the slot stays zero. */
+static bool null_slot_value(const QvArrayView *v, const json_t *x, int64_t i) {
+  return json_is_null(x) && v->buffer[0] != NULL && !((v->buffer[0][i >> 3] >> (i & 7)) & 1);
+}
+
 static QvStatus read_fixed(Reader *r, const json_t *col, QvArrayView *v, int64_t count) {
   const json_t *d;
   QvStatus st = need_buffer(r, col, "DATA", count, &d);
@@ -903,7 +928,9 @@ static QvStatus read_fixed(Reader *r, const json_t *col, QvArrayView *v, int64_t
   elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     r->elem = i;
-    if ((st = read_fixed_value(r, v, json_array_get(d, (size_t)i), buf + i * w))) return st;
+    const json_t *x = json_array_get(d, (size_t)i);
+    if (null_slot_value(v, x, i)) continue;
+    if ((st = read_fixed_value(r, v, x, buf + i * w))) return st;
   }
   elem_end(r);
   qv_errpath_pop(&r->path, m);
@@ -923,7 +950,9 @@ static QvStatus read_bool(Reader *r, const json_t *col, QvArrayView *v, int64_t 
   for (int64_t i = 0; i < count; i++) {
     bool bit;
     r->elem = i;
-    if ((st = read_bit(r, json_array_get(d, (size_t)i), &bit))) return st;
+    const json_t *x = json_array_get(d, (size_t)i);
+    if (null_slot_value(v, x, i)) continue;
+    if ((st = read_bit(r, x, &bit))) return st;
     if (bit) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
   }
   elem_end(r);
@@ -1008,11 +1037,15 @@ static QvStatus read_binary(Reader *r, const json_t *col, QvArrayView *v, int64_
   for (int64_t i = 0; i < count; i++) {
     const json_t *x = json_array_get(d, (size_t)i);
     r->elem = i;
+    int64_t span = ld_off(off, w, i + 1) - ld_off(off, w, i);
+    if (null_slot_value(v, x, i)) { /* the bytes OFFSET gives it, zero */
+      total += span;
+      continue;
+    }
     if (!json_is_string(x)) return fail(r, "expected a string, found %s", kind_name(x));
     int64_t n = utf8 ? (int64_t)json_string_length(x)
                      : decode_hex(json_string_value(x), json_string_length(x), NULL);
     if (n < 0) return fail(r, "\"%.40s\" is not hex", json_string_value(x));
-    int64_t span = ld_off(off, w, i + 1) - ld_off(off, w, i);
     if (span != n)
       return fail(r, "%" PRId64 " bytes, but OFFSET[%" PRId64 "..%" PRId64 "] spans %" PRId64, n,
                   i, i + 1, span);
@@ -1027,6 +1060,10 @@ static QvStatus read_binary(Reader *r, const json_t *col, QvArrayView *v, int64_
   int64_t first = ld_off(off, w, 0), pos = 0;
   for (int64_t i = 0; i < count; i++) {
     const json_t *x = json_array_get(d, (size_t)i);
+    if (null_slot_value(v, x, i)) {
+      pos += ld_off(off, w, i + 1) - ld_off(off, w, i); /* zeroed by alloc_buf */
+      continue;
+    }
     size_t n = json_string_length(x);
     if (utf8) {
       memcpy(data + pos, json_string_value(x), n);
@@ -1083,6 +1120,7 @@ static QvStatus read_views(Reader *r, const json_t *col, QvArrayView *v, int64_t
   for (int64_t i = 0; i < count; i++) {
     const json_t *x = json_array_get(views, (size_t)i);
     r->elem = i;
+    if (null_slot_value(v, x, i)) continue; /* an empty view */
     if (!json_is_object(x)) return fail(r, "expected a view object, found %s", kind_name(x));
     int64_t size;
     if ((st = read_int_obj(r, x, "SIZE", 0, INT32_MAX, &size))) return st;
@@ -1468,6 +1506,7 @@ QvStatus qv_json_read(QvJsonFile **out, const char *text, size_t len,
   r.file = f;
   r.error = error;
   r.elem = -1;
+  r.unsigned_spelling = opt.accept_unsigned_spelling;
   if (f == NULL) {
     st = nomem(&r);
   } else if (!json_is_object(root)) {

@@ -165,6 +165,40 @@ check "arrow-to-json keeps the map's names" \
 run $I --mode=validate --json=mapnames.json --arrow=all.arrow
 check "the map's names are not compared (as in Arrow C++): exit 0 ($err)" test $rc -eq 0
 
+# ---- 64-bit values out of range: all.arrow's i64 row 0 is -2^63; a JSON
+# saying 2^63 there is not equal to it (nor readable: out of int64's range),
+# unless arrow-js's unsigned spelling is asked for
+edit "$J" big.json 'j["batches"][0]["columns"][5]["DATA"][0] = "9223372036854775808"'
+run $I --mode=validate --json=big.json --arrow=all.arrow
+check "2^63 in an int64: exit 1 ($err)" test $rc -eq 1
+check "2^63 in an int64: named, with its path ($err)" \
+  has "$err" 'batches[0].columns[5].DATA[0]: "9223372036854775808" is out of the range of int64'
+run $I --mode=json-to-arrow --json=big.json --arrow=big.arrow
+check "2^63 in an int64: json-to-arrow exit 1, no output" bash -c '[ $1 -eq 1 ] && [ ! -e big.arrow ]' _ $rc
+edit "$J" ts.json 'j["schema"]["fields"][5]["type"] = {"name": "timestamp", "unit": "SECOND"}
+j["batches"][0]["columns"][5]["DATA"][2] = "18446744073709551615"'
+run $I --mode=json-to-arrow --json=ts.json --arrow=ts.arrow
+check "2^64-1 in a timestamp: exit 1 ($err)" has "$err" "is out of the range of timestamp"
+run $I --mode=validate --accept-unsigned-spelling --json=big.json --arrow=all.arrow
+check "--accept-unsigned-spelling: 2^63 is the bits of -2^63 (exit $rc: $err)" test $rc -eq 0
+run $I --mode=arrow-to-json --accept-unsigned-spelling --arrow=all.arrow --json=x.json
+check "--accept-unsigned-spelling with arrow-to-json: exit 2" test $rc -eq 2
+
+# ---- JSON null as the value of a null slot (row 1 of i32 and of str) is
+# not read, as Arrow C++ does not read null slots' values
+edit "$J" nullslot.json 'c = j["batches"][0]["columns"]
+c[4]["DATA"][1] = None
+c[5]["DATA"][1] = None'
+run $I --mode=validate --json=nullslot.json --arrow=all.arrow
+check "null in null slots: validate exit 0 ($err)" test $rc -eq 0
+run $I --mode=json-to-arrow --json=nullslot.json --arrow=nullslot.arrow
+check "null in null slots: json-to-arrow exit 0 ($err)" test $rc -eq 0
+run $I --mode=validate --json="$J" --arrow=nullslot.arrow
+check "null in null slots: the file equals the JSON with values there ($err)" test $rc -eq 0
+edit "$J" nullvalid.json 'j["batches"][0]["columns"][4]["DATA"][0] = None'
+run $I --mode=validate --json=nullvalid.json --arrow=all.arrow
+check "null in a valid slot: exit 1 naming it ($err)" has "$err" "batches[0].columns[4].DATA[0]: expected an integer, found null"
+
 # ---- bad input: exit 1 and the JSON path
 bad() { # description, file content or python edit, path text
   run $I --mode=json-to-arrow --json=bad.json --arrow=bad.arrow

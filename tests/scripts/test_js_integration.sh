@@ -22,6 +22,9 @@ work=$tmp
 cd "$work" || exit 1
 node_int() { node "$js/integration.mjs" "$@"; }
 q_validate() { "$cli" integration --mode=validate --json="$1" --arrow="$2"; }
+# arrow-js's JSON writer spells negative 64-bit values and decimals unsigned
+# (-1 as "18446744073709551615"): read only when asked for
+q_validate_js() { "$cli" integration --mode=validate --accept-unsigned-spelling --json="$1" --arrow="$2"; }
 
 # What arrow-js 21.2.0 cannot handle, by field of all_types.json:
 python3 - "$src/tests/data/integration/all_types.json" source.json <<'EOF'
@@ -78,13 +81,17 @@ check "arrow-js reads quiver's stream as the source JSON says" node_int validate
 check "arrow-js json-to-arrow" node_int json-to-arrow source.json js.arrow
 check "arrow-js json-to-json" node_int json-to-json source.json js.json
 check "quiver validates arrow-js's Arrow file against the source JSON" q_validate source.json js.arrow
-check "quiver validates arrow-js's JSON against quiver's Arrow file" q_validate js.json q.arrow
-check "quiver validates arrow-js's JSON against arrow-js's Arrow file" q_validate js.json js.arrow
+check "quiver validates arrow-js's JSON against quiver's Arrow file" q_validate_js js.json q.arrow
+check "quiver validates arrow-js's JSON against arrow-js's Arrow file" q_validate_js js.json js.arrow
 check "quiver validates its own JSON against arrow-js's Arrow file" q_validate q.json js.arrow
+"$cli" integration --mode=validate --json=js.json --arrow=q.arrow 2> unsigned.err
+rc=$?
+check "arrow-js's unsigned spelling is refused by default (exit $rc: $(head -c 300 unsigned.err))" \
+  bash -c '[ $1 -eq 1 ] && grep -q "\"9223372036854775808\" is out of the range of int64" unsigned.err' _ $rc
 check "arrow-js json-to-arrow (views)" node_int json-to-arrow views.json js-views.arrow
 check "quiver validates arrow-js's Arrow file of views" q_validate views.json js-views.arrow
 check "arrow-js json-to-json (views)" node_int json-to-json views.json js-views.json
-check "quiver validates arrow-js's JSON of views" q_validate js-views.json js-views.arrow
+check "quiver validates arrow-js's JSON of views" q_validate_js js-views.json js-views.arrow
 # arrow-js's JSON of an Arrow file it read lists each buffer as its padded
 # length (DATA [-128, 0, 127, 0, 0, 0, 0, 0] for count 3), which Arrow C++'s
 # reader refuses as quiver's does; cut to the lengths the counts give, the
@@ -121,6 +128,6 @@ for d in j.get("dictionaries", []):
         cut(value_field, c)
 json.dump(j, open(sys.argv[2], "w"))
 EOF
-check "quiver validates arrow-js's JSON of quiver's file (cut)" q_validate jsq-cut.json q.arrow
+check "quiver validates arrow-js's JSON of quiver's file (cut)" q_validate_js jsq-cut.json q.arrow
 
 qv_finish

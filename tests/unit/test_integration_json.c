@@ -391,7 +391,7 @@ static void test_gzip(void **state) {
   assert_int_equal(compare(f, g, &e), QV_OK);
   qv_json_file_free(g);
   /* the limit counts decompressed bytes */
-  QvJsonReadOptions ro = {sizeof ro, 1000};
+  QvJsonReadOptions ro = {.struct_size = sizeof ro, .max_size = 1000};
   assert_int_equal(qv_json_read_path(&g, path, &ro, &e), QV_ELIMIT);
   /* a plain file reads too */
   FILE *out = fopen(path, "wb");
@@ -728,18 +728,42 @@ static void test_bad_input(void **state) {
 
 /* arrow-js writes negative 64-bit integers and decimals as the unsigned
  * form of their bits; those read as the bits they spell. */
+#define UNSIGNED_FORMS(t, dec)                                                                     \
+  SCHEMA1("{\"name\":\"t\",\"nullable\":true,\"type\":{\"name\":\"duration\",\"unit\":\"SECOND\"},"   \
+          "\"children\":[]},{\"name\":\"d\",\"nullable\":true,\"type\":{\"name\":\"decimal\","         \
+          "\"precision\":5,\"scale\":2},\"children\":[]}")                                           \
+  "\"batches\":[{\"count\":2,\"columns\":[{\"name\":\"t\",\"count\":2,\"VALIDITY\":[1,1],"             \
+  "\"DATA\":[\"" t "\",-3]},{\"name\":\"d\",\"count\":2,\"VALIDITY\":[1,1],"                         \
+  "\"DATA\":[\"" dec "\",\"-11697\"]}]}]}"
+
+/* 2^63..2^64-1 in a signed 64-bit type (here a duration) and 2^127.. in a
+ * decimal128 are out of range: refused by default (a file holding
+ * -9223372036854775808 must not equal a JSON saying 9223372036854775808);
+ * QvJsonReadOptions.accept_unsigned_spelling reads them as the bits
+ * arrow-js means (-1 as 2^64 - 1, -11697 as 2^128 - 11697). */
 static void test_unsigned_forms(void **state) {
   (void)state;
-  QvJsonFile *f = read_ok(SCHEMA1(
-      "{\"name\":\"t\",\"nullable\":true,\"type\":{\"name\":\"duration\",\"unit\":\"SECOND\"},\"children\":[]},"
-      "{\"name\":\"d\",\"nullable\":true,\"type\":{\"name\":\"decimal\",\"precision\":5,\"scale\":2},\"children\":[]}")
-      "\"batches\":[{\"count\":2,\"columns\":[{\"name\":\"t\",\"count\":2,\"VALIDITY\":[1,1],"
-      "\"DATA\":[\"18446744073709551615\",-3]},{\"name\":\"d\",\"count\":2,\"VALIDITY\":[1,1],"
-      "\"DATA\":[\"340282366920938463463374607431768199759\",\"-11697\"]}]}]}");
+  read_fails(UNSIGNED_FORMS("18446744073709551615", "-11697"), QV_EINVAL,
+             "batches[0].columns[0].DATA[0]: \"18446744073709551615\" is out of the range of "
+             "duration");
+  read_fails(UNSIGNED_FORMS("9223372036854775808", "-11697"), QV_EINVAL,
+             "\"9223372036854775808\" is out of the range of duration");
+  read_fails(UNSIGNED_FORMS("-3", "340282366920938463463374607431768199759"), QV_EINVAL,
+             "batches[0].columns[1].DATA[0]: \"340282366920938463463374607431768199759\" is out "
+             "of the range of a signed 128-bit decimal");
+  QvJsonFile *edge = read_ok(UNSIGNED_FORMS("9223372036854775807", "-11697"));
+  qv_json_file_free(edge);
+  edge = read_ok(UNSIGNED_FORMS("-9223372036854775808", "-11697"));
+  qv_json_file_free(edge);
+
+  const char *text = UNSIGNED_FORMS("18446744073709551615", "340282366920938463463374607431768199759");
+  QvJsonReadOptions o = {.struct_size = sizeof o, .accept_unsigned_spelling = true};
+  QvJsonFile *f = NULL;
+  QvError e;
+  assert_int_equal(qv_json_read(&f, text, strlen(text), &o, &e), QV_OK);
   QvJsonData d;
   qv_json_file_data(f, &d);
   QvArrayView v;
-  QvError e;
   assert_int_equal(qv_array_view_init(&v, d.schema, &e), QV_OK);
   assert_int_equal(qv_array_view_set_array(&v, d.batches[0], QV_VALIDATE_FULL, &e), QV_OK);
   assert_int_equal(qv_array_view_get_int(&v.children[0], 0), -1);
@@ -748,6 +772,53 @@ static void test_unsigned_forms(void **state) {
   assert_memory_equal(a.data, b.data, 16);
   qv_array_view_reset(&v);
   qv_json_file_free(f);
+}
+
+/* JSON null as the value of a null slot is not read (Arrow C++ does not
+ * read null slots' values): fixed width, bool, binary, views, decimals;
+ * null in a valid slot is still an error. */
+static void test_null_slot_values(void **state) {
+  (void)state;
+  const char *text = SCHEMA1(
+      FIELD_I32 ",{\"name\":\"b\",\"nullable\":true,\"type\":{\"name\":\"bool\"},\"children\":[]},"
+      "{\"name\":\"s\",\"nullable\":true,\"type\":{\"name\":\"utf8\"},\"children\":[]},"
+      "{\"name\":\"v\",\"nullable\":true,\"type\":{\"name\":\"utf8view\"},\"children\":[]},"
+      "{\"name\":\"d\",\"nullable\":true,\"type\":{\"name\":\"decimal\",\"precision\":5,\"scale\":2,"
+      "\"bitWidth\":128},\"children\":[]}")
+      "\"batches\":[{\"count\":2,\"columns\":["
+      "{\"name\":\"x\",\"count\":2,\"VALIDITY\":[1,0],\"DATA\":[7,null]},"
+      "{\"name\":\"b\",\"count\":2,\"VALIDITY\":[0,1],\"DATA\":[null,true]},"
+      "{\"name\":\"s\",\"count\":2,\"VALIDITY\":[1,0],\"OFFSET\":[0,2,2],\"DATA\":[\"ab\",null]},"
+      "{\"name\":\"v\",\"count\":2,\"VALIDITY\":[0,1],\"VIEWS\":[null,{\"SIZE\":1,\"INLINED\":\"z\"}],"
+      "\"VARIADIC_DATA_BUFFERS\":[]},"
+      "{\"name\":\"d\",\"count\":2,\"VALIDITY\":[1,0],\"DATA\":[\"-12345\",null]}]}]}";
+  QvJsonFile *f = read_ok(text);
+  QvJsonData d;
+  qv_json_file_data(f, &d);
+  QvArrayView v;
+  QvError e;
+  assert_int_equal(qv_array_view_init(&v, d.schema, &e), QV_OK);
+  assert_int_equal(qv_array_view_set_array(&v, d.batches[0], QV_VALIDATE_FULL, &e), QV_OK);
+  assert_int_equal(qv_array_view_get_int(&v.children[0], 0), 7);
+  assert_true(qv_array_view_is_null(&v.children[0], 1));
+  assert_true(qv_array_view_is_null(&v.children[1], 0));
+  assert_true(qv_array_view_is_null(&v.children[2], 1));
+  assert_true(qv_array_view_is_null(&v.children[3], 0));
+  QvBytes z = qv_array_view_get_bytes(&v.children[3], 1);
+  assert_true(z.size == 1 && z.data[0] == 'z');
+  assert_true(qv_array_view_is_null(&v.children[4], 1));
+  qv_array_view_reset(&v);
+  qv_json_file_free(f);
+  /* and the same file equals one with values in the null slots */
+  char *filled = replace(text, "[7,null]", "[7,123]");
+  QvJsonFile *g = read_ok(filled), *h = read_ok(text);
+  assert_int_equal(compare(h, g, &e), QV_OK);
+  qv_json_file_free(g);
+  qv_json_file_free(h);
+  free(filled);
+  char *valid_null = replace(text, "\"VALIDITY\":[1,0],\"DATA\":[7,null]", "\"VALIDITY\":[1,1],\"DATA\":[7,null]");
+  read_fails(valid_null, QV_EINVAL, "batches[0].columns[0].DATA[1]: expected an integer, found null");
+  free(valid_null);
 }
 
 /* A dictionary listed before the dictionary its values refer to (id 1 is
@@ -938,7 +1009,7 @@ static void test_api_arguments(void **state) {
   struct {
     QvJsonReadOptions o;
     int64_t newer;
-  } big = {{sizeof big, 0}, 1};
+  } big = {{.struct_size = sizeof big}, 1};
   assert_int_equal(qv_json_read(&f, "{}", 2, &big.o, &e), QV_ENOTSUP);
   qv_json_file_free(NULL);
   QvJsonData none;
@@ -986,6 +1057,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_compare_map_names),
       cmocka_unit_test(test_compare_dictionary), cmocka_unit_test(test_compare_shape),
       cmocka_unit_test(test_bad_input),        cmocka_unit_test(test_unsigned_forms),
+      cmocka_unit_test(test_null_slot_values),
       cmocka_unit_test(test_nested_dictionary_order),
       cmocka_unit_test(test_deep_nesting),
       cmocka_unit_test(test_truncations),      cmocka_unit_test(test_api_arguments),
