@@ -22,6 +22,7 @@
 #include <time.h>
 #include <zstd.h>
 
+#include "quiver/advanced.h"
 #include "bench_rb_data.h"
 #include "quiver/ipc.h"
 #include "quiver/recordbatch_ipc.h"
@@ -199,7 +200,7 @@ static void lent_release(struct ArrowArray *a) { a->release = NULL; }
 
 static int lender_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   const Lender *l = s->private_data;
-  return qv_schema_copy(&l->d->schema, out, NULL) == QV_OK ? 0 : 12; /* ENOMEM */
+  return qv_arrow_schema_copy(&l->d->schema, out, NULL) == QV_OK ? 0 : 12; /* ENOMEM */
 }
 
 static int lender_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
@@ -300,7 +301,7 @@ static bool same_frames(const uint8_t *data, size_t size, const Data *d, const F
       for (int64_t i = 0; i < rb->n_buffers && same; i++) {
         QvBuffer b = rb->buffers[i];
         if (b.length == 0) continue;
-        int64_t prefix = qv_le_i64(m.body + b.offset); /* little-endian */
+        int64_t prefix = qvi_le_i64(m.body + b.offset); /* little-endian */
         const uint8_t *frame = m.body + b.offset + 8;
         size_t n = (size_t)b.length - 8;
         if (prefix == -1) { /* stored: the codec's frame was no smaller */
@@ -386,10 +387,10 @@ int main(int argc, char **argv) {
     all_same &= same;
     bool same_n = true, pipelined = false;
     if (threads > 1) {
-      uint64_t one = digest(stream, size), hits = qv_path_count(QV_PATH_RB_WRITE_PIPELINED);
+      uint64_t one = digest(stream, size), hits = qvi_path_count(QV_PATH_RB_WRITE_PIPELINED);
       size_t size_n;
       quiver_write(&d, c, threads, stream, stream_cap, &size_n);
-      pipelined = qv_path_count(QV_PATH_RB_WRITE_PIPELINED) > hits;
+      pipelined = qvi_path_count(QV_PATH_RB_WRITE_PIPELINED) > hits;
       same_n = size_n == size && digest(stream, size_n) == one;
       all_same &= same_n;
     }
@@ -401,7 +402,7 @@ int main(int argc, char **argv) {
       keep_best(&w1, quiver_write(&d, c, 1, stream, stream_cap, &size));
       if (threads > 1) keep_best(&wn, quiver_write(&d, c, threads, stream, stream_cap, &size));
     }
-    uint64_t ahead_hits = qv_path_count(QV_PATH_RB_READ_AHEAD);
+    uint64_t ahead_hits = qvi_path_count(QV_PATH_RB_READ_AHEAD);
     for (int r = 0; r < repeat; r++) {
       keep_best(&cr, codec_decompress(&d, c, &frames, out, lz, zd));
       keep_best(&r1, quiver_read(stream, size, 1, &got));
@@ -410,7 +411,7 @@ int main(int argc, char **argv) {
       if (got != rows) return 1;
     }
     /* the n-thread reads read a batch ahead (1-thread ones never do) */
-    bool read_ahead = qv_path_count(QV_PATH_RB_READ_AHEAD) > ahead_hits;
+    bool read_ahead = qvi_path_count(QV_PATH_RB_READ_AHEAD) > ahead_hits;
     size_t unpacked = 0;
     for (int i = 0; i < d.n_bufs; i++)
       if (frames.size[i] < d.bufs[i].size) unpacked += d.bufs[i].size;

@@ -70,35 +70,35 @@ static void die(const char *what, QvStatus st) {
   } while (0)
 
 static void make_schema(struct ArrowSchema *s) {
-  TRY("schema", qv_schema_init(s, "+s", "", 0, 6, &error));
-  TRY("schema", qv_schema_init(s->children[0], "l", "id", 0, 0, &error));
-  TRY("schema", qv_schema_init(s->children[1], "g", "value", 0, 0, &error));
-  TRY("schema", qv_schema_init(s->children[2], "u", "name", 0, 0, &error));
-  TRY("schema", qv_schema_init(s->children[3], "i", "count", ARROW_FLAG_NULLABLE, 0, &error));
-  TRY("schema", qv_schema_init(s->children[4], "b", "flag", 0, 0, &error));
-  TRY("schema", qv_schema_init(s->children[5], "s", "kind", ARROW_FLAG_NULLABLE, 0, &error));
-  TRY("schema", qv_schema_alloc_dictionary(s->children[5], &error));
-  TRY("schema", qv_schema_init(s->children[5]->dictionary, "u", "", ARROW_FLAG_NULLABLE, 0, &error));
+  TRY("schema", qv_arrow_schema_init(s, "+s", "", 0, 6, &error));
+  TRY("schema", qv_arrow_schema_init(s->children[0], "l", "id", 0, 0, &error));
+  TRY("schema", qv_arrow_schema_init(s->children[1], "g", "value", 0, 0, &error));
+  TRY("schema", qv_arrow_schema_init(s->children[2], "u", "name", 0, 0, &error));
+  TRY("schema", qv_arrow_schema_init(s->children[3], "i", "count", ARROW_FLAG_NULLABLE, 0, &error));
+  TRY("schema", qv_arrow_schema_init(s->children[4], "b", "flag", 0, 0, &error));
+  TRY("schema", qv_arrow_schema_init(s->children[5], "s", "kind", ARROW_FLAG_NULLABLE, 0, &error));
+  TRY("schema", qv_arrow_schema_alloc_dictionary(s->children[5], &error));
+  TRY("schema", qv_arrow_schema_init(s->children[5]->dictionary, "u", "", ARROW_FLAG_NULLABLE, 0, &error));
 }
 
 static void make_batch(const struct ArrowSchema *s, int64_t rows, struct ArrowArray *out) {
   TRY("init", qv_array_init_from_schema(out, s, &error));
   static const char *const kinds[] = {"alpha", "beta", "gamma", "delta"};
   struct ArrowArray *dict = out->children[5]->dictionary;
-  for (int k = 0; k < 4; k++) qv_array_append_bytes(dict, kinds[k], (int64_t)strlen(kinds[k]));
+  for (int k = 0; k < 4; k++) qv_array_append_bytes(dict, kinds[k], (int64_t)strlen(kinds[k]), NULL);
   char text[32];
   for (int64_t r = 0; r < rows; r++) {
-    qv_array_append_int(out->children[0], r * 1000003);
-    qv_array_append_double(out->children[1], (double)(r % 100000) * 0.25);
+    qv_array_append_int(out->children[0], r * 1000003, NULL);
+    qv_array_append_double(out->children[1], (double)(r % 100000) * 0.25, NULL);
     int n = snprintf(text, sizeof text, "n%" PRId64, (r * 7919) % 1000000);
-    qv_array_append_bytes(out->children[2], text, n);
+    qv_array_append_bytes(out->children[2], text, n, NULL);
     if (r % 10 == 3)
-      qv_array_append_null(out->children[3], 1);
+      qv_array_append_null(out->children[3], 1, NULL);
     else
-      qv_array_append_int(out->children[3], (int32_t)(r % 65536));
-    qv_array_append_int(out->children[4], r % 3 == 0);
-    qv_array_append_int(out->children[5], r % 4);
-    qv_array_finish_element(out);
+      qv_array_append_int(out->children[3], (int32_t)(r % 65536), NULL);
+    qv_array_append_int(out->children[4], r % 3 == 0, NULL);
+    qv_array_append_int(out->children[5], r % 4, NULL);
+    qv_array_finish_element(out, NULL);
   }
   TRY("finish", qv_array_finish_building(out, QV_VALIDATE_FULL, &error));
 }
@@ -106,7 +106,10 @@ static void make_batch(const struct ArrowSchema *s, int64_t rows, struct ArrowAr
 /* JSON -> Arrow: parse and convert, then write an Arrow file to memory. */
 static void json_to_arrow(const char *text, size_t len, uint8_t **bytes, size_t *size) {
   QvJsonFile *f;
-  TRY("json read", qv_json_read(&f, text, len, NULL, &error));
+  QvSource *src;
+  TRY("json source", qv_source_new_memory(&src, text, len, NULL, &error));
+  TRY("json read", qv_json_read(&f, src, NULL, &error));
+  qv_source_free(src);
   QvJsonData d;
   qv_json_file_data(f, &d);
   QvRbWriteOptions o;
@@ -139,7 +142,7 @@ static void arrow_to_json(const uint8_t *bytes, size_t size, char **text, size_t
   qv_source_free(src);
   struct ArrowSchema schema;
   TRY("schema", qv_rb_file_get_schema(r, &schema, &error));
-  int64_t n = qv_rb_file_num_batches(r);
+  int64_t n = qv_rb_file_n_batches(r);
   struct ArrowArray *b = calloc((size_t)(n ? n : 1), sizeof *b);
   const struct ArrowArray **bp = calloc((size_t)(n ? n : 1), sizeof *bp);
   if (b == NULL || bp == NULL) abort();
@@ -156,7 +159,11 @@ static void arrow_to_json(const uint8_t *bytes, size_t size, char **text, size_t
   QvJsonWriteOptions wo;
   memset(&wo, 0, sizeof wo);
   wo.indent = -1;
-  TRY("json write", qv_json_write(&d, &wo, text, len, &error));
+  QvSink *sink;
+  TRY("json sink", qv_sink_new_memory(&sink, &error));
+  TRY("json write", qv_json_write(&d, sink, &wo, &error));
+  TRY("json take", qv_sink_memory_take(sink, (uint8_t **)text, len, &error));
+  qv_sink_free(sink);
   for (int64_t i = 0; i < n; i++) b[i].release(&b[i]);
   free(b);
   free(bp);
@@ -181,7 +188,11 @@ int main(int argc, char **argv) {
   wo.indent = -1;
   char *text;
   size_t len;
-  TRY("json write", qv_json_write(&d, &wo, &text, &len, &error));
+  QvSink *sink;
+  TRY("json sink", qv_sink_new_memory(&sink, &error));
+  TRY("json write", qv_json_write(&d, sink, &wo, &error));
+  TRY("json take", qv_sink_memory_take(sink, (uint8_t **)&text, &len, &error));
+  qv_sink_free(sink);
   printf("%" PRId64 " rows (int64, float64, utf8, nullable int32, bool, dictionary utf8): "
          "%.1f MB of JSON\n", rows, (double)len / 1e6);
 
@@ -216,7 +227,7 @@ int main(int argc, char **argv) {
     keep(&parse, p);
     keep(&dump, d);
 
-    if (arrow) qv_aligned_free(arrow);
+    if (arrow) qv_free(arrow);
     t0 = stamp();
     json_to_arrow(text, len, &arrow, &arrow_size);
     t1 = stamp();
@@ -249,8 +260,8 @@ int main(int argc, char **argv) {
   printf("; Arrow -> JSON:");
   for (int rep = 0; rep < REPEAT; rep++) printf(" %.2fx", ratio_a2j[rep]);
   printf("\n");
-  qv_aligned_free(arrow);
-  free(text);
+  qv_free(arrow);
+  qv_free(text);
   batch.release(&batch);
   schema.release(&schema);
   return 0;

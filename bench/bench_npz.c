@@ -226,7 +226,7 @@ static void codecs(void) {
   uint8_t *zip = slurp(path("deflated.npz"), &n);
   QvZipArchive z;
   QvError err;
-  if (qv_zip_open(&z, zip, n, &err)) die("deflated.npz", &err);
+  if (qvi_zip_open(&z, zip, n, &err)) die("deflated.npz", &err);
   struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
   struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
   double zi = 0, li = 0, zd = 0, ld = 0, raw = 0, zsz = 0, lsz = 0, slice_total = 0;
@@ -283,7 +283,7 @@ static void codecs(void) {
          slice_total / ld / 1e6, 100 * lsz / slice_total, zd / ld);
   libdeflate_free_decompressor(d);
   libdeflate_free_compressor(c);
-  qv_zip_close(&z);
+  qvi_zip_close(&z);
   free(zip);
 }
 
@@ -295,7 +295,7 @@ static double writer_peak(bool stored, long *out_size) {
   QvSource *src;
   QvError err;
   QvSparseTensor t;
-  if (qv_source_new_memory(&src, arrow, n, NULL, &err) || qv_sparse_read(src, 0, &t, &err))
+  if (qv_source_new_memory(&src, arrow, n, NULL, &err) || qv_sparse_read(src, 0, NULL, &t, &err))
     die("s.arrow", &err);
   qv_source_free(src);
   const char *out = path("peak.npz");

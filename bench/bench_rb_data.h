@@ -19,11 +19,11 @@ static void bench_rb_check(QvStatus st, const QvError *e, const char *what) {
 
 static void bench_rb_schema(struct ArrowSchema *s) {
   QvError e;
-  bench_rb_check(qv_schema_init(s, "+s", "", 0, 4, &e), &e, "schema");
-  bench_rb_check(qv_schema_init(s->children[0], "l", "id", 0, 0, &e), &e, "schema");
-  bench_rb_check(qv_schema_init(s->children[1], "g", "value", 0, 0, &e), &e, "schema");
-  bench_rb_check(qv_schema_init(s->children[2], "u", "name", 0, 0, &e), &e, "schema");
-  bench_rb_check(qv_schema_init(s->children[3], "i", "count", ARROW_FLAG_NULLABLE, 0, &e), &e,
+  bench_rb_check(qv_arrow_schema_init(s, "+s", "", 0, 4, &e), &e, "schema");
+  bench_rb_check(qv_arrow_schema_init(s->children[0], "l", "id", 0, 0, &e), &e, "schema");
+  bench_rb_check(qv_arrow_schema_init(s->children[1], "g", "value", 0, 0, &e), &e, "schema");
+  bench_rb_check(qv_arrow_schema_init(s->children[2], "u", "name", 0, 0, &e), &e, "schema");
+  bench_rb_check(qv_arrow_schema_init(s->children[3], "i", "count", ARROW_FLAG_NULLABLE, 0, &e), &e,
                  "schema");
 }
 

@@ -65,7 +65,7 @@ typedef struct Data {
 #else
 #define QV_HOST_BIG_ENDIAN_BENCH 0
 #endif
-static int write_endianness = QV_RB_ENDIAN_NATIVE;
+static int write_endianness = QV_ENDIAN_NATIVE;
 
 static double write_once(const Data *d, uint8_t *dst, size_t cap, QvIpcFormat format,
                          size_t *size) {
@@ -135,7 +135,7 @@ static double read_stream_advised(const char *path, QvValidateLevel level, QvSou
   double t0 = now();
   struct ArrowArrayStream s;
   QvSource *src = source_of(NULL, 0, path);
-  qv_source_set_advice(src, advice);
+  qvi_source_set_advice(src, advice);
   TRY("open", qv_rb_stream_reader_new(&s, src, &o, &error));
   qv_source_free(src);
   *rows = 0;
@@ -161,7 +161,7 @@ static double read_file(const char *path, QvValidateLevel level, int64_t *rows) 
   TRY("open", qv_rb_file_reader_new(&f, src, &o, &error));
   qv_source_free(src);
   *rows = 0;
-  for (int64_t i = 0; i < qv_rb_file_num_batches(f); i++) {
+  for (int64_t i = 0; i < qv_rb_file_n_batches(f); i++) {
     struct ArrowArray a;
     TRY("batch", qv_rb_file_read_batch(f, i, &a, &error));
     *rows += a.length;
@@ -348,14 +348,14 @@ int main(int argc, char **argv) {
   report("read stream from memory, full validation", tf, t_memcpy, rows);
   /* the same stream written in the foreign byte order: the reader swaps
    * every multi-byte buffer in one pass (issue 12's target: <= 1.3x memcpy) */
-  write_endianness = QV_HOST_BIG_ENDIAN_BENCH ? QV_RB_ENDIAN_LITTLE : QV_RB_ENDIAN_BIG;
+  write_endianness = QV_HOST_BIG_ENDIAN_BENCH ? QV_ENDIAN_LITTLE : QV_ENDIAN_BIG;
   size_t native_size = mem.size;
   write_once(&d, mem.data, cap, QV_IPC_FORMAT_STREAM, &mem.size);
   double tsw = 1e9;
   for (int r = 0; r < REPEAT; r++) tsw = best(tsw, read_stream(mem.data, mem.size, NULL, QV_VALIDATE_CHEAP, &got));
   if (got != rows || mem.size != native_size) return 1;
   report("read foreign-order stream (swap), cheap checks", tsw, t_memcpy, rows);
-  write_endianness = QV_RB_ENDIAN_NATIVE;
+  write_endianness = QV_ENDIAN_NATIVE;
   write_once(&d, mem.data, cap, QV_IPC_FORMAT_STREAM, &mem.size);
   double t_floor = 1e9;
   int64_t floor_bytes = 0;
@@ -419,13 +419,13 @@ int main(int argc, char **argv) {
   for (int w = 0; w < NWAYS; w++)
     printf("  %-40s %9.2f ms  %6.2fx memory  %7ld page faults a read\n", ways[w].name, tw[w] * 1e3,
            tw[w] / tmem, faults[w] / ROUNDS);
-  if (!qv_source_populate_supported())
+  if (!qvi_source_populate_supported())
     printf("  (this kernel lacks MADV_POPULATE_READ: that line fell back to MADV_WILLNEED)\n");
   double tdc = 1e9;
-  int64_t maps0 = qv_source_count_view_maps();
+  int64_t maps0 = qvi_source_count_view_maps();
   for (int r = 0; r < REPEAT; r++)
     tdc = best(tdc, read_stream_advised(spath, QV_VALIDATE_CHEAP, QV_SOURCE_ADVICE_DEFAULT, &got));
-  bool zero_copy = qv_source_count_view_maps() - maps0 == REPEAT;
+  bool zero_copy = qvi_source_count_view_maps() - maps0 == REPEAT;
   /* The same with the file evicted from the page cache before every read
    * (posix_fadvise DONTNEED after fdatasync: no privileges needed), so
    * pages come from the disk: where hints that read ahead can matter. */

@@ -110,9 +110,9 @@ static void dense_case(int32_t ndim, const int64_t *shape, double density, const
   QvTensor d;
   QvError err;
   void *data;
-  if (qv_tensor_alloc(&d, QV_VALUE_FLOAT64, ndim, shape, NULL, false, &data, &err) != QV_OK)
+  if (qv_tensor_alloc(&d, QV_ARROW_FLOAT64, ndim, shape, NULL, false, &data, &err) != QV_OK)
     die("alloc", &err);
-  int64_t n = qv_tensor_size(&d);
+  int64_t n = qv_tensor_n_elements(&d);
   double *v = data;
   uint64_t thresh = (uint64_t)(density * 18446744073709551615.0);
   for (int64_t i = 0; i < n; i++)
@@ -171,7 +171,7 @@ static void dense_case(int32_t ndim, const int64_t *shape, double density, const
     qv_sparse_workspace_stats(ws, &st);
     if (st.reused == 0) die("workspace never reused a buffer", NULL);
     time_from_dense(&d, ws_format, NULL, &plain);
-    if (!qv_sparse_equals(&s, &plain)) die("workspace result differs", NULL);
+    if (!qv_sparse_equal(&s, &plain)) die("workspace result differs", NULL);
     qv_sparse_reset(&plain);
     qv_sparse_reset(&s);
     qv_sparse_workspace_free(ws);
@@ -209,8 +209,8 @@ static bool reset_peak(void) {
 }
 
 static size_t output_bytes(const QvSparseTensor *s) {
-  size_t is = qv_value_type_size(s->index_type), ps = qv_value_type_size(s->indptr_type);
-  size_t b = (size_t)s->nnz * qv_value_type_size(s->value_type);
+  size_t is = qv_arrow_type_size(s->index_type), ps = qv_arrow_type_size(s->indptr_type);
+  size_t b = (size_t)s->nnz * qv_arrow_type_size(s->value_type);
   switch (s->format) {
     case QV_SPARSE_COO: return b + (size_t)s->nnz * (size_t)s->ndim * is;
     case QV_SPARSE_CSR:
@@ -287,8 +287,8 @@ int main(int argc, char **argv) {
   }
   QvSparseTensor coo;
   QvError err;
-  if (qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = QV_VALUE_FLOAT64,
-                                           .index_type = QV_VALUE_INT64, .ndim = 2, .shape = big,
+  if (qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = QV_ARROW_FLOAT64,
+                                           .index_type = QV_ARROW_INT64, .ndim = 2, .shape = big,
                                            .nnz = NNZ, .coords = coords,
                                            .values = vals}, &err) != QV_OK)
     die("make_coo", &err);

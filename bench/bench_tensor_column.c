@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "quiver/advanced.h"
 #include "quiver/tensor_column.h"
 #include "util/copy.h"
 
@@ -89,12 +90,12 @@ static void make_column(const float *data, int64_t n, const uint8_t *bitmap, int
   if (qv_tensor_column_type_parse(QV_TENSOR_COLUMN_FIXED_SHAPE, json, strlen(json), 0, &type,
                                   &err))
     die("parse", &err);
-  type.value_type = QV_VALUE_FLOAT32;
+  type.value_type = QV_ARROW_FLOAT32;
   struct ArrowSchema f;
   if (qv_tensor_column_schema_init(&f, "images", &type, NULL, &err)) die("schema", &err);
   QvArrayView v;
   if (qv_array_view_init(&v, &f, &err)) die("view", &err);
-  int64_t cell = qv_tensor_column_type_cell_size(&type);
+  int64_t cell = qv_tensor_column_type_cell_n_elements(&type);
   v.length = n;
   v.null_count = nulls;
   v.buffer[0] = bitmap;
@@ -116,7 +117,7 @@ static void run(int64_t n) {
   int64_t shape[4] = {n, 224, 224, 3};
   QvTensor t;
   void *data;
-  if (qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 4, shape, NULL, false, &data, &err)) die("alloc", &err);
+  if (qv_tensor_alloc(&t, QV_ARROW_FLOAT32, 4, shape, NULL, false, &data, &err)) die("alloc", &err);
   size_t bytes = (size_t)n * 224 * 224 * 3 * 4;
   for (size_t i = 0; i < bytes / 4; i++) ((float *)data)[i] = (float)(i % 1000);
   double us[REPS];
@@ -128,7 +129,7 @@ static void run(int64_t n) {
     struct ArrowSchema f;
     struct ArrowArray a;
     QvTensorColumn col;
-    if (qv_tensor_unstack(&t, NULL, &f, &a, &err)) die("unstack", &err);
+    if (qv_tensor_column_unstack(&t, NULL, &f, &a, &err)) die("unstack", &err);
     double t1 = now();
     if (qv_tensor_column_init(&col, &f, &a, NULL, &err)) die("init", &err);
     init[r] = (now() - t1) * 1e6;
@@ -193,11 +194,11 @@ static void run(int64_t n) {
   for (int r = 0; r < rounds; r++) {
     Clock c = start();
     void *dst = qv_aligned_alloc(bytes);
-    qv_copy_large(dst, data, bytes);
-    qv_aligned_free(dst);
+    qvi_copy_large(dst, data, bytes);
+    qv_free(dst);
     stop(&c, &ref);
     c = start();
-    qv_copy_large(pre, data, bytes);
+    qvi_copy_large(pre, data, bytes);
     stop(&c, &pre_copy);
     stack_timed(&nulls, &fill, &fill1);
     stack_timed(&perm, &contig, &perm1);
@@ -243,7 +244,7 @@ static void run(int64_t n) {
   qv_tensor_reset(&perm_view);
   qv_tensor_reset(&inter_view);
   qv_tensor_column_reset(&inter);
-  qv_aligned_free(pre);
+  qv_free(pre);
   qv_tensor_column_reset(&nulls);
   qv_tensor_column_reset(&perm);
   free(bitmap);
@@ -261,16 +262,16 @@ static void short_side(void) {
   int64_t shape[2] = {n, k}, tshape[2] = {k, n};
   QvTensor a, b;
   void *pa, *pb;
-  if (qv_tensor_alloc(&a, QV_VALUE_FLOAT32, 2, shape, NULL, false, &pa, &err) ||
-      qv_tensor_alloc(&b, QV_VALUE_FLOAT32, 2, tshape, NULL, false, &pb, &err))
+  if (qv_tensor_alloc(&a, QV_ARROW_FLOAT32, 2, shape, NULL, false, &pa, &err) ||
+      qv_tensor_alloc(&b, QV_ARROW_FLOAT32, 2, tshape, NULL, false, &pb, &err))
     die("alloc", &err);
   for (int64_t i = 0; i < n * k; i++) ((float *)pa)[i] = ((float *)pb)[i] = (float)(i % 1000);
   int64_t as[2] = {4, 4 * k}, bs[2] = {4, 4 * n};
   QvTensor av, bv;
-  if (qv_tensor_init(&av, &(QvTensorDesc){.type = QV_VALUE_FLOAT32, .ndim = 2, .shape = tshape,
+  if (qv_tensor_init(&av, &(QvTensorDesc){.type = QV_ARROW_FLOAT32, .ndim = 2, .shape = tshape,
                                            .strides = as, .data = pa, .data_size = a.data_size},
                      &err) ||
-      qv_tensor_init(&bv, &(QvTensorDesc){.type = QV_VALUE_FLOAT32, .ndim = 2, .shape = shape,
+      qv_tensor_init(&bv, &(QvTensorDesc){.type = QV_ARROW_FLOAT32, .ndim = 2, .shape = shape,
                                            .strides = bs, .data = pb, .data_size = b.data_size},
                      &err))
     die("view", &err);
@@ -279,7 +280,7 @@ static void short_side(void) {
   Best ref = BEST, ab = BEST, ba = BEST;
   for (int r = 0; r < 5; r++) {
     Clock c = start();
-    qv_copy_large(dst, pa, bytes);
+    qvi_copy_large(dst, pa, bytes);
     stop(&c, &ref);
     c = start();
     if (qv_tensor_copy_to(&av, false, dst, bytes, &err)) die("copy_to", &err);
@@ -294,7 +295,7 @@ static void short_side(void) {
   printf("    64.0 MiB  float32 [12, n] copied as [n, 12] (short destination side): %.2fx "
          "pre-faulted memcpy (no target)  [CPU time %.2fx]\n",
          ba.wall / ref.wall, ba.cpu / ref.cpu);
-  qv_aligned_free(dst);
+  qv_free(dst);
   qv_tensor_reset(&av);
   qv_tensor_reset(&bv);
   qv_tensor_reset(&a);

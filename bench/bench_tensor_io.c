@@ -49,7 +49,7 @@ static void make_tensor(QvTensor *t, size_t bytes) {
   int64_t shape[2] = {(int64_t)(bytes / 8 / 1024), 1024};
   QvError err;
   void *data;
-  if (qv_tensor_alloc(t, QV_VALUE_FLOAT64, 2, shape, NULL, false, &data, &err)) die("alloc", &err);
+  if (qv_tensor_alloc(t, QV_ARROW_FLOAT64, 2, shape, NULL, false, &data, &err)) die("alloc", &err);
   double *d = data;
   for (int64_t i = 0; i < shape[0] * shape[1]; i++) d[i] = (double)i * 0.5;
 }
@@ -79,7 +79,7 @@ static void write_path(const QvTensor *t, const char *path) {
   QvSink *sink;
   QvError err;
   if (qv_sink_new_path(&sink, path, QV_SINK_NO_FSYNC, &err)) die(path, &err);
-  if (qv_tensor_write(t, sink, &err) || qv_sink_finish(sink, &err)) die("write_path", &err);
+  if (qv_tensor_write(t, sink, NULL, &err) || qv_sink_finish(sink, &err)) die("write_path", &err);
   qv_sink_free(sink);
 }
 
@@ -93,7 +93,7 @@ static void time_reads(const char *path, int runs, double *median_us, double *mi
     double t0 = now();
     QvSource *src;
     if (qv_source_new_path(&src, path, &err)) die(path, &err);
-    if (qv_tensor_read(src, 0, &v, &err)) die(path, &err);
+    if (qv_tensor_read(src, 0, NULL, &v, &err)) die(path, &err);
     qv_source_free(src);
     qv_tensor_reset(&v);
     t[i] = (now() - t0) * 1e6;
@@ -118,7 +118,7 @@ int main(int argc, char **argv) {
   QvTensor t;
   make_tensor(&t, 256 * MIB);
   size_t msg_size;
-  if (qv_tensor_message_size(&t, &msg_size, &err)) die("message_size", &err);
+  if (qv_tensor_write_size(&t, NULL, &msg_size, &err)) die("message_size", &err);
   uint8_t *dst = qv_aligned_alloc(msg_size);
   if (dst == NULL) die("alloc", NULL);
   memset(dst, 1, msg_size); /* pre-fault */
@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
     double t1 = now();
     QvSink *sink;
     if (qv_sink_new_buffer(&sink, dst, msg_size, &err)) die("buffer sink", &err);
-    if (qv_tensor_write(&t, sink, &err)) die("write to a buffer", &err);
+    if (qv_tensor_write(&t, sink, NULL, &err)) die("write to a buffer", &err);
     qv_sink_free(sink);
     double t2 = now();
     if (t0 - tb < best_copy_at) best_copy_at = t0 - tb;
@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
          (double)msg_size / best_plain / 1e9, best_plain / best_file, rounds);
   unlink(plain);
   unlink(path);
-  qv_aligned_free(dst);
+  qv_free(dst);
   qv_tensor_reset(&t);
 
   /* 3. zero-copy reads of a small and a large file */

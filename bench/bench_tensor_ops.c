@@ -59,7 +59,7 @@ static void run(const Job *j) {
   switch (j->kind) {
     case 0: memcpy(j->dst, j->src, j->bytes); break;
     case 1: check(qv_tensor_copy_to(j->a, j->column_major, j->dst, j->bytes, &err), &err); break;
-    case 2: sink = qv_tensor_equals(j->a, j->b, false); break;
+    case 2: sink = qv_tensor_equal(j->a, j->b, false); break;
     default: sink = qv_tensor_count_nonzero(j->a); break;
   }
 }
@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
   for (int64_t i = 0; i < n * n; i++) a[i] = (double)(i % 1000) - 500.0;
 
   QvTensor rm, cm, eo;
-  check(qv_tensor_init(&rm, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2, .shape = shape,
+  check(qv_tensor_init(&rm, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2, .shape = shape,
                                             .data = a, .data_size = (int64_t)bytes}, &err),
         &err);
   /* c = the same values in column-major order */
@@ -120,14 +120,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   int64_t cm_strides[2] = {8, 8 * n};
-  check(qv_tensor_init(&cm, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2, .shape = shape,
+  check(qv_tensor_init(&cm, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2, .shape = shape,
                                             .strides = cm_strides, .data = c,
                                             .data_size = (int64_t)bytes}, &err),
         &err);
   /* every other column of the buffer seen as 2048 x 8192 */
   int64_t half_shape[2] = {n / 2, n};
   int64_t every_other[2] = {16 * n, 16};
-  check(qv_tensor_init(&eo, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  check(qv_tensor_init(&eo, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                             .shape = half_shape, .strides = every_other, .data = a,
                                             .data_size = (int64_t)bytes}, &err),
         &err);
@@ -165,9 +165,9 @@ int main(int argc, char **argv) {
   qv_tensor_reset(&rm);
   qv_tensor_reset(&cm);
   qv_tensor_reset(&eo);
-  qv_aligned_free(a);
-  qv_aligned_free(b);
-  qv_aligned_free(c);
+  qv_free(a);
+  qv_free(b);
+  qv_free(c);
 
   /* ---- count_nonzero over 256 MiB ---- */
   size_t big = (size_t)256 << 20;
@@ -180,7 +180,7 @@ int main(int argc, char **argv) {
   }
   QvTensor ct;
   int64_t cshape[1] = {count};
-  check(qv_tensor_init(&ct, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 1, .shape = cshape,
+  check(qv_tensor_init(&ct, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 1, .shape = cshape,
                                             .data = x, .data_size = (int64_t)big}, &err),
         &err);
   printf("256 MiB float64, best of %d\n", reps);
@@ -191,8 +191,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   qv_tensor_reset(&ct);
-  qv_aligned_free(x);
-  qv_aligned_free(y);
+  qv_free(x);
+  qv_free(y);
   printf("%s\n", all_ok ? "all targets met" : "TARGETS MISSED");
   return all_ok ? 0 : 2;
 }

@@ -16,7 +16,7 @@ static void vusage(const char *cmd, const char *fmt, va_list ap) {
   fprintf(stderr, "\nTry 'quiver %.*s --help'.\n", (int)n, cmd);
 }
 
-int qv_cli_usage_error(const char *cmd, const char *fmt, ...) {
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vusage(cmd, fmt, ap);
@@ -24,7 +24,7 @@ int qv_cli_usage_error(const char *cmd, const char *fmt, ...) {
   return QV_EXIT_USAGE;
 }
 
-void qv_cli_args_error(QvCliArgs *a, const char *fmt, ...) {
+void cli_args_error(QvCliArgs *a, const char *fmt, ...) {
   if (a->status) return; /* one message per command line */
   va_list ap;
   va_start(ap, fmt);
@@ -33,7 +33,7 @@ void qv_cli_args_error(QvCliArgs *a, const char *fmt, ...) {
   a->status = QV_EXIT_USAGE;
 }
 
-void qv_cli_args_init(QvCliArgs *a, const char *cmd, int argc, char **argv) {
+void cli_args_init(QvCliArgs *a, const char *cmd, int argc, char **argv) {
   memset(a, 0, sizeof *a);
   a->cmd = cmd;
   a->argc = argc;
@@ -41,7 +41,7 @@ void qv_cli_args_init(QvCliArgs *a, const char *cmd, int argc, char **argv) {
   a->i = -1;
 }
 
-bool qv_cli_args_next(QvCliArgs *a) {
+bool cli_args_next(QvCliArgs *a) {
   if (a->status) return false;
   a->i++;
   if (!a->options_done && a->i < a->argc && strcmp(a->argv[a->i], "--") == 0) {
@@ -54,7 +54,7 @@ bool qv_cli_args_next(QvCliArgs *a) {
   return true;
 }
 
-const char *qv_cli_args_positional(QvCliArgs *a) {
+const char *cli_args_positional(QvCliArgs *a) {
   return a->status == 0 && a->positional ? a->argv[a->i] : NULL;
 }
 
@@ -73,17 +73,17 @@ static bool is_option(const QvCliArgs *a, const char *name, const char **inline_
   return true;
 }
 
-bool qv_cli_args_flag(QvCliArgs *a, const char *name) {
+bool cli_args_flag(QvCliArgs *a, const char *name) {
   const char *v;
   if (!is_option(a, name, &v)) return false;
   if (v != NULL) {
-    qv_cli_args_error(a, "%s takes no value", name);
+    cli_args_error(a, "%s takes no value", name);
     return false;
   }
   return true;
 }
 
-const char *qv_cli_args_value(QvCliArgs *a, const char *name) {
+const char *cli_args_value(QvCliArgs *a, const char *name) {
   const char *v;
   if (!is_option(a, name, &v)) return NULL;
   if (v == NULL) {
@@ -94,13 +94,13 @@ const char *qv_cli_args_value(QvCliArgs *a, const char *name) {
       v = a->argv[++a->i];
   }
   if (v == NULL || v[0] == '\0') {
-    qv_cli_args_error(a, "%s needs a value", name);
+    cli_args_error(a, "%s needs a value", name);
     return NULL;
   }
   return v;
 }
 
-int qv_cli_args_choice(QvCliArgs *a, const char *name, const char *const *choices) {
+int cli_args_choice(QvCliArgs *a, const char *name, const char *const *choices) {
   const char *v;
   if (!is_option(a, name, &v)) return -1;
   /* one message for a missing and a wrong value: both list the choices */
@@ -113,41 +113,41 @@ int qv_cli_args_choice(QvCliArgs *a, const char *name, const char *const *choice
   for (int k = 0; choices[k] != NULL && len < sizeof list; k++)
     len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", choices[k]);
   if (v == NULL || v[0] == '\0')
-    qv_cli_args_error(a, "%s needs a value: one of %s", name, list);
+    cli_args_error(a, "%s needs a value: one of %s", name, list);
   else
-    qv_cli_args_error(a, "%s: '%s' is not one of %s", name, v, list);
+    cli_args_error(a, "%s: '%s' is not one of %s", name, v, list);
   return -1;
 }
 
-bool qv_cli_args_index(QvCliArgs *a, const char *name, int64_t *out) {
-  const char *v = qv_cli_args_value(a, name);
+bool cli_args_index(QvCliArgs *a, const char *name, int64_t *out) {
+  const char *v = cli_args_value(a, name);
   if (v == NULL) return false;
-  if (!qv_cli_parse_index(v, out)) {
-    qv_cli_args_error(a, "%s: '%s' is not a non-negative integer", name, v);
+  if (!cli_parse_index(v, out)) {
+    cli_args_error(a, "%s: '%s' is not a non-negative integer", name, v);
     return false;
   }
   return true;
 }
 
-bool qv_cli_args_threads(QvCliArgs *a) {
-  const char *v = qv_cli_args_value(a, "--threads");
+bool cli_args_threads(QvCliArgs *a) {
+  const char *v = cli_args_value(a, "--threads");
   if (v == NULL) return false;
   int64_t n;
-  if (!qv_cli_parse_index(v, &n) || n < 1 || n > QV_RB_MAX_THREADS) {
-    qv_cli_args_error(a, "--threads: '%s' is not a number of threads from 1 to %d", v,
+  if (!cli_parse_index(v, &n) || n < 1 || n > QV_RB_MAX_THREADS) {
+    cli_args_error(a, "--threads: '%s' is not a number of threads from 1 to %d", v,
                       QV_RB_MAX_THREADS);
     return false;
   }
-  qv_cli_set_threads((int)n);
+  cli_set_threads((int)n);
   return true;
 }
 
-void qv_cli_args_unknown(QvCliArgs *a) {
+void cli_args_unknown(QvCliArgs *a) {
   if (a->status || a->i >= a->argc) return;
   if (a->positional)
-    qv_cli_args_error(a, "unexpected argument '%s'", a->argv[a->i]);
+    cli_args_error(a, "unexpected argument '%s'", a->argv[a->i]);
   else
-    qv_cli_args_error(a, "unknown option '%s'", a->argv[a->i]);
+    cli_args_error(a, "unknown option '%s'", a->argv[a->i]);
 }
 
 /* "2,0,1": axes below QV_TENSOR_MAX_NDIM, at most that many. */
@@ -171,30 +171,30 @@ static bool parse_axis_order(const char *v, QvCliSparseArgs *s) {
   return s->n_axis > 0;
 }
 
-bool qv_cli_args_sparse(QvCliArgs *a, QvCliSparseArgs *s) {
+bool cli_args_sparse(QvCliArgs *a, QvCliSparseArgs *s) {
   static const char *const index_types[] = {"int8",  "int16",  "int32",  "int64", "uint8",
                                             "uint16", "uint32", "uint64", NULL};
   static const char *const csf_lengths[] = {"elements", "bytes", NULL};
   int k;
   const char *v;
-  if ((k = qv_cli_args_choice(a, "--index-type", index_types)) >= 0) {
-    qv_value_type_parse(index_types[k], &s->index_type, NULL);
+  if ((k = cli_args_choice(a, "--index-type", index_types)) >= 0) {
+    qv_arrow_type_parse(index_types[k], &s->index_type, NULL);
     return true;
   }
-  if ((k = qv_cli_args_choice(a, "--csf-lengths", csf_lengths)) >= 0) {
+  if ((k = cli_args_choice(a, "--csf-lengths", csf_lengths)) >= 0) {
     s->csf_lengths = k == 0 ? QV_CSF_LENGTHS_ELEMENTS : QV_CSF_LENGTHS_BYTES;
     s->has_csf_lengths = true;
     return true;
   }
-  if ((v = qv_cli_args_value(a, "--axis-order")) != NULL) {
+  if ((v = cli_args_value(a, "--axis-order")) != NULL) {
     if (parse_axis_order(v, s)) return true;
-    qv_cli_args_error(a, "--axis-order: '%s' is not a comma-separated list of axes such as 2,0,1", v);
+    cli_args_error(a, "--axis-order: '%s' is not a comma-separated list of axes such as 2,0,1", v);
   }
   return false;
 }
 
-bool qv_cli_args_size(QvCliArgs *a, const char *name, int64_t *out) {
-  const char *v = qv_cli_args_value(a, name);
+bool cli_args_size(QvCliArgs *a, const char *name, int64_t *out) {
+  const char *v = cli_args_value(a, name);
   if (v == NULL) return false;
   size_t n = strlen(v);
   int shift = 0;
@@ -210,9 +210,9 @@ bool qv_cli_args_size(QvCliArgs *a, const char *name, int64_t *out) {
     digits[n] = '\0';
   }
   int64_t x;
-  if (n == 0 || n >= sizeof digits || !qv_cli_parse_index(digits, &x) || x == 0 ||
+  if (n == 0 || n >= sizeof digits || !cli_parse_index(digits, &x) || x == 0 ||
       x > (INT64_MAX >> shift)) {
-    qv_cli_args_error(a, "%s: '%s' is not a size in bytes (a positive integer, optionally "
+    cli_args_error(a, "%s: '%s' is not a size in bytes (a positive integer, optionally "
                          "followed by K, M, G or T)", name, v);
     return false;
   }
@@ -220,26 +220,26 @@ bool qv_cli_args_size(QvCliArgs *a, const char *name, int64_t *out) {
   return true;
 }
 
-bool qv_cli_sparse_args_given(const QvCliSparseArgs *s) {
-  return s->index_type != QV_VALUE_DEFAULT || s->n_axis > 0 || s->has_csf_lengths;
+bool cli_sparse_args_given(const QvCliSparseArgs *s) {
+  return s->index_type != QV_ARROW_NONE || s->n_axis > 0 || s->has_csf_lengths;
 }
 
-const char *qv_cli_args_one_file(const char *cmd, int argc, char **argv, int *status) {
+const char *cli_args_one_file(const char *cmd, int argc, char **argv, int *status) {
   QvCliArgs a;
-  qv_cli_args_init(&a, cmd, argc, argv);
+  cli_args_init(&a, cmd, argc, argv);
   const char *path = NULL, *p;
-  while (qv_cli_args_next(&a)) {
-    if ((p = qv_cli_args_positional(&a)) != NULL && path == NULL)
+  while (cli_args_next(&a)) {
+    if ((p = cli_args_positional(&a)) != NULL && path == NULL)
       path = p;
     else
-      qv_cli_args_unknown(&a);
+      cli_args_unknown(&a);
   }
-  if (a.status == 0 && path == NULL) qv_cli_args_error(&a, "needs a FILE ('-' for stdin)");
+  if (a.status == 0 && path == NULL) cli_args_error(&a, "needs a FILE ('-' for stdin)");
   *status = a.status;
   return a.status ? NULL : path;
 }
 
-bool qv_cli_parse_index(const char *s, int64_t *out) {
+bool cli_parse_index(const char *s, int64_t *out) {
   if (s == NULL || *s < '0' || *s > '9') return false;
   errno = 0;
   char *end;
@@ -249,7 +249,7 @@ bool qv_cli_parse_index(const char *s, int64_t *out) {
   return true;
 }
 
-bool qv_cli_wants_help(int argc, char **argv) {
+bool cli_wants_help(int argc, char **argv) {
   for (int i = 0; i < argc; i++) {
     if (strcmp(argv[i], "--") == 0) return false;
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) return true;

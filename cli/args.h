@@ -26,18 +26,18 @@ enum {
 /* Walks a command's arguments:
  *
  *   QvCliArgs a;
- *   qv_cli_args_init(&a, "convert", argc, argv);
- *   while (qv_cli_args_next(&a)) {
- *     if ((p = qv_cli_args_positional(&a)) != NULL) ...
- *     else if ((v = qv_cli_args_value(&a, "--index")) != NULL) ...
- *     else if ((k = qv_cli_args_choice(&a, "--to", choices)) >= 0) ...
- *     else if (qv_cli_args_flag(&a, "--stored")) ...
- *     else qv_cli_args_unknown(&a);
+ *   cli_args_init(&a, "convert", argc, argv);
+ *   while (cli_args_next(&a)) {
+ *     if ((p = cli_args_positional(&a)) != NULL) ...
+ *     else if ((v = cli_args_value(&a, "--index")) != NULL) ...
+ *     else if ((k = cli_args_choice(&a, "--to", choices)) >= 0) ...
+ *     else if (cli_args_flag(&a, "--stored")) ...
+ *     else cli_args_unknown(&a);
  *   }
  *   if (a.status) return a.status;
  *
  * After a usage error (message printed) `status` is QV_EXIT_USAGE, every
- * matcher answers "no" and qv_cli_args_next stops the loop. */
+ * matcher answers "no" and cli_args_next stops the loop. */
 typedef struct QvCliArgs {
   const char *cmd; /* "convert", "tensor from-npy": prefixes messages */
   int argc;
@@ -48,34 +48,34 @@ typedef struct QvCliArgs {
   int status;        /* 0, or QV_EXIT_USAGE after a usage error */
 } QvCliArgs;
 
-void qv_cli_args_init(QvCliArgs *a, const char *cmd, int argc, char **argv);
+void cli_args_init(QvCliArgs *a, const char *cmd, int argc, char **argv);
 /* Moves to the next argument; false at the end or after a usage error. */
-bool qv_cli_args_next(QvCliArgs *a);
+bool cli_args_next(QvCliArgs *a);
 /* The current argument when it is positional, else NULL. */
-const char *qv_cli_args_positional(QvCliArgs *a);
+const char *cli_args_positional(QvCliArgs *a);
 /* True when the current argument is the flag `name` ("--stored"). */
-bool qv_cli_args_flag(QvCliArgs *a, const char *name);
+bool cli_args_flag(QvCliArgs *a, const char *name);
 /* The value of option `name` when the current argument is it (a separate
  * value is consumed), else NULL. Without a value: usage error. */
-const char *qv_cli_args_value(QvCliArgs *a, const char *name);
+const char *cli_args_value(QvCliArgs *a, const char *name);
 /* Option `name` whose value must be one of `choices` (NULL-terminated): the
  * index of the value; -1 when the current argument is not `name`, or on a
  * usage error naming the option and its choices. */
-int qv_cli_args_choice(QvCliArgs *a, const char *name, const char *const *choices);
+int cli_args_choice(QvCliArgs *a, const char *name, const char *const *choices);
 /* Option `name` with a non-negative decimal value. */
-bool qv_cli_args_index(QvCliArgs *a, const char *name, int64_t *out);
+bool cli_args_index(QvCliArgs *a, const char *name, int64_t *out);
 /* Option `name` with a size in bytes: a decimal integer >= 1 with an
  * optional binary suffix K, M, G or T (2^10 .. 2^40), e.g. "512M". */
-bool qv_cli_args_size(QvCliArgs *a, const char *name, int64_t *out);
+bool cli_args_size(QvCliArgs *a, const char *name, int64_t *out);
 /* "--threads N" (1..QV_RB_MAX_THREADS): the threads that compress and
- * decompress record batch bodies, handed to qv_cli_set_threads (input.h). */
-bool qv_cli_args_threads(QvCliArgs *a);
+ * decompress record batch bodies, handed to cli_set_threads (input.h). */
+bool cli_args_threads(QvCliArgs *a);
 /* The current argument is no option the command has: usage error. */
-void qv_cli_args_unknown(QvCliArgs *a);
+void cli_args_unknown(QvCliArgs *a);
 /* A usage error about the current argument (or the command line as a
  * whole): prints "quiver CMD: <message>" and the pointer to --help, sets
  * status. */
-void qv_cli_args_error(QvCliArgs *a, const char *fmt, ...)
+void cli_args_error(QvCliArgs *a, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -83,12 +83,12 @@ void qv_cli_args_error(QvCliArgs *a, const char *fmt, ...)
 
 /* For a command whose only argument is one FILE ("-" = stdin): the path, or
  * NULL after a usage error (*status set). */
-const char *qv_cli_args_one_file(const char *cmd, int argc, char **argv, int *status);
+const char *cli_args_one_file(const char *cmd, int argc, char **argv, int *status);
 
 /* The same message outside a QvCliArgs walk; returns QV_EXIT_USAGE.
  * `cmd` may hold a subcommand ("tensor from-npy"); the --help pointer names
  * its first word. */
-int qv_cli_usage_error(const char *cmd, const char *fmt, ...)
+int cli_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -97,7 +97,7 @@ int qv_cli_usage_error(const char *cmd, const char *fmt, ...)
 /* Sparse output options shared by `tensor from-npy --sparse` and `convert`:
  * --index-type=T, --axis-order=A,B,..., --csf-lengths=elements|bytes. */
 typedef struct QvCliSparseArgs {
-  QvValueType index_type; /* QV_VALUE_DEFAULT when not given */
+  QvArrowType index_type; /* QV_ARROW_NONE when not given */
   int32_t n_axis;         /* 0 when --axis-order is not given */
   int32_t axis_order[QV_TENSOR_MAX_NDIM];
   bool has_csf_lengths;
@@ -106,14 +106,14 @@ typedef struct QvCliSparseArgs {
 } QvCliSparseArgs;
 /* True when the current argument is one of those options (its value stored
  * in *s); false when it is not, or on a usage error. */
-bool qv_cli_args_sparse(QvCliArgs *a, QvCliSparseArgs *s);
+bool cli_args_sparse(QvCliArgs *a, QvCliSparseArgs *s);
 /* Any of them given (--max-output, which every output takes, is not one). */
-bool qv_cli_sparse_args_given(const QvCliSparseArgs *s);
+bool cli_sparse_args_given(const QvCliSparseArgs *s);
 
 /* A non-negative decimal integer that fits int64_t. */
-bool qv_cli_parse_index(const char *s, int64_t *out);
+bool cli_parse_index(const char *s, int64_t *out);
 
 /* True when argv (up to a "--") asks for help: "-h" or "--help". */
-bool qv_cli_wants_help(int argc, char **argv);
+bool cli_wants_help(int argc, char **argv);
 
 #endif

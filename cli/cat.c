@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "quiver/advanced.h"
 #include "cli.h"
 #include "text.h"
 #include "rb_print.h"
@@ -50,13 +51,13 @@ static const uint8_t *element(const QvTensor *t, const int64_t *index) {
   return p;
 }
 
-static double load_float(QvValueType type, const uint8_t *p) {
-  if (type == QV_VALUE_FLOAT16) {
+static double load_float(QvArrowType type, const uint8_t *p) {
+  if (type == QV_ARROW_FLOAT16) {
     uint16_t h;
     memcpy(&h, p, 2);
     return qv_half_to_float(h);
   }
-  if (type == QV_VALUE_FLOAT32) {
+  if (type == QV_ARROW_FLOAT32) {
     float f;
     memcpy(&f, p, 4);
     return f;
@@ -66,35 +67,35 @@ static double load_float(QvValueType type, const uint8_t *p) {
   return d;
 }
 
-static int64_t load_int(QvValueType type, const uint8_t *p) {
+static int64_t load_int(QvArrowType type, const uint8_t *p) {
   switch (type) {
-    case QV_VALUE_INT8: return (int8_t)p[0];
-    case QV_VALUE_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case QV_VALUE_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case QV_ARROW_INT8: return (int8_t)p[0];
+    case QV_ARROW_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case QV_ARROW_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
     default: { int64_t v; memcpy(&v, p, 8); return v; }
   }
 }
 
-static uint64_t load_uint(QvValueType type, const uint8_t *p) {
+static uint64_t load_uint(QvArrowType type, const uint8_t *p) {
   switch (type) {
-    case QV_VALUE_UINT8: return p[0];
-    case QV_VALUE_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case QV_VALUE_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case QV_ARROW_UINT8: return p[0];
+    case QV_ARROW_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case QV_ARROW_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
     default: { uint64_t v; memcpy(&v, p, 8); return v; }
   }
 }
 
 /* Does the decimal text s read back as v in the tensor's own float type? */
-static bool roundtrips(QvValueType type, double v, const char *s) {
+static bool roundtrips(QvArrowType type, double v, const char *s) {
   double r = strtod(s, NULL);
-  if (type == QV_VALUE_FLOAT16) return qv_float_to_half((float)r) == qv_float_to_half((float)v);
-  if (type == QV_VALUE_FLOAT32) return (float)r == (float)v;
+  if (type == QV_ARROW_FLOAT16) return qv_float_to_half((float)r) == qv_float_to_half((float)v);
+  if (type == QV_ARROW_FLOAT32) return (float)r == (float)v;
   return r == v;
 }
 
 /* Fewest digits (up to PRECISION) after the point, in positional or
  * scientific notation, that identify v. */
-static int shortest_digits(QvValueType type, double v, bool exp) {
+static int shortest_digits(QvArrowType type, double v, bool exp) {
   char buf[400];
   for (int k = 0; k < PRECISION; k++) {
     snprintf(buf, sizeof buf, exp ? "%.*e" : "%.*f", k, v);
@@ -104,7 +105,7 @@ static int shortest_digits(QvValueType type, double v, bool exp) {
 }
 
 /* Positional text of v split at the point, trailing zeros trimmed. */
-static void positional(QvValueType type, double v, char *ip, size_t ipn, char *fp, size_t fpn) {
+static void positional(QvArrowType type, double v, char *ip, size_t ipn, char *fp, size_t fpn) {
   char buf[400];
   snprintf(buf, sizeof buf, "%.*f", shortest_digits(type, v, false), v);
   char *dot = strchr(buf, '.');
@@ -141,7 +142,7 @@ static void scientific(double v, int digits, char *ip, size_t ipn, char *fp, siz
 
 static void measure(Printer *pr, const uint8_t *p, double *min_abs, double *max_abs,
                     bool *any_finite, bool *neg_inf, bool *non_finite) {
-  QvValueType type = pr->t->type;
+  QvArrowType type = pr->t->type;
   char ip[400], fp[400];
   if (!pr->is_float) {
     char buf[32];
@@ -182,43 +183,43 @@ static void measure(Printer *pr, const uint8_t *p, double *min_abs, double *max_
 }
 
 static void format_value(const Printer *pr, const uint8_t *p, QvCliText *out) {
-  QvValueType type = pr->t->type;
+  QvArrowType type = pr->t->type;
   char buf[400];
   if (!pr->is_float) {
     if (pr->is_signed)
       snprintf(buf, sizeof buf, "%" PRId64, load_int(type, p));
     else
       snprintf(buf, sizeof buf, "%" PRIu64, load_uint(type, p));
-    qv_cli_text_spaces(out, pr->int_width - (int)strlen(buf));
-    qv_cli_text_puts(out, buf);
+    cli_text_spaces(out, pr->int_width - (int)strlen(buf));
+    cli_text_puts(out, buf);
     return;
   }
   double v = load_float(type, p);
   if (!isfinite(v)) {
     const char *s = isnan(v) ? "nan" : v < 0 ? "-inf" : "inf";
-    qv_cli_text_spaces(out, pr->pad_left + pr->pad_right + 1 - (int)strlen(s));
-    qv_cli_text_puts(out, s);
+    cli_text_spaces(out, pr->pad_left + pr->pad_right + 1 - (int)strlen(s));
+    cli_text_puts(out, s);
     return;
   }
   char ip[400], fp[400];
   if (!pr->exp_format) {
     positional(type, v, ip, sizeof ip, fp, sizeof fp);
-    qv_cli_text_spaces(out, pr->pad_left - (int)strlen(ip));
-    qv_cli_text_puts(out, ip);
-    qv_cli_text_puts(out, ".");
-    qv_cli_text_puts(out, fp);
-    qv_cli_text_spaces(out, pr->pad_right - (int)strlen(fp));
+    cli_text_spaces(out, pr->pad_left - (int)strlen(ip));
+    cli_text_puts(out, ip);
+    cli_text_puts(out, ".");
+    cli_text_puts(out, fp);
+    cli_text_spaces(out, pr->pad_right - (int)strlen(fp));
   } else {
     char sign, ep[16];
     scientific(v, pr->precision, ip, sizeof ip, fp, sizeof fp, &sign, ep, sizeof ep);
-    qv_cli_text_spaces(out, pr->pad_left - (int)strlen(ip));
-    qv_cli_text_puts(out, ip);
-    qv_cli_text_puts(out, ".");
-    qv_cli_text_puts(out, fp);
+    cli_text_spaces(out, pr->pad_left - (int)strlen(ip));
+    cli_text_puts(out, ip);
+    cli_text_puts(out, ".");
+    cli_text_puts(out, fp);
     char e[4] = {'e', sign, '\0', '\0'};
-    qv_cli_text_puts(out, e);
-    for (int i = (int)strlen(ep); i < pr->exp_size; i++) qv_cli_text_puts(out, "0");
-    qv_cli_text_puts(out, ep);
+    cli_text_puts(out, e);
+    for (int i = (int)strlen(ep); i < pr->exp_size; i++) cli_text_puts(out, "0");
+    cli_text_puts(out, ep);
   }
 }
 
@@ -284,12 +285,12 @@ static void extend_line(QvCliText *s, QvCliText *line, const char *word, size_t 
   if (wrap) {
     size_t n = line->len;
     while (n > 0 && line->p[n - 1] == ' ') n--;
-    qv_cli_text_putn(s, line->p, n);
-    qv_cli_text_puts(s, "\n");
+    cli_text_putn(s, line->p, n);
+    cli_text_puts(s, "\n");
     line->len = 0;
-    qv_cli_text_puts(line, hang);
+    cli_text_puts(line, hang);
   }
-  qv_cli_text_puts(line, word);
+  cli_text_puts(line, word);
 }
 
 /* NumPy's _formatArray recursion: returns "[...]" for the sub-array at
@@ -315,59 +316,59 @@ static void format_array(Printer *pr, int64_t *index, int axis, const char *hang
     /* room for the closing bracket */
     size_t elem_width = width - 1;
     QvCliText line = {0}, word = {0};
-    qv_cli_text_puts(&line, hang);
+    cli_text_puts(&line, hang);
     for (int64_t k = 0; k < n; k++) {
       if (elided && k == EDGE_ITEMS) {
         extend_line(&s, &line, "...", elem_width, hang_len, hang);
-        qv_cli_text_puts(&line, " ");
+        cli_text_puts(&line, " ");
       }
       index[axis] = shown_index(pr, axis, k);
       word.len = 0;
       if (word.p) word.p[0] = '\0';
       format_value(pr, element(t, index), &word);
       extend_line(&s, &line, word.p ? word.p : "", elem_width, hang_len, hang);
-      if (k + 1 < n) qv_cli_text_puts(&line, " ");
+      if (k + 1 < n) cli_text_puts(&line, " ");
     }
-    qv_cli_text_putn(&s, line.p, line.len);
+    cli_text_putn(&s, line.p, line.len);
     if (line.failed || word.failed) s.failed = true;
-    qv_cli_text_free(&line);
-    qv_cli_text_free(&word);
+    cli_text_free(&line);
+    cli_text_free(&word);
   } else {
     char seps[QV_TENSOR_MAX_NDIM + 1];
     memset(seps, '\n', (size_t)(axes_left - 1));
     seps[axes_left - 1] = '\0';
     for (int64_t k = 0; k < n; k++) {
       if (elided && k == EDGE_ITEMS) {
-        qv_cli_text_puts(&s, hang);
-        qv_cli_text_puts(&s, "...");
-        qv_cli_text_puts(&s, seps);
+        cli_text_puts(&s, hang);
+        cli_text_puts(&s, "...");
+        cli_text_puts(&s, seps);
       }
       index[axis] = shown_index(pr, axis, k);
       QvCliText nested = {0};
       format_array(pr, index, axis + 1, next_hang, next_width, &nested);
-      qv_cli_text_puts(&s, hang);
-      qv_cli_text_putn(&s, nested.p ? nested.p : "", nested.len);
+      cli_text_puts(&s, hang);
+      cli_text_putn(&s, nested.p ? nested.p : "", nested.len);
       if (nested.failed) s.failed = true;
-      qv_cli_text_free(&nested);
-      if (k + 1 < n) qv_cli_text_puts(&s, seps);
+      cli_text_free(&nested);
+      if (k + 1 < n) cli_text_puts(&s, seps);
     }
   }
   free(next_hang);
-  qv_cli_text_puts(out, "[");
-  if (s.len >= hang_len) qv_cli_text_putn(out, s.p + hang_len, s.len - hang_len);
-  qv_cli_text_puts(out, "]");
+  cli_text_puts(out, "[");
+  if (s.len >= hang_len) cli_text_putn(out, s.p + hang_len, s.len - hang_len);
+  cli_text_puts(out, "]");
   if (s.failed) out->failed = true;
-  qv_cli_text_free(&s);
+  cli_text_free(&s);
 }
 
 /* Prints the tensor's values; false when out of memory. */
 static bool print_values(const QvTensor *t, FILE *f) {
   Printer pr = {0};
   pr.t = t;
-  pr.is_float = t->type == QV_VALUE_FLOAT16 || t->type == QV_VALUE_FLOAT32 ||
-                t->type == QV_VALUE_FLOAT64;
-  pr.is_signed = t->type <= QV_VALUE_INT64;
-  int64_t size = qv_tensor_size(t);
+  pr.is_float = t->type == QV_ARROW_FLOAT16 || t->type == QV_ARROW_FLOAT32 ||
+                t->type == QV_ARROW_FLOAT64;
+  pr.is_signed = t->type <= QV_ARROW_INT64;
+  int64_t size = qv_tensor_n_elements(t);
   if (size == 0) {
     fputs("[]\n", f);
     return true;
@@ -385,7 +386,7 @@ static bool print_values(const QvTensor *t, FILE *f) {
     format_value(&pr, t->data, &out);
     /* a lone float reads like Python's: "3.0", not "3." */
     if (pr.is_float && !pr.exp_format && out.len > 0 && out.p[out.len - 1] == '.')
-      qv_cli_text_puts(&out, "0");
+      cli_text_puts(&out, "0");
   } else {
     int64_t index[QV_TENSOR_MAX_NDIM] = {0};
     format_array(&pr, index, 0, " ", LINE_WIDTH, &out);
@@ -395,7 +396,7 @@ static bool print_values(const QvTensor *t, FILE *f) {
     fputs(out.p ? out.p : "", f);
     fputc('\n', f);
   }
-  qv_cli_text_free(&out);
+  cli_text_free(&out);
   return ok;
 }
 
@@ -407,16 +408,16 @@ static void print_shape(int32_t ndim, const int64_t *shape, const char *const *n
     fputs(" names=[", f);
     for (int32_t d = 0; d < ndim; d++) {
       QvCliText name = {0};
-      qv_cli_text_put_name(&name, names[d], strlen(names[d]));
-      fprintf(f, "%s%s", d ? ", " : "", qv_cli_text_str(&name));
-      qv_cli_text_free(&name);
+      cli_text_put_name(&name, names[d], strlen(names[d]));
+      fprintf(f, "%s%s", d ? ", " : "", cli_text_str(&name));
+      cli_text_free(&name);
     }
     fputs("]", f);
   }
 }
 
 static void print_header(int64_t i, const QvTensor *t, FILE *f) {
-  fprintf(f, "message %" PRId64 ": Tensor %s shape=[", i, qv_value_type_name(t->type));
+  fprintf(f, "message %" PRId64 ": Tensor %s shape=[", i, qv_arrow_type_name(t->type));
   print_shape(t->ndim, t->shape, t->dim_names, f);
   const char *layout = qv_tensor_is_row_major(t)      ? "row-major"
                        : qv_tensor_is_column_major(t) ? "column-major"
@@ -432,10 +433,10 @@ static void print_sparse_header(int64_t i, const QvSparseTensor *t, FILE *f) {
           : t->format == QV_SPARSE_CSR ? "CSR"
           : t->format == QV_SPARSE_CSC ? "CSC"
                                        : "CSF",
-          qv_value_type_name(t->value_type));
+          qv_arrow_type_name(t->value_type));
   print_shape(t->ndim, t->shape, t->dim_names, f);
-  fprintf(f, " nnz=%" PRId64 " index=%s", t->nnz, qv_value_type_name(t->index_type));
-  if (t->format != QV_SPARSE_COO) fprintf(f, " indptr=%s", qv_value_type_name(t->indptr_type));
+  fprintf(f, " nnz=%" PRId64 " index=%s", t->nnz, qv_arrow_type_name(t->index_type));
+  if (t->format != QV_SPARSE_COO) fprintf(f, " indptr=%s", qv_arrow_type_name(t->indptr_type));
   if (t->format == QV_SPARSE_CSF) {
     fputs(" axis_order=[", f);
     for (int32_t d = 0; d < t->ndim; d++) fprintf(f, "%s%d", d ? ", " : "", (int)t->axis_order[d]);
@@ -463,41 +464,41 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
     return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");
   }
   QvSparseTensor coo;
-  QvSparseOptions o = {.index_type = QV_VALUE_INT64};
+  QvSparseOptions o = {.index_type = QV_ARROW_INT64};
   if ((st = qv_sparse_convert(t, QV_SPARSE_COO, &o, &coo, err))) return st;
   int64_t shown = coo.nnz < THRESHOLD ? coo.nnz : THRESHOLD;
   QvTensor vals;
   st = qv_tensor_init(&vals, &(QvTensorDesc){.type = coo.value_type, .ndim = 1, .shape = &shown,
                                              .data = coo.values,
-                                             .data_size = shown * (int64_t)qv_value_type_size(coo.value_type)}, err);
+                                             .data_size = shown * (int64_t)qv_arrow_type_size(coo.value_type)}, err);
   if (st) {
     qv_sparse_reset(&coo);
     return st;
   }
   Printer pr = {0};
   pr.t = &vals;
-  pr.is_float = vals.type == QV_VALUE_FLOAT16 || vals.type == QV_VALUE_FLOAT32 ||
-                vals.type == QV_VALUE_FLOAT64;
-  pr.is_signed = vals.type <= QV_VALUE_INT64;
+  pr.is_float = vals.type == QV_ARROW_FLOAT16 || vals.type == QV_ARROW_FLOAT32 ||
+                vals.type == QV_ARROW_FLOAT64;
+  pr.is_signed = vals.type <= QV_ARROW_INT64;
   if (shown > 0) measure_all(&pr);
   QvCliText line = {0};
   for (int64_t i = 0; i < shown && !line.failed; i++) {
     line.len = 0;
-    qv_cli_text_puts(&line, "(");
+    cli_text_puts(&line, "(");
     for (int32_t d = 0; d < coo.ndim; d++) {
       char num[32];
       snprintf(num, sizeof num, "%s%" PRId64, d ? ", " : "",
                qv_index_load(coo.coords + i * coo.coords_strides[0] + d * coo.coords_strides[1],
-                             QV_VALUE_INT64, 0));
-      qv_cli_text_puts(&line, num);
+                             QV_ARROW_INT64, 0));
+      cli_text_puts(&line, num);
     }
-    qv_cli_text_puts(&line, "): ");
+    cli_text_puts(&line, "): ");
     int64_t index = i;
     format_value(&pr, element(&vals, &index), &line);
     if (!line.failed) fprintf(f, "%s\n", line.p);
   }
   bool ok = !line.failed;
-  qv_cli_text_free(&line);
+  cli_text_free(&line);
   if (ok && coo.nnz > shown) fprintf(f, "... (%" PRId64 " more non-zeros)\n", coo.nnz - shown);
   if (ok && coo.nnz == 0) fputs("(no non-zeros)\n", f);
   qv_tensor_reset(&vals);
@@ -509,7 +510,7 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
 static int fail(const char *path, QvError *err) {
   fflush(stdout);
   qv_error_prefix(err, "%s", strcmp(path, "-") == 0 ? "stdin" : path);
-  return qv_cli_fail("cat", err);
+  return cli_fail("cat", err);
 }
 
 /* A NumPy file is not Arrow: rather than report what its first bytes would
@@ -531,39 +532,39 @@ int qv_cmd_cat(int argc, char **argv) {
     if (strcmp(argv[i], "--json") == 0) return qv_cmd_cat_json(argc, argv);
   const char *path = NULL, *p;
   QvCliArgs a;
-  qv_cli_args_init(&a, "cat", argc, argv);
-  while (qv_cli_args_next(&a)) {
-    if ((p = qv_cli_args_positional(&a)) != NULL && path == NULL) path = p;
-    else if (qv_cli_args_threads(&a)) continue;
-    else qv_cli_args_unknown(&a);
+  cli_args_init(&a, "cat", argc, argv);
+  while (cli_args_next(&a)) {
+    if ((p = cli_args_positional(&a)) != NULL && path == NULL) path = p;
+    else if (cli_args_threads(&a)) continue;
+    else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
-  if (path == NULL) return qv_cli_usage_error("cat", "needs a FILE ('-' for stdin)");
+  if (path == NULL) return cli_usage_error("cat", "needs a FILE ('-' for stdin)");
   QvCliInput in;
   QvError err;
   qv_error_clear(&err);
-  if (qv_cli_input_open(path, &in, &err)) return qv_cli_fail("cat", &err);
+  if (cli_input_open(path, &in, &err)) return cli_fail("cat", &err);
   int status;
   if (is_numpy(path, &in, &err)) {
-    qv_cli_input_free(&in);
+    cli_input_free(&in);
     return fail(path, &err);
   }
   /* Tensors are printed message by message; everything else is read as
    * record batches (an Arrow file through its footer), whose reader names
    * what is wrong with input that is neither. */
-  if (!qv_cli_holds_tensors(in.data, in.size)) {
+  if (!cli_holds_tensors(in.data, in.size)) {
     status = 0;
-    if (qv_cli_print_record_batches(in.data, in.size, stdout, &err) != QV_OK) {
+    if (cli_print_record_batches(in.data, in.size, stdout, &err) != QV_OK) {
       fflush(stdout);
       status = fail(path, &err);
     }
-    qv_cli_input_free(&in);
+    cli_input_free(&in);
     return status;
   }
   QvIpcReader *r;
-  QvStatus st = qv_cli_reader_memory(&r, in.data, in.size, &err);
+  QvStatus st = cli_reader_memory(&r, in.data, in.size, &err);
   if (st) {
-    qv_cli_input_free(&in);
+    cli_input_free(&in);
     return fail(path, &err);
   }
   int rc = 0;
@@ -624,6 +625,6 @@ int qv_cmd_cat(int argc, char **argv) {
     }
   }
   qv_ipc_reader_free(r);
-  qv_cli_input_free(&in);
+  cli_input_free(&in);
   return rc; /* main checks that stdout was written */
 }

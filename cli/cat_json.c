@@ -33,6 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "quiver/advanced.h"
 #include "args.h"
 #include "cli.h"
 #include "input.h"
@@ -103,32 +104,32 @@ static void put_double(Emit *f, double v) {
 }
 
 /* One element of type t at p (any alignment). */
-static void put_value(Emit *f, QvValueType t, const uint8_t *p) {
+static void put_value(Emit *f, QvArrowType t, const uint8_t *p) {
   switch (t) {
-    case QV_VALUE_INT8: emit_printf(f, "%d", (int)*(const int8_t *)p); break;
-    case QV_VALUE_UINT8: emit_printf(f, "%u", (unsigned)*p); break;
-    case QV_VALUE_INT16: { int16_t v; memcpy(&v, p, 2); emit_printf(f, "%d", (int)v); break; }
-    case QV_VALUE_UINT16: { uint16_t v; memcpy(&v, p, 2); emit_printf(f, "%u", (unsigned)v); break; }
-    case QV_VALUE_INT32: { int32_t v; memcpy(&v, p, 4); emit_printf(f, "%" PRId32, v); break; }
-    case QV_VALUE_UINT32: { uint32_t v; memcpy(&v, p, 4); emit_printf(f, "%" PRIu32, v); break; }
-    case QV_VALUE_INT64: { int64_t v; memcpy(&v, p, 8); emit_printf(f, "%" PRId64, v); break; }
-    case QV_VALUE_UINT64: { uint64_t v; memcpy(&v, p, 8); emit_printf(f, "%" PRIu64, v); break; }
-    case QV_VALUE_FLOAT16: { uint16_t h; memcpy(&h, p, 2); put_double(f, qv_half_to_float(h)); break; }
-    case QV_VALUE_FLOAT32: { float v; memcpy(&v, p, 4); put_double(f, v); break; }
-    case QV_VALUE_FLOAT64: { double v; memcpy(&v, p, 8); put_double(f, v); break; }
+    case QV_ARROW_INT8: emit_printf(f, "%d", (int)*(const int8_t *)p); break;
+    case QV_ARROW_UINT8: emit_printf(f, "%u", (unsigned)*p); break;
+    case QV_ARROW_INT16: { int16_t v; memcpy(&v, p, 2); emit_printf(f, "%d", (int)v); break; }
+    case QV_ARROW_UINT16: { uint16_t v; memcpy(&v, p, 2); emit_printf(f, "%u", (unsigned)v); break; }
+    case QV_ARROW_INT32: { int32_t v; memcpy(&v, p, 4); emit_printf(f, "%" PRId32, v); break; }
+    case QV_ARROW_UINT32: { uint32_t v; memcpy(&v, p, 4); emit_printf(f, "%" PRIu32, v); break; }
+    case QV_ARROW_INT64: { int64_t v; memcpy(&v, p, 8); emit_printf(f, "%" PRId64, v); break; }
+    case QV_ARROW_UINT64: { uint64_t v; memcpy(&v, p, 8); emit_printf(f, "%" PRIu64, v); break; }
+    case QV_ARROW_FLOAT16: { uint16_t h; memcpy(&h, p, 2); put_double(f, qv_half_to_float(h)); break; }
+    case QV_ARROW_FLOAT32: { float v; memcpy(&v, p, 4); put_double(f, v); break; }
+    case QV_ARROW_FLOAT64: { double v; memcpy(&v, p, 8); put_double(f, v); break; }
     default: emit_puts(f, "null"); break;
   }
 }
 
 /* An index buffer entry as a number (index types are integers). */
-static int64_t index_at(QvValueType t, const uint8_t *p) {
+static int64_t index_at(QvArrowType t, const uint8_t *p) {
   switch (t) {
-    case QV_VALUE_INT8: return *(const int8_t *)p;
-    case QV_VALUE_UINT8: return *p;
-    case QV_VALUE_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case QV_VALUE_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case QV_VALUE_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case QV_VALUE_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case QV_ARROW_INT8: return *(const int8_t *)p;
+    case QV_ARROW_UINT8: return *p;
+    case QV_ARROW_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case QV_ARROW_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case QV_ARROW_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case QV_ARROW_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
     default: { int64_t v; memcpy(&v, p, 8); return v; }
   }
 }
@@ -139,8 +140,8 @@ static void put_int_list(Emit *f, const int64_t *v, int64_t n) {
   emit_putc(f, ']');
 }
 
-static void put_index_buffer(Emit *f, QvValueType t, const uint8_t *p, int64_t n) {
-  size_t w = qv_value_type_size(t);
+static void put_index_buffer(Emit *f, QvArrowType t, const uint8_t *p, int64_t n) {
+  size_t w = qv_arrow_type_size(t);
   emit_putc(f, '[');
   expect(f, n);
   for (int64_t i = 0; i < n && !f->over; i++)
@@ -176,7 +177,7 @@ static void put_dense(Emit *f, const QvTensor *t, int32_t d, const uint8_t *p) {
 
 static void put_tensor(Emit *f, int64_t i, const QvTensor *t) {
   emit_printf(f, "{\"message\": %" PRId64 ", \"kind\": \"tensor\", \"type\": \"%s\", \"shape\": ", i,
-          qv_value_type_name(t->type));
+          qv_arrow_type_name(t->type));
   put_int_list(f, t->shape, t->ndim);
   emit_puts(f, ", \"strides\": ");
   put_int_list(f, t->strides, t->ndim);
@@ -184,7 +185,7 @@ static void put_tensor(Emit *f, int64_t i, const QvTensor *t) {
   put_dim_names(f, t->dim_names, t->ndim);
   emit_puts(f, ", \"values\": ");
   /* an empty dimension leaves nothing to read */
-  expect(f, qv_tensor_size(t));
+  expect(f, qv_tensor_n_elements(t));
   put_dense(f, t, 0, t->data);
   emit_putc(f, '}');
 }
@@ -192,9 +193,9 @@ static void put_tensor(Emit *f, int64_t i, const QvTensor *t) {
 static void put_sparse(Emit *f, int64_t i, const QvSparseTensor *t) {
   emit_printf(f, "{\"message\": %" PRId64 ", \"kind\": \"sparse_tensor\", \"format\": \"%s\", "
              "\"type\": \"%s\", \"index_type\": \"%s\", ",
-          i, qv_sparse_format_name(t->format), qv_value_type_name(t->value_type),
-          qv_value_type_name(t->index_type));
-  if (t->format != QV_SPARSE_COO) emit_printf(f, "\"indptr_type\": \"%s\", ", qv_value_type_name(t->indptr_type));
+          i, qv_sparse_format_name(t->format), qv_arrow_type_name(t->value_type),
+          qv_arrow_type_name(t->index_type));
+  if (t->format != QV_SPARSE_COO) emit_printf(f, "\"indptr_type\": \"%s\", ", qv_arrow_type_name(t->indptr_type));
   emit_puts(f, "\"shape\": ");
   put_int_list(f, t->shape, t->ndim);
   emit_puts(f, ", \"dim_names\": ");
@@ -237,7 +238,7 @@ static void put_sparse(Emit *f, int64_t i, const QvSparseTensor *t) {
       break;
   }
   emit_puts(f, ", \"values\": [");
-  size_t w = qv_value_type_size(t->value_type);
+  size_t w = qv_arrow_type_size(t->value_type);
   expect(f, t->nnz);
   for (int64_t k = 0; k < t->nnz && !f->over; k++) {
     if (k) emit_puts(f, ", ");
@@ -248,7 +249,7 @@ static void put_sparse(Emit *f, int64_t i, const QvSparseTensor *t) {
 
 static QvStatus print_tensors(const QvCliInput *in, Emit *f, QvError *err) {
   QvIpcReader *r;
-  QvStatus st = qv_cli_reader_memory(&r, in->data, in->size, err);
+  QvStatus st = cli_reader_memory(&r, in->data, in->size, err);
   if (st) return st;
   /* each message is checked before anything of it is printed; the
    * document is whole only when every message was */
@@ -304,7 +305,7 @@ static QvStatus print_all_tensors(const QvCliInput *in, int64_t limit, QvError *
  * stdout (the library counts it against the limit first). */
 static QvStatus print_batches(const QvCliInput *in, int64_t limit, QvError *err) {
   struct ArrowArrayStream s;
-  QvStatus st = qv_cli_rb_reader_memory(in->data, in->size, &s, NULL, err);
+  QvStatus st = cli_rb_reader_memory(in->data, in->size, &s, NULL, err);
   if (st) return st;
   struct ArrowSchema schema;
   struct ArrowArray *b = NULL;
@@ -338,9 +339,9 @@ static QvStatus print_batches(const QvCliInput *in, int64_t limit, QvError *err)
     d.n_batches = n;
     qv_rb_stream_dictionary_ids(&s, &d.dictionary_ids, &d.n_dictionary_ids);
     QvJsonWriteOptions o = {.struct_size = sizeof o, .max_output_size = limit};
-    st = qv_json_write_sink(&d, &o, sink, err);
+    st = qv_json_write(&d, sink, &o, err);
     if (!st) st = qv_sink_finish(sink, err);
-    if (st == QV_ELIMIT) qv_cli_name_max_output(err);
+    if (st == QV_ELIMIT) cli_name_max_output(err);
   }
   qv_sink_free(sink);
   for (int64_t i = 0; i < n; i++) b[i].release(&b[i]);
@@ -355,30 +356,30 @@ int qv_cmd_cat_json(int argc, char **argv) {
   const char *path = NULL, *p;
   int64_t max_output = 0;
   QvCliArgs a;
-  qv_cli_args_init(&a, "cat", argc, argv);
-  while (qv_cli_args_next(&a)) {
-    if (qv_cli_args_flag(&a, "--json")) continue;
-    if (qv_cli_args_threads(&a)) continue;
-    if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
-    if ((p = qv_cli_args_positional(&a)) != NULL && path == NULL) path = p;
-    else if (p != NULL) qv_cli_args_error(&a, "takes one FILE");
-    else qv_cli_args_unknown(&a);
+  cli_args_init(&a, "cat", argc, argv);
+  while (cli_args_next(&a)) {
+    if (cli_args_flag(&a, "--json")) continue;
+    if (cli_args_threads(&a)) continue;
+    if (cli_args_size(&a, "--max-output", &max_output)) continue;
+    if ((p = cli_args_positional(&a)) != NULL && path == NULL) path = p;
+    else if (p != NULL) cli_args_error(&a, "takes one FILE");
+    else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
-  if (path == NULL) return qv_cli_usage_error("cat", "needs a FILE ('-' for stdin)");
+  if (path == NULL) return cli_usage_error("cat", "needs a FILE ('-' for stdin)");
   int64_t limit = max_output > 0 ? max_output : QV_DEFAULT_MAX_OUTPUT_SIZE;
   QvError err;
   qv_error_clear(&err);
   QvCliInput in;
-  if (qv_cli_input_open(path, &in, &err)) return qv_cli_fail("cat", &err); /* names FILE */
+  if (cli_input_open(path, &in, &err)) return cli_fail("cat", &err); /* names FILE */
   fflush(stdout); /* batches go to the descriptor itself */
-  QvStatus st = qv_cli_holds_tensors(in.data, in.size) ? print_all_tensors(&in, limit, &err)
+  QvStatus st = cli_holds_tensors(in.data, in.size) ? print_all_tensors(&in, limit, &err)
                                                         : print_batches(&in, limit, &err);
-  qv_cli_input_free(&in);
+  cli_input_free(&in);
   fflush(stdout);
   if (st) {
     fprintf(stderr, "quiver cat: %s: %s\n", strcmp(path, "-") ? path : "stdin", err.message);
-    return qv_cli_exit_code(st);
+    return cli_exit_code(st);
   }
   return QV_EXIT_OK;
 }

@@ -12,29 +12,29 @@ int qv_cmd_convert(int argc, char **argv) {
   QvCliSparseArgs sa;
   memset(&sa, 0, sizeof sa);
   QvCliArgs a;
-  qv_cli_args_init(&a, "convert", argc, argv);
-  while (qv_cli_args_next(&a)) {
+  cli_args_init(&a, "convert", argc, argv);
+  while (cli_args_next(&a)) {
     const char *p;
     int k;
-    if ((p = qv_cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
-    else if ((k = qv_cli_args_choice(&a, "--to", targets)) >= 0) to = k;
-    else if (qv_cli_args_index(&a, "--index", &index)) continue;
-    else if (qv_cli_args_sparse(&a, &sa)) continue;
-    else if (qv_cli_args_size(&a, "--max-output", &sa.max_output)) continue;
-    else qv_cli_args_unknown(&a);
+    if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    else if ((k = cli_args_choice(&a, "--to", targets)) >= 0) to = k;
+    else if (cli_args_index(&a, "--index", &index)) continue;
+    else if (cli_args_sparse(&a, &sa)) continue;
+    else if (cli_args_size(&a, "--max-output", &sa.max_output)) continue;
+    else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
-  if (npos != 2) return qv_cli_usage_error("convert", "needs IN and OUT ('-' for stdin, stdout)");
-  if (to < 0) return qv_cli_usage_error("convert", "needs --to=dense|coo|csr|csc|csf");
-  int rc = qv_cli_check_output("convert", pos[1]);
+  if (npos != 2) return cli_usage_error("convert", "needs IN and OUT ('-' for stdin, stdout)");
+  if (to < 0) return cli_usage_error("convert", "needs --to=dense|coo|csr|csc|csf");
+  int rc = cli_check_output("convert", pos[1]);
   if (rc) return rc;
   QvSparseFormat format = QV_SPARSE_COO;
   if (to > 0) qv_sparse_format_parse(targets[to], &format, NULL);
   QvError err;
   qv_error_clear(&err);
   QvCliTensor in;
-  if (qv_cli_read_tensor(pos[0], index, &in, &err)) return qv_cli_fail("convert", &err);
-  rc = qv_cli_convert_and_write("convert", &in, to == 0, format, &sa, pos[1]);
-  qv_cli_tensor_free(&in);
+  if (cli_read_tensor(pos[0], index, &in, &err)) return cli_fail("convert", &err);
+  rc = cli_convert_and_write("convert", &in, to == 0, format, &sa, pos[1]);
+  cli_tensor_free(&in);
   return rc;
 }

@@ -8,13 +8,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "quiver/advanced.h"
 #include "input.h"
 #include "output.h"
 #include "quiver/io.h"
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_ipc.h"
 
-QvStatus qv_cli_source_new(const char *path, QvSource **src, QvError *error) {
+QvStatus cli_source_new(const char *path, QvSource **src, QvError *error) {
   return strcmp(path, "-") == 0 ? qv_source_new_fd(src, STDIN_FILENO, error)
                                 : qv_source_new_path(src, path, error);
 }
@@ -49,7 +50,7 @@ static QvStatus read_all(int fd, const char *name, QvCliInput *in, QvError *erro
   return QV_OK;
 }
 
-QvStatus qv_cli_input_open(const char *path, QvCliInput *in, QvError *error) {
+QvStatus cli_input_open(const char *path, QvCliInput *in, QvError *error) {
   memset(in, 0, sizeof *in);
   if (strcmp(path, "-") == 0) return read_all(STDIN_FILENO, "stdin", in, error);
   int fd = open(path, O_RDONLY);
@@ -72,25 +73,25 @@ QvStatus qv_cli_input_open(const char *path, QvCliInput *in, QvError *error) {
   return s;
 }
 
-void qv_cli_input_free(QvCliInput *in) {
+void cli_input_free(QvCliInput *in) {
   if (in->mapping) munmap(in->mapping, in->size);
   free(in->heap);
   memset(in, 0, sizeof *in);
 }
 
-int qv_cli_open_single_input(const char *cmd, int argc, char **argv, const char **path,
+int cli_open_single_input(const char *cmd, int argc, char **argv, const char **path,
                              QvCliInput *in) {
   memset(in, 0, sizeof *in);
   int status;
-  *path = qv_cli_args_one_file(cmd, argc, argv, &status);
+  *path = cli_args_one_file(cmd, argc, argv, &status);
   if (*path == NULL) return status;
   QvError err;
   qv_error_clear(&err);
-  if (qv_cli_input_open(*path, in, &err)) return qv_cli_fail(cmd, &err);
+  if (cli_input_open(*path, in, &err)) return cli_fail(cmd, &err);
   return 0;
 }
 
-QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error) {
+QvStatus cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error) {
   *r = NULL;
   QvSource *src;
   QvStatus st = qv_source_new_memory(&src, data, size, NULL, error);
@@ -100,41 +101,41 @@ QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size,
   return st;
 }
 
-static int cli_threads; /* 0: not set */
+static int threads_given; /* 0: not set */
 
-void qv_cli_set_threads(int threads) { cli_threads = threads; }
+void cli_set_threads(int threads) { threads_given = threads; }
 
-int qv_cli_threads(void) {
-  if (cli_threads > 0) return cli_threads;
+int cli_threads(void) {
+  if (threads_given > 0) return threads_given;
   int n = qv_cpu_count();
   return n > QV_RB_MAX_THREADS ? QV_RB_MAX_THREADS : n;
 }
 
-const QvRbReadOptions *qv_cli_rb_read_options(void) {
+const QvRbReadOptions *cli_rb_read_options(void) {
   static QvRbReadOptions full;
   memset(&full, 0, sizeof full);
   full.struct_size = sizeof full;
   full.validate = QV_VALIDATE_FULL;
-  full.threads = qv_cli_threads();
+  full.threads = cli_threads();
   return &full;
 }
 
-QvStatus qv_cli_rb_reader_memory(const uint8_t *data, size_t size, struct ArrowArrayStream *stream,
+QvStatus cli_rb_reader_memory(const uint8_t *data, size_t size, struct ArrowArrayStream *stream,
                                  QvRbFileReader **file, QvError *error) {
   if (file) *file = NULL;
   else memset(stream, 0, sizeof *stream);
   QvSource *src;
   QvStatus st = qv_source_new_memory(&src, data, size, NULL, error);
   if (st) return st;
-  st = file ? qv_rb_file_reader_new(file, src, qv_cli_rb_read_options(), error)
-            : qv_rb_stream_reader_new(stream, src, qv_cli_rb_read_options(), error);
+  st = file ? qv_rb_file_reader_new(file, src, cli_rb_read_options(), error)
+            : qv_rb_stream_reader_new(stream, src, cli_rb_read_options(), error);
   qv_source_free(src); /* the reader holds its own reference */
   return st;
 }
 
-bool qv_cli_holds_tensors(const uint8_t *data, size_t size) {
+bool cli_holds_tensors(const uint8_t *data, size_t size) {
   QvIpcReader *r;
-  if (qv_cli_reader_memory(&r, data, size, NULL) != QV_OK) return false;
+  if (cli_reader_memory(&r, data, size, NULL) != QV_OK) return false;
   QvIpcMessage msg;
   bool tensor = false;
   if (qv_ipc_reader_next(r, &msg, NULL) == QV_OK) {
@@ -148,17 +149,17 @@ bool qv_cli_holds_tensors(const uint8_t *data, size_t size) {
 
 /* ---- tensors */
 
-void qv_cli_tensor_free(QvCliTensor *t) {
+void cli_tensor_free(QvCliTensor *t) {
   qv_tensor_reset(&t->dense);
   qv_sparse_reset(&t->sparse);
   t->is_sparse = false;
 }
 
-QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvError *error) {
+QvStatus cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvError *error) {
   memset(out, 0, sizeof *out);
   bool in_stdin = strcmp(path, "-") == 0;
   QvSource *src;
-  QvStatus st = qv_cli_source_new(path, &src, error);
+  QvStatus st = cli_source_new(path, &src, error);
   if (st) return st;
   QvIpcReader *r;
   st = qv_ipc_reader_new(&r, src, NULL, error);
@@ -186,7 +187,7 @@ QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, Q
   }
   qv_ipc_reader_free(r);
   if (st) {
-    qv_cli_tensor_free(out);
+    cli_tensor_free(out);
     if (!in_stdin) qv_error_prefix(error, "%s", path);
   }
   return st;

@@ -14,43 +14,43 @@
 #include "quiver/tensor.h"
 
 /* A source over `path`, or over stdin for "-". */
-QvStatus qv_cli_source_new(const char *path, QvSource **src, QvError *error);
+QvStatus cli_source_new(const char *path, QvSource **src, QvError *error);
 
 /* Reads all of `path` ("-" = stdin) into memory: mmap for regular files,
- * a growing buffer otherwise. Release with qv_cli_input_free. */
+ * a growing buffer otherwise. Release with cli_input_free. */
 typedef struct QvCliInput {
   const uint8_t *data;
   size_t size;
   void *mapping;  /* non-NULL when mmap'd */
   uint8_t *heap;  /* non-NULL when read into memory */
 } QvCliInput;
-QvStatus qv_cli_input_open(const char *path, QvCliInput *in, QvError *error);
-void qv_cli_input_free(QvCliInput *in);
+QvStatus cli_input_open(const char *path, QvCliInput *in, QvError *error);
+void cli_input_free(QvCliInput *in);
 /* For a command whose only argument is one FILE: parses the command line
  * and reads FILE into *in. Returns 0, or the exit status after printing
  * why (usage, or FILE unreadable). *path is FILE as given. */
-int qv_cli_open_single_input(const char *cmd, int argc, char **argv, const char **path,
+int cli_open_single_input(const char *cmd, int argc, char **argv, const char **path,
                              QvCliInput *in);
 /* True when the first message of the input is a Tensor or SparseTensor.
  * Anything else (a Schema, an Arrow file, a RecordBatch without its Schema,
  * no messages at all) goes to the record batch reader, which says what is
  * wrong with it. */
-bool qv_cli_holds_tensors(const uint8_t *data, size_t size);
+bool cli_holds_tensors(const uint8_t *data, size_t size);
 /* A message reader over bytes the caller keeps alive. */
-QvStatus qv_cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error);
+QvStatus cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, QvError *error);
 
 /* The record batch read options of every command: full validation (a
  * command prints or converts only what it has checked), decompression on
- * qv_cli_threads() threads. */
-const QvRbReadOptions *qv_cli_rb_read_options(void);
+ * cli_threads() threads. */
+const QvRbReadOptions *cli_rb_read_options(void);
 /* Threads for compressing and decompressing record batch bodies: what
  * --threads set, else every online CPU. */
-void qv_cli_set_threads(int threads);
-int qv_cli_threads(void);
+void cli_set_threads(int threads);
+int cli_threads(void);
 /* A record batch reader with those options over bytes the caller keeps
  * alive (zero-copy): a file reader into *file when `file` is not NULL, else
  * a stream reader into *stream. */
-QvStatus qv_cli_rb_reader_memory(const uint8_t *data, size_t size, struct ArrowArrayStream *stream,
+QvStatus cli_rb_reader_memory(const uint8_t *data, size_t size, struct ArrowArrayStream *stream,
                                  QvRbFileReader **file, QvError *error);
 
 /* Message `index` of an Arrow input ("-" = stdin) as a dense or a sparse
@@ -60,7 +60,7 @@ typedef struct QvCliTensor {
   QvTensor dense;
   QvSparseTensor sparse;
 } QvCliTensor;
-QvStatus qv_cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvError *error);
-void qv_cli_tensor_free(QvCliTensor *t);
+QvStatus cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvError *error);
+void cli_tensor_free(QvCliTensor *t);
 
 #endif

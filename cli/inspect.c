@@ -37,9 +37,9 @@ static void put(Text *t, const char *fmt, ...) {
 /* Names come from the file: escaped, never sent to the terminal as they are. */
 static void put_name(Text *t, const char *name, size_t len) {
   QvCliText e = {0};
-  if (name) qv_cli_text_put_name(&e, name, len);
-  put(t, "%s", e.failed ? "?" : qv_cli_text_str(&e));
-  qv_cli_text_free(&e);
+  if (name) cli_text_put_name(&e, name, len);
+  put(t, "%s", e.failed ? "?" : cli_text_str(&e));
+  cli_text_free(&e);
 }
 
 /* A tensor extension field: its cell shape and dim names (rb_print.h). */
@@ -71,7 +71,7 @@ static void put_tensor_column(Text *t, const QvField *f) {
   char text[512];
   if (qv_tensor_column_type_parse(kind, meta ? meta->value : "", meta ? meta->value_len : 0, ndim,
                                   &type, &err) == QV_OK)
-    qv_cli_tensor_type_text(&type, text, sizeof text);
+    cli_tensor_type_text(&type, text, sizeof text);
   else
     snprintf(text, sizeof text, "invalid: %s", err.message);
   qv_tensor_column_type_reset(&type);
@@ -137,7 +137,7 @@ static void put_buffer(Text *t, const char *name, QvBuffer b, int64_t body_offse
 
 /* A value type of the element width of a tensor's Arrow type (only the
  * width matters for strides); false for what no tensor can hold. */
-static bool width_type(const QvType *type, QvValueType *out) {
+static bool width_type(const QvType *type, QvArrowType *out) {
   int bits = 0;
   if (type->id == QV_TYPE_INT) bits = type->u.int_.bit_width;
   if (type->id == QV_TYPE_FLOATING_POINT) {
@@ -145,17 +145,17 @@ static bool width_type(const QvType *type, QvValueType *out) {
     bits = p == QV_PRECISION_HALF ? 16 : p == QV_PRECISION_SINGLE ? 32 : p == QV_PRECISION_DOUBLE ? 64 : 0;
   }
   switch (bits) {
-    case 8: *out = QV_VALUE_UINT8; return true;
-    case 16: *out = QV_VALUE_UINT16; return true;
-    case 32: *out = QV_VALUE_UINT32; return true;
-    case 64: *out = QV_VALUE_UINT64; return true;
+    case 8: *out = QV_ARROW_UINT8; return true;
+    case 16: *out = QV_ARROW_UINT16; return true;
+    case 32: *out = QV_ARROW_UINT32; return true;
+    case 64: *out = QV_ARROW_UINT64; return true;
     default: return false;
   }
 }
 
 /* "row-major", "column-major" or "strided", from the strides in the file. */
 static const char *tensor_layout(const QvTensorMeta *te) {
-  QvValueType vt;
+  QvArrowType vt;
   if (!te->has_strides || te->n_strides == 0) return "row-major";
   if (te->n_strides != te->ndim || te->ndim > QV_TENSOR_MAX_NDIM || !width_type(&te->type, &vt))
     return "invalid";
@@ -285,22 +285,23 @@ static void summarize(Text *t, const QvIpcMessage *m) {
     }
     case QV_HEADER_SPARSE_TENSOR: {
       const QvSparseTensorMeta *s = &msg->header.sparse_tensor;
-      const char *format = qv_sparse_index_name(s->index_kind);
-      if (s->index_kind == QV_SPARSE_INDEX_CSX)
-        format = s->index.csx.compressed_axis == QV_CSX_COLUMN ? "CSC" : "CSR";
+      static const char *const formats[] = {
+          [QV_SPARSE_COO] = "COO", [QV_SPARSE_CSR] = "CSR", [QV_SPARSE_CSC] = "CSC",
+          [QV_SPARSE_CSF] = "CSF"};
+      const char *format = formats[s->format]; /* the decoder gives one of these */
       put(t, "%s %s ", format, qv_type_describe(&s->type, type, sizeof type));
       put_shape(t, s->ndim, s->shape);
       put(t, " nnz=%" PRId64 " density=%.4g", s->non_zero_length, density(s));
-      if (s->index_kind == QV_SPARSE_INDEX_COO) {
+      if (s->format == QV_SPARSE_COO) {
         put_int_type(t, "index", s->index.coo.indices_type);
         put(t, " canonical=%s", s->index.coo.is_canonical ? "yes" : "no");
         put_buffer(t, "indices", s->index.coo.indices_buffer, m->body_offset);
-      } else if (s->index_kind == QV_SPARSE_INDEX_CSX) {
+      } else if (s->format == QV_SPARSE_CSR || s->format == QV_SPARSE_CSC) {
         put_int_type(t, "indptr", s->index.csx.indptr_type);
         put_int_type(t, "index", s->index.csx.indices_type);
         put_buffer(t, "indptr", s->index.csx.indptr_buffer, m->body_offset);
         put_buffer(t, "indices", s->index.csx.indices_buffer, m->body_offset);
-      } else if (s->index_kind == QV_SPARSE_INDEX_CSF) {
+      } else if (s->format == QV_SPARSE_CSF) {
         const QvSparseCSF *c = &s->index.csf;
         put_int_type(t, "indptr", c->indptr_type);
         put_int_type(t, "index", c->indices_type);
@@ -329,15 +330,15 @@ static void summarize(Text *t, const QvIpcMessage *m) {
 int qv_cmd_inspect(int argc, char **argv) {
   const char *path;
   QvCliInput in;
-  int status = qv_cli_open_single_input("inspect", argc, argv, &path, &in);
+  int status = cli_open_single_input("inspect", argc, argv, &path, &in);
   if (status) return status;
   QvError err;
   qv_error_clear(&err);
 
   QvIpcReader *r = NULL;
   int rc = 0;
-  if (qv_cli_reader_memory(&r, in.data, in.size, &err)) {
-    rc = qv_cli_fail("inspect", &err);
+  if (cli_reader_memory(&r, in.data, in.size, &err)) {
+    rc = cli_fail("inspect", &err);
     goto done;
   }
   bool is_file = qv_ipc_reader_format(r) == QV_IPC_FORMAT_FILE;
@@ -352,7 +353,7 @@ int qv_cmd_inspect(int argc, char **argv) {
     if (st == QV_EOS) break;
     if (st) {
       fflush(stdout);
-      rc = qv_cli_fail("inspect", &err);
+      rc = cli_fail("inspect", &err);
       goto done;
     }
     Text t = {.len = 0};
@@ -372,7 +373,7 @@ int qv_cmd_inspect(int argc, char **argv) {
     int32_t flen;
     if (qv_ipc_reader_footer(r, &footer, &foff, &flen, &err)) {
       fflush(stdout);
-      rc = qv_cli_fail("inspect", &err);
+      rc = cli_fail("inspect", &err);
       goto done;
     }
     printf("%-10" PRId64 " %-15s %-8s %-10d %-10s schema: %" PRId64 " fields, %" PRId64
@@ -384,9 +385,9 @@ int qv_cmd_inspect(int argc, char **argv) {
     /* the file's verdict is the file reader's, as for cat and validate
      * (the footer's schema; the first message's version, and its schema agreeing) */
     QvRbFileReader *f;
-    if (qv_cli_rb_reader_memory(in.data, in.size, NULL, &f, &err)) {
+    if (cli_rb_reader_memory(in.data, in.size, NULL, &f, &err)) {
       fflush(stdout);
-      rc = qv_cli_fail("inspect", &err);
+      rc = cli_fail("inspect", &err);
       goto done;
     }
     qv_rb_file_reader_free(f);
@@ -394,6 +395,6 @@ int qv_cmd_inspect(int argc, char **argv) {
   printf("%" PRId64 " message%s\n", count, count == 1 ? "" : "s");
 done:
   qv_ipc_reader_free(r);
-  qv_cli_input_free(&in);
+  cli_input_free(&in);
   return rc;
 }

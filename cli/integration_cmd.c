@@ -72,14 +72,14 @@ static struct ArrowArray *next_slot(ArrowInput *in, QvError *error) {
 
 static QvStatus read_file(QvSource *src, ArrowInput *in, QvError *error) {
   QvRbFileReader *r;
-  QvStatus st = qv_rb_file_reader_new(&r, src, qv_cli_rb_read_options(), error);
+  QvStatus st = qv_rb_file_reader_new(&r, src, cli_rb_read_options(), error);
   if (st) return st;
   const int64_t *ids;
   int64_t n_ids;
   qv_rb_file_dictionary_ids(r, &ids, &n_ids);
   st = keep_ids(in, ids, n_ids, error);
   if (!st) st = qv_rb_file_get_schema(r, &in->schema, error);
-  for (int64_t i = 0; !st && i < qv_rb_file_num_batches(r); i++) {
+  for (int64_t i = 0; !st && i < qv_rb_file_n_batches(r); i++) {
     struct ArrowArray *slot = next_slot(in, error);
     if (slot == NULL) st = QV_ENOMEM;
     else if (!(st = qv_rb_file_read_batch(r, i, slot, error))) in->n_batches++;
@@ -90,7 +90,7 @@ static QvStatus read_file(QvSource *src, ArrowInput *in, QvError *error) {
 
 static QvStatus read_stream(QvSource *src, ArrowInput *in, QvError *error) {
   struct ArrowArrayStream s;
-  QvStatus st = qv_rb_stream_reader_new(&s, src, qv_cli_rb_read_options(), error);
+  QvStatus st = qv_rb_stream_reader_new(&s, src, cli_rb_read_options(), error);
   if (st) return st;
   const int64_t *ids;
   int64_t n_ids;
@@ -149,7 +149,11 @@ static bool g_unsigned_spelling;
 
 static QvStatus read_json(const char *path, QvJsonFile **out, QvError *error) {
   QvJsonReadOptions o = {.struct_size = sizeof o, .accept_unsigned_spelling = g_unsigned_spelling};
-  QvStatus st = qv_json_read_path(out, path, &o, error);
+  QvSource *src;
+  QvStatus st = qv_source_new_path(&src, path, error);
+  if (st) return st;
+  st = qv_json_read(out, src, &o, error);
+  qv_source_free(src);
   if (st && strncmp(error->message, path, strlen(path)) != 0) qv_error_prefix(error, "%s", path);
   return st;
 }
@@ -160,11 +164,11 @@ static int validate(const char *json, const char *arrow) {
   QvError e;
   qv_error_clear(&e);
   QvJsonFile *jf;
-  if (read_json(json, &jf, &e)) return qv_cli_fail(CMD, &e);
+  if (read_json(json, &jf, &e)) return cli_fail(CMD, &e);
   ArrowInput in;
   if (read_arrow(arrow, &in, &e)) {
     qv_json_file_free(jf);
-    return qv_cli_fail(CMD, &e);
+    return cli_fail(CMD, &e);
   }
   QvJsonData expected, found;
   qv_json_file_data(jf, &expected);
@@ -175,7 +179,7 @@ static int validate(const char *json, const char *arrow) {
   if (st) {
     /* a difference is the answer "invalid", whatever status carried it */
     if (st == QV_EINVAL) qv_error_prefix(&e, "%s differs from %s", arrow, json);
-    return qv_cli_fail(CMD, &e);
+    return cli_fail(CMD, &e);
   }
   return QV_EXIT_OK;
 }
@@ -204,18 +208,18 @@ static QvStatus write_arrow(QvSink *sink, const void *ctx, QvError *error) {
 }
 
 static int json_to_arrow(const char *json, const char *arrow) {
-  int rc = qv_cli_check_output(CMD, arrow);
+  int rc = cli_check_output(CMD, arrow);
   if (rc) return rc;
   QvError e;
   qv_error_clear(&e);
   QvJsonFile *jf;
-  if (read_json(json, &jf, &e)) return qv_cli_fail(CMD, &e);
+  if (read_json(json, &jf, &e)) return cli_fail(CMD, &e);
   QvJsonData d;
   qv_json_file_data(jf, &d);
   JsonToArrow ctx = {&d};
-  QvStatus st = qv_cli_write_output(arrow, write_arrow, &ctx, &e);
+  QvStatus st = cli_write_output(arrow, write_arrow, &ctx, &e);
   qv_json_file_free(jf);
-  return st ? qv_cli_fail(CMD, &e) : QV_EXIT_OK;
+  return st ? cli_fail(CMD, &e) : QV_EXIT_OK;
 }
 
 typedef struct ArrowToJson {
@@ -225,7 +229,7 @@ typedef struct ArrowToJson {
 
 static QvStatus write_json(QvSink *sink, const void *ctx, QvError *error) {
   const ArrowToJson *a = ctx;
-  return qv_json_write_sink(a->data, a->options, sink, error);
+  return qv_json_write(a->data, sink, a->options, error);
 }
 
 /* The text streams to OUT (never whole in memory); --max-output bounds it. */
@@ -233,15 +237,15 @@ static int arrow_to_json(const char *arrow, const char *json, int64_t max_output
   QvError e;
   qv_error_clear(&e);
   ArrowInput in;
-  if (read_arrow(arrow, &in, &e)) return qv_cli_fail(CMD, &e);
+  if (read_arrow(arrow, &in, &e)) return cli_fail(CMD, &e);
   QvJsonData d;
   arrow_input_data(&in, &d);
   QvJsonWriteOptions o = {.struct_size = sizeof o, .max_output_size = max_output};
   ArrowToJson ctx = {&d, &o};
-  QvStatus st = qv_cli_write_output(json, write_json, &ctx, &e);
+  QvStatus st = cli_write_output(json, write_json, &ctx, &e);
   arrow_input_reset(&in);
-  if (st == QV_ELIMIT) qv_cli_name_max_output(&e);
-  return st ? qv_cli_fail(CMD, &e) : QV_EXIT_OK;
+  if (st == QV_ELIMIT) cli_name_max_output(&e);
+  return st ? cli_fail(CMD, &e) : QV_EXIT_OK;
 }
 
 int qv_cmd_integration(int argc, char **argv) {
@@ -250,26 +254,26 @@ int qv_cmd_integration(int argc, char **argv) {
   const char *json = NULL, *arrow = NULL, *v;
   int64_t max_output = 0;
   QvCliArgs a;
-  qv_cli_args_init(&a, CMD, argc, argv);
-  while (qv_cli_args_next(&a)) {
+  cli_args_init(&a, CMD, argc, argv);
+  while (cli_args_next(&a)) {
     int k;
-    if ((k = qv_cli_args_choice(&a, "--mode", modes)) >= 0) mode = k;
-    else if ((v = qv_cli_args_value(&a, "--json")) != NULL) json = v;
-    else if ((v = qv_cli_args_value(&a, "--arrow")) != NULL) arrow = v;
-    else if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
-    else if (qv_cli_args_flag(&a, "--accept-unsigned-spelling")) g_unsigned_spelling = true;
-    else qv_cli_args_unknown(&a);
+    if ((k = cli_args_choice(&a, "--mode", modes)) >= 0) mode = k;
+    else if ((v = cli_args_value(&a, "--json")) != NULL) json = v;
+    else if ((v = cli_args_value(&a, "--arrow")) != NULL) arrow = v;
+    else if (cli_args_size(&a, "--max-output", &max_output)) continue;
+    else if (cli_args_flag(&a, "--accept-unsigned-spelling")) g_unsigned_spelling = true;
+    else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
-  if (mode < 0) return qv_cli_usage_error(CMD, "needs --mode=validate|json-to-arrow|arrow-to-json");
-  if (json == NULL || arrow == NULL) return qv_cli_usage_error(CMD, "needs --json=FILE and --arrow=FILE");
+  if (mode < 0) return cli_usage_error(CMD, "needs --mode=validate|json-to-arrow|arrow-to-json");
+  if (json == NULL || arrow == NULL) return cli_usage_error(CMD, "needs --json=FILE and --arrow=FILE");
   /* inputs are read by path (gzip is recognised by its magic); only an
    * output may be '-' */
   if ((mode != 2 && strcmp(json, "-") == 0) || (mode != 1 && strcmp(arrow, "-") == 0))
-    return qv_cli_usage_error(CMD, "an input must be a file, not '-'");
-  if (max_output && mode != 2) return qv_cli_usage_error(CMD, "--max-output applies to arrow-to-json");
+    return cli_usage_error(CMD, "an input must be a file, not '-'");
+  if (max_output && mode != 2) return cli_usage_error(CMD, "--max-output applies to arrow-to-json");
   if (g_unsigned_spelling && mode == 2)
-    return qv_cli_usage_error(CMD, "--accept-unsigned-spelling applies to reading JSON (validate, "
+    return cli_usage_error(CMD, "--accept-unsigned-spelling applies to reading JSON (validate, "
                               "json-to-arrow)");
   switch (mode) {
     case 0: return validate(json, arrow);

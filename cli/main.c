@@ -210,7 +210,7 @@ static int run(int argc, char **argv) {
   }
   const Command *c = find(name);
   if (c == NULL) return unknown(name);
-  if (qv_cli_wants_help(argc - 2, argv + 2)) {
+  if (cli_wants_help(argc - 2, argv + 2)) {
     fputs(c->help, stdout);
     return QV_EXIT_OK;
   }

@@ -7,7 +7,7 @@
 
 #include "quiver/tensor_ipc.h"
 
-int qv_cli_exit_code(QvStatus status) {
+int cli_exit_code(QvStatus status) {
   switch (status) {
     case QV_OK: return QV_EXIT_OK;
     case QV_ENOTSUP: return QV_EXIT_UNSUPPORTED;
@@ -15,25 +15,25 @@ int qv_cli_exit_code(QvStatus status) {
   }
 }
 
-int qv_cli_fail(const char *cmd, const QvError *error) {
+int cli_fail(const char *cmd, const QvError *error) {
   fprintf(stderr, "quiver %s: %s\n", cmd,
           error->message[0] ? error->message : qv_status_name(error->code));
-  return qv_cli_exit_code(error->code);
+  return cli_exit_code(error->code);
 }
 
-int qv_cli_check_output(const char *cmd, const char *out) {
+int cli_check_output(const char *cmd, const char *out) {
   if (strcmp(out, "-") != 0 || !isatty(STDOUT_FILENO)) return 0;
-  return qv_cli_usage_error(cmd, "refusing to write binary data to a terminal");
+  return cli_usage_error(cmd, "refusing to write binary data to a terminal");
 }
 
 /* ---- sinks */
 
-QvStatus qv_cli_output_open(const char *out, QvSink **sink, QvError *error) {
+QvStatus cli_output_open(const char *out, QvSink **sink, QvError *error) {
   return strcmp(out, "-") == 0 ? qv_sink_new_fd(sink, STDOUT_FILENO, error)
                                : qv_sink_new_path(sink, out, 0, error);
 }
 
-QvStatus qv_cli_output_close(const char *out, QvSink *sink, QvStatus status, QvError *error) {
+QvStatus cli_output_close(const char *out, QvSink *sink, QvStatus status, QvError *error) {
   if (status == QV_OK) status = qv_sink_finish(sink, error);
   qv_sink_free(sink); /* after a failure this removes the temporary file */
   /* the sink's own errors name the file already */
@@ -42,27 +42,27 @@ QvStatus qv_cli_output_close(const char *out, QvSink *sink, QvStatus status, QvE
   return status;
 }
 
-QvStatus qv_cli_write_output(const char *out, QvCliWriteFn write_fn, const void *ctx,
+QvStatus cli_write_output(const char *out, QvCliWriteFn write_fn, const void *ctx,
                              QvError *err) {
   QvSink *sink;
-  QvStatus st = qv_cli_output_open(out, &sink, err);
+  QvStatus st = cli_output_open(out, &sink, err);
   if (st) return st;
-  return qv_cli_output_close(out, sink, write_fn(sink, ctx, err), err);
+  return cli_output_close(out, sink, write_fn(sink, ctx, err), err);
 }
 
-QvStatus qv_cli_write_batches(const char *out, struct ArrowArrayStream *s,
+QvStatus cli_write_batches(const char *out, struct ArrowArrayStream *s,
                               const QvRbWriteOptions *options, QvError *error) {
   QvSink *sink;
-  QvStatus st = qv_cli_output_open(out, &sink, error);
+  QvStatus st = cli_output_open(out, &sink, error);
   if (st) return st;
-  return qv_cli_output_close(out, sink, qv_rb_write_all(s, sink, options, error), error);
+  return cli_output_close(out, sink, qv_rb_write_all(s, sink, options, error), error);
 }
 
-QvStatus qv_cli_write_tensor(QvSink *sink, const void *tensor, QvError *error) {
-  return qv_tensor_write(tensor, sink, error);
+QvStatus cli_write_tensor(QvSink *sink, const void *tensor, QvError *error) {
+  return qv_tensor_write(tensor, sink, NULL, error);
 }
 
-QvStatus qv_cli_write_sparse(QvSink *sink, const void *sparse_out, QvError *error) {
+QvStatus cli_write_sparse(QvSink *sink, const void *sparse_out, QvError *error) {
   const QvCliSparseOut *so = sparse_out;
   return qv_sparse_write(so->tensor, sink, &so->options, error);
 }
@@ -72,9 +72,9 @@ QvStatus qv_cli_write_sparse(QvSink *sink, const void *sparse_out, QvError *erro
 /* The index type for a sparse -> sparse conversion without --index-type:
  * the input's, when its indptr shares it (the conversion uses one type for
  * both), else int64. */
-static QvValueType default_index_type(const QvSparseTensor *t) {
+static QvArrowType default_index_type(const QvSparseTensor *t) {
   if (t->format == QV_SPARSE_COO || t->indptr_type == t->index_type) return t->index_type;
-  return QV_VALUE_INT64;
+  return QV_ARROW_INT64;
 }
 
 static QvStatus over_limit(int64_t size, int64_t limit, QvError *error) {
@@ -87,19 +87,19 @@ static int64_t sat_mul(int64_t a, int64_t b) {
   return (a != 0 && b > INT64_MAX / a) ? INT64_MAX : a * b;
 }
 
-QvStatus qv_cli_check_dense_output(int32_t ndim, const int64_t *shape, QvValueType type,
+QvStatus cli_check_dense_output(int32_t ndim, const int64_t *shape, QvArrowType type,
                                    int64_t max_output, QvError *error) {
   int64_t limit = max_output > 0 ? max_output : QV_DEFAULT_MAX_OUTPUT_SIZE;
-  int64_t size = (int64_t)qv_value_type_size(type);
+  int64_t size = (int64_t)qv_arrow_type_size(type);
   for (int32_t k = 0; k < ndim; k++) size = sat_mul(size, shape[k] > 0 ? shape[k] : 0);
   return size > limit ? over_limit(size, limit, error) : QV_OK;
 }
 
-QvStatus qv_cli_check_sparse_output(const QvSparseTensor *t, int64_t max_output, QvError *error) {
+QvStatus cli_check_sparse_output(const QvSparseTensor *t, int64_t max_output, QvError *error) {
   int64_t limit = max_output > 0 ? max_output : QV_DEFAULT_MAX_OUTPUT_SIZE;
   /* values plus at most ndim indices per entry, and a CSR/CSC indptr */
-  int64_t isz = (int64_t)qv_value_type_size(t->index_type);
-  int64_t per = (int64_t)qv_value_type_size(t->value_type) + t->ndim * isz;
+  int64_t isz = (int64_t)qv_arrow_type_size(t->index_type);
+  int64_t per = (int64_t)qv_arrow_type_size(t->value_type) + t->ndim * isz;
   int64_t size = sat_mul(t->nnz, per), major = 0;
   if ((t->format == QV_SPARSE_CSR || t->format == QV_SPARSE_CSC) && t->ndim == 2)
     major = t->shape[t->format == QV_SPARSE_CSR ? 0 : 1];
@@ -108,57 +108,57 @@ QvStatus qv_cli_check_sparse_output(const QvSparseTensor *t, int64_t max_output,
   return size > limit ? over_limit(size, limit, error) : QV_OK;
 }
 
-void qv_cli_name_max_output(QvError *err) {
+void cli_name_max_output(QvError *err) {
   const char *lib = "(max_output_size)";
   char *p = strstr(err->message, lib);
   if (p != NULL) snprintf(p, sizeof err->message - (size_t)(p - err->message), "(--max-output)");
 }
 
-int qv_cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
+int cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
                              QvSparseFormat format, const QvCliSparseArgs *a, const char *out) {
-  if (to_dense && qv_cli_sparse_args_given(a))
-    return qv_cli_usage_error(
+  if (to_dense && cli_sparse_args_given(a))
+    return cli_usage_error(
         cmd, "--index-type, --axis-order and --csf-lengths apply to sparse output only");
   if (!to_dense && format != QV_SPARSE_CSF && (a->n_axis > 0 || a->has_csf_lengths))
-    return qv_cli_usage_error(cmd, "--axis-order and --csf-lengths apply to CSF output only");
+    return cli_usage_error(cmd, "--axis-order and --csf-lengths apply to CSF output only");
   int32_t ndim = in->is_sparse ? in->sparse.ndim : in->dense.ndim;
   QvError err;
   qv_error_clear(&err);
   if (a->n_axis > 0 && a->n_axis != ndim) {
     qv_error_set(&err, QV_EINVAL, "--axis-order lists %d axes, the tensor has %d dimensions",
                  (int)a->n_axis, (int)ndim);
-    return qv_cli_fail(cmd, &err);
+    return cli_fail(cmd, &err);
   }
   QvStatus st;
   if (to_dense) {
     QvTensor dense;
     const int64_t *shape = in->is_sparse ? in->sparse.shape : in->dense.shape;
-    QvValueType vt = in->is_sparse ? in->sparse.value_type : in->dense.type;
-    if (qv_cli_check_dense_output(ndim, shape, vt, a->max_output, &err)) return qv_cli_fail(cmd, &err);
+    QvArrowType vt = in->is_sparse ? in->sparse.value_type : in->dense.type;
+    if (cli_check_dense_output(ndim, shape, vt, a->max_output, &err)) return cli_fail(cmd, &err);
     if (in->is_sparse) {
       st = qv_sparse_to_dense(&in->sparse, &dense, &err);
-      if (st) return qv_cli_fail(cmd, &err);
+      if (st) return cli_fail(cmd, &err);
     } else {
       dense = in->dense;
     }
-    st = qv_cli_write_output(out, qv_cli_write_tensor, &dense, &err);
+    st = cli_write_output(out, cli_write_tensor, &dense, &err);
     if (in->is_sparse) qv_tensor_reset(&dense);
-    return st ? qv_cli_fail(cmd, &err) : 0;
+    return st ? cli_fail(cmd, &err) : 0;
   }
   QvSparseOptions o;
   memset(&o, 0, sizeof o);
-  o.index_type = a->index_type != QV_VALUE_DEFAULT ? a->index_type
+  o.index_type = a->index_type != QV_ARROW_NONE ? a->index_type
                  : in->is_sparse                    ? default_index_type(&in->sparse)
-                                                    : QV_VALUE_INT64;
+                                                    : QV_ARROW_INT64;
   o.axis_order = a->n_axis > 0 ? a->axis_order : NULL;
   o.max_output_size = a->max_output;
   QvSparseTensor sp;
   st = in->is_sparse ? qv_sparse_convert(&in->sparse, format, &o, &sp, &err)
                      : qv_sparse_from_dense(&in->dense, format, &o, &sp, &err);
-  if (st == QV_ELIMIT) qv_cli_name_max_output(&err);
-  if (st) return qv_cli_fail(cmd, &err);
+  if (st == QV_ELIMIT) cli_name_max_output(&err);
+  if (st) return cli_fail(cmd, &err);
   QvCliSparseOut so = {&sp, {sizeof so.options, a->csf_lengths}};
-  st = qv_cli_write_output(out, qv_cli_write_sparse, &so, &err);
+  st = cli_write_output(out, cli_write_sparse, &so, &err);
   qv_sparse_reset(&sp);
-  return st ? qv_cli_fail(cmd, &err) : 0;
+  return st ? cli_fail(cmd, &err) : 0;
 }

@@ -20,7 +20,7 @@
 static QvStatus validate_input(const uint8_t *data, size_t size, int64_t *batches, int64_t *rows,
                                QvError *error) {
   struct ArrowArrayStream s;
-  QvStatus st = qv_cli_rb_reader_memory(data, size, &s, NULL, error);
+  QvStatus st = cli_rb_reader_memory(data, size, &s, NULL, error);
   if (st) return st;
   for (;;) {
     struct ArrowArray a;
@@ -37,28 +37,28 @@ static QvStatus validate_input(const uint8_t *data, size_t size, int64_t *batche
 int qv_cmd_validate(int argc, char **argv) {
   const char *path = NULL, *p;
   QvCliArgs a;
-  qv_cli_args_init(&a, "validate", argc, argv);
-  while (qv_cli_args_next(&a)) {
-    if ((p = qv_cli_args_positional(&a)) != NULL && path == NULL) path = p;
-    else if (qv_cli_args_flag(&a, "--stream")) continue; /* accepted; files go by their footer */
-    else if (qv_cli_args_threads(&a)) continue;
-    else qv_cli_args_unknown(&a);
+  cli_args_init(&a, "validate", argc, argv);
+  while (cli_args_next(&a)) {
+    if ((p = cli_args_positional(&a)) != NULL && path == NULL) path = p;
+    else if (cli_args_flag(&a, "--stream")) continue; /* accepted; files go by their footer */
+    else if (cli_args_threads(&a)) continue;
+    else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
-  if (path == NULL) return qv_cli_usage_error("validate", "needs a FILE ('-' for stdin)");
+  if (path == NULL) return cli_usage_error("validate", "needs a FILE ('-' for stdin)");
   QvCliInput in;
   QvError error;
   qv_error_clear(&error);
-  if (qv_cli_input_open(path, &in, &error)) return qv_cli_fail("validate", &error);
+  if (cli_input_open(path, &in, &error)) return cli_fail("validate", &error);
   bool is_file = in.size >= 6 && memcmp(in.data, "ARROW1", 6) == 0;
   int64_t batches = 0, rows = 0;
   QvStatus st = validate_input(in.data, in.size, &batches, &rows, &error);
-  qv_cli_input_free(&in);
+  cli_input_free(&in);
   if (st) {
     /* valid but beyond quiver (big-endian, say) is not "invalid" */
     fprintf(stderr, "quiver validate: %s: %s: %s\n", path,
             st == QV_ENOTSUP ? "not supported" : "invalid", error.message);
-    return qv_cli_exit_code(st);
+    return cli_exit_code(st);
   }
   printf("%s: valid Arrow %s (%" PRId64 " record batches, %s%" PRId64 " rows)\n", path,
          is_file ? "file" : "stream", batches, rows == INT64_MAX ? "at least " : "", rows);
@@ -77,23 +77,23 @@ static int parse_convert_args(const char *cmd, int argc, char **argv, QvRbWriteO
                                             QV_COMPRESSION_ZSTD};
   static const char *const aligns[] = {"8", "64", NULL};
   static const char *const orders[] = {"native", "little", "big", NULL};
-  static const int order_ids[] = {QV_RB_ENDIAN_NATIVE, QV_RB_ENDIAN_LITTLE, QV_RB_ENDIAN_BIG};
+  static const int order_ids[] = {QV_ENDIAN_NATIVE, QV_ENDIAN_LITTLE, QV_ENDIAN_BIG};
   memset(o, 0, sizeof *o);
   o->validate = QV_VALIDATE_NONE; /* the reader validated in full already */
   const char *level, *level_arg = NULL;
   *npos = 0;
   QvCliArgs a;
-  qv_cli_args_init(&a, cmd, argc, argv);
-  while (qv_cli_args_next(&a)) {
+  cli_args_init(&a, cmd, argc, argv);
+  while (cli_args_next(&a)) {
     const char *p;
     int k;
-    if ((p = qv_cli_args_positional(&a)) != NULL && *npos < max_pos) pos[(*npos)++] = p;
-    else if ((k = qv_cli_args_choice(&a, "--compression", codecs)) >= 0) o->compression = codec_ids[k];
-    else if ((k = qv_cli_args_choice(&a, "--align", aligns)) >= 0) o->alignment = k ? 64 : 8;
-    else if ((k = qv_cli_args_choice(&a, "--endianness", orders)) >= 0) o->endianness = order_ids[k];
-    else if ((level = qv_cli_args_value(&a, "--level")) != NULL) level_arg = level;
-    else if (qv_cli_args_threads(&a)) continue;
-    else qv_cli_args_unknown(&a);
+    if ((p = cli_args_positional(&a)) != NULL && *npos < max_pos) pos[(*npos)++] = p;
+    else if ((k = cli_args_choice(&a, "--compression", codecs)) >= 0) o->compression = codec_ids[k];
+    else if ((k = cli_args_choice(&a, "--align", aligns)) >= 0) o->alignment = k ? 64 : 8;
+    else if ((k = cli_args_choice(&a, "--endianness", orders)) >= 0) o->endianness = order_ids[k];
+    else if ((level = cli_args_value(&a, "--level")) != NULL) level_arg = level;
+    else if (cli_args_threads(&a)) continue;
+    else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
   if (level_arg) {
@@ -101,14 +101,14 @@ static int parse_convert_args(const char *cmd, int argc, char **argv, QvRbWriteO
     int max = o->compression == QV_COMPRESSION_ZSTD ? 22 : 12;
     int64_t v;
     if (o->compression == QV_COMPRESSION_NONE)
-      return qv_cli_usage_error(cmd, "--level needs --compression lz4 or zstd");
-    if (!qv_cli_parse_index(level_arg, &v) || v < 1 || v > max)
-      return qv_cli_usage_error(cmd, "--level: '%s' is not a %s level from 1 to %d", level_arg,
+      return cli_usage_error(cmd, "--level needs --compression lz4 or zstd");
+    if (!cli_parse_index(level_arg, &v) || v < 1 || v > max)
+      return cli_usage_error(cmd, "--level: '%s' is not a %s level from 1 to %d", level_arg,
                                 o->compression == QV_COMPRESSION_ZSTD ? "zstd" : "lz4", max);
     o->compression_level = (int)v;
   }
-  o->threads = qv_cli_threads();
-  return qv_cli_check_output(cmd, "-");
+  o->threads = cli_threads();
+  return cli_check_output(cmd, "-");
 }
 
 int qv_cmd_stream_to_file(int argc, char **argv) {
@@ -121,15 +121,15 @@ int qv_cmd_stream_to_file(int argc, char **argv) {
   qv_error_clear(&error);
   struct ArrowArrayStream s;
   QvSource *src;
-  QvStatus st = qv_cli_source_new("-", &src, &error);
+  QvStatus st = cli_source_new("-", &src, &error);
   if (!st) {
-    st = qv_rb_stream_reader_new(&s, src, qv_cli_rb_read_options(), &error);
+    st = qv_rb_stream_reader_new(&s, src, cli_rb_read_options(), &error);
     qv_source_free(src);
   }
-  if (st) return qv_cli_fail("stream-to-file", &error);
-  st = qv_cli_write_batches("-", &s, &wo, &error);
+  if (st) return cli_fail("stream-to-file", &error);
+  st = cli_write_batches("-", &s, &wo, &error);
   s.release(&s);
-  return st ? qv_cli_fail("stream-to-file", &error) : 0;
+  return st ? cli_fail("stream-to-file", &error) : 0;
 }
 
 /* An ArrowArrayStream over the batches of a file reader, in footer order. */
@@ -159,7 +159,7 @@ static int fs_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
 static int fs_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
   FileStream *p = s->private_data;
   memset(out, 0, sizeof *out);
-  if (p->next >= qv_rb_file_num_batches(p->f)) return 0;
+  if (p->next >= qv_rb_file_n_batches(p->f)) return 0;
   return stream_errno(qv_rb_file_read_batch(p->f, p->next++, out, &p->error));
 }
 
@@ -176,22 +176,22 @@ int qv_cmd_file_to_stream(int argc, char **argv) {
   int npos;
   int rc = parse_convert_args("file-to-stream", argc, argv, &wo, &path, 1, &npos);
   if (rc) return rc;
-  if (npos != 1) return qv_cli_usage_error("file-to-stream", "needs a FILE ('-' for stdin)");
+  if (npos != 1) return cli_usage_error("file-to-stream", "needs a FILE ('-' for stdin)");
   wo.format = QV_IPC_FORMAT_STREAM;
   QvError error;
   qv_error_clear(&error);
   QvCliInput in;
-  if (qv_cli_input_open(path, &in, &error)) return qv_cli_fail("file-to-stream", &error);
+  if (cli_input_open(path, &in, &error)) return cli_fail("file-to-stream", &error);
   FileStream fs;
   memset(&fs, 0, sizeof fs);
-  QvStatus st = qv_cli_rb_reader_memory(in.data, in.size, NULL, &fs.f, &error);
+  QvStatus st = cli_rb_reader_memory(in.data, in.size, NULL, &fs.f, &error);
   if (!st) {
     /* fields that share a dictionary in the file share it in the stream */
     qv_rb_file_dictionary_ids(fs.f, &wo.dictionary_ids, &wo.n_dictionary_ids);
     struct ArrowArrayStream s = {fs_get_schema, fs_get_next, fs_last_error, fs_release, &fs};
-    st = qv_cli_write_batches("-", &s, &wo, &error);
+    st = cli_write_batches("-", &s, &wo, &error);
     qv_rb_file_reader_free(fs.f);
   }
-  qv_cli_input_free(&in);
-  return st ? qv_cli_fail("file-to-stream", &error) : 0;
+  cli_input_free(&in);
+  return st ? cli_fail("file-to-stream", &error) : 0;
 }

@@ -23,100 +23,100 @@ static const char *const unit_names[4] = {"s", "ms", "us", "ns"};
 static void describe(QvCliText *t, const struct ArrowSchema *s, int depth);
 
 static void describe_field(QvCliText *t, const struct ArrowSchema *s, int depth) {
-  if (s->name) qv_cli_text_put_name(t, s->name, strlen(s->name));
-  qv_cli_text_puts(t, ": ");
+  if (s->name) cli_text_put_name(t, s->name, strlen(s->name));
+  cli_text_puts(t, ": ");
   describe(t, s, depth + 1);
-  if (!(s->flags & ARROW_FLAG_NULLABLE)) qv_cli_text_puts(t, " not null");
+  if (!(s->flags & ARROW_FLAG_NULLABLE)) cli_text_puts(t, " not null");
 }
 
 static void describe(QvCliText *t, const struct ArrowSchema *s, int depth) {
-  QvSchemaView v;
-  if (depth > 16 || qv_schema_view_init(&v, s, NULL) != QV_OK) {
-    qv_cli_text_puts(t, "?");
+  QvArrowSchemaView v;
+  if (depth > 16 || qv_arrow_schema_view_init(&v, s, NULL) != QV_OK) {
+    cli_text_puts(t, "?");
     return;
   }
   if (v.type == QV_ARROW_DICTIONARY) {
-    qv_cli_text_puts(t, "dictionary<values=");
+    cli_text_puts(t, "dictionary<values=");
     describe(t, s->dictionary, depth + 1);
-    qv_cli_text_printf(t, ", indices=%s%s>", qv_arrow_type_name(v.storage_type),
+    cli_text_printf(t, ", indices=%s%s>", qv_arrow_type_name(v.storage_type),
                 (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) ? ", ordered" : "");
     return;
   }
   if (v.extension_name) {
-    qv_cli_text_puts(t, "extension<");
-    qv_cli_text_put_name(t, v.extension_name, (size_t)v.extension_name_len);
-    qv_cli_text_puts(t, ", ");
+    cli_text_puts(t, "extension<");
+    cli_text_put_name(t, v.extension_name, (size_t)v.extension_name_len);
+    cli_text_puts(t, ", ");
   }
   switch (v.type) {
     case QV_ARROW_DECIMAL32:
     case QV_ARROW_DECIMAL64:
     case QV_ARROW_DECIMAL128:
     case QV_ARROW_DECIMAL256:
-      qv_cli_text_printf(t, "%s(%d, %d)", qv_arrow_type_name(v.type), v.decimal_precision, v.decimal_scale);
+      cli_text_printf(t, "%s(%d, %d)", qv_arrow_type_name(v.type), v.decimal_precision, v.decimal_scale);
       break;
     case QV_ARROW_TIME32:
     case QV_ARROW_TIME64:
     case QV_ARROW_DURATION:
-      qv_cli_text_printf(t, "%s[%s]", qv_arrow_type_name(v.type), unit_names[v.time_unit & 3]);
+      cli_text_printf(t, "%s[%s]", qv_arrow_type_name(v.type), unit_names[v.time_unit & 3]);
       break;
     case QV_ARROW_TIMESTAMP:
-      qv_cli_text_printf(t, "timestamp[%s", unit_names[v.time_unit & 3]);
+      cli_text_printf(t, "timestamp[%s", unit_names[v.time_unit & 3]);
       if (v.timezone_len) {
-        qv_cli_text_puts(t, ", tz=");
-        qv_cli_text_put_name(t, v.timezone, (size_t)v.timezone_len);
+        cli_text_puts(t, ", tz=");
+        cli_text_put_name(t, v.timezone, (size_t)v.timezone_len);
       }
-      qv_cli_text_puts(t, "]");
+      cli_text_puts(t, "]");
       break;
-    case QV_ARROW_FIXED_SIZE_BINARY: qv_cli_text_printf(t, "fixed_size_binary[%d]", v.byte_width); break;
+    case QV_ARROW_FIXED_SIZE_BINARY: cli_text_printf(t, "fixed_size_binary[%d]", v.byte_width); break;
     case QV_ARROW_LIST:
     case QV_ARROW_LARGE_LIST:
     case QV_ARROW_LIST_VIEW:
     case QV_ARROW_LARGE_LIST_VIEW:
     case QV_ARROW_MAP:
-      qv_cli_text_printf(t, "%s<", qv_arrow_type_name(v.type));
+      cli_text_printf(t, "%s<", qv_arrow_type_name(v.type));
       describe_field(t, s->children[0], depth);
-      qv_cli_text_puts(t, ">");
+      cli_text_puts(t, ">");
       break;
     case QV_ARROW_FIXED_SIZE_LIST:
-      qv_cli_text_printf(t, "fixed_size_list<");
+      cli_text_printf(t, "fixed_size_list<");
       describe_field(t, s->children[0], depth);
-      qv_cli_text_printf(t, ">[%d]", v.fixed_size);
+      cli_text_printf(t, ">[%d]", v.fixed_size);
       break;
     case QV_ARROW_STRUCT:
     case QV_ARROW_SPARSE_UNION:
     case QV_ARROW_DENSE_UNION:
     case QV_ARROW_RUN_END_ENCODED:
-      qv_cli_text_printf(t, "%s<", qv_arrow_type_name(v.type));
+      cli_text_printf(t, "%s<", qv_arrow_type_name(v.type));
       for (int64_t i = 0; i < s->n_children; i++) {
-        if (i) qv_cli_text_puts(t, ", ");
+        if (i) cli_text_puts(t, ", ");
         if (v.type == QV_ARROW_SPARSE_UNION || v.type == QV_ARROW_DENSE_UNION)
-          qv_cli_text_printf(t, "%d=", v.union_type_ids[i]);
+          cli_text_printf(t, "%d=", v.union_type_ids[i]);
         describe_field(t, s->children[i], depth);
       }
-      qv_cli_text_puts(t, ">");
+      cli_text_puts(t, ">");
       break;
-    default: qv_cli_text_puts(t, qv_arrow_type_name(v.type));
+    default: cli_text_puts(t, qv_arrow_type_name(v.type));
   }
   QvTensorColumnType tensor = {0};
   if (v.extension_name && qv_tensor_column_type_from_field(s, NULL, &tensor, NULL) == QV_OK &&
       tensor.kind != QV_TENSOR_COLUMN_NONE) {
     char text[512];
-    qv_cli_tensor_type_text(&tensor, text, sizeof text);
-    qv_cli_text_puts(t, ", ");
-    qv_cli_text_put_name(t, text, strlen(text));
+    cli_tensor_type_text(&tensor, text, sizeof text);
+    cli_text_puts(t, ", ");
+    cli_text_put_name(t, text, strlen(text));
   }
   qv_tensor_column_type_reset(&tensor);
-  if (v.extension_name) qv_cli_text_puts(t, ">");
+  if (v.extension_name) cli_text_puts(t, ">");
 }
 
-void qv_cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size) {
+void cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size) {
   size_t n = 0;
 #define PUT(...) \
   do { \
     if (n < size) n += (size_t)snprintf(buf + n, size - n, __VA_ARGS__); \
   } while (0)
-  if (type->value_type != QV_VALUE_DEFAULT)
-    PUT("tensor %s shape=[", qv_value_type_name(type->value_type));
+  if (type->value_type != QV_ARROW_NONE)
+    PUT("tensor %s shape=[", qv_arrow_type_name(type->value_type));
   else
     PUT("tensor shape=[");
   for (int32_t k = 0; k < type->ndim; k++) {
@@ -237,15 +237,15 @@ static void print_table(FILE *out, Table *t, char *const *names) {
   if (utf8 != (locale_t)0) freelocale(utf8);
 }
 
-/* The column names, escaped (qv_cli_text_put_name); NULL when out of memory. */
+/* The column names, escaped (cli_text_put_name); NULL when out of memory. */
 static char **column_names(const struct ArrowSchema *schema) {
   char **names = calloc((size_t)schema->n_children + 1, sizeof *names);
   if (names == NULL) return NULL;
   for (int64_t c = 0; c < schema->n_children; c++) {
     const char *name = schema->children[c]->name;
     QvCliText e = {0};
-    qv_cli_text_putn(&e, "", 0);
-    if (name) qv_cli_text_put_name(&e, name, strlen(name));
+    cli_text_putn(&e, "", 0);
+    if (name) cli_text_put_name(&e, name, strlen(name));
     names[c] = e.p;
     if (e.failed) {
       for (int64_t k = 0; k <= c; k++) free(names[k]);
@@ -261,9 +261,9 @@ static void free_names(char **names, int64_t n) {
   free(names);
 }
 
-QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error) {
+QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error) {
   struct ArrowArrayStream s;
-  QvStatus st = qv_cli_rb_reader_memory(data, size, &s, NULL, error);
+  QvStatus st = cli_rb_reader_memory(data, size, &s, NULL, error);
   if (st) return st;
   struct ArrowSchema schema;
   if ((st = qv_rb_stream_get_schema(&s, &schema, error))) {
@@ -271,9 +271,9 @@ QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out
     return st;
   }
   QvCliText line = {0};
-  qv_cli_text_puts(&line, "schema: ");
+  cli_text_puts(&line, "schema: ");
   for (int64_t i = 0; i < schema.n_children; i++) {
-    if (i) qv_cli_text_puts(&line, ", ");
+    if (i) cli_text_puts(&line, ", ");
     describe_field(&line, schema.children[i], 0);
   }
   Table t;
@@ -287,7 +287,7 @@ QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out
   if (line.failed || t.head == NULL || t.tail == NULL || names == NULL) {
     st = qv_error_set(error, QV_ENOMEM, "out of memory");
   } else if ((st = qv_array_view_init(&v, &schema, error)) == QV_OK) {
-    fprintf(out, "%s\n", qv_cli_text_str(&line));
+    fprintf(out, "%s\n", cli_text_str(&line));
     for (;;) {
       struct ArrowArray a;
       st = qv_rb_stream_get_next(&s, &a, error);
@@ -336,7 +336,7 @@ QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out
     qv_array_view_reset(&v);
   }
   free_names(names, schema.n_children);
-  qv_cli_text_free(&line);
+  cli_text_free(&line);
   table_free(&t);
   schema.release(&schema);
   s.release(&s);

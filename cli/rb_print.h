@@ -15,11 +15,11 @@
  * Every batch is validated in full before anything of it is printed; when
  * one is invalid, the rows of the batches before it are printed (the
  * summary line ends "before the error") and its error is returned. */
-QvStatus qv_cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error);
+QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error);
 
 /* "tensor float32 shape=[3, 4] dim_names=[C, H] permutation=[1, 0]" for a
  * tensor column type (variable shape: "shape=[2, ?]" from uniform_shape,
  * "?" where an extent varies), cut to fit `size`. */
-void qv_cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size);
+void cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size);
 
 #endif

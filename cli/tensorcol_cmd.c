@@ -14,9 +14,9 @@
  * stacked tensor, one Tensor message per batch. */
 static QvStatus open_batches(const char *in, struct ArrowArrayStream *stream, QvError *err) {
   QvSource *src;
-  QvStatus st = qv_cli_source_new(in, &src, err);
+  QvStatus st = cli_source_new(in, &src, err);
   if (st) return st;
-  st = qv_rb_stream_reader_new(stream, src, qv_cli_rb_read_options(), err);
+  st = qv_rb_stream_reader_new(stream, src, cli_rb_read_options(), err);
   qv_source_free(src);
   if (st && strcmp(in, "-") != 0 && strncmp(err->message, in, strlen(in)) != 0)
     qv_error_prefix(err, "%s", in);
@@ -80,10 +80,10 @@ static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *
     QvTensor t;
     QvTensorStackOptions so = {.struct_size = sizeof so, .null_fill = fill,
                                .leading_name = schema->children[idx]->name,
-                               .max_output_size = max_output, .threads = qv_cli_threads()};
+                               .max_output_size = max_output, .threads = cli_threads()};
     st = qv_tensor_column_stack(&col, &so, &t, err);
     qv_tensor_column_reset(&col);
-    if (st == QV_OK) st = qv_tensor_write(&t, sink, err);
+    if (st == QV_OK) st = qv_tensor_write(&t, sink, NULL, err);
     qv_tensor_reset(&t);
     if (st) {
       qv_error_prefix(err, "batch %lld", (long long)batches);
@@ -100,37 +100,37 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
   bool fill = false;
   int64_t max_output = 0;
   QvCliArgs a;
-  qv_cli_args_init(&a, cmd, argc, argv);
-  while (qv_cli_args_next(&a)) {
+  cli_args_init(&a, cmd, argc, argv);
+  while (cli_args_next(&a)) {
     const char *p;
-    if ((p = qv_cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
-    else if ((v = qv_cli_args_value(&a, "--column")) != NULL) column = v;
-    else if ((v = qv_cli_args_value(&a, "--extension")) != NULL) extension = v;
-    else if (qv_cli_args_flag(&a, "--fill-nulls")) fill = true;
-    else if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
-    else if (qv_cli_args_threads(&a)) continue;
-    else qv_cli_args_unknown(&a);
+    if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    else if ((v = cli_args_value(&a, "--column")) != NULL) column = v;
+    else if ((v = cli_args_value(&a, "--extension")) != NULL) extension = v;
+    else if (cli_args_flag(&a, "--fill-nulls")) fill = true;
+    else if (cli_args_size(&a, "--max-output", &max_output)) continue;
+    else if (cli_args_threads(&a)) continue;
+    else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
-  if (npos != 2) return qv_cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
-  int rc = qv_cli_check_output(cmd, pos[1]);
+  if (npos != 2) return cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
+  int rc = cli_check_output(cmd, pos[1]);
   if (rc) return rc;
   QvError err = {0};
   struct ArrowArrayStream stream;
   QvStatus st = open_batches(pos[0], &stream, &err);
-  if (st) return qv_cli_fail(cmd, &err);
+  if (st) return cli_fail(cmd, &err);
   struct ArrowSchema schema;
   memset(&schema, 0, sizeof schema);
   int64_t idx = -1;
   QvSink *sink;
   st = find_column(&stream, column, extension, &schema, &idx, &err);
-  if (st == QV_OK) st = qv_cli_output_open(pos[1], &sink, &err);
+  if (st == QV_OK) st = cli_output_open(pos[1], &sink, &err);
   if (st == QV_OK)
-    st = qv_cli_output_close(pos[1], sink,
+    st = cli_output_close(pos[1], sink,
                              stack_all(&stream, &schema, idx, sink, extension, fill, max_output, &err), &err);
   if (schema.release) schema.release(&schema);
   stream.release(&stream);
-  return st ? qv_cli_fail(cmd, &err) : 0;
+  return st ? cli_fail(cmd, &err) : 0;
 }
 
 /* Writes `t` as a one-column table. */
@@ -139,8 +139,8 @@ static QvStatus write_column(const QvTensor *t, const char *name, bool file, con
   struct ArrowSchema field, bs;
   struct ArrowArray column, batch;
   QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .name = name,
-                               .threads = qv_cli_threads()};
-  QvStatus st = qv_tensor_unstack(t, &uo, &field, &column, err);
+                               .threads = cli_threads()};
+  QvStatus st = qv_tensor_column_unstack(t, &uo, &field, &column, err);
   if (st) return st;
   if ((st = qv_tensor_column_to_batch(&field, &column, &bs, &batch, err)) != QV_OK) {
     field.release(&field);
@@ -148,14 +148,14 @@ static QvStatus write_column(const QvTensor *t, const char *name, bool file, con
     return st;
   }
   QvSink *sink;
-  if ((st = qv_cli_output_open(out, &sink, err)) == QV_OK) {
+  if ((st = cli_output_open(out, &sink, err)) == QV_OK) {
     QvRbWriter *w = NULL;
     QvRbWriteOptions wo = {.struct_size = sizeof wo, .format = file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM};
     QvStatus ws = qv_rb_writer_new(&w, &bs, sink, &wo, err);
     if (ws == QV_OK) ws = qv_rb_writer_write(w, &batch, err);
     if (ws == QV_OK) ws = qv_rb_writer_finish(w, err);
     qv_rb_writer_free(w);
-    st = qv_cli_output_close(out, sink, ws, err);
+    st = cli_output_close(out, sink, ws, err);
   }
   batch.release(&batch);
   bs.release(&bs);
@@ -169,21 +169,21 @@ static int to_column(const char *cmd, bool npy, int argc, char **argv) {
   int64_t index = 0, max_output = 0;
   bool file = false;
   QvCliArgs a;
-  qv_cli_args_init(&a, cmd, argc, argv);
-  while (qv_cli_args_next(&a)) {
+  cli_args_init(&a, cmd, argc, argv);
+  while (cli_args_next(&a)) {
     const char *p;
-    if ((p = qv_cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
-    else if ((v = qv_cli_args_value(&a, "--name")) != NULL) name = v;
-    else if (qv_cli_args_flag(&a, "--file")) file = true;
-    else if (npy && qv_cli_args_flag(&a, "--as-column")) continue;
-    else if (!npy && qv_cli_args_index(&a, "--index", &index)) continue;
-    else if (qv_cli_args_size(&a, "--max-output", &max_output)) continue;
-    else if (qv_cli_args_threads(&a)) continue;
-    else qv_cli_args_unknown(&a);
+    if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    else if ((v = cli_args_value(&a, "--name")) != NULL) name = v;
+    else if (cli_args_flag(&a, "--file")) file = true;
+    else if (npy && cli_args_flag(&a, "--as-column")) continue;
+    else if (!npy && cli_args_index(&a, "--index", &index)) continue;
+    else if (cli_args_size(&a, "--max-output", &max_output)) continue;
+    else if (cli_args_threads(&a)) continue;
+    else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
-  if (npos != 2) return qv_cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
-  int rc = qv_cli_check_output(cmd, pos[1]);
+  if (npos != 2) return cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
+  int rc = cli_check_output(cmd, pos[1]);
   if (rc) return rc;
   QvError err = {0};
   QvCliTensor in;
@@ -191,13 +191,13 @@ static int to_column(const char *cmd, bool npy, int argc, char **argv) {
   QvStatus st;
   if (npy) {
     QvSource *src;
-    st = qv_cli_source_new(pos[0], &src, &err);
+    st = cli_source_new(pos[0], &src, &err);
     if (st == QV_OK) {
-      st = qv_npy_read(src, &in.dense, &err);
+      st = qv_npy_read(src, NULL, &in.dense, &err);
       qv_source_free(src);
     }
   } else {
-    st = qv_cli_read_tensor(pos[0], index, &in, &err);
+    st = cli_read_tensor(pos[0], index, &in, &err);
     if (st == QV_OK && in.is_sparse)
       st = qv_error_set(&err, QV_ENOTSUP, "message %lld is a SparseTensor: convert it to a dense "
                         "tensor first (quiver convert --to=dense)", (long long)index);
@@ -205,10 +205,10 @@ static int to_column(const char *cmd, bool npy, int argc, char **argv) {
   /* the column holds every element whatever the input's strides (a
    * zero-stride tensor of 264 bytes can stand for terabytes) */
   if (st == QV_OK)
-    st = qv_cli_check_dense_output(in.dense.ndim, in.dense.shape, in.dense.type, max_output, &err);
+    st = cli_check_dense_output(in.dense.ndim, in.dense.shape, in.dense.type, max_output, &err);
   if (st == QV_OK) st = write_column(&in.dense, name, file, pos[1], &err);
-  qv_cli_tensor_free(&in);
-  return st ? qv_cli_fail(cmd, &err) : 0;
+  cli_tensor_free(&in);
+  return st ? cli_fail(cmd, &err) : 0;
 }
 
 int qv_cmd_tensor_unstack(int argc, char **argv) {

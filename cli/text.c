@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void qv_cli_text_putn(QvCliText *t, const char *s, size_t n) {
+void cli_text_putn(QvCliText *t, const char *s, size_t n) {
   if (t->failed) return;
   if (n + 1 > t->cap - t->len || t->p == NULL) {
     size_t cap = t->cap ? t->cap : 64;
@@ -31,18 +31,18 @@ void qv_cli_text_putn(QvCliText *t, const char *s, size_t n) {
   t->p[t->len] = '\0';
 }
 
-void qv_cli_text_puts(QvCliText *t, const char *s) { qv_cli_text_putn(t, s, strlen(s)); }
+void cli_text_puts(QvCliText *t, const char *s) { cli_text_putn(t, s, strlen(s)); }
 
-void qv_cli_text_spaces(QvCliText *t, int n) {
+void cli_text_spaces(QvCliText *t, int n) {
   static const char spaces[] = "                                ";
   while (n > 0) {
     int k = n < (int)sizeof spaces - 1 ? n : (int)sizeof spaces - 1;
-    qv_cli_text_putn(t, spaces, (size_t)k);
+    cli_text_putn(t, spaces, (size_t)k);
     n -= k;
   }
 }
 
-void qv_cli_text_printf(QvCliText *t, const char *fmt, ...) {
+void cli_text_printf(QvCliText *t, const char *fmt, ...) {
   char buf[256];
   va_list ap;
   va_start(ap, fmt);
@@ -53,7 +53,7 @@ void qv_cli_text_printf(QvCliText *t, const char *fmt, ...) {
     return;
   }
   if ((size_t)n < sizeof buf) {
-    qv_cli_text_putn(t, buf, (size_t)n);
+    cli_text_putn(t, buf, (size_t)n);
     return;
   }
   /* longer than the stack buffer (a long name): format again into the heap */
@@ -65,7 +65,7 @@ void qv_cli_text_printf(QvCliText *t, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(big, (size_t)n + 1, fmt, ap);
   va_end(ap);
-  qv_cli_text_putn(t, big, (size_t)n);
+  cli_text_putn(t, big, (size_t)n);
   free(big);
 }
 
@@ -104,7 +104,7 @@ static size_t utf8_length(const unsigned char *p, size_t n, unsigned *code) {
   return len;
 }
 
-void qv_cli_text_put_name(QvCliText *t, const char *s, size_t n) {
+void cli_text_put_name(QvCliText *t, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s;
   size_t i = 0, run = 0;
   while (i < n) {
@@ -120,27 +120,27 @@ void qv_cli_text_put_name(QvCliText *t, const char *s, size_t n) {
       i += k;
       continue;
     }
-    qv_cli_text_putn(t, s + run, i - run);
+    cli_text_putn(t, s + run, i - run);
     if (k == 0) {
-      qv_cli_text_printf(t, "\\x%02x", p[i]);
+      cli_text_printf(t, "\\x%02x", p[i]);
       i++;
     } else {
-      if (cp == '\n') qv_cli_text_puts(t, "\\n");
-      else if (cp == '\t') qv_cli_text_puts(t, "\\t");
-      else if (cp == '\r') qv_cli_text_puts(t, "\\r");
-      else if (cp == '\\') qv_cli_text_puts(t, "\\\\");
-      else if (cp > 0xFFFF) qv_cli_text_printf(t, "\\U%08x", cp);
-      else qv_cli_text_printf(t, "\\u%04x", cp);
+      if (cp == '\n') cli_text_puts(t, "\\n");
+      else if (cp == '\t') cli_text_puts(t, "\\t");
+      else if (cp == '\r') cli_text_puts(t, "\\r");
+      else if (cp == '\\') cli_text_puts(t, "\\\\");
+      else if (cp > 0xFFFF) cli_text_printf(t, "\\U%08x", cp);
+      else cli_text_printf(t, "\\u%04x", cp);
       i += k;
     }
     run = i;
   }
-  qv_cli_text_putn(t, s + run, n - run);
+  cli_text_putn(t, s + run, n - run);
 }
 
-const char *qv_cli_text_str(const QvCliText *t) { return t->p ? t->p : ""; }
+const char *cli_text_str(const QvCliText *t) { return t->p ? t->p : ""; }
 
-void qv_cli_text_free(QvCliText *t) {
+void cli_text_free(QvCliText *t) {
   free(t->p);
   memset(t, 0, sizeof *t);
 }

@@ -13,10 +13,10 @@ typedef struct QvCliText {
   bool failed; /* an append ran out of memory (and was dropped) */
 } QvCliText;
 
-void qv_cli_text_putn(QvCliText *t, const char *s, size_t n);
-void qv_cli_text_puts(QvCliText *t, const char *s);
-void qv_cli_text_spaces(QvCliText *t, int n);
-void qv_cli_text_printf(QvCliText *t, const char *fmt, ...)
+void cli_text_putn(QvCliText *t, const char *s, size_t n);
+void cli_text_puts(QvCliText *t, const char *s);
+void cli_text_spaces(QvCliText *t, int n);
+void cli_text_printf(QvCliText *t, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -25,10 +25,10 @@ void qv_cli_text_printf(QvCliText *t, const char *fmt, ...)
  * input. Control characters (C0, DEL and C1, which terminals obey as
  * escape sequences) and the backslash are escaped as in JSON (\n, \t, \\,
  * \u001b); bytes that are not UTF-8 as \xHH. Everything else is kept. */
-void qv_cli_text_put_name(QvCliText *t, const char *s, size_t n);
+void cli_text_put_name(QvCliText *t, const char *s, size_t n);
 /* "" when nothing was appended. */
-const char *qv_cli_text_str(const QvCliText *t);
+const char *cli_text_str(const QvCliText *t);
 /* Frees and zeroes the text. */
-void qv_cli_text_free(QvCliText *t);
+void cli_text_free(QvCliText *t);
 
 #endif

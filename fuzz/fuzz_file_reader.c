@@ -48,7 +48,7 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   st = rb_fuzz_file_open(&f, bytes, n_bytes, &o, &e);
   if (st) fprintf(stderr, "fuzz_file_reader: re-open: %s\n", e.message);
   CHECK(st == QV_OK);
-  CHECK(qv_rb_file_num_batches(f) == 1);
+  CHECK(qv_rb_file_n_batches(f) == 1);
   struct ArrowArray back;
   st = qv_rb_file_read_batch(f, 0, &back, &e);
   if (st) fprintf(stderr, "fuzz_file_reader: re-read: %s\n", e.message);
@@ -67,7 +67,7 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   qv_array_view_reset(&v);
   back.release(&back);
   qv_rb_file_reader_free(f);
-  qv_aligned_free(bytes);
+  qv_free(bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   CHECK(qv_rb_file_get_schema(f, &schema, &e) == QV_OK);
   QvArrayView v;
   CHECK(qv_array_view_init(&v, &schema, &e) == QV_OK);
-  int64_t n = qv_rb_file_num_batches(f);
+  int64_t n = qv_rb_file_n_batches(f);
   CHECK(n >= 0);
   if (n > MAX_BATCHES) n = MAX_BATCHES;
   for (int64_t i = n - 1; i >= 0; i--) {

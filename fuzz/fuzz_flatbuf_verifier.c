@@ -14,7 +14,7 @@
 static void check(const uint8_t *data, size_t size, const QvFbVerifyOptions *opt, uint64_t *d) {
   QvError err;
   qv_error_clear(&err);
-  QvStatus st = qv_fb_verify(data, size, &qvt_root_desc, opt, &err);
+  QvStatus st = qvi_fb_verify(data, size, &qvt_root_desc, opt, &err);
   if (st == QV_OK) {
     if (qvt_walk(data, size, true, d) != NULL) abort(); /* verified but unreadable */
   } else if ((st != QV_EINVAL && st != QV_ELIMIT) || err.code != st || err.message[0] == '\0' ||

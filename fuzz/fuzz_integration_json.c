@@ -39,7 +39,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   QvJsonFile *f = NULL;
   QvError err;
   QvJsonReadOptions opt = {.struct_size = sizeof opt, .max_size = 1 << 20};
-  QvStatus st = qv_json_read(&f, (const char *)data, size, &opt, &err);
+  QvSource *src;
+  CHECK(qv_source_new_memory(&src, data, size, NULL, &err) == QV_OK);
+  QvStatus st = qv_json_read(&f, src, &opt, &err);
+  qv_source_free(src);
   if (st != QV_OK) {
     CHECK(f == NULL);
     CHECK(err.message[0] != '\0');
@@ -52,11 +55,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (max_length(d.batches[b], 0) > MAX_ROWS) small = false;
   if (small) {
     CHECK(qv_json_compare(&d, &d, NULL, &err) == QV_OK);
-    char *text = NULL;
+    uint8_t *text = NULL;
     size_t len = 0;
-    CHECK(qv_json_write(&d, NULL, &text, &len, &err) == QV_OK);
+    QvSink *sink;
+    CHECK(qv_sink_new_memory(&sink, &err) == QV_OK);
+    CHECK(qv_json_write(&d, sink, NULL, &err) == QV_OK);
+    CHECK(qv_sink_memory_take(sink, &text, &len, &err) == QV_OK);
+    qv_sink_free(sink);
     QvJsonFile *g = NULL;
-    st = qv_json_read(&g, text, len, NULL, &err);
+    CHECK(qv_source_new_memory(&src, text, len, NULL, &err) == QV_OK);
+    st = qv_json_read(&g, src, NULL, &err);
+    qv_source_free(src);
     if (st != QV_OK) fprintf(stderr, "re-read failed: %s\n", err.message);
     CHECK(st == QV_OK);
     QvJsonData dg;
@@ -66,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (st != QV_OK) fprintf(stderr, "round trip differs: %s\n", err.message);
     CHECK(st == QV_OK);
     qv_json_file_free(g);
-    free(text);
+    qv_free(text);
   }
   qv_json_file_free(f);
   return 0;

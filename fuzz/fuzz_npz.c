@@ -27,7 +27,7 @@ static QvStatus read_memory(const uint8_t *data, size_t size, QvSparseTensor *t,
   QvSource *src;
   QvStatus st = qv_source_new_memory(&src, data, size, NULL, err);
   if (st) return st;
-  st = qv_npz_read(src, t, NULL, err);
+  st = qv_npz_read(src, NULL, t, NULL, err);
   qv_source_free(src);
   return st;
 }
@@ -48,10 +48,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(qv_source_new_memory(&src, data, size, NULL, &err) == QV_OK);
     QvNpzReadOptions o = {.struct_size = sizeof o, .threads = 2, .verify_crc = true};
     QvSparseTensor again;
-    st = qv_npz_read_ex(src, &o, &again, NULL, &err);
+    st = qv_npz_read(src, &o, &again, NULL, &err);
     qv_source_free(src);
     if (st == QV_OK) {
-      CHECK(qv_sparse_equals(&t, &again));
+      CHECK(qv_sparse_equal(&t, &again));
       qv_sparse_reset(&again);
     } else {
       CHECK(st == QV_EINVAL && strstr(err.message, "CRC-32") != NULL);
@@ -64,10 +64,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(qv_source_new_memory(&src, data, size, NULL, &err) == QV_OK);
     QvNpzReadOptions o = {.struct_size = sizeof o, .keep_misaligned = true};
     QvSparseTensor kept;
-    st = qv_npz_read_ex(src, &o, &kept, NULL, &err);
+    st = qv_npz_read(src, &o, &kept, NULL, &err);
     qv_source_free(src);
     CHECK(st == QV_OK);
-    CHECK(qv_sparse_equals(&t, &kept));
+    CHECK(qv_sparse_equal(&t, &kept));
     QvSink *sink;
     CHECK(qv_sink_new_memory(&sink, &err) == QV_OK);
     CHECK(qv_sparse_write(&kept, sink, NULL, &err) == QV_OK);
@@ -80,13 +80,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (t.shape[0] == 0 || t.shape[1] == 0 || t.shape[0] <= MAX_DENSE / t.shape[1]) {
     QvTensor dense;
     CHECK(qv_sparse_to_dense(&t, &dense, &err) == QV_OK);
-    CHECK(qv_sparse_equals_dense(&t, &dense));
+    CHECK(qv_sparse_equal_dense(&t, &dense));
     qv_tensor_reset(&dense);
   }
   QvSink *sink;
   CHECK(qv_sink_new_memory(&sink, &err) == QV_OK);
   st = qv_npz_write(&t, sink, NULL, &err);
-  if (t.value_type == QV_VALUE_FLOAT16) {
+  if (t.value_type == QV_ARROW_FLOAT16) {
     CHECK(st == QV_EINVAL);
   } else {
     CHECK(st == QV_OK);
@@ -100,9 +100,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(back.format == t.format && back.value_type == t.value_type);
     CHECK(back.index_type == t.index_type && back.nnz == t.nnz);
     CHECK(back.shape[0] == t.shape[0] && back.shape[1] == t.shape[1]);
-    CHECK(qv_sparse_equals(&t, &back));
+    CHECK(qv_sparse_equal(&t, &back));
     qv_sparse_reset(&back);
-    qv_aligned_free(out);
+    qv_free(out);
   }
   qv_sink_free(sink);
   qv_sparse_reset(&t);

@@ -54,7 +54,7 @@ static void rebuild(const QvSparseColumn *col, QvSparseTensor *cells, const bool
     if (!valid[i]) continue;
     QvSparseTensor t;
     CHECK(qv_sparse_column_cell(&back, i, &t, &err) == QV_OK);
-    CHECK(qv_sparse_equals(&t, &cells[i]));
+    CHECK(qv_sparse_equal(&t, &cells[i]));
     qv_sparse_reset(&t);
   }
   qv_sparse_column_reset(&back);

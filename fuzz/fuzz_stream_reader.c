@@ -76,7 +76,7 @@ static void roundtrip(const struct ArrowSchema *schema, const struct ArrowArray 
   }
   qv_array_view_reset(&v);
   s.release(&s);
-  qv_aligned_free(bytes);
+  qv_free(bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -41,11 +41,11 @@ static void same_type(const QvTensorColumnType *a, const QvTensorColumnType *b) 
 
 static void bridge(const QvTensorColumnType *type, int64_t n, uint8_t valid, const uint8_t *data,
                    size_t size) {
-  int64_t cell = qv_tensor_column_type_cell_size(type);
+  int64_t cell = qv_tensor_column_type_cell_n_elements(type);
   if (cell < 0 || cell > 4096 || type->ndim >= QV_TENSOR_MAX_NDIM) return;
   QvTensorColumnType t = *type;
   t.private_data = NULL; /* borrowed names: never freed through t */
-  t.value_type = QV_VALUE_FLOAT32;
+  t.value_type = QV_ARROW_FLOAT32;
   if ((size_t)(n * cell * 4) > size) return;
   QvError err;
   struct ArrowSchema f;
@@ -100,7 +100,7 @@ static void bridge(const QvTensorColumnType *type, int64_t n, uint8_t valid, con
                       .data_size = s.data_size - i * s.strides[0]};
     CHECK(qv_tensor_init(&row, &d, &err) == QV_OK);
     if (st == QV_OK)
-      CHECK(qv_tensor_equals(&c, &row, true));
+      CHECK(qv_tensor_equal(&c, &row, true));
     else
       CHECK(qv_tensor_count_nonzero(&row) == 0);
     qv_tensor_reset(&row);
@@ -123,14 +123,14 @@ static void check_rows(const QvTensorColumn *col, const QvTensor *s) {
     CHECK((st == QV_OK) == !qv_tensor_column_is_null(col, i));
     /* rows of an empty tensor are empty (its strides may be those of a
      * layout with the zero extents replaced) */
-    bool empty = qv_tensor_size(s) == 0;
+    bool empty = qv_tensor_n_elements(s) == 0;
     QvTensorDesc d = {.type = s->type, .ndim = s->ndim - 1, .shape = s->shape + 1,
                       .strides = s->strides + 1,
                       .data = empty ? s->data : s->data + i * s->strides[0],
                       .data_size = empty ? 0 : s->data_size - i * s->strides[0]};
     CHECK(qv_tensor_init(&row, &d, &err) == QV_OK);
     if (st == QV_OK)
-      CHECK(qv_tensor_equals(&c, &row, true));
+      CHECK(qv_tensor_equal(&c, &row, true));
     else
       CHECK(qv_tensor_count_nonzero(&row) == 0);
     qv_tensor_reset(&row);
@@ -160,7 +160,7 @@ static void variable_bridge(const QvTensorColumnType *type, int64_t n, uint8_t v
                             const uint8_t *data, size_t size) {
   QvTensorColumnType t = *type;
   t.private_data = NULL; /* borrowed names */
-  t.value_type = QV_VALUE_FLOAT32;
+  t.value_type = QV_ARROW_FLOAT32;
   for (int32_t k = 0; k < t.ndim; k++)
     if (t.shape[k] > 16) return; /* cells are built: keep them small */
   QvTensor cells[16];
@@ -187,9 +187,9 @@ static void variable_bridge(const QvTensorColumnType *type, int64_t n, uint8_t v
       one_shape = false;
     }
     void *p;
-    CHECK(qv_tensor_alloc(&cells[i], QV_VALUE_FLOAT32, t.ndim, shape, NULL, false, &p, &err) ==
+    CHECK(qv_tensor_alloc(&cells[i], QV_ARROW_FLOAT32, t.ndim, shape, NULL, false, &p, &err) ==
           QV_OK);
-    for (int64_t j = 0; j < qv_tensor_size(&cells[i]); j++) ((float *)p)[j] = (float)(i * 64 + j);
+    for (int64_t j = 0; j < qv_tensor_n_elements(&cells[i]); j++) ((float *)p)[j] = (float)(i * 64 + j);
     ptrs[i] = &cells[i];
   }
   struct ArrowSchema f;
@@ -235,8 +235,8 @@ static void variable_bridge(const QvTensorColumnType *type, int64_t n, uint8_t v
 
 static void binary_bridge(const QvTensorColumnType *type, int64_t n, uint8_t valid,
                           const uint8_t *data, size_t size) {
-  int64_t cell = qv_tensor_column_type_cell_size(type);
-  int64_t es = (int64_t)qv_value_type_size(type->value_type);
+  int64_t cell = qv_tensor_column_type_cell_n_elements(type);
+  int64_t es = (int64_t)qv_arrow_type_size(type->value_type);
   if (cell < 0 || cell > 1024 || type->ndim >= QV_TENSOR_MAX_NDIM) return;
   int64_t cb = cell * es, lead = valid >> 7; /* an odd offset: unaligned cells */
   QvTensorColumnType t = *type;
@@ -245,9 +245,9 @@ static void binary_bridge(const QvTensorColumnType *type, int64_t n, uint8_t val
   struct ArrowSchema f;
   char *json;
   CHECK(qv_tensor_column_type_to_json(&t, &json, &err) == QV_OK);
-  CHECK(qv_schema_init(&f, "z", "b", ARROW_FLAG_NULLABLE, 0, &err) == QV_OK);
-  CHECK(qv_schema_add_metadata(&f, "ARROW:extension:name", 20, "fuzz.tensor", 11, &err) == QV_OK);
-  CHECK(qv_schema_add_metadata(&f, "ARROW:extension:metadata", 24, json, strlen(json), &err) ==
+  CHECK(qv_arrow_schema_init(&f, "z", "b", ARROW_FLAG_NULLABLE, 0, &err) == QV_OK);
+  CHECK(qv_arrow_schema_add_metadata(&f, "ARROW:extension:name", 20, "fuzz.tensor", 11, &err) == QV_OK);
+  CHECK(qv_arrow_schema_add_metadata(&f, "ARROW:extension:metadata", 24, json, strlen(json), &err) ==
         QV_OK);
   free(json);
   int32_t offsets[17];
@@ -317,11 +317,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(err.code != QV_OK && err.message[0] != '\0');
     return 0;
   }
-  if (kind != QV_TENSOR_COLUMN_CELL) t.value_type = QV_VALUE_FLOAT32;
+  if (kind != QV_TENSOR_COLUMN_CELL) t.value_type = QV_ARROW_FLOAT32;
   char *text;
   CHECK(qv_tensor_column_type_to_json(&t, &text, &err) == QV_OK);
   CHECK(qv_tensor_column_type_parse(kind, text, strlen(text), t.ndim, &back, &err) == QV_OK);
-  if (kind != QV_TENSOR_COLUMN_CELL) back.value_type = QV_VALUE_FLOAT32;
+  if (kind != QV_TENSOR_COLUMN_CELL) back.value_type = QV_ARROW_FLOAT32;
   same_type(&t, &back);
   free(text);
   qv_tensor_column_type_reset(&back);

@@ -58,7 +58,7 @@ QvStatus rb_fuzz_file_open(QvRbFileReader **f, const uint8_t *data, size_t size,
 
 void rb_fuzz_pick(const uint8_t *data, size_t size, QvRbReadOptions *read,
                   QvRbWriteOptions *write) {
-  qv_codec_set_parallel_min(0);
+  qvi_codec_set_parallel_min(0);
   unsigned b = size ? data[size / 2] : 0;
   read->threads = 1 + (int)(b % 3);
   memset(write, 0, sizeof *write);

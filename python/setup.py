@@ -16,7 +16,7 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PACKAGES = ["liblz4", "libzstd", "jansson", "zlib", "libdeflate"]
+PACKAGES = ["liblz4", "libzstd", "jansson", "libdeflate"]
 
 
 def pkg_config(flag):
@@ -48,7 +48,7 @@ for layer in layers:
     sources += sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(ROOT, "src", layer, "*.c")))
 
 cflags = [f for f in pkg_config("--cflags") if f.startswith("-I")]
-libs = pkg_config("--libs") or ["-llz4", "-lzstd", "-lzip", "-ljansson", "-lz"]
+libs = pkg_config("--libs") or ["-llz4", "-lzstd", "-ljansson", "-ldeflate", "-lpthread", "-lm"]
 
 setup(
     name="quiver",

@@ -1,8 +1,8 @@
 /* quiver: columnar arrays in memory (Columnar.rst), built on the Arrow C Data
  * Interface (quiver/c_data.h). Nothing here knows about bytes on disk.
  *
- *  - Schemas: parse an ArrowSchema into a QvSchemaView; build ArrowSchemas
- *    (qv_schema_init + children / dictionary / metadata); deep copy.
+ *  - Schemas: parse an ArrowSchema into a QvArrowSchemaView; build ArrowSchemas
+ *    (qv_arrow_schema_init + children / dictionary / metadata); deep copy.
  *  - Builders: qv_array_init_from_schema gives an ArrowArray in the building
  *    state; append values, nulls and nested elements, then
  *    qv_array_finish_building turns it into an ordinary ArrowArray.
@@ -33,62 +33,13 @@ extern "C" {
 /* Nesting limit for schemas and arrays (children + dictionaries). */
 #define QV_ARRAY_MAX_DEPTH 64
 
-typedef enum QvArrowType {
-  QV_ARROW_UNINITIALIZED = 0,
-  QV_ARROW_NULL,
-  QV_ARROW_BOOL,
-  QV_ARROW_INT8,
-  QV_ARROW_UINT8,
-  QV_ARROW_INT16,
-  QV_ARROW_UINT16,
-  QV_ARROW_INT32,
-  QV_ARROW_UINT32,
-  QV_ARROW_INT64,
-  QV_ARROW_UINT64,
-  QV_ARROW_HALF_FLOAT,
-  QV_ARROW_FLOAT,
-  QV_ARROW_DOUBLE,
-  QV_ARROW_DECIMAL32,
-  QV_ARROW_DECIMAL64,
-  QV_ARROW_DECIMAL128,
-  QV_ARROW_DECIMAL256,
-  QV_ARROW_DATE32,
-  QV_ARROW_DATE64,
-  QV_ARROW_TIME32,
-  QV_ARROW_TIME64,
-  QV_ARROW_TIMESTAMP,
-  QV_ARROW_DURATION,
-  QV_ARROW_INTERVAL_MONTHS,
-  QV_ARROW_INTERVAL_DAY_TIME,
-  QV_ARROW_INTERVAL_MONTH_DAY_NANO,
-  QV_ARROW_BINARY,
-  QV_ARROW_STRING,
-  QV_ARROW_LARGE_BINARY,
-  QV_ARROW_LARGE_STRING,
-  QV_ARROW_BINARY_VIEW,
-  QV_ARROW_STRING_VIEW,
-  QV_ARROW_FIXED_SIZE_BINARY,
-  QV_ARROW_LIST,
-  QV_ARROW_LARGE_LIST,
-  QV_ARROW_LIST_VIEW,
-  QV_ARROW_LARGE_LIST_VIEW,
-  QV_ARROW_FIXED_SIZE_LIST,
-  QV_ARROW_STRUCT,
-  QV_ARROW_MAP,
-  QV_ARROW_SPARSE_UNION,
-  QV_ARROW_DENSE_UNION,
-  QV_ARROW_RUN_END_ENCODED,
-  QV_ARROW_DICTIONARY,
-  QV_ARROW_TYPE_COUNT
-} QvArrowType;
 
-/* "int32", "timestamp", "dictionary", ... */
-QV_API const char *qv_arrow_type_name(QvArrowType type);
+
 
 /* ---- schemas */
 
 /* A parsed ArrowSchema node. Pointers point into the schema's strings. */
-typedef struct QvSchemaView {
+typedef struct QvArrowSchemaView {
   const struct ArrowSchema *schema;
   /* Logical type: QV_ARROW_DICTIONARY when the schema has a dictionary. */
   QvArrowType type;
@@ -116,47 +67,47 @@ typedef struct QvSchemaView {
   size_t extension_name_len;
   const char *extension_metadata;
   size_t extension_metadata_len;
-} QvSchemaView;
+} QvArrowSchemaView;
 
 /* Parses one node (not its children): the format string, the child count
  * the type requires, a dictionary's integer index type, union type codes,
  * extension metadata. */
-QV_API QvStatus qv_schema_view_init(QvSchemaView *view, const struct ArrowSchema *schema,
+QV_API QvStatus qv_arrow_schema_view_init(QvArrowSchemaView *view, const struct ArrowSchema *schema,
                              QvError *error);
 
 /* Validates a whole schema tree (every node parses, depth limit). */
-QV_API QvStatus qv_schema_validate(const struct ArrowSchema *schema, QvError *error);
+QV_API QvStatus qv_arrow_schema_validate(const struct ArrowSchema *schema, QvError *error);
 
 /* Initializes `schema` (release set) with a copy of `format` and `name`
  * (NULL: no name), the flags, and n_children child structs allocated with
- * release == NULL, to be initialized by the caller with qv_schema_init.
+ * release == NULL, to be initialized by the caller with qv_arrow_schema_init.
  * Does not check the format. */
-QV_API QvStatus qv_schema_init(struct ArrowSchema *schema, const char *format, const char *name,
+QV_API QvStatus qv_arrow_schema_init(struct ArrowSchema *schema, const char *format, const char *name,
                         int64_t flags, int64_t n_children, QvError *error);
 /* Allocates schema->dictionary (release == NULL) for the caller to init. */
-QV_API QvStatus qv_schema_alloc_dictionary(struct ArrowSchema *schema, QvError *error);
-/* Appends a key/value pair to the metadata (schemas made by qv_schema_init). */
-QV_API QvStatus qv_schema_add_metadata(struct ArrowSchema *schema, const char *key, size_t key_len,
+QV_API QvStatus qv_arrow_schema_alloc_dictionary(struct ArrowSchema *schema, QvError *error);
+/* Appends a key/value pair to the metadata (schemas made by qv_arrow_schema_init). */
+QV_API QvStatus qv_arrow_schema_add_metadata(struct ArrowSchema *schema, const char *key, size_t key_len,
                                 const char *value, size_t value_len, QvError *error);
 /* Replaces the metadata with a copy of a C Data Interface metadata blob. */
-QV_API QvStatus qv_schema_set_metadata(struct ArrowSchema *schema, const char *metadata,
+QV_API QvStatus qv_arrow_schema_set_metadata(struct ArrowSchema *schema, const char *metadata,
                                 QvError *error);
-QV_API QvStatus qv_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst, QvError *error);
+QV_API QvStatus qv_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst, QvError *error);
 
 /* Metadata blobs (int32 count, then int32 length + bytes for each key and
  * value, native endian). */
-typedef struct QvMetadataIter {
+typedef struct QvArrowMetadataIter {
   const char *next;
   int32_t remaining;
-} QvMetadataIter;
-QV_API void qv_metadata_iter_init(QvMetadataIter *it, const char *metadata);
+} QvArrowMetadataIter;
+QV_API void qv_arrow_metadata_iter_init(QvArrowMetadataIter *it, const char *metadata);
 /* false at the end */
-QV_API bool qv_metadata_iter_next(QvMetadataIter *it, const char **key, int32_t *key_len,
+QV_API bool qv_arrow_metadata_iter_next(QvArrowMetadataIter *it, const char **key, int32_t *key_len,
                            const char **value, int32_t *value_len);
 /* Size in bytes of a metadata blob (0 for NULL). */
-QV_API int64_t qv_metadata_size(const char *metadata);
+QV_API int64_t qv_arrow_metadata_size(const char *metadata);
 /* Finds a key; returns false when absent. */
-QV_API bool qv_metadata_get(const char *metadata, const char *key, const char **value,
+QV_API bool qv_arrow_metadata_get(const char *metadata, const char *key, const char **value,
                      int32_t *value_len);
 
 /* ---- physical layouts (Columnar.rst), for code that walks buffers */
@@ -179,7 +130,7 @@ typedef enum QvLayout {
   QV_LAYOUT_REE
 } QvLayout;
 
-/* The layout of a storage type (QvSchemaView.storage_type). */
+/* The layout of a storage type (QvArrowSchemaView.storage_type). */
 QV_API QvLayout qv_layout_of(QvArrowType storage_type);
 /* Whether the layout has a validity bitmap in slot 0. */
 QV_API bool qv_layout_has_validity(QvLayout layout);
@@ -189,8 +140,6 @@ QV_API int qv_layout_n_buffers(QvLayout layout);
 /* Byte width of the offsets of a binary/list-like layout (4 or 8), else 0. */
 QV_API int qv_layout_offset_width(QvLayout layout);
 
-/* Number of set bits in bits[start, start + length) (start in bits). */
-QV_API int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length);
 
 /* ---- views and validation */
 
@@ -211,7 +160,7 @@ typedef enum QvValidateLevel {
  *   slot 2: binary data / list-view sizes / dense-union offsets
  * sizes are in bytes, counted from the buffer's start (physical index 0). */
 typedef struct QvArrayView {
-  QvSchemaView type;
+  QvArrowSchemaView type;
   const struct ArrowArray *array; /* set by qv_array_view_set_array */
   int64_t offset;
   int64_t length;
@@ -240,14 +189,13 @@ QV_API QvStatus qv_array_view_reserve_variadic(QvArrayView *view, int64_t n, QvE
  * the checks of `level`. */
 QV_API QvStatus qv_array_view_set_array(QvArrayView *view, const struct ArrowArray *array,
                                  QvValidateLevel level, QvError *error);
-/* Checks a filled-in view (children and dictionary included). */
+/* Flags of qv_array_view_validate. */
+#define QV_VALIDATE_SKIP_DICTIONARIES 1u /* a reader checks each dictionary once, when it
+                                            arrives, not with every batch using it */
+/* Checks a filled-in view: children and, unless flags has
+ * QV_VALIDATE_SKIP_DICTIONARIES, dictionaries. flags: 0 or that. */
 QV_API QvStatus qv_array_view_validate(const QvArrayView *view, QvValidateLevel level,
-                                QvError *error);
-/* As qv_array_view_validate, optionally without descending into
- * dictionaries (a reader checks each dictionary once, when it arrives, not
- * with every batch that refers to it). */
-QV_API QvStatus qv_array_view_validate_ex(const QvArrayView *view, QvValidateLevel level,
-                                          bool dictionaries, QvError *error);
+                                       unsigned flags, QvError *error);
 /* One-shot validation of an array against its schema. */
 QV_API QvStatus qv_array_validate(const struct ArrowArray *array, const struct ArrowSchema *schema,
                            QvValidateLevel level, QvError *error);
@@ -276,7 +224,7 @@ QV_API void qv_array_view_get_union(const QvArrayView *view, int64_t i, int64_t 
 /* run-end encoded: index of the run (in the values child) holding i */
 QV_API int64_t qv_array_view_get_run(const QvArrayView *view, int64_t i);
 
-/* The value at i as JSON text (malloc'd, NUL-terminated, free()):
+/* The value at i as JSON text (NUL-terminated; qv_free it):
  * null, numbers, "strings" (binary as hex), [lists], {"struct": fields},
  * maps as [[key, value], ...], unions/run-end/dictionary arrays as the value
  * they stand for, decimals as "123.45" strings. NaN/Inf print as strings.
@@ -310,34 +258,34 @@ QV_API QvStatus qv_array_init_from_schema(struct ArrowArray *array, const struct
 /* Appends n nulls. For structs, fixed-size lists and sparse unions this also
  * appends to the children (nulls, or empty values where a child cannot be
  * null); for run-end encoded arrays it appends a run of nulls. */
-QV_API QvStatus qv_array_append_null(struct ArrowArray *array, int64_t n);
+QV_API QvStatus qv_array_append_null(struct ArrowArray *array, int64_t n, QvError *error);
 /* Appends n valid "zero" values (0, "", empty list, ...). */
-QV_API QvStatus qv_array_append_empty(struct ArrowArray *array, int64_t n);
+QV_API QvStatus qv_array_append_empty(struct ArrowArray *array, int64_t n, QvError *error);
 /* Integer-like types (bool, ints, dates, times, timestamps, durations,
  * interval months, dictionary indices, decimals by sign extension). Fails
  * with QV_EINVAL when the value does not fit the type. */
-QV_API QvStatus qv_array_append_int(struct ArrowArray *array, int64_t value);
-QV_API QvStatus qv_array_append_uint(struct ArrowArray *array, uint64_t value);
+QV_API QvStatus qv_array_append_int(struct ArrowArray *array, int64_t value, QvError *error);
+QV_API QvStatus qv_array_append_uint(struct ArrowArray *array, uint64_t value, QvError *error);
 /* float16/32/64 */
-QV_API QvStatus qv_array_append_double(struct ArrowArray *array, double value);
+QV_API QvStatus qv_array_append_double(struct ArrowArray *array, double value, QvError *error);
 /* binary/utf8 (all flavours), fixed-size binary (exact width), decimals and
  * intervals (raw little-endian bytes of the exact width) */
-QV_API QvStatus qv_array_append_bytes(struct ArrowArray *array, const void *data, int64_t size);
-QV_API QvStatus qv_array_append_string(struct ArrowArray *array, const char *nul_terminated);
-QV_API QvStatus qv_array_append_interval_day_time(struct ArrowArray *array, int32_t days, int32_t ms);
+QV_API QvStatus qv_array_append_bytes(struct ArrowArray *array, const void *data, int64_t size, QvError *error);
+QV_API QvStatus qv_array_append_string(struct ArrowArray *array, const char *nul_terminated, QvError *error);
+QV_API QvStatus qv_array_append_interval_day_time(struct ArrowArray *array, int32_t days, int32_t ms, QvError *error);
 QV_API QvStatus qv_array_append_interval_month_day_nano(struct ArrowArray *array, int32_t months,
-                                                 int32_t days, int64_t nanoseconds);
+                                                 int32_t days, int64_t nanoseconds, QvError *error);
 /* Lists, list views, maps, fixed-size lists, structs: after appending the
  * element's values to the child(ren), closes one valid element. */
-QV_API QvStatus qv_array_finish_element(struct ArrowArray *array);
+QV_API QvStatus qv_array_finish_element(struct ArrowArray *array, QvError *error);
 /* Unions: after appending one value to the child of `type_code`, closes the
  * element (sparse unions get empty values appended to the other children). */
-QV_API QvStatus qv_array_finish_union_element(struct ArrowArray *array, int8_t type_code);
+QV_API QvStatus qv_array_finish_union_element(struct ArrowArray *array, int8_t type_code, QvError *error);
 /* Run-end encoded: after appending one value to children[1], closes a run
  * of run_length (> 0) elements. */
-QV_API QvStatus qv_array_finish_run(struct ArrowArray *array, int64_t run_length);
+QV_API QvStatus qv_array_finish_run(struct ArrowArray *array, int64_t run_length, QvError *error);
 /* Run-end encoded: lengthens the last run by n (> 0) elements. */
-QV_API QvStatus qv_array_extend_run(struct ArrowArray *array, int64_t n);
+QV_API QvStatus qv_array_extend_run(struct ArrowArray *array, int64_t n, QvError *error);
 /* Appends src[start, start + length) (same type) to a building array. */
 QV_API QvStatus qv_array_append_view(struct ArrowArray *array, const QvArrayView *src, int64_t start,
                               int64_t length, QvError *error);

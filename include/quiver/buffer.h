@@ -28,9 +28,10 @@ QV_API void qv_owner_retain(QvOwner *owner);
  * the owner. NULL-safe. */
 QV_API void qv_owner_free(QvOwner *owner);
 
-/* 64-byte-aligned allocation (Arrow's recommended alignment) and its owner. */
+/* 64-byte-aligned allocation (Arrow's recommended alignment), freed with
+ * qv_free (quiver/common.h). Blocks of 2 MiB and more are advised onto huge
+ * pages. NULL when allocation fails. */
 QV_API void *qv_aligned_alloc(size_t size);
-QV_API void qv_aligned_free(void *p);
 
 #ifdef __cplusplus
 }

@@ -23,16 +23,22 @@ extern "C" {
 #endif
 
 /* MetadataVersion */
-enum { QV_METADATA_V1 = 0, QV_METADATA_V2, QV_METADATA_V3, QV_METADATA_V4, QV_METADATA_V5 };
+typedef enum QvMetadataVersion {
+  QV_METADATA_V1 = 0,
+  QV_METADATA_V2,
+  QV_METADATA_V3,
+  QV_METADATA_V4,
+  QV_METADATA_V5
+} QvMetadataVersion;
 /* MessageHeader union tags */
-enum {
+typedef enum QvMessageHeader {
   QV_HEADER_NONE = 0,
   QV_HEADER_SCHEMA = 1,
   QV_HEADER_DICTIONARY_BATCH = 2,
   QV_HEADER_RECORD_BATCH = 3,
   QV_HEADER_TENSOR = 4,
   QV_HEADER_SPARSE_TENSOR = 5
-};
+} QvMessageHeader;
 /* Type union tags */
 typedef enum QvTypeId {
   QV_TYPE_NONE = 0,
@@ -65,23 +71,29 @@ typedef enum QvTypeId {
   QV_TYPE_ID_COUNT = 27
 } QvTypeId;
 
-enum { QV_PRECISION_HALF = 0, QV_PRECISION_SINGLE = 1, QV_PRECISION_DOUBLE = 2 };
-enum { QV_DATE_DAY = 0, QV_DATE_MILLISECOND = 1 };
-enum { QV_INTERVAL_YEAR_MONTH = 0, QV_INTERVAL_DAY_TIME = 1, QV_INTERVAL_MONTH_DAY_NANO = 2 };
-enum { QV_UNION_SPARSE = 0, QV_UNION_DENSE = 1 };
-enum { QV_ENDIAN_LITTLE = 0, QV_ENDIAN_BIG = 1 };
-enum { QV_FEATURE_UNUSED = 0, QV_FEATURE_DICTIONARY_REPLACEMENT = 1, QV_FEATURE_COMPRESSED_BODY = 2 };
-enum { QV_DICTIONARY_KIND_DENSE_ARRAY = 0 };
-/* BodyCompressionMethod (the codec is a QvCompression, quiver/compression.h) */
-enum { QV_COMPRESSION_METHOD_BUFFER = 0 };
-/* SparseTensorIndex union tags */
+/* The enums of Schema.fbs and Message.fbs, with the spec's numbers. Time
+ * units are QvTimeUnit and byte order QvEndianness (quiver/common.h). */
+typedef enum QvPrecision {
+  QV_PRECISION_HALF = 0,
+  QV_PRECISION_SINGLE = 1,
+  QV_PRECISION_DOUBLE = 2
+} QvPrecision;
+typedef enum QvDateUnit { QV_DATE_DAY = 0, QV_DATE_MILLISECOND = 1 } QvDateUnit;
+typedef enum QvIntervalUnit {
+  QV_INTERVAL_YEAR_MONTH = 0,
+  QV_INTERVAL_DAY_TIME = 1,
+  QV_INTERVAL_MONTH_DAY_NANO = 2
+} QvIntervalUnit;
+typedef enum QvUnionMode { QV_UNION_SPARSE = 0, QV_UNION_DENSE = 1 } QvUnionMode;
+/* Schema.features entries (int64 in the spec: the array stays int64_t). */
 enum {
-  QV_SPARSE_INDEX_NONE = 0,
-  QV_SPARSE_INDEX_COO = 1,
-  QV_SPARSE_INDEX_CSX = 2,
-  QV_SPARSE_INDEX_CSF = 3
+  QV_FEATURE_UNUSED = 0,
+  QV_FEATURE_DICTIONARY_REPLACEMENT = 1,
+  QV_FEATURE_COMPRESSED_BODY = 2
 };
-enum { QV_CSX_ROW = 0, QV_CSX_COLUMN = 1 };
+typedef enum QvDictionaryKind { QV_DICTIONARY_KIND_DENSE_ARRAY = 0 } QvDictionaryKind;
+/* BodyCompressionMethod (the codec is a QvCompression, quiver/compression.h) */
+typedef enum QvCompressionMethod { QV_COMPRESSION_METHOD_BUFFER = 0 } QvCompressionMethod;
 
 typedef struct QvKeyValue {
   const char *key;   /* NULL when absent */
@@ -100,17 +112,17 @@ typedef struct QvType {
   QvTypeId id;
   union {
     QvIntType int_;
-    struct { int16_t precision; } floating_point;
+    struct { QvPrecision precision; } floating_point;
     struct { int32_t precision, scale, bit_width; } decimal;
-    struct { int16_t unit; } date;
-    struct { int16_t unit; int32_t bit_width; } time; /* unit: a QvTimeUnit */
-    struct { int16_t unit; const char *timezone; size_t timezone_len; } timestamp; /* QvTimeUnit; NULL tz: none */
-    struct { int16_t unit; } interval;
-    struct { int16_t unit; } duration; /* a QvTimeUnit */
+    struct { QvDateUnit unit; } date;
+    struct { QvTimeUnit unit; int32_t bit_width; } time;
+    struct { QvTimeUnit unit; const char *timezone; size_t timezone_len; } timestamp; /* NULL tz: none */
+    struct { QvIntervalUnit unit; } interval;
+    struct { QvTimeUnit unit; } duration;
     struct { int32_t byte_width; } fixed_size_binary;
     struct { int32_t list_size; } fixed_size_list;
     struct { bool keys_sorted; } map;
-    struct { int16_t mode; bool has_type_ids; int64_t n_type_ids; const int32_t *type_ids; } union_;
+    struct { QvUnionMode mode; bool has_type_ids; int64_t n_type_ids; const int32_t *type_ids; } union_;
   } u;
 } QvType;
 
@@ -119,7 +131,7 @@ typedef struct QvDictionaryEncoding {
   bool has_index_type; /* absent means signed 32-bit */
   QvIntType index_type;
   bool is_ordered;
-  int16_t kind;
+  QvDictionaryKind kind;
 } QvDictionaryEncoding;
 
 typedef struct QvField {
@@ -135,7 +147,7 @@ typedef struct QvField {
 } QvField;
 
 typedef struct QvSchema {
-  int16_t endianness;
+  QvEndianness endianness; /* LITTLE or BIG, never NATIVE */
   int64_t n_fields;
   const QvField *fields;
   int64_t n_metadata;
@@ -163,7 +175,7 @@ typedef struct QvRecordBatch {
   /* NONE: no BodyCompression table; else its codec (the .fbs CompressionType
    * numbers are mapped by the decoder and encoder) */
   QvCompression compression;
-  int8_t method;
+  QvCompressionMethod method;
   bool has_variadic_buffer_counts;
   int64_t n_variadic_buffer_counts;
   const int64_t *variadic_buffer_counts;
@@ -200,8 +212,8 @@ typedef struct QvSparseCOO {
   bool is_canonical;
 } QvSparseCOO;
 
+/* CSR or CSC: SparseMatrixIndexCSX, whose compressedAxis the format says. */
 typedef struct QvSparseCSX {
-  int16_t compressed_axis;
   QvIntType indptr_type;
   QvBuffer indptr_buffer;
   QvIntType indices_type;
@@ -224,18 +236,18 @@ typedef struct QvSparseTensorMeta {
   int64_t ndim;
   const QvTensorDim *shape;
   int64_t non_zero_length;
-  uint8_t index_kind; /* QV_SPARSE_INDEX_* */
+  QvSparseFormat format; /* the index: COO, CSR/CSC (CSX), CSF */
   union {
     QvSparseCOO coo;
-    QvSparseCSX csx;
+    QvSparseCSX csx; /* CSR and CSC */
     QvSparseCSF csf;
   } index;
   QvBuffer data;
 } QvSparseTensorMeta;
 
 typedef struct QvMessage {
-  int16_t version;
-  uint8_t header_type; /* QV_HEADER_* */
+  QvMetadataVersion version;
+  QvMessageHeader header_type;
   union {
     QvSchema schema;
     QvRecordBatch record_batch;
@@ -256,7 +268,7 @@ typedef struct QvBlock {
 } QvBlock;
 
 typedef struct QvFooter {
-  int16_t version;
+  QvMetadataVersion version;
   bool has_schema;
   QvSchema schema;
   int64_t n_dictionaries;
@@ -287,7 +299,7 @@ QV_API QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecod
                            QvMessage *out, QvError *error);
 QV_API void qv_message_reset(QvMessage *msg);
 
-/* Encodes to a FlatBuffer; *out is malloc'd, free() it (NULL on error).
+/* Encodes to a FlatBuffer; *out is the library's, qv_free it (NULL on error).
  * Deterministic: equal messages give identical bytes. Values are written as
  * given (so invalid metadata can be produced on purpose); QV_EARG for what
  * cannot be encoded at all (an unknown header, Type or sparse index tag, a
@@ -313,13 +325,9 @@ QV_API bool qv_message_equal(const QvMessage *a, const QvMessage *b, char *where
 QV_API bool qv_footer_equal(const QvFooter *a, const QvFooter *b, char *where, size_t where_size);
 
 /* Names for display: "Schema", "Int", "V5", ... ("?" when unknown). */
-QV_API const char *qv_header_type_name(uint8_t header_type);
+QV_API const char *qv_header_type_name(QvMessageHeader header_type);
 QV_API const char *qv_type_id_name(QvTypeId id);
-QV_API const char *qv_metadata_version_name(int16_t version);
-/* "COO", "CSX", "CSF"; whether a CSX index is CSR or CSC depends on its
- * compressed_axis. */
-QV_API const char *qv_sparse_index_name(uint8_t kind);
-
+QV_API const char *qv_metadata_version_name(QvMetadataVersion version);
 /* Writes a short human description of a type ("int32", "timestamp[us, tz=UTC]",
  * "float64", "list", "decimal128(10, 2)") into buf. Returns buf. */
 QV_API char *qv_type_describe(const QvType *type, char *buf, size_t size);

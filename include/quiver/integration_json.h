@@ -2,14 +2,15 @@
  * format"), the text form in which Arrow implementations exchange test data:
  * a schema, record batches value by value, and dictionaries by id.
  *
- *  - qv_json_read / qv_json_read_path: JSON text (or a gzip-compressed
- *    .json.gz file) -> an ArrowSchema (a struct "+s" whose children are the
+ *  - qv_json_read: JSON text from a QvSource (gzip-compressed .json.gz
+ *    content too) -> an ArrowSchema (a struct "+s" whose children are the
  *    fields; schema metadata on it), one ArrowArray per batch (a struct array
  *    whose children are the columns) and the dictionaries by id. The input is
  *    untrusted: every count, buffer length, offset, type code, dictionary id
  *    and index is checked, and a failure names the JSON path, e.g.
  *    `batches[0].columns[2].children[0].DATA: 3 values, count is 4`.
- *  - qv_json_write: schema + batches (+ dictionary ids) -> JSON text.
+ *  - qv_json_write: schema + batches (+ dictionary ids) -> JSON text, to a
+ *    QvSink.
  *  - qv_json_compare: two data sets compared the way an integration check
  *    does (schema, dictionaries, then values and validity).
  *
@@ -72,13 +73,11 @@ typedef struct QvJsonReadOptions {
 /* A read integration JSON file (library-allocated). */
 typedef struct QvJsonFile QvJsonFile;
 
-/* Parses `len` bytes of JSON text. */
-QV_API QvStatus qv_json_read(QvJsonFile **out, const char *text, size_t len,
-                             const QvJsonReadOptions *options, QvError *error);
-/* Reads a file; gzip-compressed content (.json.gz) is recognised by its
- * magic bytes and decompressed with zlib. */
-QV_API QvStatus qv_json_read_path(QvJsonFile **out, const char *path,
-                                  const QvJsonReadOptions *options, QvError *error);
+/* Reads the whole source (quiver/io.h: memory, a path, a pipe) and parses
+ * it; gzip-compressed content (.json.gz) is recognised by its magic bytes
+ * and inflated (libdeflate). Errors name the source. */
+QV_API QvStatus qv_json_read(QvJsonFile **out, QvSource *source, const QvJsonReadOptions *options,
+                             QvError *error);
 /* NULL is a no-op. */
 QV_API void qv_json_file_free(QvJsonFile *file);
 /* The schema, batches and dictionary ids (every node's, in the pre-order of
@@ -109,14 +108,12 @@ typedef struct QvJsonWriteOptions {
  * is dictionary-encoded, then the batches. Every batch is validated in full
  * first. Sliced arrays (offsets) are written as their logical values.
  * QV_ENOTSUP when one dictionary id holds different values in two batches
- * (the format has one dictionary per id). *text is NUL-terminated; free(). */
-QV_API QvStatus qv_json_write(const QvJsonData *data, const QvJsonWriteOptions *options,
-                              char **text, size_t *len, QvError *error);
-/* The same text written to `sink` in chunks of 64 KiB, never held whole in
- * memory (the sink is not finished: the caller does that). Nothing is
- * written when the data is refused or the text would pass the limit. */
-QV_API QvStatus qv_json_write_sink(const QvJsonData *data, const QvJsonWriteOptions *options,
-                                   QvSink *sink, QvError *error);
+ * (the format has one dictionary per id). The text goes to `sink` in
+ * chunks of 64 KiB, never held whole in memory (the sink is not finished:
+ * qv_sink_finish commits a path sink). Nothing is written when the data is
+ * refused or the text would pass the limit. */
+QV_API QvStatus qv_json_write(const QvJsonData *data, QvSink *sink,
+                              const QvJsonWriteOptions *options, QvError *error);
 
 typedef struct QvJsonCompareOptions {
   size_t struct_size;

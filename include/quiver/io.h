@@ -67,6 +67,15 @@ QV_API void qv_source_retain(QvSource *s);
 QV_API void qv_source_free(QvSource *s);
 /* For messages: the path, "<memory>" or "<fd 3>". */
 QV_API const char *qv_source_name(const QvSource *s);
+/* The whole input as one block, for formats that are read whole (JSON, a
+ * .npz read from a pipe): caller memory and a regular file are handed out
+ * as they are (a view, no copy); a pipe or fd is read from its position to
+ * its end into a 64-byte-aligned block that grows with what arrives, so a
+ * short input never costs a large allocation. More than max_size bytes
+ * (0: no bound) is QV_ELIMIT. *owner keeps *data alive (qv_owner_free it
+ * when done; NULL when the input is empty). */
+QV_API QvStatus qv_source_read_all(QvSource *s, int64_t max_size, const uint8_t **data,
+                                   size_t *size, QvOwner **owner, QvError *error);
 
 /* ---- sinks (library-allocated) */
 
@@ -109,7 +118,7 @@ QV_API int64_t qv_sink_bytes_written(const QvSink *sink);
  * finishing again is a no-op. */
 QV_API QvStatus qv_sink_finish(QvSink *sink, QvError *error);
 /* Memory sink: hands out the bytes written so far (*data is NULL when none;
- * free it with qv_aligned_free) and leaves the sink empty. QV_EARG for
+ * free it with qv_free) and leaves the sink empty. QV_EARG for
  * another kind of sink. */
 QV_API QvStatus qv_sink_memory_take(QvSink *sink, uint8_t **data, size_t *size, QvError *error);
 /* NULL is a no-op. A path sink not finished removes its temporary file. */

@@ -127,7 +127,7 @@ QV_API QvStatus qv_ipc_reader_footer(QvIpcReader *reader, QvFooter *out, int64_t
  * SparseTensor bodies). */
 QV_API size_t qv_ipc_framed_metadata_size(size_t fb_size, size_t alignment);
 
-/* Encodes `msg` and frames it: *out (malloc'd) holds the continuation
+/* Encodes `msg` and frames it: *out (qv_free it) holds the continuation
  * marker, the length, the FlatBuffer and zero padding; the body follows. */
 QV_API QvStatus qv_ipc_frame_message(const QvMessage *msg, size_t alignment, uint8_t **out,
                               size_t *out_size, QvError *error);

@@ -38,7 +38,7 @@ extern "C" {
 typedef struct QvNpyHeader {
   int major, minor;       /* format version */
   char descr[8];          /* the dtype string, e.g. "<f8" */
-  QvValueType type;
+  QvArrowType type;
   bool big_endian;        /* the data's byte order */
   bool fortran_order;
   int32_t ndim;
@@ -50,6 +50,15 @@ typedef struct QvNpyHeader {
 /* Parses and validates the preamble and header (not the data). */
 QV_API QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeader *out, QvError *error);
 
+/* NULL or a zeroed struct means every default. */
+typedef struct QvNpyReadOptions {
+  size_t struct_size; /* 0 or sizeof(QvNpyReadOptions) */
+  /* Most bytes read from a pipe or FIFO, which is read to its end before the
+   * header is parsed (memory and regular files are views: nothing is read);
+   * 0 = no bound beyond the machine's memory. Over it: QV_ELIMIT. */
+  int64_t max_input_size;
+} QvNpyReadOptions;
+
 /* Reads a .npy image from a source (quiver/io.h). Memory and regular files
  * are read zero-copy: little-endian data (on a little-endian host) aligned
  * to its element size is a view that keeps the caller's memory owner or
@@ -58,7 +67,16 @@ QV_API QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeade
  * byte-swapped into a new buffer owned by the tensor. The input must hold
  * at least the bytes the shape needs; bytes after them are ignored (np.save
  * may append several arrays to one file). */
-QV_API QvStatus qv_npy_read(QvSource *source, QvTensor *out, QvError *error);
+QV_API QvStatus qv_npy_read(QvSource *source, const QvNpyReadOptions *options, QvTensor *out,
+                            QvError *error);
+
+/* NULL or a zeroed struct means every default. */
+typedef struct QvNpyWriteOptions {
+  size_t struct_size; /* 0 or sizeof(QvNpyWriteOptions) */
+  /* Write every tensor in C order (a column-major one as a C-order copy)
+   * instead of column-major tensors with fortran_order True. */
+  bool c_order;
+} QvNpyWriteOptions;
 
 /* Writing: format 1.0 (2.0 when the header would exceed 65535 bytes), the
  * header padded so the data starts at a multiple of 64 bytes, host byte
@@ -66,9 +84,11 @@ QV_API QvStatus qv_npy_read(QvSource *source, QvTensor *out, QvError *error);
  * fortran_order True (both as one copy of the memory), other layouts as a
  * C-order copy. Dimension names are dropped (.npy has none). The sink is not
  * finished (qv_sink_finish commits a path sink). */
-QV_API QvStatus qv_npy_write(const QvTensor *t, QvSink *sink, QvError *error);
-/* Bytes qv_npy_write produces for t. */
-QV_API QvStatus qv_npy_write_size(const QvTensor *t, size_t *size, QvError *error);
+QV_API QvStatus qv_npy_write(const QvTensor *t, QvSink *sink, const QvNpyWriteOptions *options,
+                             QvError *error);
+/* Bytes qv_npy_write produces for t with these options. */
+QV_API QvStatus qv_npy_write_size(const QvTensor *t, const QvNpyWriteOptions *options, size_t *size,
+                                  QvError *error);
 
 #ifdef __cplusplus
 }

@@ -62,17 +62,6 @@ typedef struct QvNpzReadInfo {
   int64_t duplicates_summed; /* entries merged into an earlier one with the same index */
 } QvNpzReadInfo;
 
-/* CSR/CSC: indices are sorted within each row (column) and repeated ones
- * summed in entry order in the value type's arithmetic (integers wrap), as
- * scipy.sparse's sum_duplicates does; zero sums are kept. `info` (may be
- * NULL) says whether that happened. The result is then validated strictly.
- * A COO read from an .npz is left as stored and flagged canonical when its
- * entries are sorted row-major without duplicates (SciPy does not store the
- * flag). Its coordinates are column-major (coords_strides {width, nnz *
- * width}): row then col, each one contiguous. Buffers are owned by the
- * tensor. */
-QV_API QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvNpzReadInfo *info,
-                            QvError *error);
 
 /* NULL or a zeroed struct means every default. */
 typedef struct QvNpzReadOptions {
@@ -95,9 +84,17 @@ typedef struct QvNpzReadOptions {
   bool keep_misaligned;
 } QvNpzReadOptions;
 
-/* qv_npz_read with options (may be NULL). */
-QV_API QvStatus qv_npz_read_ex(QvSource *source, const QvNpzReadOptions *options,
-                               QvSparseTensor *out, QvNpzReadInfo *info, QvError *error);
+/* CSR/CSC: indices are sorted within each row (column) and repeated ones
+ * summed in entry order in the value type's arithmetic (integers wrap), as
+ * scipy.sparse's sum_duplicates does; zero sums are kept. `info` (may be
+ * NULL) says whether that happened. The result is then validated strictly.
+ * A COO read from an .npz is left as stored and flagged canonical when its
+ * entries are sorted row-major without duplicates (SciPy does not store the
+ * flag). Its coordinates are column-major (coords_strides {width, nnz *
+ * width}): row then col, each one contiguous. Buffers are owned by the
+ * tensor. */
+QV_API QvStatus qv_npz_read(QvSource *source, const QvNpzReadOptions *options, QvSparseTensor *out,
+                            QvNpzReadInfo *info, QvError *error);
 
 /* NULL or a zeroed struct means every default. */
 typedef struct QvNpzWriteOptions {

@@ -49,7 +49,7 @@ extern "C" {
 /* Options: NULL or a zeroed struct means every default. */
 typedef struct QvRbReadOptions {
   size_t struct_size;          /* 0 or sizeof(QvRbReadOptions) */
-  QvIpcReaderOptions ipc;
+  const QvIpcReaderOptions *ipc; /* the message reader's limits; NULL: defaults */
   /* QV_VALIDATE_FULL for the content checks; anything else: cheap checks */
   QvValidateLevel validate;
   /* Bound of the decompressed bytes of one message body; 0 = default. */
@@ -132,8 +132,8 @@ QV_API void qv_rb_file_reader_free(QvRbFileReader *reader);
 /* As qv_rb_stream_dictionary_ids, for the file's schema. */
 QV_API void qv_rb_file_dictionary_ids(const QvRbFileReader *reader, const int64_t **ids,
                                       int64_t *n);
-QV_API int64_t qv_rb_file_num_batches(const QvRbFileReader *reader);
-QV_API int64_t qv_rb_file_num_dictionaries(const QvRbFileReader *reader);
+QV_API int64_t qv_rb_file_n_batches(const QvRbFileReader *reader);
+QV_API int64_t qv_rb_file_n_dictionaries(const QvRbFileReader *reader);
 QV_API QvStatus qv_rb_file_get_schema(QvRbFileReader *reader, struct ArrowSchema *out, QvError *error);
 /* Batch i (0-based). The first call reads every dictionary block. */
 QV_API QvStatus qv_rb_file_read_batch(QvRbFileReader *reader, int64_t i, struct ArrowArray *out,
@@ -163,10 +163,10 @@ typedef struct QvRbWriteOptions {
    * that qv_rb_write_all takes the ids of a quiver reader's stream. */
   const int64_t *dictionary_ids;
   int64_t n_dictionary_ids;
-  /* Byte order of the bodies (Schema.endianness): QV_RB_ENDIAN_NATIVE (0,
-   * the host's), QV_RB_ENDIAN_LITTLE or QV_RB_ENDIAN_BIG; a foreign order
+  /* Byte order of the bodies (Schema.endianness): QV_ENDIAN_NATIVE (0,
+   * the host's), QV_ENDIAN_LITTLE or QV_ENDIAN_BIG; a foreign order
    * costs one copying pass over the multi-byte buffers. */
-  int endianness;
+  QvEndianness endianness;
   /* Threads that compress the buffers of a message, 0..QV_RB_MAX_THREADS;
    * 0 or 1: the calling thread alone. Started once by qv_rb_writer_new
    * (when compressing), joined by qv_rb_writer_free. The output is byte for
@@ -182,8 +182,6 @@ typedef struct QvRbWriteOptions {
    * sets). */
   int threads;
 } QvRbWriteOptions;
-
-enum { QV_RB_ENDIAN_NATIVE = 0, QV_RB_ENDIAN_LITTLE = 1, QV_RB_ENDIAN_BIG = 2 };
 
 typedef struct QvRbWriter QvRbWriter;
 

@@ -38,22 +38,11 @@
 extern "C" {
 #endif
 
-typedef enum QvSparseFormat {
-  QV_SPARSE_COO = 1,
-  QV_SPARSE_CSR = 2,
-  QV_SPARSE_CSC = 3,
-  QV_SPARSE_CSF = 4
-} QvSparseFormat;
-
-/* "coo", "csr", "csc", "csf" */
-QV_API const char *qv_sparse_format_name(QvSparseFormat format);
-QV_API QvStatus qv_sparse_format_parse(const char *name, QvSparseFormat *out, QvError *error);
-
 typedef struct QvSparseTensor {
   QvSparseFormat format;
-  QvValueType value_type;
-  QvValueType index_type;  /* COO coordinates; CSX/CSF indices */
-  QvValueType indptr_type; /* CSX/CSF indptr (unused for COO) */
+  QvArrowType value_type;
+  QvArrowType index_type;  /* COO coordinates; CSX/CSF indices */
+  QvArrowType indptr_type; /* CSX/CSF indptr (unused for COO) */
   int32_t ndim;
   const int64_t *shape;
   const char *const *dim_names; /* NULL or ndim names */
@@ -103,9 +92,9 @@ QV_API QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error);
  * then the members of the format's index. */
 typedef struct QvSparseDesc {
   QvSparseFormat format;
-  QvValueType value_type;
-  QvValueType index_type;       /* COO coordinates; CSX/CSF indices */
-  QvValueType indptr_type;      /* CSX/CSF indptr (unused for COO) */
+  QvArrowType value_type;
+  QvArrowType index_type;       /* COO coordinates; CSX/CSF indices */
+  QvArrowType indptr_type;      /* CSX/CSF indptr (unused for COO) */
   int32_t ndim;                 /* CSR/CSC: 2 */
   const int64_t *shape;         /* ndim entries */
   const char *const *dim_names; /* NULL or ndim names */
@@ -132,7 +121,7 @@ typedef struct QvSparseDesc {
 
 /* Builds a view over caller memory, validated (qv_sparse_validate); shape,
  * names and the CSF pointer/length arrays are copied, the buffers are not.
- * Every type must be given (QV_VALUE_DEFAULT is QV_EINVAL like any other
+ * Every type must be given (QV_ARROW_NONE is QV_EINVAL like any other
  * invalid type: a view describes memory that exists, so there is nothing to
  * default). An unknown format is QV_EARG. On failure *out is zeroed and the
  * owner not retained. */
@@ -196,7 +185,7 @@ QV_API void qv_sparse_workspace_stats(QvSparseWorkspace *ws, QvSparseWorkspaceSt
 /* Options for conversions; NULL or a zeroed struct means every default. */
 typedef struct QvSparseOptions {
   size_t struct_size;        /* 0 or sizeof(QvSparseOptions) (quiver/common.h) */
-  QvValueType index_type;    /* QV_VALUE_DEFAULT: int64 */
+  QvArrowType index_type;    /* QV_ARROW_NONE: int64 */
   const int32_t *axis_order; /* CSF: NULL = 0..ndim-1 */
   /* Bytes the output's buffers may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE.
    * Checked before anything is allocated: QV_ELIMIT naming both sizes. */
@@ -254,12 +243,9 @@ QV_API double qv_sparse_density(const QvSparseTensor *t);
  * entries, -0.0 == 0.0, NaN equals NaN, duplicates of a non-canonical COO
  * summed first); same shape and value type required. False for an invalid
  * tensor or when memory runs out. */
-QV_API bool qv_sparse_equals_dense(const QvSparseTensor *t, const QvTensor *dense);
-QV_API bool qv_sparse_equals(const QvSparseTensor *a, const QvSparseTensor *b);
+QV_API bool qv_sparse_equal_dense(const QvSparseTensor *t, const QvTensor *dense);
+QV_API bool qv_sparse_equal(const QvSparseTensor *a, const QvSparseTensor *b);
 
-/* Reads index entry i of an integer buffer of the given type as int64
- * (uint64 values above INT64_MAX read as -1). */
-QV_API int64_t qv_index_load(const uint8_t *buf, QvValueType index_type, int64_t i);
 
 #ifdef __cplusplus
 }

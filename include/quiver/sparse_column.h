@@ -65,11 +65,11 @@ typedef struct QvSparseColumnType {
   QvSparseColumnKind kind;
   /* tensor: the cells' format; vector: QV_SPARSE_CSR (the stacked matrix) */
   QvSparseFormat format;
-  QvValueType value_type;
-  QvValueType index_type;  /* COO coords, CSX/CSF indices; vector: index */
+  QvArrowType value_type;
+  QvArrowType index_type;  /* COO coords, CSX/CSF indices; vector: index */
   /* CSX/CSF indptr (COO: equal to index_type); vector: int32 for List
    * storage, int64 for LargeList */
-  QvValueType indptr_type;
+  QvArrowType indptr_type;
   int32_t ndim;             /* dims of a cell; vector: 1 */
   int64_t size;             /* vector: the dense length d; tensor: 0 */
   /* Storage lists are LargeLists (writing); on reading, set when any is. */
@@ -205,7 +205,7 @@ typedef struct QvSparseBuildOptions {
   int32_t n_dim_names;
   /* tensor with no non-null cell: what the column holds */
   QvSparseFormat format;
-  QvValueType value_type, index_type, indptr_type;
+  QvArrowType value_type, index_type, indptr_type;
   int32_t ndim;
   /* Bytes the copied buffers may take (checked before any is made);
    * 0: QV_DEFAULT_MAX_OUTPUT_SIZE. */

@@ -63,6 +63,12 @@ typedef struct QvSparseWriteOptions {
 
 /* ---- reading */
 
+/* NULL or a zeroed struct means every default. */
+typedef struct QvSparseReadOptions {
+  size_t struct_size;             /* 0 or sizeof(QvSparseReadOptions) */
+  const QvIpcReaderOptions *ipc; /* the message reader's limits; NULL: defaults */
+} QvSparseReadOptions;
+
 /* Builds a view of the sparse tensor in a decoded SparseTensor message;
  * the tensor retains msg->owner, so msg may be released afterwards. Buffers
  * not aligned to their element size (only in hand-made files) are served
@@ -78,14 +84,14 @@ QV_API QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *
  * chosen body is mapped; the mapping lives until the tensor is reset);
  * from an fd or pipe the body is copied into 64-byte-aligned memory owned
  * by the tensor. Errors from a path name the file. */
-QV_API QvStatus qv_sparse_read(QvSource *source, int64_t index, QvSparseTensor *out,
-                               QvError *error);
+QV_API QvStatus qv_sparse_read(QvSource *source, int64_t index, const QvSparseReadOptions *options,
+                               QvSparseTensor *out, QvError *error);
 
 /* ---- writing (options may be NULL: defaults) */
 
 /* The tensor is validated first (qv_sparse_validate); a COO whose
  * is_canonical flag is set is written with isCanonical true. */
-QV_API QvStatus qv_sparse_message_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+QV_API QvStatus qv_sparse_write_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
                                 size_t *size, QvError *error);
 /* Writes the message to `sink` (not finished: call qv_sink_finish after the
  * last message); every buffer is written straight from the tensor's memory

@@ -22,39 +22,16 @@
 extern "C" {
 #endif
 
-/* The fixed-width numeric types Arrow allows in a Tensor. Zero is no type:
- * in an options struct it means "the default" (so a zeroed struct is all
- * defaults); a tensor never has it. The real types run from QV_VALUE_INT8
- * to QV_VALUE_TYPE_COUNT - 1, integers first (signed, then unsigned). */
-typedef enum QvValueType {
-  QV_VALUE_DEFAULT = 0,
-  QV_VALUE_INT8,
-  QV_VALUE_INT16,
-  QV_VALUE_INT32,
-  QV_VALUE_INT64,
-  QV_VALUE_UINT8,
-  QV_VALUE_UINT16,
-  QV_VALUE_UINT32,
-  QV_VALUE_UINT64,
-  QV_VALUE_FLOAT16,
-  QV_VALUE_FLOAT32,
-  QV_VALUE_FLOAT64,
-  QV_VALUE_TYPE_COUNT
-} QvValueType;
+/* A tensor's value type is one of QvArrowType's numeric members,
+ * QV_ARROW_INT8 .. QV_ARROW_NUMERIC_END - 1 (quiver/common.h); QV_ARROW_NONE
+ * in an options struct means "the default", and a tensor never has it. */
 
 /* Documented limit: more dimensions than this are rejected (Arrow C++ has
  * no limit; NumPy's is 64). */
 #define QV_TENSOR_MAX_NDIM 64
 
-/* Element size in bytes; 0 for QV_VALUE_DEFAULT and out-of-range values. */
-QV_API size_t qv_value_type_size(QvValueType type);
-/* "int8" ... "float64"; "?" for QV_VALUE_DEFAULT and out-of-range values. */
-QV_API const char *qv_value_type_name(QvValueType type);
-/* Parses the names above; QV_EINVAL when unknown. */
-QV_API QvStatus qv_value_type_parse(const char *name, QvValueType *out, QvError *error);
-
 typedef struct QvTensor {
-  QvValueType type;
+  QvArrowType type;
   int32_t ndim;
   const int64_t *shape;         /* ndim entries */
   const int64_t *strides;       /* ndim entries, in bytes (always filled in) */
@@ -67,7 +44,7 @@ typedef struct QvTensor {
 
 /* What qv_tensor_init builds a view from. */
 typedef struct QvTensorDesc {
-  QvValueType type;
+  QvArrowType type;
   int64_t ndim;                 /* int64 so decoded metadata needs no narrowing */
   const int64_t *shape;         /* ndim entries (may be NULL when ndim is 0) */
   const int64_t *strides;       /* bytes; NULL = row-major */
@@ -87,7 +64,7 @@ typedef struct QvTensorDesc {
  * is zeroed (qv_tensor_reset on it is a no-op).
  *
  * Checks, each failing with a message naming the offending dim:
- *   a real value type (QV_VALUE_DEFAULT is QV_EINVAL);
+ *   a real value type (QV_ARROW_NONE is QV_EINVAL);
  *   ndim in [0, QV_TENSOR_MAX_NDIM] (QV_EINVAL when negative, QV_ELIMIT above);
  *   shape[i] >= 0 and strides[i] >= 0 ("negative strides not supported");
  *   the product of the non-zero extents times the element size fits in
@@ -100,14 +77,14 @@ QV_API QvStatus qv_tensor_init(QvTensor *out, const QvTensorDesc *desc, QvError 
 /* Allocates a zero-filled, 64-byte-aligned, contiguous tensor the caller
  * fills: *data (when `data` is not NULL) is its writable buffer, which the
  * tensor owns. */
-QV_API QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
+QV_API QvStatus qv_tensor_alloc(QvTensor *out, QvArrowType type, int32_t ndim, const int64_t *shape,
                                 const char *const *dim_names, bool column_major, void **data,
                                 QvError *error);
 /* Frees the private storage and drops the owner reference; zeroes *tensor.
  * NULL-safe and safe on a zeroed tensor. */
 QV_API void qv_tensor_reset(QvTensor *tensor);
 
-QV_API int64_t qv_tensor_size(const QvTensor *t); /* number of elements */
+QV_API int64_t qv_tensor_n_elements(const QvTensor *t); /* number of elements */
 /* Layout queries follow NumPy's flags rather than Arrow's exact stride
  * comparison: a dim of extent 1 does not constrain its stride (a 1x5
  * row-major tensor is also column-major), and a tensor without elements is
@@ -119,7 +96,7 @@ QV_API bool qv_tensor_is_contiguous(const QvTensor *t); /* row- or column-major 
  * QV_EINVAL on overflow or a negative dim. As Arrow's ComputeRowMajorStrides,
  * a shape with a zero-length dim gets every stride equal to the element size
  * (what Arrow C++ writes in files for such tensors). */
-QV_API QvStatus qv_tensor_compute_strides(QvValueType type, int32_t ndim, const int64_t *shape,
+QV_API QvStatus qv_tensor_compute_strides(QvArrowType type, int32_t ndim, const int64_t *shape,
                                    bool column_major, int64_t *out, QvError *error);
 
 /* Byte offset of an index (bounds-checked; index may be NULL for 0-d). */
@@ -139,7 +116,7 @@ QV_API QvStatus qv_tensor_get_uint64(const QvTensor *t, const int64_t *index, ui
 QV_API int64_t qv_tensor_count_nonzero(const QvTensor *t);
 /* Same type, shape and values, whatever the layouts; floats compare by value
  * (-0.0 == 0.0), NaN equal to NaN only when nans_equal. Names are ignored. */
-QV_API bool qv_tensor_equals(const QvTensor *a, const QvTensor *b, bool nans_equal);
+QV_API bool qv_tensor_equal(const QvTensor *a, const QvTensor *b, bool nans_equal);
 
 /* Copies into a new contiguous tensor (row- or column-major), keeping names.
  * The new tensor owns a 64-byte-aligned buffer. */
@@ -149,13 +126,6 @@ QV_API QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor 
 QV_API QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, size_t dst_size,
                            QvError *error);
 
-/* IEEE half <-> float. float -> half rounds to nearest, ties to even;
- * values from 65520 up become infinity. NaN keeps its sign and the top ten
- * bits of its payload and is always made quiet (so a signalling NaN whose
- * kept payload bits are zero cannot turn into infinity); half -> float
- * keeps the payload exactly, so every half round-trips bit for bit. */
-QV_API float qv_half_to_float(uint16_t h);
-QV_API uint16_t qv_float_to_half(float f);
 
 #ifdef __cplusplus
 }

@@ -67,7 +67,7 @@ typedef enum QvTensorColumnKind {
 /* The parsed extension type of a tensor column. */
 typedef struct QvTensorColumnType {
   QvTensorColumnKind kind;
-  QvValueType value_type;
+  QvArrowType value_type;
   int32_t ndim; /* dims of one cell (physical = logical count) */
   /* Physical shape: every extent for fixed shape and cell tensors; for
    * variable shape, uniform_shape with -1 for a non-uniform (null) or
@@ -98,7 +98,7 @@ QV_API QvStatus qv_tensor_column_type_parse(QvTensorColumnKind kind, const char 
 QV_API void qv_tensor_column_type_reset(QvTensorColumnType *type);
 /* Elements in one cell of a fixed shape / cell tensor type (product of the
  * extents); -1 on overflow. */
-QV_API int64_t qv_tensor_column_type_cell_size(const QvTensorColumnType *type);
+QV_API int64_t qv_tensor_column_type_cell_n_elements(const QvTensorColumnType *type);
 
 /* Recognizes a field: arrow.fixed_shape_tensor and arrow.variable_shape_tensor
  * by their names, the cell form when the field's extension name equals
@@ -110,7 +110,7 @@ QV_API int64_t qv_tensor_column_type_cell_size(const QvTensorColumnType *type);
 QV_API QvStatus qv_tensor_column_type_from_field(const struct ArrowSchema *field,
                                                  const char *cell_extension,
                                                  QvTensorColumnType *out, QvError *error);
-/* Writes the metadata JSON of a type (malloc'd, NUL-terminated; free()). */
+/* Writes the metadata JSON of a type (NUL-terminated; qv_free it). */
 QV_API QvStatus qv_tensor_column_type_to_json(const QvTensorColumnType *type, char **json,
                                               QvError *error);
 /* Builds the field (name may be NULL) for a type: storage format, children,
@@ -200,7 +200,7 @@ typedef struct QvTensorUnstackOptions {
  * of shape[1:] (dim names: those of dims 1.. when the tensor has names).
  * *schema and *array are new; the array shares the tensor's memory and
  * retains its owner when it does not copy. */
-QV_API QvStatus qv_tensor_unstack(const QvTensor *t, const QvTensorUnstackOptions *options,
+QV_API QvStatus qv_tensor_column_unstack(const QvTensor *t, const QvTensorUnstackOptions *options,
                                   struct ArrowSchema *schema, struct ArrowArray *array,
                                   QvError *error);
 
@@ -215,7 +215,7 @@ QV_API QvStatus qv_tensor_column_build(const QvTensorColumnType *type, const cha
                                        int64_t n, struct ArrowSchema *schema,
                                        struct ArrowArray *array, QvError *error);
 
-/* Moves a column (field + array, e.g. from qv_tensor_unstack) into a
+/* Moves a column (field + array, e.g. from qv_tensor_column_unstack) into a
  * one-column record batch: a Struct schema and array with the column as
  * their only child (field->release and column->release are NULL after
  * success), ready for qv_rb_writer_write. */

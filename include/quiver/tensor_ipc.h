@@ -19,6 +19,7 @@
 
 #include "quiver/common.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,12 @@ extern "C" {
 #endif
 
 /* ---- reading */
+
+/* NULL or a zeroed struct means every default. */
+typedef struct QvTensorReadOptions {
+  size_t struct_size;     /* 0 or sizeof(QvTensorReadOptions) */
+  const QvIpcReaderOptions *ipc; /* the message reader's limits; NULL: defaults */
+} QvTensorReadOptions;
 
 /* Builds a view of the tensor in a decoded Tensor message; the tensor
  * retains msg->owner, so msg may be released afterwards. Validates: the
@@ -64,12 +71,23 @@ QV_API QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, Q
  * An fd or pipe: reads sequentially (the descriptor is not closed); the body
  *   is copied into 64-byte-aligned memory owned by the tensor.
  * Errors from a path name the file. */
-QV_API QvStatus qv_tensor_read(QvSource *source, int64_t index, QvTensor *out, QvError *error);
+QV_API QvStatus qv_tensor_read(QvSource *source, int64_t index, const QvTensorReadOptions *options,
+                               QvTensor *out, QvError *error);
 
 /* ---- writing */
 
-/* Bytes qv_tensor_write writes for `t` (framed metadata + padded body). */
-QV_API QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError *error);
+/* NULL or a zeroed struct means every default. */
+typedef struct QvTensorWriteOptions {
+  size_t struct_size; /* 0 or sizeof(QvTensorWriteOptions) */
+  /* Write every tensor row-major (a column-major one as a row-major copy),
+   * for readers that ignore strides. false: contiguous layouts as they are. */
+  bool row_major;
+} QvTensorWriteOptions;
+
+/* Bytes qv_tensor_write writes for `t` with these options (framed metadata
+ * + padded body). */
+QV_API QvStatus qv_tensor_write_size(const QvTensor *t, const QvTensorWriteOptions *options,
+                                     size_t *size, QvError *error);
 
 /* Writes the message for `t` to `sink` (not finished: call qv_sink_finish
  * after the last message; several tensors may go into one sink). Row- or
@@ -79,7 +97,8 @@ QV_API QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError 
  * slab otherwise). Strides are always written, dimension names when the
  * tensor has them. A buffer sink too small for the message fails with
  * QV_ELIMIT. */
-QV_API QvStatus qv_tensor_write(const QvTensor *t, QvSink *sink, QvError *error);
+QV_API QvStatus qv_tensor_write(const QvTensor *t, QvSink *sink, const QvTensorWriteOptions *options,
+                                QvError *error);
 
 #ifdef __cplusplus
 }

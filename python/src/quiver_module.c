@@ -49,32 +49,32 @@ static PyObject *raise_qv(QvStatus st, const QvError *err) {
 
 /* ---- value types <-> NumPy */
 
-static int npy_type_of(QvValueType t) {
+static int npy_type_of(QvArrowType t) {
   switch (t) {
-    case QV_VALUE_INT8: return NPY_INT8;
-    case QV_VALUE_INT16: return NPY_INT16;
-    case QV_VALUE_INT32: return NPY_INT32;
-    case QV_VALUE_INT64: return NPY_INT64;
-    case QV_VALUE_UINT8: return NPY_UINT8;
-    case QV_VALUE_UINT16: return NPY_UINT16;
-    case QV_VALUE_UINT32: return NPY_UINT32;
-    case QV_VALUE_UINT64: return NPY_UINT64;
-    case QV_VALUE_FLOAT16: return NPY_HALF;
-    case QV_VALUE_FLOAT32: return NPY_FLOAT32;
-    case QV_VALUE_FLOAT64: return NPY_FLOAT64;
+    case QV_ARROW_INT8: return NPY_INT8;
+    case QV_ARROW_INT16: return NPY_INT16;
+    case QV_ARROW_INT32: return NPY_INT32;
+    case QV_ARROW_INT64: return NPY_INT64;
+    case QV_ARROW_UINT8: return NPY_UINT8;
+    case QV_ARROW_UINT16: return NPY_UINT16;
+    case QV_ARROW_UINT32: return NPY_UINT32;
+    case QV_ARROW_UINT64: return NPY_UINT64;
+    case QV_ARROW_FLOAT16: return NPY_HALF;
+    case QV_ARROW_FLOAT32: return NPY_FLOAT32;
+    case QV_ARROW_FLOAT64: return NPY_FLOAT64;
     default: return -1;
   }
 }
 
 /* By kind and width, so C long and long long (both int64 here) both map. */
-static int value_type_of_array(PyArrayObject *a, QvValueType *out) {
+static int value_type_of_array(PyArrayObject *a, QvArrowType *out) {
   PyArray_Descr *d = PyArray_DESCR(a);
   int size = (int)d->elsize;
-  QvValueType t = QV_VALUE_DEFAULT;
-  if (d->kind == 'i') t = size == 1 ? QV_VALUE_INT8 : size == 2 ? QV_VALUE_INT16 : size == 4 ? QV_VALUE_INT32 : size == 8 ? QV_VALUE_INT64 : 0;
-  if (d->kind == 'u') t = size == 1 ? QV_VALUE_UINT8 : size == 2 ? QV_VALUE_UINT16 : size == 4 ? QV_VALUE_UINT32 : size == 8 ? QV_VALUE_UINT64 : 0;
-  if (d->kind == 'f') t = size == 2 ? QV_VALUE_FLOAT16 : size == 4 ? QV_VALUE_FLOAT32 : size == 8 ? QV_VALUE_FLOAT64 : 0;
-  if (t == QV_VALUE_DEFAULT || d->byteorder == '>' || PyDataType_HASFIELDS(d)) {
+  QvArrowType t = QV_ARROW_NONE;
+  if (d->kind == 'i') t = size == 1 ? QV_ARROW_INT8 : size == 2 ? QV_ARROW_INT16 : size == 4 ? QV_ARROW_INT32 : size == 8 ? QV_ARROW_INT64 : 0;
+  if (d->kind == 'u') t = size == 1 ? QV_ARROW_UINT8 : size == 2 ? QV_ARROW_UINT16 : size == 4 ? QV_ARROW_UINT32 : size == 8 ? QV_ARROW_UINT64 : 0;
+  if (d->kind == 'f') t = size == 2 ? QV_ARROW_FLOAT16 : size == 4 ? QV_ARROW_FLOAT32 : size == 8 ? QV_ARROW_FLOAT64 : 0;
+  if (t == QV_ARROW_NONE || d->byteorder == '>' || PyDataType_HASFIELDS(d)) {
     PyObject *repr = PyObject_Str((PyObject *)d);
     PyErr_Format(ArrowNotSupported,
                  "dtype %S is not an Arrow tensor value type (native int8..int64, uint8..uint64, "
@@ -87,8 +87,8 @@ static int value_type_of_array(PyArrayObject *a, QvValueType *out) {
   return 0;
 }
 
-static int parse_value_type(PyObject *obj, QvValueType *out) {
-  *out = QV_VALUE_DEFAULT;
+static int parse_value_type(PyObject *obj, QvArrowType *out) {
+  *out = QV_ARROW_NONE;
   if (obj == NULL || obj == Py_None) return 0;
   PyArray_Descr *d = NULL;
   if (!PyArray_DescrConverter(obj, &d)) return -1;
@@ -372,7 +372,7 @@ static int parse_format(PyObject *obj, QvSparseFormat *out) {
 static PyArrayObject *usable_array(PyObject *obj) {
   PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
   if (!a) return NULL;
-  QvValueType vt;
+  QvArrowType vt;
   if (value_type_of_array(a, &vt) < 0) return Py_DECREF(a), NULL;
   if (PyArray_NDIM(a) > QV_TENSOR_MAX_NDIM) {
     Py_DECREF(a);
@@ -390,7 +390,7 @@ static PyArrayObject *usable_array(PyObject *obj) {
 }
 
 static int tensor_from_array(PyArrayObject *a, const char *const *names, QvTensor *out) {
-  QvValueType vt;
+  QvArrowType vt;
   if (value_type_of_array(a, &vt) < 0) return -1;
   int nd = PyArray_NDIM(a);
   int64_t shape[QV_TENSOR_MAX_NDIM], strides[QV_TENSOR_MAX_NDIM];
@@ -404,7 +404,7 @@ static int tensor_from_array(PyArrayObject *a, const char *const *names, QvTenso
   if (!empty) {
     span = 0;
     for (int i = 0; i < nd; i++) span += (shape[i] - 1) * strides[i];
-    span += (int64_t)qv_value_type_size(vt);
+    span += (int64_t)qv_arrow_type_size(vt);
   }
   QvTensorDesc d = {.type = vt, .ndim = nd, .shape = shape, .strides = strides, .dim_names = names,
                     .data = PyArray_DATA(a), .data_size = empty ? 0 : span};
@@ -489,10 +489,10 @@ static PyObject *Tensor_info(TensorObject *self, PyObject *unused) {
   PyObject *dtype = (PyObject *)PyArray_DescrFromType(npy_type_of(t->type));
   PyObject *r = NULL;
   if (shape && strides && names && dtype)
-    r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:O,s:s,s:L}", "type", qv_value_type_name(t->type), "dtype",
+    r = Py_BuildValue("{s:s,s:O,s:O,s:O,s:O,s:s,s:L}", "type", qv_arrow_type_name(t->type), "dtype",
                       dtype, "shape", shape, "strides", strides, "dim_names", names, "layout",
                       layout_name(t), "nbytes",
-                      (long long)(qv_tensor_size(t) * (int64_t)qv_value_type_size(t->type)));
+                      (long long)(qv_tensor_n_elements(t) * (int64_t)qv_arrow_type_size(t->type)));
   Py_XDECREF(shape);
   Py_XDECREF(strides);
   Py_XDECREF(names);
@@ -559,7 +559,7 @@ static PyObject *Tensor_get_dim_names(TensorObject *self, void *c) {
 }
 static PyObject *Tensor_get_type(TensorObject *self, void *c) {
   (void)c;
-  return PyUnicode_FromString(qv_value_type_name(self->t.type));
+  return PyUnicode_FromString(qv_arrow_type_name(self->t.type));
 }
 
 static PyMethodDef Tensor_methods[] = {
@@ -667,7 +667,7 @@ static int parse_convert(PyObject *fmt, PyObject *it, PyObject *ao, int64_t ndim
 }
 
 /* A read-only ndarray over memory `self` keeps alive. */
-static PyObject *view_of(PyObject *self, const void *data, QvValueType type, int nd, const npy_intp *dims,
+static PyObject *view_of(PyObject *self, const void *data, QvArrowType type, int nd, const npy_intp *dims,
                          const npy_intp *strides) {
   PyArray_Descr *d = PyArray_DescrFromType(npy_type_of(type));
   if (!d) return NULL;
@@ -679,7 +679,7 @@ static PyObject *view_of(PyObject *self, const void *data, QvValueType type, int
   return arr;
 }
 
-static PyObject *view_1d(PyObject *self, const void *data, QvValueType type, int64_t n) {
+static PyObject *view_1d(PyObject *self, const void *data, QvArrowType type, int64_t n) {
   npy_intp dims[1] = {(npy_intp)n};
   return view_of(self, data, type, 1, dims, NULL);
 }
@@ -780,8 +780,8 @@ SPARSE_GET(shape, int64_tuple(s->shape, s->ndim))
 SPARSE_GET(ndim, PyLong_FromLong(s->ndim))
 SPARSE_GET(nnz, PyLong_FromLongLong(s->nnz))
 SPARSE_GET(dim_names, names_tuple(s->dim_names, s->ndim))
-SPARSE_GET(value_type, PyUnicode_FromString(qv_value_type_name(s->value_type)))
-SPARSE_GET(index_type, PyUnicode_FromString(qv_value_type_name(s->index_type)))
+SPARSE_GET(value_type, PyUnicode_FromString(qv_arrow_type_name(s->value_type)))
+SPARSE_GET(index_type, PyUnicode_FromString(qv_arrow_type_name(s->index_type)))
 SPARSE_GET(is_canonical, PyBool_FromLong(s->format == QV_SPARSE_COO ? s->is_canonical : 1))
 
 static PyObject *Sparse_get_axis_order(SparseObject *self, void *c) {
@@ -836,7 +836,7 @@ typedef struct IndexRead {
 
 static QvStatus read_tensor_call(QvSource *src, void *ctx, QvError *err) {
   IndexRead *r = ctx;
-  return qv_tensor_read(src, r->index, r->out, err);
+  return qv_tensor_read(src, r->index, NULL, r->out, err);
 }
 
 /* The arguments (source, index=0) of the readers of one message. */
@@ -887,7 +887,7 @@ static PyObject *py_read_tensor_info(PyObject *m, PyObject *args, PyObject *kwar
 }
 
 static QvStatus write_tensor_call(QvSink *sink, void *ctx, QvError *err) {
-  return qv_tensor_write(ctx, sink, err);
+  return qv_tensor_write(ctx, sink, NULL, err);
 }
 
 static PyObject *py_write_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -923,7 +923,7 @@ static PyObject *py_write_tensor(PyObject *m, PyObject *args, PyObject *kwargs) 
 
 static QvStatus read_sparse_call(QvSource *src, void *ctx, QvError *err) {
   IndexRead *r = ctx;
-  return qv_sparse_read(src, r->index, r->out, err);
+  return qv_sparse_read(src, r->index, NULL, r->out, err);
 }
 
 static PyObject *py_read_sparse(PyObject *m, PyObject *args, PyObject *kwargs) {
@@ -1020,8 +1020,8 @@ static void arrays_release(void *p) {
 static PyArrayObject *index_array(PyObject *obj, int nd, const char *what) {
   PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(obj, NULL, nd, nd, NPY_ARRAY_ALIGNED, NULL);
   if (!a) return NULL;
-  QvValueType vt;
-  if (value_type_of_array(a, &vt) < 0 || vt > QV_VALUE_UINT64) {
+  QvArrowType vt;
+  if (value_type_of_array(a, &vt) < 0 || vt > QV_ARROW_UINT64) {
     if (!PyErr_Occurred()) PyErr_Format(ArrowNotSupported, "%s must hold integers", what);
     Py_DECREF(a);
     return NULL;
@@ -1227,9 +1227,7 @@ static PyObject *message_dict(const QvIpcMessage *m, int64_t i) {
     }
     case QV_HEADER_SPARSE_TENSOR: {
       const QvSparseTensorMeta *s = &msg->header.sparse_tensor;
-      const char *fmt = s->index_kind == QV_SPARSE_INDEX_COO ? "coo"
-                        : s->index_kind == QV_SPARSE_INDEX_CSF ? "csf"
-                        : s->index.csx.compressed_axis == QV_CSX_COLUMN ? "csc" : "csr";
+      const char *fmt = qv_sparse_format_name(s->format);
       dict_put(d, "format", PyUnicode_FromString(fmt));
       dict_put(d, "type", PyUnicode_FromString(qv_type_describe(&s->type, type, sizeof type)));
       put_dims(d, s->shape, s->ndim);
@@ -1364,7 +1362,7 @@ static QvStatus open_reader_call(QvSource *src, void *ctx, QvError *err) {
     /* the file reader checks both magics and the footer */
     QvRbFileReader *f = NULL;
     st = qv_rb_file_reader_new(&f, src, &full_validation, err);
-    if (st == QV_OK) self->num_batches = qv_rb_file_num_batches(f);
+    if (st == QV_OK) self->num_batches = qv_rb_file_n_batches(f);
     qv_rb_file_reader_free(f);
   }
   struct ArrowArrayStream s;
@@ -1412,7 +1410,7 @@ static PyObject *Reader_c_schema(ReaderObject *self, PyObject *unused) {
   if (!s) return PyErr_NoMemory();
   QvError err;
   qv_error_clear(&err);
-  QvStatus st = qv_schema_copy(&self->schema, s, &err);
+  QvStatus st = qv_arrow_schema_copy(&self->schema, s, &err);
   if (st) {
     free(s);
     return raise_qv(st, &err);

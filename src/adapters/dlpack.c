@@ -35,17 +35,17 @@ static void versioned_deleter(QvDLManagedTensorVersioned *self) {
   if (self != NULL) export_free(self->manager_ctx);
 }
 
-static bool dtype_of(QvValueType type, DLDataType *out) {
+static bool dtype_of(QvArrowType type, DLDataType *out) {
   out->lanes = 1;
-  out->bits = (uint8_t)(qv_value_type_size(type) * 8);
+  out->bits = (uint8_t)(qv_arrow_type_size(type) * 8);
   switch (type) {
-    case QV_VALUE_INT8: case QV_VALUE_INT16: case QV_VALUE_INT32: case QV_VALUE_INT64:
+    case QV_ARROW_INT8: case QV_ARROW_INT16: case QV_ARROW_INT32: case QV_ARROW_INT64:
       out->code = kDLInt;
       return true;
-    case QV_VALUE_UINT8: case QV_VALUE_UINT16: case QV_VALUE_UINT32: case QV_VALUE_UINT64:
+    case QV_ARROW_UINT8: case QV_ARROW_UINT16: case QV_ARROW_UINT32: case QV_ARROW_UINT64:
       out->code = kDLUInt;
       return true;
-    case QV_VALUE_FLOAT16: case QV_VALUE_FLOAT32: case QV_VALUE_FLOAT64:
+    case QV_ARROW_FLOAT16: case QV_ARROW_FLOAT32: case QV_ARROW_FLOAT64:
       out->code = kDLFloat;
       return true;
     default:
@@ -53,13 +53,13 @@ static bool dtype_of(QvValueType type, DLDataType *out) {
   }
 }
 
-static QvStatus value_type_of(DLDataType dt, QvValueType *out, QvError *error) {
+static QvStatus value_type_of(DLDataType dt, QvArrowType *out, QvError *error) {
   if (dt.lanes != 1)
     return qv_error_set(error, QV_ENOTSUP, "dtype.lanes = %u: quiver has no vector types",
                         (unsigned)dt.lanes);
-  static const QvValueType ints[4] = {QV_VALUE_INT8, QV_VALUE_INT16, QV_VALUE_INT32, QV_VALUE_INT64};
-  static const QvValueType uints[4] = {QV_VALUE_UINT8, QV_VALUE_UINT16, QV_VALUE_UINT32,
-                                       QV_VALUE_UINT64};
+  static const QvArrowType ints[4] = {QV_ARROW_INT8, QV_ARROW_INT16, QV_ARROW_INT32, QV_ARROW_INT64};
+  static const QvArrowType uints[4] = {QV_ARROW_UINT8, QV_ARROW_UINT16, QV_ARROW_UINT32,
+                                       QV_ARROW_UINT64};
   int slot = dt.bits == 8 ? 0 : dt.bits == 16 ? 1 : dt.bits == 32 ? 2 : dt.bits == 64 ? 3 : -1;
   if (dt.code == kDLInt && slot >= 0) {
     *out = ints[slot];
@@ -70,7 +70,7 @@ static QvStatus value_type_of(DLDataType dt, QvValueType *out, QvError *error) {
     return QV_OK;
   }
   if (dt.code == kDLFloat && slot >= 1) {
-    *out = slot == 1 ? QV_VALUE_FLOAT16 : slot == 2 ? QV_VALUE_FLOAT32 : QV_VALUE_FLOAT64;
+    *out = slot == 1 ? QV_ARROW_FLOAT16 : slot == 2 ? QV_ARROW_FLOAT32 : QV_ARROW_FLOAT64;
     return QV_OK;
   }
   static const char *const codes[] = {"int", "uint", "float", "opaque handle", "bfloat",
@@ -87,13 +87,13 @@ static QvStatus export_fill(const QvTensor *t, DlpackExport *ctx, DLTensor *dl, 
   memset(dl, 0, sizeof *dl);
   if (!dtype_of(t->type, &dl->dtype))
     return qv_error_set(error, QV_EARG, "qv_tensor_to_dlpack: tensor has no value type");
-  int64_t elsize = (int64_t)qv_value_type_size(t->type);
+  int64_t elsize = (int64_t)qv_arrow_type_size(t->type);
   for (int32_t i = 0; i < t->ndim; i++) {
     if (t->strides[i] % elsize != 0)
       return qv_error_set(error, QV_ENOTSUP,
                           "stride %d is %lld bytes, not a multiple of the %s element size %lld: "
                           "DLPack strides count elements",
-                          (int)i, (long long)t->strides[i], qv_value_type_name(t->type),
+                          (int)i, (long long)t->strides[i], qv_arrow_type_name(t->type),
                           (long long)elsize);
     ctx->shape[i] = t->shape[i];
     ctx->strides[i] = t->strides[i] / elsize;
@@ -174,7 +174,7 @@ static void release_versioned(void *p) {
 static QvStatus import_tensor(const DLTensor *dl, const QvDlpackImportOptions *options,
                               QvOwner *owner, QvTensor *out, QvError *error) {
   QvDlpackImportOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvDlpackImportOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvDlpackImportOptions, error);
   if (st != QV_OK) return st;
   if (dl->device.device_type != kDLCPU)
     return qv_error_set(error, QV_ENOTSUP,
@@ -184,12 +184,12 @@ static QvStatus import_tensor(const DLTensor *dl, const QvDlpackImportOptions *o
   if (dl->ndim > QV_TENSOR_MAX_NDIM)
     return qv_error_set(error, QV_ELIMIT, "ndim %d is over quiver's limit of %d dimensions",
                         dl->ndim, QV_TENSOR_MAX_NDIM);
-  QvValueType type = QV_VALUE_DEFAULT;
+  QvArrowType type = QV_ARROW_NONE;
   st = value_type_of(dl->dtype, &type, error);
   if (st != QV_OK) return st;
   if (dl->ndim > 0 && dl->shape == NULL)
     return qv_error_set(error, QV_EINVAL, "shape is NULL for ndim %d", dl->ndim);
-  int64_t elsize = (int64_t)qv_value_type_size(type);
+  int64_t elsize = (int64_t)qv_arrow_type_size(type);
   int64_t strides[QV_TENSOR_MAX_NDIM];
   bool empty = false;
   for (int i = 0; i < dl->ndim; i++) {

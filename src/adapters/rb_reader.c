@@ -125,7 +125,7 @@ static QvStatus children_to_schema(const QvField *f, struct ArrowSchema *s, int 
 static QvStatus add_metadata(struct ArrowSchema *s, int64_t n, const QvKeyValue *kv,
                              QvError *error) {
   for (int64_t i = 0; i < n; i++) {
-    QvStatus st = qv_schema_add_metadata(s, kv[i].key ? kv[i].key : "", kv[i].key ? kv[i].key_len : 0,
+    QvStatus st = qv_arrow_schema_add_metadata(s, kv[i].key ? kv[i].key : "", kv[i].key ? kv[i].key_len : 0,
                                          kv[i].value ? kv[i].value : "",
                                          kv[i].value ? kv[i].value_len : 0, error);
     if (st) return st;
@@ -152,13 +152,13 @@ static QvStatus field_to_schema(const QvField *f, struct ArrowSchema *out, int d
   if (f->type.id == QV_TYPE_MAP && f->type.u.map.keys_sorted) flags |= ARROW_FLAG_MAP_KEYS_SORTED;
   if (f->dictionary) {
     if (f->dictionary->is_ordered) flags |= ARROW_FLAG_DICTIONARY_ORDERED;
-    if ((st = qv_schema_init(out, int_format(f->dictionary->index_type), name, flags, 0, error)) ||
-        (st = qv_schema_alloc_dictionary(out, error)) ||
-        (st = qv_schema_init(out->dictionary, fmt, "", ARROW_FLAG_NULLABLE, f->n_children, error)) ||
+    if ((st = qv_arrow_schema_init(out, int_format(f->dictionary->index_type), name, flags, 0, error)) ||
+        (st = qv_arrow_schema_alloc_dictionary(out, error)) ||
+        (st = qv_arrow_schema_init(out->dictionary, fmt, "", ARROW_FLAG_NULLABLE, f->n_children, error)) ||
         (st = children_to_schema(f, out->dictionary, depth + 1, error)))
       goto done;
   } else {
-    if ((st = qv_schema_init(out, fmt, name, flags, f->n_children, error)) ||
+    if ((st = qv_arrow_schema_init(out, fmt, name, flags, f->n_children, error)) ||
         (st = children_to_schema(f, out, depth, error)))
       goto done;
   }
@@ -171,7 +171,7 @@ done:
 }
 
 static QvStatus schema_from_ipc(const QvSchema *s, struct ArrowSchema *out, QvError *error) {
-  QvStatus st = qv_schema_init(out, "+s", "", 0, s->n_fields, error);
+  QvStatus st = qv_arrow_schema_init(out, "+s", "", 0, s->n_fields, error);
   if (st) return st;
   for (int64_t i = 0; i < s->n_fields && !st; i++) {
     st = field_to_schema(&s->fields[i], out->children[i], 0, error);
@@ -182,7 +182,7 @@ static QvStatus schema_from_ipc(const QvSchema *s, struct ArrowSchema *out, QvEr
     }
   }
   if (!st) st = add_metadata(out, s->n_metadata, s->metadata, error);
-  if (!st) st = qv_schema_validate(out, error);
+  if (!st) st = qv_arrow_schema_validate(out, error);
   if (st) out->release(out);
   return st;
 }
@@ -269,7 +269,7 @@ typedef struct Core {
 /* Stops a submitted decompression (jobs not started are skipped) and
  * waits for the running ones: then nothing writes into the batch's memory. */
 static void jobs_cancel(Core *c, Jobs *j) {
-  if (j->async) qv_codec_wait(c->codec, j->async, true, NULL, NULL);
+  if (j->async) qvi_codec_wait(c->codec, j->async, true, NULL, NULL);
   j->async = NULL;
   j->n = 0;
 }
@@ -308,19 +308,19 @@ static void core_free(Core *c) {
     free(c->dicts[i].path);
   }
   free(c->dicts);
-  qv_idmap_free(&c->dict_index);
+  qvi_idmap_free(&c->dict_index);
   free(c->node_ids);
-  qv_codec_runner_free(c->codec); /* after every cancel above */
+  qvi_codec_runner_free(c->codec); /* after every cancel above */
   /* buffers of batches still held are freed when those are released */
-  qv_recycler_close(c->recycler);
-  qv_recycler_release(c->recycler);
+  qvi_recycler_close(c->recycler);
+  qvi_recycler_release(c->recycler);
   c->recycler = NULL;
   memset(c, 0, sizeof *c);
 }
 
 static DictState *find_dict(Core *c, int64_t id) {
   int64_t i;
-  return qv_idmap_get(&c->dict_index, id, &i) ? &c->dicts[i] : NULL;
+  return qvi_idmap_get(&c->dict_index, id, &i) ? &c->dicts[i] : NULL;
 }
 
 /* Whether the value types of two dictionary-encoded fields that share an id
@@ -362,9 +362,9 @@ static const char *value_format(const struct ArrowSchema *s) {
  * "[i]" for unnamed. */
 static size_t path_push(QvErrPath *p, const QvField *f, int64_t index) {
   if (f->name && f->name_len > 0)
-    return qv_errpath_push(p, "%s%.*s", p->len ? "." : "",
+    return qvi_errpath_push(p, "%s%.*s", p->len ? "." : "",
                            (int)(f->name_len > 64 ? 64 : f->name_len), f->name);
-  return qv_errpath_push(p, "%s[%lld]", p->len ? "." : "", (long long)index);
+  return qvi_errpath_push(p, "%s[%lld]", p->len ? "." : "", (long long)index);
 }
 
 static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchema *s,
@@ -399,7 +399,7 @@ static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchem
         c->dicts = nd;
         c->dict_capacity = cap;
       }
-      if (!qv_idmap_put(&c->dict_index, f->dictionary->id, c->n_dicts))
+      if (!qvi_idmap_put(&c->dict_index, f->dictionary->id, c->n_dicts))
         return qv_error_set(error, QV_ENOMEM, "out of memory");
       d = &c->dicts[c->n_dicts++];
       memset(d, 0, sizeof *d);
@@ -419,7 +419,7 @@ static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchem
                                 error);
     if (st) return st;
   }
-  qv_errpath_pop(path, mark);
+  qvi_errpath_pop(path, mark);
   return QV_OK;
 }
 
@@ -433,15 +433,15 @@ static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions
     return qv_error_set(error, QV_EARG, "threads must be 0..%d, not %d", QV_RB_MAX_THREADS,
                         c->opt.threads);
   c->ipc_schema = schema;
-  c->recycler = qv_recycler_new();
-  bool foreign = schema->endianness != qv_rb_host_endianness();
+  c->recycler = qvi_recycler_new();
+  bool foreign = schema->endianness != qvi_rb_host_endianness();
   c->swap = foreign && !opt->keep_byte_order;
   c->raw_foreign = foreign && opt->keep_byte_order;
   QvStatus st = schema_from_ipc(schema, &c->schema, error);
   if (st) return qv_error_prefix(error, "schema");
   if (c->raw_foreign) {
     const char *order = schema->endianness == QV_ENDIAN_BIG ? "big" : "little";
-    if ((st = qv_schema_add_metadata(&c->schema, QV_RB_BYTE_ORDER_KEY, strlen(QV_RB_BYTE_ORDER_KEY),
+    if ((st = qv_arrow_schema_add_metadata(&c->schema, QV_RB_BYTE_ORDER_KEY, strlen(QV_RB_BYTE_ORDER_KEY),
                                      order, strlen(order), error)))
       return st;
   }
@@ -450,7 +450,7 @@ static QvStatus core_init(Core *c, const QvSchema *schema, const QvRbReadOptions
   }
   for (int64_t i = 0; i < schema->n_fields; i++) {
     QvErrPath path;
-    qv_errpath_clear(&path);
+    qvi_errpath_clear(&path);
     if ((st = collect_dicts(c, &schema->fields[i], c->schema.children[i], &path, i, 0, error)))
       return st;
   }
@@ -470,8 +470,8 @@ typedef struct Mem {
 
 static void mem_free(void *p) {
   Mem *m = p;
-  for (int64_t i = 0; i < m->n; i++) qv_recycler_put(m->rec, m->allocs[i], m->caps[i]);
-  qv_recycler_release(m->rec);
+  for (int64_t i = 0; i < m->n; i++) qvi_recycler_put(m->rec, m->allocs[i], m->caps[i]);
+  qvi_recycler_release(m->rec);
   free(m->allocs);
   free(m->caps);
   qv_owner_free(m->body_owner);
@@ -490,14 +490,14 @@ static uint8_t *mem_alloc(Mem *m, int64_t size) {
     m->capacity = cap;
   }
   size_t capacity;
-  uint8_t *p = qv_recycler_get(m->rec, (size_t)size, &capacity);
+  uint8_t *p = qvi_recycler_get(m->rec, (size_t)size, &capacity);
   if (p == NULL) return NULL;
   m->allocs[m->n] = p;
   m->caps[m->n++] = capacity;
   m->bytes += capacity;
   /* room for the buffers of the batch the caller holds and of the one
    * being read (ahead): when it lets go of one, the next reuses them */
-  qv_recycler_allow(m->rec, 2 * m->bytes);
+  qvi_recycler_allow(m->rec, 2 * m->bytes);
   return p;
 }
 
@@ -550,8 +550,8 @@ static QvStatus defer_decompress(Loader *ld, int64_t idx, const uint8_t *src, in
 static QvStatus jobs_start(Core *c, Jobs *j, QvError *error) {
   if (j->n == 0) return QV_OK;
   QvStatus st;
-  if (c->codec == NULL && (st = qv_codec_runner_new(&c->codec, c->opt.threads, error))) return st;
-  return qv_codec_submit(c->codec, false, j->codec, 0, j->jobs, (size_t)j->n, &j->async, error);
+  if (c->codec == NULL && (st = qvi_codec_runner_new(&c->codec, c->opt.threads, error))) return st;
+  return qvi_codec_submit(c->codec, false, j->codec, 0, j->jobs, (size_t)j->n, &j->async, error);
 }
 
 /* Waits for the queued buffers, decompressed straight into the memory the
@@ -562,7 +562,7 @@ static QvStatus jobs_finish(Core *c, Jobs *j, QvError *error) {
   j->n = 0;
   if (n == 0) return QV_OK;
   size_t bad = 0;
-  QvStatus st = qv_codec_wait(c->codec, j->async, false, &bad, error);
+  QvStatus st = qvi_codec_wait(c->codec, j->async, false, &bad, error);
   j->async = NULL;
   if (st) {
     const PendingBuffer *p = &j->pending[bad];
@@ -578,7 +578,7 @@ static QvStatus jobs_finish(Core *c, Jobs *j, QvError *error) {
   /* our own memory: swapped in place */
   for (int64_t i = 0; i < n; i++)
     if (j->pending[i].swap != QV_SWAP_NONE)
-      qv_rb_swap_copy(j->pending[i].swap, j->jobs[i].dst, j->jobs[i].dst,
+      qvi_rb_swap_copy(j->pending[i].swap, j->jobs[i].dst, j->jobs[i].dst,
                       (int64_t)j->jobs[i].dst_size, true);
   return QV_OK;
 }
@@ -608,7 +608,7 @@ static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *wh
       return qv_error_set(ld->error, QV_EINVAL,
                           "compressed buffer %lld has %lld bytes, less than its length prefix",
                           (long long)idx, (long long)len);
-    int64_t ulen = qv_le_i64(p); /* little-endian whatever the body's order */
+    int64_t ulen = qvi_le_i64(p); /* little-endian whatever the body's order */
     p += 8;
     len -= 8;
     if (ulen != -1) {
@@ -625,7 +625,7 @@ static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *wh
       if (dst == NULL)
         return qv_error_set(ld->error, QV_ENOMEM, "out of memory decompressing %lld bytes",
                             (long long)ulen);
-      QvSwapKind swap = ld->core->swap ? qv_rb_swap_kind(&v->type, slot) : QV_SWAP_NONE;
+      QvSwapKind swap = ld->core->swap ? qvi_rb_swap_kind(&v->type, slot) : QV_SWAP_NONE;
       QvStatus st = defer_decompress(ld, idx, p, len, dst, ulen, swap);
       if (st) return st;
       ld->decompressed += ulen;
@@ -634,12 +634,12 @@ static QvStatus take_buffer(Loader *ld, QvArrayView *v, int slot, const char *wh
       return QV_OK;
     }
   }
-  QvSwapKind kind = ld->core->swap ? qv_rb_swap_kind(&v->type, slot) : QV_SWAP_NONE;
+  QvSwapKind kind = ld->core->swap ? qvi_rb_swap_kind(&v->type, slot) : QV_SWAP_NONE;
   if (kind != QV_SWAP_NONE) {
     /* one pass: read, swap, write into aligned memory */
     uint8_t *copy = mem_alloc(ld->mem, len);
     if (copy == NULL) return qv_error_set(ld->error, QV_ENOMEM, "out of memory");
-    qv_rb_swap_copy(kind, copy, p, len, true);
+    qvi_rb_swap_copy(kind, copy, p, len, true);
     p = copy;
   } else if ((uintptr_t)p % 8 != 0) {
     /* typed access needs natural alignment: realign this buffer */
@@ -778,7 +778,7 @@ static QvStatus loader_begin(Loader *ld, Core *c, Jobs *jobs, const QvMessage *m
   ld->jobs = jobs;
   jobs->n = 0;
   jobs->codec = rb->compression;
-  QvStatus vst = qv_metadata_version_check(msg->version, "message", error);
+  QvStatus vst = qvi_metadata_version_check(msg->version, "message", error);
   if (vst) return vst;
   Mem *m = calloc(1, sizeof *m);
   if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
@@ -789,7 +789,7 @@ static QvStatus loader_begin(Loader *ld, Core *c, Jobs *jobs, const QvMessage *m
   }
   qv_owner_retain(body_owner);
   m->body_owner = body_owner;
-  qv_recycler_retain(c->recycler);
+  qvi_recycler_retain(c->recycler);
   m->rec = c->recycler;
   ld->mem = m;
   return QV_OK;
@@ -846,7 +846,7 @@ static QvStatus batch_prepare(Core *c, Batch *b, const QvMessage *msg, const uin
 /* Waits for b's buffers, validates and exports it; b is free afterwards. */
 static QvStatus batch_finish(Core *c, Batch *b, struct ArrowArray *out, QvError *error) {
   QvStatus st = jobs_finish(c, &b->jobs, error);
-  if (!st) st = qv_array_view_validate_ex(&b->view, level_of(c), false, error);
+  if (!st) st = qv_array_view_validate(&b->view, level_of(c), QV_VALIDATE_SKIP_DICTIONARIES, error);
   if (!st) st = qv_array_export_view(&b->view, b->owner, out, error);
   batch_release(c, b);
   return st;
@@ -881,7 +881,7 @@ static QvStatus load_dictionary_batch(Core *c, const QvMessage *msg, const uint8
   if (!st) st = check_counts(&ld);
   if (!st) st = jobs_start(c, &c->dict_jobs, error);
   if (!st) st = jobs_finish(c, &c->dict_jobs, error);
-  if (!st) st = qv_array_view_validate_ex(&d->view, level_of(c), false, error);
+  if (!st) st = qv_array_view_validate(&d->view, level_of(c), QV_VALIDATE_SKIP_DICTIONARIES, error);
   struct ArrowArray fresh;
   memset(&fresh, 0, sizeof fresh);
   if (!st) st = qv_array_export_view(&d->view, owner, &fresh, error);
@@ -977,7 +977,7 @@ static QvStatus stream_next(StreamReader *r, struct ArrowArray *out, QvError *er
        * goes wrong with it waits in it until it is asked for */
       Batch *next = &c->batch[1 - r->cur];
       stream_read_batch(r, next);
-      if (next->status == QV_OK) qv_path_hit(QV_PATH_RB_READ_AHEAD);
+      if (next->status == QV_OK) qvi_path_hit(QV_PATH_RB_READ_AHEAD);
       r->cur = 1 - r->cur;
     }
     int64_t offset = b->index;
@@ -1004,7 +1004,7 @@ static QvStatus stream_next(StreamReader *r, struct ArrowArray *out, QvError *er
 
 static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   StreamReader *r = s->private_data;
-  QvStatus st = qv_schema_copy(&r->core.schema, out, &r->error);
+  QvStatus st = qv_arrow_schema_copy(&r->core.schema, out, &r->error);
   return errno_of(st);
 }
 
@@ -1047,14 +1047,14 @@ static QvStatus stream_start(QvIpcReader *ipc, QvSource *source, const QvRbReadO
    * stream at all; say which one it is. */
   if (st == QV_EOS)
     st = qv_error_set(error, QV_EINVAL, "no messages: %s, so there is no Schema message",
-                      qv_source_position(source) > 0 || (qv_source_seekable(source) &&
-                                                         qv_source_size(source) > 0)
+                      qvi_source_position(source) > 0 || (qvi_source_seekable(source) &&
+                                                         qvi_source_size(source) > 0)
                           ? "the stream starts with its end-of-stream marker"
                           : "the input is empty");
   if (!st && r->schema_msg.message.header_type != QV_HEADER_SCHEMA)
     st = qv_error_set(error, QV_EINVAL, "the stream starts with a %s message, not a Schema",
                       qv_header_type_name(r->schema_msg.message.header_type));
-  if (!st) st = qv_metadata_version_check(r->schema_msg.message.version, "Schema message", error);
+  if (!st) st = qvi_metadata_version_check(r->schema_msg.message.version, "Schema message", error);
   if (!st) st = core_init(&r->core, &r->schema_msg.message.header.schema, options, error);
   if (st) {
     stream_reader_free(r);
@@ -1062,7 +1062,7 @@ static QvStatus stream_start(QvIpcReader *ipc, QvSource *source, const QvRbReadO
   }
   /* a pipe is never read ahead: handing out a batch must not wait for the
    * next one to arrive */
-  r->core.read_ahead = r->core.opt.threads > 1 && qv_source_has_view(source);
+  r->core.read_ahead = r->core.opt.threads > 1 && qvi_source_has_view(source);
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
   out->get_last_error = stream_last_error;
@@ -1097,7 +1097,7 @@ QvStatus qv_rb_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema 
   memset(out, 0, sizeof *out);
   if (s == NULL || s->release == NULL) return qv_error_set(error, QV_EARG, "stream is released");
   if (s->get_schema == stream_get_schema)
-    return qv_schema_copy(&((StreamReader *)s->private_data)->core.schema, out, error);
+    return qv_arrow_schema_copy(&((StreamReader *)s->private_data)->core.schema, out, error);
   if (s->get_schema == file_stream_get_schema)
     return qv_rb_file_get_schema(((FileStream *)s->private_data)->f, out, error);
   int code = s->get_schema(s, out);
@@ -1148,7 +1148,7 @@ static QvStatus check_schema_message(QvRbFileReader *r, QvError *error) {
   QvStatus st = qv_ipc_reader_message_at(r->ipc, 8, &msg, error);
   if (st == QV_EOS) return QV_OK; /* no messages before the footer */
   if (st) return qv_error_prefix(error, "the message after the file magic");
-  st = qv_metadata_version_check(msg.message.version, "the message at offset 8", error);
+  st = qvi_metadata_version_check(msg.message.version, "the message at offset 8", error);
   if (!st && msg.message.header_type == QV_HEADER_SCHEMA) {
     const QvSchema *ms = &msg.message.header.schema;
     char where[256] = "";
@@ -1218,12 +1218,12 @@ QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
   *out = NULL;
   if (source == NULL) return qv_error_set(error, QV_EARG, "no source");
   QvRbReadOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvRbReadOptions, error);
   if (st) return st;
   /* full validation reads every byte: prepare the mapping for that */
-  if (o.validate == QV_VALIDATE_FULL) qv_source_expect_full_read(source);
+  if (o.validate == QV_VALIDATE_FULL) qvi_source_expect_full_read(source);
   QvIpcReader *ipc;
-  if ((st = qv_ipc_reader_new(&ipc, source, &o.ipc, error))) return st;
+  if ((st = qv_ipc_reader_new(&ipc, source, o.ipc, error))) return st;
   return file_open(out, ipc, source, &o, error);
 }
 
@@ -1232,11 +1232,11 @@ void qv_rb_file_dictionary_ids(const QvRbFileReader *r, const int64_t **ids, int
   *n = r->core.n_node_ids;
 }
 
-int64_t qv_rb_file_num_batches(const QvRbFileReader *r) { return r->footer.n_record_batches; }
-int64_t qv_rb_file_num_dictionaries(const QvRbFileReader *r) { return r->footer.n_dictionaries; }
+int64_t qv_rb_file_n_batches(const QvRbFileReader *r) { return r->footer.n_record_batches; }
+int64_t qv_rb_file_n_dictionaries(const QvRbFileReader *r) { return r->footer.n_dictionaries; }
 
 QvStatus qv_rb_file_get_schema(QvRbFileReader *r, struct ArrowSchema *out, QvError *error) {
-  return qv_schema_copy(&r->core.schema, out, error);
+  return qv_arrow_schema_copy(&r->core.schema, out, error);
 }
 
 /* Reads the message a footer block points at (the message reader checks
@@ -1331,7 +1331,7 @@ QvStatus qv_rb_file_read_batch(QvRbFileReader *r, int64_t i, struct ArrowArray *
      * goes wrong with it waits in it until it is asked for */
     r->ahead = 1 - r->ahead;
     file_prepare(r, i + 1, &c->batch[r->ahead]);
-    if (c->batch[r->ahead].status == QV_OK) qv_path_hit(QV_PATH_RB_READ_AHEAD);
+    if (c->batch[r->ahead].status == QV_OK) qvi_path_hit(QV_PATH_RB_READ_AHEAD);
   }
   if ((st = batch_finish(c, b, out, error))) return qv_error_prefix(error, "record batch %lld", (long long)i);
   return QV_OK;
@@ -1346,7 +1346,7 @@ static QvStatus file_stream_next(FileStream *p, struct ArrowArray *out, QvError 
     if (error) *error = p->error;
     return p->error.code;
   }
-  if (p->next >= qv_rb_file_num_batches(p->f)) return QV_EOS;
+  if (p->next >= qv_rb_file_n_batches(p->f)) return QV_EOS;
   QvStatus st = qv_rb_file_read_batch(p->f, p->next++, out, &p->error);
   if (st) {
     p->error.code = st; /* sticky, as the stream reader's errors are */
@@ -1384,11 +1384,12 @@ static void file_stream_release(struct ArrowArrayStream *s) {
  * from there. *out is a new memory source. */
 static QvStatus slurp_source(QvSource *source, const QvRbReadOptions *o, QvSource **out,
                              QvError *error) {
-  int64_t limit = o->ipc.max_body_size > 0 ? o->ipc.max_body_size : QV_IPC_DEFAULT_MAX_BODY_SIZE;
+  int64_t limit = o->ipc && o->ipc->max_body_size > 0 ? o->ipc->max_body_size
+                                                      : QV_IPC_DEFAULT_MAX_BODY_SIZE;
   const uint8_t *data;
   size_t size;
   QvOwner *owner;
-  QvStatus st = qv_source_read_all(source, limit, &data, &size, &owner, error);
+  QvStatus st = qvi_source_read_all(source, limit, &data, &size, &owner, error);
   if (st) return st;
   st = qv_source_new_memory(out, data, size, owner, error);
   qv_owner_free(owner); /* the source holds its own reference */
@@ -1400,21 +1401,21 @@ QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
   memset(out, 0, sizeof *out);
   if (source == NULL) return qv_error_set(error, QV_EARG, "no source");
   QvRbReadOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbReadOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvRbReadOptions, error);
   if (st) return st;
   QvSource *held = NULL; /* a pipe's bytes, when they are an Arrow file */
-  if (!qv_source_seekable(source)) {
+  if (!qvi_source_seekable(source)) {
     uint8_t head[QV_IPC_MAGIC_SIZE];
     size_t got = 0;
-    if ((st = qv_source_peek(source, head, sizeof head, &got, error))) return st;
+    if ((st = qvi_source_peek(source, head, sizeof head, &got, error))) return st;
     if (got == sizeof head && memcmp(head, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) == 0) {
       if ((st = slurp_source(source, &o, &held, error))) return st;
       source = held;
     }
   }
-  if (o.validate == QV_VALIDATE_FULL) qv_source_expect_full_read(source);
+  if (o.validate == QV_VALIDATE_FULL) qvi_source_expect_full_read(source);
   QvIpcReader *ipc;
-  st = qv_ipc_reader_new(&ipc, source, &o.ipc, error);
+  st = qv_ipc_reader_new(&ipc, source, o.ipc, error);
   if (!st && qv_ipc_reader_format(ipc) == QV_IPC_FORMAT_FILE) {
     /* a file is read one way everywhere: through its footer */
     FileStream *p = calloc(1, sizeof *p);

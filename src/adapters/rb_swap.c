@@ -5,9 +5,9 @@
 
 #include "util/load.h"
 
-int16_t qv_rb_host_endianness(void) { return QV_HOST_BIG_ENDIAN ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE; }
+QvEndianness qvi_rb_host_endianness(void) { return QV_HOST_BIG_ENDIAN ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE; }
 
-QvSwapKind qv_rb_swap_kind(const QvSchemaView *t, int slot) {
+QvSwapKind qvi_rb_swap_kind(const QvArrowSchemaView *t, int slot) {
   QvLayout L = qv_layout_of(t->storage_type);
   if (slot <= 0) return QV_SWAP_NONE; /* validity, union validity before V5, view data */
   int ow = qv_layout_offset_width(L);
@@ -60,19 +60,19 @@ static void reverse(uint8_t *dst, const uint8_t *src, int w) {
   memcpy(dst, t, (size_t)w);
 }
 
-void qv_rb_swap_copy(QvSwapKind kind, uint8_t *dst, const uint8_t *src, int64_t len, bool to_host) {
+void qvi_rb_swap_copy(QvSwapKind kind, uint8_t *dst, const uint8_t *src, int64_t len, bool to_host) {
   int w = kind_width(kind);
   int64_t n = len / w, i;
   /* loops over plain loads and __builtin_bswap, which compilers vectorize */
   switch (kind) {
     case QV_SWAP_2:
-      for (i = 0; i < n; i++) qv_st_u16(dst + 2 * i, __builtin_bswap16(qv_ld_u16(src + 2 * i)));
+      for (i = 0; i < n; i++) qvi_st_u16(dst + 2 * i, __builtin_bswap16(qvi_ld_u16(src + 2 * i)));
       break;
     case QV_SWAP_4:
-      for (i = 0; i < n; i++) qv_st_u32(dst + 4 * i, __builtin_bswap32(qv_ld_u32(src + 4 * i)));
+      for (i = 0; i < n; i++) qvi_st_u32(dst + 4 * i, __builtin_bswap32(qvi_ld_u32(src + 4 * i)));
       break;
     case QV_SWAP_8:
-      for (i = 0; i < n; i++) qv_st_u64(dst + 8 * i, __builtin_bswap64(qv_ld_u64(src + 8 * i)));
+      for (i = 0; i < n; i++) qvi_st_u64(dst + 8 * i, __builtin_bswap64(qvi_ld_u64(src + 8 * i)));
       break;
     case QV_SWAP_16:
     case QV_SWAP_32:
@@ -82,27 +82,27 @@ void qv_rb_swap_copy(QvSwapKind kind, uint8_t *dst, const uint8_t *src, int64_t 
       for (i = 0; i < n; i++) {
         const uint8_t *s = src + 16 * i;
         uint8_t *d = dst + 16 * i;
-        uint32_t m = __builtin_bswap32(qv_ld_u32(s)), dd = __builtin_bswap32(qv_ld_u32(s + 4));
-        uint64_t ns = __builtin_bswap64(qv_ld_u64(s + 8));
-        qv_st_u32(d, m);
-        qv_st_u32(d + 4, dd);
-        qv_st_u64(d + 8, ns);
+        uint32_t m = __builtin_bswap32(qvi_ld_u32(s)), dd = __builtin_bswap32(qvi_ld_u32(s + 4));
+        uint64_t ns = __builtin_bswap64(qvi_ld_u64(s + 8));
+        qvi_st_u32(d, m);
+        qvi_st_u32(d + 4, dd);
+        qvi_st_u64(d + 8, ns);
       }
       break;
     case QV_SWAP_VIEW:
       for (i = 0; i < n; i++) {
         const uint8_t *s = src + 16 * i;
         uint8_t *d = dst + 16 * i;
-        uint32_t raw = qv_ld_u32(s), sw = __builtin_bswap32(raw);
+        uint32_t raw = qvi_ld_u32(s), sw = __builtin_bswap32(raw);
         int32_t length = (int32_t)(to_host ? sw : raw);
         uint8_t rest[12];
         memcpy(rest, s + 4, 12); /* src may equal dst */
-        qv_st_u32(d, sw);
+        qvi_st_u32(d, sw);
         if (length > 12) {
           /* prefix bytes stay; buffer index and offset are int32 */
           memcpy(d + 4, rest, 4);
-          qv_st_u32(d + 8, __builtin_bswap32(qv_ld_u32(rest + 4)));
-          qv_st_u32(d + 12, __builtin_bswap32(qv_ld_u32(rest + 8)));
+          qvi_st_u32(d + 8, __builtin_bswap32(qvi_ld_u32(rest + 4)));
+          qvi_st_u32(d + 12, __builtin_bswap32(qvi_ld_u32(rest + 8)));
         } else {
           memcpy(d + 4, rest, 12); /* inlined bytes */
         }
@@ -153,7 +153,7 @@ static QvStatus walk(Walk *w, const QvArrayView *v, int depth) {
       break;
     }
     default:
-      for (int s = 1; s < n && !st; s++) st = put(w, qv_rb_swap_kind(&v->type, s));
+      for (int s = 1; s < n && !st; s++) st = put(w, qvi_rb_swap_kind(&v->type, s));
       break;
   }
   if (st || v->dictionary) return st; /* a dictionary's values travel in their own batches */
@@ -161,7 +161,7 @@ static QvStatus walk(Walk *w, const QvArrayView *v, int depth) {
   return st;
 }
 
-QvStatus qv_rb_swap_kinds(const QvArrayView *roots, int64_t n_roots, const int64_t *var_counts,
+QvStatus qvi_rb_swap_kinds(const QvArrayView *roots, int64_t n_roots, const int64_t *var_counts,
                           int64_t n_var, QvSwapKind *kinds, int64_t n_kinds, QvError *error) {
   Walk w = {var_counts, n_var, 0, kinds, n_kinds, 0, error};
   QvStatus st = QV_OK;

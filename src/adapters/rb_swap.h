@@ -23,24 +23,24 @@ typedef enum QvSwapKind {
 } QvSwapKind;
 
 /* The QV_ENDIAN_* value of the host. */
-int16_t qv_rb_host_endianness(void);
+QvEndianness qvi_rb_host_endianness(void);
 
 /* Kind of buffer `slot` (0..2; -1 a view's variadic data buffer) of a node
  * of type t as the IPC body lays it out. */
-QvSwapKind qv_rb_swap_kind(const QvSchemaView *t, int slot);
+QvSwapKind qvi_rb_swap_kind(const QvArrowSchemaView *t, int slot);
 
 /* Copies len bytes from src to dst (which must not overlap unless equal),
  * swapping every whole element of the kind; trailing bytes of a partial
  * element are copied as they are (the caller's size checks refuse such a
  * buffer when it matters). to_host: src is in the foreign order (a view's
  * length is read after swapping), else dst is. */
-void qv_rb_swap_copy(QvSwapKind kind, uint8_t *dst, const uint8_t *src, int64_t len, bool to_host);
+void qvi_rb_swap_copy(QvSwapKind kind, uint8_t *dst, const uint8_t *src, int64_t len, bool to_host);
 
 /* Kinds of the body buffers of the nodes `roots` (in the order the IPC
  * body holds them: pre-order, each node's own buffers first; the number of
  * variadic buffers of each view node from var_counts), written to kinds[0,
  * n_kinds). QV_EINVAL when the counts disagree with the types. */
-QvStatus qv_rb_swap_kinds(const QvArrayView *roots, int64_t n_roots, const int64_t *var_counts,
+QvStatus qvi_rb_swap_kinds(const QvArrayView *roots, int64_t n_roots, const int64_t *var_counts,
                           int64_t n_var, QvSwapKind *kinds, int64_t n_kinds, QvError *error);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "quiver/recordbatch_ipc.h"
 #include "ipc/compression_internal.h"
 #include "ipc/sink_internal.h"
@@ -133,20 +134,20 @@ static QvStatus push_offsets(Ser *s, const uint8_t *o, int w, int64_t p0, int64_
     *first = *last = 0;
     return push_seg(s, zeros, w);
   }
-  *first = qv_ld_offset(o, w, p0);
-  *last = qv_ld_offset(o, w, p0 + length);
+  *first = qvi_ld_offset(o, w, p0);
+  *last = qvi_ld_offset(o, w, p0 + length);
   if (*first == 0) return push_seg(s, o + p0 * w, (length + 1) * w);
   uint8_t *out = temp(s, (length + 1) * w);
   if (out == NULL) return nomem(s);
   if (w == 4) {
     int32_t base = (int32_t)*first;
     for (int64_t i = 0; i <= length; i++) {
-      int32_t x = qv_ld_i32(o + 4 * (p0 + i)) - base;
+      int32_t x = qvi_ld_i32(o + 4 * (p0 + i)) - base;
       memcpy(out + 4 * i, &x, 4);
     }
   } else {
     for (int64_t i = 0; i <= length; i++) {
-      int64_t x = qv_ld_i64(o + 8 * (p0 + i)) - *first;
+      int64_t x = qvi_ld_i64(o + 8 * (p0 + i)) - *first;
       memcpy(out + 8 * i, &x, 8);
     }
   }
@@ -177,7 +178,7 @@ static QvStatus emit_ree(Ser *s, const QvArrayView *v, int64_t p0, int64_t lengt
     for (int64_t k = 0; k < n; k++) {
       int64_t e = qv_array_view_get_int(re, i0 + k) - p0;
       if (e > length) e = length;
-      qv_st_bits(out + (size_t)k * (size_t)w, (size_t)w, (uint64_t)e); /* e fits: <= length */
+      qvi_st_bits(out + (size_t)k * (size_t)w, (size_t)w, (uint64_t)e); /* e fits: <= length */
     }
     if ((st = push_seg(s, out, n * w))) return st;
   }
@@ -197,7 +198,7 @@ static QvStatus emit_dense_union(Ser *s, const QvArrayView *v, int64_t p0, int64
   for (int64_t i = p0; i < p0 + length; i++) {
     int c = ids[i] >= 0 ? v->type.union_child_index[ids[i]] : -1;
     if (c < 0) return qv_error_set(s->error, QV_EINVAL, "union has unknown type code %d", ids[i]);
-    int64_t o = qv_ld_i32(v->buffer[2] + 4 * i);
+    int64_t o = qvi_ld_i32(v->buffer[2] + 4 * i);
     if (o < lo[c]) lo[c] = o;
     if (o > hi[c]) hi[c] = o;
   }
@@ -205,7 +206,7 @@ static QvStatus emit_dense_union(Ser *s, const QvArrayView *v, int64_t p0, int64
   if (out == NULL) return nomem(s);
   for (int64_t i = p0; i < p0 + length; i++) {
     int c = v->type.union_child_index[ids[i]];
-    int32_t o = (int32_t)(qv_ld_i32(v->buffer[2] + 4 * i) - lo[c]);
+    int32_t o = (int32_t)(qvi_ld_i32(v->buffer[2] + 4 * i) - lo[c]);
     memcpy(out + 4 * (i - p0), &o, 4);
   }
   if ((st = push_seg(s, out, length * 4))) return st;
@@ -438,7 +439,7 @@ static QvStatus prepare_frames(QvCompression codec, Frames *f, const Ser *s, uin
     uint8_t *dst = window ? window + at + 8 : NULL; /* after its length prefix */
     at += padded(8 + (int64_t)bound, align);
     if (dst == NULL && f->zcap[i] < bound) {
-      qv_aligned_free(f->zbuf[i]);
+      qv_free(f->zbuf[i]);
       f->zcap[i] = 0;
       if ((f->zbuf[i] = qv_aligned_alloc(bound)) == NULL)
         return qv_error_set(error, QV_ENOMEM, "out of memory compressing %lld bytes",
@@ -476,7 +477,7 @@ static void apply_frames(const Frames *f, Ser *s) {
 }
 
 static void frames_free(Frames *f) {
-  for (int64_t i = 0; i < f->n_zbuf; i++) qv_aligned_free(f->zbuf[i]);
+  for (int64_t i = 0; i < f->n_zbuf; i++) qv_free(f->zbuf[i]);
   free(f->zbuf);
   free(f->zcap);
   free(f->jobs);
@@ -514,7 +515,7 @@ static QvStatus frame(QvRbWriter *w, const QvMessage *msg, uint8_t **meta, size_
     }
     memcpy(p, m, n);
     free(m);
-    qv_st_le_u32(p + 4, (uint32_t)(total - 8)); /* little-endian, as all framing */
+    qvi_st_le_u32(p + 4, (uint32_t)(total - 8)); /* little-endian, as all framing */
     m = p;
   }
   *meta = m;
@@ -537,7 +538,7 @@ static QvStatus swap_segs(QvRbWriter *w, Ser *s, int64_t dict_id, QvError *error
   }
   QvSwapKind *kinds = malloc((size_t)(s->n_segs ? s->n_segs : 1) * sizeof *kinds);
   if (kinds == NULL) return nomem(s);
-  QvStatus st = qv_rb_swap_kinds(roots, n_roots, s->var, s->n_var, kinds, s->n_segs, error);
+  QvStatus st = qvi_rb_swap_kinds(roots, n_roots, s->var, s->n_var, kinds, s->n_segs, error);
   for (int64_t i = 0; i < s->n_segs && !st; i++) {
     Seg *g = &s->segs[i];
     if (kinds[i] == QV_SWAP_NONE || g->len == 0) continue;
@@ -546,7 +547,7 @@ static QvStatus swap_segs(QvRbWriter *w, Ser *s, int64_t dict_id, QvError *error
       st = nomem(s);
       break;
     }
-    qv_rb_swap_copy(kinds[i], dst, g->data, g->len, false);
+    qvi_rb_swap_copy(kinds[i], dst, g->data, g->len, false);
     g->data = dst;
   }
   free(kinds);
@@ -642,12 +643,12 @@ static QvStatus frames_window(QvRbWriter *w, const Ser *s, int64_t length, int64
   int64_t meta_max = 0, span = 0;
   *window = NULL;
   *end = start;
-  if (qv_sink_room(w->sink) == 0) return QV_OK; /* never any: skip the metadata */
+  if (qvi_sink_room(w->sink) == 0) return QV_OK; /* never any: skip the metadata */
   QvStatus st = window_span(w, s, length, dict_id, is_delta, &meta_max, &span, error);
   if (st) return st;
   *end = start + span;
   int64_t written = qv_sink_bytes_written(w->sink);
-  uint8_t *base = qv_sink_window(w->sink, (size_t)(*end - written), may_grow);
+  uint8_t *base = qvi_sink_window(w->sink, (size_t)(*end - written), may_grow);
   if (base) *window = base + (start - written) + meta_max;
   return QV_OK;
 }
@@ -663,11 +664,11 @@ static QvStatus compress_segs(QvRbWriter *w, Ser *s, int64_t length, int64_t dic
   QvStatus st = frames_window(w, s, length, dict_id, is_delta, start, true, &window, &end, error);
   if (!st) st = prepare_frames(w->opt.compression, &w->frames, s, window, w->opt.alignment, error);
   if (!st)
-    st = qv_codec_run(w->codec, true, w->opt.compression, w->opt.compression_level, w->frames.jobs,
+    st = qvi_codec_run(w->codec, true, w->opt.compression, w->opt.compression_level, w->frames.jobs,
                       w->frames.n_jobs, NULL, error);
   if (!st) {
     apply_frames(&w->frames, s);
-    if (window) qv_path_hit(QV_PATH_CODEC_SINK_WINDOW);
+    if (window) qvi_path_hit(QV_PATH_CODEC_SINK_WINDOW);
   }
   return st;
 }
@@ -690,7 +691,7 @@ static QvStatus write_in_place(QvRbWriter *w, int64_t length, int64_t dict_id, b
   QvCompression codec = w->opt.compression;
   int64_t align = w->opt.alignment;
   *done = false;
-  if (qv_sink_room(w->sink) == 0) return QV_OK;
+  if (qvi_sink_room(w->sink) == 0) return QV_OK;
   size_t meta_size;
   int64_t worst;
   QvStatus st = worst_case(w, s, length, dict_id, is_delta, &meta_size, &worst, error);
@@ -699,8 +700,8 @@ static QvStatus write_in_place(QvRbWriter *w, int64_t length, int64_t dict_id, b
   if (bufs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   size_t reserved = meta_size + (size_t)worst;
   uint8_t *base = NULL;
-  if (qv_sink_room(w->sink) >= reserved + w->stage_len && !(st = flush(w, error)))
-    st = qv_sink_reserve(w->sink, reserved, &base, error);
+  if (qvi_sink_room(w->sink) >= reserved + w->stage_len && !(st = flush(w, error)))
+    st = qvi_sink_reserve(w->sink, reserved, &base, error);
   if (st || base == NULL) {
     free(bufs);
     return st;
@@ -715,7 +716,7 @@ static QvStatus write_in_place(QvRbWriter *w, int64_t length, int64_t dict_id, b
     uint8_t *dst = body + off;
     size_t cap = qv_compress_bound(codec, (size_t)g->len), n = 0;
     QvCodecJob job = {g->data, (size_t)g->len, dst + 8, cap, 0, QV_OK};
-    if ((st = qv_codec_run(w->codec, true, codec, w->opt.compression_level, &job, 1, NULL, error)))
+    if ((st = qvi_codec_run(w->codec, true, codec, w->opt.compression_level, &job, 1, NULL, error)))
       break;
     n = job.out_size;
     int64_t prefix = g->len;
@@ -724,7 +725,7 @@ static QvStatus write_in_place(QvRbWriter *w, int64_t length, int64_t dict_id, b
       n = (size_t)g->len;
       prefix = -1;
     }
-    qv_st_le_u64(dst, (uint64_t)prefix); /* little-endian whatever the body's order */
+    qvi_st_le_u64(dst, (uint64_t)prefix); /* little-endian whatever the body's order */
     int64_t total = 8 + (int64_t)n;
     memset(dst + total, 0, (size_t)(padded(total, align) - total));
     bufs[i].length = total;
@@ -734,23 +735,23 @@ static QvStatus write_in_place(QvRbWriter *w, int64_t length, int64_t dict_id, b
   if (!st) st = message_meta(w, s, bufs, off, length, dict_id, is_delta, &meta, &meta_size, error);
   free(bufs);
   if (st) {
-    qv_sink_unreserve(w->sink, reserved);
+    qvi_sink_unreserve(w->sink, reserved);
     return st;
   }
   /* the metadata's size does not depend on the lengths in it (fixed-size
    * structs); should it differ, the body moves */
   if (meta_size + (size_t)off > reserved) {
     free(meta);
-    qv_sink_unreserve(w->sink, reserved);
+    qvi_sink_unreserve(w->sink, reserved);
     return qv_error_set(error, QV_ELIMIT, "message metadata grew past its reservation");
   }
   if (base + meta_size != body) memmove(base + meta_size, body, (size_t)off);
   memcpy(base, meta, meta_size);
   free(meta);
-  qv_sink_unreserve(w->sink, reserved - meta_size - (size_t)off);
+  qvi_sink_unreserve(w->sink, reserved - meta_size - (size_t)off);
   QvBlock block = {w->pos, (int32_t)meta_size, off};
   w->pos += (int64_t)meta_size + off;
-  qv_path_hit(QV_PATH_CODEC_IN_PLACE);
+  qvi_path_hit(QV_PATH_CODEC_IN_PLACE);
   *done = true;
   return add_message_block(w, block, dict_id, error);
 }
@@ -766,7 +767,7 @@ static QvStatus write_batch_message(QvRbWriter *w, int64_t length, int64_t dict_
   QvStatus st;
   if (w->swap && (st = swap_segs(w, s, dict_id, error))) return st;
   if (w->opt.compression != QV_COMPRESSION_NONE) {
-    if (qv_codec_runner_threads(w->codec) == 1) {
+    if (qvi_codec_runner_threads(w->codec) == 1) {
       bool done;
       if ((st = write_in_place(w, length, dict_id, is_delta, &done, error)) || done) return st;
     }
@@ -802,7 +803,7 @@ static QvStatus write_message(QvRbWriter *w, const Ser *s, int64_t length, int64
     const Seg *g = &s->segs[i];
     int64_t total = g->len + (g->has_prefix ? 8 : 0);
     uint8_t prefix[8];
-    qv_st_le_u64(prefix, (uint64_t)g->prefix); /* little-endian whatever the body's order */
+    qvi_st_le_u64(prefix, (uint64_t)g->prefix); /* little-endian whatever the body's order */
     if (g->has_prefix) st = out(w, prefix, 8, error);
     if (!st && g->len) st = out(w, g->data, (size_t)g->len, error);
     if (!st) st = pad(w, padded(total, align) - total, error);
@@ -814,7 +815,7 @@ static QvStatus write_message(QvRbWriter *w, const Ser *s, int64_t length, int64
 /* ---- schema conversion */
 
 
-static QvStatus fill_type(QvRbWriter *w, const QvSchemaView *t, QvType *out, QvError *error) {
+static QvStatus fill_type(QvRbWriter *w, const QvArrowSchemaView *t, QvType *out, QvError *error) {
   memset(out, 0, sizeof *out);
   switch (t->type) {
     case QV_ARROW_NULL: out->id = QV_TYPE_NULL; break;
@@ -832,12 +833,12 @@ static QvStatus fill_type(QvRbWriter *w, const QvSchemaView *t, QvType *out, QvE
       out->u.int_.is_signed = t->type == QV_ARROW_INT8 || t->type == QV_ARROW_INT16 ||
                               t->type == QV_ARROW_INT32 || t->type == QV_ARROW_INT64;
       break;
-    case QV_ARROW_HALF_FLOAT:
-    case QV_ARROW_FLOAT:
-    case QV_ARROW_DOUBLE:
+    case QV_ARROW_FLOAT16:
+    case QV_ARROW_FLOAT32:
+    case QV_ARROW_FLOAT64:
       out->id = QV_TYPE_FLOATING_POINT;
-      out->u.floating_point.precision = t->type == QV_ARROW_HALF_FLOAT ? QV_PRECISION_HALF
-                                        : t->type == QV_ARROW_FLOAT    ? QV_PRECISION_SINGLE
+      out->u.floating_point.precision = t->type == QV_ARROW_FLOAT16 ? QV_PRECISION_HALF
+                                        : t->type == QV_ARROW_FLOAT32    ? QV_PRECISION_SINGLE
                                                                        : QV_PRECISION_DOUBLE;
       break;
     case QV_ARROW_DECIMAL32:
@@ -864,7 +865,7 @@ static QvStatus fill_type(QvRbWriter *w, const QvSchemaView *t, QvType *out, QvE
       out->id = QV_TYPE_TIMESTAMP;
       out->u.timestamp.unit = (int16_t)t->time_unit;
       if (t->timezone_len > 0) {
-        char *tz = qv_arena_strndup(w->arena, t->timezone, t->timezone_len);
+        char *tz = qvi_arena_strndup(w->arena, t->timezone, t->timezone_len);
         if (tz == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
         out->u.timestamp.timezone = tz;
         out->u.timestamp.timezone_len = t->timezone_len;
@@ -911,7 +912,7 @@ static QvStatus fill_type(QvRbWriter *w, const QvSchemaView *t, QvType *out, QvE
       out->u.union_.mode = t->type == QV_ARROW_DENSE_UNION ? QV_UNION_DENSE : QV_UNION_SPARSE;
       out->u.union_.has_type_ids = true;
       out->u.union_.n_type_ids = t->n_children;
-      int32_t *ids = qv_arena_alloc(w->arena, (size_t)(t->n_children ? t->n_children : 1), 4);
+      int32_t *ids = qvi_arena_alloc(w->arena, (size_t)(t->n_children ? t->n_children : 1), 4);
       if (ids == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
       for (int64_t i = 0; i < t->n_children; i++) ids[i] = t->union_type_ids[i];
       out->u.union_.type_ids = ids;
@@ -928,16 +929,16 @@ static QvStatus build_metadata(QvRbWriter *w, const char *metadata, int64_t *n,
   *n = 0;
   *out = NULL;
   if (metadata == NULL) return QV_OK;
-  QvMetadataIter it;
-  qv_metadata_iter_init(&it, metadata);
+  QvArrowMetadataIter it;
+  qv_arrow_metadata_iter_init(&it, metadata);
   int64_t count = it.remaining;
   if (count == 0) return QV_OK;
-  QvKeyValue *kv = qv_arena_alloc(w->arena, (size_t)count, sizeof *kv);
+  QvKeyValue *kv = qvi_arena_alloc(w->arena, (size_t)count, sizeof *kv);
   if (kv == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   const char *k, *v;
   int32_t kl, vl;
   int64_t i = 0;
-  while (qv_metadata_iter_next(&it, &k, &kl, &v, &vl)) {
+  while (qv_arrow_metadata_iter_next(&it, &k, &kl, &v, &vl)) {
     kv[i].key = k;
     kv[i].key_len = kl > 0 ? (size_t)kl : 0;
     kv[i].value = v;
@@ -970,8 +971,8 @@ static bool same_value_type(const struct ArrowSchema *a, const struct ArrowSchem
 /* Field path for messages (util/errpath.h): names joined by '.', "[i]"
  * for unnamed fields. */
 static size_t wpath_push(QvErrPath *p, const char *name, int64_t index) {
-  if (name && *name) return qv_errpath_push(p, "%s%.64s", p->len ? "." : "", name);
-  return qv_errpath_push(p, "%s[%lld]", p->len ? "." : "", (long long)index);
+  if (name && *name) return qvi_errpath_push(p, "%s%.64s", p->len ? "." : "", name);
+  return qvi_errpath_push(p, "%s[%lld]", p->len ? "." : "", (long long)index);
 }
 
 /* The WDict of a dictionary-encoded node: the id the options give it (or
@@ -992,7 +993,7 @@ static QvStatus dict_for_node(QvRbWriter *w, const QvArrayView *v, const QvErrPa
   }
   const struct ArrowSchema *values = v->type.schema->dictionary;
   int64_t i;
-  if (qv_idmap_get(&w->dict_index, id, &i)) {
+  if (qvi_idmap_get(&w->dict_index, id, &i)) {
     WDict *d = &w->dicts[i];
     if (!same_value_type(d->value_schema, values, 0))
       return qv_error_set(error, QV_EINVAL,
@@ -1009,7 +1010,7 @@ static QvStatus dict_for_node(QvRbWriter *w, const QvArrayView *v, const QvErrPa
     return QV_OK;
   }
   if (!grow((void **)&w->dicts, &w->cap_dicts, w->n_dicts, sizeof *w->dicts) ||
-      !qv_idmap_put(&w->dict_index, id, w->n_dicts))
+      !qvi_idmap_put(&w->dict_index, id, w->n_dicts))
     return qv_error_set(error, QV_ENOMEM, "out of memory");
   WDict *d = &w->dicts[w->n_dicts];
   memset(d, 0, sizeof *d);
@@ -1042,13 +1043,13 @@ static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, QvE
   int64_t dict_index = -1;
   bool fresh = false;
   if (v->dictionary) {
-    QvDictionaryEncoding *de = qv_arena_alloc(w->arena, 1, sizeof *de);
+    QvDictionaryEncoding *de = qvi_arena_alloc(w->arena, 1, sizeof *de);
     if (de == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
     if ((st = dict_for_node(w, v, path, &dict_index, &fresh, error))) return st;
     de->id = w->dicts[dict_index].id;
     de->has_index_type = true;
     QvType it;
-    QvSchemaView index_type = v->type;
+    QvArrowSchemaView index_type = v->type;
     index_type.type = index_type.storage_type;
     if ((st = fill_type(w, &index_type, &it, error))) return st;
     de->index_type = it.u.int_;
@@ -1056,7 +1057,7 @@ static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, QvE
     f->dictionary = de;
   }
   if (tv->n_children > 0) {
-    QvField *c = qv_arena_alloc(w->arena, (size_t)tv->n_children, sizeof *c);
+    QvField *c = qvi_arena_alloc(w->arena, (size_t)tv->n_children, sizeof *c);
     if (c == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
     for (int64_t i = 0; i < tv->n_children; i++)
       if ((st = build_field(w, &tv->children[i], &c[i], path, i, depth + 1, error))) return st;
@@ -1069,7 +1070,7 @@ static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, QvE
       return qv_error_set(error, QV_ENOMEM, "out of memory");
     w->dict_order[w->n_dict_order++] = dict_index;
   }
-  qv_errpath_pop(path, mark);
+  qvi_errpath_pop(path, mark);
   return build_metadata(w, s->metadata, &f->n_metadata, &f->metadata, error);
 }
 
@@ -1091,14 +1092,14 @@ static QvStatus build_field(QvRbWriter *w, const QvArrayView *v, QvField *f, QvE
 static bool flights_possible(const QvRbWriter *w) {
   /* dictionary messages would have to be ordered against batches in
    * flight: such schemas take the waiting path */
-  return w->codec && qv_codec_runner_threads(w->codec) > 1 && w->n_dicts == 0;
+  return w->codec && qvi_codec_runner_threads(w->codec) > 1 && w->n_dicts == 0;
 }
 
 /* Gives up every batch in flight: nothing more is written. */
 static void abandon_flights(QvRbWriter *w) {
   for (; w->in_flight > 0; w->in_flight--) {
     Flight *f = &w->flights[w->oldest];
-    qv_codec_wait(w->codec, f->async, true, NULL, NULL);
+    qvi_codec_wait(w->codec, f->async, true, NULL, NULL);
     f->async = NULL;
     ser_reset(&f->ser);
     if (f->batch.release) f->batch.release(&f->batch);
@@ -1110,13 +1111,13 @@ static void abandon_flights(QvRbWriter *w) {
 static QvStatus land_oldest(QvRbWriter *w, QvError *error) {
   Flight *f = &w->flights[w->oldest];
   /* the next batch is compressing already: this is the pipelined path */
-  if (w->in_flight > 1 && qv_codec_background(f->async)) qv_path_hit(QV_PATH_RB_WRITE_PIPELINED);
-  QvStatus st = qv_codec_wait(w->codec, f->async, false, NULL, error);
+  if (w->in_flight > 1 && qvi_codec_background(f->async)) qvi_path_hit(QV_PATH_RB_WRITE_PIPELINED);
+  QvStatus st = qvi_codec_wait(w->codec, f->async, false, NULL, error);
   f->async = NULL;
   if (!st) {
     apply_frames(&f->frames, &f->ser);
     st = write_message(w, &f->ser, f->length, -1, false, error);
-    if (!st && f->windowed) qv_path_hit(QV_PATH_CODEC_SINK_WINDOW);
+    if (!st && f->windowed) qvi_path_hit(QV_PATH_CODEC_SINK_WINDOW);
   }
   if (!st) st = flush(w, error);
   if (st) qv_error_prefix(error, "record batch %lld", (long long)w->n_batch_blocks);
@@ -1144,7 +1145,7 @@ void qv_rb_writer_free(QvRbWriter *w) {
   }
   if (w->schema.release) w->schema.release(&w->schema);
   qv_array_view_reset(&w->view);
-  qv_arena_free(w->arena);
+  qvi_arena_free(w->arena);
   free(w->dict_blocks);
   free(w->batch_blocks);
   for (int64_t i = 0; i < w->n_dicts; i++) {
@@ -1153,11 +1154,11 @@ void qv_rb_writer_free(QvRbWriter *w) {
     free(w->dicts[i].path);
   }
   free(w->dicts);
-  qv_idmap_free(&w->dict_index);
+  qvi_idmap_free(&w->dict_index);
   free(w->dict_order);
   free(w->stage);
   ser_free(&w->ser);
-  qv_codec_runner_free(w->codec);
+  qvi_codec_runner_free(w->codec);
   frames_free(&w->frames);
   free(w);
 }
@@ -1196,7 +1197,7 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
   *result = NULL;
   if (sink == NULL) return qv_error_set(error, QV_EARG, "no sink");
   QvRbWriteOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvRbWriteOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvRbWriteOptions, error);
   if (st) return st;
   QvRbWriter *w = calloc(1, sizeof *w);
   if (w == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
@@ -1204,7 +1205,7 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
   if (w->opt.alignment == 0) w->opt.alignment = 8;
   if (w->opt.alignment != 8 && w->opt.alignment != 64)
     st = qv_error_set(error, QV_EARG, "alignment must be 8 or 64, not %d", w->opt.alignment);
-  else if (w->opt.endianness < QV_RB_ENDIAN_NATIVE || w->opt.endianness > QV_RB_ENDIAN_BIG)
+  else if (w->opt.endianness < QV_ENDIAN_NATIVE || w->opt.endianness > QV_ENDIAN_BIG)
     st = qv_error_set(error, QV_EARG, "unknown endianness %d", w->opt.endianness);
   else if (w->opt.compression != QV_COMPRESSION_NONE &&
            w->opt.compression != QV_COMPRESSION_LZ4_FRAME &&
@@ -1215,26 +1216,26 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
                       w->opt.threads);
   /* the threads start here, once for the writer's life */
   if (!st && w->opt.compression != QV_COMPRESSION_NONE)
-    st = qv_codec_runner_new(&w->codec, w->opt.threads, error);
+    st = qvi_codec_runner_new(&w->codec, w->opt.threads, error);
   w->sink = sink;
   w->ser.error = error;
   w->stage = st ? NULL : malloc(STAGE_SIZE);
-  w->arena = st ? NULL : qv_arena_new();
+  w->arena = st ? NULL : qvi_arena_new();
   if (!st && (w->stage == NULL || w->arena == NULL))
     st = qv_error_set(error, QV_ENOMEM, "out of memory");
-  if (!st) st = qv_schema_copy(schema, &w->schema, error);
+  if (!st) st = qv_arrow_schema_copy(schema, &w->schema, error);
   if (!st && strcmp(w->schema.format, "+s") != 0)
     st = qv_error_set(error, QV_EARG, "a record batch schema must be a struct (\"+s\"), not \"%.32s\"",
                       w->schema.format);
   if (!st) st = qv_array_view_init(&w->view, &w->schema, error);
   QvField *fields = NULL;
   if (!st && w->view.n_children > 0) {
-    fields = qv_arena_alloc(w->arena, (size_t)w->view.n_children, sizeof *fields);
+    fields = qvi_arena_alloc(w->arena, (size_t)w->view.n_children, sizeof *fields);
     if (fields == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
   }
   for (int64_t i = 0; !st && i < w->view.n_children; i++) {
     QvErrPath path;
-    qv_errpath_clear(&path);
+    qvi_errpath_clear(&path);
     st = build_field(w, &w->view.children[i], &fields[i], &path, i, 0, error);
   }
   if (!st && w->opt.dictionary_ids && w->n_dict_nodes != w->opt.n_dictionary_ids)
@@ -1242,9 +1243,9 @@ QvStatus qv_rb_writer_new(QvRbWriter **result, const struct ArrowSchema *schema,
                       "dictionary_ids has %lld ids for %lld dictionary-encoded fields",
                       (long long)w->opt.n_dictionary_ids, (long long)w->n_dict_nodes);
   if (!st) {
-    int16_t host = qv_rb_host_endianness();
-    w->ipc_schema.endianness = w->opt.endianness == QV_RB_ENDIAN_LITTLE ? QV_ENDIAN_LITTLE
-                               : w->opt.endianness == QV_RB_ENDIAN_BIG  ? QV_ENDIAN_BIG
+    QvEndianness host = qvi_rb_host_endianness();
+    w->ipc_schema.endianness = w->opt.endianness == QV_ENDIAN_LITTLE ? QV_ENDIAN_LITTLE
+                               : w->opt.endianness == QV_ENDIAN_BIG  ? QV_ENDIAN_BIG
                                                                          : host;
     w->swap = w->ipc_schema.endianness != host;
     w->ipc_schema.n_fields = w->view.n_children;
@@ -1422,7 +1423,7 @@ QvStatus qv_rb_writer_write_move(QvRbWriter *w, struct ArrowArray *batch, QvErro
   if (!st)
     st = prepare_frames(w->opt.compression, &f->frames, s, window, w->opt.alignment, error);
   if (!st)
-    st = qv_codec_submit(w->codec, true, w->opt.compression, w->opt.compression_level,
+    st = qvi_codec_submit(w->codec, true, w->opt.compression, w->opt.compression_level,
                          f->frames.jobs, f->frames.n_jobs, &f->async, error);
   if (st) {
     ser_reset(s);
@@ -1478,7 +1479,7 @@ QvStatus qv_rb_writer_finish(QvRbWriter *w, QvError *error) {
     st = qv_footer_encode(&footer, &fb, &fb_size, error);
     if (!st) {
       uint8_t len[4]; /* int32, little-endian like every framing field */
-      qv_st_le_u32(len, (uint32_t)fb_size);
+      qvi_st_le_u32(len, (uint32_t)fb_size);
       st = out(w, fb, fb_size, error);
       free(fb);
       if (!st) st = out(w, len, 4, error);
@@ -1496,7 +1497,7 @@ QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvSink *sink,
   if (st) return st;
   /* a quiver reader knows which fields share a dictionary: keep that */
   QvRbWriteOptions o;
-  if ((st = QV_OPTIONS_LOAD(&o, options, "QvRbWriteOptions", error))) {
+  if ((st = QV_OPTIONS_LOAD(&o, options, QvRbWriteOptions, error))) {
     schema.release(&schema);
     return st;
   }

@@ -89,8 +89,8 @@ static QvStatus cell_desc(const QvSparseColumn *col, int64_t i, Cell *c, QvError
     if (__builtin_mul_overflow(product, c->shape[k], &product))
       return qv_error_set(error, QV_EINVAL, "the product of the shape overflows int64 (shape[%d])",
                           (int)k);
-  size_t xw = qv_value_type_size(t->index_type), pw = qv_value_type_size(t->indptr_type);
-  size_t vw = qv_value_type_size(t->value_type);
+  size_t xw = qv_arrow_type_size(t->index_type), pw = qv_arrow_type_size(t->indptr_type);
+  size_t vw = qv_arrow_type_size(t->value_type);
   const char *const *names;
   int n = qvi_sparse_column_children(t->format, &names);
   const QvArrayView *values = &v->children[n - 1];
@@ -197,8 +197,8 @@ static void vector_entries(const ColStore *s, const QvSparseColumnType *t, int64
                            Entries *e) {
   const QvArrayView *st = &s->view.children[0];
   list_range(&s->view, i, &e->start, &e->len);
-  e->index = leaf_at(&st->children[0], st->offset + e->start, qv_value_type_size(t->index_type));
-  e->value = leaf_at(&st->children[1], st->offset + e->start, qv_value_type_size(t->value_type));
+  e->index = leaf_at(&st->children[0], st->offset + e->start, qv_arrow_type_size(t->index_type));
+  e->value = leaf_at(&st->children[1], st->offset + e->start, qv_arrow_type_size(t->value_type));
 }
 
 static QvStatus check_vectors(const QvSparseColumn *col, const ColStore *s, QvError *error) {
@@ -212,7 +212,7 @@ static QvStatus check_vectors(const QvSparseColumn *col, const ColStore *s, QvEr
       int64_t x = qv_index_load(e.index, t->index_type, j);
       if (x < 0 || x >= t->size) {
         char text[32];
-        qv_sp_index_str(e.index, t->index_type, j, text);
+        qvi_sp_index_str(e.index, t->index_type, j, text);
         return qv_error_set(error, QV_EINVAL, "row %lld element %lld: index %s is outside [0, %lld)",
                             (long long)i, (long long)j, text, (long long)t->size);
       }
@@ -376,7 +376,7 @@ QvStatus qv_sparse_vector_stack(const QvSparseColumn *col, const QvSparseStackOp
   const uint8_t *offsets = s->view.buffer[1] + s->view.offset * ow;
   int64_t first = qv_index_load(offsets, t->indptr_type, 0);
   int64_t last = qv_index_load(offsets, t->indptr_type, n);
-  if ((st = qv_sp_begin(out, QV_SPARSE_CSR, t->value_type, 2, shape, t->dim_names, error)) !=
+  if ((st = qvi_sp_begin(out, QV_SPARSE_CSR, t->value_type, 2, shape, t->dim_names, error)) !=
       QV_OK)
     return st;
   out->index_type = t->index_type;
@@ -385,8 +385,8 @@ QvStatus qv_sparse_vector_stack(const QvSparseColumn *col, const QvSparseStackOp
   out->indptr_len = n + 1;
   out->indices_len = out->nnz;
   const QvArrayView *sv = &s->view.children[0];
-  out->indices = leaf_at(&sv->children[0], sv->offset + first, qv_value_type_size(t->index_type));
-  out->values = leaf_at(&sv->children[1], sv->offset + first, qv_value_type_size(t->value_type));
+  out->indices = leaf_at(&sv->children[0], sv->offset + first, qv_arrow_type_size(t->index_type));
+  out->values = leaf_at(&sv->children[1], sv->offset + first, qv_arrow_type_size(t->value_type));
   out->indptr = offsets;
   if (first != 0) {
     /* a slice: the indptr of a CSR matrix starts at 0, so it is rebased */
@@ -398,10 +398,10 @@ QvStatus qv_sparse_vector_stack(const QvSparseColumn *col, const QvSparseStackOp
                           "limit of %lld (max_output_size)",
                           (long long)bytes, (long long)limit_of(opts.max_output_size));
     }
-    uint8_t *p = qv_sp_malloc(n + 1, (size_t)ow);
+    uint8_t *p = qvi_sp_malloc(n + 1, (size_t)ow);
     if (p == NULL) {
       qv_sparse_reset(out);
-      return qv_sp_nomem(error, "a rebased indptr", n + 1, (size_t)ow);
+      return qvi_sp_nomem(error, "a rebased indptr", n + 1, (size_t)ow);
     }
     for (int64_t k = 0; k <= n; k++) {
       int64_t x = qv_index_load(offsets, t->indptr_type, k) - first;
@@ -412,7 +412,7 @@ QvStatus qv_sparse_vector_stack(const QvSparseColumn *col, const QvSparseStackOp
         memcpy(p + 8 * k, &x, 8);
       }
     }
-    qv_sp_own(out, p);
+    qvi_sp_own(out, p);
     out->indptr = p;
   }
   out->owner = col->owner;
@@ -431,7 +431,7 @@ typedef struct Bag {
 
 static void bag_release(void *p) {
   Bag *b = p;
-  for (int i = 0; i < b->n; i++) qv_aligned_free(b->bufs[i]);
+  for (int i = 0; i < b->n; i++) qv_free(b->bufs[i]);
   qv_owner_free(b->keep);
   free(b);
 }
@@ -483,13 +483,13 @@ QvStatus qv_sparse_vector_unstack(const QvSparseTensor *csr, const QvSparseUnsta
     return qv_error_set(error, QV_EINVAL,
                         "a %s sparse tensor is no sparse-vector column: only CSR rows are vectors",
                         qv_sparse_format_name(csr->format));
-  if (!qv_sp_sealed(csr) && (st = qv_sparse_validate(csr, error)) != QV_OK) return st;
+  if (!qvi_sp_sealed(csr) && (st = qv_sparse_validate(csr, error)) != QV_OK) return st;
   int64_t n = csr->shape[0];
-  bool large = csr->indptr_type == QV_VALUE_INT64 ||
-               (csr->indptr_type != QV_VALUE_INT32 && csr->nnz > INT32_MAX);
+  bool large = csr->indptr_type == QV_ARROW_INT64 ||
+               (csr->indptr_type != QV_ARROW_INT32 && csr->nnz > INT32_MAX);
   QvSparseColumnType type = {.kind = QV_SPARSE_COLUMN_VECTOR, .format = QV_SPARSE_CSR,
                              .value_type = csr->value_type, .index_type = csr->index_type,
-                             .indptr_type = large ? QV_VALUE_INT64 : QV_VALUE_INT32, .ndim = 1,
+                             .indptr_type = large ? QV_ARROW_INT64 : QV_ARROW_INT32, .ndim = 1,
                              .size = csr->shape[1], .large_lists = large};
   if (csr->dim_names != NULL &&
       (st = qv_sparse_column_type_set_names(&type, csr->dim_names, 2, error)) != QV_OK)
@@ -504,7 +504,7 @@ QvStatus qv_sparse_vector_unstack(const QvSparseTensor *csr, const QvSparseUnsta
     st = qv_error_set(error, QV_ENOMEM, "out of memory for a column");
     goto fail;
   }
-  size_t xw = qv_value_type_size(csr->index_type), vw = qv_value_type_size(csr->value_type);
+  size_t xw = qv_arrow_type_size(csr->index_type), vw = qv_arrow_type_size(csr->value_type);
   int ow = large ? 8 : 4;
   const uint8_t *indptr = csr->indptr, *indices = csr->indices, *values = csr->values;
   bool own_memory = csr->owner == NULL; /* a conversion's buffers go with the tensor */
@@ -643,17 +643,17 @@ static QvStatus tensor_type(const QvSparseTensor *const *cells, int64_t n,
   for (int64_t i = 0; i < n; i++) {
     const QvSparseTensor *c = cells[i];
     if (c == NULL) continue;
-    QvValueType pt = c->format == QV_SPARSE_COO ? c->index_type : c->indptr_type;
+    QvArrowType pt = c->format == QV_SPARSE_COO ? c->index_type : c->indptr_type;
     if (c->format != t->format || c->value_type != t->value_type ||
         c->index_type != t->index_type || pt != t->indptr_type || c->ndim != t->ndim)
       return qv_error_set(error, QV_EINVAL,
                           "cell %lld is a %d-d %s tensor of %s (indices %s, indptr %s), the column "
                           "holds %d-d %s of %s (indices %s, indptr %s)",
                           (long long)i, (int)c->ndim, qv_sparse_format_name(c->format),
-                          qv_value_type_name(c->value_type), qv_value_type_name(c->index_type),
-                          qv_value_type_name(pt), (int)t->ndim, qv_sparse_format_name(t->format),
-                          qv_value_type_name(t->value_type), qv_value_type_name(t->index_type),
-                          qv_value_type_name(t->indptr_type));
+                          qv_arrow_type_name(c->value_type), qv_arrow_type_name(c->index_type),
+                          qv_arrow_type_name(pt), (int)t->ndim, qv_sparse_format_name(t->format),
+                          qv_arrow_type_name(t->value_type), qv_arrow_type_name(t->index_type),
+                          qv_arrow_type_name(t->indptr_type));
     if (c->dim_names != NULL && !same_names(c->dim_names, names, t->ndim))
       return qv_error_set(error, QV_EINVAL, "cell %lld has other dim names than the column",
                           (long long)i);
@@ -701,7 +701,7 @@ static void row_offsets(uint8_t *const *off, bool large, int64_t i, QvSparseForm
 }
 
 static bool coo_row_major(const QvSparseTensor *c) {
-  int64_t w = (int64_t)qv_value_type_size(c->index_type);
+  int64_t w = (int64_t)qv_arrow_type_size(c->index_type);
   return c->coords_strides[1] == w && (c->nnz <= 1 || c->coords_strides[0] == w * c->ndim);
 }
 
@@ -736,8 +736,8 @@ static QvStatus build_tensors(const QvSparseTensor *const *cells, int64_t n,
   bool view = only != NULL && only->owner != NULL &&
               (only->format != QV_SPARSE_COO || coo_row_major(only)) &&
               only->format != QV_SPARSE_CSF;
-  size_t vw = qv_value_type_size(t.value_type), xw = qv_value_type_size(t.index_type);
-  size_t pw = qv_value_type_size(t.indptr_type);
+  size_t vw = qv_arrow_type_size(t.value_type), xw = qv_arrow_type_size(t.index_type);
+  size_t pw = qv_arrow_type_size(t.indptr_type);
   int ow = large ? 8 : 4;
   int64_t bytes = n * nd * 8 + n * nd * 4 + (n + 1) * ow * 4 + (levels[0] + levels[1] + 2) * ow +
                   (view ? 0 : tot[0] * (int64_t)pw + tot[1] * (int64_t)xw + tot[2] * (int64_t)vw);
@@ -920,9 +920,9 @@ static QvStatus build_vectors(const QvSparseTensor *const *cells, int64_t n,
       st = qv_error_set(error, QV_EINVAL,
                         "cell %lld is a vector of %lld %s (indices %s), the column holds %lld %s "
                         "(indices %s)",
-                        (long long)i, (long long)c->shape[0], qv_value_type_name(c->value_type),
-                        qv_value_type_name(c->index_type), (long long)t.size,
-                        qv_value_type_name(t.value_type), qv_value_type_name(t.index_type));
+                        (long long)i, (long long)c->shape[0], qv_arrow_type_name(c->value_type),
+                        qv_arrow_type_name(c->index_type), (long long)t.size,
+                        qv_arrow_type_name(t.value_type), qv_arrow_type_name(t.index_type));
       break;
     }
     QvSparseOptions so = {.struct_size = sizeof so, .index_type = c->index_type,
@@ -942,9 +942,9 @@ static QvStatus build_vectors(const QvSparseTensor *const *cells, int64_t n,
     st = o->n_dim_names == 2 ? qv_sparse_column_type_set_names(&t, o->dim_names, 2, error)
                              : qv_error_set(error, QV_EARG, "a vector column has 2 dim names, not %d",
                                             (int)o->n_dim_names);
-  size_t xw = qv_value_type_size(t.index_type), vw = qv_value_type_size(t.value_type);
+  size_t xw = qv_arrow_type_size(t.index_type), vw = qv_arrow_type_size(t.value_type);
   t.large_lists = nnz > INT32_MAX;
-  t.indptr_type = t.large_lists ? QV_VALUE_INT64 : QV_VALUE_INT32;
+  t.indptr_type = t.large_lists ? QV_ARROW_INT64 : QV_ARROW_INT32;
   int ow = t.large_lists ? 8 : 4;
   int64_t bytes = (n + 1) * ow + nnz * (int64_t)(xw + vw) + (n + 7) / 8;
   if (st == QV_OK && bytes > limit_of(o->max_output_size))

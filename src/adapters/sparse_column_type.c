@@ -183,9 +183,9 @@ static bool is_fixed_list(const struct ArrowSchema *s, int32_t size, const char 
          s->children[0]->format != NULL && strcmp(s->children[0]->format, item) == 0;
 }
 
-static QvValueType integer_type(const char *format) {
-  QvValueType t = qv_tensor_value_from_format(format);
-  return t >= QV_VALUE_INT8 && t <= QV_VALUE_UINT64 ? t : QV_VALUE_DEFAULT;
+static QvArrowType integer_type(const char *format) {
+  QvArrowType t = qvi_tensor_value_from_format(format);
+  return t >= QV_ARROW_INT8 && t <= QV_ARROW_UINT64 ? t : QV_ARROW_NONE;
 }
 
 static QvStatus child_error(QvError *error, const char *what, const char *field,
@@ -195,12 +195,12 @@ static QvStatus child_error(QvError *error, const char *what, const char *field,
 }
 
 /* The element type of a List (depth 1) or List<List> (depth 2) child. */
-static QvValueType list_leaf(const struct ArrowSchema *s, int depth, bool *large, bool numeric) {
+static QvArrowType list_leaf(const struct ArrowSchema *s, int depth, bool *large, bool numeric) {
   for (int d = 0; d < depth; d++) {
-    if (!is_list(s, large)) return QV_VALUE_DEFAULT;
+    if (!is_list(s, large)) return QV_ARROW_NONE;
     s = s->children[0];
   }
-  return numeric ? qv_tensor_value_from_format(s->format) : integer_type(s->format);
+  return numeric ? qvi_tensor_value_from_format(s->format) : integer_type(s->format);
 }
 
 static QvStatus tensor_storage(const struct ArrowSchema *field, QvSparseColumnType *out,
@@ -231,7 +231,7 @@ static QvStatus tensor_storage(const struct ArrowSchema *field, QvSparseColumnTy
     snprintf(fmt, sizeof fmt, "+w:%d", (int)nd);
     if (!is_list(c, &large) || strcmp(c->children[0]->format, fmt) != 0 ||
         c->children[0]->n_children != 1 ||
-        (out->index_type = integer_type(c->children[0]->children[0]->format)) == QV_VALUE_DEFAULT)
+        (out->index_type = integer_type(c->children[0]->children[0]->format)) == QV_ARROW_NONE)
       return child_error(error, what, name, "coords",
                          "a List of FixedSizeList<integer>[ndim]");
     out->indptr_type = out->index_type;
@@ -243,13 +243,13 @@ static QvStatus tensor_storage(const struct ArrowSchema *field, QvSparseColumnTy
     const char *expect = depth == 2 ? "a List of Lists of an integer type"
                                     : "a List of an integer type";
     if ((out->indptr_type = list_leaf(field->children[base], depth, &large, false)) ==
-        QV_VALUE_DEFAULT)
+        QV_ARROW_NONE)
       return child_error(error, what, name, "indptr", expect);
     if ((out->index_type = list_leaf(field->children[base + 1], depth, &large, false)) ==
-        QV_VALUE_DEFAULT)
+        QV_ARROW_NONE)
       return child_error(error, what, name, "indices", expect);
   }
-  if ((out->value_type = list_leaf(field->children[n - 1], 1, &large, true)) == QV_VALUE_DEFAULT)
+  if ((out->value_type = list_leaf(field->children[n - 1], 1, &large, true)) == QV_ARROW_NONE)
     return child_error(error, what, name, "values", "a List of a numeric tensor value type");
   out->large_lists = large;
   return QV_OK;
@@ -266,12 +266,12 @@ static QvStatus vector_storage(const struct ArrowSchema *field, QvSparseColumnTy
     return qv_error_set(error, QV_EINVAL,
                         "field '%s': %s storage is not a List of Struct{index, value}",
                         name ? name : "", what);
-  if ((out->index_type = integer_type(s->children[0]->format)) == QV_VALUE_DEFAULT)
+  if ((out->index_type = integer_type(s->children[0]->format)) == QV_ARROW_NONE)
     return child_error(error, what, name, "index", "of an integer type");
-  if ((out->value_type = qv_tensor_value_from_format(s->children[1]->format)) == QV_VALUE_DEFAULT)
+  if ((out->value_type = qvi_tensor_value_from_format(s->children[1]->format)) == QV_ARROW_NONE)
     return child_error(error, what, name, "value", "of a numeric tensor value type");
   out->large_lists = large;
-  out->indptr_type = large ? QV_VALUE_INT64 : QV_VALUE_INT32;
+  out->indptr_type = large ? QV_ARROW_INT64 : QV_ARROW_INT32;
   return QV_OK;
 }
 
@@ -280,9 +280,9 @@ QvStatus qv_sparse_column_type_from_field(const struct ArrowSchema *field, QvSpa
   if (out == NULL || field == NULL)
     return qv_error_set(error, QV_EARG, "qv_sparse_column_type_from_field: NULL argument");
   memset(out, 0, sizeof *out);
-  QvSchemaView v;
-  QvStatus st = qv_schema_validate(field, error);
-  if (st == QV_OK) st = qv_schema_view_init(&v, field, error);
+  QvArrowSchemaView v;
+  QvStatus st = qv_arrow_schema_validate(field, error);
+  if (st == QV_OK) st = qv_arrow_schema_view_init(&v, field, error);
   if (st != QV_OK) return st;
   if (v.extension_name == NULL) return QV_OK;
   QvSparseColumnKind kind = QV_SPARSE_COLUMN_NONE;
@@ -297,9 +297,9 @@ QvStatus qv_sparse_column_type_from_field(const struct ArrowSchema *field, QvSpa
     const struct ArrowSchema *shape = v.type == QV_ARROW_STRUCT && field->n_children > 0
                                           ? field->children[0]
                                           : NULL;
-    QvSchemaView sv;
+    QvArrowSchemaView sv;
     if (shape == NULL || shape->name == NULL || strcmp(shape->name, "shape") != 0 ||
-        qv_schema_view_init(&sv, shape, NULL) != QV_OK || sv.type != QV_ARROW_FIXED_SIZE_LIST ||
+        qv_arrow_schema_view_init(&sv, shape, NULL) != QV_OK || sv.type != QV_ARROW_FIXED_SIZE_LIST ||
         strcmp(shape->children[0]->format, "l") != 0)
       return qv_error_set(error, QV_EINVAL,
                           "field '%s': %s storage is not a Struct whose first child is "
@@ -322,10 +322,10 @@ static QvStatus list_field(struct ArrowSchema *s, const char *name, bool large, 
                            const char *leaf, QvError *error) {
   QvStatus st = QV_OK;
   for (int d = 0; d < depth && st == QV_OK; d++) {
-    st = qv_schema_init(s, large ? "+L" : "+l", d == 0 ? name : "item", 0, 1, error);
+    st = qv_arrow_schema_init(s, large ? "+L" : "+l", d == 0 ? name : "item", 0, 1, error);
     if (st == QV_OK) s = s->children[0];
   }
-  if (st == QV_OK) st = qv_schema_init(s, leaf, "item", 0, 0, error);
+  if (st == QV_OK) st = qv_arrow_schema_init(s, leaf, "item", 0, 0, error);
   return st;
 }
 
@@ -333,8 +333,8 @@ static QvStatus fixed_field(struct ArrowSchema *s, const char *name, int32_t siz
                             const char *leaf, QvError *error) {
   char fmt[24];
   snprintf(fmt, sizeof fmt, "+w:%d", (int)size);
-  QvStatus st = qv_schema_init(s, fmt, name, 0, 1, error);
-  if (st == QV_OK) st = qv_schema_init(s->children[0], leaf, "item", 0, 0, error);
+  QvStatus st = qv_arrow_schema_init(s, fmt, name, 0, 1, error);
+  if (st == QV_OK) st = qv_arrow_schema_init(s->children[0], leaf, "item", 0, 0, error);
   return st;
 }
 
@@ -344,15 +344,15 @@ static QvStatus tensor_children(struct ArrowSchema *out, const char *name,
   const char *const *names;
   int n = qvi_sparse_column_children(t->format, &names);
   bool L = t->large_lists;
-  QvStatus st = qv_schema_init(out, "+s", name, ARROW_FLAG_NULLABLE, n, error);
+  QvStatus st = qv_arrow_schema_init(out, "+s", name, ARROW_FLAG_NULLABLE, n, error);
   if (st == QV_OK) st = fixed_field(out->children[0], "shape", t->ndim, "l", error);
   if (st != QV_OK) return st;
   if (t->format == QV_SPARSE_COO) {
     char fmt[24];
     snprintf(fmt, sizeof fmt, "+w:%d", (int)t->ndim);
     struct ArrowSchema *c = out->children[2];
-    if ((st = qv_schema_init(out->children[1], "b", "canonical", 0, 0, error)) == QV_OK &&
-        (st = qv_schema_init(c, L ? "+L" : "+l", "coords", 0, 1, error)) == QV_OK)
+    if ((st = qv_arrow_schema_init(out->children[1], "b", "canonical", 0, 0, error)) == QV_OK &&
+        (st = qv_arrow_schema_init(c, L ? "+L" : "+l", "coords", 0, 1, error)) == QV_OK)
       st = fixed_field(c->children[0], "item", t->ndim, xf, error);
   } else if (t->format == QV_SPARSE_CSF) {
     if ((st = fixed_field(out->children[1], "axis_order", t->ndim, "i", error)) == QV_OK &&
@@ -371,13 +371,13 @@ QvStatus qv_sparse_column_schema_init(struct ArrowSchema *out, const char *name,
   if (out == NULL || type == NULL)
     return qv_error_set(error, QV_EARG, "qv_sparse_column_schema_init: NULL argument");
   memset(out, 0, sizeof *out);
-  const char *vf = qv_tensor_value_format(type->value_type);
-  const char *xf = integer_type(qv_tensor_value_format(type->index_type)) != QV_VALUE_DEFAULT
-                       ? qv_tensor_value_format(type->index_type)
+  const char *vf = qvi_tensor_value_format(type->value_type);
+  const char *xf = integer_type(qvi_tensor_value_format(type->index_type)) != QV_ARROW_NONE
+                       ? qvi_tensor_value_format(type->index_type)
                        : NULL;
-  QvValueType pt = type->format == QV_SPARSE_COO ? type->index_type : type->indptr_type;
-  const char *pf = integer_type(qv_tensor_value_format(pt)) != QV_VALUE_DEFAULT
-                       ? qv_tensor_value_format(pt)
+  QvArrowType pt = type->format == QV_SPARSE_COO ? type->index_type : type->indptr_type;
+  const char *pf = integer_type(qvi_tensor_value_format(pt)) != QV_ARROW_NONE
+                       ? qvi_tensor_value_format(pt)
                        : NULL;
   bool tensor = type->kind == QV_SPARSE_COLUMN_TENSOR;
   if ((!tensor && type->kind != QV_SPARSE_COLUMN_VECTOR) || vf == NULL || xf == NULL ||
@@ -392,20 +392,20 @@ QvStatus qv_sparse_column_schema_init(struct ArrowSchema *out, const char *name,
   if (tensor) {
     st = tensor_children(out, name ? name : "", type, vf, xf, pf, error);
   } else {
-    st = qv_schema_init(out, type->large_lists ? "+L" : "+l", name ? name : "",
+    st = qv_arrow_schema_init(out, type->large_lists ? "+L" : "+l", name ? name : "",
                         ARROW_FLAG_NULLABLE, 1, error);
     struct ArrowSchema *s = st == QV_OK ? out->children[0] : NULL;
-    if (st == QV_OK && (st = qv_schema_init(s, "+s", "entries", 0, 2, error)) == QV_OK &&
-        (st = qv_schema_init(s->children[0], xf, "index", 0, 0, error)) == QV_OK)
-      st = qv_schema_init(s->children[1], vf, "value", 0, 0, error);
+    if (st == QV_OK && (st = qv_arrow_schema_init(s, "+s", "entries", 0, 2, error)) == QV_OK &&
+        (st = qv_arrow_schema_init(s->children[0], xf, "index", 0, 0, error)) == QV_OK)
+      st = qv_arrow_schema_init(s->children[1], vf, "value", 0, 0, error);
   }
   char *json = NULL;
   if (st == QV_OK) st = qv_sparse_column_type_to_json(type, &json, error);
   const char *en = qvi_sparse_column_kind_name(type->kind);
   if (st == QV_OK)
-    st = qv_schema_add_metadata(out, "ARROW:extension:name", 20, en, strlen(en), error);
+    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:name", 20, en, strlen(en), error);
   if (st == QV_OK)
-    st = qv_schema_add_metadata(out, "ARROW:extension:metadata", 24, json, strlen(json), error);
+    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:metadata", 24, json, strlen(json), error);
   free(json);
   if (st != QV_OK && out->release != NULL) out->release(out);
   return st;

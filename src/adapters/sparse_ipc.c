@@ -20,24 +20,24 @@
 
 /* ---- reading */
 
-static void free_aligned(void *p) { qv_aligned_free(p); }
+static void free_aligned(void *p) { qv_free(p); }
 
-static QvStatus index_type_from_int(const QvIntType *it, const char *where, QvValueType *out,
+static QvStatus index_type_from_int(const QvIntType *it, const char *where, QvArrowType *out,
                                     QvError *error) {
   switch (it->bit_width) {
-    case 8: *out = it->is_signed ? QV_VALUE_INT8 : QV_VALUE_UINT8; return QV_OK;
-    case 16: *out = it->is_signed ? QV_VALUE_INT16 : QV_VALUE_UINT16; return QV_OK;
-    case 32: *out = it->is_signed ? QV_VALUE_INT32 : QV_VALUE_UINT32; return QV_OK;
-    case 64: *out = it->is_signed ? QV_VALUE_INT64 : QV_VALUE_UINT64; return QV_OK;
+    case 8: *out = it->is_signed ? QV_ARROW_INT8 : QV_ARROW_UINT8; return QV_OK;
+    case 16: *out = it->is_signed ? QV_ARROW_INT16 : QV_ARROW_UINT16; return QV_OK;
+    case 32: *out = it->is_signed ? QV_ARROW_INT32 : QV_ARROW_UINT32; return QV_OK;
+    case 64: *out = it->is_signed ? QV_ARROW_INT64 : QV_ARROW_UINT64; return QV_OK;
     default:
       return qv_error_set(error, QV_EINVAL, "%s: Int bit width %d is not 8, 16, 32 or 64", where,
                           (int)it->bit_width);
   }
 }
 
-static void index_type_to_int(QvValueType t, QvIntType *out) {
-  out->bit_width = (int32_t)qv_value_type_size(t) * 8;
-  out->is_signed = t <= QV_VALUE_INT64;
+static void index_type_to_int(QvArrowType t, QvIntType *out) {
+  out->bit_width = (int32_t)qv_arrow_type_size(t) * 8;
+  out->is_signed = t <= QV_ARROW_INT64;
 }
 
 /* One buffer of the body as the reader uses it: where it starts and how
@@ -65,7 +65,7 @@ static QvStatus check_buffer(const char *what, QvBuffer b, int64_t need, int64_t
 
 /* Byte count of n entries of width w, with a message naming `what`. */
 static QvStatus entry_bytes(const char *what, int64_t n, size_t w, int64_t *out, QvError *error) {
-  if (!qv_mul_i64(n, (int64_t)w, out))
+  if (!qvi_mul_i64(n, (int64_t)w, out))
     return qv_error_set(error, QV_EINVAL, "%s: %" PRId64 " entries of %zu bytes overflow int64",
                         what, n, w);
   return QV_OK;
@@ -73,7 +73,7 @@ static QvStatus entry_bytes(const char *what, int64_t n, size_t w, int64_t *out,
 
 typedef struct Decoded {
   QvSparseFormat format;
-  QvValueType vtype, itype, ptype;
+  QvArrowType vtype, itype, ptype;
   int32_t ndim;
   int64_t shape[QV_TENSOR_MAX_NDIM];
   const char *names[QV_TENSOR_MAX_NDIM];
@@ -98,7 +98,7 @@ static QvStatus decode_coo(const QvSparseTensorMeta *m, int64_t blen, Decoded *d
   if (st) return st;
   d->format = QV_SPARSE_COO;
   d->ptype = d->itype;
-  int64_t w = (int64_t)qv_value_type_size(d->itype);
+  int64_t w = (int64_t)qv_arrow_type_size(d->itype);
   if (c->n_indices_strides != 0 && c->n_indices_strides != 2)
     return qv_error_set(error, QV_EINVAL,
                         "SparseTensorIndexCOO.indicesStrides has %" PRId64
@@ -119,7 +119,7 @@ static QvStatus decode_coo(const QvSparseTensorMeta *m, int64_t blen, Decoded *d
                           "SparseTensorIndexCOO.indicesStrides [%" PRId64 ", %" PRId64
                           "] has a negative entry",
                           s0, s1);
-    if (!qv_mul_i64(d->nnz - 1, s0, &last) || !qv_mul_i64(d->ndim - 1, s1, &span) ||
+    if (!qvi_mul_i64(d->nnz - 1, s0, &last) || !qvi_mul_i64(d->ndim - 1, s1, &span) ||
         __builtin_add_overflow(last, span, &need) || __builtin_add_overflow(need, w, &need))
       return qv_error_set(error, QV_EINVAL,
                           "SparseTensorIndexCOO: %" PRId64 " x %d indices with strides [%" PRId64
@@ -135,8 +135,8 @@ static QvStatus decode_coo(const QvSparseTensorMeta *m, int64_t blen, Decoded *d
 static QvStatus decode_csx(const QvSparseTensorMeta *m, int64_t blen, Decoded *d,
                            QvError *error) {
   const QvSparseCSX *c = &m->index.csx;
-  bool csr = c->compressed_axis == QV_CSX_ROW;
-  d->format = csr ? QV_SPARSE_CSR : QV_SPARSE_CSC;
+  bool csr = m->format == QV_SPARSE_CSR;
+  d->format = m->format;
   if (d->ndim != 2)
     return qv_error_set(error, QV_EINVAL,
                         "SparseMatrixIndexCSX (%s) needs a 2-D shape, the tensor has %d dimensions",
@@ -151,7 +151,7 @@ static QvStatus decode_csx(const QvSparseTensorMeta *m, int64_t blen, Decoded *d
     return qv_error_set(error, QV_EINVAL, "SparseTensor.shape: %" PRId64 " %s is too many", major,
                         csr ? "rows" : "columns");
   int64_t need = 0;
-  size_t pw = qv_value_type_size(d->ptype), iw = qv_value_type_size(d->itype);
+  size_t pw = qv_arrow_type_size(d->ptype), iw = qv_arrow_type_size(d->itype);
   if ((st = entry_bytes("SparseMatrixIndexCSX.indptrBuffer", major + 1, pw, &need, error)))
     return st;
   st = check_buffer("SparseMatrixIndexCSX.indptrBuffer", c->indptr_buffer, need, blen, error);
@@ -242,10 +242,10 @@ static QvStatus decode_csf(const QvSparseTensorMeta *m, int64_t blen, Decoded *d
     return qv_error_set(error, QV_EINVAL,
                         "SparseTensorIndexCSF.axisOrder has %" PRId64 " entries, expected %d (ndim)",
                         c->n_axis_order, (int)n);
-  size_t pw = qv_value_type_size(d->ptype), iw = qv_value_type_size(d->itype);
+  size_t pw = qv_arrow_type_size(d->ptype), iw = qv_arrow_type_size(d->itype);
   int64_t last = c->indices_buffers[n - 1].length, nnz_bytes = 0;
   bool by_elements = last == d->nnz;
-  bool bytes_ok = qv_mul_i64(d->nnz, (int64_t)iw, &nnz_bytes);
+  bool bytes_ok = qvi_mul_i64(d->nnz, (int64_t)iw, &nnz_bytes);
   bool by_bytes = bytes_ok && last == nnz_bytes;
   if (!by_elements && !by_bytes)
     return qv_error_set(error, QV_EINVAL,
@@ -276,11 +276,11 @@ QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
     return qv_error_set(error, QV_EINVAL, "message is a %s, not a SparseTensor",
                         qv_header_type_name(msg->message.header_type));
   const QvSparseTensorMeta *m = &msg->message.header.sparse_tensor;
-  QvStatus vst = qv_metadata_version_check(msg->message.version, "SparseTensor message", error);
+  QvStatus vst = qvi_metadata_version_check(msg->message.version, "SparseTensor message", error);
   if (vst) return vst;
   Decoded *d = calloc(1, sizeof *d);
   if (d == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  QvStatus st = qv_value_type_from_arrow(&m->type, &d->vtype, error);
+  QvStatus st = qvi_value_type_from_arrow(&m->type, &d->vtype, error);
   if (st) {
     qv_error_prefix(error, "SparseTensor.type");
     goto done;
@@ -319,18 +319,19 @@ QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
   }
   d->nnz = m->non_zero_length;
   int64_t blen = msg->body_length;
-  size_t vw = qv_value_type_size(d->vtype);
+  size_t vw = qv_arrow_type_size(d->vtype);
   int64_t need = 0;
   if ((st = entry_bytes("SparseTensor.data", d->nnz, vw, &need, error))) goto done;
   if ((st = check_buffer("SparseTensor.data", m->data, need, blen, error))) goto done;
   d->span[d->nspan++] = (Span){m->data.offset, need, vw};
-  switch (m->index_kind) {
-    case QV_SPARSE_INDEX_COO: st = decode_coo(m, blen, d, error); break;
-    case QV_SPARSE_INDEX_CSX: st = decode_csx(m, blen, d, error); break;
-    case QV_SPARSE_INDEX_CSF: st = decode_csf(m, blen, d, error); break;
+  switch (m->format) {
+    case QV_SPARSE_COO: st = decode_coo(m, blen, d, error); break;
+    case QV_SPARSE_CSR:
+    case QV_SPARSE_CSC: st = decode_csx(m, blen, d, error); break;
+    case QV_SPARSE_CSF: st = decode_csf(m, blen, d, error); break;
     default:
-      st = qv_error_set(error, QV_EINVAL, "SparseTensor.sparseIndex: unknown index kind %u",
-                        (unsigned)m->index_kind);
+      st = qv_error_set(error, QV_EINVAL, "SparseTensor.sparseIndex: unknown format %d",
+                        (int)m->format);
       break;
   }
   if (st) goto done;
@@ -356,7 +357,7 @@ QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
     }
     copy_owner = qv_owner_new(free_aligned, copy);
     if (copy_owner == NULL) {
-      qv_aligned_free(copy);
+      qv_free(copy);
       st = qv_error_set(error, QV_ENOMEM, "out of memory");
       goto done;
     }
@@ -415,19 +416,23 @@ done:
   return st;
 }
 
-QvStatus qv_sparse_read(QvSource *source, int64_t index, QvSparseTensor *out, QvError *error) {
+QvStatus qv_sparse_read(QvSource *source, int64_t index, const QvSparseReadOptions *options,
+                        QvSparseTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
+  QvSparseReadOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvSparseReadOptions, error);
+  if (st) return st;
   if (source == NULL) return qv_error_set(error, QV_EARG, "NULL source");
   if (index < 0) return qv_error_set(error, QV_EARG, "negative message index %" PRId64, index);
   QvIpcMessage msg;
-  QvStatus st = qv_ipc_source_nth(source, index, &msg, error);
+  st = qvi_ipc_source_nth(source, index, o.ipc, &msg, error);
   if (st == QV_OK) {
     st = qv_sparse_from_message(&msg, out, NULL, error);
     if (st) qv_error_prefix(error, "message %" PRId64 " at offset %" PRId64, index, msg.offset);
     qv_ipc_message_reset(&msg);
   }
-  return qv_source_error_prefix(source, st, error);
+  return qvi_source_error_prefix(source, st, error);
 }
 
 /* ---- writing */
@@ -452,7 +457,7 @@ typedef struct Plan {
 
 static void plan_free(Plan *p) {
   free(p->meta);
-  qv_aligned_free(p->owned);
+  qv_free(p->owned);
   memset(p, 0, sizeof *p);
 }
 
@@ -475,12 +480,12 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
   memset(p, 0, sizeof *p);
   if (t == NULL) return qv_error_set(error, QV_EARG, "NULL sparse tensor");
   QvSparseWriteOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvSparseWriteOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvSparseWriteOptions, error);
   if (st) return st;
   /* a tensor a reader validated and nobody changed since (sealed) is not
    * scanned twice */
-  if (qv_sp_sealed(t))
-    qv_path_hit(QV_PATH_SPARSE_WRITE_SEALED);
+  if (qvi_sp_sealed(t))
+    qvi_path_hit(QV_PATH_SPARSE_WRITE_SEALED);
   else if ((st = qv_sparse_validate(t, error)))
     return qv_error_prefix(error, "writing a sparse tensor");
   QvCsfLengths lengths = o.csf_lengths;
@@ -488,12 +493,12 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
     return qv_error_set(error, QV_EARG, "unknown CSF length convention %d", (int)lengths);
 
   int32_t ndim = t->ndim;
-  size_t vw = qv_value_type_size(t->value_type);
-  size_t iw = qv_value_type_size(t->index_type);
-  size_t pw = qv_value_type_size(t->indptr_type);
+  size_t vw = qv_arrow_type_size(t->value_type);
+  size_t iw = qv_arrow_type_size(t->index_type);
+  size_t pw = qv_arrow_type_size(t->indptr_type);
   QvTensorDim dims[QV_TENSOR_MAX_NDIM];
   QvMessage msg;
-  qv_tensor_message_init(&msg, QV_HEADER_SPARSE_TENSOR, t->value_type, ndim, t->shape,
+  qvi_tensor_message_init(&msg, QV_HEADER_SPARSE_TENSOR, t->value_type, ndim, t->shape,
                          t->dim_names, dims);
   QvSparseTensorMeta *m = &msg.header.sparse_tensor;
   m->non_zero_length = t->nnz;
@@ -504,7 +509,7 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
   switch (t->format) {
     case QV_SPARSE_COO: {
       QvSparseCOO *c = &m->index.coo;
-      m->index_kind = QV_SPARSE_INDEX_COO;
+      m->format = QV_SPARSE_COO;
       index_type_to_int(t->index_type, &c->indices_type);
       coo_strides[0] = (int64_t)ndim * (int64_t)iw;
       coo_strides[1] = (int64_t)iw;
@@ -537,8 +542,7 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
     case QV_SPARSE_CSR:
     case QV_SPARSE_CSC: {
       QvSparseCSX *c = &m->index.csx;
-      m->index_kind = QV_SPARSE_INDEX_CSX;
-      c->compressed_axis = t->format == QV_SPARSE_CSR ? QV_CSX_ROW : QV_CSX_COLUMN;
+      m->format = t->format;
       index_type_to_int(t->indptr_type, &c->indptr_type);
       index_type_to_int(t->index_type, &c->indices_type);
       ok = add_seg(p, t->indptr, t->indptr_len * (int64_t)pw, &c->indptr_buffer) &&
@@ -547,7 +551,7 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
     }
     default: {
       QvSparseCSF *c = &m->index.csf;
-      m->index_kind = QV_SPARSE_INDEX_CSF;
+      m->format = QV_SPARSE_CSF;
       index_type_to_int(t->indptr_type, &c->indptr_type);
       index_type_to_int(t->index_type, &c->indices_type);
       bool bytes = lengths == QV_CSF_LENGTHS_BYTES;
@@ -574,12 +578,12 @@ static QvStatus plan_message(const QvSparseTensor *t, const QvSparseWriteOptions
     return qv_error_set(error, QV_ELIMIT, "sparse tensor body overflows int64");
   }
   msg.body_length = p->body_len;
-  if ((st = qv_tensor_message_frame(&msg, "SparseTensor", &p->meta, &p->meta_size, error)))
+  if ((st = qvi_tensor_message_frame(&msg, "SparseTensor", &p->meta, &p->meta_size, error)))
     plan_free(p);
   return st;
 }
 
-QvStatus qv_sparse_message_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
+QvStatus qv_sparse_write_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
                                 size_t *size, QvError *error) {
   if (size == NULL) return qv_error_set(error, QV_EARG, "NULL size");
   *size = 0;

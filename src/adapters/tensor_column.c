@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "adapters/tensor_column_internal.h"
 #include "quiver/sparse.h" /* QV_DEFAULT_MAX_OUTPUT_SIZE */
 #include "quiver/tensor_column.h"
@@ -67,8 +68,8 @@ static void format_shape(char *buf, size_t size, int32_t ndim, const int64_t *sh
 /* Checks every non-null cell against the type. */
 static QvStatus check_cells(const QvTensorColumn *col, const ColumnStore *s, QvError *error) {
   const QvTensorColumnType *t = &col->type;
-  const char *what = qv_tensor_column_kind_name(t->kind);
-  int64_t es = (int64_t)qv_value_type_size(t->value_type);
+  const char *what = qvi_tensor_column_kind_name(t->kind);
+  int64_t es = (int64_t)qv_arrow_type_size(t->value_type);
   for (int64_t i = 0; i < col->length; i++) {
     if (qv_array_view_is_null(&s->view, i)) continue;
     if (t->kind == QV_TENSOR_COLUMN_VARIABLE_SHAPE) {
@@ -96,11 +97,11 @@ static QvStatus check_cells(const QvTensorColumn *col, const ColumnStore *s, QvE
       }
     } else if (t->kind == QV_TENSOR_COLUMN_CELL) {
       QvBytes b = qv_array_view_get_bytes(&s->view, i);
-      int64_t want = qv_tensor_column_type_cell_size(t) * es;
+      int64_t want = qv_tensor_column_type_cell_n_elements(t) * es;
       if (b.size != want)
         return qv_error_set(error, QV_EINVAL, "cell tensor cell %lld has %lld bytes, a %s tensor of "
                             "its shape has %lld", (long long)i, (long long)b.size,
-                            qv_value_type_name(t->value_type), (long long)want);
+                            qv_arrow_type_name(t->value_type), (long long)want);
     }
   }
   return QV_OK;
@@ -114,14 +115,14 @@ QvStatus qv_tensor_column_init(QvTensorColumn *out, const struct ArrowSchema *fi
   if (field == NULL || array == NULL || array->release == NULL)
     return qv_error_set(error, QV_EARG, "qv_tensor_column_init: no field or no (live) array");
   QvTensorColumnOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvTensorColumnOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvTensorColumnOptions, error);
   if (st != QV_OK) return st;
   if ((st = qv_tensor_column_type_from_field(field, opts.cell_extension, &out->type, error)) !=
       QV_OK)
     return st;
   if (out->type.kind == QV_TENSOR_COLUMN_NONE) {
-    QvSchemaView v;
-    qv_schema_view_init(&v, field, NULL);
+    QvArrowSchemaView v;
+    qv_arrow_schema_view_init(&v, field, NULL);
     return qv_error_set(error, QV_EINVAL, "field '%s' is not a tensor column (extension '%.*s')",
                         field->name ? field->name : "",
                         v.extension_name ? (int)v.extension_name_len : 4,
@@ -190,10 +191,10 @@ static QvStatus logical_layout(const QvTensorColumnType *t, const int64_t *physi
 static QvStatus view_or_copy(QvTensorDesc *d, QvPool *pool, QvTensor *out, QvError *error) {
   QvStatus st = qv_tensor_init(out, d, error);
   if (st != QV_OK) return st;
-  size_t es = qv_value_type_size(d->type);
+  size_t es = qv_arrow_type_size(d->type);
   if (out->data != NULL && (uintptr_t)out->data % es != 0) {
     QvTensor copy;
-    st = qv_tensor_copy_pool(out, false, pool, &copy, error);
+    st = qvi_tensor_copy_pool(out, false, pool, &copy, error);
     qv_tensor_reset(out);
     if (st != QV_OK) return st;
     *out = copy;
@@ -213,7 +214,7 @@ QvStatus qv_tensor_column_cell(const QvTensorColumn *col, int64_t i, QvTensor *o
   if (qv_array_view_is_null(&s->view, i))
     return qv_error_set(error, QV_EINVAL, "cell %lld is null", (long long)i);
   const QvTensorColumnType *t = &col->type;
-  int64_t es = (int64_t)qv_value_type_size(t->value_type);
+  int64_t es = (int64_t)qv_arrow_type_size(t->value_type);
   int64_t physical[QV_TENSOR_MAX_NDIM];
   const uint8_t *data;
   int64_t size;
@@ -256,7 +257,7 @@ static const uint8_t *cell_data(const ColumnStore *s, const QvTensorColumnType *
   int64_t start, len;
   qv_array_view_get_list(lv, lv == &s->view ? i : child_row(s, i), &start, &len);
   const QvArrayView *values = &lv->children[0];
-  int64_t es = (int64_t)qv_value_type_size(t->value_type);
+  int64_t es = (int64_t)qv_arrow_type_size(t->value_type);
   return values->buffer[1] ? values->buffer[1] + (values->offset + start) * es : NULL;
 }
 
@@ -316,9 +317,9 @@ static QvStatus check_threads(int threads, QvError *error) {
 static QvStatus copy_pool(int threads, int64_t leading, int64_t total, QvPool **pool,
                           QvError *error) {
   if (*pool != NULL) return QV_OK;
-  int64_t tasks = qv_tensor_copy_tasks(leading, total, threads);
+  int64_t tasks = qvi_tensor_copy_tasks(leading, total, threads);
   if (tasks <= 1) return QV_OK;
-  return qv_pool_new(pool, tasks < threads ? (int)tasks : threads, error);
+  return qvi_pool_new(pool, tasks < threads ? (int)tasks : threads, error);
 }
 
 /* The null fill of cells [a, b): runs of valid cells copied, runs of null
@@ -339,7 +340,7 @@ static void fill_cells(const FillJob *f, int64_t a, int64_t b) {
     if (null)
       memset(f->buf + off, 0, len);
     else
-      qv_copy_large(f->buf + off, cell_data(f->s, f->t, i), len);
+      qvi_copy_large(f->buf + off, cell_data(f->s, f->t, i), len);
     i = j;
   }
 }
@@ -357,7 +358,7 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
   const ColumnStore *s = col ? store_of(col) : NULL;
   if (s == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_column_stack: no column");
   QvTensorStackOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvTensorStackOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvTensorStackOptions, error);
   if (st != QV_OK || (st = check_threads(opts.threads, error)) != QV_OK) return st;
   int64_t limit = opts.max_output_size > 0 ? opts.max_output_size : QV_DEFAULT_MAX_OUTPUT_SIZE;
   const QvTensorColumnType *t = &col->type;
@@ -377,7 +378,7 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
   if ((st = stack_shape(col, s, physical, error)) != QV_OK) return st;
   /* [n, ...shape] in bytes; uniform_shape alone (all cells null) bounds
    * nothing, so every product is checked */
-  int64_t es = (int64_t)qv_value_type_size(t->value_type), cell_bytes = es, total;
+  int64_t es = (int64_t)qv_arrow_type_size(t->value_type), cell_bytes = es, total;
   bool empty = false;
   for (int32_t k = 0; k < t->ndim; k++) empty |= physical[k] == 0;
   for (int32_t k = 0; k < t->ndim && !empty; k++)
@@ -406,9 +407,9 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
     if ((st = check_output(total, limit, "with null cells filled", error)) != QV_OK) return st;
     /* One copy of the storage, null cells zeroed; the strides stay. */
     uint8_t *buf = qv_aligned_alloc(total > 0 ? (size_t)total : 1);
-    QvOwner *owner = buf ? qv_owner_new(qv_aligned_free, buf) : NULL;
+    QvOwner *owner = buf ? qv_owner_new(qv_free, buf) : NULL;
     if (owner == NULL) {
-      qv_aligned_free(buf);
+      qv_free(buf);
       return qv_error_set(error, QV_ENOMEM, "out of memory filling %lld null cells (%lld bytes)",
                           (long long)col->null_count, (long long)total);
     }
@@ -417,11 +418,11 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
       return st;
     }
     FillJob f = {s, t, buf, n, cell_bytes, n};
-    int64_t tasks = qv_tensor_copy_tasks(n, total, qv_pool_threads(pool));
+    int64_t tasks = qvi_tensor_copy_tasks(n, total, qvi_pool_threads(pool));
     if (cell_bytes > 0 && tasks > 1) {
-      qv_path_hit(QV_PATH_TENSOR_COPY_THREADS);
+      qvi_path_hit(QV_PATH_TENSOR_COPY_THREADS);
       f.per = (n + tasks - 1) / tasks;
-      qv_pool_run(pool, (size_t)((n + f.per - 1) / f.per), fill_task, &f);
+      qvi_pool_run(pool, (size_t)((n + f.per - 1) / f.per), fill_task, &f);
     } else if (cell_bytes > 0) {
       fill_cells(&f, 0, n);
     }
@@ -439,11 +440,11 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
     QvTensor copy;
     if ((st = check_output(total, limit, "as a row-major copy", error)) == QV_OK &&
         (st = copy_pool(opts.threads, n, total, &pool, error)) == QV_OK)
-      st = qv_tensor_copy_pool(out, false, pool, &copy, error);
+      st = qvi_tensor_copy_pool(out, false, pool, &copy, error);
     qv_tensor_reset(out);
     if (st == QV_OK) *out = copy;
   }
-  qv_pool_free(pool);
+  qvi_pool_free(pool);
   return st;
 }
 
@@ -468,7 +469,7 @@ static bool permuted_row_major(const QvTensor *t, int64_t cell_bytes, int32_t *o
     dims[b] = x;
   }
   for (int32_t k = 0; k < n; k++) order[pos[k]] = dims[k];
-  int64_t expect = (int64_t)qv_value_type_size(t->type);
+  int64_t expect = (int64_t)qv_arrow_type_size(t->type);
   for (int32_t k = nd - 1; k >= 0; k--) {
     int64_t ext = t->shape[1 + order[k]];
     if (ext != 1 && t->strides[1 + order[k]] != expect) return false;
@@ -477,14 +478,14 @@ static bool permuted_row_major(const QvTensor *t, int64_t cell_bytes, int32_t *o
   return t->shape[0] <= 1 || t->strides[0] == cell_bytes;
 }
 
-QvStatus qv_tensor_unstack(const QvTensor *t, const QvTensorUnstackOptions *options,
+QvStatus qv_tensor_column_unstack(const QvTensor *t, const QvTensorUnstackOptions *options,
                            struct ArrowSchema *schema, struct ArrowArray *array, QvError *error) {
   if (schema == NULL || array == NULL || t == NULL)
-    return qv_error_set(error, QV_EARG, "qv_tensor_unstack: NULL argument");
+    return qv_error_set(error, QV_EARG, "qv_tensor_column_unstack: NULL argument");
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
   QvTensorUnstackOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvTensorUnstackOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvTensorUnstackOptions, error);
   if (st != QV_OK || (st = check_threads(opts.threads, error)) != QV_OK) return st;
   if (t->ndim < 1)
     return qv_error_set(error, QV_EINVAL, "a 0-d tensor has no leading dim to unstack");
@@ -494,19 +495,19 @@ QvStatus qv_tensor_unstack(const QvTensor *t, const QvTensorUnstackOptions *opti
   type.kind = QV_TENSOR_COLUMN_FIXED_SHAPE;
   type.value_type = t->type;
   type.ndim = t->ndim - 1;
-  int64_t es = (int64_t)qv_value_type_size(t->type);
+  int64_t es = (int64_t)qv_arrow_type_size(t->type);
   int64_t cell = 1;
   for (int32_t k = 1; k < t->ndim; k++) cell *= t->shape[k]; /* fits: qv_tensor_init checked */
   int32_t order[QV_TENSOR_MAX_NDIM];
   QvTensor copy = {0};
   const QvTensor *src = t;
-  if (opts.contiguous || qv_tensor_size(t) == 0 || !permuted_row_major(t, cell * es, order)) {
-    if (!qv_tensor_is_row_major(t) || qv_tensor_size(t) == 0) {
+  if (opts.contiguous || qv_tensor_n_elements(t) == 0 || !permuted_row_major(t, cell * es, order)) {
+    if (!qv_tensor_is_row_major(t) || qv_tensor_n_elements(t) == 0) {
       QvPool *pool = NULL;
-      int64_t bytes = qv_tensor_size(t) * es; /* fits: qv_tensor_init checked */
+      int64_t bytes = qv_tensor_n_elements(t) * es; /* fits: qv_tensor_init checked */
       if ((st = copy_pool(opts.threads, t->shape[0], bytes, &pool, error)) == QV_OK)
-        st = qv_tensor_copy_pool(t, false, pool, &copy, error);
-      qv_pool_free(pool);
+        st = qvi_tensor_copy_pool(t, false, pool, &copy, error);
+      qvi_pool_free(pool);
       if (st != QV_OK) return st;
       src = &copy;
     }
@@ -520,7 +521,7 @@ QvStatus qv_tensor_unstack(const QvTensor *t, const QvTensorUnstackOptions *opti
     if (order[k] != k) type.has_permutation = true;
     if (t->dim_names) names[k] = t->dim_names[1 + order[k]];
   }
-  if (t->dim_names && (st = qv_tensor_column_set_names(&type, names, error)) != QV_OK) goto done;
+  if (t->dim_names && (st = qvi_tensor_column_set_names(&type, names, error)) != QV_OK) goto done;
   if ((st = qv_tensor_column_schema_init(schema, opts.name ? opts.name : "tensor", &type, NULL,
                                          error)) != QV_OK)
     goto done;
@@ -543,22 +544,22 @@ done:
 }
 
 /* Appends count values of `type` from row-major bytes. */
-static QvStatus append_values(struct ArrowArray *a, QvValueType type, const uint8_t *p,
-                              int64_t count) {
+static QvStatus append_values(struct ArrowArray *a, QvArrowType type, const uint8_t *p,
+                              int64_t count, QvError *error) {
   QvStatus st = QV_OK;
   for (int64_t i = 0; i < count && st == QV_OK; i++) {
     switch (type) {
-      case QV_VALUE_INT8: st = qv_array_append_int(a, ((const int8_t *)p)[i]); break;
-      case QV_VALUE_INT16: { int16_t v; memcpy(&v, p + 2 * i, 2); st = qv_array_append_int(a, v); break; }
-      case QV_VALUE_INT32: { int32_t v; memcpy(&v, p + 4 * i, 4); st = qv_array_append_int(a, v); break; }
-      case QV_VALUE_INT64: { int64_t v; memcpy(&v, p + 8 * i, 8); st = qv_array_append_int(a, v); break; }
-      case QV_VALUE_UINT8: st = qv_array_append_uint(a, p[i]); break;
-      case QV_VALUE_UINT16: { uint16_t v; memcpy(&v, p + 2 * i, 2); st = qv_array_append_uint(a, v); break; }
-      case QV_VALUE_UINT32: { uint32_t v; memcpy(&v, p + 4 * i, 4); st = qv_array_append_uint(a, v); break; }
-      case QV_VALUE_UINT64: { uint64_t v; memcpy(&v, p + 8 * i, 8); st = qv_array_append_uint(a, v); break; }
-      case QV_VALUE_FLOAT16: { uint16_t v; memcpy(&v, p + 2 * i, 2); st = qv_array_append_double(a, qv_half_to_float(v)); break; }
-      case QV_VALUE_FLOAT32: { float v; memcpy(&v, p + 4 * i, 4); st = qv_array_append_double(a, v); break; }
-      case QV_VALUE_FLOAT64: { double v; memcpy(&v, p + 8 * i, 8); st = qv_array_append_double(a, v); break; }
+      case QV_ARROW_INT8: st = qv_array_append_int(a, ((const int8_t *)p)[i], error); break;
+      case QV_ARROW_INT16: { int16_t v; memcpy(&v, p + 2 * i, 2); st = qv_array_append_int(a, v, error); break; }
+      case QV_ARROW_INT32: { int32_t v; memcpy(&v, p + 4 * i, 4); st = qv_array_append_int(a, v, error); break; }
+      case QV_ARROW_INT64: { int64_t v; memcpy(&v, p + 8 * i, 8); st = qv_array_append_int(a, v, error); break; }
+      case QV_ARROW_UINT8: st = qv_array_append_uint(a, p[i], error); break;
+      case QV_ARROW_UINT16: { uint16_t v; memcpy(&v, p + 2 * i, 2); st = qv_array_append_uint(a, v, error); break; }
+      case QV_ARROW_UINT32: { uint32_t v; memcpy(&v, p + 4 * i, 4); st = qv_array_append_uint(a, v, error); break; }
+      case QV_ARROW_UINT64: { uint64_t v; memcpy(&v, p + 8 * i, 8); st = qv_array_append_uint(a, v, error); break; }
+      case QV_ARROW_FLOAT16: { uint16_t v; memcpy(&v, p + 2 * i, 2); st = qv_array_append_double(a, qv_half_to_float(v), error); break; }
+      case QV_ARROW_FLOAT32: { float v; memcpy(&v, p + 4 * i, 4); st = qv_array_append_double(a, v, error); break; }
+      case QV_ARROW_FLOAT64: { double v; memcpy(&v, p + 8 * i, 8); st = qv_array_append_double(a, v, error); break; }
       default: st = QV_EARG; break;
     }
   }
@@ -575,19 +576,19 @@ QvStatus qv_tensor_column_build(const QvTensorColumnType *type, const char *name
   QvStatus st = qv_tensor_column_schema_init(schema, name, type, cell_extension, error);
   if (st != QV_OK) return st;
   if ((st = qv_array_init_from_schema(array, schema, error)) != QV_OK) goto fail;
-  int64_t es = (int64_t)qv_value_type_size(type->value_type);
+  int64_t es = (int64_t)qv_arrow_type_size(type->value_type);
   uint8_t *buf = NULL;
   for (int64_t i = 0; i < n && st == QV_OK; i++) {
     const QvTensor *c = cells[i];
     if (c == NULL) {
-      st = qv_array_append_null(array, 1);
+      st = qv_array_append_null(array, 1, error);
       if (st != QV_OK) qv_error_set(error, st, "appending null cell %lld", (long long)i);
       continue;
     }
     if (c->type != type->value_type || c->ndim != type->ndim) {
       st = qv_error_set(error, QV_EINVAL, "cell %lld is a %s tensor of %d dims, the column holds %s "
-                        "tensors of %d dims", (long long)i, qv_value_type_name(c->type),
-                        (int)c->ndim, qv_value_type_name(type->value_type), (int)type->ndim);
+                        "tensors of %d dims", (long long)i, qv_arrow_type_name(c->type),
+                        (int)c->ndim, qv_arrow_type_name(type->value_type), (int)type->ndim);
       break;
     }
     for (int32_t k = 0; k < c->ndim; k++) {
@@ -604,7 +605,7 @@ QvStatus qv_tensor_column_build(const QvTensorColumnType *type, const char *name
       }
     }
     if (st != QV_OK) break;
-    int64_t count = qv_tensor_size(c);
+    int64_t count = qv_tensor_n_elements(c);
     free(buf);
     buf = malloc((size_t)(count * es) + 1);
     if (buf == NULL) {
@@ -614,22 +615,22 @@ QvStatus qv_tensor_column_build(const QvTensorColumnType *type, const char *name
     if ((st = qv_tensor_copy_to(c, false, buf, (size_t)(count * es), error)) != QV_OK) break;
     switch (type->kind) {
       case QV_TENSOR_COLUMN_FIXED_SHAPE:
-        if ((st = append_values(array->children[0], c->type, buf, count)) == QV_OK)
-          st = qv_array_finish_element(array);
+        if ((st = append_values(array->children[0], c->type, buf, count, error)) == QV_OK)
+          st = qv_array_finish_element(array, error);
         break;
       case QV_TENSOR_COLUMN_VARIABLE_SHAPE: {
         struct ArrowArray *data = array->children[0], *shape = array->children[1];
-        if ((st = append_values(data->children[0], c->type, buf, count)) == QV_OK &&
-            (st = qv_array_finish_element(data)) == QV_OK) {
+        if ((st = append_values(data->children[0], c->type, buf, count, error)) == QV_OK &&
+            (st = qv_array_finish_element(data, error)) == QV_OK) {
           for (int32_t k = 0; k < c->ndim && st == QV_OK; k++)
-            st = qv_array_append_int(shape->children[0], c->shape[k]);
-          if (st == QV_OK) st = qv_array_finish_element(shape);
-          if (st == QV_OK) st = qv_array_finish_element(array);
+            st = qv_array_append_int(shape->children[0], c->shape[k], error);
+          if (st == QV_OK) st = qv_array_finish_element(shape, error);
+          if (st == QV_OK) st = qv_array_finish_element(array, error);
         }
         break;
       }
       default:
-        st = qv_array_append_bytes(array, buf, count * es);
+        st = qv_array_append_bytes(array, buf, count * es, error);
         break;
     }
     if (st != QV_OK && error != NULL && error->code == QV_OK)
@@ -667,7 +668,7 @@ QvStatus qv_tensor_column_to_batch(struct ArrowSchema *field, struct ArrowArray 
   memset(batch, 0, sizeof *batch);
   BatchNode *b = calloc(1, sizeof *b);
   if (b == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory for a record batch");
-  QvStatus st = qv_schema_init(batch_schema, "+s", "", 0, 1, error);
+  QvStatus st = qv_arrow_schema_init(batch_schema, "+s", "", 0, 1, error);
   if (st != QV_OK) {
     free(b);
     return st;

@@ -5,13 +5,13 @@
 #include "quiver/tensor_column.h"
 
 /* "arrow.fixed_shape_tensor", ... for messages. */
-const char *qv_tensor_column_kind_name(QvTensorColumnKind kind);
+const char *qvi_tensor_column_kind_name(QvTensorColumnKind kind);
 /* Arrow format string of a value type ("f" for float32); NULL for none. */
-const char *qv_tensor_value_format(QvValueType t);
-/* The value type of a format string; QV_VALUE_DEFAULT when not numeric. */
-QvValueType qv_tensor_value_from_format(const char *format);
+const char *qvi_tensor_value_format(QvArrowType t);
+/* The value type of a format string; QV_ARROW_NONE when not numeric. */
+QvArrowType qvi_tensor_value_from_format(const char *format);
 /* Replaces type->dim_names with a copy of ndim names (NULL: none). */
-QvStatus qv_tensor_column_set_names(QvTensorColumnType *type, const char *const *names,
+QvStatus qvi_tensor_column_set_names(QvTensorColumnType *type, const char *const *names,
                                     QvError *error);
 
 #endif

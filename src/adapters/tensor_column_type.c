@@ -11,22 +11,22 @@
 static const char *const kind_names[] = {"?", QV_FIXED_SHAPE_TENSOR, QV_VARIABLE_SHAPE_TENSOR,
                                          "cell tensor"};
 
-const char *qv_tensor_column_kind_name(QvTensorColumnKind kind) {
+const char *qvi_tensor_column_kind_name(QvTensorColumnKind kind) {
   return kind >= 0 && kind <= QV_TENSOR_COLUMN_CELL ? kind_names[kind] : "?";
 }
 
-/* Arrow format strings of the value types, indexed by QvValueType. */
-static const char *const value_formats[QV_VALUE_TYPE_COUNT] = {
+/* Arrow format strings of the value types, indexed by QvArrowType. */
+static const char *const value_formats[QV_ARROW_NUMERIC_END] = {
     NULL, "c", "s", "i", "l", "C", "S", "I", "L", "e", "f", "g"};
 
-const char *qv_tensor_value_format(QvValueType t) {
-  return t > QV_VALUE_DEFAULT && t < QV_VALUE_TYPE_COUNT ? value_formats[t] : NULL;
+const char *qvi_tensor_value_format(QvArrowType t) {
+  return t > QV_ARROW_NONE && t < QV_ARROW_NUMERIC_END ? value_formats[t] : NULL;
 }
 
-QvValueType qv_tensor_value_from_format(const char *format) {
-  for (int t = QV_VALUE_INT8; t < QV_VALUE_TYPE_COUNT; t++)
-    if (format != NULL && strcmp(format, value_formats[t]) == 0) return (QvValueType)t;
-  return QV_VALUE_DEFAULT;
+QvArrowType qvi_tensor_value_from_format(const char *format) {
+  for (int t = QV_ARROW_INT8; t < QV_ARROW_NUMERIC_END; t++)
+    if (format != NULL && strcmp(format, value_formats[t]) == 0) return (QvArrowType)t;
+  return QV_ARROW_NONE;
 }
 
 void qv_tensor_column_type_reset(QvTensorColumnType *type) {
@@ -36,7 +36,7 @@ void qv_tensor_column_type_reset(QvTensorColumnType *type) {
   for (int i = 0; i < QV_TENSOR_MAX_NDIM; i++) type->permutation[i] = i;
 }
 
-int64_t qv_tensor_column_type_cell_size(const QvTensorColumnType *type) {
+int64_t qv_tensor_column_type_cell_n_elements(const QvTensorColumnType *type) {
   int64_t n = 1;
   for (int32_t i = 0; i < type->ndim; i++) {
     if (type->shape[i] < 0 || (type->shape[i] != 0 && n > INT64_MAX / type->shape[i])) return -1;
@@ -46,7 +46,7 @@ int64_t qv_tensor_column_type_cell_size(const QvTensorColumnType *type) {
 }
 
 /* Copies ndim names into one allocation: the pointer array, then the text. */
-QvStatus qv_tensor_column_set_names(QvTensorColumnType *type, const char *const *names,
+QvStatus qvi_tensor_column_set_names(QvTensorColumnType *type, const char *const *names,
                                     QvError *error) {
   free(type->private_data);
   type->private_data = NULL;
@@ -98,7 +98,7 @@ static QvStatus parse_extent(json_t *v, const char *what, const char *key, size_
 
 static QvStatus parse_object(QvTensorColumnKind kind, json_t *root, int32_t ndim,
                              QvTensorColumnType *out, QvError *error) {
-  const char *what = qv_tensor_column_kind_name(kind);
+  const char *what = qvi_tensor_column_kind_name(kind);
   if (!json_is_object(root))
     return qv_error_set(error, QV_EINVAL, "%s metadata: not a JSON object", what);
   json_t *arr;
@@ -108,7 +108,7 @@ static QvStatus parse_object(QvTensorColumnKind kind, json_t *root, int32_t ndim
     if (t == NULL || !json_is_string(t))
       return qv_error_set(error, QV_EINVAL, "%s metadata: \"type\" (a value type name) is missing",
                           what);
-    st = qv_value_type_parse(json_string_value(t), &out->value_type, error);
+    st = qv_arrow_type_parse(json_string_value(t), &out->value_type, error);
     if (st != QV_OK) return qv_error_prefix(error, "%s metadata: \"type\"", what);
   }
   if (kind != QV_TENSOR_COLUMN_VARIABLE_SHAPE) {
@@ -123,7 +123,7 @@ static QvStatus parse_object(QvTensorColumnKind kind, json_t *root, int32_t ndim
       if ((st = parse_extent(json_array_get(arr, i), what, "shape", i, INT64_MAX, &out->shape[i],
                              error)) != QV_OK)
         return st;
-    if (qv_tensor_column_type_cell_size(out) < 0)
+    if (qv_tensor_column_type_cell_n_elements(out) < 0)
       return qv_error_set(error, QV_EINVAL, "%s metadata: the product of \"shape\" overflows",
                           what);
   } else {
@@ -179,7 +179,7 @@ static QvStatus parse_object(QvTensorColumnKind kind, json_t *root, int32_t ndim
                             (int)i);
       names[i] = json_string_value(v);
     }
-    if ((st = qv_tensor_column_set_names(out, names, error)) != QV_OK) return st;
+    if ((st = qvi_tensor_column_set_names(out, names, error)) != QV_OK) return st;
   }
   return QV_OK;
 }
@@ -193,7 +193,7 @@ QvStatus qv_tensor_column_type_parse(QvTensorColumnKind kind, const char *json, 
     return qv_error_set(error, QV_EARG, "qv_tensor_column_type_parse: kind %d is no tensor kind",
                         (int)kind);
   out->kind = kind;
-  const char *what = qv_tensor_column_kind_name(kind);
+  const char *what = qvi_tensor_column_kind_name(kind);
   if (kind == QV_TENSOR_COLUMN_VARIABLE_SHAPE) {
     if (ndim < 0 || ndim > QV_TENSOR_MAX_NDIM)
       return qv_error_set(error, ndim < 0 ? QV_EINVAL : QV_ELIMIT,
@@ -226,7 +226,7 @@ QvStatus qv_tensor_column_type_to_json(const QvTensorColumnType *type, char **js
   if (root == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
   int bad = 0;
   if (type->kind == QV_TENSOR_COLUMN_CELL)
-    bad |= json_object_set_new(root, "type", json_string(qv_value_type_name(type->value_type)));
+    bad |= json_object_set_new(root, "type", json_string(qv_arrow_type_name(type->value_type)));
   if (type->kind != QV_TENSOR_COLUMN_VARIABLE_SHAPE || type->has_uniform_shape) {
     json_t *shape = json_array();
     for (int32_t i = 0; i < type->ndim; i++)
@@ -269,8 +269,8 @@ QvStatus qv_tensor_column_type_from_field(const struct ArrowSchema *field,
     return qv_error_set(error, QV_EARG, "qv_tensor_column_type_from_field: NULL argument");
   memset(out, 0, sizeof *out);
   qv_tensor_column_type_reset(out);
-  QvSchemaView v;
-  QvStatus st = qv_schema_view_init(&v, field, error);
+  QvArrowSchemaView v;
+  QvStatus st = qv_arrow_schema_view_init(&v, field, error);
   if (st != QV_OK) return st;
   if (v.extension_name == NULL) return QV_OK;
   QvTensorColumnKind kind = QV_TENSOR_COLUMN_NONE;
@@ -283,22 +283,22 @@ QvStatus qv_tensor_column_type_from_field(const struct ArrowSchema *field,
     kind = QV_TENSOR_COLUMN_CELL;
 #undef NAME_IS
   if (kind == QV_TENSOR_COLUMN_NONE) return QV_OK;
-  const char *what = qv_tensor_column_kind_name(kind);
+  const char *what = qvi_tensor_column_kind_name(kind);
   const char *name = field->name;
   const char *meta = v.extension_metadata;
   size_t meta_len = v.extension_metadata_len;
   if (kind == QV_TENSOR_COLUMN_FIXED_SHAPE) {
     if (v.type != QV_ARROW_FIXED_SIZE_LIST)
       return storage_error(error, what, name, "a FixedSizeList");
-    QvValueType vt = qv_tensor_value_from_format(field->children[0]->format);
-    if (vt == QV_VALUE_DEFAULT)
+    QvArrowType vt = qvi_tensor_value_from_format(field->children[0]->format);
+    if (vt == QV_ARROW_NONE)
       return qv_error_set(error, QV_EINVAL,
                           "%s field '%s': value type '%s' is not a numeric tensor type", what,
                           name ? name : "", field->children[0]->format);
     if ((st = qv_tensor_column_type_parse(kind, meta, meta_len, 0, out, error)) != QV_OK)
       return qv_error_prefix(error, "field '%s'", name ? name : "");
     out->value_type = vt;
-    int64_t cells = qv_tensor_column_type_cell_size(out);
+    int64_t cells = qv_tensor_column_type_cell_n_elements(out);
     if (cells != v.fixed_size) {
       qv_tensor_column_type_reset(out);
       return qv_error_set(error, QV_EINVAL,
@@ -318,16 +318,16 @@ QvStatus qv_tensor_column_type_from_field(const struct ArrowSchema *field,
     }
     if (data < 0 || shape < 0)
       return storage_error(error, what, name, "a Struct with fields named 'data' and 'shape'");
-    QvSchemaView dv, sv;
-    if ((st = qv_schema_view_init(&dv, field->children[data], error)) != QV_OK) return st;
-    if ((st = qv_schema_view_init(&sv, field->children[shape], error)) != QV_OK) return st;
+    QvArrowSchemaView dv, sv;
+    if ((st = qv_arrow_schema_view_init(&dv, field->children[data], error)) != QV_OK) return st;
+    if ((st = qv_arrow_schema_view_init(&sv, field->children[shape], error)) != QV_OK) return st;
     if (dv.type != QV_ARROW_LIST && dv.type != QV_ARROW_LARGE_LIST)
       return storage_error(error, what, name, "Struct{data: List<...>}");
     if (sv.type != QV_ARROW_FIXED_SIZE_LIST ||
         strcmp(field->children[shape]->children[0]->format, "i") != 0)
       return storage_error(error, what, name, "Struct{shape: FixedSizeList<int32>}");
-    QvValueType vt = qv_tensor_value_from_format(field->children[data]->children[0]->format);
-    if (vt == QV_VALUE_DEFAULT)
+    QvArrowType vt = qvi_tensor_value_from_format(field->children[data]->children[0]->format);
+    if (vt == QV_ARROW_NONE)
       return qv_error_set(error, QV_EINVAL,
                           "%s field '%s': value type '%s' is not a numeric tensor type", what,
                           name ? name : "", field->children[data]->children[0]->format);
@@ -342,15 +342,15 @@ QvStatus qv_tensor_column_type_from_field(const struct ArrowSchema *field,
     return storage_error(error, what, name, "Binary, LargeBinary or FixedSizeBinary");
   if ((st = qv_tensor_column_type_parse(kind, meta, meta_len, 0, out, error)) != QV_OK)
     return qv_error_prefix(error, "field '%s' (extension '%s')", name ? name : "", cell_extension);
-  int64_t cells = qv_tensor_column_type_cell_size(out);
-  int64_t es = (int64_t)qv_value_type_size(out->value_type);
+  int64_t cells = qv_tensor_column_type_cell_n_elements(out);
+  int64_t es = (int64_t)qv_arrow_type_size(out->value_type);
   if (v.type == QV_ARROW_FIXED_SIZE_BINARY && (cells > INT64_MAX / es || cells * es != v.byte_width)) {
     qv_tensor_column_type_reset(out);
     return qv_error_set(error, QV_EINVAL,
                         "field '%s' (extension '%s'): FixedSizeBinary width %d but a %s tensor of "
                         "that shape has %lld bytes",
                         name ? name : "", cell_extension, (int)v.byte_width,
-                        qv_value_type_name(out->value_type),
+                        qv_arrow_type_name(out->value_type),
                         cells > INT64_MAX / es ? -1LL : (long long)(cells * es));
   }
   return QV_OK;
@@ -368,12 +368,12 @@ QvStatus qv_tensor_column_schema_init(struct ArrowSchema *out, const char *name,
   if (out == NULL || type == NULL)
     return qv_error_set(error, QV_EARG, "qv_tensor_column_schema_init: NULL argument");
   memset(out, 0, sizeof *out);
-  const char *vf = qv_tensor_value_format(type->value_type);
+  const char *vf = qvi_tensor_value_format(type->value_type);
   if (vf == NULL || type->ndim < 0 || type->ndim > QV_TENSOR_MAX_NDIM)
     return qv_error_set(error, QV_EARG, "tensor column type: no value type or a bad ndim");
   if (type->kind == QV_TENSOR_COLUMN_CELL && (cell_extension == NULL || *cell_extension == '\0'))
     return qv_error_set(error, QV_EARG, "the cell tensor form needs an extension name");
-  int64_t cells = qv_tensor_column_type_cell_size(type);
+  int64_t cells = qv_tensor_column_type_cell_n_elements(type);
   char fmt[48];
   QvStatus st;
   switch (type->kind) {
@@ -382,21 +382,21 @@ QvStatus qv_tensor_column_schema_init(struct ArrowSchema *out, const char *name,
         return qv_error_set(error, QV_ELIMIT, "a cell of %lld values does not fit a FixedSizeList",
                             (long long)cells);
       snprintf(fmt, sizeof fmt, "+w:%lld", (long long)cells);
-      if ((st = qv_schema_init(out, fmt, name, ARROW_FLAG_NULLABLE, 1, error)) != QV_OK) return st;
-      st = qv_schema_init(out->children[0], vf, "item", ARROW_FLAG_NULLABLE, 0, error);
+      if ((st = qv_arrow_schema_init(out, fmt, name, ARROW_FLAG_NULLABLE, 1, error)) != QV_OK) return st;
+      st = qv_arrow_schema_init(out->children[0], vf, "item", ARROW_FLAG_NULLABLE, 0, error);
       break;
     case QV_TENSOR_COLUMN_VARIABLE_SHAPE:
-      if ((st = qv_schema_init(out, "+s", name, ARROW_FLAG_NULLABLE, 2, error)) != QV_OK) return st;
+      if ((st = qv_arrow_schema_init(out, "+s", name, ARROW_FLAG_NULLABLE, 2, error)) != QV_OK) return st;
       snprintf(fmt, sizeof fmt, "+w:%d", (int)type->ndim);
-      if ((st = qv_schema_init(out->children[0], "+l", "data", 0, 1, error)) != QV_OK ||
-          (st = qv_schema_init(out->children[0]->children[0], vf, "item", ARROW_FLAG_NULLABLE, 0,
+      if ((st = qv_arrow_schema_init(out->children[0], "+l", "data", 0, 1, error)) != QV_OK ||
+          (st = qv_arrow_schema_init(out->children[0]->children[0], vf, "item", ARROW_FLAG_NULLABLE, 0,
                                error)) != QV_OK ||
-          (st = qv_schema_init(out->children[1], fmt, "shape", 0, 1, error)) != QV_OK ||
-          (st = qv_schema_init(out->children[1]->children[0], "i", "item", 0, 0, error)) != QV_OK)
+          (st = qv_arrow_schema_init(out->children[1], fmt, "shape", 0, 1, error)) != QV_OK ||
+          (st = qv_arrow_schema_init(out->children[1]->children[0], "i", "item", 0, 0, error)) != QV_OK)
         break;
       break;
     default: {
-      int64_t es = (int64_t)qv_value_type_size(type->value_type);
+      int64_t es = (int64_t)qv_arrow_type_size(type->value_type);
       if (cells < 0 || cells > INT32_MAX / es)
         return qv_error_set(error, QV_ELIMIT, "a cell of %lld values does not fit FixedSizeBinary",
                             (long long)cells);
@@ -404,7 +404,7 @@ QvStatus qv_tensor_column_schema_init(struct ArrowSchema *out, const char *name,
         snprintf(fmt, sizeof fmt, "z"); /* FixedSizeBinary needs a positive width */
       else
         snprintf(fmt, sizeof fmt, "w:%lld", (long long)(cells * es));
-      st = qv_schema_init(out, fmt, name, ARROW_FLAG_NULLABLE, 0, error);
+      st = qv_arrow_schema_init(out, fmt, name, ARROW_FLAG_NULLABLE, 0, error);
       break;
     }
   }
@@ -412,9 +412,9 @@ QvStatus qv_tensor_column_schema_init(struct ArrowSchema *out, const char *name,
   if (st == QV_OK) st = qv_tensor_column_type_to_json(type, &json, error);
   const char *en = ext_name(type, cell_extension);
   if (st == QV_OK)
-    st = qv_schema_add_metadata(out, "ARROW:extension:name", 20, en, strlen(en), error);
+    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:name", 20, en, strlen(en), error);
   if (st == QV_OK)
-    st = qv_schema_add_metadata(out, "ARROW:extension:metadata", 24, json, strlen(json), error);
+    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:metadata", 24, json, strlen(json), error);
   free(json);
   if (st != QV_OK && out->release != NULL) out->release(out);
   return st;

@@ -7,6 +7,7 @@
 
 #include "adapters/tensor_message.h"
 #include "adapters/value_type_arrow.h"
+#include "util/options.h"
 #include "ipc/reader_internal.h"
 #include "ipc/sink_internal.h"
 
@@ -16,7 +17,7 @@
 
 /* ---- reading */
 
-static void free_aligned(void *p) { qv_aligned_free(p); }
+static void free_aligned(void *p) { qv_free(p); }
 
 /* Largest byte reached by an index, plus one element: the bytes the data
  * buffer must hold. Fails on overflow. Assumes size > 0 and strides >= 0. */
@@ -39,10 +40,10 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
     return qv_error_set(error, QV_EINVAL, "message is a %s, not a Tensor",
                         qv_header_type_name(msg->message.header_type));
   const QvTensorMeta *m = &msg->message.header.tensor;
-  QvStatus st = qv_metadata_version_check(msg->message.version, "Tensor message", error);
+  QvStatus st = qvi_metadata_version_check(msg->message.version, "Tensor message", error);
   if (st) return st;
-  QvValueType vt;
-  if ((st = qv_value_type_from_arrow(&m->type, &vt, error))) return st;
+  QvArrowType vt;
+  if ((st = qvi_value_type_from_arrow(&m->type, &vt, error))) return st;
   if (m->ndim > QV_TENSOR_MAX_NDIM)
     return qv_error_set(error, QV_ELIMIT,
                         "Tensor.shape: %lld dimensions exceed the limit of %d",
@@ -92,7 +93,7 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
                             (long long)strides[i]);
     }
   }
-  int64_t elsize = (int64_t)qv_value_type_size(vt);
+  int64_t elsize = (int64_t)qv_arrow_type_size(vt);
   if (!empty) {
     int64_t need;
     if (!extent_bytes(ndim, shape, strides, elsize, &need))
@@ -115,7 +116,7 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
     memcpy(copy, data, (size_t)m->data.length);
     copy_owner = qv_owner_new(free_aligned, copy);
     if (copy_owner == NULL) {
-      qv_aligned_free(copy);
+      qv_free(copy);
       return qv_error_set(error, QV_ENOMEM, "out of memory");
     }
     data = copy;
@@ -133,13 +134,17 @@ QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError 
  * only the wanted body: opening a tensor then never faults a page of the
  * mapping (which halves the cost of open + release for a large file) and a
  * file holding many tensors is not mapped whole. */
-QvStatus qv_tensor_read(QvSource *source, int64_t index, QvTensor *out, QvError *error) {
+QvStatus qv_tensor_read(QvSource *source, int64_t index, const QvTensorReadOptions *options,
+                        QvTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
+  QvTensorReadOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvTensorReadOptions, error);
+  if (st) return st;
   if (source == NULL) return qv_error_set(error, QV_EARG, "NULL source");
   if (index < 0) return qv_error_set(error, QV_EARG, "negative message index %lld", (long long)index);
   QvIpcMessage msg;
-  QvStatus st = qv_ipc_source_nth(source, index, &msg, error);
+  st = qvi_ipc_source_nth(source, index, o.ipc, &msg, error);
   if (st == QV_OK) {
     st = qv_tensor_from_message(&msg, out, error);
     if (st)
@@ -147,7 +152,7 @@ QvStatus qv_tensor_read(QvSource *source, int64_t index, QvTensor *out, QvError 
                       (long long)msg.offset);
     qv_ipc_message_reset(&msg);
   }
-  return qv_source_error_prefix(source, st, error);
+  return qvi_source_error_prefix(source, st, error);
 }
 
 /* ---- writing */
@@ -164,7 +169,7 @@ typedef struct Plan {
 
 static QvStatus check_tensor(const QvTensor *t, QvError *error) {
   if (t == NULL) return qv_error_set(error, QV_EARG, "NULL tensor");
-  if (t->type < QV_VALUE_INT8 || t->type >= QV_VALUE_TYPE_COUNT)
+  if (t->type < QV_ARROW_INT8 || t->type >= QV_ARROW_NUMERIC_END)
     return qv_error_set(error, QV_EARG, "tensor has an invalid value type %d", (int)t->type);
   if (t->ndim < 0 || t->ndim > QV_TENSOR_MAX_NDIM)
     return qv_error_set(error, QV_EARG, "tensor has an invalid ndim %d", t->ndim);
@@ -173,13 +178,16 @@ static QvStatus check_tensor(const QvTensor *t, QvError *error) {
   return QV_OK;
 }
 
-static QvStatus plan_message(const QvTensor *t, Plan *p, QvError *error) {
+static QvStatus plan_message(const QvTensor *t, const QvTensorWriteOptions *options, Plan *p,
+                             QvError *error) {
   memset(p, 0, sizeof *p);
-  QvStatus st = check_tensor(t, error);
+  QvTensorWriteOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvTensorWriteOptions, error);
   if (st) return st;
+  if ((st = check_tensor(t, error))) return st;
   int32_t ndim = t->ndim;
-  int64_t size = qv_tensor_size(t);
-  int64_t elsize = (int64_t)qv_value_type_size(t->type);
+  int64_t size = qv_tensor_n_elements(t);
+  int64_t elsize = (int64_t)qv_arrow_type_size(t->type);
   if (size < 0 || (size > 0 && size > INT64_MAX / elsize))
     return qv_error_set(error, QV_EARG, "tensor size overflows");
   p->data_len = size * elsize;
@@ -190,14 +198,14 @@ static QvStatus plan_message(const QvTensor *t, Plan *p, QvError *error) {
   if (size > 0 && t->data == NULL) return qv_error_set(error, QV_EARG, "tensor has no data");
   /* Canonical strides for the layout: the layout queries ignore the stride
    * of an extent-1 dim, which must not leak into the file. */
-  bool col = !qv_tensor_is_row_major(t) && qv_tensor_is_column_major(t);
-  p->direct = size == 0 || qv_tensor_is_contiguous(t);
+  bool col = !o.row_major && !qv_tensor_is_row_major(t) && qv_tensor_is_column_major(t);
+  p->direct = size == 0 || qv_tensor_is_row_major(t) || col;
   int64_t strides[QV_TENSOR_MAX_NDIM];
   if ((st = qv_tensor_compute_strides(t->type, ndim, t->shape, col, strides, error))) return st;
 
   QvTensorDim dims[QV_TENSOR_MAX_NDIM];
   QvMessage msg;
-  qv_tensor_message_init(&msg, QV_HEADER_TENSOR, t->type, ndim, t->shape, t->dim_names, dims);
+  qvi_tensor_message_init(&msg, QV_HEADER_TENSOR, t->type, ndim, t->shape, t->dim_names, dims);
   QvTensorMeta *m = &msg.header.tensor;
   m->has_strides = true;
   m->n_strides = ndim;
@@ -205,14 +213,15 @@ static QvStatus plan_message(const QvTensor *t, Plan *p, QvError *error) {
   m->data.offset = 0;
   m->data.length = p->data_len;
   msg.body_length = p->body_len;
-  return qv_tensor_message_frame(&msg, "Tensor", &p->meta, &p->meta_size, error);
+  return qvi_tensor_message_frame(&msg, "Tensor", &p->meta, &p->meta_size, error);
 }
 
-QvStatus qv_tensor_message_size(const QvTensor *t, size_t *size, QvError *error) {
+QvStatus qv_tensor_write_size(const QvTensor *t, const QvTensorWriteOptions *options, size_t *size,
+                              QvError *error) {
   if (size == NULL) return qv_error_set(error, QV_EARG, "NULL size");
   *size = 0;
   Plan p;
-  QvStatus st = plan_message(t, &p, error);
+  QvStatus st = plan_message(t, options, &p, error);
   if (st) return st;
   *size = p.meta_size + (size_t)p.body_len;
   free(p.meta);
@@ -247,14 +256,15 @@ static QvStatus write_strided_body(const QvTensor *t, QvSink *sink, int64_t data
     qv_tensor_reset(&slab);
     if (st == QV_OK) st = qv_sink_write(sink, buf, (size_t)(k * row), error);
   }
-  qv_aligned_free(buf);
+  qv_free(buf);
   return st;
 }
 
-QvStatus qv_tensor_write(const QvTensor *t, QvSink *sink, QvError *error) {
+QvStatus qv_tensor_write(const QvTensor *t, QvSink *sink, const QvTensorWriteOptions *options,
+                         QvError *error) {
   if (sink == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
   Plan p;
-  QvStatus st = plan_message(t, &p, error);
+  QvStatus st = plan_message(t, options, &p, error);
   if (st) return st;
   st = qv_sink_write(sink, p.meta, p.meta_size, error);
   free(p.meta);
@@ -265,7 +275,7 @@ QvStatus qv_tensor_write(const QvTensor *t, QvSink *sink, QvError *error) {
     if (p.direct) {
       /* straight from the tensor's memory: no staging copy */
       st = qv_sink_write(sink, t->data, n, error);
-    } else if ((st = qv_sink_reserve(sink, n, &dst, error)) == QV_OK) {
+    } else if ((st = qvi_sink_reserve(sink, n, &dst, error)) == QV_OK) {
       /* a memory sink takes the row-major copy in place */
       st = dst ? qv_tensor_copy_to(t, false, dst, n, error)
                : write_strided_body(t, sink, p.data_len, error);

@@ -6,7 +6,7 @@
 #include "adapters/value_type_arrow.h"
 #include "quiver/ipc.h"
 
-void qv_tensor_message_init(QvMessage *msg, uint8_t header_type, QvValueType type, int32_t ndim,
+void qvi_tensor_message_init(QvMessage *msg, uint8_t header_type, QvArrowType type, int32_t ndim,
                             const int64_t *shape, const char *const *names, QvTensorDim *dims) {
   for (int32_t i = 0; i < ndim; i++) {
     dims[i].size = shape[i];
@@ -17,17 +17,17 @@ void qv_tensor_message_init(QvMessage *msg, uint8_t header_type, QvValueType typ
   msg->version = QV_METADATA_V5;
   msg->header_type = header_type;
   if (header_type == QV_HEADER_TENSOR) {
-    qv_value_type_to_arrow(type, &msg->header.tensor.type);
+    qvi_value_type_to_arrow(type, &msg->header.tensor.type);
     msg->header.tensor.ndim = ndim;
     msg->header.tensor.shape = dims;
   } else {
-    qv_value_type_to_arrow(type, &msg->header.sparse_tensor.type);
+    qvi_value_type_to_arrow(type, &msg->header.sparse_tensor.type);
     msg->header.sparse_tensor.ndim = ndim;
     msg->header.sparse_tensor.shape = dims;
   }
 }
 
-QvStatus qv_tensor_message_frame(const QvMessage *msg, const char *what, uint8_t **meta,
+QvStatus qvi_tensor_message_frame(const QvMessage *msg, const char *what, uint8_t **meta,
                                  size_t *meta_size, QvError *error) {
   QvStatus st = qv_ipc_frame_message(msg, QV_TENSOR_BODY_ALIGN, meta, meta_size, error);
   if (st) return qv_error_prefix(error, "encoding the %s message", what);
@@ -39,7 +39,7 @@ QvStatus qv_tensor_message_frame(const QvMessage *msg, const char *what, uint8_t
   return QV_OK;
 }
 
-QvStatus qv_metadata_version_check(int16_t version, const char *what, QvError *error) {
+QvStatus qvi_metadata_version_check(int16_t version, const char *what, QvError *error) {
   if (version >= QV_METADATA_V4) return QV_OK;
   return qv_error_set(error, QV_ENOTSUP,
                       "%s: MetadataVersion %s is not supported (quiver, like Arrow C++, reads V4 "

@@ -17,18 +17,18 @@
  * QV_HEADER_SPARSE_TENSOR with its value type and shape set; dims (ndim
  * entries, kept by the caller while msg is used) receive the shape and the
  * optional names. */
-void qv_tensor_message_init(QvMessage *msg, uint8_t header_type, QvValueType type, int32_t ndim,
+void qvi_tensor_message_init(QvMessage *msg, uint8_t header_type, QvArrowType type, int32_t ndim,
                             const int64_t *shape, const char *const *names, QvTensorDim *dims);
 
 /* Frames msg (its body_length set) 64-byte aligned into *meta (malloc'd)
  * and checks that metadata plus body fit in memory. `what` names the
  * message kind in errors ("Tensor"). */
-QvStatus qv_tensor_message_frame(const QvMessage *msg, const char *what, uint8_t **meta,
+QvStatus qvi_tensor_message_frame(const QvMessage *msg, const char *what, uint8_t **meta,
                                  size_t *meta_size, QvError *error);
 
 /* Every reader refuses metadata before V4 (pre-0.8 Arrow, as Arrow C++
  * does): QV_ENOTSUP naming the version. `what` names the message or the
  * footer in the error. */
-QvStatus qv_metadata_version_check(int16_t version, const char *what, QvError *error);
+QvStatus qvi_metadata_version_check(int16_t version, const char *what, QvError *error);
 
 #endif

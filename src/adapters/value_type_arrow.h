@@ -9,9 +9,9 @@
 
 /* Arrow Type (Int / FloatingPoint) -> value type. Other types: QV_EINVAL
  * ("Tensor.type: Utf8 is not a numeric tensor type"). */
-QvStatus qv_value_type_from_arrow(const QvType *type, QvValueType *out, QvError *error);
-/* Value type -> Arrow Type; QV_TYPE_NONE for QV_VALUE_DEFAULT and
+QvStatus qvi_value_type_from_arrow(const QvType *type, QvArrowType *out, QvError *error);
+/* Value type -> Arrow Type; QV_TYPE_NONE for QV_ARROW_NONE and
  * out-of-range values. */
-void qv_value_type_to_arrow(QvValueType type, QvType *out);
+void qvi_value_type_to_arrow(QvArrowType type, QvType *out);
 
 #endif

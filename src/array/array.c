@@ -15,7 +15,7 @@ static void array_release(struct ArrowArray *a) {
     }
     if (p->dictionary_storage && p->dictionary_storage->release)
       p->dictionary_storage->release(p->dictionary_storage);
-    if (p->builder) qv_builder_free(p->builder);
+    if (p->builder) qvi_builder_free(p->builder);
     qv_owner_free(p->owner);
     free(p->buffer_ptrs);
     free(p->variadic_sizes);
@@ -32,7 +32,7 @@ bool qv_array_is_quiver(const struct ArrowArray *array) {
   return array != NULL && array->release == array_release && array->private_data != NULL;
 }
 
-QvStatus qv_array_alloc_node(struct ArrowArray *a, int64_t n_buffers, int64_t n_children,
+QvStatus qvi_array_alloc_node(struct ArrowArray *a, int64_t n_buffers, int64_t n_children,
                              bool with_dictionary, QvError *error) {
   memset(a, 0, sizeof *a);
   QvArrayPrivate *p = calloc(1, sizeof *p);
@@ -64,16 +64,16 @@ nomem:
 
 /* ---- export of views */
 
-static const void *or_zero(const uint8_t *p) { return p ? (const void *)p : (const void *)qv_zero_block; }
+static const void *or_zero(const uint8_t *p) { return p ? (const void *)p : (const void *)qvi_zero_block; }
 
 static QvStatus export_node(const QvArrayView *v, QvOwner *owner, struct ArrowArray *out,
                             int depth, QvError *error) {
   if (depth > QV_ARRAY_MAX_DEPTH)
     return qv_error_set(error, QV_ELIMIT, "array nested deeper than %d", QV_ARRAY_MAX_DEPTH);
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qvi_view_layout(v);
   int64_t nb = qv_layout_n_buffers(L);
   if (L == QV_LAYOUT_VIEW) nb = 3 + v->n_variadic;
-  QvStatus st = qv_array_alloc_node(out, nb, v->n_children, v->dictionary != NULL, error);
+  QvStatus st = qvi_array_alloc_node(out, nb, v->n_children, v->dictionary != NULL, error);
   if (st) return st;
   QvArrayPrivate *p = out->private_data;
   out->length = v->length;
@@ -156,7 +156,7 @@ static QvStatus share_node(const struct ArrowArray *s, struct ArrowArray *d, int
     return qv_error_set(error, QV_EARG, "only arrays made by quiver can be shared");
   const QvArrayPrivate *sp = s->private_data;
   if (sp->builder) return qv_error_set(error, QV_EARG, "cannot share an array being built");
-  QvStatus st = qv_array_alloc_node(d, s->n_buffers, s->n_children, s->dictionary != NULL, error);
+  QvStatus st = qvi_array_alloc_node(d, s->n_buffers, s->n_children, s->dictionary != NULL, error);
   if (st) return st;
   QvArrayPrivate *dp = d->private_data;
   d->length = s->length;

@@ -12,7 +12,7 @@
 #include "util/load.h"
 
 /* Physical layouts: QvLayout and its queries are public (quiver/array.h). */
-static inline QvLayout qv_view_layout(const QvArrayView *v) {
+static inline QvLayout qvi_view_layout(const QvArrayView *v) {
   return qv_layout_of(v->type.storage_type);
 }
 
@@ -23,14 +23,14 @@ typedef struct QvGrowBuf {
   int64_t capacity;
 } QvGrowBuf;
 
-QvStatus qv_growbuf_reserve(QvGrowBuf *b, int64_t additional);
-QvStatus qv_growbuf_append(QvGrowBuf *b, const void *data, int64_t n);
-QvStatus qv_growbuf_append_zeros(QvGrowBuf *b, int64_t n);
-void qv_growbuf_free(QvGrowBuf *b);
+QvStatus qvi_growbuf_reserve(QvGrowBuf *b, int64_t additional);
+QvStatus qvi_growbuf_append(QvGrowBuf *b, const void *data, int64_t n);
+QvStatus qvi_growbuf_append_zeros(QvGrowBuf *b, int64_t n);
+void qvi_growbuf_free(QvGrowBuf *b);
 
 /* Builder state of one node while it is being built. */
 typedef struct QvBuilder {
-  QvSchemaView type;
+  QvArrowSchemaView type;
   QvLayout layout;
   QvGrowBuf validity; /* materialized on the first null */
   bool has_validity;
@@ -44,7 +44,7 @@ typedef struct QvBuilder {
   struct ArrowSchema *schema; /* root only: copy of the schema, for validation */
 } QvBuilder;
 
-void qv_builder_free(QvBuilder *b);
+void qvi_builder_free(QvBuilder *b);
 
 /* Private data of every ArrowArray node made by quiver. */
 typedef struct QvArrayPrivate {
@@ -59,18 +59,18 @@ typedef struct QvArrayPrivate {
 
 /* Allocates an ArrowArray node with quiver's release callback, n_buffers
  * buffer pointers (zeroed) and n_children child structs (release NULL). */
-QvStatus qv_array_alloc_node(struct ArrowArray *array, int64_t n_buffers, int64_t n_children,
+QvStatus qvi_array_alloc_node(struct ArrowArray *array, int64_t n_buffers, int64_t n_children,
                              bool with_dictionary, QvError *error);
 
 /* A 64-byte aligned block of zeros for empty buffers that must not be NULL. */
-extern const uint64_t qv_zero_block[8];
+extern const uint64_t qvi_zero_block[8];
 
-static inline int64_t qv_bitmap_bytes(int64_t bits) { return bits / 8 + (bits % 8 != 0); }
+static inline int64_t qvi_bitmap_bytes(int64_t bits) { return bits / 8 + (bits % 8 != 0); }
 
-static inline bool qv_bit_get(const uint8_t *bits, int64_t i) {
+static inline bool qvi_bit_get(const uint8_t *bits, int64_t i) {
   return (bits[i >> 3] >> (i & 7)) & 1;
 }
-static inline void qv_bit_set(uint8_t *bits, int64_t i, bool v) {
+static inline void qvi_bit_set(uint8_t *bits, int64_t i, bool v) {
   if (v)
     bits[i >> 3] |= (uint8_t)(1u << (i & 7));
   else
@@ -79,15 +79,15 @@ static inline void qv_bit_set(uint8_t *bits, int64_t i, bool v) {
 
 /* Reads an integer of byte width 1/2/4/8 (signed or not) as int64 (uint64
  * values above INT64_MAX come back negative; callers check). */
-int64_t qv_ld_int(const uint8_t *p, int width, bool is_signed);
+int64_t qvi_ld_int(const uint8_t *p, int width, bool is_signed);
 
 /* Validates UTF-8; true when valid. */
-bool qv_utf8_valid(const uint8_t *s, int64_t n);
+bool qvi_utf8_valid(const uint8_t *s, int64_t n);
 /* 0: invalid UTF-8, 1: valid and ASCII only, 2: valid with multi-byte
  * characters. */
-int qv_utf8_classify(const uint8_t *s, int64_t n);
+int qvi_utf8_classify(const uint8_t *s, int64_t n);
 /* Offsets [from, to] of a 4- or 8-byte offsets buffer never decrease. */
-bool qv_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to);
+bool qvi_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to);
 
 
 /* Float16 bits to double. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "array/array_internal.h"
 #include "util/half.h"
 
@@ -10,12 +11,12 @@
  * the same block size). */
 #define VIEW_BLOCK_SIZE (32 * 1024)
 
-void qv_builder_free(QvBuilder *b) {
+void qvi_builder_free(QvBuilder *b) {
   if (b == NULL) return;
-  qv_growbuf_free(&b->validity);
-  qv_growbuf_free(&b->buf1);
-  qv_growbuf_free(&b->buf2);
-  for (int64_t k = 0; k < b->n_variadic; k++) qv_growbuf_free(&b->variadic[k]);
+  qvi_growbuf_free(&b->validity);
+  qvi_growbuf_free(&b->buf1);
+  qvi_growbuf_free(&b->buf2);
+  for (int64_t k = 0; k < b->n_variadic; k++) qvi_growbuf_free(&b->variadic[k]);
   free(b->variadic);
   if (b->schema) {
     if (b->schema->release) b->schema->release(b->schema);
@@ -33,20 +34,20 @@ static QvStatus append_offset(QvGrowBuf *g, int width, int64_t value) {
   if (width == 4) {
     if (value > INT32_MAX) return QV_ELIMIT;
     int32_t v = (int32_t)value;
-    return qv_growbuf_append(g, &v, 4);
+    return qvi_growbuf_append(g, &v, 4);
   }
-  return qv_growbuf_append(g, &value, 8);
+  return qvi_growbuf_append(g, &value, 8);
 }
 
 static QvStatus init_node(struct ArrowArray *a, const struct ArrowSchema *s, int depth,
                           QvError *error) {
   if (depth > QV_ARRAY_MAX_DEPTH)
     return qv_error_set(error, QV_ELIMIT, "schema nested deeper than %d", QV_ARRAY_MAX_DEPTH);
-  QvSchemaView type;
-  QvStatus st = qv_schema_view_init(&type, s, error);
+  QvArrowSchemaView type;
+  QvStatus st = qv_arrow_schema_view_init(&type, s, error);
   if (st) return st;
   QvLayout L = qv_layout_of(type.storage_type);
-  if ((st = qv_array_alloc_node(a, qv_layout_n_buffers(L), type.n_children, s->dictionary != NULL,
+  if ((st = qvi_array_alloc_node(a, qv_layout_n_buffers(L), type.n_children, s->dictionary != NULL,
                                 error)))
     return st;
   QvArrayPrivate *p = a->private_data;
@@ -86,11 +87,11 @@ static QvStatus init_node(struct ArrowArray *a, const struct ArrowSchema *s, int
 QvStatus qv_array_init_from_schema(struct ArrowArray *array, const struct ArrowSchema *schema,
                                    QvError *error) {
   memset(array, 0, sizeof *array);
-  QvStatus st = qv_schema_validate(schema, error);
+  QvStatus st = qv_arrow_schema_validate(schema, error);
   if (st) return st;
   struct ArrowSchema *copy = malloc(sizeof *copy);
   if (copy == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  if ((st = qv_schema_copy(schema, copy, error))) {
+  if ((st = qv_arrow_schema_copy(schema, copy, error))) {
     free(copy);
     return st;
   }
@@ -108,21 +109,21 @@ QvStatus qv_array_init_from_schema(struct ArrowArray *array, const struct ArrowS
 /* Sets bits [from, from + n) to v, whole bytes at a time. */
 static void bits_fill(uint8_t *bits, int64_t from, int64_t n, bool v) {
   int64_t i = from, end = from + n;
-  while (i < end && (i & 7)) qv_bit_set(bits, i++, v);
+  while (i < end && (i & 7)) qvi_bit_set(bits, i++, v);
   int64_t bytes = (end - i) / 8;
   if (bytes > 0) {
     memset(bits + i / 8, v ? 0xFF : 0, (size_t)bytes);
     i += bytes * 8;
   }
-  while (i < end) qv_bit_set(bits, i++, v);
+  while (i < end) qvi_bit_set(bits, i++, v);
 }
 
 static QvStatus push_validity(QvBuilder *b, struct ArrowArray *a, int64_t n, bool valid) {
   if (n <= 0) return QV_OK;
   if (!valid && !b->has_validity) {
     /* first null: materialize a bitmap with every earlier element valid */
-    int64_t bytes = qv_bitmap_bytes(a->length);
-    QvStatus st = qv_growbuf_reserve(&b->validity, bytes + 8);
+    int64_t bytes = qvi_bitmap_bytes(a->length);
+    QvStatus st = qvi_growbuf_reserve(&b->validity, bytes + 8);
     if (st) return st;
     memset(b->validity.data, 0xFF, (size_t)bytes);
     b->validity.size = bytes;
@@ -130,9 +131,9 @@ static QvStatus push_validity(QvBuilder *b, struct ArrowArray *a, int64_t n, boo
     b->has_validity = true;
   }
   if (b->has_validity) {
-    int64_t need = qv_bitmap_bytes(a->length + n);
+    int64_t need = qvi_bitmap_bytes(a->length + n);
     if (need > b->validity.size) {
-      QvStatus st = qv_growbuf_append_zeros(&b->validity, need - b->validity.size);
+      QvStatus st = qvi_growbuf_append_zeros(&b->validity, need - b->validity.size);
       if (st) return st;
     }
     bits_fill(b->validity.data, a->length, n, valid);
@@ -151,10 +152,10 @@ static QvStatus push_validity_from(QvBuilder *b, struct ArrowArray *a, const uin
   QvStatus st = push_validity(b, a, 1, false); /* materializes the bitmap */
   if (st) return st;
   b->null_count--;
-  int64_t need = qv_bitmap_bytes(a->length + n);
-  if (need > b->validity.size && (st = qv_growbuf_append_zeros(&b->validity, need - b->validity.size)))
+  int64_t need = qvi_bitmap_bytes(a->length + n);
+  if (need > b->validity.size && (st = qvi_growbuf_append_zeros(&b->validity, need - b->validity.size)))
     return st;
-  for (int64_t i = 0; i < n; i++) qv_bit_set(b->validity.data, a->length + i, qv_bit_get(bits, start + i));
+  for (int64_t i = 0; i < n; i++) qvi_bit_set(b->validity.data, a->length + i, qvi_bit_get(bits, start + i));
   b->null_count += n - valid;
   return QV_OK;
 }
@@ -164,9 +165,9 @@ static QvStatus push_validity_from(QvBuilder *b, struct ArrowArray *a, const uin
 static QvStatus fill(struct ArrowArray *a, int64_t n, bool valid);
 
 static QvStatus fill_bits(QvGrowBuf *g, int64_t from, int64_t n) {
-  int64_t need = qv_bitmap_bytes(from + n);
-  if (need > g->size) return qv_growbuf_append_zeros(g, need - g->size);
-  for (int64_t i = from; i < from + n; i++) qv_bit_set(g->data, i, false);
+  int64_t need = qvi_bitmap_bytes(from + n);
+  if (need > g->size) return qvi_growbuf_append_zeros(g, need - g->size);
+  for (int64_t i = from; i < from + n; i++) qvi_bit_set(g->data, i, false);
   return QV_OK;
 }
 
@@ -186,15 +187,15 @@ static QvStatus fill(struct ArrowArray *a, int64_t n, bool valid) {
     case QV_LAYOUT_BOOL: st = fill_bits(&b->buf1, a->length, n); break;
     case QV_LAYOUT_FIXED: {
       int64_t bytes;
-      if (!qv_mul_i64(n, b->type.byte_width, &bytes)) return QV_ELIMIT;
-      st = qv_growbuf_append_zeros(&b->buf1, bytes);
+      if (!qvi_mul_i64(n, b->type.byte_width, &bytes)) return QV_ELIMIT;
+      st = qvi_growbuf_append_zeros(&b->buf1, bytes);
       break;
     }
     case QV_LAYOUT_BINARY:
     case QV_LAYOUT_LARGE_BINARY:
     case QV_LAYOUT_LIST:
     case QV_LAYOUT_LARGE_LIST: {
-      int64_t last = qv_ld_offset(b->buf1.data, ow, a->length);
+      int64_t last = qvi_ld_offset(b->buf1.data, ow, a->length);
       for (int64_t i = 0; i < n && !st; i++) st = append_offset(&b->buf1, ow, last);
       break;
     }
@@ -210,13 +211,13 @@ static QvStatus fill(struct ArrowArray *a, int64_t n, bool valid) {
     }
     case QV_LAYOUT_VIEW: {
       int64_t bytes;
-      if (!qv_mul_i64(n, 16, &bytes)) return QV_ELIMIT;
-      st = qv_growbuf_append_zeros(&b->buf1, bytes);
+      if (!qvi_mul_i64(n, 16, &bytes)) return QV_ELIMIT;
+      st = qvi_growbuf_append_zeros(&b->buf1, bytes);
       break;
     }
     case QV_LAYOUT_FIXED_LIST: {
       int64_t k;
-      if (!qv_mul_i64(n, b->type.fixed_size, &k)) return QV_ELIMIT;
+      if (!qvi_mul_i64(n, b->type.fixed_size, &k)) return QV_ELIMIT;
       st = fill(a->children[0], k, valid);
       break;
     }
@@ -230,10 +231,10 @@ static QvStatus fill(struct ArrowArray *a, int64_t n, bool valid) {
       bool dense = b->layout == QV_LAYOUT_DENSE_UNION;
       for (int64_t i = 0; i < n && !st; i++) {
         st = fill(a->children[0], 1, valid);
-        if (!st) st = qv_growbuf_append(&b->buf1, &code, 1);
+        if (!st) st = qvi_growbuf_append(&b->buf1, &code, 1);
         if (!st && dense) {
           int32_t off = (int32_t)(a->children[0]->length - 1);
-          st = qv_growbuf_append(&b->buf2, &off, 4);
+          st = qvi_growbuf_append(&b->buf2, &off, 4);
         }
       }
       if (!st && !dense)
@@ -243,7 +244,7 @@ static QvStatus fill(struct ArrowArray *a, int64_t n, bool valid) {
     }
     case QV_LAYOUT_REE:
       st = fill(a->children[1], 1, valid);
-      if (!st) st = qv_array_finish_run(a, n);
+      if (!st) st = qv_array_finish_run(a, n, NULL); /* the caller names the failure */
       return st;
   }
   if (!st) st = push_validity(b, a, n, valid);
@@ -251,27 +252,34 @@ static QvStatus fill(struct ArrowArray *a, int64_t n, bool valid) {
   return st;
 }
 
-QvStatus qv_array_append_null(struct ArrowArray *array, int64_t n) { return fill(array, n, false); }
-QvStatus qv_array_append_empty(struct ArrowArray *array, int64_t n) { return fill(array, n, true); }
+static QvStatus append_null_(struct ArrowArray *array, int64_t n, QvError *error) {
+  (void)error;
+  return fill(array, n, false);
+}
+static QvStatus append_empty_(struct ArrowArray *array, int64_t n, QvError *error) {
+  (void)error;
+  return fill(array, n, true);
+}
 
 /* Stores one valid fixed-width value. */
 static QvStatus push_fixed(QvBuilder *b, struct ArrowArray *a, const void *bytes, int64_t w) {
-  QvStatus st = qv_growbuf_append(&b->buf1, bytes, w);
+  QvStatus st = qvi_growbuf_append(&b->buf1, bytes, w);
   if (!st) st = push_validity(b, a, 1, true);
   if (!st) a->length++;
   return st;
 }
 
-QvStatus qv_array_append_int(struct ArrowArray *a, int64_t v) {
+static QvStatus append_int_(struct ArrowArray *a, int64_t v, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL) return QV_EARG;
   switch (b->type.storage_type) {
     case QV_ARROW_BOOL: {
       if (v != 0 && v != 1) return QV_EINVAL;
-      int64_t need = qv_bitmap_bytes(a->length + 1);
-      if (need > b->buf1.size && qv_growbuf_append_zeros(&b->buf1, need - b->buf1.size))
+      int64_t need = qvi_bitmap_bytes(a->length + 1);
+      if (need > b->buf1.size && qvi_growbuf_append_zeros(&b->buf1, need - b->buf1.size))
         return QV_ENOMEM;
-      qv_bit_set(b->buf1.data, a->length, v != 0);
+      qvi_bit_set(b->buf1.data, a->length, v != 0);
       QvStatus st = push_validity(b, a, 1, true);
       if (!st) a->length++;
       return st;
@@ -299,9 +307,9 @@ QvStatus qv_array_append_int(struct ArrowArray *a, int64_t v) {
     case QV_ARROW_UINT64:
       if (v < 0) return QV_EINVAL;
       return push_fixed(b, a, &v, 8);
-    case QV_ARROW_HALF_FLOAT:
-    case QV_ARROW_FLOAT:
-    case QV_ARROW_DOUBLE: return qv_array_append_double(a, (double)v);
+    case QV_ARROW_FLOAT16:
+    case QV_ARROW_FLOAT32:
+    case QV_ARROW_FLOAT64: return qv_array_append_double(a, (double)v, error);
     case QV_ARROW_DECIMAL32:
     case QV_ARROW_DECIMAL64:
     case QV_ARROW_DECIMAL128:
@@ -311,32 +319,34 @@ QvStatus qv_array_append_int(struct ArrowArray *a, int64_t v) {
       int w = b->type.byte_width;
       if (w == 4) {
         if (v < INT32_MIN || v > INT32_MAX) return QV_EINVAL;
-        qv_st_le_u32(le, (uint32_t)v);
+        qvi_st_le_u32(le, (uint32_t)v);
       } else {
-        qv_st_le_u64(le, (uint64_t)v);
+        qvi_st_le_u64(le, (uint64_t)v);
       }
-      qv_le_bytes(bytes, le, (size_t)w); /* the whole integer in host order */
+      qvi_le_bytes(bytes, le, (size_t)w); /* the whole integer in host order */
       return push_fixed(b, a, bytes, w);
     }
     default: return QV_EINVAL;
   }
 }
 
-QvStatus qv_array_append_uint(struct ArrowArray *a, uint64_t v) {
+static QvStatus append_uint_(struct ArrowArray *a, uint64_t v, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL) return QV_EARG;
   if (b->type.storage_type == QV_ARROW_UINT64) return push_fixed(b, a, &v, 8);
   if (v > INT64_MAX) return QV_EINVAL;
-  return qv_array_append_int(a, (int64_t)v);
+  return qv_array_append_int(a, (int64_t)v, error);
 }
 
-QvStatus qv_array_append_double(struct ArrowArray *a, double v) {
+static QvStatus append_double_(struct ArrowArray *a, double v, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL) return QV_EARG;
   switch (b->type.storage_type) {
-    case QV_ARROW_HALF_FLOAT: return push_fixed(b, a, &(uint16_t){qv_double_to_half(v)}, 2);
-    case QV_ARROW_FLOAT: return push_fixed(b, a, &(float){(float)v}, 4);
-    case QV_ARROW_DOUBLE: return push_fixed(b, a, &v, 8);
+    case QV_ARROW_FLOAT16: return push_fixed(b, a, &(uint16_t){qvi_double_to_half(v)}, 2);
+    case QV_ARROW_FLOAT32: return push_fixed(b, a, &(float){(float)v}, 4);
+    case QV_ARROW_FLOAT64: return push_fixed(b, a, &v, 8);
     default: return QV_EINVAL;
   }
 }
@@ -348,7 +358,7 @@ static QvStatus push_view(QvBuilder *b, const uint8_t *data, int64_t size) {
   memcpy(view, &len, 4);
   if (size <= 12) {
     if (size) memcpy(view + 4, data, (size_t)size);
-    return qv_growbuf_append(&b->buf1, view, 16);
+    return qvi_growbuf_append(&b->buf1, view, 16);
   }
   QvGrowBuf *cur = b->n_variadic ? &b->variadic[b->n_variadic - 1] : NULL;
   if (cur == NULL || (cur->size > 0 && cur->size + size > VIEW_BLOCK_SIZE) ||
@@ -367,12 +377,13 @@ static QvStatus push_view(QvBuilder *b, const uint8_t *data, int64_t size) {
   memcpy(view + 4, data, 4);
   memcpy(view + 8, &index, 4);
   memcpy(view + 12, &off, 4);
-  QvStatus st = qv_growbuf_append(cur, data, size);
-  if (!st) st = qv_growbuf_append(&b->buf1, view, 16);
+  QvStatus st = qvi_growbuf_append(cur, data, size);
+  if (!st) st = qvi_growbuf_append(&b->buf1, view, 16);
   return st;
 }
 
-QvStatus qv_array_append_bytes(struct ArrowArray *a, const void *data, int64_t size) {
+static QvStatus append_bytes_(struct ArrowArray *a, const void *data, int64_t size, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL || size < 0 || (data == NULL && size > 0)) return QV_EARG;
   QvStatus st;
@@ -380,7 +391,7 @@ QvStatus qv_array_append_bytes(struct ArrowArray *a, const void *data, int64_t s
     case QV_LAYOUT_BINARY:
     case QV_LAYOUT_LARGE_BINARY: {
       int ow = qv_layout_offset_width(b->layout);
-      if ((st = qv_growbuf_append(&b->buf2, data, size))) return st;
+      if ((st = qvi_growbuf_append(&b->buf2, data, size))) return st;
       if ((st = append_offset(&b->buf1, ow, b->buf2.size))) {
         b->buf2.size -= size;
         return st;
@@ -406,11 +417,13 @@ QvStatus qv_array_append_bytes(struct ArrowArray *a, const void *data, int64_t s
   return st;
 }
 
-QvStatus qv_array_append_string(struct ArrowArray *a, const char *s) {
-  return qv_array_append_bytes(a, s, (int64_t)strlen(s));
+static QvStatus append_string_(struct ArrowArray *a, const char *s, QvError *error) {
+  (void)error; /* set by nested builder calls only */
+  return qv_array_append_bytes(a, s, (int64_t)strlen(s), error);
 }
 
-QvStatus qv_array_append_interval_day_time(struct ArrowArray *a, int32_t days, int32_t ms) {
+static QvStatus append_interval_day_time_(struct ArrowArray *a, int32_t days, int32_t ms, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL) return QV_EARG;
   if (b->type.storage_type != QV_ARROW_INTERVAL_DAY_TIME) return QV_EINVAL;
@@ -420,8 +433,9 @@ QvStatus qv_array_append_interval_day_time(struct ArrowArray *a, int32_t days, i
   return push_fixed(b, a, bytes, 8);
 }
 
-QvStatus qv_array_append_interval_month_day_nano(struct ArrowArray *a, int32_t months,
-                                                 int32_t days, int64_t ns) {
+static QvStatus append_interval_month_day_nano_(struct ArrowArray *a, int32_t months,
+                                                 int32_t days, int64_t ns, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL) return QV_EARG;
   if (b->type.storage_type != QV_ARROW_INTERVAL_MONTH_DAY_NANO) return QV_EINVAL;
@@ -432,7 +446,8 @@ QvStatus qv_array_append_interval_month_day_nano(struct ArrowArray *a, int32_t m
   return push_fixed(b, a, bytes, 16);
 }
 
-QvStatus qv_array_finish_element(struct ArrowArray *a) {
+static QvStatus finish_element_(struct ArrowArray *a, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL) return QV_EARG;
   QvStatus st = QV_OK;
@@ -464,7 +479,8 @@ QvStatus qv_array_finish_element(struct ArrowArray *a) {
   return st;
 }
 
-QvStatus qv_array_finish_union_element(struct ArrowArray *a, int8_t code) {
+static QvStatus finish_union_element_(struct ArrowArray *a, int8_t code, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL) return QV_EARG;
   if (b->layout != QV_LAYOUT_SPARSE_UNION && b->layout != QV_LAYOUT_DENSE_UNION) return QV_EINVAL;
@@ -483,34 +499,36 @@ QvStatus qv_array_finish_union_element(struct ArrowArray *a, int8_t code) {
     int64_t off = a->children[child]->length - 1;
     if (off < 0 || off > INT32_MAX) return QV_EINVAL;
     int32_t o = (int32_t)off;
-    if ((st = qv_growbuf_append(&b->buf2, &o, 4))) return st;
+    if ((st = qvi_growbuf_append(&b->buf2, &o, 4))) return st;
   }
-  if ((st = qv_growbuf_append(&b->buf1, &code, 1))) return st;
+  if ((st = qvi_growbuf_append(&b->buf1, &code, 1))) return st;
   a->length++;
   return QV_OK;
 }
 
-QvStatus qv_array_finish_run(struct ArrowArray *a, int64_t run_length) {
+static QvStatus finish_run_(struct ArrowArray *a, int64_t run_length, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL) return QV_EARG;
   if (b->layout != QV_LAYOUT_REE || run_length <= 0) return QV_EINVAL;
   if (a->children[1]->length != a->children[0]->length + 1) return QV_EINVAL;
   int64_t end;
-  if (!qv_add_i64(a->length, run_length, &end)) return QV_ELIMIT;
-  QvStatus st = qv_array_append_int(a->children[0], end);
+  if (!qvi_add_i64(a->length, run_length, &end)) return QV_ELIMIT;
+  QvStatus st = qv_array_append_int(a->children[0], end, error);
   if (st) return st;
   a->length = end;
   return QV_OK;
 }
 
-QvStatus qv_array_extend_run(struct ArrowArray *a, int64_t n) {
+static QvStatus extend_run_(struct ArrowArray *a, int64_t n, QvError *error) {
+  (void)error; /* set by nested builder calls only */
   QvBuilder *b = builder_of(a);
   if (b == NULL) return QV_EARG;
   if (b->layout != QV_LAYOUT_REE || n <= 0 || a->children[0]->length == 0) return QV_EINVAL;
   QvBuilder *rb = builder_of(a->children[0]);
   if (rb == NULL) return QV_EARG;
   int64_t end;
-  if (!qv_add_i64(a->length, n, &end)) return QV_ELIMIT;
+  if (!qvi_add_i64(a->length, n, &end)) return QV_ELIMIT;
   int w = rb->type.byte_width;
   uint8_t *last = rb->buf1.data + (size_t)(a->children[0]->length - 1) * (size_t)w;
   if (w == 2) {
@@ -586,7 +604,7 @@ static QvStatus append_view(struct ArrowArray *a, const QvArrayView *src, int64_
       /* bulk: values (nulls included) then validity */
       int64_t w = b->type.byte_width;
       if (length * w > 0)
-        st = qv_growbuf_append(&b->buf1, src->buffer[1] + (src->offset + start) * w, length * w);
+        st = qvi_growbuf_append(&b->buf1, src->buffer[1] + (src->offset + start) * w, length * w);
       if (!st) st = push_validity_from(b, a, src->buffer[0], src->offset + start, length);
       if (!st) a->length += length;
       return st_err(st, error);
@@ -596,7 +614,7 @@ static QvStatus append_view(struct ArrowArray *a, const QvArrayView *src, int64_
         if ((st = append_view(a->children[c], &src->children[c], src->offset + start, length,
                               error)))
           return st;
-      st = qv_growbuf_append(&b->buf1, src->buffer[1] + src->offset + start, length);
+      st = qvi_growbuf_append(&b->buf1, src->buffer[1] + src->offset + start, length);
       if (!st) a->length += length;
       return st_err(st, error);
     case QV_LAYOUT_REE: {
@@ -604,11 +622,11 @@ static QvStatus append_view(struct ArrowArray *a, const QvArrayView *src, int64_
       while (i < end && !st) {
         int64_t run = qv_array_view_get_run(src, i);
         const QvArrayView *re = &src->children[0];
-        int64_t run_end = qv_ld_int(re->buffer[1] + (size_t)(re->offset + run) * (size_t)re->type.byte_width,
+        int64_t run_end = qvi_ld_int(re->buffer[1] + (size_t)(re->offset + run) * (size_t)re->type.byte_width,
                                     re->type.byte_width, true) - src->offset;
         int64_t n = (run_end < end ? run_end : end) - i;
         if ((st = append_view(a->children[1], &src->children[1], run, 1, error))) return st;
-        st = qv_array_finish_run(a, n);
+        st = qv_array_finish_run(a, n, error);
         i += n;
       }
       return st_err(st, error);
@@ -621,12 +639,12 @@ static QvStatus append_view(struct ArrowArray *a, const QvArrayView *src, int64_
       continue;
     }
     switch (b->layout) {
-      case QV_LAYOUT_BOOL: st = qv_array_append_int(a, qv_array_view_get_int(src, i)); break;
+      case QV_LAYOUT_BOOL: st = qv_array_append_int(a, qv_array_view_get_int(src, i), error); break;
       case QV_LAYOUT_BINARY:
       case QV_LAYOUT_LARGE_BINARY:
       case QV_LAYOUT_VIEW: {
         QvBytes v = qv_array_view_get_bytes(src, i);
-        st = qv_array_append_bytes(a, v.data, v.size);
+        st = qv_array_append_bytes(a, v.data, v.size, error);
         break;
       }
       case QV_LAYOUT_LIST:
@@ -636,20 +654,118 @@ static QvStatus append_view(struct ArrowArray *a, const QvArrayView *src, int64_
         int64_t cs, cl;
         qv_array_view_get_list(src, i, &cs, &cl);
         if ((st = append_view(a->children[0], &src->children[0], cs, cl, error))) return st;
-        st = qv_array_finish_element(a);
+        st = qv_array_finish_element(a, error);
         break;
       }
       case QV_LAYOUT_DENSE_UNION: {
         int64_t child, idx;
         qv_array_view_get_union(src, i, &child, &idx);
         if ((st = append_view(a->children[child], &src->children[child], idx, 1, error))) return st;
-        st = qv_array_finish_union_element(a, b->type.union_type_ids[child]);
+        st = qv_array_finish_union_element(a, b->type.union_type_ids[child], error);
         break;
       }
       default: st = QV_EINVAL;
     }
   }
   return st_err(st, error);
+}
+
+
+/* ---- the public builders: their failures with a message
+ *
+ * The steps above return bare codes (a growing buffer cannot say which
+ * value failed); the caller is told which call failed and why. A message
+ * set deeper (a nested builder call) is kept. */
+static QvStatus builder_failed(QvStatus st, const struct ArrowArray *a, const char *what,
+                               QvError *error) {
+  if (st == QV_OK || (error && error->code == st && error->message[0])) return st;
+  QvBuilder *b = builder_of((struct ArrowArray *)a);
+  const char *type = b ? qv_arrow_type_name(b->type.type) : "?";
+  switch (st) {
+    case QV_ENOMEM: return qv_error_set(error, st, "qv_array_%s: out of memory", what);
+    case QV_ELIMIT:
+      return qv_error_set(error, st,
+                          "qv_array_%s: a %s array would exceed its format's limits (32-bit "
+                          "offsets or sizes, int64 lengths)",
+                          what, type);
+    case QV_EARG:
+      return qv_error_set(error, st,
+                          "qv_array_%s: not an array in the building state "
+                          "(qv_array_init_from_schema), or a negative count or NULL data",
+                          what);
+    default:
+      return qv_error_set(error, st,
+                          "qv_array_%s: not valid for a %s array here (a value out of the "
+                          "type's range, a call this layout does not take, or children that "
+                          "disagree in length)",
+                          what, type);
+  }
+}
+
+QvStatus qv_array_append_null(struct ArrowArray *array, int64_t n, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(append_null_(array, n, error), array, "append_null", error);
+}
+
+QvStatus qv_array_append_empty(struct ArrowArray *array, int64_t n, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(append_empty_(array, n, error), array, "append_empty", error);
+}
+
+QvStatus qv_array_append_int(struct ArrowArray *a, int64_t v, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(append_int_(a, v, error), a, "append_int", error);
+}
+
+QvStatus qv_array_append_uint(struct ArrowArray *a, uint64_t v, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(append_uint_(a, v, error), a, "append_uint", error);
+}
+
+QvStatus qv_array_append_double(struct ArrowArray *a, double v, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(append_double_(a, v, error), a, "append_double", error);
+}
+
+QvStatus qv_array_append_bytes(struct ArrowArray *a, const void *data, int64_t size, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(append_bytes_(a, data, size, error), a, "append_bytes", error);
+}
+
+QvStatus qv_array_append_string(struct ArrowArray *a, const char *s, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(append_string_(a, s, error), a, "append_string", error);
+}
+
+QvStatus qv_array_append_interval_day_time(struct ArrowArray *a, int32_t days, int32_t ms, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(append_interval_day_time_(a, days, ms, error), a, "append_interval_day_time", error);
+}
+
+QvStatus qv_array_append_interval_month_day_nano(struct ArrowArray *a, int32_t months,
+                                                 int32_t days, int64_t ns, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(append_interval_month_day_nano_(a, months, days, ns, error), a, "append_interval_month_day_nano", error);
+}
+
+QvStatus qv_array_finish_element(struct ArrowArray *a, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(finish_element_(a, error), a, "finish_element", error);
+}
+
+QvStatus qv_array_finish_union_element(struct ArrowArray *a, int8_t code, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(finish_union_element_(a, code, error), a, "finish_union_element", error);
+}
+
+QvStatus qv_array_finish_run(struct ArrowArray *a, int64_t run_length, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(finish_run_(a, run_length, error), a, "finish_run", error);
+}
+
+QvStatus qv_array_extend_run(struct ArrowArray *a, int64_t n, QvError *error) {
+  if (error) qv_error_clear(error);
+  return builder_failed(extend_run_(a, n, error), a, "extend_run", error);
 }
 
 QvStatus qv_array_append_view(struct ArrowArray *array, const QvArrayView *src, int64_t start,
@@ -666,11 +782,11 @@ typedef struct Holder {
 
 static void holder_free(void *p) {
   Holder *h = p;
-  for (int64_t i = 0; i < h->n; i++) qv_aligned_free(h->bufs[i]);
+  for (int64_t i = 0; i < h->n; i++) qv_free(h->bufs[i]);
   free(h);
 }
 
-static const void *or_zero(const uint8_t *p) { return p ? (const void *)p : (const void *)qv_zero_block; }
+static const void *or_zero(const uint8_t *p) { return p ? (const void *)p : (const void *)qvi_zero_block; }
 
 static QvStatus finish_node(struct ArrowArray *a, QvError *error) {
   QvArrayPrivate *p = a->private_data;
@@ -736,7 +852,7 @@ static QvStatus finish_node(struct ArrowArray *a, QvError *error) {
         ptr[2 + k] = or_zero(b->variadic[k].data);
         p->variadic_sizes[k] = b->variadic[k].size;
       }
-      ptr[2 + b->n_variadic] = p->variadic_sizes ? (const void *)p->variadic_sizes : qv_zero_block;
+      ptr[2 + b->n_variadic] = p->variadic_sizes ? (const void *)p->variadic_sizes : qvi_zero_block;
       if (b->n_variadic) memset(b->variadic, 0, (size_t)b->n_variadic * sizeof *b->variadic);
       break;
     case QV_LAYOUT_SPARSE_UNION: ptr[0] = or_zero(b->buf1.data); break;
@@ -752,7 +868,7 @@ static QvStatus finish_node(struct ArrowArray *a, QvError *error) {
   memset(&b->buf2, 0, sizeof b->buf2);
   p->owner = owner;
   p->builder = NULL;
-  qv_builder_free(b);
+  qvi_builder_free(b);
   return QV_OK;
 }
 

@@ -139,7 +139,7 @@ static void put_double(Str *s, double d, int bits) {
   for (int prec = 1; prec < 17; prec++) {
     snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
     double r = strtod(buf, NULL);
-    bool same = bits == 16   ? qv_double_to_half(r) == qv_double_to_half(d)
+    bool same = bits == 16   ? qvi_double_to_half(r) == qvi_double_to_half(d)
                 : bits == 32 ? (float)r == (float)d
                              : r == d;
     if (same) {
@@ -157,10 +157,10 @@ static void put_double(Str *s, double d, int bits) {
 /* Two's complement host-order integer of n bytes with `scale` decimals. */
 static void put_decimal(Str *s, const uint8_t *p, int n, int32_t scale) {
   uint8_t le[32];
-  qv_le_bytes(le, p, (size_t)n);
+  qvi_le_bytes(le, p, (size_t)n);
   uint32_t limbs[8] = {0};
   int nl = n / 4;
-  for (int i = 0; i < nl; i++) limbs[i] = qv_le_u32(le + 4 * i);
+  for (int i = 0; i < nl; i++) limbs[i] = qvi_le_u32(le + 4 * i);
   bool neg = (le[n - 1] & 0x80) != 0;
   if (neg) { /* magnitude = ~x + 1 */
     uint64_t carry = 1;
@@ -398,16 +398,16 @@ static bool format_human(Str *s, const QvArrayView *v, int64_t i) {
     case QV_ARROW_INTERVAL_DAY_TIME: {
       QvBytes b = qv_array_view_get_bytes(v, i);
       bool first = true;
-      put_count(s, &first, qv_ld_i32(b.data), "day");
-      putf(s, " %d ms", qv_ld_i32(b.data + 4));
+      put_count(s, &first, qvi_ld_i32(b.data), "day");
+      putf(s, " %d ms", qvi_ld_i32(b.data + 4));
       return true;
     }
     case QV_ARROW_INTERVAL_MONTH_DAY_NANO: {
       QvBytes b = qv_array_view_get_bytes(v, i);
       bool first = true;
-      put_count(s, &first, qv_ld_i32(b.data), "month");
-      put_count(s, &first, qv_ld_i32(b.data + 4), "day");
-      putf(s, " %lld ns", (long long)qv_ld_i64(b.data + 8));
+      put_count(s, &first, qvi_ld_i32(b.data), "month");
+      put_count(s, &first, qvi_ld_i32(b.data + 4), "day");
+      putf(s, " %lld ns", (long long)qvi_ld_i64(b.data + 8));
       return true;
     }
     default: return false;
@@ -420,7 +420,7 @@ static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
     put(s, "\"...\"");
     return;
   }
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qvi_view_layout(v);
   if (L != QV_LAYOUT_SPARSE_UNION && L != QV_LAYOUT_DENSE_UNION && L != QV_LAYOUT_REE &&
       qv_array_view_is_null(v, i)) {
     put(s, "null");
@@ -453,9 +453,9 @@ static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
     case QV_ARROW_DURATION:
     case QV_ARROW_INTERVAL_MONTHS: putf(s, "%" PRId64, qv_array_view_get_int(v, i)); return;
     case QV_ARROW_UINT64: putf(s, "%" PRIu64, qv_array_view_get_uint(v, i)); return;
-    case QV_ARROW_HALF_FLOAT: put_double(s, qv_array_view_get_double(v, i), 16); return;
-    case QV_ARROW_FLOAT: put_double(s, qv_array_view_get_double(v, i), 32); return;
-    case QV_ARROW_DOUBLE: put_double(s, qv_array_view_get_double(v, i), 64); return;
+    case QV_ARROW_FLOAT16: put_double(s, qv_array_view_get_double(v, i), 16); return;
+    case QV_ARROW_FLOAT32: put_double(s, qv_array_view_get_double(v, i), 32); return;
+    case QV_ARROW_FLOAT64: put_double(s, qv_array_view_get_double(v, i), 64); return;
     case QV_ARROW_DECIMAL32:
     case QV_ARROW_DECIMAL64:
     case QV_ARROW_DECIMAL128:
@@ -466,13 +466,13 @@ static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
     }
     case QV_ARROW_INTERVAL_DAY_TIME: {
       QvBytes b = qv_array_view_get_bytes(v, i);
-      putf(s, "{\"days\": %d, \"milliseconds\": %d}", qv_ld_i32(b.data), qv_ld_i32(b.data + 4));
+      putf(s, "{\"days\": %d, \"milliseconds\": %d}", qvi_ld_i32(b.data), qvi_ld_i32(b.data + 4));
       return;
     }
     case QV_ARROW_INTERVAL_MONTH_DAY_NANO: {
       QvBytes b = qv_array_view_get_bytes(v, i);
-      putf(s, "{\"months\": %d, \"days\": %d, \"nanoseconds\": %" PRId64 "}", qv_ld_i32(b.data),
-           qv_ld_i32(b.data + 4), qv_ld_i64(b.data + 8));
+      putf(s, "{\"months\": %d, \"days\": %d, \"nanoseconds\": %" PRId64 "}", qvi_ld_i32(b.data),
+           qvi_ld_i32(b.data + 4), qvi_ld_i64(b.data + 8));
       return;
     }
     case QV_ARROW_STRING:
@@ -546,9 +546,9 @@ static bool is_scalar(QvArrowType t) {
     case QV_ARROW_UINT16:
     case QV_ARROW_UINT32:
     case QV_ARROW_UINT64:
-    case QV_ARROW_HALF_FLOAT:
-    case QV_ARROW_FLOAT:
-    case QV_ARROW_DOUBLE:
+    case QV_ARROW_FLOAT16:
+    case QV_ARROW_FLOAT32:
+    case QV_ARROW_FLOAT64:
     case QV_ARROW_DECIMAL32:
     case QV_ARROW_DECIMAL64:
     case QV_ARROW_DECIMAL128:

@@ -1,4 +1,4 @@
-/* ArrowSchema: format string parsing (QvSchemaView), construction, copy and
+/* ArrowSchema: format string parsing (QvArrowSchemaView), construction, copy and
  * metadata blobs. */
 #include <limits.h>
 #include <stdio.h>
@@ -8,13 +8,52 @@
 #include "array/array_internal.h"
 
 static const char *const type_names[QV_ARROW_TYPE_COUNT] = {
-    "uninitialized", "null", "bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
-    "int64", "uint64", "float16", "float32", "float64", "decimal32", "decimal64", "decimal128",
-    "decimal256", "date32", "date64", "time32", "time64", "timestamp", "duration",
-    "interval_months", "interval_day_time", "interval_month_day_nano", "binary", "utf8",
-    "large_binary", "large_utf8", "binary_view", "utf8_view", "fixed_size_binary", "list",
-    "large_list", "list_view", "large_list_view", "fixed_size_list", "struct", "map",
-    "sparse_union", "dense_union", "run_end_encoded", "dictionary"};
+    [QV_ARROW_NONE] = "none",
+    [QV_ARROW_NULL] = "null",
+    [QV_ARROW_BOOL] = "bool",
+    [QV_ARROW_INT8] = "int8",
+    [QV_ARROW_UINT8] = "uint8",
+    [QV_ARROW_INT16] = "int16",
+    [QV_ARROW_UINT16] = "uint16",
+    [QV_ARROW_INT32] = "int32",
+    [QV_ARROW_UINT32] = "uint32",
+    [QV_ARROW_INT64] = "int64",
+    [QV_ARROW_UINT64] = "uint64",
+    [QV_ARROW_FLOAT16] = "float16",
+    [QV_ARROW_FLOAT32] = "float32",
+    [QV_ARROW_FLOAT64] = "float64",
+    [QV_ARROW_DECIMAL32] = "decimal32",
+    [QV_ARROW_DECIMAL64] = "decimal64",
+    [QV_ARROW_DECIMAL128] = "decimal128",
+    [QV_ARROW_DECIMAL256] = "decimal256",
+    [QV_ARROW_DATE32] = "date32",
+    [QV_ARROW_DATE64] = "date64",
+    [QV_ARROW_TIME32] = "time32",
+    [QV_ARROW_TIME64] = "time64",
+    [QV_ARROW_TIMESTAMP] = "timestamp",
+    [QV_ARROW_DURATION] = "duration",
+    [QV_ARROW_INTERVAL_MONTHS] = "interval_months",
+    [QV_ARROW_INTERVAL_DAY_TIME] = "interval_day_time",
+    [QV_ARROW_INTERVAL_MONTH_DAY_NANO] = "interval_month_day_nano",
+    [QV_ARROW_BINARY] = "binary",
+    [QV_ARROW_STRING] = "utf8",
+    [QV_ARROW_LARGE_BINARY] = "large_binary",
+    [QV_ARROW_LARGE_STRING] = "large_utf8",
+    [QV_ARROW_BINARY_VIEW] = "binary_view",
+    [QV_ARROW_STRING_VIEW] = "utf8_view",
+    [QV_ARROW_FIXED_SIZE_BINARY] = "fixed_size_binary",
+    [QV_ARROW_LIST] = "list",
+    [QV_ARROW_LARGE_LIST] = "large_list",
+    [QV_ARROW_LIST_VIEW] = "list_view",
+    [QV_ARROW_LARGE_LIST_VIEW] = "large_list_view",
+    [QV_ARROW_FIXED_SIZE_LIST] = "fixed_size_list",
+    [QV_ARROW_STRUCT] = "struct",
+    [QV_ARROW_MAP] = "map",
+    [QV_ARROW_SPARSE_UNION] = "sparse_union",
+    [QV_ARROW_DENSE_UNION] = "dense_union",
+    [QV_ARROW_RUN_END_ENCODED] = "run_end_encoded",
+    [QV_ARROW_DICTIONARY] = "dictionary",
+};
 
 const char *qv_arrow_type_name(QvArrowType type) {
   if ((int)type < 0 || type >= QV_ARROW_TYPE_COUNT) return "?";
@@ -108,7 +147,7 @@ static int unit_of(char c) {
   }
 }
 
-static QvStatus parse_union(QvSchemaView *v, const char *format, const char *p,
+static QvStatus parse_union(QvArrowSchemaView *v, const char *format, const char *p,
                             QvError *error) {
   int64_t n = 0;
   if (*p == '\0') {
@@ -131,7 +170,7 @@ static QvStatus parse_union(QvSchemaView *v, const char *format, const char *p,
   return QV_OK;
 }
 
-static QvStatus parse_format(QvSchemaView *v, const char *f, QvError *error) {
+static QvStatus parse_format(QvArrowSchemaView *v, const char *f, QvError *error) {
   size_t n = strlen(f);
   v->byte_width = 0;
   if (n == 1) {
@@ -141,8 +180,8 @@ static QvStatus parse_format(QvSchemaView *v, const char *f, QvError *error) {
         {'s', QV_ARROW_INT16, 2},         {'S', QV_ARROW_UINT16, 2},
         {'i', QV_ARROW_INT32, 4},         {'I', QV_ARROW_UINT32, 4},
         {'l', QV_ARROW_INT64, 8},         {'L', QV_ARROW_UINT64, 8},
-        {'e', QV_ARROW_HALF_FLOAT, 2},    {'f', QV_ARROW_FLOAT, 4},
-        {'g', QV_ARROW_DOUBLE, 8},        {'z', QV_ARROW_BINARY, 0},
+        {'e', QV_ARROW_FLOAT16, 2},    {'f', QV_ARROW_FLOAT32, 4},
+        {'g', QV_ARROW_FLOAT64, 8},        {'z', QV_ARROW_BINARY, 0},
         {'Z', QV_ARROW_LARGE_BINARY, 0},  {'u', QV_ARROW_STRING, 0},
         {'U', QV_ARROW_LARGE_STRING, 0}};
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
@@ -242,7 +281,7 @@ static QvStatus parse_format(QvSchemaView *v, const char *f, QvError *error) {
     return bad_format(f, error, "unknown temporal type");
   }
   if (f[0] == '+') {
-    QvArrowType t = QV_ARROW_UNINITIALIZED;
+    QvArrowType t = QV_ARROW_NONE;
     if (strcmp(f, "+l") == 0) t = QV_ARROW_LIST;
     else if (strcmp(f, "+L") == 0) t = QV_ARROW_LARGE_LIST;
     else if (strcmp(f, "+vl") == 0) t = QV_ARROW_LIST_VIEW;
@@ -250,7 +289,7 @@ static QvStatus parse_format(QvSchemaView *v, const char *f, QvError *error) {
     else if (strcmp(f, "+s") == 0) t = QV_ARROW_STRUCT;
     else if (strcmp(f, "+m") == 0) t = QV_ARROW_MAP;
     else if (strcmp(f, "+r") == 0) t = QV_ARROW_RUN_END_ENCODED;
-    if (t != QV_ARROW_UNINITIALIZED) {
+    if (t != QV_ARROW_NONE) {
       v->type = v->storage_type = t;
       return QV_OK;
     }
@@ -273,7 +312,7 @@ static QvStatus parse_format(QvSchemaView *v, const char *f, QvError *error) {
 
 static bool is_integer(QvArrowType t) { return t >= QV_ARROW_INT8 && t <= QV_ARROW_UINT64; }
 
-QvStatus qv_schema_view_init(QvSchemaView *v, const struct ArrowSchema *schema, QvError *error) {
+QvStatus qv_arrow_schema_view_init(QvArrowSchemaView *v, const struct ArrowSchema *schema, QvError *error) {
   memset(v, 0, sizeof *v);
   memset(v->union_child_index, -1, sizeof v->union_child_index);
   if (schema == NULL || schema->release == NULL)
@@ -333,10 +372,10 @@ QvStatus qv_schema_view_init(QvSchemaView *v, const struct ArrowSchema *schema, 
   }
   const char *val;
   int32_t len;
-  if (schema->metadata && qv_metadata_get(schema->metadata, "ARROW:extension:name", &val, &len)) {
+  if (schema->metadata && qv_arrow_metadata_get(schema->metadata, "ARROW:extension:name", &val, &len)) {
     v->extension_name = val;
     v->extension_name_len = (size_t)len;
-    if (qv_metadata_get(schema->metadata, "ARROW:extension:metadata", &val, &len)) {
+    if (qv_arrow_metadata_get(schema->metadata, "ARROW:extension:metadata", &val, &len)) {
       v->extension_metadata = val;
       v->extension_metadata_len = (size_t)len;
     }
@@ -347,8 +386,8 @@ QvStatus qv_schema_view_init(QvSchemaView *v, const struct ArrowSchema *schema, 
 static QvStatus validate_tree(const struct ArrowSchema *s, int depth, QvError *error) {
   if (depth > QV_ARRAY_MAX_DEPTH)
     return qv_error_set(error, QV_ELIMIT, "schema nested deeper than %d", QV_ARRAY_MAX_DEPTH);
-  QvSchemaView v;
-  QvStatus st = qv_schema_view_init(&v, s, error);
+  QvArrowSchemaView v;
+  QvStatus st = qv_arrow_schema_view_init(&v, s, error);
   if (st) return st;
   for (int64_t i = 0; i < s->n_children; i++) {
     if ((st = validate_tree(s->children[i], depth + 1, error)))
@@ -360,13 +399,13 @@ static QvStatus validate_tree(const struct ArrowSchema *s, int depth, QvError *e
   return QV_OK;
 }
 
-QvStatus qv_schema_validate(const struct ArrowSchema *schema, QvError *error) {
+QvStatus qv_arrow_schema_validate(const struct ArrowSchema *schema, QvError *error) {
   return validate_tree(schema, 0, error);
 }
 
 /* ---- metadata blobs */
 
-void qv_metadata_iter_init(QvMetadataIter *it, const char *metadata) {
+void qv_arrow_metadata_iter_init(QvArrowMetadataIter *it, const char *metadata) {
   it->next = metadata;
   it->remaining = 0;
   if (metadata) {
@@ -377,7 +416,7 @@ void qv_metadata_iter_init(QvMetadataIter *it, const char *metadata) {
   }
 }
 
-bool qv_metadata_iter_next(QvMetadataIter *it, const char **key, int32_t *key_len,
+bool qv_arrow_metadata_iter_next(QvArrowMetadataIter *it, const char **key, int32_t *key_len,
                            const char **value, int32_t *value_len) {
   if (it->remaining <= 0) return false;
   memcpy(key_len, it->next, 4);
@@ -390,25 +429,25 @@ bool qv_metadata_iter_next(QvMetadataIter *it, const char **key, int32_t *key_le
   return true;
 }
 
-int64_t qv_metadata_size(const char *metadata) {
+int64_t qv_arrow_metadata_size(const char *metadata) {
   if (metadata == NULL) return 0;
-  QvMetadataIter it;
-  qv_metadata_iter_init(&it, metadata);
+  QvArrowMetadataIter it;
+  qv_arrow_metadata_iter_init(&it, metadata);
   const char *k, *v;
   int32_t kl, vl;
-  while (qv_metadata_iter_next(&it, &k, &kl, &v, &vl)) {
+  while (qv_arrow_metadata_iter_next(&it, &k, &kl, &v, &vl)) {
   }
   return (int64_t)(it.next - metadata);
 }
 
-bool qv_metadata_get(const char *metadata, const char *key, const char **value,
+bool qv_arrow_metadata_get(const char *metadata, const char *key, const char **value,
                      int32_t *value_len) {
-  QvMetadataIter it;
-  qv_metadata_iter_init(&it, metadata);
+  QvArrowMetadataIter it;
+  qv_arrow_metadata_iter_init(&it, metadata);
   const char *k, *v;
   int32_t kl, vl;
   size_t n = strlen(key);
-  while (qv_metadata_iter_next(&it, &k, &kl, &v, &vl)) {
+  while (qv_arrow_metadata_iter_next(&it, &k, &kl, &v, &vl)) {
     if ((size_t)kl == n && memcmp(k, key, n) == 0) {
       *value = v;
       *value_len = vl;
@@ -457,11 +496,11 @@ static char *dup_str(const char *s) {
   return d;
 }
 
-QvStatus qv_schema_init(struct ArrowSchema *schema, const char *format, const char *name,
+QvStatus qv_arrow_schema_init(struct ArrowSchema *schema, const char *format, const char *name,
                         int64_t flags, int64_t n_children, QvError *error) {
   memset(schema, 0, sizeof *schema);
   if (format == NULL || n_children < 0 || n_children > (1 << 24))
-    return qv_error_set(error, QV_EARG, "qv_schema_init: bad format or child count");
+    return qv_error_set(error, QV_EARG, "qv_arrow_schema_init: bad format or child count");
   SchemaPrivate *p = calloc(1, sizeof *p);
   if (p == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   schema->private_data = p;
@@ -487,7 +526,7 @@ nomem:
   return qv_error_set(error, QV_ENOMEM, "out of memory");
 }
 
-QvStatus qv_schema_alloc_dictionary(struct ArrowSchema *schema, QvError *error) {
+QvStatus qv_arrow_schema_alloc_dictionary(struct ArrowSchema *schema, QvError *error) {
   if (schema->release != schema_release || schema->dictionary != NULL)
     return qv_error_set(error, QV_EARG, "dictionary already set or schema not made by quiver");
   schema->dictionary = calloc(1, sizeof *schema->dictionary);
@@ -495,14 +534,14 @@ QvStatus qv_schema_alloc_dictionary(struct ArrowSchema *schema, QvError *error) 
   return QV_OK;
 }
 
-QvStatus qv_schema_add_metadata(struct ArrowSchema *schema, const char *key, size_t key_len,
+QvStatus qv_arrow_schema_add_metadata(struct ArrowSchema *schema, const char *key, size_t key_len,
                                 const char *value, size_t value_len, QvError *error) {
   if (schema->release != schema_release)
     return qv_error_set(error, QV_EARG, "schema not made by quiver");
   if (key_len > INT32_MAX || value_len > INT32_MAX)
     return qv_error_set(error, QV_ELIMIT, "metadata key or value too long");
   SchemaPrivate *p = schema->private_data;
-  int64_t old = qv_metadata_size(p->metadata);
+  int64_t old = qv_arrow_metadata_size(p->metadata);
   int32_t count = 0;
   if (p->metadata) memcpy(&count, p->metadata, 4);
   if (old == 0) old = 4;
@@ -522,13 +561,13 @@ QvStatus qv_schema_add_metadata(struct ArrowSchema *schema, const char *key, siz
   return QV_OK;
 }
 
-QvStatus qv_schema_set_metadata(struct ArrowSchema *schema, const char *metadata,
+QvStatus qv_arrow_schema_set_metadata(struct ArrowSchema *schema, const char *metadata,
                                 QvError *error) {
   if (schema->release != schema_release)
     return qv_error_set(error, QV_EARG, "schema not made by quiver");
   SchemaPrivate *p = schema->private_data;
   char *copy = NULL;
-  int64_t n = qv_metadata_size(metadata);
+  int64_t n = qv_arrow_metadata_size(metadata);
   if (n > 0) {
     copy = malloc((size_t)n);
     if (copy == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
@@ -548,13 +587,13 @@ static QvStatus copy_tree(const struct ArrowSchema *src, struct ArrowSchema *dst
     return qv_error_set(error, QV_EARG, "cannot copy a released schema");
   if (src->n_children < 0 || (src->n_children > 0 && src->children == NULL))
     return qv_error_set(error, QV_EINVAL, "schema has a bad child list");
-  QvStatus st = qv_schema_init(dst, src->format, src->name, src->flags, src->n_children, error);
+  QvStatus st = qv_arrow_schema_init(dst, src->format, src->name, src->flags, src->n_children, error);
   if (st) return st;
-  if (src->metadata && (st = qv_schema_set_metadata(dst, src->metadata, error))) goto fail;
+  if (src->metadata && (st = qv_arrow_schema_set_metadata(dst, src->metadata, error))) goto fail;
   for (int64_t i = 0; i < src->n_children; i++)
     if ((st = copy_tree(src->children[i], dst->children[i], depth + 1, error))) goto fail;
   if (src->dictionary) {
-    if ((st = qv_schema_alloc_dictionary(dst, error))) goto fail;
+    if ((st = qv_arrow_schema_alloc_dictionary(dst, error))) goto fail;
     if ((st = copy_tree(src->dictionary, dst->dictionary, depth + 1, error))) goto fail;
   }
   return QV_OK;
@@ -563,7 +602,7 @@ fail:
   return st;
 }
 
-QvStatus qv_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst, QvError *error) {
+QvStatus qv_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst, QvError *error) {
   memset(dst, 0, sizeof *dst);
   return copy_tree(src, dst, 0, error);
 }

@@ -2,10 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "array/array_internal.h"
 #include "util/cpu.h"
 
-_Alignas(64) const uint64_t qv_zero_block[8] = {0};
+_Alignas(64) const uint64_t qvi_zero_block[8] = {0};
 
 /* Full validation reads every offset, character and validity bit of a
  * batch, so its loops run at memory speed only with the widest loads the
@@ -64,13 +65,13 @@ QV_TARGET_AVX2 static bool offsets_monotonic_avx2(const uint8_t *o, int w, int64
     bad = _mm256_or_si256(bad, down);
   }
   bool ok = _mm256_testz_si256(bad, bad);
-  for (; i <= to; i++) ok &= qv_ld_offset(o, w, i) >= qv_ld_offset(o, w, i - 1);
+  for (; i <= to; i++) ok &= qvi_ld_offset(o, w, i) >= qvi_ld_offset(o, w, i - 1);
   return ok;
 }
 
 #endif
 
-QvStatus qv_growbuf_reserve(QvGrowBuf *b, int64_t additional) {
+QvStatus qvi_growbuf_reserve(QvGrowBuf *b, int64_t additional) {
   if (additional < 0 || b->size > INT64_MAX - additional - 64) return QV_ELIMIT;
   int64_t need = b->size + additional;
   if (need <= b->capacity) return QV_OK;
@@ -80,60 +81,60 @@ QvStatus qv_growbuf_reserve(QvGrowBuf *b, int64_t additional) {
   uint8_t *d = qv_aligned_alloc((size_t)cap);
   if (d == NULL) return QV_ENOMEM;
   if (b->size) memcpy(d, b->data, (size_t)b->size);
-  qv_aligned_free(b->data);
+  qv_free(b->data);
   b->data = d;
   b->capacity = cap;
   return QV_OK;
 }
 
-QvStatus qv_growbuf_append(QvGrowBuf *b, const void *data, int64_t n) {
-  QvStatus st = qv_growbuf_reserve(b, n);
+QvStatus qvi_growbuf_append(QvGrowBuf *b, const void *data, int64_t n) {
+  QvStatus st = qvi_growbuf_reserve(b, n);
   if (st) return st;
   if (n) memcpy(b->data + b->size, data, (size_t)n);
   b->size += n;
   return QV_OK;
 }
 
-QvStatus qv_growbuf_append_zeros(QvGrowBuf *b, int64_t n) {
-  QvStatus st = qv_growbuf_reserve(b, n);
+QvStatus qvi_growbuf_append_zeros(QvGrowBuf *b, int64_t n) {
+  QvStatus st = qvi_growbuf_reserve(b, n);
   if (st) return st;
   if (n) memset(b->data + b->size, 0, (size_t)n);
   b->size += n;
   return QV_OK;
 }
 
-void qv_growbuf_free(QvGrowBuf *b) {
-  qv_aligned_free(b->data);
+void qvi_growbuf_free(QvGrowBuf *b) {
+  qv_free(b->data);
   memset(b, 0, sizeof *b);
 }
 
 int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length) {
   int64_t count = 0, i = start, end = start + length;
-  while (i < end && (i & 7)) count += qv_bit_get(bits, i++);
+  while (i < end && (i & 7)) count += qvi_bit_get(bits, i++);
   /* whole bytes, eight at a time */
   const uint8_t *p = bits + (i >> 3);
   int64_t nbytes = (end - i) >> 3;
   int64_t k = 0;
 #ifdef QV_X86_DISPATCH
-  if (nbytes >= 64 && qv_cpu_has(QV_CPU_POPCNT)) {
-    qv_path_hit(QV_PATH_POPCNT);
+  if (nbytes >= 64 && qvi_cpu_has(QV_CPU_POPCNT)) {
+    qvi_path_hit(QV_PATH_POPCNT);
     count += popcount_words_popcnt(p, nbytes >> 3);
     k = nbytes & ~(int64_t)7;
   }
 #endif
-  for (; k + 8 <= nbytes; k += 8) count += __builtin_popcountll(qv_ld_u64(p + k));
+  for (; k + 8 <= nbytes; k += 8) count += __builtin_popcountll(qvi_ld_u64(p + k));
   for (; k < nbytes; k++) count += __builtin_popcount(p[k]);
   i += nbytes * 8;
-  while (i < end) count += qv_bit_get(bits, i++);
+  while (i < end) count += qvi_bit_get(bits, i++);
   return count;
 }
 
-int64_t qv_ld_int(const uint8_t *p, int width, bool is_signed) {
+int64_t qvi_ld_int(const uint8_t *p, int width, bool is_signed) {
   switch (width) {
     case 1: return is_signed ? (int64_t)(int8_t)p[0] : (int64_t)p[0];
-    case 2: return is_signed ? (int64_t)qv_ld_i16(p) : (int64_t)qv_ld_u16(p);
-    case 4: return is_signed ? (int64_t)qv_ld_i32(p) : (int64_t)qv_ld_u32(p);
-    default: return qv_ld_i64(p);
+    case 2: return is_signed ? (int64_t)qvi_ld_i16(p) : (int64_t)qvi_ld_u16(p);
+    case 4: return is_signed ? (int64_t)qvi_ld_i32(p) : (int64_t)qvi_ld_u32(p);
+    default: return qvi_ld_i64(p);
   }
 }
 
@@ -166,9 +167,9 @@ static int utf8_sequence(const uint8_t *s, int64_t i, int64_t n) {
 #if defined(__GNUC__)
 /* Generic vectors (GCC and clang lower them to the target's SIMD): the
  * validation loops then run at memory speed even at -O2. */
-typedef uint64_t qv_v2u64 __attribute__((vector_size(16)));
-typedef int32_t qv_v4i32 __attribute__((vector_size(16)));
-typedef int64_t qv_v2i64 __attribute__((vector_size(16)));
+typedef uint64_t qvi_v2u64 __attribute__((vector_size(16)));
+typedef int32_t qvi_v4i32 __attribute__((vector_size(16)));
+typedef int64_t qvi_v2i64 __attribute__((vector_size(16)));
 #define QV_HAVE_VECTORS 1
 #endif
 
@@ -176,15 +177,15 @@ typedef int64_t qv_v2i64 __attribute__((vector_size(16)));
 static int64_t ascii_prefix(const uint8_t *s, int64_t n) {
   int64_t i = 0;
 #ifdef QV_X86_DISPATCH
-  if (n >= 256 && qv_cpu_has(QV_CPU_AVX2)) {
-    qv_path_hit(QV_PATH_ASCII_AVX2);
+  if (n >= 256 && qvi_cpu_has(QV_CPU_AVX2)) {
+    qvi_path_hit(QV_PATH_ASCII_AVX2);
     i = ascii_blocks_avx2(s, n);
   }
 #endif
 #ifdef QV_HAVE_VECTORS
   /* four independent accumulators over 256-byte blocks */
   while (i + 256 <= n) {
-    qv_v2u64 a, b, c, d, t;
+    qvi_v2u64 a, b, c, d, t;
     memcpy(&a, s + i, 16);
     memcpy(&b, s + i + 16, 16);
     memcpy(&c, s + i + 32, 16);
@@ -199,32 +200,32 @@ static int64_t ascii_prefix(const uint8_t *s, int64_t n) {
       memcpy(&t, s + i + k + 48, 16);
       d |= t;
     }
-    qv_v2u64 x = (a | b) | (c | d);
+    qvi_v2u64 x = (a | b) | (c | d);
     if ((x[0] | x[1]) & 0x8080808080808080ull) break;
     i += 256;
   }
 #endif
   while (i + 32 <= n) {
-    uint64_t w = qv_ld_u64(s + i) | qv_ld_u64(s + i + 8) | qv_ld_u64(s + i + 16) |
-                 qv_ld_u64(s + i + 24);
+    uint64_t w = qvi_ld_u64(s + i) | qvi_ld_u64(s + i + 8) | qvi_ld_u64(s + i + 16) |
+                 qvi_ld_u64(s + i + 24);
     if (w & 0x8080808080808080ull) break;
     i += 32;
   }
   return i;
 }
 
-int qv_utf8_classify(const uint8_t *s, int64_t n) {
+int qvi_utf8_classify(const uint8_t *s, int64_t n) {
   int64_t i = ascii_prefix(s, n);
   bool ascii = true;
   for (int64_t k = i; k < n && ascii; k++) ascii = s[k] < 0x80;
   if (ascii) return 1;
-  return qv_utf8_valid(s + i, n - i) ? 2 : 0;
+  return qvi_utf8_valid(s + i, n - i) ? 2 : 0;
 }
 
-bool qv_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to) {
+bool qvi_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to) {
 #ifdef QV_X86_DISPATCH
-  if (to - from >= 64 && qv_cpu_has(QV_CPU_AVX2)) {
-    qv_path_hit(QV_PATH_OFFSETS_AVX2);
+  if (to - from >= 64 && qvi_cpu_has(QV_CPU_AVX2)) {
+    qvi_path_hit(QV_PATH_OFFSETS_AVX2);
     return offsets_monotonic_avx2(o, w, from, to);
   }
 #endif
@@ -232,18 +233,18 @@ bool qv_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to) {
   bool bad = false;
 #ifdef QV_HAVE_VECTORS
   if (w == 4) {
-    qv_v4i32 acc = {0, 0, 0, 0};
+    qvi_v4i32 acc = {0, 0, 0, 0};
     for (; i + 4 <= to + 1; i += 4) {
-      qv_v4i32 cur, prev;
+      qvi_v4i32 cur, prev;
       memcpy(&cur, o + 4 * i, 16);
       memcpy(&prev, o + 4 * (i - 1), 16);
       acc |= cur < prev;
     }
     for (int k = 0; k < 4; k++) bad |= acc[k] != 0;
   } else {
-    qv_v2i64 acc = {0, 0};
+    qvi_v2i64 acc = {0, 0};
     for (; i + 2 <= to + 1; i += 2) {
-      qv_v2i64 cur, prev;
+      qvi_v2i64 cur, prev;
       memcpy(&cur, o + 8 * i, 16);
       memcpy(&prev, o + 8 * (i - 1), 16);
       acc |= cur < prev;
@@ -251,17 +252,17 @@ bool qv_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to) {
     bad |= acc[0] != 0 || acc[1] != 0;
   }
 #endif
-  for (; i <= to; i++) bad |= qv_ld_offset(o, w, i) < qv_ld_offset(o, w, i - 1);
+  for (; i <= to; i++) bad |= qvi_ld_offset(o, w, i) < qvi_ld_offset(o, w, i - 1);
   return !bad;
 }
 
-bool qv_utf8_valid(const uint8_t *s, int64_t n) {
+bool qvi_utf8_valid(const uint8_t *s, int64_t n) {
   int64_t i = 0;
   while (i < n) {
     /* ASCII fast path: 32 bytes per step */
     while (i + 32 <= n) {
-      uint64_t w = qv_ld_u64(s + i) | qv_ld_u64(s + i + 8) | qv_ld_u64(s + i + 16) |
-                   qv_ld_u64(s + i + 24);
+      uint64_t w = qvi_ld_u64(s + i) | qvi_ld_u64(s + i + 8) | qvi_ld_u64(s + i + 16) |
+                   qvi_ld_u64(s + i + 24);
       if (w & 0x8080808080808080ull) break;
       i += 32;
     }

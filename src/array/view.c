@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "array/array_internal.h"
 #include "util/half.h"
 
@@ -16,7 +17,7 @@ static QvStatus view_init(QvArrayView *v, const struct ArrowSchema *s, int depth
   memset(v, 0, sizeof *v);
   if (depth > QV_ARRAY_MAX_DEPTH)
     return qv_error_set(error, QV_ELIMIT, "schema nested deeper than %d", QV_ARRAY_MAX_DEPTH);
-  QvStatus st = qv_schema_view_init(&v->type, s, error);
+  QvStatus st = qv_arrow_schema_view_init(&v->type, s, error);
   if (st) return st;
   v->null_count = 0;
   if (v->type.n_children > 0) {
@@ -87,13 +88,13 @@ static QvStatus set_array(QvArrayView *v, const struct ArrowArray *a, int depth,
   memset(v->buffer, 0, sizeof v->buffer);
   memset(v->buffer_size, 0, sizeof v->buffer_size);
   int64_t end;
-  if (a->length < 0 || a->offset < 0 || !qv_add_i64(a->offset, a->length, &end))
+  if (a->length < 0 || a->offset < 0 || !qvi_add_i64(a->offset, a->length, &end))
     return qv_error_set(error, QV_EINVAL, "%s array: bad length %lld / offset %lld", tn,
                         (long long)a->length, (long long)a->offset);
   if (a->null_count < -1 || a->null_count > a->length)
     return qv_error_set(error, QV_EINVAL, "%s array: null_count %lld outside -1..%lld", tn,
                         (long long)a->null_count, (long long)a->length);
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qvi_view_layout(v);
   int64_t nb = qv_layout_n_buffers(L);
   if (L == QV_LAYOUT_VIEW) {
     if (a->n_buffers < 3)
@@ -125,7 +126,7 @@ static QvStatus set_array(QvArrayView *v, const struct ArrowArray *a, int depth,
   bool ok = true;
   if (qv_layout_has_validity(L)) {
     v->buffer[0] = b[0];
-    v->buffer_size[0] = b[0] ? qv_bitmap_bytes(end) : 0;
+    v->buffer_size[0] = b[0] ? qvi_bitmap_bytes(end) : 0;
   }
   int ow = qv_layout_offset_width(L);
   switch (L) {
@@ -135,21 +136,21 @@ static QvStatus set_array(QvArrayView *v, const struct ArrowArray *a, int depth,
     case QV_LAYOUT_FIXED_LIST: break;
     case QV_LAYOUT_BOOL:
       v->buffer[1] = b[1];
-      v->buffer_size[1] = qv_bitmap_bytes(end);
+      v->buffer_size[1] = qvi_bitmap_bytes(end);
       break;
     case QV_LAYOUT_FIXED:
       v->buffer[1] = b[1];
-      ok = qv_mul_i64(end, v->type.byte_width, &v->buffer_size[1]);
+      ok = qvi_mul_i64(end, v->type.byte_width, &v->buffer_size[1]);
       break;
     case QV_LAYOUT_BINARY:
     case QV_LAYOUT_LARGE_BINARY:
     case QV_LAYOUT_LIST:
     case QV_LAYOUT_LARGE_LIST:
       v->buffer[1] = b[1];
-      if (a->length > 0 || b[1] != NULL) ok = qv_mul_i64(end + 1, ow, &v->buffer_size[1]);
+      if (a->length > 0 || b[1] != NULL) ok = qvi_mul_i64(end + 1, ow, &v->buffer_size[1]);
       if (ok && (L == QV_LAYOUT_BINARY || L == QV_LAYOUT_LARGE_BINARY)) {
         v->buffer[2] = b[2];
-        int64_t last = (b[1] && v->buffer_size[1] > 0) ? qv_ld_offset(b[1], ow, end) : 0;
+        int64_t last = (b[1] && v->buffer_size[1] > 0) ? qvi_ld_offset(b[1], ow, end) : 0;
         v->buffer_size[2] = last > 0 ? last : 0;
       }
       break;
@@ -157,12 +158,12 @@ static QvStatus set_array(QvArrayView *v, const struct ArrowArray *a, int depth,
     case QV_LAYOUT_LARGE_LIST_VIEW:
       v->buffer[1] = b[1];
       v->buffer[2] = b[2];
-      ok = qv_mul_i64(end, ow, &v->buffer_size[1]);
+      ok = qvi_mul_i64(end, ow, &v->buffer_size[1]);
       v->buffer_size[2] = v->buffer_size[1];
       break;
     case QV_LAYOUT_VIEW: {
       v->buffer[1] = b[1];
-      ok = qv_mul_i64(end, 16, &v->buffer_size[1]);
+      ok = qvi_mul_i64(end, 16, &v->buffer_size[1]);
       int64_t nv = a->n_buffers - 3;
       if ((st = qv_array_view_reserve_variadic(v, nv, error))) return st;
       const uint8_t *sizes = b[a->n_buffers - 1];
@@ -170,7 +171,7 @@ static QvStatus set_array(QvArrayView *v, const struct ArrowArray *a, int depth,
         return qv_error_set(error, QV_EINVAL, "%s array: variadic sizes buffer is NULL", tn);
       for (int64_t k = 0; k < nv; k++) {
         v->variadic[k] = b[2 + k];
-        v->variadic_size[k] = qv_ld_i64(sizes + 8 * k);
+        v->variadic_size[k] = qvi_ld_i64(sizes + 8 * k);
         if (v->variadic_size[k] < 0 || (v->variadic_size[k] > 0 && b[2 + k] == NULL))
           return qv_error_set(error, QV_EINVAL, "%s array: variadic buffer %lld is invalid", tn,
                               (long long)k);
@@ -186,7 +187,7 @@ static QvStatus set_array(QvArrayView *v, const struct ArrowArray *a, int depth,
       v->buffer[1] = b[0];
       v->buffer_size[1] = end;
       v->buffer[2] = b[1];
-      ok = qv_mul_i64(end, 4, &v->buffer_size[2]);
+      ok = qvi_mul_i64(end, 4, &v->buffer_size[2]);
       break;
   }
   if (!ok) return qv_error_set(error, QV_EINVAL, "%s array: buffer size overflows", tn);
@@ -201,7 +202,7 @@ QvStatus qv_array_view_set_array(QvArrayView *view, const struct ArrowArray *arr
                                  QvValidateLevel level, QvError *error) {
   QvStatus st = set_array(view, array, 0, error);
   if (st) return st;
-  return qv_array_view_validate(view, level, error);
+  return qv_array_view_validate(view, level, 0, error);
 }
 
 /* ---- validation */
@@ -228,17 +229,17 @@ static QvStatus check_size(Ctx *c, const QvArrayView *v, int slot, int64_t need_
 static QvStatus first_bad_offset(Ctx *c, const QvArrayView *v, const uint8_t *o, int w) {
   int64_t end = v->offset + v->length;
   for (int64_t i = v->offset + 1; i <= end; i++)
-    if (qv_ld_offset(o, w, i) < qv_ld_offset(o, w, i - 1))
+    if (qvi_ld_offset(o, w, i) < qvi_ld_offset(o, w, i - 1))
       return FAIL("%s array: offsets decrease at index %lld (%lld after %lld)",
                   qv_arrow_type_name(v->type.type), (long long)(i - 1 - v->offset),
-                  (long long)qv_ld_offset(o, w, i), (long long)qv_ld_offset(o, w, i - 1));
+                  (long long)qvi_ld_offset(o, w, i), (long long)qvi_ld_offset(o, w, i - 1));
   return QV_OK;
 }
 
 /* Offsets-based layouts: the range [first, last] must lie inside a target
  * of `limit` elements/bytes. */
 static QvStatus check_offsets(Ctx *c, const QvArrayView *v, int64_t limit, const char *target) {
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qvi_view_layout(v);
   int w = qv_layout_offset_width(L);
   int64_t end = v->offset + v->length;
   if (v->length == 0) {
@@ -246,16 +247,16 @@ static QvStatus check_offsets(Ctx *c, const QvArrayView *v, int64_t limit, const
     if (v->buffer_size[1] == 0) return QV_OK;
   }
   int64_t need;
-  if (!qv_mul_i64(end + 1, w, &need)) return FAIL("offsets size overflows");
+  if (!qvi_mul_i64(end + 1, w, &need)) return FAIL("offsets size overflows");
   QvStatus st = check_size(c, v, 1, need, "offsets");
   if (st) return st;
   const uint8_t *o = v->buffer[1];
-  int64_t first = qv_ld_offset(o, w, v->offset), last = qv_ld_offset(o, w, end);
+  int64_t first = qvi_ld_offset(o, w, v->offset), last = qvi_ld_offset(o, w, end);
   if (first < 0 || first > last || last > limit)
     return FAIL("%s array: offsets run from %lld to %lld, outside the %lld %s",
                 qv_arrow_type_name(v->type.type), (long long)first, (long long)last,
                 (long long)limit, target);
-  if (c->level >= QV_VALIDATE_FULL && !qv_offsets_monotonic(o, w, v->offset, end))
+  if (c->level >= QV_VALIDATE_FULL && !qvi_offsets_monotonic(o, w, v->offset, end))
     return first_bad_offset(c, v, o, w);
   return QV_OK;
 }
@@ -263,27 +264,27 @@ static QvStatus check_offsets(Ctx *c, const QvArrayView *v, int64_t limit, const
 /* UTF-8 of each non-null string of an offsets-based string array. */
 static QvStatus check_utf8_offsets(Ctx *c, const QvArrayView *v) {
   if (v->length == 0) return QV_OK;
-  int w = qv_layout_offset_width(qv_view_layout(v));
+  int w = qv_layout_offset_width(qvi_view_layout(v));
   const uint8_t *o = v->buffer[1], *d = v->buffer[2];
   int64_t end = v->offset + v->length;
-  int64_t first = qv_ld_offset(o, w, v->offset), last = qv_ld_offset(o, w, end);
+  int64_t first = qvi_ld_offset(o, w, v->offset), last = qvi_ld_offset(o, w, end);
   /* Fast path: the whole span is valid UTF-8 and every string starts on a
    * character boundary, which is the same as every string being valid. */
   if (last == first) return QV_OK;
-  int kind = qv_utf8_classify(d + first, last - first);
+  int kind = qvi_utf8_classify(d + first, last - first);
   if (kind == 1) return QV_OK; /* ASCII only: every offset is a boundary */
   if (kind == 2) {
     bool bad = false;
     for (int64_t i = v->offset; i < end; i++) {
-      int64_t s = qv_ld_offset(o, w, i);
+      int64_t s = qvi_ld_offset(o, w, i);
       bad |= s < last && (d[s] & 0xC0) == 0x80;
     }
     if (!bad) return QV_OK;
   }
   for (int64_t i = v->offset; i < end; i++) {
-    if (v->buffer[0] && !qv_bit_get(v->buffer[0], i)) continue;
-    int64_t s = qv_ld_offset(o, w, i), e = qv_ld_offset(o, w, i + 1);
-    if (!qv_utf8_valid(d + s, e - s))
+    if (v->buffer[0] && !qvi_bit_get(v->buffer[0], i)) continue;
+    int64_t s = qvi_ld_offset(o, w, i), e = qvi_ld_offset(o, w, i + 1);
+    if (!qvi_utf8_valid(d + s, e - s))
       return FAIL("%s array: value %lld is not valid UTF-8", qv_arrow_type_name(v->type.type),
                   (long long)(i - v->offset));
   }
@@ -295,15 +296,15 @@ static QvStatus check_views(Ctx *c, const QvArrayView *v) {
   const uint8_t *views = v->buffer[1];
   bool utf8 = v->type.storage_type == QV_ARROW_STRING_VIEW;
   for (int64_t i = v->offset; i < end; i++) {
-    if (v->buffer[0] && !qv_bit_get(v->buffer[0], i)) continue;
+    if (v->buffer[0] && !qvi_bit_get(v->buffer[0], i)) continue;
     const uint8_t *p = views + 16 * i;
-    int32_t len = qv_ld_i32(p);
+    int32_t len = qvi_ld_i32(p);
     const uint8_t *data;
     if (len < 0) return FAIL("view %lld has negative length %d", (long long)(i - v->offset), len);
     if (len <= 12) {
       data = p + 4;
     } else {
-      int32_t bi = qv_ld_i32(p + 8), off = qv_ld_i32(p + 12);
+      int32_t bi = qvi_ld_i32(p + 8), off = qvi_ld_i32(p + 12);
       if (bi < 0 || bi >= v->n_variadic)
         return FAIL("view %lld refers to data buffer %d of %lld", (long long)(i - v->offset), bi,
                     (long long)v->n_variadic);
@@ -315,7 +316,7 @@ static QvStatus check_views(Ctx *c, const QvArrayView *v) {
       if (memcmp(data, p + 4, 4) != 0)
         return FAIL("view %lld: prefix does not match its data", (long long)(i - v->offset));
     }
-    if (utf8 && !qv_utf8_valid(data, len))
+    if (utf8 && !qvi_utf8_valid(data, len))
       return FAIL("utf8_view array: value %lld is not valid UTF-8", (long long)(i - v->offset));
   }
   return QV_OK;
@@ -349,14 +350,14 @@ static QvStatus check_ree(Ctx *c, const QvArrayView *v) {
     return FAIL("run-end encoded array of length %lld has no runs", (long long)v->length);
   int w = re->type.byte_width;
   const uint8_t *d = re->buffer[1] + (size_t)re->offset * (size_t)w;
-  int64_t last = qv_ld_int(d + (size_t)(re->length - 1) * (size_t)w, w, true);
+  int64_t last = qvi_ld_int(d + (size_t)(re->length - 1) * (size_t)w, w, true);
   if (last < end)
     return FAIL("run-end encoded array: last run end %lld is before offset + length %lld",
                 (long long)last, (long long)end);
   if (c->level < QV_VALIDATE_FULL) return QV_OK;
   int64_t prev = 0;
   for (int64_t i = 0; i < re->length; i++) {
-    int64_t r = qv_ld_int(d + (size_t)i * (size_t)w, w, true);
+    int64_t r = qvi_ld_int(d + (size_t)i * (size_t)w, w, true);
     if (r <= prev)
       return FAIL("run-end encoded array: run end %lld (%lld) is not greater than %lld",
                   (long long)i, (long long)r, (long long)prev);
@@ -372,7 +373,7 @@ static QvStatus check_union(Ctx *c, const QvArrayView *v) {
   bool dense = v->type.storage_type == QV_ARROW_DENSE_UNION;
   if (dense) {
     int64_t need;
-    if (!qv_mul_i64(end, 4, &need)) return FAIL("union offsets size overflows");
+    if (!qvi_mul_i64(end, 4, &need)) return FAIL("union offsets size overflows");
     if ((st = check_size(c, v, 2, need, "offsets"))) return st;
   } else {
     for (int64_t k = 0; k < v->n_children; k++)
@@ -388,7 +389,7 @@ static QvStatus check_union(Ctx *c, const QvArrayView *v) {
     if (child < 0)
       return FAIL("union: value %lld has unknown type code %d", (long long)(i - v->offset), id);
     if (dense) {
-      int32_t off = qv_ld_i32(v->buffer[2] + 4 * i);
+      int32_t off = qvi_ld_i32(v->buffer[2] + 4 * i);
       if (off < 0 || off >= v->children[child].length)
         return FAIL("dense union: value %lld has offset %d outside child %d of %lld values",
                     (long long)(i - v->offset), off, child,
@@ -409,14 +410,14 @@ static QvStatus check_dictionary_indices(Ctx *c, const QvArrayView *v) {
   bool bad = false;
   if (valid == NULL) {
     for (int64_t i = v->offset; i < end; i++) {
-      int64_t x = qv_ld_int(d + (size_t)i * (size_t)w, w, is_signed);
+      int64_t x = qvi_ld_int(d + (size_t)i * (size_t)w, w, is_signed);
       bad |= (is_signed || w < 8) ? (x < 0 || x >= dict_len) : ((uint64_t)x >= (uint64_t)dict_len);
     }
     if (!bad) return QV_OK;
   }
   for (int64_t i = v->offset; i < end; i++) {
-    if (valid && !qv_bit_get(valid, i)) continue;
-    int64_t x = qv_ld_int(d + (size_t)i * (size_t)w, w, is_signed);
+    if (valid && !qvi_bit_get(valid, i)) continue;
+    int64_t x = qvi_ld_int(d + (size_t)i * (size_t)w, w, is_signed);
     bool out = (is_signed || w < 8) ? (x < 0 || x >= dict_len) : ((uint64_t)x >= (uint64_t)dict_len);
     if (out)
       return FAIL("dictionary index %lld at %lld is outside the dictionary of %lld values",
@@ -430,7 +431,7 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
     return FAIL("array nested deeper than %d", QV_ARRAY_MAX_DEPTH);
   const char *tn = qv_arrow_type_name(v->type.type);
   int64_t end;
-  if (v->length < 0 || v->offset < 0 || !qv_add_i64(v->offset, v->length, &end))
+  if (v->length < 0 || v->offset < 0 || !qvi_add_i64(v->offset, v->length, &end))
     return FAIL("%s array: bad length %lld / offset %lld", tn, (long long)v->length,
                 (long long)v->offset);
   if (v->null_count < -1 || v->null_count > v->length)
@@ -442,14 +443,14 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
     if ((st = validate_node(c, v->dictionary, depth + 1)))
       return qv_error_prefix(c->error, "dictionary");
   }
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qvi_view_layout(v);
   if (qv_layout_has_validity(L)) {
     if (v->buffer[0] == NULL || v->buffer_size[0] == 0) {
       if (v->null_count > 0)
         return FAIL("%s array: null_count is %lld but there is no validity bitmap", tn,
                     (long long)v->null_count);
     } else if (v->length > 0) {
-      if ((st = check_size(c, v, 0, qv_bitmap_bytes(end), "validity"))) return st;
+      if ((st = check_size(c, v, 0, qvi_bitmap_bytes(end), "validity"))) return st;
       if (c->level >= QV_VALIDATE_FULL && v->null_count >= 0) {
         int64_t nulls = v->length - qv_bitmap_count_set(v->buffer[0], v->offset, v->length);
         if (nulls != v->null_count)
@@ -461,9 +462,9 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
   int64_t need;
   switch (L) {
     case QV_LAYOUT_NULL: return QV_OK;
-    case QV_LAYOUT_BOOL: return check_size(c, v, 1, qv_bitmap_bytes(end), "values");
+    case QV_LAYOUT_BOOL: return check_size(c, v, 1, qvi_bitmap_bytes(end), "values");
     case QV_LAYOUT_FIXED:
-      if (!qv_mul_i64(end, v->type.byte_width, &need)) return FAIL("%s array: size overflows", tn);
+      if (!qvi_mul_i64(end, v->type.byte_width, &need)) return FAIL("%s array: size overflows", tn);
       if ((st = check_size(c, v, 1, need, "values"))) return st;
       if (v->type.type == QV_ARROW_DICTIONARY && v->dictionary && c->level >= QV_VALIDATE_FULL)
         return check_dictionary_indices(c, v);
@@ -477,7 +478,7 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
         return check_utf8_offsets(c, v);
       return QV_OK;
     case QV_LAYOUT_VIEW:
-      if (!qv_mul_i64(end, 16, &need)) return FAIL("%s array: size overflows", tn);
+      if (!qvi_mul_i64(end, 16, &need)) return FAIL("%s array: size overflows", tn);
       if ((st = check_size(c, v, 1, need, "views"))) return st;
       for (int64_t k = 0; k < v->n_variadic; k++)
         if (v->variadic_size[k] < 0 || (v->variadic_size[k] > 0 && v->variadic[k] == NULL))
@@ -492,7 +493,7 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
         if (keys->null_count > 0)
           return FAIL("map array: %lld keys are null", (long long)keys->null_count);
         if (c->level >= QV_VALIDATE_FULL && keys->buffer[0] &&
-            qv_layout_has_validity(qv_view_layout(keys)) &&
+            qv_layout_has_validity(qvi_view_layout(keys)) &&
             qv_bitmap_count_set(keys->buffer[0], keys->offset, keys->length) != keys->length)
           return FAIL("map array: some keys are null");
       }
@@ -500,14 +501,14 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
     case QV_LAYOUT_LIST_VIEW:
     case QV_LAYOUT_LARGE_LIST_VIEW: {
       int w = qv_layout_offset_width(L);
-      if (!qv_mul_i64(end, w, &need)) return FAIL("%s array: size overflows", tn);
+      if (!qvi_mul_i64(end, w, &need)) return FAIL("%s array: size overflows", tn);
       if ((st = check_size(c, v, 1, need, "offsets"))) return st;
       if ((st = check_size(c, v, 2, need, "sizes"))) return st;
       if (c->level < QV_VALIDATE_FULL) return QV_OK;
       int64_t child_len = v->children[0].length;
       for (int64_t i = v->offset; i < end; i++) {
-        int64_t o = qv_ld_offset(v->buffer[1], w, i), s = qv_ld_offset(v->buffer[2], w, i);
-        if (v->buffer[0] && !qv_bit_get(v->buffer[0], i) && s == 0) continue;
+        int64_t o = qvi_ld_offset(v->buffer[1], w, i), s = qvi_ld_offset(v->buffer[2], w, i);
+        if (v->buffer[0] && !qvi_bit_get(v->buffer[0], i) && s == 0) continue;
         if (o < 0 || s < 0 || o > child_len || s > child_len - o)
           return FAIL("%s array: element %lld (offset %lld, size %lld) is outside the child of "
                       "%lld values", tn, (long long)(i - v->offset), (long long)o, (long long)s,
@@ -516,7 +517,7 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
       return QV_OK;
     }
     case QV_LAYOUT_FIXED_LIST:
-      if (!qv_mul_i64(end, v->type.fixed_size, &need)) return FAIL("%s array: size overflows", tn);
+      if (!qvi_mul_i64(end, v->type.fixed_size, &need)) return FAIL("%s array: size overflows", tn);
       if (v->children[0].length < need)
         return FAIL("fixed_size_list array: child has %lld values, needs %lld",
                     (long long)v->children[0].length, (long long)need);
@@ -534,16 +535,13 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
   return QV_OK;
 }
 
-QvStatus qv_array_view_validate_ex(const QvArrayView *view, QvValidateLevel level,
-                                   bool dictionaries, QvError *error) {
-  if (level == QV_VALIDATE_NONE) return QV_OK;
-  Ctx c = {level, dictionaries, error};
-  return validate_node(&c, view, 0);
-}
-
-QvStatus qv_array_view_validate(const QvArrayView *view, QvValidateLevel level,
+QvStatus qv_array_view_validate(const QvArrayView *view, QvValidateLevel level, unsigned flags,
                                 QvError *error) {
-  return qv_array_view_validate_ex(view, level, true, error);
+  if (flags & ~QV_VALIDATE_SKIP_DICTIONARIES)
+    return qv_error_set(error, QV_EARG, "qv_array_view_validate: unknown flags 0x%x", flags);
+  if (level == QV_VALIDATE_NONE) return QV_OK;
+  Ctx c = {level, !(flags & QV_VALIDATE_SKIP_DICTIONARIES), error};
+  return validate_node(&c, view, 0);
 }
 
 QvStatus qv_array_validate(const struct ArrowArray *array, const struct ArrowSchema *schema,
@@ -559,7 +557,7 @@ QvStatus qv_array_validate(const struct ArrowArray *array, const struct ArrowSch
 /* ---- value access */
 
 bool qv_array_view_is_null(const QvArrayView *v, int64_t i) {
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qvi_view_layout(v);
   switch (L) {
     case QV_LAYOUT_NULL: return true;
     case QV_LAYOUT_SPARSE_UNION:
@@ -572,45 +570,45 @@ bool qv_array_view_is_null(const QvArrayView *v, int64_t i) {
     case QV_LAYOUT_REE:
       return qv_array_view_is_null(&v->children[1], qv_array_view_get_run(v, i));
     default:
-      return v->buffer[0] != NULL && !qv_bit_get(v->buffer[0], v->offset + i);
+      return v->buffer[0] != NULL && !qvi_bit_get(v->buffer[0], v->offset + i);
   }
 }
 
 int64_t qv_array_view_get_int(const QvArrayView *v, int64_t i) {
   int64_t p = v->offset + i;
   switch (v->type.storage_type) {
-    case QV_ARROW_BOOL: return qv_bit_get(v->buffer[1], p);
+    case QV_ARROW_BOOL: return qvi_bit_get(v->buffer[1], p);
     case QV_ARROW_INT8: return (int8_t)v->buffer[1][p];
     case QV_ARROW_UINT8: return v->buffer[1][p];
-    case QV_ARROW_INT16: return qv_ld_i16(v->buffer[1] + 2 * p);
-    case QV_ARROW_UINT16: return qv_ld_u16(v->buffer[1] + 2 * p);
+    case QV_ARROW_INT16: return qvi_ld_i16(v->buffer[1] + 2 * p);
+    case QV_ARROW_UINT16: return qvi_ld_u16(v->buffer[1] + 2 * p);
     case QV_ARROW_INT32:
-    case QV_ARROW_INTERVAL_MONTHS: return qv_ld_i32(v->buffer[1] + 4 * p);
-    case QV_ARROW_UINT32: return qv_ld_u32(v->buffer[1] + 4 * p);
+    case QV_ARROW_INTERVAL_MONTHS: return qvi_ld_i32(v->buffer[1] + 4 * p);
+    case QV_ARROW_UINT32: return qvi_ld_u32(v->buffer[1] + 4 * p);
     case QV_ARROW_INT64:
-    case QV_ARROW_UINT64: return qv_ld_i64(v->buffer[1] + 8 * p);
-    case QV_ARROW_HALF_FLOAT:
-    case QV_ARROW_FLOAT:
-    case QV_ARROW_DOUBLE: return (int64_t)qv_array_view_get_double(v, i);
+    case QV_ARROW_UINT64: return qvi_ld_i64(v->buffer[1] + 8 * p);
+    case QV_ARROW_FLOAT16:
+    case QV_ARROW_FLOAT32:
+    case QV_ARROW_FLOAT64: return (int64_t)qv_array_view_get_double(v, i);
     default: return 0;
   }
 }
 
 uint64_t qv_array_view_get_uint(const QvArrayView *v, int64_t i) {
-  if (v->type.storage_type == QV_ARROW_UINT64) return qv_ld_u64(v->buffer[1] + 8 * (v->offset + i));
+  if (v->type.storage_type == QV_ARROW_UINT64) return qvi_ld_u64(v->buffer[1] + 8 * (v->offset + i));
   return (uint64_t)qv_array_view_get_int(v, i);
 }
 
 double qv_array_view_get_double(const QvArrayView *v, int64_t i) {
   int64_t p = v->offset + i;
   switch (v->type.storage_type) {
-    case QV_ARROW_HALF_FLOAT: return qv_half_to_double(qv_ld_u16(v->buffer[1] + 2 * p));
-    case QV_ARROW_FLOAT: {
+    case QV_ARROW_FLOAT16: return qvi_half_to_double(qvi_ld_u16(v->buffer[1] + 2 * p));
+    case QV_ARROW_FLOAT32: {
       float f;
       memcpy(&f, v->buffer[1] + 4 * p, 4);
       return f;
     }
-    case QV_ARROW_DOUBLE: {
+    case QV_ARROW_FLOAT64: {
       double d;
       memcpy(&d, v->buffer[1] + 8 * p, 8);
       return d;
@@ -621,22 +619,22 @@ double qv_array_view_get_double(const QvArrayView *v, int64_t i) {
 }
 
 QvBytes qv_array_view_get_bytes(const QvArrayView *v, int64_t i) {
-  QvBytes r = {(const uint8_t *)qv_zero_block, 0};
+  QvBytes r = {(const uint8_t *)qvi_zero_block, 0};
   int64_t p = v->offset + i;
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qvi_view_layout(v);
   if (L == QV_LAYOUT_BINARY || L == QV_LAYOUT_LARGE_BINARY) {
     int w = qv_layout_offset_width(L);
-    int64_t s = qv_ld_offset(v->buffer[1], w, p), e = qv_ld_offset(v->buffer[1], w, p + 1);
+    int64_t s = qvi_ld_offset(v->buffer[1], w, p), e = qvi_ld_offset(v->buffer[1], w, p + 1);
     if (v->buffer[2]) r.data = v->buffer[2] + s;
     r.size = e - s;
   } else if (L == QV_LAYOUT_VIEW) {
     const uint8_t *view = v->buffer[1] + 16 * p;
-    int32_t len = qv_ld_i32(view);
+    int32_t len = qvi_ld_i32(view);
     r.size = len;
     if (len <= 12)
       r.data = view + 4;
     else
-      r.data = v->variadic[qv_ld_i32(view + 8)] + qv_ld_i32(view + 12);
+      r.data = v->variadic[qvi_ld_i32(view + 8)] + qvi_ld_i32(view + 12);
   } else if (L == QV_LAYOUT_FIXED) {
     r.size = v->type.byte_width;
     if (v->buffer[1]) r.data = v->buffer[1] + (size_t)p * (size_t)v->type.byte_width;
@@ -646,20 +644,20 @@ QvBytes qv_array_view_get_bytes(const QvArrayView *v, int64_t i) {
 
 void qv_array_view_get_list(const QvArrayView *v, int64_t i, int64_t *start, int64_t *length) {
   int64_t p = v->offset + i;
-  QvLayout L = qv_view_layout(v);
+  QvLayout L = qvi_view_layout(v);
   int w = qv_layout_offset_width(L);
   *start = 0;
   *length = 0;
   switch (L) {
     case QV_LAYOUT_LIST:
     case QV_LAYOUT_LARGE_LIST:
-      *start = qv_ld_offset(v->buffer[1], w, p);
-      *length = qv_ld_offset(v->buffer[1], w, p + 1) - *start;
+      *start = qvi_ld_offset(v->buffer[1], w, p);
+      *length = qvi_ld_offset(v->buffer[1], w, p + 1) - *start;
       break;
     case QV_LAYOUT_LIST_VIEW:
     case QV_LAYOUT_LARGE_LIST_VIEW:
-      *start = qv_ld_offset(v->buffer[1], w, p);
-      *length = qv_ld_offset(v->buffer[2], w, p);
+      *start = qvi_ld_offset(v->buffer[1], w, p);
+      *length = qvi_ld_offset(v->buffer[2], w, p);
       break;
     case QV_LAYOUT_FIXED_LIST:
       *start = p * v->type.fixed_size;
@@ -674,7 +672,7 @@ void qv_array_view_get_union(const QvArrayView *v, int64_t i, int64_t *child, in
   int8_t id = (int8_t)v->buffer[1][p];
   *child = id >= 0 ? v->type.union_child_index[id] : -1;
   if (v->type.storage_type == QV_ARROW_DENSE_UNION)
-    *index = qv_ld_i32(v->buffer[2] + 4 * p);
+    *index = qvi_ld_i32(v->buffer[2] + 4 * p);
   else
     *index = p;
 }
@@ -688,7 +686,7 @@ int64_t qv_array_view_get_run(const QvArrayView *v, int64_t i) {
   int64_t lo = 0, hi = re->length;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (qv_ld_int(d + (size_t)mid * (size_t)w, w, true) > p)
+    if (qvi_ld_int(d + (size_t)mid * (size_t)w, w, true) > p)
       hi = mid;
     else
       lo = mid + 1;

@@ -10,17 +10,17 @@
 /* Largest slot a table may use; keeps the vtable scratch array on the stack. */
 #define MAX_SLOT 1000
 
-void qv_fb_builder_init(QvFbBuilder *b) {
+void qvi_fb_builder_init(QvFbBuilder *b) {
   memset(b, 0, sizeof *b);
   b->min_align = 1;
 }
 
-void qv_fb_builder_reset(QvFbBuilder *b) {
+void qvi_fb_builder_reset(QvFbBuilder *b) {
   if (b == NULL) return;
   free(b->buf);
   free(b->field_offs);
   free(b->vtables);
-  qv_fb_builder_init(b);
+  qvi_fb_builder_init(b);
 }
 
 /* The first failure is the one reported; everything after it is a no-op. */
@@ -69,7 +69,7 @@ static void push_zeros(QvFbBuilder *b, size_t n) {
 }
 
 /* Pads so that after `extra` more bytes the write position is `align`-aligned.
- * Positions count from the end; qv_fb_finish pads the total size to a
+ * Positions count from the end; qvi_fb_finish pads the total size to a
  * multiple of min_align, which makes them aligned from the start as well. */
 static void align_for(QvFbBuilder *b, size_t align, size_t extra) {
   if (align > b->min_align) b->min_align = align;
@@ -79,7 +79,7 @@ static void align_for(QvFbBuilder *b, size_t align, size_t extra) {
 
 static void push_u32(QvFbBuilder *b, uint32_t v) {
   uint8_t le[4];
-  qv_st_le_u32(le, v);
+  qvi_st_le_u32(le, v);
   push(b, le, 4);
 }
 
@@ -109,7 +109,7 @@ static void push_uoffset(QvFbBuilder *b, QvFbRef ref) {
   push_u32(b, (uint32_t)(b->used + 4 - ref));
 }
 
-QvFbRef qv_fb_create_string(QvFbBuilder *b, const char *s, size_t len) {
+QvFbRef qvi_fb_create_string(QvFbBuilder *b, const char *s, size_t len) {
   if (b->in_table || (s == NULL && len > 0)) fail(b, QV_EARG);
   if (len > QV_FB_MAX_SIZE) fail(b, QV_ELIMIT);
   if (b->failed) return 0;
@@ -140,18 +140,18 @@ static QvFbRef create_vector(QvFbBuilder *b, const void *data, size_t count, siz
   return b->failed ? 0 : (QvFbRef)b->used;
 }
 
-QvFbRef qv_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
+QvFbRef qvi_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
                             size_t align) {
   if (elem_size != 1 && elem_size != 2 && elem_size != 4 && elem_size != 8) fail(b, QV_EARG);
   return create_vector(b, data, count, elem_size, align, true);
 }
 
-QvFbRef qv_fb_create_struct_vector(QvFbBuilder *b, const void *data, size_t count,
+QvFbRef qvi_fb_create_struct_vector(QvFbBuilder *b, const void *data, size_t count,
                                    size_t elem_size, size_t align) {
   return create_vector(b, data, count, elem_size, align, false);
 }
 
-QvFbRef qv_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t count) {
+QvFbRef qvi_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t count) {
   if (b->in_table || (refs == NULL && count > 0)) fail(b, QV_EARG);
   if (count > QV_FB_MAX_SIZE / 4) fail(b, QV_ELIMIT);
   if (b->failed) return 0;
@@ -161,7 +161,7 @@ QvFbRef qv_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t cou
   return b->failed ? 0 : (QvFbRef)b->used;
 }
 
-void qv_fb_table_start(QvFbBuilder *b) {
+void qvi_fb_table_start(QvFbBuilder *b) {
   if (b->in_table || b->finished) fail(b, QV_EARG);
   b->in_table = true;
   b->table_start_used = b->used;
@@ -197,7 +197,7 @@ static void record_field(QvFbBuilder *b, unsigned slot) {
   if (slot + 1 > b->max_slot_plus1) b->max_slot_plus1 = slot + 1;
 }
 
-void qv_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size) {
+void qvi_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size) {
   if (!b->in_table || (size != 1 && size != 2 && size != 4 && size != 8) || v == NULL) {
     fail(b, QV_EARG);
     return;
@@ -210,25 +210,25 @@ void qv_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size)
 /* Defaults are compared bitwise so that floats keep -0.0 and NaN payloads. */
 #define ADDER(name, type)                                                  \
   void name(QvFbBuilder *b, unsigned slot, type v, type def) {             \
-    if (memcmp(&v, &def, sizeof v) != 0) qv_fb_add_scalar(b, slot, &v, sizeof v); \
+    if (memcmp(&v, &def, sizeof v) != 0) qvi_fb_add_scalar(b, slot, &v, sizeof v); \
   }
 
-ADDER(qv_fb_add_u8, uint8_t)
-ADDER(qv_fb_add_i8, int8_t)
-ADDER(qv_fb_add_i16, int16_t)
-ADDER(qv_fb_add_u16, uint16_t)
-ADDER(qv_fb_add_i32, int32_t)
-ADDER(qv_fb_add_u32, uint32_t)
-ADDER(qv_fb_add_i64, int64_t)
-ADDER(qv_fb_add_u64, uint64_t)
-ADDER(qv_fb_add_f32, float)
-ADDER(qv_fb_add_f64, double)
+ADDER(qvi_fb_add_u8, uint8_t)
+ADDER(qvi_fb_add_i8, int8_t)
+ADDER(qvi_fb_add_i16, int16_t)
+ADDER(qvi_fb_add_u16, uint16_t)
+ADDER(qvi_fb_add_i32, int32_t)
+ADDER(qvi_fb_add_u32, uint32_t)
+ADDER(qvi_fb_add_i64, int64_t)
+ADDER(qvi_fb_add_u64, uint64_t)
+ADDER(qvi_fb_add_f32, float)
+ADDER(qvi_fb_add_f64, double)
 
-void qv_fb_add_bool(QvFbBuilder *b, unsigned slot, bool v, bool def) {
-  qv_fb_add_u8(b, slot, v ? 1 : 0, def ? 1 : 0);
+void qvi_fb_add_bool(QvFbBuilder *b, unsigned slot, bool v, bool def) {
+  qvi_fb_add_u8(b, slot, v ? 1 : 0, def ? 1 : 0);
 }
 
-void qv_fb_add_struct(QvFbBuilder *b, unsigned slot, const void *data, size_t size,
+void qvi_fb_add_struct(QvFbBuilder *b, unsigned slot, const void *data, size_t size,
                       size_t align) {
   if (!b->in_table || data == NULL || size == 0 || (align & (align - 1)) != 0) {
     fail(b, QV_EARG);
@@ -239,7 +239,7 @@ void qv_fb_add_struct(QvFbBuilder *b, unsigned slot, const void *data, size_t si
   record_field(b, slot);
 }
 
-void qv_fb_add_ref(QvFbBuilder *b, unsigned slot, QvFbRef ref) {
+void qvi_fb_add_ref(QvFbBuilder *b, unsigned slot, QvFbRef ref) {
   if (ref == 0) return;
   if (!b->in_table) {
     fail(b, QV_EARG);
@@ -249,7 +249,7 @@ void qv_fb_add_ref(QvFbBuilder *b, unsigned slot, QvFbRef ref) {
   record_field(b, slot);
 }
 
-QvFbRef qv_fb_table_end(QvFbBuilder *b) {
+QvFbRef qvi_fb_table_end(QvFbBuilder *b) {
   if (!b->in_table) fail(b, QV_EARG);
   if (b->failed) {
     b->in_table = false;
@@ -269,10 +269,10 @@ QvFbRef qv_fb_table_end(QvFbBuilder *b) {
   }
   /* the vtable in wire order, so that deduplication compares wire bytes */
   uint8_t vt[2 * (2 + MAX_SLOT + 1)];
-  qv_st_le_u16(vt, (uint16_t)vt_size);
-  qv_st_le_u16(vt + 2, (uint16_t)table_size);
+  qvi_st_le_u16(vt, (uint16_t)vt_size);
+  qvi_st_le_u16(vt + 2, (uint16_t)table_size);
   for (size_t i = 0; i < n; i++)
-    qv_st_le_u16(vt + 4 + 2 * i,
+    qvi_st_le_u16(vt + 4 + 2 * i,
                  b->field_offs[i] ? (uint16_t)(table_ref - b->field_offs[i]) : 0);
 
   /* Deduplicate against the vtables already written. The sizes are compared
@@ -281,7 +281,7 @@ QvFbRef qv_fb_table_end(QvFbBuilder *b) {
   QvFbRef vt_ref = 0;
   for (size_t i = 0; i < b->n_vtables; i++) {
     const uint8_t *old = b->buf + b->cap - b->vtables[i];
-    uint16_t old_size = qv_le_u16(old);
+    uint16_t old_size = qvi_le_u16(old);
     if (old_size == vt_size && memcmp(old, vt, vt_size) == 0) {
       vt_ref = b->vtables[i];
       break;
@@ -305,11 +305,11 @@ QvFbRef qv_fb_table_end(QvFbBuilder *b) {
   }
   /* vtable = table - soffset, in buffer positions (which run opposite to refs) */
   int32_t soff = (int32_t)((int64_t)vt_ref - (int64_t)table_ref);
-  qv_st_le_u32(b->buf + b->cap - table_ref, (uint32_t)soff);
+  qvi_st_le_u32(b->buf + b->cap - table_ref, (uint32_t)soff);
   return table_ref;
 }
 
-QvStatus qv_fb_finish(QvFbBuilder *b, QvFbRef root, const uint8_t **out, size_t *out_size,
+QvStatus qvi_fb_finish(QvFbBuilder *b, QvFbRef root, const uint8_t **out, size_t *out_size,
                       QvError *error) {
   if (b->finished && !b->failed)
     return qv_error_set(error, QV_EARG, "FlatBuffers builder: finish called twice");

@@ -55,41 +55,41 @@ typedef struct QvFbVector {
 } QvFbVector;
 
 /* Root table of a finished buffer (optionally size-prefixed: no). */
-bool qv_fb_root(const uint8_t *buf, size_t size, QvFbTable *out);
-static inline bool qv_fb_table_valid(QvFbTable t) { return t.buf != NULL; }
+bool qvi_fb_root(const uint8_t *buf, size_t size, QvFbTable *out);
+static inline bool qvi_fb_table_valid(QvFbTable t) { return t.buf != NULL; }
 
 /* Position of a field's bytes, or 0 when absent / out of bounds. */
-size_t qv_fb_field_pos(QvFbTable t, unsigned slot, size_t width);
-bool qv_fb_has(QvFbTable t, unsigned slot);
+size_t qvi_fb_field_pos(QvFbTable t, unsigned slot, size_t width);
+bool qvi_fb_has(QvFbTable t, unsigned slot);
 
-uint8_t qv_fb_u8(QvFbTable t, unsigned slot, uint8_t def);
-int8_t qv_fb_i8(QvFbTable t, unsigned slot, int8_t def);
-bool qv_fb_bool(QvFbTable t, unsigned slot, bool def);
-int16_t qv_fb_i16(QvFbTable t, unsigned slot, int16_t def);
-uint16_t qv_fb_u16(QvFbTable t, unsigned slot, uint16_t def);
-int32_t qv_fb_i32(QvFbTable t, unsigned slot, int32_t def);
-uint32_t qv_fb_u32(QvFbTable t, unsigned slot, uint32_t def);
-int64_t qv_fb_i64(QvFbTable t, unsigned slot, int64_t def);
-uint64_t qv_fb_u64(QvFbTable t, unsigned slot, uint64_t def);
-float qv_fb_f32(QvFbTable t, unsigned slot, float def);
-double qv_fb_f64(QvFbTable t, unsigned slot, double def);
+uint8_t qvi_fb_u8(QvFbTable t, unsigned slot, uint8_t def);
+int8_t qvi_fb_i8(QvFbTable t, unsigned slot, int8_t def);
+bool qvi_fb_bool(QvFbTable t, unsigned slot, bool def);
+int16_t qvi_fb_i16(QvFbTable t, unsigned slot, int16_t def);
+uint16_t qvi_fb_u16(QvFbTable t, unsigned slot, uint16_t def);
+int32_t qvi_fb_i32(QvFbTable t, unsigned slot, int32_t def);
+uint32_t qvi_fb_u32(QvFbTable t, unsigned slot, uint32_t def);
+int64_t qvi_fb_i64(QvFbTable t, unsigned slot, int64_t def);
+uint64_t qvi_fb_u64(QvFbTable t, unsigned slot, uint64_t def);
+float qvi_fb_f32(QvFbTable t, unsigned slot, float def);
+double qvi_fb_f64(QvFbTable t, unsigned slot, double def);
 
 /* Inline struct of `size` bytes: pointer into the buffer, or NULL. Its
- * members are little-endian: read them with qv_le_* (util/load.h). */
-const uint8_t *qv_fb_struct(QvFbTable t, unsigned slot, size_t size);
-QvFbTable qv_fb_table(QvFbTable t, unsigned slot);
-QvFbString qv_fb_string(QvFbTable t, unsigned slot);
-QvFbVector qv_fb_vector(QvFbTable t, unsigned slot, size_t elem_size);
+ * members are little-endian: read them with qvi_le_* (util/load.h). */
+const uint8_t *qvi_fb_struct(QvFbTable t, unsigned slot, size_t size);
+QvFbTable qvi_fb_table(QvFbTable t, unsigned slot);
+QvFbString qvi_fb_string(QvFbTable t, unsigned slot);
+QvFbVector qvi_fb_vector(QvFbTable t, unsigned slot, size_t elem_size);
 
 /* Vector element access; out-of-range index reads as 0 / absent. */
-const uint8_t *qv_fb_vec_at(QvFbVector v, size_t i);
-uint8_t qv_fb_vec_u8(QvFbVector v, size_t i);
-int16_t qv_fb_vec_i16(QvFbVector v, size_t i);
-int32_t qv_fb_vec_i32(QvFbVector v, size_t i);
-int64_t qv_fb_vec_i64(QvFbVector v, size_t i);
-double qv_fb_vec_f64(QvFbVector v, size_t i);
-QvFbTable qv_fb_vec_table(QvFbVector v, size_t i);
-QvFbString qv_fb_vec_string(QvFbVector v, size_t i);
+const uint8_t *qvi_fb_vec_at(QvFbVector v, size_t i);
+uint8_t qvi_fb_vec_u8(QvFbVector v, size_t i);
+int16_t qvi_fb_vec_i16(QvFbVector v, size_t i);
+int32_t qvi_fb_vec_i32(QvFbVector v, size_t i);
+int64_t qvi_fb_vec_i64(QvFbVector v, size_t i);
+double qvi_fb_vec_f64(QvFbVector v, size_t i);
+QvFbTable qvi_fb_vec_table(QvFbVector v, size_t i);
+QvFbString qvi_fb_vec_string(QvFbVector v, size_t i);
 
 
 /* -------------------------------------------------------------- verifier */
@@ -147,7 +147,7 @@ typedef struct QvFbVerifyOptions {
  * Alignment is checked relative to buf, as a FlatBuffer's producer aligns
  * it. After QV_OK, every accessor on a described field reads what the
  * verifier checked: nothing present reads as absent. */
-QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root,
+QvStatus qvi_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root,
                       const QvFbVerifyOptions *options, QvError *error);
 
 /* --------------------------------------------------------------- builder */
@@ -170,53 +170,53 @@ typedef struct QvFbBuilder {
   size_t n_vtables, vtables_cap;
   bool failed; /* allocation failure, size limit or misuse: every later call is a no-op */
   QvStatus fail_status; /* why: QV_ENOMEM, QV_ELIMIT or QV_EARG (first failure wins) */
-  bool finished;        /* qv_fb_finish succeeded: the buffer is sealed */
+  bool finished;        /* qvi_fb_finish succeeded: the buffer is sealed */
 } QvFbBuilder;
 
-void qv_fb_builder_init(QvFbBuilder *b);
-void qv_fb_builder_reset(QvFbBuilder *b);
+void qvi_fb_builder_init(QvFbBuilder *b);
+void qvi_fb_builder_reset(QvFbBuilder *b);
 
-QvFbRef qv_fb_create_string(QvFbBuilder *b, const char *s, size_t len);
+QvFbRef qvi_fb_create_string(QvFbBuilder *b, const char *s, size_t len);
 /* Vector of `count` scalars of `elem_size` bytes (1, 2, 4 or 8; anything
  * else is QV_EARG) in host order; stored little-endian. */
-QvFbRef qv_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
+QvFbRef qvi_fb_create_vector(QvFbBuilder *b, const void *data, size_t count, size_t elem_size,
                             size_t align);
 /* Vector of `count` structs of `elem_size` bytes, given as their wire bytes
- * (members already little-endian: pack them with qv_st_le_*). */
-QvFbRef qv_fb_create_struct_vector(QvFbBuilder *b, const void *data, size_t count,
+ * (members already little-endian: pack them with qvi_st_le_*). */
+QvFbRef qvi_fb_create_struct_vector(QvFbBuilder *b, const void *data, size_t count,
                                    size_t elem_size, size_t align);
 /* Vector of tables or strings. */
-QvFbRef qv_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t count);
+QvFbRef qvi_fb_create_vector_refs(QvFbBuilder *b, const QvFbRef *refs, size_t count);
 
-void qv_fb_table_start(QvFbBuilder *b);
+void qvi_fb_table_start(QvFbBuilder *b);
 /* Scalars are omitted when equal to their default (as flatc does; floats
  * compare bitwise, so -0.0 against a 0.0 default is kept). Slots are 0..1000
  * and each may be added once per table. */
-void qv_fb_add_u8(QvFbBuilder *b, unsigned slot, uint8_t v, uint8_t def);
-void qv_fb_add_i8(QvFbBuilder *b, unsigned slot, int8_t v, int8_t def);
-void qv_fb_add_bool(QvFbBuilder *b, unsigned slot, bool v, bool def);
-void qv_fb_add_i16(QvFbBuilder *b, unsigned slot, int16_t v, int16_t def);
-void qv_fb_add_u16(QvFbBuilder *b, unsigned slot, uint16_t v, uint16_t def);
-void qv_fb_add_i32(QvFbBuilder *b, unsigned slot, int32_t v, int32_t def);
-void qv_fb_add_u32(QvFbBuilder *b, unsigned slot, uint32_t v, uint32_t def);
-void qv_fb_add_i64(QvFbBuilder *b, unsigned slot, int64_t v, int64_t def);
-void qv_fb_add_u64(QvFbBuilder *b, unsigned slot, uint64_t v, uint64_t def);
-void qv_fb_add_f32(QvFbBuilder *b, unsigned slot, float v, float def);
-void qv_fb_add_f64(QvFbBuilder *b, unsigned slot, double v, double def);
+void qvi_fb_add_u8(QvFbBuilder *b, unsigned slot, uint8_t v, uint8_t def);
+void qvi_fb_add_i8(QvFbBuilder *b, unsigned slot, int8_t v, int8_t def);
+void qvi_fb_add_bool(QvFbBuilder *b, unsigned slot, bool v, bool def);
+void qvi_fb_add_i16(QvFbBuilder *b, unsigned slot, int16_t v, int16_t def);
+void qvi_fb_add_u16(QvFbBuilder *b, unsigned slot, uint16_t v, uint16_t def);
+void qvi_fb_add_i32(QvFbBuilder *b, unsigned slot, int32_t v, int32_t def);
+void qvi_fb_add_u32(QvFbBuilder *b, unsigned slot, uint32_t v, uint32_t def);
+void qvi_fb_add_i64(QvFbBuilder *b, unsigned slot, int64_t v, int64_t def);
+void qvi_fb_add_u64(QvFbBuilder *b, unsigned slot, uint64_t v, uint64_t def);
+void qvi_fb_add_f32(QvFbBuilder *b, unsigned slot, float v, float def);
+void qvi_fb_add_f64(QvFbBuilder *b, unsigned slot, double v, double def);
 /* Force a scalar (size 1, 2, 4 or 8, host order) even when it equals its
  * default (e.g. union tags). */
-void qv_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size);
+void qvi_fb_add_scalar(QvFbBuilder *b, unsigned slot, const void *v, size_t size);
 /* `data` is the struct's wire bytes (members little-endian, see above). */
-void qv_fb_add_struct(QvFbBuilder *b, unsigned slot, const void *data, size_t size, size_t align);
-void qv_fb_add_ref(QvFbBuilder *b, unsigned slot, QvFbRef ref); /* ignored when ref == 0 */
-QvFbRef qv_fb_table_end(QvFbBuilder *b);
+void qvi_fb_add_struct(QvFbBuilder *b, unsigned slot, const void *data, size_t size, size_t align);
+void qvi_fb_add_ref(QvFbBuilder *b, unsigned slot, QvFbRef ref); /* ignored when ref == 0 */
+QvFbRef qvi_fb_table_end(QvFbBuilder *b);
 
 /* Writes the root offset. On success *out points into the builder (valid
  * until release) and *out_size is the finished size; the builder is then
  * sealed (further calls fail). Errors: QV_EARG for misuse (an unfinished
  * table, a string/vector/table started inside a table, a bad ref or slot),
  * QV_ENOMEM, QV_ELIMIT when the buffer would exceed QV_FB_MAX_SIZE. */
-QvStatus qv_fb_finish(QvFbBuilder *b, QvFbRef root, const uint8_t **out, size_t *out_size,
+QvStatus qvi_fb_finish(QvFbBuilder *b, QvFbRef root, const uint8_t **out, size_t *out_size,
                       QvError *error);
 
 #ifdef __cplusplus

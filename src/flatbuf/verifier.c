@@ -44,7 +44,7 @@ static QvStatus fail(Verifier *v, const char *fmt, ...) {
 static QvStatus follow(Verifier *v, size_t pos, size_t *target, const char *what) {
   if (pos % 4 != 0) return fail(v, "%s offset at %zu is not 4-byte aligned", what, pos);
   if (!in_bounds(v, pos, 4)) return fail(v, "%s offset at %zu is outside the buffer", what, pos);
-  uint32_t rel = qv_le_u32(v->buf + pos);
+  uint32_t rel = qvi_le_u32(v->buf + pos);
   if (rel == 0) return fail(v, "%s offset at %zu is zero", what, pos);
   if ((size_t)rel >= v->size - pos)
     return fail(v, "%s offset %u at %zu points outside the buffer (size %zu)", what, rel, pos,
@@ -72,7 +72,7 @@ static QvStatus verify_string_at(Verifier *v, size_t pos) {
   if (st) return st;
   if (s % 4 != 0) return fail(v, "string at %zu is not 4-byte aligned", s);
   if (!in_bounds(v, s, 4)) return fail(v, "string length at %zu is outside the buffer", s);
-  uint32_t len = qv_le_u32(v->buf + s);
+  uint32_t len = qvi_le_u32(v->buf + s);
   if (!in_bounds(v, s + 4, (size_t)len + 1))
     return fail(v, "string of length %u at %zu runs past the end of the buffer", len, s);
   if (v->buf[s + 4 + len] != 0) return fail(v, "string at %zu is not NUL-terminated", s);
@@ -87,7 +87,7 @@ static QvStatus verify_vector_at(Verifier *v, size_t pos, size_t elem_size, size
   if (st) return st;
   if (s % 4 != 0) return fail(v, "vector at %zu is not 4-byte aligned", s);
   if (!in_bounds(v, s, 4)) return fail(v, "vector length at %zu is outside the buffer", s);
-  uint32_t len = qv_le_u32(v->buf + s);
+  uint32_t len = qvi_le_u32(v->buf + s);
   /* an empty vector has no element to misread, and flatc's JSON parser does
    * write empty vectors of 8-byte structs 4-aligned */
   if (len > 0 && align > 4 && (s + 4) % align != 0)
@@ -118,7 +118,7 @@ static QvStatus field_pos(Verifier *v, size_t table, size_t vt, uint16_t vt_size
   *out = 0;
   size_t entry = 4 + 2 * (size_t)slot;
   if (entry + 2 > vt_size) return QV_OK;
-  uint16_t off = qv_le_u16(v->buf + vt + entry);
+  uint16_t off = qvi_le_u16(v->buf + vt + entry);
   if (off == 0) return QV_OK;
   if (off < 4)
     return fail(v, "field at offset %u overlaps its table's vtable offset", off);
@@ -196,9 +196,9 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     if (pos == 0) return fail(v, "union type %u is set but the %s value is missing", tag, u->name);
     size_t target = 0;
     if ((st = follow(v, pos, &target, "table"))) return st;
-    size_t old = qv_errpath_push(&v->path, "(%s)", u->members[tag]->name);
+    size_t old = qvi_errpath_push(&v->path, "(%s)", u->members[tag]->name);
     st = verify_table(v, target, u->members[tag]);
-    qv_errpath_pop(&v->path, old);
+    qvi_errpath_pop(&v->path, old);
     return st;
   }
 
@@ -227,7 +227,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     case QV_FB_VEC_TABLE:
       if ((st = verify_vector_at(v, pos, 4, 4, &elems, &count))) return st;
       for (size_t i = 0; i < count; i++) {
-        size_t old = qv_errpath_push(&v->path, "[%zu]", i);
+        size_t old = qvi_errpath_push(&v->path, "[%zu]", i);
         if (f->kind == QV_FB_VEC_STRING) {
           st = verify_string_at(v, elems + 4 * i);
         } else {
@@ -235,7 +235,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
           st = follow(v, elems + 4 * i, &target, "table");
           if (!st) st = verify_table(v, target, f->table);
         }
-        qv_errpath_pop(&v->path, old);
+        qvi_errpath_pop(&v->path, old);
         if (st) return st;
       }
       return QV_OK;
@@ -252,12 +252,12 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
                         v->path.text, v->max_depth);
   if (pos % 4 != 0) return fail(v, "table at %zu is not 4-byte aligned", pos);
   if (!in_bounds(v, pos, 4)) return fail(v, "table at %zu is outside the buffer", pos);
-  int64_t vt = (int64_t)pos - (int64_t)qv_le_i32(v->buf + pos);
+  int64_t vt = (int64_t)pos - (int64_t)qvi_le_i32(v->buf + pos);
   if (vt < 0 || !in_bounds(v, (size_t)vt, 4))
     return fail(v, "vtable of table at %zu is outside the buffer", pos);
   if (vt % 2 != 0) return fail(v, "vtable at %lld is not 2-byte aligned", (long long)vt);
-  uint16_t vt_size = qv_le_u16(v->buf + vt);
-  uint16_t table_size = qv_le_u16(v->buf + vt + 2);
+  uint16_t vt_size = qvi_le_u16(v->buf + vt);
+  uint16_t table_size = qvi_le_u16(v->buf + vt + 2);
   if (vt_size < 4 || vt_size % 2 != 0)
     return fail(v, "vtable at %lld has invalid size %u", (long long)vt, vt_size);
   if (!in_bounds(v, (size_t)vt, vt_size))
@@ -273,15 +273,15 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
   v->depth++;
   for (unsigned i = 0; i < desc->n_fields && st == QV_OK; i++) {
     const QvFbFieldDesc *f = &desc->fields[i];
-    size_t old = qv_errpath_push(&v->path, ".%s", f->name);
+    size_t old = qvi_errpath_push(&v->path, ".%s", f->name);
     st = verify_field(v, pos, (size_t)vt, vt_size, table_size, f);
-    qv_errpath_pop(&v->path, old);
+    qvi_errpath_pop(&v->path, old);
   }
   v->depth--;
   return st;
 }
 
-QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root,
+QvStatus qvi_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root,
                       const QvFbVerifyOptions *options, QvError *error) {
   Verifier v;
   memset(&v, 0, sizeof v);
@@ -298,7 +298,7 @@ QvStatus qv_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root
   if (size > QV_FB_MAX_SIZE)
     return qv_error_set(error, QV_ELIMIT, "%s: buffer of %zu bytes exceeds the 2 GiB limit",
                         root->name, size);
-  qv_errpath_push(&v.path, "%s", root->name);
+  qvi_errpath_push(&v.path, "%s", root->name);
   size_t target = 0;
   QvStatus st = follow(&v, 0, &target, "root");
   if (st) return st;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "quiver/format.h"
+#include "util/load.h"
 #include "util/errpath.h"
 
 typedef struct Cmp {
@@ -25,9 +26,9 @@ static bool differ(Cmp *c, const char *name) {
 
 /* Records the first difference at element i of the array `name`. */
 static bool differ_at(Cmp *c, const char *name, int64_t i) {
-  size_t old = qv_errpath_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
+  size_t old = qvi_errpath_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
   differ(c, "");
-  qv_errpath_pop(&c->path, old);
+  qvi_errpath_pop(&c->path, old);
   return false;
 }
 
@@ -73,10 +74,10 @@ static bool same_metadata(Cmp *c, int64_t na, const QvKeyValue *a, int64_t nb,
                           const QvKeyValue *b) {
   SAME(c, na, nb, "custom_metadata");
   for (int64_t i = 0; i < na; i++) {
-    size_t old = qv_errpath_push(&c->path, "%scustom_metadata[%lld]", c->path.len ? "." : "", (long long)i);
+    size_t old = qvi_errpath_push(&c->path, "%scustom_metadata[%lld]", c->path.len ? "." : "", (long long)i);
     bool ok = same_string(c, a[i].key, a[i].key_len, b[i].key, b[i].key_len, "key") &&
               same_string(c, a[i].value, a[i].value_len, b[i].value, b[i].value_len, "value");
-    qv_errpath_pop(&c->path, old);
+    qvi_errpath_pop(&c->path, old);
     if (!ok) return false;
   }
   return true;
@@ -137,9 +138,9 @@ static bool same_type(Cmp *c, const QvType *a, const QvType *b) {
 }
 
 static bool same_type_at(Cmp *c, const QvType *a, const QvType *b, const char *name) {
-  size_t old = qv_errpath_push(&c->path, "%s%s", c->path.len ? "." : "", name);
+  size_t old = qvi_errpath_push(&c->path, "%s%s", c->path.len ? "." : "", name);
   bool ok = same_type(c, a, b);
-  qv_errpath_pop(&c->path, old);
+  qvi_errpath_pop(&c->path, old);
   return ok;
 }
 
@@ -153,7 +154,7 @@ static bool same_field(Cmp *c, const QvField *a, const QvField *b) {
   if ((a->dictionary == NULL) != (b->dictionary == NULL)) return differ(c, "dictionary");
   if (a->dictionary) {
     const QvDictionaryEncoding *x = a->dictionary, *y = b->dictionary;
-    size_t old = qv_errpath_push(&c->path, ".dictionary");
+    size_t old = qvi_errpath_push(&c->path, ".dictionary");
     bool ok = true;
     if (x->id != y->id) ok = differ(c, "id");
     else if (x->has_index_type != y->has_index_type) ok = differ(c, "indexType");
@@ -161,7 +162,7 @@ static bool same_field(Cmp *c, const QvField *a, const QvField *b) {
       ok = false;
     else if (x->is_ordered != y->is_ordered) ok = differ(c, "isOrdered");
     else if (x->kind != y->kind) ok = differ(c, "dictionaryKind");
-    qv_errpath_pop(&c->path, old);
+    qvi_errpath_pop(&c->path, old);
     if (!ok) return false;
   }
   if (!same_fields(c, a->n_children, a->children, b->n_children, b->children, "children"))
@@ -173,16 +174,23 @@ static bool same_fields(Cmp *c, int64_t na, const QvField *a, int64_t nb, const 
                         const char *name) {
   SAME(c, na, nb, name);
   for (int64_t i = 0; i < na; i++) {
-    size_t old = qv_errpath_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
+    size_t old = qvi_errpath_push(&c->path, "%s%s[%lld]", c->path.len ? "." : "", name, (long long)i);
     bool ok = same_field(c, &a[i], &b[i]);
-    qv_errpath_pop(&c->path, old);
+    qvi_errpath_pop(&c->path, old);
     if (!ok) return false;
   }
   return true;
 }
 
+/* A hand-built schema's NATIVE is the host's order, which is what the
+ * encoder writes for it and the decoder then says. */
+static QvEndianness byte_order(QvEndianness e) {
+  if (e != QV_ENDIAN_NATIVE) return e;
+  return QV_HOST_BIG_ENDIAN ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE;
+}
+
 static bool same_schema(Cmp *c, const QvSchema *a, const QvSchema *b) {
-  SAME(c, a->endianness, b->endianness, "endianness");
+  SAME(c, byte_order(a->endianness), byte_order(b->endianness), "endianness");
   if (!same_fields(c, a->n_fields, a->fields, b->n_fields, b->fields, "fields")) return false;
   if (!same_metadata(c, a->n_metadata, a->metadata, b->n_metadata, b->metadata)) return false;
   return same_i64s(c, a->n_features, a->features, b->n_features, b->features, "features");
@@ -194,9 +202,9 @@ static bool same_record_batch(Cmp *c, const QvRecordBatch *a, const QvRecordBatc
   for (int64_t i = 0; i < a->n_nodes; i++) {
     if (a->nodes[i].length != b->nodes[i].length ||
         a->nodes[i].null_count != b->nodes[i].null_count) {
-      size_t old = qv_errpath_push(&c->path, "%snodes[%lld]", c->path.len ? "." : "", (long long)i);
+      size_t old = qvi_errpath_push(&c->path, "%snodes[%lld]", c->path.len ? "." : "", (long long)i);
       differ(c, "");
-      qv_errpath_pop(&c->path, old);
+      qvi_errpath_pop(&c->path, old);
       return false;
     }
   }
@@ -218,10 +226,10 @@ static bool same_shape(Cmp *c, int64_t na, const QvTensorDim *a, int64_t nb,
                        const QvTensorDim *b) {
   SAME(c, na, nb, "shape");
   for (int64_t i = 0; i < na; i++) {
-    size_t old = qv_errpath_push(&c->path, "%sshape[%lld]", c->path.len ? "." : "", (long long)i);
+    size_t old = qvi_errpath_push(&c->path, "%sshape[%lld]", c->path.len ? "." : "", (long long)i);
     bool ok = a[i].size == b[i].size ? true : differ(c, "size");
     ok = ok && same_string(c, a[i].name, a[i].name_len, b[i].name, b[i].name_len, "name");
-    qv_errpath_pop(&c->path, old);
+    qvi_errpath_pop(&c->path, old);
     if (!ok) return false;
   }
   return true;
@@ -236,8 +244,8 @@ static bool same_tensor(Cmp *c, const QvTensorMeta *a, const QvTensorMeta *b) {
 }
 
 static bool same_sparse_index(Cmp *c, const QvSparseTensorMeta *a, const QvSparseTensorMeta *b) {
-  switch (a->index_kind) {
-    case QV_SPARSE_INDEX_COO: {
+  switch (a->format) {
+    case QV_SPARSE_COO: {
       const QvSparseCOO *x = &a->index.coo, *y = &b->index.coo;
       if (!same_int(c, x->indices_type, y->indices_type, "indicesType")) return false;
       SAME(c, x->has_indices_strides, y->has_indices_strides, "indicesStrides");
@@ -248,15 +256,15 @@ static bool same_sparse_index(Cmp *c, const QvSparseTensorMeta *a, const QvSpars
       SAME(c, x->is_canonical, y->is_canonical, "isCanonical");
       return true;
     }
-    case QV_SPARSE_INDEX_CSX: {
+    case QV_SPARSE_CSR:
+    case QV_SPARSE_CSC: {
       const QvSparseCSX *x = &a->index.csx, *y = &b->index.csx;
-      SAME(c, x->compressed_axis, y->compressed_axis, "compressedAxis");
       return same_int(c, x->indptr_type, y->indptr_type, "indptrType") &&
              same_buffer(c, x->indptr_buffer, y->indptr_buffer, "indptrBuffer") &&
              same_int(c, x->indices_type, y->indices_type, "indicesType") &&
              same_buffer(c, x->indices_buffer, y->indices_buffer, "indicesBuffer");
     }
-    case QV_SPARSE_INDEX_CSF: {
+    case QV_SPARSE_CSF: {
       const QvSparseCSF *x = &a->index.csf, *y = &b->index.csf;
       return same_int(c, x->indptr_type, y->indptr_type, "indptrType") &&
              same_buffers(c, x->n_indptr_buffers, x->indptr_buffers, y->n_indptr_buffers,
@@ -277,10 +285,10 @@ static bool same_sparse_tensor(Cmp *c, const QvSparseTensorMeta *a,
   if (!same_type_at(c, &a->type, &b->type, "type")) return false;
   if (!same_shape(c, a->ndim, a->shape, b->ndim, b->shape)) return false;
   SAME(c, a->non_zero_length, b->non_zero_length, "non_zero_length");
-  SAME(c, a->index_kind, b->index_kind, "sparseIndex_type");
-  size_t old = qv_errpath_push(&c->path, ".sparseIndex");
+  SAME(c, a->format, b->format, "format");
+  size_t old = qvi_errpath_push(&c->path, ".sparseIndex");
   bool ok = same_sparse_index(c, a, b);
-  qv_errpath_pop(&c->path, old);
+  qvi_errpath_pop(&c->path, old);
   return ok && same_buffer(c, a->data, b->data, "data");
 }
 
@@ -294,9 +302,9 @@ static bool same_header(Cmp *c, const QvMessage *a, const QvMessage *b) {
       const QvDictionaryBatch *x = &a->header.dictionary_batch, *y = &b->header.dictionary_batch;
       SAME(c, x->id, y->id, "id");
       SAME(c, x->is_delta, y->is_delta, "isDelta");
-      size_t old = qv_errpath_push(&c->path, ".data");
+      size_t old = qvi_errpath_push(&c->path, ".data");
       bool ok = same_record_batch(c, &x->data, &y->data);
-      qv_errpath_pop(&c->path, old);
+      qvi_errpath_pop(&c->path, old);
       return ok;
     }
     case QV_HEADER_TENSOR:
@@ -309,11 +317,11 @@ static bool same_header(Cmp *c, const QvMessage *a, const QvMessage *b) {
 }
 
 static void cmp_init(Cmp *c, const char *root, char *where, size_t where_size) {
-  qv_errpath_clear(&c->path);
+  qvi_errpath_clear(&c->path);
   c->where = where;
   c->where_size = where_size;
   if (where && where_size) where[0] = '\0';
-  qv_errpath_push(&c->path, "%s", root);
+  qvi_errpath_push(&c->path, "%s", root);
 }
 
 bool qv_type_equal(const QvType *a, const QvType *b) {
@@ -335,9 +343,9 @@ bool qv_message_equal(const QvMessage *a, const QvMessage *b, char *where, size_
   SAME(&c, a->header_type, b->header_type, "header_type");
   SAME(&c, a->body_length, b->body_length, "bodyLength");
   if (!same_metadata(&c, a->n_metadata, a->metadata, b->n_metadata, b->metadata)) return false;
-  size_t old = qv_errpath_push(&c.path, ".header(%s)", qv_header_type_name(a->header_type));
+  size_t old = qvi_errpath_push(&c.path, ".header(%s)", qv_header_type_name(a->header_type));
   bool ok = same_header(&c, a, b);
-  qv_errpath_pop(&c.path, old);
+  qvi_errpath_pop(&c.path, old);
   return ok;
 }
 
@@ -347,9 +355,9 @@ static bool same_blocks(Cmp *c, int64_t na, const QvBlock *a, int64_t nb, const 
   for (int64_t i = 0; i < na; i++) {
     if (a[i].offset != b[i].offset || a[i].meta_data_length != b[i].meta_data_length ||
         a[i].body_length != b[i].body_length) {
-      size_t old = qv_errpath_push(&c->path, ".%s[%lld]", name, (long long)i);
+      size_t old = qvi_errpath_push(&c->path, ".%s[%lld]", name, (long long)i);
       differ(c, "");
-      qv_errpath_pop(&c->path, old);
+      qvi_errpath_pop(&c->path, old);
       return false;
     }
   }
@@ -362,9 +370,9 @@ bool qv_footer_equal(const QvFooter *a, const QvFooter *b, char *where, size_t w
   SAME(&c, a->version, b->version, "version");
   SAME(&c, a->has_schema, b->has_schema, "schema");
   if (a->has_schema) {
-    size_t old = qv_errpath_push(&c.path, ".schema");
+    size_t old = qvi_errpath_push(&c.path, ".schema");
     bool ok = same_schema(&c, &a->schema, &b->schema);
-    qv_errpath_pop(&c.path, old);
+    qvi_errpath_pop(&c.path, old);
     if (!ok) return false;
   }
   if (!same_blocks(&c, a->n_dictionaries, a->dictionaries, b->n_dictionaries, b->dictionaries,

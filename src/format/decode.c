@@ -28,7 +28,7 @@ typedef struct Decoder {
 #define DECODE_BUDGET_BASE ((size_t)64 << 10)
 
 static void decoder_init(Decoder *d, size_t input_size, QvError *error) {
-  d->arena = qv_arena_new();
+  d->arena = qvi_arena_new();
   d->error = error;
   d->budget = input_size > (SIZE_MAX - DECODE_BUDGET_BASE) / DECODE_BUDGET_FACTOR
                   ? SIZE_MAX
@@ -59,7 +59,7 @@ static void *dalloc(Decoder *d, size_t count, size_t size) {
                  d->budget, DECODE_BUDGET_FACTOR, DECODE_BUDGET_BASE);
     return NULL;
   }
-  void *p = qv_arena_alloc(d->arena, count, size);
+  void *p = qvi_arena_alloc(d->arena, count, size);
   if (p == NULL) {
     d->alloc_status = nomem(d);
     return NULL;
@@ -112,16 +112,16 @@ static QvStatus copy_string(Decoder *d, QvFbString s, const char **out, size_t *
 
 static QvStatus decode_metadata(Decoder *d, QvFbTable t, unsigned slot, int64_t *n,
                                 const QvKeyValue **out) {
-  QvFbVector v = qv_fb_vector(t, slot, 4);
+  QvFbVector v = qvi_fb_vector(t, slot, 4);
   *n = 0;
   *out = NULL;
   if (v.buf == NULL || v.len == 0) return QV_OK;
   QvKeyValue *kv = dalloc(d, v.len, sizeof *kv);
   if (kv == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
-    QvFbTable e = qv_fb_vec_table(v, i);
-    TRY(copy_string(d, qv_fb_string(e, KV_KEY), &kv[i].key, &kv[i].key_len));
-    TRY(copy_string(d, qv_fb_string(e, KV_VALUE), &kv[i].value, &kv[i].value_len));
+    QvFbTable e = qvi_fb_vec_table(v, i);
+    TRY(copy_string(d, qvi_fb_string(e, KV_KEY), &kv[i].key, &kv[i].key_len));
+    TRY(copy_string(d, qvi_fb_string(e, KV_VALUE), &kv[i].value, &kv[i].value_len));
   }
   *n = (int64_t)v.len;
   *out = kv;
@@ -142,14 +142,14 @@ static QvStatus decode_metadata(Decoder *d, QvFbTable t, unsigned slot, int64_t 
     *out = a;                                                                        \
     return QV_OK;                                                                    \
   }
-COPY_INT_VECTOR(copy_i64_vector, int64_t, qv_fb_vec_i64)
-COPY_INT_VECTOR(copy_i32_vector, int32_t, qv_fb_vec_i32)
+COPY_INT_VECTOR(copy_i64_vector, int64_t, qvi_fb_vec_i64)
+COPY_INT_VECTOR(copy_i32_vector, int32_t, qvi_fb_vec_i32)
 
 static QvBuffer load_buffer(const uint8_t *p) {
   QvBuffer b = {0, 0};
   if (p) {
-    b.offset = qv_le_i64(p);
-    b.length = qv_le_i64(p + 8);
+    b.offset = qvi_le_i64(p);
+    b.length = qvi_le_i64(p + 8);
   }
   return b;
 }
@@ -175,7 +175,7 @@ static QvStatus decode_buffer_vector(Decoder *d, const char *where, QvFbVector v
   QvBuffer *a = dalloc(d, v.len, sizeof *a);
   if (a == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
-    a[i] = load_buffer(qv_fb_vec_at(v, i));
+    a[i] = load_buffer(qvi_fb_vec_at(v, i));
     if (!buffer_ok(a[i])) { /* the path is formatted only when needed */
       char w[128];
       snprintf(w, sizeof w, "%s[%zu]", where, i);
@@ -188,8 +188,8 @@ static QvStatus decode_buffer_vector(Decoder *d, const char *where, QvFbVector v
 }
 
 static QvStatus decode_int(Decoder *d, const char *where, QvFbTable t, QvIntType *out) {
-  out->bit_width = qv_fb_i32(t, 0, 0);
-  out->is_signed = qv_fb_bool(t, 1, false);
+  out->bit_width = qvi_fb_i32(t, 0, 0);
+  out->is_signed = qvi_fb_bool(t, 1, false);
   if (out->bit_width != 8 && out->bit_width != 16 && out->bit_width != 32 &&
       out->bit_width != 64)
     return invalid(d, "%s: Int.bitWidth %d is not 8, 16, 32 or 64", where, out->bit_width);
@@ -213,15 +213,15 @@ static QvStatus decode_type(Decoder *d, const char *where, uint8_t tag, QvFbTabl
     case QV_TYPE_INT:
       return decode_int(d, where, t, &out->u.int_);
     case QV_TYPE_FLOATING_POINT:
-      out->u.floating_point.precision = qv_fb_i16(t, 0, 0);
+      out->u.floating_point.precision = qvi_fb_i16(t, 0, 0);
       if (out->u.floating_point.precision < 0 || out->u.floating_point.precision > 2)
         return invalid(d, "%s: FloatingPoint.precision %d is not HALF, SINGLE or DOUBLE", where,
                        out->u.floating_point.precision);
       return QV_OK;
     case QV_TYPE_DECIMAL: {
-      int32_t bw = qv_fb_i32(t, 2, 128);
-      out->u.decimal.precision = qv_fb_i32(t, 0, 0);
-      out->u.decimal.scale = qv_fb_i32(t, 1, 0);
+      int32_t bw = qvi_fb_i32(t, 2, 128);
+      out->u.decimal.precision = qvi_fb_i32(t, 0, 0);
+      out->u.decimal.scale = qvi_fb_i32(t, 1, 0);
       out->u.decimal.bit_width = bw;
       if (bw != 32 && bw != 64 && bw != 128 && bw != 256)
         return invalid(d, "%s: Decimal.bitWidth %d is not 32, 64, 128 or 256", where, bw);
@@ -233,13 +233,13 @@ static QvStatus decode_type(Decoder *d, const char *where, uint8_t tag, QvFbTabl
       return QV_OK;
     }
     case QV_TYPE_DATE:
-      out->u.date.unit = qv_fb_i16(t, 0, QV_DATE_MILLISECOND);
+      out->u.date.unit = qvi_fb_i16(t, 0, QV_DATE_MILLISECOND);
       if (out->u.date.unit != QV_DATE_DAY && out->u.date.unit != QV_DATE_MILLISECOND)
         return invalid(d, "%s: DateUnit %d is not DAY or MILLISECOND", where, out->u.date.unit);
       return QV_OK;
     case QV_TYPE_TIME: {
-      int16_t unit = qv_fb_i16(t, 0, QV_TIME_MILLISECOND);
-      int32_t bw = qv_fb_i32(t, 1, 32);
+      int16_t unit = qvi_fb_i16(t, 0, QV_TIME_MILLISECOND);
+      int32_t bw = qvi_fb_i32(t, 1, 32);
       out->u.time.unit = unit;
       out->u.time.bit_width = bw;
       TRY(check_time_unit(d, where, unit));
@@ -250,39 +250,39 @@ static QvStatus decode_type(Decoder *d, const char *where, uint8_t tag, QvFbTabl
       return QV_OK;
     }
     case QV_TYPE_TIMESTAMP:
-      out->u.timestamp.unit = qv_fb_i16(t, 0, QV_TIME_SECOND);
+      out->u.timestamp.unit = qvi_fb_i16(t, 0, QV_TIME_SECOND);
       TRY(check_time_unit(d, where, out->u.timestamp.unit));
-      return copy_string(d, qv_fb_string(t, 1), &out->u.timestamp.timezone,
+      return copy_string(d, qvi_fb_string(t, 1), &out->u.timestamp.timezone,
                          &out->u.timestamp.timezone_len);
     case QV_TYPE_INTERVAL:
-      out->u.interval.unit = qv_fb_i16(t, 0, 0);
+      out->u.interval.unit = qvi_fb_i16(t, 0, 0);
       if (out->u.interval.unit < 0 || out->u.interval.unit > 2)
         return invalid(d, "%s: IntervalUnit %d is not a known unit", where,
                        out->u.interval.unit);
       return QV_OK;
     case QV_TYPE_DURATION:
-      out->u.duration.unit = qv_fb_i16(t, 0, QV_TIME_MILLISECOND);
+      out->u.duration.unit = qvi_fb_i16(t, 0, QV_TIME_MILLISECOND);
       return check_time_unit(d, where, out->u.duration.unit);
     case QV_TYPE_FIXED_SIZE_BINARY:
-      out->u.fixed_size_binary.byte_width = qv_fb_i32(t, 0, 0);
+      out->u.fixed_size_binary.byte_width = qvi_fb_i32(t, 0, 0);
       if (out->u.fixed_size_binary.byte_width < 0)
         return invalid(d, "%s: FixedSizeBinary.byteWidth %d is negative", where,
                        out->u.fixed_size_binary.byte_width);
       return QV_OK;
     case QV_TYPE_FIXED_SIZE_LIST:
-      out->u.fixed_size_list.list_size = qv_fb_i32(t, 0, 0);
+      out->u.fixed_size_list.list_size = qvi_fb_i32(t, 0, 0);
       if (out->u.fixed_size_list.list_size < 0)
         return invalid(d, "%s: FixedSizeList.listSize %d is negative", where,
                        out->u.fixed_size_list.list_size);
       return QV_OK;
     case QV_TYPE_MAP:
-      out->u.map.keys_sorted = qv_fb_bool(t, 0, false);
+      out->u.map.keys_sorted = qvi_fb_bool(t, 0, false);
       return QV_OK;
     case QV_TYPE_UNION: {
-      out->u.union_.mode = qv_fb_i16(t, 0, QV_UNION_SPARSE);
+      out->u.union_.mode = qvi_fb_i16(t, 0, QV_UNION_SPARSE);
       if (out->u.union_.mode != QV_UNION_SPARSE && out->u.union_.mode != QV_UNION_DENSE)
         return invalid(d, "%s: UnionMode %d is not Sparse or Dense", where, out->u.union_.mode);
-      QvFbVector ids = qv_fb_vector(t, 1, 4);
+      QvFbVector ids = qvi_fb_vector(t, 1, 4);
       out->u.union_.has_type_ids = ids.buf != NULL;
       return copy_i32_vector(d, ids, &out->u.union_.n_type_ids, &out->u.union_.type_ids);
     }
@@ -307,7 +307,7 @@ static QvStatus decode_fields(Decoder *d, QvFbVector v, const char *where, int d
   for (size_t i = 0; i < v.len; i++) {
     char w[256];
     snprintf(w, sizeof w, "%s[%zu]", where, i);
-    TRY(decode_field(d, qv_fb_vec_table(v, i), w, depth, &f[i]));
+    TRY(decode_field(d, qvi_fb_vec_table(v, i), w, depth, &f[i]));
   }
   *n = (int64_t)v.len;
   *out = f;
@@ -316,58 +316,59 @@ static QvStatus decode_fields(Decoder *d, QvFbVector v, const char *where, int d
 
 static QvStatus decode_field(Decoder *d, QvFbTable t, const char *where, int depth,
                              QvField *out) {
-  TRY(copy_string(d, qv_fb_string(t, FIELD_NAME), &out->name, &out->name_len));
-  out->nullable = qv_fb_bool(t, FIELD_NULLABLE, false);
+  TRY(copy_string(d, qvi_fb_string(t, FIELD_NAME), &out->name, &out->name_len));
+  out->nullable = qvi_fb_bool(t, FIELD_NULLABLE, false);
   char w[256];
   snprintf(w, sizeof w, "%s.type", where);
-  TRY(decode_type(d, w, qv_fb_u8(t, FIELD_TYPE_TYPE, 0), qv_fb_table(t, FIELD_TYPE),
+  TRY(decode_type(d, w, qvi_fb_u8(t, FIELD_TYPE_TYPE, 0), qvi_fb_table(t, FIELD_TYPE),
                   &out->type));
-  QvFbTable dict = qv_fb_table(t, FIELD_DICTIONARY);
-  if (qv_fb_table_valid(dict)) {
+  QvFbTable dict = qvi_fb_table(t, FIELD_DICTIONARY);
+  if (qvi_fb_table_valid(dict)) {
     QvDictionaryEncoding *de = dalloc(d, 1, sizeof *de);
     if (de == NULL) return d->alloc_status;
-    de->id = qv_fb_i64(dict, DICT_ID, 0);
-    QvFbTable it = qv_fb_table(dict, DICT_INDEX_TYPE);
-    de->has_index_type = qv_fb_table_valid(it);
+    de->id = qvi_fb_i64(dict, DICT_ID, 0);
+    QvFbTable it = qvi_fb_table(dict, DICT_INDEX_TYPE);
+    de->has_index_type = qvi_fb_table_valid(it);
     de->index_type.bit_width = 32;
     de->index_type.is_signed = true;
     snprintf(w, sizeof w, "%s.dictionary.indexType", where);
     if (de->has_index_type) TRY(decode_int(d, w, it, &de->index_type));
-    de->is_ordered = qv_fb_bool(dict, DICT_IS_ORDERED, false);
-    de->kind = qv_fb_i16(dict, DICT_KIND, 0);
+    de->is_ordered = qvi_fb_bool(dict, DICT_IS_ORDERED, false);
+    de->kind = qvi_fb_i16(dict, DICT_KIND, 0);
     if (de->kind != QV_DICTIONARY_KIND_DENSE_ARRAY)
       return invalid(d, "%s.dictionary: DictionaryKind %d is not DenseArray", where, de->kind);
     out->dictionary = de;
   }
   snprintf(w, sizeof w, "%s.children", where);
-  TRY(decode_fields(d, qv_fb_vector(t, FIELD_CHILDREN, 4), w, depth + 1, &out->n_children,
+  TRY(decode_fields(d, qvi_fb_vector(t, FIELD_CHILDREN, 4), w, depth + 1, &out->n_children,
                     &out->children));
   return decode_metadata(d, t, FIELD_CUSTOM_METADATA, &out->n_metadata, &out->metadata);
 }
 
 static QvStatus decode_schema(Decoder *d, QvFbTable t, QvSchema *out) {
-  out->endianness = qv_fb_i16(t, SCHEMA_ENDIANNESS, QV_ENDIAN_LITTLE);
-  if (out->endianness != QV_ENDIAN_LITTLE && out->endianness != QV_ENDIAN_BIG)
-    return invalid(d, "Schema.endianness %d is not Little or Big", out->endianness);
-  TRY(decode_fields(d, qv_fb_vector(t, SCHEMA_FIELDS, 4), "Schema.fields", 0, &out->n_fields,
+  int16_t endianness = qvi_fb_i16(t, SCHEMA_ENDIANNESS, 0); /* Little 0, Big 1 */
+  if (endianness != 0 && endianness != 1)
+    return invalid(d, "Schema.endianness %d is not Little or Big", endianness);
+  out->endianness = endianness ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE;
+  TRY(decode_fields(d, qvi_fb_vector(t, SCHEMA_FIELDS, 4), "Schema.fields", 0, &out->n_fields,
                     &out->fields));
   TRY(decode_metadata(d, t, SCHEMA_CUSTOM_METADATA, &out->n_metadata, &out->metadata));
-  return copy_i64_vector(d, qv_fb_vector(t, SCHEMA_FEATURES, 8), &out->n_features,
+  return copy_i64_vector(d, qvi_fb_vector(t, SCHEMA_FEATURES, 8), &out->n_features,
                          &out->features);
 }
 
 static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
                                     QvRecordBatch *out) {
-  out->length = qv_fb_i64(t, RB_LENGTH, 0);
+  out->length = qvi_fb_i64(t, RB_LENGTH, 0);
   if (out->length < 0) return invalid(d, "%s.length %lld is negative", where, (long long)out->length);
-  QvFbVector nodes = qv_fb_vector(t, RB_NODES, 16);
+  QvFbVector nodes = qvi_fb_vector(t, RB_NODES, 16);
   if (nodes.buf && nodes.len) {
     QvFieldNode *n = dalloc(d, nodes.len, sizeof *n);
     if (n == NULL) return d->alloc_status;
     for (size_t i = 0; i < nodes.len; i++) {
-      const uint8_t *p = qv_fb_vec_at(nodes, i);
-      n[i].length = qv_le_i64(p);
-      n[i].null_count = qv_le_i64(p + 8);
+      const uint8_t *p = qvi_fb_vec_at(nodes, i);
+      n[i].length = qvi_le_i64(p);
+      n[i].null_count = qvi_le_i64(p + 8);
       if (n[i].length < 0 || n[i].null_count < 0 || n[i].null_count > n[i].length)
         return invalid(d, "%s.nodes[%zu]: length %lld / null_count %lld is invalid", where, i,
                        (long long)n[i].length, (long long)n[i].null_count);
@@ -377,14 +378,14 @@ static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
   }
   char w[160];
   snprintf(w, sizeof w, "%s.buffers", where);
-  TRY(decode_buffer_vector(d, w, qv_fb_vector(t, RB_BUFFERS, 16), &out->n_buffers,
+  TRY(decode_buffer_vector(d, w, qvi_fb_vector(t, RB_BUFFERS, 16), &out->n_buffers,
                            &out->buffers));
-  QvFbTable comp = qv_fb_table(t, RB_COMPRESSION);
+  QvFbTable comp = qvi_fb_table(t, RB_COMPRESSION);
   out->compression = QV_COMPRESSION_NONE;
-  if (qv_fb_table_valid(comp)) {
+  if (qvi_fb_table_valid(comp)) {
     /* CompressionType: LZ4_FRAME = 0 (the default), ZSTD = 1 */
-    int8_t codec = qv_fb_i8(comp, COMP_CODEC, 0);
-    out->method = qv_fb_i8(comp, COMP_METHOD, QV_COMPRESSION_METHOD_BUFFER);
+    int8_t codec = qvi_fb_i8(comp, COMP_CODEC, 0);
+    out->method = qvi_fb_i8(comp, COMP_METHOD, QV_COMPRESSION_METHOD_BUFFER);
     if (codec < 0)
       return invalid(d, "%s.compression.codec %d is not LZ4_FRAME or ZSTD", where, codec);
     if (codec > 1)
@@ -395,7 +396,7 @@ static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
       return unsupported(d, "%s.compression.method %d is not supported (BUFFER is)", where,
                          out->method);
   }
-  QvFbVector var = qv_fb_vector(t, RB_VARIADIC, 8);
+  QvFbVector var = qvi_fb_vector(t, RB_VARIADIC, 8);
   out->has_variadic_buffer_counts = var.buf != NULL;
   TRY(copy_i64_vector(d, var, &out->n_variadic_buffer_counts, &out->variadic_buffer_counts));
   for (int64_t i = 0; i < out->n_variadic_buffer_counts; i++)
@@ -406,19 +407,19 @@ static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
 
 static QvStatus decode_shape(Decoder *d, QvFbTable t, unsigned slot, const char *where,
                              int64_t *ndim, const QvTensorDim **out) {
-  QvFbVector v = qv_fb_vector(t, slot, 4);
+  QvFbVector v = qvi_fb_vector(t, slot, 4);
   *ndim = 0;
   *out = NULL;
   if (v.len == 0) return QV_OK;
   QvTensorDim *dims = dalloc(d, v.len, sizeof *dims);
   if (dims == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
-    QvFbTable dim = qv_fb_vec_table(v, i);
-    dims[i].size = qv_fb_i64(dim, DIM_SIZE, 0);
+    QvFbTable dim = qvi_fb_vec_table(v, i);
+    dims[i].size = qvi_fb_i64(dim, DIM_SIZE, 0);
     if (dims[i].size < 0)
       return invalid(d, "%s.shape[%zu].size %lld is negative", where, i,
                      (long long)dims[i].size);
-    TRY(copy_string(d, qv_fb_string(dim, DIM_NAME), &dims[i].name, &dims[i].name_len));
+    TRY(copy_string(d, qvi_fb_string(dim, DIM_NAME), &dims[i].name, &dims[i].name_len));
   }
   *ndim = (int64_t)v.len;
   *out = dims;
@@ -426,74 +427,78 @@ static QvStatus decode_shape(Decoder *d, QvFbTable t, unsigned slot, const char 
 }
 
 static QvStatus decode_tensor(Decoder *d, QvFbTable t, QvTensorMeta *out) {
-  TRY(decode_type(d, "Tensor.type", qv_fb_u8(t, TENSOR_TYPE_TYPE, 0),
-                  qv_fb_table(t, TENSOR_TYPE), &out->type));
+  TRY(decode_type(d, "Tensor.type", qvi_fb_u8(t, TENSOR_TYPE_TYPE, 0),
+                  qvi_fb_table(t, TENSOR_TYPE), &out->type));
   TRY(decode_shape(d, t, TENSOR_SHAPE, "Tensor", &out->ndim, &out->shape));
-  QvFbVector strides = qv_fb_vector(t, TENSOR_STRIDES, 8);
+  QvFbVector strides = qvi_fb_vector(t, TENSOR_STRIDES, 8);
   out->has_strides = strides.buf != NULL;
   TRY(copy_i64_vector(d, strides, &out->n_strides, &out->strides));
-  out->data = load_buffer(qv_fb_struct(t, TENSOR_DATA, 16));
+  out->data = load_buffer(qvi_fb_struct(t, TENSOR_DATA, 16));
   return check_buffer(d, "Tensor.data", out->data);
 }
 
 static QvStatus decode_sparse_tensor(Decoder *d, QvFbTable t, QvSparseTensorMeta *out) {
-  TRY(decode_type(d, "SparseTensor.type", qv_fb_u8(t, ST_TYPE_TYPE, 0), qv_fb_table(t, ST_TYPE),
+  TRY(decode_type(d, "SparseTensor.type", qvi_fb_u8(t, ST_TYPE_TYPE, 0), qvi_fb_table(t, ST_TYPE),
                   &out->type));
   TRY(decode_shape(d, t, ST_SHAPE, "SparseTensor", &out->ndim, &out->shape));
-  out->non_zero_length = qv_fb_i64(t, ST_NNZ, 0);
+  out->non_zero_length = qvi_fb_i64(t, ST_NNZ, 0);
   if (out->non_zero_length < 0)
     return invalid(d, "SparseTensor.non_zero_length %lld is negative",
                    (long long)out->non_zero_length);
-  out->data = load_buffer(qv_fb_struct(t, ST_DATA, 16));
+  out->data = load_buffer(qvi_fb_struct(t, ST_DATA, 16));
   TRY(check_buffer(d, "SparseTensor.data", out->data));
-  out->index_kind = qv_fb_u8(t, ST_INDEX_TYPE, 0);
-  QvFbTable ix = qv_fb_table(t, ST_INDEX);
-  switch (out->index_kind) {
-    case QV_SPARSE_INDEX_COO: {
+  /* SparseTensorIndex union tags: COO 1, CSX 2 (CSR or CSC by its
+   * compressedAxis), CSF 3 */
+  uint8_t tag = qvi_fb_u8(t, ST_INDEX_TYPE, 0);
+  QvFbTable ix = qvi_fb_table(t, ST_INDEX);
+  switch (tag) {
+    case 1: {
+      out->format = QV_SPARSE_COO;
       QvSparseCOO *c = &out->index.coo;
-      TRY(decode_int(d, "SparseTensorIndexCOO.indicesType", qv_fb_table(ix, COO_INDICES_TYPE),
+      TRY(decode_int(d, "SparseTensorIndexCOO.indicesType", qvi_fb_table(ix, COO_INDICES_TYPE),
                      &c->indices_type));
-      QvFbVector s = qv_fb_vector(ix, COO_INDICES_STRIDES, 8);
+      QvFbVector s = qvi_fb_vector(ix, COO_INDICES_STRIDES, 8);
       c->has_indices_strides = s.buf != NULL;
       TRY(copy_i64_vector(d, s, &c->n_indices_strides, &c->indices_strides));
-      c->indices_buffer = load_buffer(qv_fb_struct(ix, COO_INDICES_BUFFER, 16));
+      c->indices_buffer = load_buffer(qvi_fb_struct(ix, COO_INDICES_BUFFER, 16));
       TRY(check_buffer(d, "SparseTensorIndexCOO.indicesBuffer", c->indices_buffer));
-      c->is_canonical = qv_fb_bool(ix, COO_IS_CANONICAL, false);
+      c->is_canonical = qvi_fb_bool(ix, COO_IS_CANONICAL, false);
       return QV_OK;
     }
-    case QV_SPARSE_INDEX_CSX: {
+    case 2: {
       QvSparseCSX *c = &out->index.csx;
-      c->compressed_axis = qv_fb_i16(ix, CSX_AXIS, QV_CSX_ROW);
-      if (c->compressed_axis != QV_CSX_ROW && c->compressed_axis != QV_CSX_COLUMN)
-        return invalid(d, "SparseMatrixIndexCSX.compressedAxis %d is not Row or Column",
-                       c->compressed_axis);
-      TRY(decode_int(d, "SparseMatrixIndexCSX.indptrType", qv_fb_table(ix, CSX_INDPTR_TYPE),
+      int16_t axis = qvi_fb_i16(ix, CSX_AXIS, 0); /* Row 0, Column 1 */
+      if (axis != 0 && axis != 1)
+        return invalid(d, "SparseMatrixIndexCSX.compressedAxis %d is not Row or Column", axis);
+      out->format = axis == 0 ? QV_SPARSE_CSR : QV_SPARSE_CSC;
+      TRY(decode_int(d, "SparseMatrixIndexCSX.indptrType", qvi_fb_table(ix, CSX_INDPTR_TYPE),
                      &c->indptr_type));
-      TRY(decode_int(d, "SparseMatrixIndexCSX.indicesType", qv_fb_table(ix, CSX_INDICES_TYPE),
+      TRY(decode_int(d, "SparseMatrixIndexCSX.indicesType", qvi_fb_table(ix, CSX_INDICES_TYPE),
                      &c->indices_type));
-      c->indptr_buffer = load_buffer(qv_fb_struct(ix, CSX_INDPTR_BUFFER, 16));
-      c->indices_buffer = load_buffer(qv_fb_struct(ix, CSX_INDICES_BUFFER, 16));
+      c->indptr_buffer = load_buffer(qvi_fb_struct(ix, CSX_INDPTR_BUFFER, 16));
+      c->indices_buffer = load_buffer(qvi_fb_struct(ix, CSX_INDICES_BUFFER, 16));
       TRY(check_buffer(d, "SparseMatrixIndexCSX.indptrBuffer", c->indptr_buffer));
       return check_buffer(d, "SparseMatrixIndexCSX.indicesBuffer", c->indices_buffer);
     }
-    case QV_SPARSE_INDEX_CSF: {
+    case 3: {
+      out->format = QV_SPARSE_CSF;
       QvSparseCSF *c = &out->index.csf;
-      TRY(decode_int(d, "SparseTensorIndexCSF.indptrType", qv_fb_table(ix, CSF_INDPTR_TYPE),
+      TRY(decode_int(d, "SparseTensorIndexCSF.indptrType", qvi_fb_table(ix, CSF_INDPTR_TYPE),
                      &c->indptr_type));
-      TRY(decode_int(d, "SparseTensorIndexCSF.indicesType", qv_fb_table(ix, CSF_INDICES_TYPE),
+      TRY(decode_int(d, "SparseTensorIndexCSF.indicesType", qvi_fb_table(ix, CSF_INDICES_TYPE),
                      &c->indices_type));
       TRY(decode_buffer_vector(d, "SparseTensorIndexCSF.indptrBuffers",
-                               qv_fb_vector(ix, CSF_INDPTR_BUFFERS, 16), &c->n_indptr_buffers,
+                               qvi_fb_vector(ix, CSF_INDPTR_BUFFERS, 16), &c->n_indptr_buffers,
                                &c->indptr_buffers));
       TRY(decode_buffer_vector(d, "SparseTensorIndexCSF.indicesBuffers",
-                               qv_fb_vector(ix, CSF_INDICES_BUFFERS, 16),
+                               qvi_fb_vector(ix, CSF_INDICES_BUFFERS, 16),
                                &c->n_indices_buffers, &c->indices_buffers));
-      return copy_i32_vector(d, qv_fb_vector(ix, CSF_AXIS_ORDER, 4), &c->n_axis_order,
+      return copy_i32_vector(d, qvi_fb_vector(ix, CSF_AXIS_ORDER, 4), &c->n_axis_order,
                              &c->axis_order);
     }
     default:
       return invalid(d, "SparseTensor.sparseIndex: union type %u is not a known SparseTensorIndex",
-                     out->index_kind);
+                     tag);
   }
 }
 
@@ -501,30 +506,31 @@ static QvStatus verify_and_root(const uint8_t *buf, size_t size, const QvFbTable
                                 const QvDecodeOptions *options, QvFbTable *root,
                                 QvError *error) {
   QvDecodeOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvDecodeOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvDecodeOptions, error);
   if (st) return st;
   QvFbVerifyOptions vo = {o.max_depth, o.max_tables};
-  st = qv_fb_verify(buf, size, desc, &vo, error);
+  st = qvi_fb_verify(buf, size, desc, &vo, error);
   if (st) return st;
-  if (!qv_fb_root(buf, size, root))
+  if (!qvi_fb_root(buf, size, root))
     return qv_error_set(error, QV_EINVAL, "%s: root table is unreadable", desc->name);
   return QV_OK;
 }
 
 static QvStatus decode_message_body(Decoder *d, QvFbTable root, void *out_) {
   QvMessage *out = out_;
-  out->version = qv_fb_i16(root, MESSAGE_VERSION, QV_METADATA_V1);
-  if (out->version < QV_METADATA_V1)
-    return invalid(d, "Message.version %d is not a known MetadataVersion", out->version);
-  if (out->version > QV_METADATA_V5)
+  int16_t version = qvi_fb_i16(root, MESSAGE_VERSION, QV_METADATA_V1);
+  if (version < QV_METADATA_V1)
+    return invalid(d, "Message.version %d is not a known MetadataVersion", version);
+  if (version > QV_METADATA_V5)
     return unsupported(d, "Message.version %d is a MetadataVersion after V5 (not supported)",
-                       out->version);
-  out->body_length = qv_fb_i64(root, MESSAGE_BODY_LENGTH, 0);
+                       version);
+  out->version = (QvMetadataVersion)version;
+  out->body_length = qvi_fb_i64(root, MESSAGE_BODY_LENGTH, 0);
   if (out->body_length < 0)
     return invalid(d, "Message.bodyLength %lld is negative", (long long)out->body_length);
   TRY(decode_metadata(d, root, MESSAGE_CUSTOM_METADATA, &out->n_metadata, &out->metadata));
-  out->header_type = qv_fb_u8(root, MESSAGE_HEADER_TYPE, 0);
-  QvFbTable h = qv_fb_table(root, MESSAGE_HEADER);
+  out->header_type = qvi_fb_u8(root, MESSAGE_HEADER_TYPE, 0);
+  QvFbTable h = qvi_fb_table(root, MESSAGE_HEADER);
   switch (out->header_type) {
     case QV_HEADER_SCHEMA:
       return decode_schema(d, h, &out->header.schema);
@@ -532,10 +538,10 @@ static QvStatus decode_message_body(Decoder *d, QvFbTable root, void *out_) {
       return decode_record_batch(d, h, "RecordBatch", &out->header.record_batch);
     case QV_HEADER_DICTIONARY_BATCH: {
       QvDictionaryBatch *db = &out->header.dictionary_batch;
-      db->id = qv_fb_i64(h, DB_ID, 0);
-      db->is_delta = qv_fb_bool(h, DB_IS_DELTA, false);
-      QvFbTable data = qv_fb_table(h, DB_DATA);
-      if (!qv_fb_table_valid(data))
+      db->id = qvi_fb_i64(h, DB_ID, 0);
+      db->is_delta = qvi_fb_bool(h, DB_IS_DELTA, false);
+      QvFbTable data = qvi_fb_table(h, DB_DATA);
+      if (!qvi_fb_table_valid(data))
         return invalid(d, "DictionaryBatch.data: required RecordBatch is missing");
       return decode_record_batch(d, data, "DictionaryBatch.data", &db->data);
     }
@@ -553,7 +559,7 @@ static QvStatus decode_message_body(Decoder *d, QvFbTable root, void *out_) {
 
 /* Frees a decoded struct's arena and zeroes the struct. */
 static void reset_decoded(void *obj, size_t size, void *arena) {
-  qv_arena_free(arena);
+  qvi_arena_free(arena);
   memset(obj, 0, size);
 }
 
@@ -579,7 +585,7 @@ static QvStatus decode_root(const uint8_t *buf, size_t size, const QvDecodeOptio
 QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                            QvMessage *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "Message: output is NULL");
-  return decode_root(buf, size, options, &qv_desc_Message, out, sizeof *out, &out->private_data,
+  return decode_root(buf, size, options, &qvi_desc_Message, out, sizeof *out, &out->private_data,
                      decode_message_body, error);
 }
 
@@ -595,10 +601,10 @@ static QvStatus decode_blocks(Decoder *d, QvFbVector v, const char *where, int64
   QvBlock *b = dalloc(d, v.len, sizeof *b);
   if (b == NULL) return d->alloc_status;
   for (size_t i = 0; i < v.len; i++) {
-    const uint8_t *p = qv_fb_vec_at(v, i);
-    b[i].offset = qv_le_i64(p);
-    b[i].meta_data_length = qv_le_i32(p + 8);
-    b[i].body_length = qv_le_i64(p + 16);
+    const uint8_t *p = qvi_fb_vec_at(v, i);
+    b[i].offset = qvi_le_i64(p);
+    b[i].meta_data_length = qvi_le_i32(p + 8);
+    b[i].body_length = qvi_le_i64(p + 16);
     if (b[i].offset < 0 || b[i].meta_data_length < 0 || b[i].body_length < 0)
       return invalid(d, "Footer.%s[%zu]: negative offset or length", where, i);
   }
@@ -609,18 +615,19 @@ static QvStatus decode_blocks(Decoder *d, QvFbVector v, const char *where, int64
 
 static QvStatus decode_footer_body(Decoder *d, QvFbTable root, void *out_) {
   QvFooter *out = out_;
-  out->version = qv_fb_i16(root, FOOTER_VERSION, QV_METADATA_V1);
-  if (out->version < QV_METADATA_V1)
-    return invalid(d, "Footer.version %d is not a known MetadataVersion", out->version);
-  if (out->version > QV_METADATA_V5)
+  int16_t version = qvi_fb_i16(root, FOOTER_VERSION, QV_METADATA_V1);
+  if (version < QV_METADATA_V1)
+    return invalid(d, "Footer.version %d is not a known MetadataVersion", version);
+  if (version > QV_METADATA_V5)
     return unsupported(d, "Footer.version %d is a MetadataVersion after V5 (not supported)",
-                       out->version);
-  QvFbTable schema = qv_fb_table(root, FOOTER_SCHEMA);
-  out->has_schema = qv_fb_table_valid(schema);
+                       version);
+  out->version = (QvMetadataVersion)version;
+  QvFbTable schema = qvi_fb_table(root, FOOTER_SCHEMA);
+  out->has_schema = qvi_fb_table_valid(schema);
   if (out->has_schema) TRY(decode_schema(d, schema, &out->schema));
-  TRY(decode_blocks(d, qv_fb_vector(root, FOOTER_DICTIONARIES, 24), "dictionaries",
+  TRY(decode_blocks(d, qvi_fb_vector(root, FOOTER_DICTIONARIES, 24), "dictionaries",
                     &out->n_dictionaries, &out->dictionaries));
-  TRY(decode_blocks(d, qv_fb_vector(root, FOOTER_RECORD_BATCHES, 24), "recordBatches",
+  TRY(decode_blocks(d, qvi_fb_vector(root, FOOTER_RECORD_BATCHES, 24), "recordBatches",
                     &out->n_record_batches, &out->record_batches));
   return decode_metadata(d, root, FOOTER_CUSTOM_METADATA, &out->n_metadata, &out->metadata);
 }
@@ -628,7 +635,7 @@ static QvStatus decode_footer_body(Decoder *d, QvFbTable root, void *out_) {
 QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                           QvFooter *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "Footer: output is NULL");
-  return decode_root(buf, size, options, &qv_desc_Footer, out, sizeof *out, &out->private_data,
+  return decode_root(buf, size, options, &qvi_desc_Footer, out, sizeof *out, &out->private_data,
                      decode_footer_body, error);
 }
 

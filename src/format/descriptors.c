@@ -1,16 +1,16 @@
 #include "format/descriptors.h"
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-#define TABLE(name, fields) const QvFbTableDesc qv_desc_##name = {#name, COUNT(fields), fields}
-#define EMPTY(name) static const QvFbTableDesc qv_desc_##name = {#name, 0, NULL}
+#define TABLE(name, fields) const QvFbTableDesc qvi_desc_##name = {#name, COUNT(fields), fields}
+#define EMPTY(name) static const QvFbTableDesc qvi_desc_##name = {#name, 0, NULL}
 /* field helpers: name, slot, kind, required, size, align, table, union */
 #define SCALAR(n, s, sz) {n, s, QV_FB_SCALAR, 0, sz, sz, NULL, NULL}
 #define STRUCT(n, s, sz, req) {n, s, QV_FB_STRUCT, req, sz, 8, NULL, NULL}
 #define STRING(n, s) {n, s, QV_FB_STRING, 0, 4, 4, NULL, NULL}
-#define SUBTABLE(n, s, t, req) {n, s, QV_FB_TABLE, req, 4, 4, &qv_desc_##t, NULL}
+#define SUBTABLE(n, s, t, req) {n, s, QV_FB_TABLE, req, 4, 4, &qvi_desc_##t, NULL}
 #define VEC_SCALAR(n, s, sz, req) {n, s, QV_FB_VEC_SCALAR, req, sz, sz, NULL, NULL}
 #define VEC_STRUCT(n, s, sz, req) {n, s, QV_FB_VEC_STRUCT, req, sz, 8, NULL, NULL}
-#define VEC_TABLE(n, s, t, req) {n, s, QV_FB_VEC_TABLE, req, 4, 4, &qv_desc_##t, NULL}
+#define VEC_TABLE(n, s, t, req) {n, s, QV_FB_VEC_TABLE, req, 4, 4, &qvi_desc_##t, NULL}
 #define UNION(n, s, u, req) {n, s, QV_FB_UNION, req, 4, 4, NULL, &u}
 
 static const QvFbFieldDesc kv_fields[] = {STRING("key", KV_KEY), STRING("value", KV_VALUE)};
@@ -56,15 +56,15 @@ EMPTY(Bool);
 EMPTY(RunEndEncoded);
 
 static const QvFbTableDesc *const type_members[] = {
-    NULL,                     &qv_desc_Null,          &qv_desc_Int,
-    &qv_desc_FloatingPoint,   &qv_desc_Binary,        &qv_desc_Utf8,
-    &qv_desc_Bool,            &qv_desc_Decimal,       &qv_desc_Date,
-    &qv_desc_Time,            &qv_desc_Timestamp,     &qv_desc_Interval,
-    &qv_desc_List,            &qv_desc_Struct_,       &qv_desc_Union,
-    &qv_desc_FixedSizeBinary, &qv_desc_FixedSizeList, &qv_desc_Map,
-    &qv_desc_Duration,        &qv_desc_LargeBinary,   &qv_desc_LargeUtf8,
-    &qv_desc_LargeList,       &qv_desc_RunEndEncoded, &qv_desc_BinaryView,
-    &qv_desc_Utf8View,        &qv_desc_ListView,      &qv_desc_LargeListView};
+    NULL,                     &qvi_desc_Null,          &qvi_desc_Int,
+    &qvi_desc_FloatingPoint,   &qvi_desc_Binary,        &qvi_desc_Utf8,
+    &qvi_desc_Bool,            &qvi_desc_Decimal,       &qvi_desc_Date,
+    &qvi_desc_Time,            &qvi_desc_Timestamp,     &qvi_desc_Interval,
+    &qvi_desc_List,            &qvi_desc_Struct_,       &qvi_desc_Union,
+    &qvi_desc_FixedSizeBinary, &qvi_desc_FixedSizeList, &qvi_desc_Map,
+    &qvi_desc_Duration,        &qvi_desc_LargeBinary,   &qvi_desc_LargeUtf8,
+    &qvi_desc_LargeList,       &qvi_desc_RunEndEncoded, &qvi_desc_BinaryView,
+    &qvi_desc_Utf8View,        &qvi_desc_ListView,      &qvi_desc_LargeListView};
 static const QvFbUnionDesc type_union = {"Type", COUNT(type_members), type_members};
 
 static const QvFbFieldDesc dict_fields[] = {SCALAR("id", DICT_ID, 8),
@@ -73,7 +73,7 @@ static const QvFbFieldDesc dict_fields[] = {SCALAR("id", DICT_ID, 8),
                                             SCALAR("dictionaryKind", DICT_KIND, 2)};
 static TABLE(DictionaryEncoding, dict_fields);
 
-extern const QvFbTableDesc qv_desc_Field;
+extern const QvFbTableDesc qvi_desc_Field;
 static const QvFbFieldDesc field_fields[] = {
     STRING("name", FIELD_NAME),
     SCALAR("nullable", FIELD_NULLABLE, 1),
@@ -138,8 +138,8 @@ static const QvFbFieldDesc csf_fields[] = {
 static TABLE(SparseTensorIndexCSF, csf_fields);
 
 static const QvFbTableDesc *const sparse_index_members[] = {
-    NULL, &qv_desc_SparseTensorIndexCOO, &qv_desc_SparseMatrixIndexCSX,
-    &qv_desc_SparseTensorIndexCSF};
+    NULL, &qvi_desc_SparseTensorIndexCOO, &qvi_desc_SparseMatrixIndexCSX,
+    &qvi_desc_SparseTensorIndexCSF};
 static const QvFbUnionDesc sparse_index_union = {"SparseTensorIndex",
                                                  COUNT(sparse_index_members),
                                                  sparse_index_members};
@@ -152,8 +152,8 @@ static const QvFbFieldDesc sparse_fields[] = {
 static TABLE(SparseTensor, sparse_fields);
 
 static const QvFbTableDesc *const header_members[] = {
-    NULL, &qv_desc_Schema, &qv_desc_DictionaryBatch, &qv_desc_RecordBatch, &qv_desc_Tensor,
-    &qv_desc_SparseTensor};
+    NULL, &qvi_desc_Schema, &qvi_desc_DictionaryBatch, &qvi_desc_RecordBatch, &qvi_desc_Tensor,
+    &qvi_desc_SparseTensor};
 static const QvFbUnionDesc header_union = {"MessageHeader", COUNT(header_members),
                                            header_members};
 

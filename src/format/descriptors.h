@@ -5,9 +5,9 @@
 
 #include "flatbuf/flatbuf.h"
 
-extern const QvFbTableDesc qv_desc_Message;
-extern const QvFbTableDesc qv_desc_Footer;
-extern const QvFbTableDesc qv_desc_Schema;
+extern const QvFbTableDesc qvi_desc_Message;
+extern const QvFbTableDesc qvi_desc_Footer;
+extern const QvFbTableDesc qvi_desc_Schema;
 
 /* Deepest Field.children nesting the decoder accepts and the encoder writes
  * (top-level fields are depth 0); bounds recursion on hostile input. */

@@ -3,10 +3,10 @@
 
 #include "quiver/format.h"
 
-const char *qv_header_type_name(uint8_t header_type) {
+const char *qv_header_type_name(QvMessageHeader header_type) {
   static const char *const names[] = {"NONE", "Schema", "DictionaryBatch", "RecordBatch",
                                       "Tensor", "SparseTensor"};
-  return header_type < 6 ? names[header_type] : "?";
+  return (unsigned)header_type < 6 ? names[header_type] : "?";
 }
 
 const char *qv_type_id_name(QvTypeId id) {
@@ -20,14 +20,9 @@ const char *qv_type_id_name(QvTypeId id) {
   return (unsigned)id < QV_TYPE_ID_COUNT ? names[id] : "?";
 }
 
-const char *qv_metadata_version_name(int16_t version) {
+const char *qv_metadata_version_name(QvMetadataVersion version) {
   static const char *const names[] = {"V1", "V2", "V3", "V4", "V5"};
-  return version >= 0 && version < 5 ? names[version] : "?";
-}
-
-const char *qv_sparse_index_name(uint8_t kind) {
-  static const char *const names[] = {"NONE", "COO", "CSX", "CSF"};
-  return kind < 4 ? names[kind] : "?";
+  return (unsigned)version < 5 ? names[version] : "?";
 }
 
 static const char *time_unit_abbrev(int16_t unit) {

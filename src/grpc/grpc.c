@@ -257,16 +257,16 @@ static void wake(Conn *c) {
 
 static void conn_release_locked(Conn *c, bool *freed);
 
-static void msg_free_owner(void *p) { qv_aligned_free(p); }
+static void msg_free_owner(void *p) { qv_free(p); }
 
 static void call_free_memory(QviGrpcCall *call) {
   for (Msg *m = call->q_head; m;) {
     Msg *n = m->next;
-    qv_aligned_free(m->buf);
+    qv_free(m->buf);
     free(m);
     m = n;
   }
-  qv_aligned_free(call->msg_buf);
+  qv_free(call->msg_buf);
   free(call->path);
   for (size_t i = 0; i < call->n_headers; i++) {
     free((char *)call->headers[i].name);
@@ -1140,7 +1140,7 @@ QvStatus qvi_grpc_call_recv(QviGrpcCall *call, QviGrpcMessage *out, QvError *err
       }
       QvOwner *owner = qv_owner_new(msg_free_owner, m->buf);
       if (owner == NULL) {
-        qv_aligned_free(m->buf);
+        qv_free(m->buf);
         free(m);
         st = qv_error_set(error, QV_ENOMEM, "out of memory");
         break;

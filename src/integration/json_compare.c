@@ -82,8 +82,8 @@ static bool range_eq(Cmp *c, const QvArrayView *e, int64_t es, const QvArrayView
 
 static bool elem_eq(Cmp *c, const QvArrayView *e, int64_t i, const QvArrayView *f, int64_t j) {
   QvArrowType t = e->type.storage_type;
-  if (qv_ij_has_validity(t)) {
-    bool ve = qv_ij_valid(e, i), vf = qv_ij_valid(f, j);
+  if (qvi_ij_has_validity(t)) {
+    bool ve = qvi_ij_valid(e, i), vf = qvi_ij_valid(f, j);
     if (!ve || !vf) return ve == vf ? true : differ(c, e, i, f, j);
   }
   if (e->type.type == QV_ARROW_DICTIONARY) {
@@ -101,9 +101,9 @@ static bool elem_eq(Cmp *c, const QvArrayView *e, int64_t i, const QvArrayView *
     case QV_ARROW_UINT64:
       return qv_array_view_get_uint(e, i) == qv_array_view_get_uint(f, j) ? true
                                                                           : differ(c, e, i, f, j);
-    case QV_ARROW_HALF_FLOAT: case QV_ARROW_FLOAT: case QV_ARROW_DOUBLE:
+    case QV_ARROW_FLOAT16: case QV_ARROW_FLOAT32: case QV_ARROW_FLOAT64:
       return float_eq(qv_array_view_get_double(e, i), qv_array_view_get_double(f, j), c->tol,
-                      t != QV_ARROW_DOUBLE) ? true : differ(c, e, i, f, j);
+                      t != QV_ARROW_FLOAT64) ? true : differ(c, e, i, f, j);
     case QV_ARROW_BOOL: case QV_ARROW_INT8: case QV_ARROW_UINT8: case QV_ARROW_INT16:
     case QV_ARROW_UINT16: case QV_ARROW_INT32: case QV_ARROW_UINT32: case QV_ARROW_INT64:
     case QV_ARROW_INTERVAL_MONTHS:
@@ -199,7 +199,7 @@ static bool range_eq(Cmp *c, const QvArrayView *e, int64_t es, const QvArrayView
   return true;
 }
 
-QvStatus qv_ij_compare_range(const QvArrayView *e, int64_t es, const QvArrayView *f, int64_t fs,
+QvStatus qvi_ij_compare_range(const QvArrayView *e, int64_t es, const QvArrayView *f, int64_t fs,
                              int64_t n, double tolerance, const char *what, QvError *error) {
   Cmp c;
   memset(&c, 0, sizeof c);
@@ -223,8 +223,8 @@ typedef struct SchemaCmp {
 } SchemaCmp;
 
 static QvStatus type_text(const struct ArrowSchema *s, char *buf, size_t cap) {
-  QvSchemaView v;
-  if (qv_schema_view_init(&v, s, NULL) == QV_OK)
+  QvArrowSchemaView v;
+  if (qv_arrow_schema_view_init(&v, s, NULL) == QV_OK)
     snprintf(buf, cap, "%s (\"%.64s\")", qv_arrow_type_name(v.type), s->format);
   else
     snprintf(buf, cap, "\"%.64s\"", s->format ? s->format : "");
@@ -251,12 +251,12 @@ static int entry_cmp(const void *pa, const void *pb) {
 static QvStatus meta_sorted(SchemaCmp *sc, const char *blob, MetaEntry **out, int64_t *n) {
   *out = NULL;
   *n = 0;
-  QvMetadataIter it;
-  qv_metadata_iter_init(&it, blob);
+  QvArrowMetadataIter it;
+  qv_arrow_metadata_iter_init(&it, blob);
   if (it.remaining == 0) return QV_OK;
   MetaEntry *e = malloc((size_t)it.remaining * sizeof *e);
   if (e == NULL) return qv_error_set(sc->error, QV_ENOMEM, "out of memory");
-  while (qv_metadata_iter_next(&it, &e[*n].k, &e[*n].kl, &e[*n].v, &e[*n].vl)) (*n)++;
+  while (qv_arrow_metadata_iter_next(&it, &e[*n].k, &e[*n].kl, &e[*n].v, &e[*n].vl)) (*n)++;
   qsort(e, (size_t)*n, sizeof *e, entry_cmp);
   *out = e;
   return QV_OK;
@@ -492,7 +492,7 @@ static QvStatus dictionaries_eq(const QvArrayView *e, const QvArrayView *f, Dict
                             " entries, found %" PRId64, batch, paths[k], de->length, df->length);
       char what[600];
       snprintf(what, sizeof what, "batch %" PRId64 ": %s: dictionary", batch, paths[k]);
-      if ((st = qv_ij_compare_range(de, 0, df, 0, de->length, tol, what, error))) return st;
+      if ((st = qvi_ij_compare_range(de, 0, df, 0, de->length, tol, what, error))) return st;
     }
     if ((st = dictionaries_eq(de, df, dp, paths, tol, batch, depth + 1, error))) return st;
   }
@@ -511,12 +511,12 @@ QvStatus qv_json_compare(const QvJsonData *expected, const QvJsonData *found,
       (found->n_batches > 0 && found->batches == NULL))
     return qv_error_set(error, QV_EARG, "qv_json_compare: two data sets with schemas are required");
   QvJsonCompareOptions opt;
-  QvStatus st = QV_OPTIONS_LOAD(&opt, options, "QvJsonCompareOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opt, options, QvJsonCompareOptions, error);
   if (st) return st;
   double tol = opt.float_tolerance == 0 ? 1e-5 : opt.float_tolerance < 0 ? -1 : opt.float_tolerance;
   const struct ArrowSchema *a = expected->schema, *b = found->schema;
-  if ((st = qv_schema_validate(a, error))) return qv_error_prefix(error, "expected schema");
-  if ((st = qv_schema_validate(b, error))) return qv_error_prefix(error, "found schema");
+  if ((st = qv_arrow_schema_validate(a, error))) return qv_error_prefix(error, "expected schema");
+  if ((st = qv_arrow_schema_validate(b, error))) return qv_error_prefix(error, "found schema");
   if (strcmp(a->format, "+s") != 0 || strcmp(b->format, "+s") != 0)
     return qv_error_set(error, QV_EARG, "qv_json_compare: schemas must be structs (\"+s\")");
   SchemaCmp sc = {error, NULL, NULL, 0, 0, 0};

@@ -20,10 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "integration/json_internal.h"
 #include "quiver/buffer.h"
+#include "quiver/io.h"
 #include "util/half.h"
 #include "util/load.h"
 #include "util/options.h"
@@ -40,7 +41,7 @@ typedef struct BufList {
 static void buflist_free(void *p) {
   BufList *l = p;
   if (l == NULL) return;
-  for (size_t i = 0; i < l->n; i++) qv_aligned_free(l->items[i]);
+  for (size_t i = 0; i < l->n; i++) qv_free(l->items[i]);
   free(l->items);
   free(l);
 }
@@ -233,10 +234,10 @@ static bool parse_decimal(const char *s, size_t n, uint8_t *out, int width, bool
     for (int k = 0; k < nw - 1; k++)
       if (w[k]) return false;
   }
-  if (neg) qv_ij_negate_words(w, nw);
+  if (neg) qvi_ij_negate_words(w, nw);
   uint8_t le[32];
-  for (int k = 0; k < nw; k++) qv_st_le_u32(le + 4 * k, w[k]);
-  qv_le_bytes(out, le, (size_t)width); /* the whole integer in host order */
+  for (int k = 0; k < nw; k++) qvi_st_le_u32(le + 4 * k, w[k]);
+  qvi_le_bytes(out, le, (size_t)width); /* the whole integer in host order */
   return true;
 }
 
@@ -290,12 +291,12 @@ static QvStatus need_member(Reader *r, const json_t *obj, const char *key, json_
   bool ok = type == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == type;
   if (type == JSON_INTEGER && !json_is_integer(v)) ok = false;
   if (!ok) {
-    size_t m = qv_errpath_push(&r->path, ".%s", key);
+    size_t m = qvi_errpath_push(&r->path, ".%s", key);
     const char *want = type == JSON_OBJECT ? "an object" : type == JSON_ARRAY ? "an array"
                        : type == JSON_STRING ? "a string" : type == JSON_INTEGER ? "an integer"
                        : "a boolean";
     QvStatus st = fail(r, "expected %s, found %s", want, kind_name(v));
-    qv_errpath_pop(&r->path, m);
+    qvi_errpath_pop(&r->path, m);
     return st;
   }
   *out = v;
@@ -309,9 +310,9 @@ static QvStatus need_int_member(Reader *r, const json_t *obj, const char *key, i
   if (st) return st;
   json_int_t x = json_integer_value(v);
   if (x < lo || x > hi) {
-    size_t m = qv_errpath_push(&r->path, ".%s", key);
+    size_t m = qvi_errpath_push(&r->path, ".%s", key);
     st = fail(r, "%" JSON_INTEGER_FORMAT " is outside %" PRId64 "..%" PRId64, x, lo, hi);
-    qv_errpath_pop(&r->path, m);
+    qvi_errpath_pop(&r->path, m);
     return st;
   }
   *out = (int64_t)x;
@@ -323,14 +324,14 @@ static QvStatus need_int_member(Reader *r, const json_t *obj, const char *key, i
 static QvStatus add_metadata(Reader *r, const json_t *field, struct ArrowSchema *s) {
   const json_t *md = member(field, "metadata");
   if (md == NULL || json_is_null(md)) return QV_OK;
-  size_t m = qv_errpath_push(&r->path, ".metadata");
+  size_t m = qvi_errpath_push(&r->path, ".metadata");
   QvStatus st = QV_OK;
   if (!json_is_array(md)) {
     st = fail(r, "expected an array or null, found %s", kind_name(md));
     goto out;
   }
   for (size_t i = 0; i < json_array_size(md); i++) {
-    size_t m2 = qv_errpath_push(&r->path, "[%zu]", i);
+    size_t m2 = qvi_errpath_push(&r->path, "[%zu]", i);
     const json_t *kv = json_array_get(md, i), *k, *v;
     if (!json_is_object(kv)) {
       st = fail(r, "expected an object, found %s", kind_name(kv));
@@ -339,13 +340,13 @@ static QvStatus add_metadata(Reader *r, const json_t *field, struct ArrowSchema 
     if ((st = need_member(r, kv, "key", JSON_STRING, &k)) ||
         (st = need_member(r, kv, "value", JSON_STRING, &v)))
       goto out;
-    if ((st = qv_schema_add_metadata(s, json_string_value(k), json_string_length(k),
+    if ((st = qv_arrow_schema_add_metadata(s, json_string_value(k), json_string_length(k),
                                      json_string_value(v), json_string_length(v), r->error)))
       goto out;
-    qv_errpath_pop(&r->path, m2);
+    qvi_errpath_pop(&r->path, m2);
   }
 out:
-  if (st == QV_OK) qv_errpath_pop(&r->path, m);
+  if (st == QV_OK) qvi_errpath_pop(&r->path, m);
   return st;
 }
 
@@ -359,9 +360,9 @@ static QvStatus time_unit(Reader *r, const json_t *type, char *out) {
   else if (strcmp(s, "MICROSECOND") == 0) *out = 'u';
   else if (strcmp(s, "NANOSECOND") == 0) *out = 'n';
   else {
-    size_t m = qv_errpath_push(&r->path, ".unit");
+    size_t m = qvi_errpath_push(&r->path, ".unit");
     st = fail(r, "unknown time unit \"%.32s\"", s);
-    qv_errpath_pop(&r->path, m);
+    qvi_errpath_pop(&r->path, m);
   }
   return st;
 }
@@ -545,7 +546,7 @@ static QvStatus check_dictionary_type(Reader *r, int64_t k) {
   QvJsonFile *f = r->file;
   for (int64_t j = 0; j < k; j++) {
     if (f->dict_ids[j] != f->dict_ids[k]) continue;
-    if (!qv_ij_same_type(f->dict_nodes[j]->dictionary, f->dict_nodes[k]->dictionary))
+    if (!qvi_ij_same_type(f->dict_nodes[j]->dictionary, f->dict_nodes[k]->dictionary))
       return fail(r, "dictionary id %" PRId64 " is also used by %s with another value type "
                   "(\"%.32s\" here, \"%.32s\" there)", f->dict_ids[k], f->dict_paths[j],
                   f->dict_nodes[k]->dictionary->format, f->dict_nodes[j]->dictionary->format);
@@ -558,14 +559,14 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
 
 static QvStatus parse_children(Reader *r, const json_t *children, struct ArrowSchema *s,
                                int depth) {
-  size_t m = qv_errpath_push(&r->path, ".children");
+  size_t m = qvi_errpath_push(&r->path, ".children");
   for (int64_t i = 0; i < s->n_children; i++) {
-    size_t m2 = qv_errpath_push(&r->path, "[%" PRId64 "]", i);
+    size_t m2 = qvi_errpath_push(&r->path, "[%" PRId64 "]", i);
     QvStatus st = parse_field(r, json_array_get(children, (size_t)i), s->children[i], depth + 1);
     if (st) return st;
-    qv_errpath_pop(&r->path, m2);
+    qvi_errpath_pop(&r->path, m2);
   }
-  qv_errpath_pop(&r->path, m);
+  qvi_errpath_pop(&r->path, m);
   return QV_OK;
 }
 
@@ -590,9 +591,9 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
     return fail(r, "\"children\" is %s, not an array", kind_name(children));
   char fmt[16 + 128 * 4];
   int64_t want;
-  size_t m = qv_errpath_push(&r->path, ".type");
+  size_t m = qvi_errpath_push(&r->path, ".type");
   if ((st = type_format(r, type, fmt, sizeof fmt, &want))) return st;
-  qv_errpath_pop(&r->path, m);
+  qvi_errpath_pop(&r->path, m);
   int64_t nc = children ? (int64_t)json_array_size(children) : 0;
   if (want >= 0 && nc != want)
     return fail(r, "type \"%s\" needs %" PRId64 " children, the field has %" PRId64,
@@ -607,7 +608,7 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
   struct ArrowSchema *value = out;
   if (dict && !json_is_null(dict)) {
     /* the node carries the index type; its dictionary the value type */
-    m = qv_errpath_push(&r->path, ".dictionary");
+    m = qvi_errpath_push(&r->path, ".dictionary");
     if (!json_is_object(dict)) return fail(r, "expected an object, found %s", kind_name(dict));
     const json_t *idx;
     int64_t id;
@@ -616,17 +617,17 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
       return st;
     char ifmt[16];
     int64_t inc;
-    size_t m2 = qv_errpath_push(&r->path, ".indexType");
+    size_t m2 = qvi_errpath_push(&r->path, ".indexType");
     const json_t *iname = member(idx, "name");
     if (!json_is_string(iname) || strcmp(json_string_value(iname), "int") != 0)
       return fail(r, "a dictionary index type must be an int");
     if ((st = type_format(r, idx, ifmt, sizeof ifmt, &inc))) return st;
-    qv_errpath_pop(&r->path, m2);
+    qvi_errpath_pop(&r->path, m2);
     if (get_bool_member(dict, "isOrdered", false)) flags |= ARROW_FLAG_DICTIONARY_ORDERED;
-    qv_errpath_pop(&r->path, m);
-    if ((st = qv_schema_init(out, ifmt, fname, flags, 0, r->error)) ||
-        (st = qv_schema_alloc_dictionary(out, r->error)) ||
-        (st = qv_schema_init(out->dictionary, fmt, NULL, ARROW_FLAG_NULLABLE, nc, r->error)))
+    qvi_errpath_pop(&r->path, m);
+    if ((st = qv_arrow_schema_init(out, ifmt, fname, flags, 0, r->error)) ||
+        (st = qv_arrow_schema_alloc_dictionary(out, r->error)) ||
+        (st = qv_arrow_schema_init(out->dictionary, fmt, NULL, ARROW_FLAG_NULLABLE, nc, r->error)))
       return st;
     value = out->dictionary;
     if (fmt[0] == '+' && fmt[1] == 'm' && get_bool_member(type, "keysSorted", false))
@@ -636,17 +637,17 @@ static QvStatus parse_field(Reader *r, const json_t *field, struct ArrowSchema *
     int64_t k = r->file->n_dict_nodes;
     if ((st = register_dictionary(r, out, id))) return st;
     if ((st = parse_children(r, children, value, depth))) return st;
-    QvSchemaView sv;
-    if ((st = qv_schema_view_init(&sv, value, r->error)))
+    QvArrowSchemaView sv;
+    if ((st = qv_arrow_schema_view_init(&sv, value, r->error)))
       return qv_error_prefix(r->error, "%s", r->path.text);
     if ((st = check_dictionary_type(r, k))) return st;
   } else {
-    if ((st = qv_schema_init(out, fmt, fname, flags, nc, r->error))) return st;
+    if ((st = qv_arrow_schema_init(out, fmt, fname, flags, nc, r->error))) return st;
     if ((st = add_metadata(r, field, out))) return st;
     if ((st = parse_children(r, children, out, depth))) return st;
   }
-  QvSchemaView sv;
-  if ((st = qv_schema_view_init(&sv, out, r->error)))
+  QvArrowSchemaView sv;
+  if ((st = qv_arrow_schema_view_init(&sv, out, r->error)))
     return qv_error_prefix(r->error, "%s", r->path.text);
   (void)value;
   return QV_OK;
@@ -656,21 +657,21 @@ static QvStatus parse_schema(Reader *r, const json_t *root) {
   const json_t *schema, *fields;
   QvStatus st;
   if ((st = need_member(r, root, "schema", JSON_OBJECT, &schema))) return st;
-  size_t m = qv_errpath_push(&r->path, "schema");
+  size_t m = qvi_errpath_push(&r->path, "schema");
   if ((st = need_member(r, schema, "fields", JSON_ARRAY, &fields))) return st;
   int64_t n = (int64_t)json_array_size(fields);
   struct ArrowSchema *s = &r->file->schema;
-  if ((st = qv_schema_init(s, "+s", "", 0, n, r->error))) return st;
+  if ((st = qv_arrow_schema_init(s, "+s", "", 0, n, r->error))) return st;
   if ((st = add_metadata(r, schema, s))) return st;
-  size_t m2 = qv_errpath_push(&r->path, ".fields");
+  size_t m2 = qvi_errpath_push(&r->path, ".fields");
   for (int64_t i = 0; i < n; i++) {
-    size_t m3 = qv_errpath_push(&r->path, "[%" PRId64 "]", i);
+    size_t m3 = qvi_errpath_push(&r->path, "[%" PRId64 "]", i);
     if ((st = parse_field(r, json_array_get(fields, (size_t)i), s->children[i], 1))) return st;
-    qv_errpath_pop(&r->path, m3);
+    qvi_errpath_pop(&r->path, m3);
   }
-  qv_errpath_pop(&r->path, m2);
-  qv_errpath_pop(&r->path, m);
-  return qv_schema_validate(s, r->error);
+  qvi_errpath_pop(&r->path, m2);
+  qvi_errpath_pop(&r->path, m);
+  return qv_arrow_schema_validate(s, r->error);
 }
 
 /* ---- columns */
@@ -690,13 +691,13 @@ static QvStatus need_buffer(Reader *r, const json_t *col, const char *key, int64
     }
     return fail(r, "%s is missing", key);
   }
-  size_t m = qv_errpath_push(&r->path, ".%s", key);
+  size_t m = qvi_errpath_push(&r->path, ".%s", key);
   QvStatus st = QV_OK;
   if (!json_is_array(b))
     st = fail(r, "expected an array, found %s", kind_name(b));
   else if ((int64_t)json_array_size(b) != n)
     st = fail(r, "%zu values, count is %" PRId64, json_array_size(b), n);
-  if (st == QV_OK) qv_errpath_pop(&r->path, m);
+  if (st == QV_OK) qvi_errpath_pop(&r->path, m);
   *out = b;
   return st;
 }
@@ -722,7 +723,7 @@ static QvStatus read_validity(Reader *r, const json_t *col, QvArrayView *v, int6
   if (b == NULL) return QV_OK;
   uint8_t *bits = alloc_buf(r, (count + 7) / 8);
   if (bits == NULL) return nomem(r);
-  size_t m = qv_errpath_push(&r->path, ".VALIDITY");
+  size_t m = qvi_errpath_push(&r->path, ".VALIDITY");
   elem_begin(r);
   int64_t nulls = 0;
   for (int64_t i = 0; i < count; i++) {
@@ -735,7 +736,7 @@ static QvStatus read_validity(Reader *r, const json_t *col, QvArrayView *v, int6
       nulls++;
   }
   elem_end(r);
-  qv_errpath_pop(&r->path, m);
+  qvi_errpath_pop(&r->path, m);
   v->null_count = nulls;
   v->buffer[0] = nulls ? bits : NULL;
   v->buffer_size[0] = nulls ? (count + 7) / 8 : 0;
@@ -781,11 +782,11 @@ static QvStatus read_int_obj(Reader *r, const json_t *obj, const char *key, int6
     return QV_OK;
   }
   if (x == NULL) return fail(r, "\"%s\" is missing", key);
-  size_t m = qv_errpath_push(&r->path, ".%s", key);
+  size_t m = qvi_errpath_push(&r->path, ".%s", key);
   QvStatus st = get_i64(r, x, out);
   if (st == QV_OK && (*out < lo || *out > hi))
     st = fail(r, "%" PRId64 " does not fit 32 bits", *out);
-  if (st == QV_OK) qv_errpath_pop(&r->path, m);
+  if (st == QV_OK) qvi_errpath_pop(&r->path, m);
   return st;
 }
 
@@ -802,7 +803,7 @@ static QvStatus read_fixed_value(Reader *r, const QvArrayView *v, const json_t *
       if ((st = get_i64(r, x, &val))) return st;
       if (val < lo || val > hi)
         return fail(r, "%" PRId64 " does not fit %s", val, qv_arrow_type_name(t));
-      qv_st_bits(dst, (size_t)v->type.byte_width, (uint64_t)val); /* the low bytes, host order */
+      qvi_st_bits(dst, (size_t)v->type.byte_width, (uint64_t)val); /* the low bytes, host order */
       return QV_OK;
     }
     case QV_ARROW_INT64:
@@ -835,19 +836,19 @@ static QvStatus read_fixed_value(Reader *r, const QvArrayView *v, const json_t *
       memcpy(dst, &val, 8);
       return QV_OK;
     }
-    case QV_ARROW_HALF_FLOAT: case QV_ARROW_FLOAT: case QV_ARROW_DOUBLE: {
+    case QV_ARROW_FLOAT16: case QV_ARROW_FLOAT32: case QV_ARROW_FLOAT64: {
       double d = 0;
       if ((st = get_double(r, x, &d))) return st;
-      if (t == QV_ARROW_DOUBLE) {
+      if (t == QV_ARROW_FLOAT64) {
         memcpy(dst, &d, 8);
-      } else if (t == QV_ARROW_FLOAT) {
+      } else if (t == QV_ARROW_FLOAT32) {
         /* jansson has already rounded the text to a double; the second
          * rounding to float can differ from strtof only for decimals that
          * lie within 2^-54 relative of a float midpoint */
         float f = (float)d;
         memcpy(dst, &f, 4);
       } else {
-        uint16_t h = qv_double_to_half(d);
+        uint16_t h = qvi_double_to_half(d);
         memcpy(dst, &h, 2);
       }
       return QV_OK;
@@ -924,7 +925,7 @@ static QvStatus read_fixed(Reader *r, const json_t *col, QvArrayView *v, int64_t
   if (__builtin_mul_overflow(count, w, &size)) return fail(r, "DATA size overflows");
   uint8_t *buf = alloc_buf(r, size);
   if (buf == NULL) return nomem(r);
-  size_t m = qv_errpath_push(&r->path, ".DATA");
+  size_t m = qvi_errpath_push(&r->path, ".DATA");
   elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     r->elem = i;
@@ -933,7 +934,7 @@ static QvStatus read_fixed(Reader *r, const json_t *col, QvArrayView *v, int64_t
     if ((st = read_fixed_value(r, v, x, buf + i * w))) return st;
   }
   elem_end(r);
-  qv_errpath_pop(&r->path, m);
+  qvi_errpath_pop(&r->path, m);
   v->buffer[1] = buf;
   v->buffer_size[1] = size;
   return QV_OK;
@@ -945,7 +946,7 @@ static QvStatus read_bool(Reader *r, const json_t *col, QvArrayView *v, int64_t 
   if (st) return st;
   uint8_t *bits = alloc_buf(r, (count + 7) / 8);
   if (bits == NULL) return nomem(r);
-  size_t m = qv_errpath_push(&r->path, ".DATA");
+  size_t m = qvi_errpath_push(&r->path, ".DATA");
   elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     bool bit;
@@ -956,7 +957,7 @@ static QvStatus read_bool(Reader *r, const json_t *col, QvArrayView *v, int64_t 
     if (bit) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
   }
   elem_end(r);
-  qv_errpath_pop(&r->path, m);
+  qvi_errpath_pop(&r->path, m);
   v->buffer[1] = bits;
   v->buffer_size[1] = (count + 7) / 8;
   return QV_OK;
@@ -971,7 +972,7 @@ static QvStatus read_offsets(Reader *r, const json_t *col, const char *key, int6
   if (st) return st;
   uint8_t *buf = alloc_buf(r, n * width);
   if (buf == NULL) return nomem(r);
-  size_t m = qv_errpath_push(&r->path, ".%s", key);
+  size_t m = qvi_errpath_push(&r->path, ".%s", key);
   elem_begin(r);
   for (int64_t i = 0; i < n; i++) {
     r->elem = i;
@@ -989,7 +990,7 @@ static QvStatus read_offsets(Reader *r, const json_t *col, const char *key, int6
     if (i == 0 && vals_first) *vals_first = x;
   }
   elem_end(r);
-  qv_errpath_pop(&r->path, m);
+  qvi_errpath_pop(&r->path, m);
   *out = buf;
   return QV_OK;
 }
@@ -1032,7 +1033,7 @@ static QvStatus read_binary(Reader *r, const json_t *col, QvArrayView *v, int64_
   /* the data buffer holds exactly what DATA says; OFFSET must agree with
    * the length of every value */
   int64_t total = 0;
-  size_t m = qv_errpath_push(&r->path, ".DATA");
+  size_t m = qvi_errpath_push(&r->path, ".DATA");
   elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     const json_t *x = json_array_get(d, (size_t)i);
@@ -1052,7 +1053,7 @@ static QvStatus read_binary(Reader *r, const json_t *col, QvArrayView *v, int64_
     total += n;
   }
   elem_end(r);
-  qv_errpath_pop(&r->path, m);
+  qvi_errpath_pop(&r->path, m);
   if (w == 4 && total > INT32_MAX) return fail(r, "DATA holds more than 2^31 - 1 bytes");
   uint8_t *data = alloc_buf(r, total);
   if (data == NULL) return nomem(r);
@@ -1115,7 +1116,7 @@ static QvStatus read_views(Reader *r, const json_t *col, QvArrayView *v, int64_t
   v->n_variadic = (int64_t)nb;
   uint8_t *vb = alloc_buf(r, count * 16);
   if (vb == NULL) return nomem(r);
-  size_t m = qv_errpath_push(&r->path, ".VIEWS");
+  size_t m = qvi_errpath_push(&r->path, ".VIEWS");
   elem_begin(r);
   for (int64_t i = 0; i < count; i++) {
     const json_t *x = json_array_get(views, (size_t)i);
@@ -1153,7 +1154,7 @@ static QvStatus read_views(Reader *r, const json_t *col, QvArrayView *v, int64_t
     }
   }
   elem_end(r);
-  qv_errpath_pop(&r->path, m);
+  qvi_errpath_pop(&r->path, m);
   v->buffer[1] = vb;
   v->buffer_size[1] = count * 16;
   return QV_OK;
@@ -1177,10 +1178,10 @@ static QvStatus need_children(Reader *r, const json_t *col, const QvArrayView *v
 static QvStatus build_child(Reader *r, const json_t *children, QvArrayView *v, int64_t i,
                             int64_t want, int depth) {
   /* a batch (depth 0) is a struct whose children are its "columns" */
-  size_t m = qv_errpath_push(&r->path, ".%s[%" PRId64 "]", depth ? "children" : "columns", i);
+  size_t m = qvi_errpath_push(&r->path, ".%s[%" PRId64 "]", depth ? "children" : "columns", i);
   QvStatus st = build_column(r, json_array_get(children, (size_t)i), &v->children[i], want,
                              depth + 1);
-  if (st == QV_OK) qv_errpath_pop(&r->path, m);
+  if (st == QV_OK) qvi_errpath_pop(&r->path, m);
   return st;
 }
 
@@ -1205,7 +1206,7 @@ static QvStatus build_column(Reader *r, const json_t *col, QvArrayView *v, int64
   v->offset = 0;
   v->null_count = 0;
   QvArrowType t = v->type.storage_type;
-  if (depth > 0 && qv_ij_has_validity(t) && (st = read_validity(r, col, v, count))) return st;
+  if (depth > 0 && qvi_ij_has_validity(t) && (st = read_validity(r, col, v, count))) return st;
   const json_t *children = NULL;
   if (v->n_children > 0 &&
       (st = need_children(r, col, v, depth ? "children" : "columns", &children)))
@@ -1372,7 +1373,7 @@ static QvStatus get_dictionary(Reader *r, int64_t id, const struct ArrowArray **
   if (d->state == 0) {
     QvErrPath saved = r->path;
     r->path.len = 0;
-    qv_errpath_push(&r->path, "dictionaries[%zu].data.columns[0]", d->entry);
+    qvi_errpath_push(&r->path, "dictionaries[%zu].data.columns[0]", d->entry);
     d->state = 1;
     QvStatus st = build_array(r, d->column, d->type, d->count, 1, &d->values);
     if (st) return st;
@@ -1387,14 +1388,14 @@ static QvStatus parse_dictionaries(Reader *r, const json_t *root) {
   QvJsonFile *f = r->file;
   const json_t *dicts = member(root, "dictionaries");
   if (dicts == NULL || json_is_null(dicts)) return QV_OK;
-  size_t m = qv_errpath_push(&r->path, "dictionaries");
+  size_t m = qvi_errpath_push(&r->path, "dictionaries");
   if (!json_is_array(dicts)) return fail(r, "expected an array, found %s", kind_name(dicts));
   size_t n = json_array_size(dicts);
   f->dicts = calloc(n ? n : 1, sizeof *f->dicts);
   if (f->dicts == NULL) return nomem(r);
   QvStatus st;
   for (size_t i = 0; i < n; i++) {
-    size_t m2 = qv_errpath_push(&r->path, "[%zu]", i);
+    size_t m2 = qvi_errpath_push(&r->path, "[%zu]", i);
     const json_t *e = json_array_get(dicts, i), *data, *cols, *cnt;
     if (!json_is_object(e)) return fail(r, "expected an object, found %s", kind_name(e));
     int64_t id;
@@ -1404,13 +1405,13 @@ static QvStatus parse_dictionaries(Reader *r, const json_t *root) {
     data = member(e, "data");
     if (json_is_array(data) && json_array_size(data) == 1) data = json_array_get(data, 0);
     if (!json_is_object(data)) return fail(r, "\"data\" is missing or not an object");
-    size_t m3 = qv_errpath_push(&r->path, ".data");
+    size_t m3 = qvi_errpath_push(&r->path, ".data");
     if ((st = need_member(r, data, "count", JSON_INTEGER, &cnt)) ||
         (st = need_member(r, data, "columns", JSON_ARRAY, &cols)))
       return st;
     if (json_array_size(cols) != 1)
       return fail(r, "\"columns\" has %zu entries, a dictionary has one", json_array_size(cols));
-    qv_errpath_pop(&r->path, m3);
+    qvi_errpath_pop(&r->path, m3);
     for (int64_t k = 0; k < f->n_dicts; k++)
       if (f->dicts[k].id == id)
         return fail(r, "dictionary id %" PRId64 " appears twice (dictionaries[%zu])", id,
@@ -1426,9 +1427,9 @@ static QvStatus parse_dictionaries(Reader *r, const json_t *root) {
     d->entry = i;
     d->count = (int64_t)json_integer_value(cnt);
     d->type = type;
-    qv_errpath_pop(&r->path, m2);
+    qvi_errpath_pop(&r->path, m2);
   }
-  qv_errpath_pop(&r->path, m);
+  qvi_errpath_pop(&r->path, m);
   /* build all of them now, so an unused dictionary is checked too */
   for (int64_t k = 0; k < f->n_dicts; k++) {
     const struct ArrowArray *a;
@@ -1447,7 +1448,7 @@ static QvStatus parse_batches(Reader *r, const json_t *root) {
   f->batch_ptrs = calloc(n ? n : 1, sizeof *f->batch_ptrs);
   if (f->batches == NULL || f->batch_ptrs == NULL) return nomem(r);
   for (size_t i = 0; i < n; i++) {
-    size_t m = qv_errpath_push(&r->path, "batches[%zu]", i);
+    size_t m = qvi_errpath_push(&r->path, "batches[%zu]", i);
     const json_t *b = json_array_get(batches, i), *cols, *cnt;
     if (!json_is_object(b)) return fail(r, "expected an object, found %s", kind_name(b));
     if ((st = need_member(r, b, "count", JSON_INTEGER, &cnt)) ||
@@ -1459,7 +1460,7 @@ static QvStatus parse_batches(Reader *r, const json_t *root) {
     if ((st = build_array(r, b, &f->schema, -1, 0, &f->batches[i]))) return st;
     f->batch_ptrs[i] = &f->batches[i];
     f->n_batches++;
-    qv_errpath_pop(&r->path, m);
+    qvi_errpath_pop(&r->path, m);
   }
   return QV_OK;
 }
@@ -1481,15 +1482,9 @@ void qv_json_file_free(QvJsonFile *f) {
   free(f);
 }
 
-QvStatus qv_json_read(QvJsonFile **out, const char *text, size_t len,
-                      const QvJsonReadOptions *options, QvError *error) {
-  if (out == NULL || (text == NULL && len > 0))
-    return qv_error_set(error, QV_EARG, "qv_json_read: out and text are required");
-  *out = NULL;
-  QvJsonReadOptions opt;
-  QvStatus st = QV_OPTIONS_LOAD(&opt, options, "QvJsonReadOptions", error);
-  if (st) return st;
-  int64_t max = opt.max_size > 0 ? opt.max_size : DEFAULT_MAX_SIZE;
+static QvStatus parse_text(QvJsonFile **out, const char *text, size_t len, int64_t max,
+                           QvError *error) {
+  QvStatus st;
   if ((uint64_t)len > (uint64_t)max)
     return qv_error_set(error, QV_ELIMIT, "JSON text of %zu bytes is over the limit of %" PRId64,
                         len, max);
@@ -1523,60 +1518,96 @@ QvStatus qv_json_read(QvJsonFile **out, const char *text, size_t len,
   return QV_OK;
 }
 
-QvStatus qv_json_read_path(QvJsonFile **out, const char *path, const QvJsonReadOptions *options,
-                           QvError *error) {
-  if (out == NULL || path == NULL)
-    return qv_error_set(error, QV_EARG, "qv_json_read_path: out and path are required");
+/* gzip members (RFC 1952, `.json.gz`), one after another, into one
+ * buffer; each member's ISIZE trailer (its size mod 2^32) is the first
+ * guess at its size, and the buffer grows while libdeflate says it is too
+ * small, up to `max` bytes in all. */
+static QvStatus gunzip(const uint8_t *in, size_t in_size, int64_t max, char **out, size_t *out_len,
+                       QvError *error) {
   *out = NULL;
-  QvJsonReadOptions opt;
-  QvStatus st = QV_OPTIONS_LOAD(&opt, options, "QvJsonReadOptions", error);
-  if (st) return st;
-  int64_t max = opt.max_size > 0 ? opt.max_size : DEFAULT_MAX_SIZE;
-  /* gzread reads plain files as they are and gzip members decompressed */
-  gzFile gz = gzopen(path, "rb");
-  if (gz == NULL) return qv_error_set(error, QV_EIO, "%s: cannot open: %s", path, strerror(errno));
-  size_t cap = 1 << 16, len = 0;
-  char *buf = malloc(cap);
-  if (buf == NULL) {
-    gzclose(gz);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
-  for (;;) {
-    if (len == cap) {
-      if ((int64_t)cap > max) {
-        st = qv_error_set(error, QV_ELIMIT, "%s: JSON text is over the limit of %" PRId64 " bytes",
-                          path, max);
-        break;
-      }
-      char *b = realloc(buf, cap * 2);
-      if (b == NULL) {
-        st = qv_error_set(error, QV_ENOMEM, "out of memory");
-        break;
-      }
-      buf = b;
-      cap *= 2;
-    }
-    size_t want = cap - len > (size_t)INT_MAX ? (size_t)INT_MAX : cap - len;
-    int n = gzread(gz, buf + len, (unsigned)want);
-    if (n < 0) {
-      int code;
-      const char *msg = gzerror(gz, &code);
-      st = qv_error_set(error, code == Z_ERRNO ? QV_EIO : QV_EINVAL, "%s: %s", path,
-                        code == Z_ERRNO ? strerror(errno) : msg);
+  *out_len = 0;
+  struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+  if (d == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  QvStatus st = QV_OK;
+  while (st == QV_OK && in_size > 0) {
+    if (in_size < 18 || in[0] != 0x1f || in[1] != 0x8b) {
+      st = qv_error_set(error, QV_EINVAL, "gzip: trailing bytes after member are not a gzip member");
       break;
     }
-    if (n == 0) break;
-    len += (size_t)n;
+    uint32_t isize = (uint32_t)in[in_size - 4] | (uint32_t)in[in_size - 3] << 8 |
+                     (uint32_t)in[in_size - 2] << 16 | (uint32_t)in[in_size - 1] << 24;
+    size_t want = len + (isize ? isize : 4096) + 1;
+    for (;;) {
+      if ((int64_t)want - 1 > max) want = (size_t)max + 1;
+      if (want > cap) {
+        char *b = realloc(buf, want);
+        if (b == NULL) {
+          st = qv_error_set(error, QV_ENOMEM, "out of memory inflating %zu bytes", want);
+          break;
+        }
+        buf = b;
+        cap = want;
+      }
+      size_t used = 0, produced = 0;
+      enum libdeflate_result r = libdeflate_gzip_decompress_ex(d, in, in_size, buf + len,
+                                                                cap - 1 - len, &used, &produced);
+      if (r == LIBDEFLATE_SUCCESS) {
+        len += produced;
+        in += used;
+        in_size -= used;
+        break;
+      }
+      if (r != LIBDEFLATE_INSUFFICIENT_SPACE) {
+        st = qv_error_set(error, QV_EINVAL, "gzip: the compressed data is corrupt");
+        break;
+      }
+      if ((int64_t)(cap - 1) >= max) {
+        st = qv_error_set(error, QV_ELIMIT,
+                          "JSON text is over the limit of %" PRId64 " bytes once inflated", max);
+        break;
+      }
+      want = cap * 2;
+    }
   }
-  gzclose(gz);
-  if (st == QV_OK && (int64_t)len > max)
-    st = qv_error_set(error, QV_ELIMIT, "%s: JSON text is over the limit of %" PRId64 " bytes",
-                      path, max);
-  if (st == QV_OK) {
-    st = qv_json_read(out, buf, len, &opt, error);
-    if (st && st != QV_ENOMEM) qv_error_prefix(error, "%s", path);
+  libdeflate_free_decompressor(d);
+  if (st) {
+    free(buf);
+    return st;
   }
-  free(buf);
+  *out = buf;
+  *out_len = len;
+  return QV_OK;
+}
+
+QvStatus qv_json_read(QvJsonFile **out, QvSource *source, const QvJsonReadOptions *options,
+                      QvError *error) {
+  if (out == NULL || source == NULL)
+    return qv_error_set(error, QV_EARG, "qv_json_read: out and source are required");
+  *out = NULL;
+  QvJsonReadOptions opt;
+  QvStatus st = QV_OPTIONS_LOAD(&opt, options, QvJsonReadOptions, error);
+  if (st) return st;
+  int64_t max = opt.max_size > 0 ? opt.max_size : DEFAULT_MAX_SIZE;
+  const uint8_t *data;
+  size_t size;
+  QvOwner *owner;
+  if ((st = qv_source_read_all(source, max, &data, &size, &owner, error))) return st;
+  if (size >= 2 && data[0] == 0x1f && data[1] == 0x8b) {
+    char *text;
+    size_t len;
+    st = gunzip(data, size, max, &text, &len, error);
+    qv_owner_free(owner);
+    if (st == QV_OK) {
+      st = parse_text(out, text, len, max, error);
+      free(text);
+    }
+  } else {
+    st = parse_text(out, (const char *)data, size, max, error);
+    qv_owner_free(owner);
+  }
+  if (st && st != QV_ENOMEM) qv_error_prefix(error, "%s", qv_source_name(source));
   return st;
 }
 

@@ -31,7 +31,7 @@ static QvStatus collect(const struct ArrowSchema *s, NodeList *l, int depth, QvE
   return QV_OK;
 }
 
-QvStatus qv_ij_dictionary_nodes(const struct ArrowSchema *schema,
+QvStatus qvi_ij_dictionary_nodes(const struct ArrowSchema *schema,
                                 const struct ArrowSchema ***nodes, int64_t *n, QvError *error) {
   NodeList l = {NULL, 0, 0};
   QvStatus st = collect(schema, &l, 0, error);
@@ -54,13 +54,13 @@ static bool same_type_at(const struct ArrowSchema *a, const struct ArrowSchema *
   if (!same_str(a->format, b->format) || !same_str(a->name, b->name) || a->flags != b->flags ||
       a->n_children != b->n_children || (a->dictionary == NULL) != (b->dictionary == NULL))
     return false;
-  int64_t ma = qv_metadata_size(a->metadata), mb = qv_metadata_size(b->metadata);
+  int64_t ma = qv_arrow_metadata_size(a->metadata), mb = qv_arrow_metadata_size(b->metadata);
   if (ma != mb || (ma > 0 && memcmp(a->metadata, b->metadata, (size_t)ma) != 0)) return false;
   for (int64_t i = 0; i < a->n_children; i++)
     if (!same_type_at(a->children[i], b->children[i], depth + 1)) return false;
   return a->dictionary == NULL || same_type_at(a->dictionary, b->dictionary, depth + 1);
 }
 
-bool qv_ij_same_type(const struct ArrowSchema *a, const struct ArrowSchema *b) {
+bool qvi_ij_same_type(const struct ArrowSchema *a, const struct ArrowSchema *b) {
   return same_type_at(a, b, 0);
 }

@@ -21,7 +21,7 @@
 /* The text goes out in two passes: the first only counts its bytes and
  * stops as soon as they pass the limit (so a batch of 2^40 rows whose text
  * would take terabytes is refused at once, before any output), the second
- * writes it, to memory or to a sink in chunks. */
+ * writes it to the sink in chunks. */
 typedef struct Out {
   char *data;
   size_t len, cap;
@@ -33,7 +33,7 @@ typedef struct Out {
   int64_t limit;  /* the most bytes allowed */
   bool over;      /* total passed limit: stop */
   bool stop;      /* over, nomem or a sink error: nothing more is produced */
-  QvSink *sink;   /* the second pass's destination, or NULL: memory */
+  QvSink *sink;   /* the second pass's destination */
   QvStatus sink_status;
   QvError *error;
 } Out;
@@ -41,7 +41,7 @@ typedef struct Out {
 #define SINK_CHUNK ((size_t)1 << 16)
 
 static void flush_out(Out *o) {
-  if (o->sink == NULL || o->len == 0 || o->stop) return;
+  if (o->len == 0 || o->stop) return;
   o->sink_status = qv_sink_write(o->sink, o->data, o->len, o->error);
   o->len = 0;
   if (o->sink_status) o->stop = true;
@@ -69,7 +69,7 @@ static void put(Out *o, const char *s, size_t n) {
   memcpy(o->data + o->len, s, n);
   o->len += n;
   o->data[o->len] = '\0';
-  if (o->sink && o->len >= SINK_CHUNK) flush_out(o);
+  if (o->len >= SINK_CHUNK) flush_out(o);
 }
 
 /* While counting, `items` values of at least `each` bytes apiece (their
@@ -190,10 +190,10 @@ static void put_decimal(Out *o, const uint8_t *p, int width) {
   uint32_t w[8] = {0};
   int nw = width / 4;
   uint8_t le[32];
-  qv_le_bytes(le, p, (size_t)width);
-  for (int k = 0; k < nw; k++) w[k] = qv_le_u32(le + 4 * k); /* little-endian words */
+  qvi_le_bytes(le, p, (size_t)width);
+  for (int k = 0; k < nw; k++) w[k] = qvi_le_u32(le + 4 * k); /* little-endian words */
   bool neg = (w[nw - 1] >> 31) != 0;
-  if (neg) qv_ij_negate_words(w, nw);
+  if (neg) qvi_ij_negate_words(w, nw);
   char digits[90];
   int nd = 0;
   for (;;) {
@@ -242,7 +242,7 @@ static int put_int_type(Out *o, QvArrowType t) {
 }
 
 /* The Type object of a (value) schema node. */
-static int put_type(Out *o, const QvSchemaView *v) {
+static int put_type(Out *o, const QvArrowSchemaView *v) {
   const struct ArrowSchema *s = v->schema;
   switch (v->type) {
     case QV_ARROW_NULL: return puts_(o, "{\"name\": \"null\"}");
@@ -250,9 +250,9 @@ static int put_type(Out *o, const QvSchemaView *v) {
     case QV_ARROW_INT8: case QV_ARROW_UINT8: case QV_ARROW_INT16: case QV_ARROW_UINT16:
     case QV_ARROW_INT32: case QV_ARROW_UINT32: case QV_ARROW_INT64: case QV_ARROW_UINT64:
       return put_int_type(o, v->type);
-    case QV_ARROW_HALF_FLOAT: return puts_(o, "{\"name\": \"floatingpoint\", \"precision\": \"HALF\"}");
-    case QV_ARROW_FLOAT: return puts_(o, "{\"name\": \"floatingpoint\", \"precision\": \"SINGLE\"}");
-    case QV_ARROW_DOUBLE: return puts_(o, "{\"name\": \"floatingpoint\", \"precision\": \"DOUBLE\"}");
+    case QV_ARROW_FLOAT16: return puts_(o, "{\"name\": \"floatingpoint\", \"precision\": \"HALF\"}");
+    case QV_ARROW_FLOAT32: return puts_(o, "{\"name\": \"floatingpoint\", \"precision\": \"SINGLE\"}");
+    case QV_ARROW_FLOAT64: return puts_(o, "{\"name\": \"floatingpoint\", \"precision\": \"DOUBLE\"}");
     case QV_ARROW_DECIMAL32: case QV_ARROW_DECIMAL64: case QV_ARROW_DECIMAL128:
     case QV_ARROW_DECIMAL256:
       return putf(o, "{\"name\": \"decimal\", \"precision\": %d, \"scale\": %d, \"bitWidth\": %d}",
@@ -305,16 +305,16 @@ static int put_type(Out *o, const QvSchemaView *v) {
 
 static void put_metadata(Out *o, bool *first, const char *md) {
   if (md == NULL) return;
-  QvMetadataIter it;
+  QvArrowMetadataIter it;
   const char *k, *v;
   int32_t kl, vl;
-  qv_metadata_iter_init(&it, md);
-  if (!qv_metadata_iter_next(&it, &k, &kl, &v, &vl)) return;
+  qv_arrow_metadata_iter_init(&it, md);
+  if (!qv_arrow_metadata_iter_next(&it, &k, &kl, &v, &vl)) return;
   key(o, first, "metadata");
   open_(o, '[');
   bool f = true;
-  qv_metadata_iter_init(&it, md);
-  while (qv_metadata_iter_next(&it, &k, &kl, &v, &vl)) {
+  qv_arrow_metadata_iter_init(&it, md);
+  while (qv_arrow_metadata_iter_next(&it, &k, &kl, &v, &vl)) {
     if (!f) put(o, ",", 1);
     f = false;
     newline(o);
@@ -348,8 +348,8 @@ static int64_t node_id(const Writer *w, const struct ArrowSchema *node) {
 static void put_field(Writer *w, const struct ArrowSchema *s) {
   Out *o = &w->out;
   const struct ArrowSchema *value = s->dictionary ? s->dictionary : s;
-  QvSchemaView v, iv;
-  qv_schema_view_init(&v, value, NULL); /* validated by the caller */
+  QvArrowSchemaView v, iv;
+  qv_arrow_schema_view_init(&v, value, NULL); /* validated by the caller */
   open_(o, '{');
   bool first = true;
   key(o, &first, "name");
@@ -371,7 +371,7 @@ static void put_field(Writer *w, const struct ArrowSchema *s) {
     close_(o, ']');
   }
   if (s->dictionary) {
-    qv_schema_view_init(&iv, s, NULL);
+    qv_arrow_schema_view_init(&iv, s, NULL);
     key(o, &first, "dictionary");
     putf(o, "{\"id\": %" PRId64 ", \"indexType\": ", node_id(w, s));
     put_int_type(o, iv.storage_type);
@@ -395,10 +395,10 @@ static void put_value(Out *o, const QvArrayView *v, int64_t i) {
   QvArrowType t = v->type.storage_type;
   switch (t) {
     case QV_ARROW_BOOL: puts_(o, qv_array_view_get_int(v, i) ? "true" : "false"); return;
-    case QV_ARROW_HALF_FLOAT: case QV_ARROW_DOUBLE:
+    case QV_ARROW_FLOAT16: case QV_ARROW_FLOAT64:
       put_double(o, qv_array_view_get_double(v, i), false);
       return;
-    case QV_ARROW_FLOAT: put_double(o, qv_array_view_get_double(v, i), true); return;
+    case QV_ARROW_FLOAT32: put_double(o, qv_array_view_get_double(v, i), true); return;
     case QV_ARROW_DECIMAL32: case QV_ARROW_DECIMAL64: case QV_ARROW_DECIMAL128:
     case QV_ARROW_DECIMAL256:
       put_decimal(o, qv_array_view_get_bytes(v, i).data, v->type.byte_width);
@@ -446,7 +446,7 @@ static void put_validity(Out *o, bool *first, const QvArrayView *v, int64_t star
   }
   for (int64_t i = 0; i < len && !o->stop; i++) {
     SEP(i);
-    put(o, qv_ij_valid(v, start + i) ? "1" : "0", 1);
+    put(o, qvi_ij_valid(v, start + i) ? "1" : "0", 1);
   }
   put(o, "]", 1);
 }
@@ -482,7 +482,7 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
   put_cstring(o, name);
   key(o, &first, "count");
   putf(o, "%" PRId64, len);
-  if (qv_ij_has_validity(t)) put_validity(o, &first, v, start, len);
+  if (qvi_ij_has_validity(t)) put_validity(o, &first, v, start, len);
   int64_t one_start[1], one_len[1];
   switch (t) {
     case QV_ARROW_NULL: break;
@@ -500,7 +500,7 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
           putf(o, "\"%" PRId64 "\"", pos);
         else
           putf(o, "%" PRId64, pos);
-        if (i < len && qv_ij_valid(v, start + i)) pos += qv_array_view_get_bytes(v, start + i).size;
+        if (i < len && qvi_ij_valid(v, start + i)) pos += qv_array_view_get_bytes(v, start + i).size;
       }
       put(o, "]", 1);
       key(o, &first, "DATA");
@@ -509,7 +509,7 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
       for (int64_t i = 0; i < len && !o->stop; i++) {
         SEP(i);
         QvBytes b = {NULL, 0};
-        if (qv_ij_valid(v, start + i)) b = qv_array_view_get_bytes(v, start + i);
+        if (qvi_ij_valid(v, start + i)) b = qv_array_view_get_bytes(v, start + i);
         if (utf8)
           put_string(o, b.data, b.size);
         else
@@ -529,7 +529,7 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
         const uint8_t *p = v->buffer[1] + 16 * (v->offset + start + i);
         int32_t size, bi, off;
         memcpy(&size, p, 4);
-        if (!qv_ij_valid(v, start + i)) size = 0;
+        if (!qvi_ij_valid(v, start + i)) size = 0;
         if (size <= 12) {
           putf(o, "{\"SIZE\": %d, \"INLINED\": ", size);
           if (utf8)
@@ -722,8 +722,8 @@ static QvStatus note_dictionaries(Writer *w, const QvArrayView *v, int depth) {
       const QvArrayView *a = w->dict_view[k], *b = v->dictionary;
       QvError e;
       if (a->length != b->length ||
-          (a->type.schema != b->type.schema && !qv_ij_same_type(a->type.schema, b->type.schema)) ||
-          qv_ij_compare_range(a, 0, b, 0, a->length, -1, "", &e))
+          (a->type.schema != b->type.schema && !qvi_ij_same_type(a->type.schema, b->type.schema)) ||
+          qvi_ij_compare_range(a, 0, b, 0, a->length, -1, "", &e))
         return qv_error_set(w->error, QV_ENOTSUP,
                             "dictionary id %" PRId64 " holds different values in two places; "
                             "integration JSON has one dictionary per id", id);
@@ -819,19 +819,16 @@ static void emit_document(Writer *w, const QvJsonData *data, const QvArrayView *
   put(o, "\n", 1);
 }
 
-/* text/len (sink NULL) or sink. */
 static QvStatus write_json(const QvJsonData *data, const QvJsonWriteOptions *options, QvSink *sink,
-                           char **text, size_t *len, QvError *error) {
-  if (data == NULL || data->schema == NULL || (text == NULL && sink == NULL) ||
+                           QvError *error) {
+  if (data == NULL || data->schema == NULL ||
       (data->n_batches > 0 && data->batches == NULL) || data->n_batches < 0)
-    return qv_error_set(error, QV_EARG, "qv_json_write: data, its schema and an output are required");
-  if (text) *text = NULL;
-  if (len) *len = 0;
+    return qv_error_set(error, QV_EARG, "qv_json_write: data and its schema are required");
   QvJsonWriteOptions opt;
-  QvStatus st = QV_OPTIONS_LOAD(&opt, options, "QvJsonWriteOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opt, options, QvJsonWriteOptions, error);
   if (st) return st;
   const struct ArrowSchema *schema = data->schema;
-  if ((st = qv_schema_validate(schema, error))) return st;
+  if ((st = qv_arrow_schema_validate(schema, error))) return st;
   if (schema->format == NULL || strcmp(schema->format, "+s") != 0)
     return qv_error_set(error, QV_EINVAL, "the schema must be a struct (\"+s\"), not \"%.32s\"",
                         schema->format ? schema->format : "");
@@ -845,7 +842,7 @@ static QvStatus write_json(const QvJsonData *data, const QvJsonWriteOptions *opt
   int64_t *default_ids = NULL;
   QvArrayView *views = NULL;
   int64_t n_views = 0;
-  if ((st = qv_ij_dictionary_nodes(schema, &w.dict_nodes, &w.n_dict_nodes, error))) return st;
+  if ((st = qvi_ij_dictionary_nodes(schema, &w.dict_nodes, &w.n_dict_nodes, error))) return st;
   for (int64_t k = 0; k < w.n_dict_nodes; k++)
     if (w.dict_nodes[k]->dictionary->dictionary) {
       /* a field has one "dictionary" member: its values cannot be encoded again */
@@ -881,7 +878,7 @@ static QvStatus write_json(const QvJsonData *data, const QvJsonWriteOptions *opt
     if (views[b].null_count > 0 ||
         (views[b].buffer[0] && views[b].null_count < 0)) {
       for (int64_t i = 0; i < views[b].length; i++)
-        if (!qv_ij_valid(&views[b], i)) {
+        if (!qvi_ij_valid(&views[b], i)) {
           st = qv_error_set(error, QV_EINVAL, "batch %" PRId64 ": row %" PRId64
                             " is null at the top level (a batch has no validity)", b, i);
           goto done;
@@ -907,18 +904,6 @@ static QvStatus write_json(const QvJsonData *data, const QvJsonWriteOptions *opt
                         " (max_output_size)", w.out.limit, w.out.limit);
       goto done;
     }
-    if (pass == 0 && sink == NULL) {
-      /* the exact size is known: one allocation */
-      w.out.cap = (size_t)w.out.total + 1;
-      if ((w.out.data = malloc(w.out.cap)) == NULL) goto nomem;
-    }
-  }
-  if (sink == NULL) {
-    Out *o = &w.out;
-    if (o->data == NULL && (o->data = calloc(1, 1)) == NULL) goto nomem;
-    *text = o->data;
-    if (len) *len = o->len;
-    o->data = NULL;
   }
   st = QV_OK;
   goto done;
@@ -935,14 +920,8 @@ done:
   return st;
 }
 
-QvStatus qv_json_write(const QvJsonData *data, const QvJsonWriteOptions *options, char **text,
-                       size_t *len, QvError *error) {
-  if (text == NULL) return qv_error_set(error, QV_EARG, "qv_json_write: text is required");
-  return write_json(data, options, NULL, text, len, error);
-}
-
-QvStatus qv_json_write_sink(const QvJsonData *data, const QvJsonWriteOptions *options, QvSink *sink,
-                            QvError *error) {
-  if (sink == NULL) return qv_error_set(error, QV_EARG, "qv_json_write_sink: sink is required");
-  return write_json(data, options, sink, NULL, NULL, error);
+QvStatus qv_json_write(const QvJsonData *data, QvSink *sink, const QvJsonWriteOptions *options,
+                       QvError *error) {
+  if (sink == NULL) return qv_error_set(error, QV_EARG, "qv_json_write: sink is required");
+  return write_json(data, options, sink, error);
 }

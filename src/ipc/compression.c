@@ -124,11 +124,11 @@ static LZ4F_preferences_t lz4_prefs(int level, size_t n) {
   return p;
 }
 
-/* qv_codec_fail_after: compressions left before the injected failure
+/* qvi_codec_fail_after: compressions left before the injected failure
  * (negative: none). */
 static atomic_long fail_countdown = -1;
 
-void qv_codec_fail_after(long n) { atomic_store(&fail_countdown, n); }
+void qvi_codec_fail_after(long n) { atomic_store(&fail_countdown, n); }
 
 static QvStatus compress_with(CodecCtx *c, QvCompression codec, int level, const uint8_t *src,
                               size_t n, uint8_t *dst, size_t capacity, size_t *out_size,
@@ -192,7 +192,7 @@ struct QvCodecRunner {
   CodecCtx *ctx; /* one per thread */
 };
 
-QvStatus qv_codec_runner_new(QvCodecRunner **out, int threads, QvError *error) {
+QvStatus qvi_codec_runner_new(QvCodecRunner **out, int threads, QvError *error) {
   *out = NULL;
   if (threads < 1) threads = 1;
   QvCodecRunner *r = calloc(1, sizeof *r);
@@ -202,9 +202,9 @@ QvStatus qv_codec_runner_new(QvCodecRunner **out, int threads, QvError *error) {
   }
   r->threads = threads;
   if (threads > 1) {
-    QvStatus st = qv_pool_new(&r->pool, threads, error);
+    QvStatus st = qvi_pool_new(&r->pool, threads, error);
     if (st) {
-      qv_codec_runner_free(r);
+      qvi_codec_runner_free(r);
       return st;
     }
   }
@@ -212,15 +212,15 @@ QvStatus qv_codec_runner_new(QvCodecRunner **out, int threads, QvError *error) {
   return QV_OK;
 }
 
-void qv_codec_runner_free(QvCodecRunner *r) {
+void qvi_codec_runner_free(QvCodecRunner *r) {
   if (r == NULL) return;
-  qv_pool_free(r->pool);
+  qvi_pool_free(r->pool);
   for (int i = 0; i < r->threads; i++) ctx_release(&r->ctx[i]);
   free(r->ctx);
   free(r);
 }
 
-int qv_codec_runner_threads(const QvCodecRunner *r) { return r ? r->threads : 1; }
+int qvi_codec_runner_threads(const QvCodecRunner *r) { return r ? r->threads : 1; }
 
 static QvStatus run_one(CodecCtx *c, bool compress, QvCompression codec, int level,
                         QvCodecJob *j, QvError *error) {
@@ -231,7 +231,7 @@ static QvStatus run_one(CodecCtx *c, bool compress, QvCompression codec, int lev
 }
 
 typedef struct Run {
-  QvPoolGroup group; /* background runs (qv_codec_submit) */
+  QvPoolGroup group; /* background runs (qvi_codec_submit) */
   QvCodecRunner *r;
   bool compress;
   QvCompression codec;
@@ -301,7 +301,7 @@ static int larger_first(const void *a, const void *b) {
 /* Below this many bytes in all, waking the workers costs more than it saves. */
 static size_t parallel_min_bytes = (size_t)256 << 10;
 
-size_t qv_codec_set_parallel_min(size_t bytes) {
+size_t qvi_codec_set_parallel_min(size_t bytes) {
   size_t was = parallel_min_bytes;
   parallel_min_bytes = bytes;
   return was;
@@ -380,12 +380,12 @@ static QvStatus conclude(Run *run, size_t *failed, QvError *error) {
   return st;
 }
 
-QvStatus qv_codec_run(QvCodecRunner *r, bool compress, QvCompression codec, int level,
+QvStatus qvi_codec_run(QvCodecRunner *r, bool compress, QvCompression codec, int level,
                       QvCodecJob *jobs, size_t n, size_t *failed, QvError *error) {
   Run *run = n > 1 ? plan(r, compress, codec, level, jobs, n) : NULL;
   if (run == NULL) return run_here(r, compress, codec, level, jobs, n, failed, error);
-  qv_path_hit(QV_PATH_CODEC_THREADS);
-  qv_pool_run(r->pool, n, run_task, run);
+  qvi_path_hit(QV_PATH_CODEC_THREADS);
+  qvi_pool_run(r->pool, n, run_task, run);
   return conclude(run, failed, error);
 }
 
@@ -398,7 +398,7 @@ struct QvCodecAsync {
   QvError error;
 };
 
-QvStatus qv_codec_submit(QvCodecRunner *r, bool compress, QvCompression codec, int level,
+QvStatus qvi_codec_submit(QvCodecRunner *r, bool compress, QvCompression codec, int level,
                          QvCodecJob *jobs, size_t n, QvCodecAsync **out, QvError *error) {
   *out = NULL;
   QvCodecAsync *a = calloc(1, sizeof *a);
@@ -407,22 +407,22 @@ QvStatus qv_codec_submit(QvCodecRunner *r, bool compress, QvCompression codec, i
   if (a->run == NULL) {
     a->status = run_here(r, compress, codec, level, jobs, n, &a->failed, &a->error);
   } else {
-    qv_path_hit(QV_PATH_CODEC_THREADS);
-    qv_pool_submit(r->pool, &a->run->group, n, run_task, a->run);
+    qvi_path_hit(QV_PATH_CODEC_THREADS);
+    qvi_pool_submit(r->pool, &a->run->group, n, run_task, a->run);
   }
   *out = a;
   return QV_OK;
 }
 
-bool qv_codec_background(const QvCodecAsync *a) { return a->run != NULL; }
+bool qvi_codec_background(const QvCodecAsync *a) { return a->run != NULL; }
 
-QvStatus qv_codec_wait(QvCodecRunner *r, QvCodecAsync *a, bool cancel, size_t *failed,
+QvStatus qvi_codec_wait(QvCodecRunner *r, QvCodecAsync *a, bool cancel, size_t *failed,
                        QvError *error) {
   if (a == NULL) return QV_OK;
   QvStatus st;
   if (a->run) {
     if (cancel) atomic_store_explicit(&a->run->cancelled, true, memory_order_relaxed);
-    qv_pool_wait(r->pool, &a->run->group);
+    qvi_pool_wait(r->pool, &a->run->group);
     st = cancel ? QV_OK : conclude(a->run, failed, error);
     if (cancel) {
       free(a->run->order);

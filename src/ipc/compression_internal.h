@@ -23,53 +23,53 @@ typedef struct QvCodecJob {
   uint8_t *dst;
   size_t dst_size;
   size_t out_size;
-  QvStatus status; /* set by qv_codec_run */
+  QvStatus status; /* set by qvi_codec_run */
 } QvCodecJob;
 
 /* Threads (a QvPool, created once when threads > 1) and one set of codec
  * contexts per thread. */
 typedef struct QvCodecRunner QvCodecRunner;
 
-QvStatus qv_codec_runner_new(QvCodecRunner **out, int threads, QvError *error);
-void qv_codec_runner_free(QvCodecRunner *runner); /* NULL is a no-op */
-int qv_codec_runner_threads(const QvCodecRunner *runner);
+QvStatus qvi_codec_runner_new(QvCodecRunner **out, int threads, QvError *error);
+void qvi_codec_runner_free(QvCodecRunner *runner); /* NULL is a no-op */
+int qvi_codec_runner_threads(const QvCodecRunner *runner);
 
 /* Compresses (compress true, at `level`; 0 = the codec's default) or
  * decompresses every job; larger buffers are started first so that the
  * threads finish together. QV_OK, or the status and message of the failing
  * job with the lowest index (*failed, when not NULL, receives that index):
  * the same failure whatever the number of threads. */
-QvStatus qv_codec_run(QvCodecRunner *runner, bool compress, QvCompression codec, int level,
+QvStatus qvi_codec_run(QvCodecRunner *runner, bool compress, QvCompression codec, int level,
                       QvCodecJob *jobs, size_t n, size_t *failed, QvError *error);
 
-/* Background runs: qv_codec_submit starts what qv_codec_run does and
+/* Background runs: qvi_codec_submit starts what qvi_codec_run does and
  * returns while the runner's pool works (util/pool.h, background groups);
  * the caller serializes the next message meanwhile. Jobs whose buffers
  * add up to less than the parallel minimum, and every job of a one-thread
- * runner, run on the caller inside qv_codec_submit. The jobs (and what
- * they point at) must stay untouched until qv_codec_wait, which returns
- * the outcome exactly as qv_codec_run would and frees *async; waiting runs
+ * runner, run on the caller inside qvi_codec_submit. The jobs (and what
+ * they point at) must stay untouched until qvi_codec_wait, which returns
+ * the outcome exactly as qvi_codec_run would and frees *async; waiting runs
  * queued tasks on the caller (this run's first, then later runs'). cancel
  * true: jobs not started are skipped and the outcome is QV_OK (an owner
  * giving up, e.g. a writer freed mid-flight). One thread submits and waits
  * per runner. QV_ENOMEM only when the run's record cannot be allocated
  * (nothing ran then). */
 typedef struct QvCodecAsync QvCodecAsync;
-QvStatus qv_codec_submit(QvCodecRunner *runner, bool compress, QvCompression codec, int level,
+QvStatus qvi_codec_submit(QvCodecRunner *runner, bool compress, QvCompression codec, int level,
                          QvCodecJob *jobs, size_t n, QvCodecAsync **async, QvError *error);
-/* Whether the run went to the pool (false: it ran inside qv_codec_submit). */
-bool qv_codec_background(const QvCodecAsync *async);
-QvStatus qv_codec_wait(QvCodecRunner *runner, QvCodecAsync *async, bool cancel, size_t *failed,
+/* Whether the run went to the pool (false: it ran inside qvi_codec_submit). */
+bool qvi_codec_background(const QvCodecAsync *async);
+QvStatus qvi_codec_wait(QvCodecRunner *runner, QvCodecAsync *async, bool cancel, size_t *failed,
                        QvError *error);
 
 /* Test hook: the fewest bytes a message's buffers need in all to go to the
  * threads (default 256 KiB; fuzz targets set 0 so that small inputs take
  * the threaded path). Returns the previous value. Not thread-safe: set it
  * before any reader or writer runs. */
-size_t qv_codec_set_parallel_min(size_t bytes);
+size_t qvi_codec_set_parallel_min(size_t bytes);
 
 /* Test hook: the compression n compressions from now (0: the next one, on
  * whichever thread) fails with QV_EIO; negative disarms it. Process-wide. */
-void qv_codec_fail_after(long n);
+void qvi_codec_fail_after(long n);
 
 #endif

@@ -34,8 +34,8 @@ QvStatus qv_ipc_frame_message(const QvMessage *msg, size_t alignment, uint8_t **
     free(fb);
     return qv_error_set(error, QV_ENOMEM, "out of memory framing a message");
   }
-  qv_st_le_u32(buf, QV_IPC_CONTINUATION);
-  qv_st_le_u32(buf + 4, (uint32_t)(total - 8));
+  qvi_st_le_u32(buf, QV_IPC_CONTINUATION);
+  qvi_st_le_u32(buf + 4, (uint32_t)(total - 8));
   memcpy(buf + 8, fb, fb_size);
   free(fb);
   *out = buf;

@@ -73,7 +73,7 @@ static QvStatus locate_footer(const uint8_t *tail, int64_t size, int64_t *footer
   if (!has_magic(tail + 4))
     return qv_error_set(error, QV_ETRUNCATED,
                         "file format: trailing ARROW1 magic is missing (truncated file?)");
-  int32_t flen = (int32_t)qv_le_u32(tail);
+  int32_t flen = (int32_t)qvi_le_u32(tail);
   if (flen <= 0 || flen > size - FILE_HEAD - FILE_TAIL)
     return qv_error_set(error, QV_EINVAL,
                         "file format: footer length %d does not fit a file of %lld bytes", flen,
@@ -85,12 +85,12 @@ static QvStatus locate_footer(const uint8_t *tail, int64_t size, int64_t *footer
 
 /* Reads the trailing length + magic with pread and locates the footer. */
 static QvStatus find_footer(QvIpcReader *r, QvError *error) {
-  int64_t size = qv_source_size(r->src);
+  int64_t size = qvi_source_size(r->src);
   uint8_t tail[FILE_TAIL];
   memset(tail, 0, sizeof tail);
   if (size >= FILE_TAIL) {
     size_t got;
-    QvStatus st = qv_source_pread(r->src, tail, FILE_TAIL, size - FILE_TAIL, &got, error);
+    QvStatus st = qvi_source_pread(r->src, tail, FILE_TAIL, size - FILE_TAIL, &got, error);
     if (st) return qv_error_prefix(error, "file format: reading the footer length");
     if (got != FILE_TAIL)
       return qv_error_set(error, QV_ETRUNCATED, "file format: the file shrank while being read");
@@ -107,7 +107,7 @@ static QvStatus open_sequential(QvIpcReader *r, QvError *error) {
   uint8_t head[FILE_HEAD];
   size_t got = 0;
   r->limit = INT64_MAX;
-  QvStatus st = qv_source_peek(r->src, head, FILE_HEAD, &got, error);
+  QvStatus st = qvi_source_peek(r->src, head, FILE_HEAD, &got, error);
   if (st) return st;
   if (got < QV_IPC_MAGIC_SIZE || !has_magic(head)) return QV_OK;
   r->format = QV_IPC_FORMAT_FILE;
@@ -115,19 +115,19 @@ static QvStatus open_sequential(QvIpcReader *r, QvError *error) {
     return qv_error_set(error, QV_ETRUNCATED,
                         "file format: %zu bytes is too short for an Arrow file", got);
   int64_t skipped;
-  if ((st = qv_source_skip(r->src, FILE_HEAD, &skipped, error))) return st;
+  if ((st = qvi_source_skip(r->src, FILE_HEAD, &skipped, error))) return st;
   r->pos = FILE_HEAD;
   /* on a seekable descriptor the footer can be found, so the messages
    * stop where it starts */
-  return qv_source_seekable(r->src) ? find_footer(r, error) : QV_OK;
+  return qvi_source_seekable(r->src) ? find_footer(r, error) : QV_OK;
 }
 
 /* Memory or regular file: the size is known, the tail can be read. */
 static QvStatus open_random(QvIpcReader *r, QvError *error) {
   const uint8_t *head = r->head;
   size_t got = 0;
-  r->limit = qv_source_size(r->src);
-  QvStatus st = qv_source_pread(r->src, r->head, PREAD_AHEAD, 0, &got, error);
+  r->limit = qvi_source_size(r->src);
+  QvStatus st = qvi_source_pread(r->src, r->head, PREAD_AHEAD, 0, &got, error);
   if (st) return st;
   r->head_n = got;
   /* A stream cannot start with "ARRO" (as a length it exceeds any sane
@@ -146,7 +146,7 @@ QvStatus qv_ipc_reader_new(QvIpcReader **out, QvSource *source, const QvIpcReade
   if (source == NULL) return qv_error_set(error, QV_EARG, "NULL source");
   QvIpcReader *r = calloc(1, sizeof *r);
   if (r == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  QvStatus st = QV_OPTIONS_LOAD(&r->options, options, "QvIpcReaderOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&r->options, options, QvIpcReaderOptions, error);
   if (st) {
     free(r);
     return st;
@@ -157,12 +157,12 @@ QvStatus qv_ipc_reader_new(QvIpcReader **out, QvSource *source, const QvIpcReade
   r->decode.max_depth = o->max_depth;
   r->decode.max_tables = o->max_tables;
   r->src = source;
-  st = qv_source_kind(source) == QV_SOURCE_STREAM ? open_sequential(r, error)
+  st = qvi_source_kind(source) == QV_SOURCE_STREAM ? open_sequential(r, error)
                                                    : open_random(r, error);
   if (st) {
     free(r);
     /* a path source reports which file was bad */
-    return qv_source_kind(source) == QV_SOURCE_MEMORY
+    return qvi_source_kind(source) == QV_SOURCE_MEMORY
                ? st
                : qv_error_prefix(error, "%s", qv_source_name(source));
   }
@@ -190,11 +190,11 @@ QvStatus qv_ipc_reader_footer(QvIpcReader *r, QvFooter *out, int64_t *footer_off
   const uint8_t *bytes;
   uint8_t *copy = NULL;
   QvStatus st;
-  if (qv_source_is_mapped(r->src)) {
+  if (qvi_source_is_mapped(r->src)) {
     const uint8_t *all;
     size_t size;
     QvOwner *owner;
-    if ((st = qv_source_view(r->src, &all, &size, &owner, error))) return st;
+    if ((st = qvi_source_view(r->src, &all, &size, &owner, error))) return st;
     bytes = all + off;
   } else {
     if (len > r->options.max_metadata_size)
@@ -204,7 +204,7 @@ QvStatus qv_ipc_reader_footer(QvIpcReader *r, QvFooter *out, int64_t *footer_off
     copy = malloc((size_t)len);
     if (copy == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory reading the footer");
     size_t got;
-    st = qv_source_pread(r->src, copy, (size_t)len, off, &got, error);
+    st = qvi_source_pread(r->src, copy, (size_t)len, off, &got, error);
     if (st == QV_OK && got < (size_t)len)
       st = qv_error_set(error, QV_ETRUNCATED, "the file shrank while being read");
     if (st) {
@@ -232,14 +232,14 @@ static QvStatus parse_prefix(const QvIpcReader *r, int64_t pos, const uint8_t *p
     return qv_error_set(error, QV_ETRUNCATED,
                         "message at offset %lld: input ends inside the message prefix",
                         (long long)pos);
-  uint32_t first = qv_le_u32(p);
+  uint32_t first = qvi_le_u32(p);
   if (first == QV_IPC_CONTINUATION) {
     if (avail < 8)
       return qv_error_set(error, QV_ETRUNCATED,
                           "message at offset %lld: input ends inside the message prefix",
                           (long long)pos);
     *prefix_size = 8;
-    *len = (int32_t)qv_le_u32(p + 4);
+    *len = (int32_t)qvi_le_u32(p + 4);
   } else {
     *prefix_size = 4; /* legacy: no continuation marker */
     *len = (int32_t)first;
@@ -281,8 +281,8 @@ typedef struct MessageMemory {
 
 static void free_message_memory(void *p) {
   MessageMemory *m = p;
-  qv_aligned_free(m->metadata);
-  qv_aligned_free(m->body);
+  qv_free(m->metadata);
+  qv_free(m->body);
   qv_owner_free(m->body_owner);
   free(m);
 }
@@ -300,17 +300,17 @@ static QvStatus own_memory(QvIpcMessage *out, MessageMemory **mem, QvError *erro
 
 /* Sequential: up to n bytes, never past the message area's limit. */
 static QvStatus seq_read(QvIpcReader *r, uint8_t *buf, size_t n, size_t *got, QvError *error) {
-  int64_t here = qv_source_position(r->src);
+  int64_t here = qvi_source_position(r->src);
   if (here >= r->limit)
     n = 0;
   else if ((uint64_t)n > (uint64_t)(r->limit - here))
     n = (size_t)(r->limit - here);
-  return qv_source_read(r->src, buf, n, got, error);
+  return qvi_source_read(r->src, buf, n, got, error);
 }
 
 /* Sequential: n bytes into a new 64-byte-aligned allocation that grows with
  * the data actually read. *got < n when the input ended early; *out is then
- * still set (free it with qv_aligned_free). */
+ * still set (free it with qv_free). */
 static QvStatus seq_read_alloc(QvIpcReader *r, size_t n, uint8_t **out, size_t *got,
                                QvError *error) {
   *out = NULL;
@@ -331,11 +331,11 @@ static QvStatus seq_read_alloc(QvIpcReader *r, size_t n, uint8_t **out, size_t *
     size_t next = cap > n / 2 ? n : cap * 2;
     uint8_t *grown = qv_aligned_alloc(next);
     if (grown == NULL) {
-      qv_aligned_free(buf);
+      qv_free(buf);
       return qv_error_set(error, QV_ENOMEM, "out of memory reading %zu bytes", next);
     }
     memcpy(grown, buf, done);
-    qv_aligned_free(buf);
+    qv_free(buf);
     buf = grown;
     cap = next;
   }
@@ -350,7 +350,7 @@ static QvStatus fetch_prefix(QvIpcReader *r, Mode mode, int64_t pos, const uint8
   *avail = 0;
   if (mode == MODE_SEQ) {
     QvStatus st = seq_read(r, p, 4, avail, error);
-    if (st || *avail < 4 || qv_le_u32(p) != QV_IPC_CONTINUATION) return st;
+    if (st || *avail < 4 || qvi_le_u32(p) != QV_IPC_CONTINUATION) return st;
     size_t more;
     st = seq_read(r, p + 4, 4, &more, error);
     *avail += more;
@@ -368,7 +368,7 @@ static QvStatus fetch_prefix(QvIpcReader *r, Mode mode, int64_t pos, const uint8
     memcpy(ahead, r->head + pos, want);
     *ahead_n = want;
   } else {
-    st = qv_source_pread(r->src, ahead, want, pos, ahead_n, error);
+    st = qvi_source_pread(r->src, ahead, want, pos, ahead_n, error);
   }
   *avail = *ahead_n < n ? *ahead_n : n;
   memcpy(p, ahead, *avail);
@@ -386,7 +386,7 @@ static QvStatus read_message(QvIpcReader *r, Mode mode, int64_t pos, bool want_b
   QvOwner *view_owner = NULL;
   QvStatus st;
   if (mode != MODE_SEQ && pos >= r->limit) return QV_EOS;
-  if (mode == MODE_VIEW && (st = qv_source_view(r->src, &view, &view_size, &view_owner, error)))
+  if (mode == MODE_VIEW && (st = qvi_source_view(r->src, &view, &view_size, &view_owner, error)))
     return st;
   uint8_t prefix_bytes[8], ahead[PREAD_AHEAD];
   size_t avail, ahead_n = 0;
@@ -425,7 +425,7 @@ static QvStatus read_message(QvIpcReader *r, Mode mode, int64_t pos, bool want_b
       size_t have = ahead_n > prefix ? ahead_n - prefix : 0;
       if (have > (size_t)len) have = (size_t)len;
       memcpy(mem->metadata, ahead + prefix, have);
-      st = qv_source_pread(r->src, mem->metadata + have, (size_t)len - have,
+      st = qvi_source_pread(r->src, mem->metadata + have, (size_t)len - have,
                            pos + (int64_t)(prefix + have), &got, error);
       got += have;
     }
@@ -451,7 +451,7 @@ static QvStatus read_message(QvIpcReader *r, Mode mode, int64_t pos, bool want_b
   }
   if (mode == MODE_PREAD) {
     if (!want_body) return QV_OK;
-    st = qv_source_map_range(r->src, out->body_offset, out->body_length, &out->body,
+    st = qvi_source_map_range(r->src, out->body_offset, out->body_length, &out->body,
                              &mem->body_owner, error);
     if (st) return qv_error_prefix(error, "message at offset %lld", (long long)pos);
     return QV_OK;
@@ -465,9 +465,9 @@ static QvStatus read_message(QvIpcReader *r, Mode mode, int64_t pos, bool want_b
   } else {
     int64_t skipped = 0;
     int64_t n = out->body_length;
-    int64_t here = qv_source_position(r->src);
+    int64_t here = qvi_source_position(r->src);
     if (r->limit - here < n) n = r->limit - here;
-    st = qv_source_skip(r->src, n, &skipped, error);
+    st = qvi_source_skip(r->src, n, &skipped, error);
     got = (size_t)skipped;
   }
   if (st) return qv_error_prefix(error, "message at offset %lld", (long long)pos);
@@ -491,9 +491,9 @@ static QvStatus advance(QvIpcReader *r, bool skipping, bool want_body, QvIpcMess
   }
   if (r->finished) return QV_EOS;
   Mode mode = MODE_VIEW;
-  if (qv_source_kind(r->src) == QV_SOURCE_STREAM)
+  if (qvi_source_kind(r->src) == QV_SOURCE_STREAM)
     mode = MODE_SEQ;
-  else if ((skipping || r->options.map_each_body) && !qv_source_is_mapped(r->src))
+  else if ((skipping || r->options.map_each_body) && !qvi_source_is_mapped(r->src))
     mode = MODE_PREAD;
   int64_t end = r->pos;
   QvStatus st = read_message(r, mode, r->pos, want_body, out, &end, &r->error);
@@ -535,34 +535,35 @@ QvStatus qv_ipc_reader_nth(QvIpcReader *r, int64_t index, QvIpcMessage *out, QvE
 QvStatus qv_ipc_reader_message_at(QvIpcReader *r, int64_t offset, QvIpcMessage *out,
                                   QvError *error) {
   memset(out, 0, sizeof *out);
-  if (qv_source_kind(r->src) == QV_SOURCE_STREAM)
+  if (qvi_source_kind(r->src) == QV_SOURCE_STREAM)
     return qv_error_set(error, QV_EARG, "%s: a stream cannot be read at an offset",
                         qv_source_name(r->src));
   if (offset < 0 || offset > r->limit)
     return qv_error_set(error, QV_EINVAL,
                         "message at offset %lld: outside the message area of %lld bytes",
                         (long long)offset, (long long)r->limit);
-  Mode mode = r->options.map_each_body && !qv_source_is_mapped(r->src) ? MODE_PREAD : MODE_VIEW;
+  Mode mode = r->options.map_each_body && !qvi_source_is_mapped(r->src) ? MODE_PREAD : MODE_VIEW;
   int64_t end;
   QvStatus st = read_message(r, mode, offset, true, out, &end, error);
   if (st) qv_ipc_message_reset(out);
   return st;
 }
 
-QvStatus qv_ipc_source_nth(QvSource *source, int64_t index, QvIpcMessage *out, QvError *error) {
+QvStatus qvi_ipc_source_nth(QvSource *source, int64_t index, const QvIpcReaderOptions *options,
+                            QvIpcMessage *out, QvError *error) {
   memset(out, 0, sizeof *out);
   QvIpcReader *r;
-  QvStatus st = qv_ipc_reader_new(&r, source, NULL, error);
+  QvStatus st = qv_ipc_reader_new(&r, source, options, error);
   if (st) return st;
   st = qv_ipc_reader_nth(r, index, out, error);
   qv_ipc_reader_free(r);
   return st;
 }
 
-QvStatus qv_source_error_prefix(const QvSource *source, QvStatus st, QvError *error) {
+QvStatus qvi_source_error_prefix(const QvSource *source, QvStatus st, QvError *error) {
   const char *name = qv_source_name(source);
   /* qv_ipc_reader_new names the file in its own errors already */
-  if (st && error && qv_source_kind(source) == QV_SOURCE_FILE &&
+  if (st && error && qvi_source_kind(source) == QV_SOURCE_FILE &&
       strncmp(error->message, name, strlen(name)) != 0)
     qv_error_prefix(error, "%s", name);
   return st;

@@ -259,7 +259,7 @@ static QvStatus grow(QvSink *s, size_t need, QvError *error) {
   uint8_t *p = qv_aligned_alloc(cap);
   if (p == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory growing a sink to %zu bytes", cap);
   if (s->written) memcpy(p, s->buf, (size_t)s->written);
-  qv_aligned_free(s->buf);
+  qv_free(s->buf);
   s->buf = p;
   s->cap = cap;
   return QV_OK;
@@ -301,12 +301,12 @@ QvStatus qv_sink_write(QvSink *s, const void *data, size_t size, QvError *error)
       st = make_room(s, size, &e);
       if (st == QV_OK) {
         uintptr_t src = (uintptr_t)data, buf = (uintptr_t)s->buf;
-        /* from the sink's own free space (qv_sink_window): the ranges may
+        /* from the sink's own free space (qvi_sink_window): the ranges may
          * overlap, the destination first */
         if (src >= buf && src - buf < s->cap)
-          qv_move_down_large(s->buf + s->written, data, size);
+          qvi_move_down_large(s->buf + s->written, data, size);
         else
-          qv_copy_large(s->buf + s->written, data, size);
+          qvi_copy_large(s->buf + s->written, data, size);
       }
       break;
     case SINK_FD:
@@ -322,7 +322,7 @@ QvStatus qv_sink_write(QvSink *s, const void *data, size_t size, QvError *error)
   return QV_OK;
 }
 
-QvStatus qv_sink_reserve(QvSink *s, size_t n, uint8_t **ptr, QvError *error) {
+QvStatus qvi_sink_reserve(QvSink *s, size_t n, uint8_t **ptr, QvError *error) {
   *ptr = NULL;
   QvStatus st = check_write(s, n, error);
   if (st || (s->kind != SINK_BUFFER && s->kind != SINK_MEMORY)) return st;
@@ -333,8 +333,8 @@ QvStatus qv_sink_reserve(QvSink *s, size_t n, uint8_t **ptr, QvError *error) {
   return QV_OK;
 }
 
-uint8_t *qv_sink_window(QvSink *s, size_t need, bool may_grow) {
-  if (qv_sink_room(s) == 0) return NULL;
+uint8_t *qvi_sink_window(QvSink *s, size_t need, bool may_grow) {
+  if (qvi_sink_room(s) == 0) return NULL;
   size_t at = (size_t)s->written;
   if (need > s->cap - at) {
     QvError e;
@@ -345,14 +345,14 @@ uint8_t *qv_sink_window(QvSink *s, size_t need, bool may_grow) {
   return s->buf + at;
 }
 
-size_t qv_sink_room(const QvSink *s) {
+size_t qvi_sink_room(const QvSink *s) {
   if (s == NULL || s->error.code || s->finished) return 0;
   if (s->kind == SINK_MEMORY) return SIZE_MAX;
   if (s->kind == SINK_BUFFER) return s->cap - (size_t)s->written;
   return 0;
 }
 
-void qv_sink_unreserve(QvSink *s, size_t n) {
+void qvi_sink_unreserve(QvSink *s, size_t n) {
   if (s && (s->kind == SINK_BUFFER || s->kind == SINK_MEMORY) && n <= (size_t)s->written)
     s->written -= (int64_t)n;
 }
@@ -386,7 +386,7 @@ QvStatus qv_sink_memory_take(QvSink *s, uint8_t **data, size_t *size, QvError *e
   }
   *data = s->written ? s->buf : NULL;
   *size = (size_t)s->written;
-  if (s->written == 0) qv_aligned_free(s->buf);
+  if (s->written == 0) qv_free(s->buf);
   s->buf = NULL;
   s->cap = 0;
   s->written = 0;
@@ -395,7 +395,7 @@ QvStatus qv_sink_memory_take(QvSink *s, uint8_t **data, size_t *size, QvError *e
 
 void qv_sink_free(QvSink *s) {
   if (s == NULL) return;
-  if (s->kind == SINK_MEMORY) qv_aligned_free(s->buf);
+  if (s->kind == SINK_MEMORY) qv_free(s->buf);
   if (s->kind == SINK_PATH) discard(s);
   free(s->target);
   free(s);

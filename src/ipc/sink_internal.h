@@ -13,14 +13,14 @@
  * buffer: *ptr points at them and they count as written. For other sinks
  * *ptr is NULL (write with qv_sink_write instead). Fails as a write would
  * (QV_ELIMIT when a buffer is full, sticky). */
-QvStatus qv_sink_reserve(QvSink *sink, size_t n, uint8_t **ptr, QvError *error);
-/* Bytes qv_sink_reserve can still take without failing: what is left of a
+QvStatus qvi_sink_reserve(QvSink *sink, size_t n, uint8_t **ptr, QvError *error);
+/* Bytes qvi_sink_reserve can still take without failing: what is left of a
  * buffer sink, SIZE_MAX for a memory sink (it grows), 0 for other sinks and
  * for a failed or finished sink. */
-size_t qv_sink_room(const QvSink *sink);
-/* Gives back the last n bytes of the latest qv_sink_reserve (a writer that
+size_t qvi_sink_room(const QvSink *sink);
+/* Gives back the last n bytes of the latest qvi_sink_reserve (a writer that
  * reserved for the worst case): they no longer count as written. */
-void qv_sink_unreserve(QvSink *sink, size_t n);
+void qvi_sink_unreserve(QvSink *sink, size_t n);
 
 /* The sink's own memory past what is written, for a writer that fills it
  * out of order and moves the pieces into place with qv_sink_write (frames
@@ -32,6 +32,6 @@ void qv_sink_unreserve(QvSink *sink, size_t n);
  * written. The memory stays put until a write, reservation or window goes
  * past the capacity ensured here (a memory sink then moves, copying only
  * what was written). */
-uint8_t *qv_sink_window(QvSink *sink, size_t need, bool may_grow);
+uint8_t *qvi_sink_window(QvSink *sink, size_t need, bool may_grow);
 
 #endif

@@ -49,9 +49,9 @@ struct QvSource {
 
 static atomic_llong g_view_maps, g_range_maps, g_populates;
 
-int64_t qv_source_count_view_maps(void) { return (int64_t)atomic_load(&g_view_maps); }
-int64_t qv_source_count_range_maps(void) { return (int64_t)atomic_load(&g_range_maps); }
-int64_t qv_source_count_populates(void) { return (int64_t)atomic_load(&g_populates); }
+int64_t qvi_source_count_view_maps(void) { return (int64_t)atomic_load(&g_view_maps); }
+int64_t qvi_source_count_range_maps(void) { return (int64_t)atomic_load(&g_range_maps); }
+int64_t qvi_source_count_populates(void) { return (int64_t)atomic_load(&g_populates); }
 
 static QvStatus source_alloc(QvSource **out, QvSourceKind kind, const char *name,
                              QvError *error) {
@@ -168,11 +168,11 @@ void qv_source_free(QvSource *s) {
 
 const char *qv_source_name(const QvSource *s) { return s ? s->name : "<null source>"; }
 
-QvSourceKind qv_source_kind(const QvSource *s) { return s->kind; }
-bool qv_source_seekable(const QvSource *s) { return s->seekable; }
-int64_t qv_source_size(const QvSource *s) { return s->seekable ? s->size : -1; }
-bool qv_source_has_view(const QvSource *s) { return s->kind != QV_SOURCE_STREAM; }
-bool qv_source_is_mapped(const QvSource *s) {
+QvSourceKind qvi_source_kind(const QvSource *s) { return s->kind; }
+bool qvi_source_seekable(const QvSource *s) { return s->seekable; }
+int64_t qvi_source_size(const QvSource *s) { return s->seekable ? s->size : -1; }
+bool qvi_source_has_view(const QvSource *s) { return s->kind != QV_SOURCE_STREAM; }
+bool qvi_source_is_mapped(const QvSource *s) {
   return s->kind == QV_SOURCE_MEMORY || atomic_load(&s->view) != NULL;
 }
 
@@ -214,13 +214,13 @@ static QvStatus map_pages(QvSource *s, int64_t start, size_t len, Mapping **out,
 
 /* ---- how a whole-file view is made */
 
-void qv_source_set_advice(QvSource *s, QvSourceAdvice advice) { atomic_store(&s->advice, (int)advice); }
+void qvi_source_set_advice(QvSource *s, QvSourceAdvice advice) { atomic_store(&s->advice, (int)advice); }
 
-QvSourceAdvice qv_source_get_advice(const QvSource *s) {
+QvSourceAdvice qvi_source_get_advice(const QvSource *s) {
   return (QvSourceAdvice)atomic_load(&((QvSource *)(uintptr_t)s)->advice);
 }
 
-void qv_source_expect_full_read(QvSource *s) {
+void qvi_source_expect_full_read(QvSource *s) {
   int unset = QV_SOURCE_ADVICE_DEFAULT;
   if (s->kind == QV_SOURCE_FILE)
     atomic_compare_exchange_strong(&s->advice, &unset, (int)QV_SOURCE_FULL_READ_ADVICE);
@@ -229,7 +229,7 @@ void qv_source_expect_full_read(QvSource *s) {
 /* MADV_POPULATE_READ until a kernel says it does not know it. */
 static atomic_int g_populate_unknown;
 
-bool qv_source_populate_supported(void) { return !atomic_load(&g_populate_unknown); }
+bool qvi_source_populate_supported(void) { return !atomic_load(&g_populate_unknown); }
 
 /* Applies an madvise hint to a fresh whole-file mapping. Hints are advisory:
  * a failure leaves the mapping as it is (pages then fault in on first use,
@@ -277,7 +277,7 @@ static QvStatus read_whole(QvSource *s, Mapping **out, QvOwner **owner, QvError 
     m->addr = a;
     m->len = keep;
     size_t got;
-    QvStatus st = qv_source_pread(s, a, len, 0, &got, error);
+    QvStatus st = qvi_source_pread(s, a, len, 0, &got, error);
     if (st == QV_OK && got < len)
       st = qv_error_set(error, QV_EIO, "%s: the file shrank while it was read (%zu of %zu bytes)", s->name, got, len);
     if (st) {
@@ -294,7 +294,7 @@ static QvStatus read_whole(QvSource *s, Mapping **out, QvOwner **owner, QvError 
   return QV_OK;
 }
 
-QvStatus qv_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwner **owner,
+QvStatus qvi_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwner **owner,
                         QvError *error) {
   *data = NULL;
   *size = 0;
@@ -339,7 +339,7 @@ QvStatus qv_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwner
   return QV_OK;
 }
 
-void qv_source_populate(QvSource *s, int64_t offset, int64_t length) {
+void qvi_source_populate(QvSource *s, int64_t offset, int64_t length) {
   if (s->kind != QV_SOURCE_FILE || offset < 0 || length <= 0 || offset >= s->size) return;
   struct View *v = atomic_load(&s->view);
   if (v == NULL || !v->mapped) return;
@@ -355,7 +355,7 @@ void qv_source_populate(QvSource *s, int64_t offset, int64_t length) {
 
 /* ---- random access */
 
-QvStatus qv_source_pread(QvSource *s, void *buf, size_t n, int64_t offset, size_t *got,
+QvStatus qvi_source_pread(QvSource *s, void *buf, size_t n, int64_t offset, size_t *got,
                          QvError *error) {
   *got = 0;
   if (!s->seekable)
@@ -383,7 +383,7 @@ QvStatus qv_source_pread(QvSource *s, void *buf, size_t n, int64_t offset, size_
   return QV_OK;
 }
 
-QvStatus qv_source_map_range(QvSource *s, int64_t offset, int64_t length, const uint8_t **data,
+QvStatus qvi_source_map_range(QvSource *s, int64_t offset, int64_t length, const uint8_t **data,
                              QvOwner **owner, QvError *error) {
   static _Alignas(64) const uint8_t no_bytes[64];
   *data = NULL;
@@ -397,11 +397,11 @@ QvStatus qv_source_map_range(QvSource *s, int64_t offset, int64_t length, const 
     *data = no_bytes;
     return QV_OK;
   }
-  if (qv_source_is_mapped(s)) {
+  if (qvi_source_is_mapped(s)) {
     const uint8_t *all;
     size_t size;
     QvOwner *o;
-    QvStatus st = qv_source_view(s, &all, &size, &o, error);
+    QvStatus st = qvi_source_view(s, &all, &size, &o, error);
     if (st) return st;
     qv_owner_retain(o);
     *owner = o;
@@ -426,7 +426,7 @@ QvStatus qv_source_map_range(QvSource *s, int64_t offset, int64_t length, const 
 static QvStatus read_raw(QvSource *s, uint8_t *buf, size_t n, size_t *got, QvError *error) {
   *got = 0;
   if (s->kind != QV_SOURCE_STREAM) {
-    QvStatus st = qv_source_pread(s, buf, n, s->pos, got, error);
+    QvStatus st = qvi_source_pread(s, buf, n, s->pos, got, error);
     s->pos += (int64_t)*got;
     return st;
   }
@@ -448,7 +448,7 @@ static QvStatus read_raw(QvSource *s, uint8_t *buf, size_t n, size_t *got, QvErr
   return st;
 }
 
-QvStatus qv_source_read(QvSource *s, void *buf, size_t n, size_t *got, QvError *error) {
+QvStatus qvi_source_read(QvSource *s, void *buf, size_t n, size_t *got, QvError *error) {
   uint8_t *out = buf;
   size_t done = n < s->n_peeked ? n : s->n_peeked;
   if (done) {
@@ -462,7 +462,7 @@ QvStatus qv_source_read(QvSource *s, void *buf, size_t n, size_t *got, QvError *
   return st;
 }
 
-QvStatus qv_source_peek(QvSource *s, void *buf, size_t n, size_t *got, QvError *error) {
+QvStatus qvi_source_peek(QvSource *s, void *buf, size_t n, size_t *got, QvError *error) {
   *got = 0;
   if (n > PEEK_MAX) return qv_error_set(error, QV_EARG, "peek of %zu bytes is too long", n);
   QvStatus st = QV_OK;
@@ -476,7 +476,7 @@ QvStatus qv_source_peek(QvSource *s, void *buf, size_t n, size_t *got, QvError *
   return st;
 }
 
-QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error) {
+QvStatus qvi_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error) {
   *skipped = 0;
   uint8_t scratch[16384];
   while (*skipped < n) {
@@ -491,7 +491,7 @@ QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error
       *skipped += k;
       return QV_OK;
     }
-    st = qv_source_read(s, scratch, want, &got, error);
+    st = qvi_source_read(s, scratch, want, &got, error);
     *skipped += (int64_t)got;
     if (st) return st;
     if (got < want) return QV_OK;
@@ -499,11 +499,11 @@ QvStatus qv_source_skip(QvSource *s, int64_t n, int64_t *skipped, QvError *error
   return QV_OK;
 }
 
-int64_t qv_source_position(const QvSource *s) { return s->pos - (int64_t)s->n_peeked; }
+int64_t qvi_source_position(const QvSource *s) { return s->pos - (int64_t)s->n_peeked; }
 
-static void free_aligned_owned(void *p) { qv_aligned_free(p); }
+static void free_aligned_owned(void *p) { qv_free(p); }
 
-QvStatus qv_source_read_all(QvSource *s, int64_t limit, const uint8_t **data, size_t *size,
+QvStatus qvi_source_read_all(QvSource *s, int64_t limit, const uint8_t **data, size_t *size,
                             QvOwner **owner, QvError *error) {
   *data = NULL;
   *size = 0;
@@ -514,40 +514,67 @@ QvStatus qv_source_read_all(QvSource *s, int64_t limit, const uint8_t **data, si
   for (;;) {
     if (len == cap) {
       if ((int64_t)cap >= limit || cap > SIZE_MAX / 2) {
-        qv_aligned_free(buf);
+        qv_free(buf);
         return qv_error_set(error, QV_ELIMIT, "%s: the input exceeds %lld bytes, the most held "
                             "in memory", qv_source_name(s), (long long)limit);
       }
       uint8_t *bigger = qv_aligned_alloc(cap * 2);
       if (bigger == NULL) {
-        qv_aligned_free(buf);
+        qv_free(buf);
         return qv_error_set(error, QV_ENOMEM, "out of memory reading %s", qv_source_name(s));
       }
       memcpy(bigger, buf, len);
-      qv_aligned_free(buf);
+      qv_free(buf);
       buf = bigger;
       cap *= 2;
     }
     size_t want = cap - len, got;
-    QvStatus st = qv_source_read(s, buf + len, want, &got, error);
+    QvStatus st = qvi_source_read(s, buf + len, want, &got, error);
     if (st) {
-      qv_aligned_free(buf);
+      qv_free(buf);
       return st;
     }
     len += got;
     if (got < want) break; /* a short read is the end of the input */
   }
   if ((int64_t)len > limit) {
-    qv_aligned_free(buf);
+    qv_free(buf);
     return qv_error_set(error, QV_ELIMIT, "%s: the input exceeds %lld bytes, the most held in "
                         "memory", qv_source_name(s), (long long)limit);
   }
   *owner = qv_owner_new(free_aligned_owned, buf);
   if (*owner == NULL) {
-    qv_aligned_free(buf);
+    qv_free(buf);
     return qv_error_set(error, QV_ENOMEM, "out of memory");
   }
   *data = buf;
   *size = len;
+  return QV_OK;
+}
+
+QvStatus qv_source_read_all(QvSource *s, int64_t max_size, const uint8_t **data, size_t *size,
+                            QvOwner **owner, QvError *error) {
+  if (data == NULL || size == NULL || owner == NULL)
+    return qv_error_set(error, QV_EARG, "qv_source_read_all: NULL output");
+  *data = NULL;
+  *size = 0;
+  *owner = NULL;
+  if (s == NULL) return qv_error_set(error, QV_EARG, "qv_source_read_all: NULL source");
+  if (max_size < 0)
+    return qv_error_set(error, QV_EARG, "qv_source_read_all: negative max_size %lld",
+                        (long long)max_size);
+  int64_t limit = max_size > 0 ? max_size : INT64_MAX;
+  if (!qvi_source_has_view(s)) return qvi_source_read_all(s, limit, data, size, owner, error);
+  QvStatus st = qvi_source_view(s, data, size, owner, error);
+  if (st) return st;
+  if ((int64_t)*size > limit) {
+    size_t n = *size;
+    *data = NULL;
+    *size = 0;
+    *owner = NULL;
+    return qv_error_set(error, QV_ELIMIT, "%s: the input of %zu bytes exceeds %lld bytes",
+                        qv_source_name(s), n, (long long)limit);
+  }
+  qv_owner_retain(*owner); /* the caller's reference; the source keeps its own */
   return QV_OK;
 }

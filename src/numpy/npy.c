@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/options.h"
 #include "ipc/source_internal.h"
 #include "numpy/npy_header.h"
 #include "quiver/npy.h"
@@ -12,7 +13,7 @@
 
 /* ---- reading */
 
-static void free_aligned(void *p) { qv_aligned_free(p); }
+static void free_aligned(void *p) { qv_free(p); }
 
 static void swap_bytes(uint8_t *p, int64_t n, size_t elsize) {
   for (int64_t i = 0; i < n; i += (int64_t)elsize) {
@@ -25,12 +26,12 @@ static void swap_bytes(uint8_t *p, int64_t n, size_t elsize) {
   }
 }
 
-QvStatus qv_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
+QvStatus qvi_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
                            size_t *consumed, QvError *error) {
-  return qv_npy_read_bytes_ex(data, size, owner, false, out, consumed, error);
+  return qvi_npy_read_bytes_ex(data, size, owner, false, out, consumed, error);
 }
 
-QvStatus qv_npy_read_bytes_ex(const uint8_t *data, size_t size, QvOwner *owner,
+QvStatus qvi_npy_read_bytes_ex(const uint8_t *data, size_t size, QvOwner *owner,
                               bool keep_misaligned, QvTensor *out, size_t *consumed,
                               QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
@@ -46,20 +47,20 @@ QvStatus qv_npy_read_bytes_ex(const uint8_t *data, size_t size, QvOwner *owner,
   int64_t strides[QV_TENSOR_MAX_NDIM];
   if ((st = qv_tensor_compute_strides(h.type, h.ndim, h.shape, h.fortran_order, strides, error)))
     return qv_error_prefix(error, ".npy");
-  size_t elsize = qv_value_type_size(h.type);
+  size_t elsize = qv_arrow_type_size(h.type);
   const uint8_t *p = data + h.data_offset;
-  bool swap = elsize > 1 && h.big_endian != qv_npy_host_big_endian();
+  bool swap = elsize > 1 && h.big_endian != qvi_npy_host_big_endian();
   QvOwner *copy_owner = NULL;
   if (h.data_size > 0 && (swap || (!keep_misaligned && (uintptr_t)p % elsize != 0))) {
     uint8_t *copy = qv_aligned_alloc((size_t)h.data_size);
     if (copy == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory reading .npy data");
     /* misaligned data (a stored .npz member) sits at another offset within
-     * the page than its copy: qv_copy_large is fast there, memcpy is not */
-    qv_copy_large(copy, p, (size_t)h.data_size);
+     * the page than its copy: qvi_copy_large is fast there, memcpy is not */
+    qvi_copy_large(copy, p, (size_t)h.data_size);
     if (swap) swap_bytes(copy, h.data_size, elsize);
     copy_owner = qv_owner_new(free_aligned, copy);
     if (copy_owner == NULL) {
-      qv_aligned_free(copy);
+      qv_free(copy);
       return qv_error_set(error, QV_ENOMEM, "out of memory");
     }
     p = copy;
@@ -74,17 +75,18 @@ QvStatus qv_npy_read_bytes_ex(const uint8_t *data, size_t size, QvOwner *owner,
   return QV_OK;
 }
 
-QvStatus qv_npy_read_source(QvSource *source, QvNpyParseFn parse, void *out, QvError *error) {
+QvStatus qvi_npy_read_source(QvSource *source, int64_t max_input_size, QvNpyParseFn parse, void *out,
+                             QvError *error) {
   if (source == NULL) return qv_error_set(error, QV_EARG, "NULL source");
   const uint8_t *data;
   size_t size;
   QvOwner *owner;
   QvStatus st;
-  if (qv_source_has_view(source)) {
-    st = qv_source_view(source, &data, &size, &owner, error);
+  if (qvi_source_has_view(source)) {
+    st = qvi_source_view(source, &data, &size, &owner, error);
     if (st) return st;
     qv_owner_retain(owner); /* the view's owner lives as long as the source: keep it */
-  } else if ((st = qv_source_read_all(source, INT64_MAX, &data, &size, &owner, error))) {
+  } else if ((st = qvi_source_read_all(source, max_input_size > 0 ? max_input_size : INT64_MAX, &data, &size, &owner, error))) {
     return st; /* a pipe: everything, as np.load reads it */
   }
   st = parse(data, size, owner, out, error);
@@ -96,13 +98,17 @@ QvStatus qv_npy_read_source(QvSource *source, QvNpyParseFn parse, void *out, QvE
 static QvStatus parse_npy(const uint8_t *data, size_t size, QvOwner *owner, void *out,
                           QvError *error) {
   if (size == 0) return qv_error_set(error, QV_EINVAL, "not a .npy file: empty");
-  return qv_npy_read_bytes(data, size, owner, out, NULL, error);
+  return qvi_npy_read_bytes(data, size, owner, out, NULL, error);
 }
 
-QvStatus qv_npy_read(QvSource *source, QvTensor *out, QvError *error) {
+QvStatus qv_npy_read(QvSource *source, const QvNpyReadOptions *options, QvTensor *out,
+                     QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
-  return qv_npy_read_source(source, parse_npy, out, error);
+  QvNpyReadOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvNpyReadOptions, error);
+  if (st) return st;
+  return qvi_npy_read_source(source, o.max_input_size, parse_npy, out, error);
 }
 
 /* ---- writing */
@@ -114,24 +120,28 @@ typedef struct NpyPlan {
   bool direct; /* data_len bytes at t->data, in the order the header says */
 } NpyPlan;
 
-static QvStatus plan_npy(const QvTensor *t, NpyPlan *p, QvError *error) {
+static QvStatus plan_npy(const QvTensor *t, const QvNpyWriteOptions *options, NpyPlan *p,
+                         QvError *error) {
   memset(p, 0, sizeof *p);
+  QvNpyWriteOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvNpyWriteOptions, error);
+  if (st) return st;
   if (t == NULL) return qv_error_set(error, QV_EARG, "NULL tensor");
-  if (t->type < QV_VALUE_INT8 || t->type >= QV_VALUE_TYPE_COUNT)
+  if (t->type < QV_ARROW_INT8 || t->type >= QV_ARROW_NUMERIC_END)
     return qv_error_set(error, QV_EARG, "tensor has an invalid value type %d", (int)t->type);
   if (t->ndim < 0 || t->ndim > QV_TENSOR_MAX_NDIM || (t->ndim > 0 && t->shape == NULL))
     return qv_error_set(error, QV_EARG, "tensor has an invalid shape");
-  static const char *codes[QV_VALUE_TYPE_COUNT] = {
-      [QV_VALUE_INT8] = "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8"};
-  size_t elsize = qv_value_type_size(t->type);
-  char order = elsize == 1 ? '|' : qv_npy_host_big_endian() ? '>' : '<';
-  int64_t size = qv_tensor_size(t);
+  static const char *codes[QV_ARROW_NUMERIC_END] = {
+      [QV_ARROW_INT8] = "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8"};
+  size_t elsize = qv_arrow_type_size(t->type);
+  char order = elsize == 1 ? '|' : qvi_npy_host_big_endian() ? '>' : '<';
+  int64_t size = qv_tensor_n_elements(t);
   if (size < 0 || (size > 0 && size > INT64_MAX / (int64_t)elsize))
     return qv_error_set(error, QV_EARG, "tensor size overflows");
   p->data_len = size * (int64_t)elsize;
   if (size > 0 && t->data == NULL) return qv_error_set(error, QV_EARG, "tensor has no data");
-  bool fortran = !qv_tensor_is_row_major(t) && qv_tensor_is_column_major(t);
-  p->direct = size == 0 || qv_tensor_is_contiguous(t);
+  bool fortran = !o.c_order && !qv_tensor_is_row_major(t) && qv_tensor_is_column_major(t);
+  p->direct = size == 0 || qv_tensor_is_row_major(t) || fortran;
 
   char dict[2048]; /* 64 dims of 19 digits and the fixed text fit */
   int n = snprintf(dict, sizeof dict, "{'descr': '%c%s', 'fortran_order': %s, 'shape': (", order,
@@ -145,7 +155,7 @@ static QvStatus plan_npy(const QvTensor *t, NpyPlan *p, QvError *error) {
   size_t total = (pre + dict_len + 1 + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
   size_t hl = total - pre;
   uint8_t *h = (uint8_t *)p->header;
-  memcpy(h, qv_npy_magic, sizeof qv_npy_magic);
+  memcpy(h, qvi_npy_magic, sizeof qvi_npy_magic);
   h[6] = 1;
   h[7] = 0;
   h[8] = (uint8_t)(hl & 0xFF);
@@ -157,10 +167,10 @@ static QvStatus plan_npy(const QvTensor *t, NpyPlan *p, QvError *error) {
   return QV_OK;
 }
 
-QvStatus qv_npy_write_header(const QvTensor *t, uint8_t out[QV_NPY_WRITE_HEADER_MAX], size_t *len,
+QvStatus qvi_npy_write_header(const QvTensor *t, uint8_t out[QV_NPY_WRITE_HEADER_MAX], size_t *len,
                              bool *direct, QvError *error) {
   NpyPlan p;
-  QvStatus st = plan_npy(t, &p, error);
+  QvStatus st = plan_npy(t, NULL, &p, error);
   if (st) return st;
   memcpy(out, p.header, p.header_size);
   *len = p.header_size;
@@ -168,11 +178,12 @@ QvStatus qv_npy_write_header(const QvTensor *t, uint8_t out[QV_NPY_WRITE_HEADER_
   return QV_OK;
 }
 
-QvStatus qv_npy_write_size(const QvTensor *t, size_t *size, QvError *error) {
+QvStatus qv_npy_write_size(const QvTensor *t, const QvNpyWriteOptions *options, size_t *size,
+                           QvError *error) {
   if (size == NULL) return qv_error_set(error, QV_EARG, "NULL size");
   *size = 0;
   NpyPlan p;
-  QvStatus st = plan_npy(t, &p, error);
+  QvStatus st = plan_npy(t, options, &p, error);
   if (st) return st;
   if ((uint64_t)p.data_len > (uint64_t)SIZE_MAX - p.header_size)
     return qv_error_set(error, QV_ELIMIT, ".npy image does not fit in memory");
@@ -180,10 +191,11 @@ QvStatus qv_npy_write_size(const QvTensor *t, size_t *size, QvError *error) {
   return QV_OK;
 }
 
-QvStatus qv_npy_write(const QvTensor *t, QvSink *sink, QvError *error) {
+QvStatus qv_npy_write(const QvTensor *t, QvSink *sink, const QvNpyWriteOptions *options,
+                      QvError *error) {
   if (sink == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
   NpyPlan p;
-  QvStatus st = plan_npy(t, &p, error);
+  QvStatus st = plan_npy(t, options, &p, error);
   if (st) return st;
   if ((st = qv_sink_write(sink, p.header, p.header_size, error))) return st;
   if (p.data_len == 0) return QV_OK;

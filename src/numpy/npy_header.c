@@ -8,9 +8,9 @@
 
 #include "util/load.h"
 
-const uint8_t qv_npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+const uint8_t qvi_npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
-bool qv_npy_host_big_endian(void) {
+bool qvi_npy_host_big_endian(void) {
   const uint16_t one = 1;
   uint8_t first;
   memcpy(&first, &one, 1);
@@ -185,7 +185,7 @@ static bool parse_string_descr(const char *s, bool big, QvNpyString *str) {
 
 static QvStatus parse_descr(Parser *ps, const char *d, QvNpyHeader *h, QvNpyString *str) {
   const char *s = d;
-  bool big = qv_npy_host_big_endian();
+  bool big = qvi_npy_host_big_endian();
   if (*s == '<' || *s == '>' || *s == '|' || *s == '=') {
     if (*s == '<') big = false;
     if (*s == '>') big = true;
@@ -194,11 +194,11 @@ static QvStatus parse_descr(Parser *ps, const char *d, QvNpyHeader *h, QvNpyStri
   if (str && parse_string_descr(s, big, str)) return QV_OK;
   static const struct {
     const char *code;
-    QvValueType type;
-  } known[] = {{"i1", QV_VALUE_INT8},    {"i2", QV_VALUE_INT16},   {"i4", QV_VALUE_INT32},
-               {"i8", QV_VALUE_INT64},   {"u1", QV_VALUE_UINT8},   {"u2", QV_VALUE_UINT16},
-               {"u4", QV_VALUE_UINT32},  {"u8", QV_VALUE_UINT64},  {"f2", QV_VALUE_FLOAT16},
-               {"f4", QV_VALUE_FLOAT32}, {"f8", QV_VALUE_FLOAT64}};
+    QvArrowType type;
+  } known[] = {{"i1", QV_ARROW_INT8},    {"i2", QV_ARROW_INT16},   {"i4", QV_ARROW_INT32},
+               {"i8", QV_ARROW_INT64},   {"u1", QV_ARROW_UINT8},   {"u2", QV_ARROW_UINT16},
+               {"u4", QV_ARROW_UINT32},  {"u8", QV_ARROW_UINT64},  {"f2", QV_ARROW_FLOAT16},
+               {"f4", QV_ARROW_FLOAT32}, {"f8", QV_ARROW_FLOAT64}};
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
     if (strcmp(s, known[i].code) == 0) {
       h->type = known[i].type;
@@ -273,13 +273,13 @@ static QvStatus parse_dict(Parser *ps, QvNpyHeader *h, QvNpyString *str) {
   return QV_OK;
 }
 
-QvStatus qv_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, QvNpyString *str,
+QvStatus qvi_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, QvNpyString *str,
                              QvError *error) {
   if (h == NULL) return qv_error_set(error, QV_EARG, "NULL header");
   memset(h, 0, sizeof *h);
   if (str) memset(str, 0, sizeof *str);
   if (data == NULL && size > 0) return qv_error_set(error, QV_EARG, "NULL data");
-  if (size < sizeof qv_npy_magic || memcmp(data, qv_npy_magic, sizeof qv_npy_magic) != 0)
+  if (size < sizeof qvi_npy_magic || memcmp(data, qvi_npy_magic, sizeof qvi_npy_magic) != 0)
     return qv_error_set(error, QV_EINVAL, "not a .npy file: bad magic (expected \\x93NUMPY)");
   if (size < 8) return qv_error_set(error, QV_ETRUNCATED, ".npy: truncated before the version");
   h->major = data[6];
@@ -290,7 +290,7 @@ QvStatus qv_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, Q
   size_t pre = h->major == 1 ? 10 : 12;
   if (size < pre)
     return qv_error_set(error, QV_ETRUNCATED, ".npy: truncated inside the header length");
-  uint64_t hl = h->major == 1 ? qv_le_u16(data + 8) : qv_le_u32(data + 8);
+  uint64_t hl = h->major == 1 ? qvi_le_u16(data + 8) : qvi_le_u32(data + 8);
   if (hl > QV_NPY_MAX_HEADER_SIZE)
     return qv_error_set(error, QV_ELIMIT, ".npy: header length %llu exceeds the limit of %d",
                         (unsigned long long)hl, QV_NPY_MAX_HEADER_SIZE);
@@ -312,7 +312,7 @@ QvStatus qv_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, Q
   if (st) return st;
   h->data_offset = pre + (size_t)hl;
   int64_t n = str && str->present ? str->char_size * str->length
-                                  : (int64_t)qv_value_type_size(h->type);
+                                  : (int64_t)qv_arrow_type_size(h->type);
   bool empty = false;
   for (int32_t i = 0; i < h->ndim; i++) empty |= h->shape[i] == 0;
   /* As the tensor model (and NumPy) do: the non-zero extents must fit int64
@@ -326,5 +326,5 @@ QvStatus qv_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, Q
 }
 
 QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeader *h, QvError *error) {
-  return qv_npy_header_parse(data, size, h, NULL, error);
+  return qvi_npy_header_parse(data, size, h, NULL, error);
 }

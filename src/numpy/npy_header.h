@@ -13,8 +13,8 @@
 #include "quiver/npy.h"
 
 /* "\x93NUMPY" */
-extern const uint8_t qv_npy_magic[6];
-bool qv_npy_host_big_endian(void);
+extern const uint8_t qvi_npy_magic[6];
+bool qvi_npy_host_big_endian(void);
 
 /* A header's string dtype: 'S<n>' (bytes) or 'U<n>' (UCS-4 code points). */
 typedef struct QvNpyString {
@@ -29,18 +29,18 @@ typedef struct QvNpyString {
  * string dtypes are accepted too and described there (h->data_size then
  * counts their bytes), otherwise they are rejected like every other
  * unsupported dtype. */
-QvStatus qv_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, QvNpyString *str,
+QvStatus qvi_npy_header_parse(const uint8_t *data, size_t size, QvNpyHeader *h, QvNpyString *str,
                              QvError *error);
 
 /* A numeric .npy image in memory as a tensor (zero-copy when aligned and in
  * host byte order; `owner`, may be NULL, is retained by a view). *consumed
  * (may be NULL) receives where the array ends. */
-QvStatus qv_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
+QvStatus qvi_npy_read_bytes(const uint8_t *data, size_t size, QvOwner *owner, QvTensor *out,
                            size_t *consumed, QvError *error);
-/* As qv_npy_read_bytes; keep_misaligned: data in host byte order but not
+/* As qvi_npy_read_bytes; keep_misaligned: data in host byte order but not
  * aligned to its element size stays a view of `data` (the tensor's data is
  * then misaligned: for callers reading it with unaligned loads only). */
-QvStatus qv_npy_read_bytes_ex(const uint8_t *data, size_t size, QvOwner *owner,
+QvStatus qvi_npy_read_bytes_ex(const uint8_t *data, size_t size, QvOwner *owner,
                               bool keep_misaligned, QvTensor *out, size_t *consumed,
                               QvError *error);
 
@@ -51,13 +51,14 @@ QvStatus qv_npy_read_bytes_ex(const uint8_t *data, size_t size, QvOwner *owner,
  * name. */
 typedef QvStatus (*QvNpyParseFn)(const uint8_t *data, size_t size, QvOwner *owner, void *out,
                                  QvError *error);
-QvStatus qv_npy_read_source(QvSource *source, QvNpyParseFn parse, void *out, QvError *error);
+QvStatus qvi_npy_read_source(QvSource *source, int64_t max_input_size, QvNpyParseFn parse, void *out,
+                             QvError *error);
 
 /* The header qv_npy_write writes for t (preamble, dict and padding to a
  * multiple of 64 bytes) in out; *direct: the data is t's memory as it is
  * (contiguous in the order the header says), else qv_npy_write copies it. */
 #define QV_NPY_WRITE_HEADER_MAX (2048 + 64)
-QvStatus qv_npy_write_header(const QvTensor *t, uint8_t out[QV_NPY_WRITE_HEADER_MAX], size_t *len,
+QvStatus qvi_npy_write_header(const QvTensor *t, uint8_t out[QV_NPY_WRITE_HEADER_MAX], size_t *len,
                              bool *direct, QvError *error);
 
 #endif

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "quiver/advanced.h"
 #include "ipc/source_internal.h"
 #include "numpy/npy_header.h"
 #include "numpy/zip.h"
@@ -56,7 +57,7 @@ typedef struct BigBuf {
 static void big_free(void *x) {
   BigBuf *b = x;
   if (b->n >= BIG_BUFFER) munmap(b->p, b->n);
-  else qv_aligned_free(b->p);
+  else qv_free(b->p);
   free(b);
 }
 
@@ -104,7 +105,7 @@ static QvStatus open_archive(const uint8_t *data, size_t size, QvOwner *owner, A
                              QvError *error) {
   memset(a, 0, sizeof *a);
   a->owner = owner;
-  QvStatus st = qv_zip_open(&a->zip, data, size, error);
+  QvStatus st = qvi_zip_open(&a->zip, data, size, error);
   if (st) return st;
   for (size_t i = 0; i < a->zip.count; i++) {
     const QvZipEntry *e = &a->zip.entries[i];
@@ -112,7 +113,7 @@ static QvStatus open_archive(const uint8_t *data, size_t size, QvOwner *owner, A
       size_t n = strlen(member_names[m]);
       if (e->name_len != n || memcmp(e->name, member_names[m], n) != 0) continue;
       if (a->member[m] != NULL) {
-        qv_zip_close(&a->zip);
+        qvi_zip_close(&a->zip);
         return qv_error_set(error, QV_EINVAL, "npz: member %s appears twice", member_names[m]);
       }
       a->member[m] = e;
@@ -121,7 +122,7 @@ static QvStatus open_archive(const uint8_t *data, size_t size, QvOwner *owner, A
   return QV_OK;
 }
 
-static void close_archive(Archive *a) { qv_zip_close(&a->zip); }
+static void close_archive(Archive *a) { qvi_zip_close(&a->zip); }
 
 /* Member m's uncompressed bytes, after checking its declared size against
  * `cap` and its compressed size: a stored member in place (*owner: the
@@ -210,7 +211,7 @@ static QvStatus member_bytes(const Archive *a, int m, int64_t cap, const uint8_t
   return QV_OK;
 }
 
-static bool is_index_type(QvValueType t) { return t >= QV_VALUE_INT8 && t <= QV_VALUE_UINT64; }
+static bool is_index_type(QvArrowType t) { return t >= QV_ARROW_INT8 && t <= QV_ARROW_UINT64; }
 
 /* A numeric member as a 1-D tensor of exactly `want` entries (-1: any);
  * *fresh: its buffer is the tensor's own (writable), not a view of the
@@ -229,8 +230,8 @@ static QvStatus read_array(const Archive *a, int m, int64_t want, int64_t cap_en
   QvNpyHeader h;
   QvError ignored;
   if (!*fresh && !a->keep_misaligned && qv_npy_parse_header(buf, size, &h, &ignored) == QV_OK &&
-      h.big_endian == qv_npy_host_big_endian() && h.data_size > 0 &&
-      ((uintptr_t)buf + h.data_offset) % qv_value_type_size(h.type) != 0) {
+      h.big_endian == qvi_npy_host_big_endian() && h.data_size > 0 &&
+      ((uintptr_t)buf + h.data_offset) % qv_arrow_type_size(h.type) != 0) {
     /* misaligned for its dtype (numpy.savez does not align members): the
      * member is copied so that its data starts on a 64-byte boundary */
     size_t pad = (64 - h.data_offset % 64) % 64;
@@ -241,14 +242,14 @@ static QvStatus read_array(const Archive *a, int m, int64_t want, int64_t cap_en
       return qv_error_set(error, QV_ENOMEM, "npz: out of memory copying %s (%zu bytes)",
                           member_names[m], size);
     }
-    qv_copy_large(copy + pad, buf, size);
+    qvi_copy_large(copy + pad, buf, size);
     qv_owner_free(owner);
     owner = copy_owner;
     buf = copy + pad;
     *fresh = true;
   }
   size_t consumed = 0;
-  st = qv_npy_read_bytes_ex(buf, size, owner, a->keep_misaligned, t, &consumed, error);
+  st = qvi_npy_read_bytes_ex(buf, size, owner, a->keep_misaligned, t, &consumed, error);
   qv_owner_free(owner); /* the tensor holds its own reference */
   const char *name = member_names[m];
   if (st) return qv_error_prefix(error, "npz: member %s", name);
@@ -266,7 +267,7 @@ static QvStatus read_array(const Archive *a, int m, int64_t want, int64_t cap_en
                       t->shape[0], want);
   else if (index && !is_index_type(t->type))
     st = qv_error_set(error, QV_EINVAL, "npz: member %s has dtype %s, expected an integer type",
-                      name, qv_value_type_name(t->type));
+                      name, qv_arrow_type_name(t->type));
   if (st) qv_tensor_reset(t);
   return st;
 }
@@ -299,7 +300,7 @@ static void load_task(void *ctx, size_t i) {
  * same whatever the thread count). */
 static QvStatus load_all(const Archive *a, QvPool *pool, Load *loads, size_t n, QvError *error) {
   LoadJob j = {a, loads};
-  qv_pool_run(pool, n, load_task, &j);
+  qvi_pool_run(pool, n, load_task, &j);
   for (size_t i = 0; i < n; i++)
     if (loads[i].st) {
       if (error) *error = loads[i].err;
@@ -328,7 +329,7 @@ static QvStatus parse_format_member(const uint8_t *d, size_t size, char out[FORM
                                     QvError *error) {
   QvNpyHeader h;
   QvNpyString str;
-  QvStatus st = qv_npy_header_parse(d, size, &h, &str, error);
+  QvStatus st = qvi_npy_header_parse(d, size, &h, &str, error);
   if (st) return qv_error_prefix(error, "npz: member format.npy");
   if (!str.present)
     return qv_error_set(error, QV_EINVAL,
@@ -386,7 +387,7 @@ typedef struct Bundle {
 static void bundle_free(void *p) {
   Bundle *b = p;
   for (int i = 0; i < 3; i++) qv_tensor_reset(&b->t[i]);
-  qv_aligned_free(b->coords);
+  qv_free(b->coords);
   free(b);
 }
 
@@ -410,8 +411,8 @@ static int sort_key_cmp(const void *x, const void *y) {
   return a->pos < b->pos ? -1 : a->pos > b->pos;
 }
 
-static void index_store(uint8_t *buf, QvValueType t, int64_t i, int64_t v) {
-  size_t w = qv_value_type_size(t);
+static void index_store(uint8_t *buf, QvArrowType t, int64_t i, int64_t v) {
+  size_t w = qv_arrow_type_size(t);
   uint64_t u = (uint64_t)v;
   uint8_t b1 = (uint8_t)u;
   uint16_t b2 = (uint16_t)u;
@@ -423,17 +424,17 @@ static void index_store(uint8_t *buf, QvValueType t, int64_t i, int64_t v) {
 
 /* *acc += *v in the value type's own arithmetic, as NumPy adds: integers
  * wrap, float16 is rounded after each addition. */
-static void value_add(uint8_t *acc, const uint8_t *v, QvValueType t) {
+static void value_add(uint8_t *acc, const uint8_t *v, QvArrowType t) {
   switch (t) {
-  case QV_VALUE_FLOAT16: {
+  case QV_ARROW_FLOAT16: {
     uint16_t a, b;
     memcpy(&a, acc, 2);
     memcpy(&b, v, 2);
-    a = qv_double_to_half(qv_half_to_double(a) + qv_half_to_double(b));
+    a = qvi_double_to_half(qvi_half_to_double(a) + qvi_half_to_double(b));
     memcpy(acc, &a, 2);
     return;
   }
-  case QV_VALUE_FLOAT32: {
+  case QV_ARROW_FLOAT32: {
     float a, b;
     memcpy(&a, acc, 4);
     memcpy(&b, v, 4);
@@ -441,7 +442,7 @@ static void value_add(uint8_t *acc, const uint8_t *v, QvValueType t) {
     memcpy(acc, &a, 4);
     return;
   }
-  case QV_VALUE_FLOAT64: {
+  case QV_ARROW_FLOAT64: {
     double a, b;
     memcpy(&a, acc, 8);
     memcpy(&b, v, 8);
@@ -450,10 +451,10 @@ static void value_add(uint8_t *acc, const uint8_t *v, QvValueType t) {
     return;
   }
   default: { /* integers: unsigned addition of the width wraps like NumPy's */
-    size_t w = qv_value_type_size(t);
-    uint64_t a = qv_ld_bits(acc, w), b = qv_ld_bits(v, w); /* host order, any host */
+    size_t w = qv_arrow_type_size(t);
+    uint64_t a = qvi_ld_bits(acc, w), b = qvi_ld_bits(v, w); /* host order, any host */
     a += b;
-    qv_st_bits(acc, w, a);
+    qvi_st_bits(acc, w, a);
     return;
   }
   }
@@ -486,7 +487,7 @@ static QvStatus csx_canonicalize(QvTensor *ptr, QvTensor *idx, QvTensor *val, bo
     if (st) return st;
     fresh[k] = true;
   }
-  size_t vw = qv_value_type_size(val->type);
+  size_t vw = qv_arrow_type_size(val->type);
   SortKey *keys = malloc((size_t)longest * sizeof *keys);
   uint8_t *row = malloc((size_t)longest * vw);
   if (keys == NULL || row == NULL) {
@@ -560,7 +561,7 @@ static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
   /* validation first: sorting is for the archives it refuses, so valid
    * ones are scanned once */
   for (int attempt = 0;; attempt++) {
-    st = qv_sp_init_pool(out, &(QvSparseDesc){.ndim = 2, .format = format,
+    st = qvi_sp_init_pool(out, &(QvSparseDesc){.ndim = 2, .format = format,
                                               .value_type = val->type, .indptr_type = ptr->type,
                                               .index_type = idx->type, .shape = shape, .nnz = nnz,
                                               .indptr = ptr->data, .indices = idx->data,
@@ -587,13 +588,13 @@ static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
   /* validated in full by qv_sparse_init; its index buffers are the
    * reader's own or a view of a file no caller writes through: writers need
    * not scan them again (sparse_seal.h) */
-  if (st == QV_OK && (!a->caller_memory || (fresh[0] && fresh[1]))) qv_sp_seal(out);
+  if (st == QV_OK && (!a->caller_memory || (fresh[0] && fresh[1]))) qvi_sp_seal(out);
   qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
 }
 
-static bool coo_sorted_unique(const uint8_t *c, QvValueType t, int64_t nnz) {
+static bool coo_sorted_unique(const uint8_t *c, QvArrowType t, int64_t nnz) {
   for (int64_t i = 1; i < nnz; i++) {
     int64_t r0 = qv_index_load(c, t, i - 1), r1 = qv_index_load(c, t, i);
     int64_t c0 = qv_index_load(c, t, nnz + i - 1), c1 = qv_index_load(c, t, nnz + i);
@@ -624,15 +625,15 @@ static QvStatus read_coo(const Archive *a, QvPool *pool, const int64_t shape[2],
     st = load_all(a, pool, loads, 2, error);
   }
   /* one buffer, row then col: a column-major nnz x 2 index matrix */
-  QvValueType it = QV_VALUE_INT64;
+  QvArrowType it = QV_ARROW_INT64;
   if (st == QV_OK) {
-    it = row->type == col->type ? row->type : QV_VALUE_INT64;
-    size_t w = qv_value_type_size(it);
+    it = row->type == col->type ? row->type : QV_ARROW_INT64;
+    size_t w = qv_arrow_type_size(it);
     b->coords = qv_aligned_alloc(nnz > 0 ? (size_t)nnz * 2 * w : 1);
     if (b->coords == NULL) st = qv_error_set(error, QV_ENOMEM, "npz: out of memory");
   }
   if (st == QV_OK) {
-    size_t w = qv_value_type_size(it);
+    size_t w = qv_arrow_type_size(it);
     for (int k = 0; k < 2 && st == QV_OK; k++) {
       const QvTensor *src = k == 0 ? row : col;
       uint8_t *dst = b->coords + (size_t)k * (size_t)nnz * w;
@@ -642,7 +643,7 @@ static QvStatus read_coo(const Archive *a, QvPool *pool, const int64_t shape[2],
       }
       for (int64_t i = 0; i < nnz; i++) {
         int64_t v = qv_index_load(src->data, src->type, i);
-        if (v < 0 && src->type == QV_VALUE_UINT64) {
+        if (v < 0 && src->type == QV_ARROW_UINT64) {
           st = qv_error_set(error, QV_EINVAL,
                             "npz: %s value at position %" PRId64 " does not fit int64",
                             member_names[k == 0 ? M_ROW : M_COL], i);
@@ -659,11 +660,11 @@ static QvStatus read_coo(const Archive *a, QvPool *pool, const int64_t shape[2],
     bundle_free(b);
     return st;
   }
-  size_t w = qv_value_type_size(it);
+  size_t w = qv_arrow_type_size(it);
   int64_t strides[2] = {(int64_t)w, nnz * (int64_t)w};
   bool canonical = coo_sorted_unique(b->coords, it, nnz);
   const uint8_t *coords = b->coords, *values = val->data;
-  QvValueType vt = val->type;
+  QvArrowType vt = val->type;
   QvOwner *owner = bundle_owner(b);
   if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   st = qv_sparse_init(out, &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = vt,
@@ -673,7 +674,7 @@ static QvStatus read_coo(const Archive *a, QvPool *pool, const int64_t shape[2],
                                            .owner = owner}, error);
   /* validated in full; coords are the reader's own (values are never
    * validated, so their origin does not matter) */
-  if (st == QV_OK) qv_sp_seal(out);
+  if (st == QV_OK) qvi_sp_seal(out);
   qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
@@ -698,7 +699,7 @@ typedef struct PopulateJob {
 
 static void populate_task(void *ctx, size_t i) {
   PopulateJob *j = ctx;
-  qv_source_populate(j->source, (int64_t)i * j->slice, j->slice);
+  qvi_source_populate(j->source, (int64_t)i * j->slice, j->slice);
 }
 
 /* `owner` keeps data alive: stored members aligned for their dtype stay
@@ -749,7 +750,7 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, v
    * 8 the scan is bound by memory and thread start-up only costs */
   QvPool *pool = NULL;
   int threads = r->options->threads > 8 ? 8 : r->options->threads;
-  if (st == QV_OK && threads > 1) st = qv_pool_new(&pool, threads, error);
+  if (st == QV_OK && threads > 1) st = qvi_pool_new(&pool, threads, error);
   if (st == QV_OK && r->populate != NULL) {
     /* the mapping's pages, a slice per task (2 MiB multiples: one page
      * table each), on every thread: one call on one thread was a tenth of
@@ -758,22 +759,22 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, v
     int64_t n = (int64_t)threads * 8, big = (int64_t)2 << 20;
     int64_t slice = ((int64_t)size / n + big - 1) / big * big;
     PopulateJob j = {r->populate, (int64_t)size, slice};
-    qv_pool_run(pool, (size_t)(((int64_t)size + slice - 1) / slice), populate_task, &j);
+    qvi_pool_run(pool, (size_t)(((int64_t)size + slice - 1) / slice), populate_task, &j);
   }
   if (st == QV_OK)
     st = format == QV_SPARSE_COO ? read_coo(&a, pool, shape, out, error)
                                  : read_csx(&a, pool, format, shape, out, r->info, error);
-  qv_pool_free(pool);
+  qvi_pool_free(pool);
   close_archive(&a);
   return st;
 }
 
-QvStatus qv_npz_read_ex(QvSource *source, const QvNpzReadOptions *options, QvSparseTensor *out,
-                        QvNpzReadInfo *info, QvError *error) {
+QvStatus qv_npz_read(QvSource *source, const QvNpzReadOptions *options, QvSparseTensor *out,
+                     QvNpzReadInfo *info, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output tensor");
   memset(out, 0, sizeof *out);
   QvNpzReadOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvNpzReadOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvNpzReadOptions, error);
   if (st) return st;
   if (o.threads < 0)
     return qv_error_set(error, QV_EARG, "QvNpzReadOptions: threads %d is negative", o.threads);
@@ -783,26 +784,21 @@ QvStatus qv_npz_read_ex(QvSource *source, const QvNpzReadOptions *options, QvSpa
                           info->struct_size, sizeof *info);
     *info = (QvNpzReadInfo){.struct_size = sizeof *info};
   }
-  ReadResult r = {out, info, &o, source != NULL && qv_source_kind(source) == QV_SOURCE_MEMORY,
+  ReadResult r = {out, info, &o, source != NULL && qvi_source_kind(source) == QV_SOURCE_MEMORY,
                   NULL};
   /* every byte is read (validated, inflated or handed on to a writer): a
    * mapped file is populated rather than faulted in page by page, in one
    * call when it is mapped, or (a large file, a pool) in slices on every
    * thread once the archive's directory has been checked */
-  if (source != NULL && o.threads > 1 && qv_source_kind(source) == QV_SOURCE_FILE &&
-      qv_source_get_advice(source) == QV_SOURCE_ADVICE_DEFAULT && !qv_source_is_mapped(source) &&
-      qv_source_size(source) >= PARALLEL_POPULATE_MIN) {
-    qv_source_set_advice(source, QV_SOURCE_ADVICE_NONE);
+  if (source != NULL && o.threads > 1 && qvi_source_kind(source) == QV_SOURCE_FILE &&
+      qvi_source_get_advice(source) == QV_SOURCE_ADVICE_DEFAULT && !qvi_source_is_mapped(source) &&
+      qvi_source_size(source) >= PARALLEL_POPULATE_MIN) {
+    qvi_source_set_advice(source, QV_SOURCE_ADVICE_NONE);
     r.populate = source;
   } else if (source != NULL) {
-    qv_source_expect_full_read(source);
+    qvi_source_expect_full_read(source);
   }
-  return qv_npy_read_source(source, read_archive, &r, error);
-}
-
-QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvNpzReadInfo *info,
-                     QvError *error) {
-  return qv_npz_read_ex(source, NULL, out, info, error);
+  return qvi_npy_read_source(source, 0, read_archive, &r, error);
 }
 
 /* ---- writing */
@@ -812,7 +808,7 @@ QvStatus qv_npz_read(QvSource *source, QvSparseTensor *out, QvNpzReadInfo *info,
 static void format_header(uint8_t out[128]) {
   static const char dict[] = "{'descr': '|S3', 'fortran_order': False, 'shape': (), }";
   memset(out, ' ', 128);
-  memcpy(out, qv_npy_magic, 6);
+  memcpy(out, qvi_npy_magic, 6);
   out[6] = 1;
   out[7] = 0;
   out[8] = 118; /* header length: 128 - 10 */
@@ -843,10 +839,10 @@ typedef struct WMember {
 } WMember;
 
 /* A 1-D array of n entries at `data` with byte stride. */
-static QvStatus plan_member(WMember *w, const char *name, QvValueType type, int64_t n,
+static QvStatus plan_member(WMember *w, const char *name, QvArrowType type, int64_t n,
                             const void *data, int64_t stride, QvError *error) {
   w->name = name;
-  int64_t width = (int64_t)qv_value_type_size(type);
+  int64_t width = (int64_t)qv_arrow_type_size(type);
   int64_t span = n > 0 ? (n - 1) * stride + width : 0;
   QvTensor t;
   QvStatus st = qv_tensor_init(&t, &(QvTensorDesc){.type = type, .ndim = 1, .shape = &n,
@@ -854,7 +850,7 @@ static QvStatus plan_member(WMember *w, const char *name, QvValueType type, int6
                                                    .data_size = span}, error);
   if (st) return st;
   bool direct;
-  st = qv_npy_write_header(&t, w->header, &w->hlen, &direct, error);
+  st = qvi_npy_write_header(&t, w->header, &w->hlen, &direct, error);
   if (st == QV_OK && !direct) st = qv_tensor_copy(&t, false, &w->copy, error);
   if (st == QV_OK) {
     w->data = direct ? t.data : w->copy.data;
@@ -876,11 +872,11 @@ static QvStatus plan_members(const QvSparseTensor *t, WMember *m, QvError *error
     return qv_error_set(error, QV_EINVAL,
                         "SciPy's .npz holds 2-D matrices; this %s tensor has %d dimensions",
                         qv_sparse_format_name(t->format), (int)t->ndim);
-  if (t->value_type == QV_VALUE_FLOAT16)
+  if (t->value_type == QV_ARROW_FLOAT16)
     return qv_error_set(error, QV_EINVAL,
                         "scipy.sparse does not support float16 values: convert to float32 first");
   int64_t nnz = t->nnz;
-  int64_t iw = (int64_t)qv_value_type_size(t->index_type);
+  int64_t iw = (int64_t)qv_arrow_type_size(t->index_type);
   /* save_npz's member order */
   if (t->format == QV_SPARSE_COO) {
     st = plan_member(&m[0], "row.npy", t->index_type, nnz, t->coords, t->coords_strides[0],
@@ -893,7 +889,7 @@ static QvStatus plan_members(const QvSparseTensor *t, WMember *m, QvError *error
     st = plan_member(&m[0], "indices.npy", t->index_type, nnz, t->indices, iw, error);
     if (st == QV_OK)
       st = plan_member(&m[1], "indptr.npy", t->indptr_type, t->indptr_len, t->indptr,
-                       (int64_t)qv_value_type_size(t->indptr_type), error);
+                       (int64_t)qv_arrow_type_size(t->indptr_type), error);
   }
   if (st) return st;
   m[2].name = "format.npy";
@@ -901,10 +897,10 @@ static QvStatus plan_members(const QvSparseTensor *t, WMember *m, QvError *error
   m[2].hlen = 128;
   m[2].data = (const uint8_t *)qv_sparse_format_name(t->format);
   m[2].dlen = 3;
-  st = plan_member(&m[3], "shape.npy", QV_VALUE_INT64, 2, t->shape, 8, error);
+  st = plan_member(&m[3], "shape.npy", QV_ARROW_INT64, 2, t->shape, 8, error);
   if (st) return st;
   return plan_member(&m[4], "data.npy", t->value_type, nnz, t->values,
-                     (int64_t)qv_value_type_size(t->value_type), error);
+                     (int64_t)qv_arrow_type_size(t->value_type), error);
 }
 
 typedef struct WriteJob {
@@ -969,7 +965,7 @@ static QvStatus write_members(QvSink *sink, WMember *m, bool stored, QvError *er
     e[i] = (QvZipWriteEntry){.name = w->name, .method = stored ? QV_ZIP_STORED : QV_ZIP_DEFLATED,
                              .crc = w->crc, .csize = stored ? usize : w->clen, .usize = usize,
                              .offset = offset};
-    size_t hl = qv_zip_local_header(local, &e[i], stored ? STORED_ALIGN : 0);
+    size_t hl = qvi_zip_local_header(local, &e[i], stored ? STORED_ALIGN : 0);
     st = qv_sink_write(sink, local, hl, error);
     if (st == QV_OK && stored) {
       st = qv_sink_write(sink, w->header, w->hlen, error);
@@ -985,8 +981,8 @@ static QvStatus write_members(QvSink *sink, WMember *m, bool stored, QvError *er
   if (st) return st;
   uint8_t tail[MAX_MEMBERS * QV_ZIP_CENTRAL_MAX + QV_ZIP_END_MAX];
   size_t n = 0;
-  for (int i = 0; i < MAX_MEMBERS; i++) n += qv_zip_central_entry(tail + n, &e[i]);
-  n += qv_zip_end_records(tail + n, MAX_MEMBERS, offset, n);
+  for (int i = 0; i < MAX_MEMBERS; i++) n += qvi_zip_central_entry(tail + n, &e[i]);
+  n += qvi_zip_end_records(tail + n, MAX_MEMBERS, offset, n);
   return qv_sink_write(sink, tail, n, error);
 }
 
@@ -994,7 +990,7 @@ QvStatus qv_npz_write(const QvSparseTensor *t, QvSink *sink, const QvNpzWriteOpt
                       QvError *error) {
   if (sink == NULL) return qv_error_set(error, QV_EARG, "NULL sink");
   QvNpzWriteOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvNpzWriteOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvNpzWriteOptions, error);
   if (st) return st;
   if (o.threads < 0)
     return qv_error_set(error, QV_EARG, "QvNpzWriteOptions: threads %d is negative", o.threads);
@@ -1003,7 +999,7 @@ QvStatus qv_npz_write(const QvSparseTensor *t, QvSink *sink, const QvNpzWriteOpt
   st = plan_members(t, m, error);
   QvPool *pool = NULL;
   int threads = o.threads > MAX_MEMBERS ? MAX_MEMBERS : o.threads;
-  if (st == QV_OK && threads > 1) st = qv_pool_new(&pool, threads, error);
+  if (st == QV_OK && threads > 1) st = qvi_pool_new(&pool, threads, error);
   if (st == QV_OK) {
     WriteJob j = {m, o.stored, {0, 1, 2, 3, 4}};
     for (int a = 1; a < MAX_MEMBERS; a++)
@@ -1012,14 +1008,14 @@ QvStatus qv_npz_write(const QvSparseTensor *t, QvSink *sink, const QvNpzWriteOpt
         j.order[b] = j.order[b - 1];
         j.order[b - 1] = x;
       }
-    qv_pool_run(pool, MAX_MEMBERS, member_task, &j);
+    qvi_pool_run(pool, MAX_MEMBERS, member_task, &j);
     for (int i = 0; i < MAX_MEMBERS && st == QV_OK; i++)
       if (m[i].st) {
         if (error) *error = m[i].err;
         st = m[i].st;
       }
   }
-  qv_pool_free(pool);
+  qvi_pool_free(pool);
   if (st == QV_OK) st = write_members(sink, m, o.stored, error);
   for (int i = 0; i < MAX_MEMBERS; i++) {
     free(m[i].comp);

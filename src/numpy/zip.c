@@ -38,7 +38,7 @@ static void wr64(uint8_t *p, uint64_t v) {
   wr32(p + 4, (uint32_t)(v >> 32));
 }
 
-void qv_zip_entry_name(const QvZipEntry *e, char *out, size_t out_size) {
+void qvi_zip_entry_name(const QvZipEntry *e, char *out, size_t out_size) {
   size_t n = e->name_len, room = out_size - 1;
   bool cut = n > room;
   if (cut) n = room - 3;
@@ -113,7 +113,7 @@ static bool find_end(const uint8_t *d, size_t size, size_t *at) {
 static QvStatus check_local(const uint8_t *d, uint64_t cd_offset, QvZipEntry *e, uint64_t *end,
                             QvError *error) {
   char name[80];
-  qv_zip_entry_name(e, name, sizeof name);
+  qvi_zip_entry_name(e, name, sizeof name);
   uint64_t h = e->header_offset;
   if (h > cd_offset || cd_offset - h < 30)
     return qv_error_set(error, QV_EINVAL,
@@ -184,7 +184,7 @@ static QvStatus check_local(const uint8_t *d, uint64_t cd_offset, QvZipEntry *e,
   return QV_OK;
 }
 
-QvStatus qv_zip_open(QvZipArchive *z, const uint8_t *d, size_t size, QvError *error) {
+QvStatus qvi_zip_open(QvZipArchive *z, const uint8_t *d, size_t size, QvError *error) {
   memset(z, 0, sizeof *z);
   if (size == 0) return bad(error, "empty input");
   if (size < 22) return bad(error, "too short for an end of central directory record");
@@ -224,7 +224,7 @@ QvStatus qv_zip_open(QvZipArchive *z, const uint8_t *d, size_t size, QvError *er
   QvZipEntry **order = calloc(n ? (size_t)n : 1, sizeof *order);
   if (z->entries == NULL || order == NULL) {
     free(order);
-    qv_zip_close(z);
+    qvi_zip_close(z);
     return qv_error_set(error, QV_ENOMEM, "npz: out of memory for %" PRIu64 " entries", n);
   }
   QvStatus st = QV_OK;
@@ -251,7 +251,7 @@ QvStatus qv_zip_open(QvZipArchive *z, const uint8_t *d, size_t size, QvError *er
     x->name = c + 46;
     x->name_len = nlen;
     char name[80];
-    qv_zip_entry_name(x, name, sizeof name);
+    qvi_zip_entry_name(x, name, sizeof name);
     bool zip64;
     if (nlen == 0) {
       st = bad(error, "a member without a name");
@@ -282,18 +282,18 @@ QvStatus qv_zip_open(QvZipArchive *z, const uint8_t *d, size_t size, QvError *er
     for (size_t i = 0; i + 1 < z->count && st == QV_OK; i++) {
       if (ends[order[i] - z->entries] <= order[i + 1]->header_offset) continue;
       char a[80], b[80];
-      qv_zip_entry_name(order[i], a, sizeof a);
-      qv_zip_entry_name(order[i + 1], b, sizeof b);
+      qvi_zip_entry_name(order[i], a, sizeof a);
+      qvi_zip_entry_name(order[i + 1], b, sizeof b);
       st = qv_error_set(error, QV_EINVAL, "npz: members %s and %s overlap", a, b);
     }
   }
   free(ends);
   free(order);
-  if (st) qv_zip_close(z);
+  if (st) qvi_zip_close(z);
   return st;
 }
 
-void qv_zip_close(QvZipArchive *z) {
+void qvi_zip_close(QvZipArchive *z) {
   if (z == NULL) return;
   free(z->entries);
   memset(z, 0, sizeof *z);
@@ -307,7 +307,7 @@ void qv_zip_close(QvZipArchive *z) {
 
 static bool needs64(uint64_t v) { return v >= 0xFFFFFFFFu; }
 
-size_t qv_zip_local_header(uint8_t *out, const QvZipWriteEntry *e, unsigned align) {
+size_t qvi_zip_local_header(uint8_t *out, const QvZipWriteEntry *e, unsigned align) {
   size_t nlen = strlen(e->name);
   bool z64 = needs64(e->usize) || needs64(e->csize);
   size_t elen = z64 ? 20 : 0;
@@ -346,7 +346,7 @@ size_t qv_zip_local_header(uint8_t *out, const QvZipWriteEntry *e, unsigned alig
   return 30 + nlen + elen + pad;
 }
 
-size_t qv_zip_central_entry(uint8_t *out, const QvZipWriteEntry *e) {
+size_t qvi_zip_central_entry(uint8_t *out, const QvZipWriteEntry *e) {
   size_t nlen = strlen(e->name);
   bool u64 = needs64(e->usize), c64 = needs64(e->csize), o64 = needs64(e->offset);
   size_t elen = (u64 || c64 || o64) ? 4 + 8 * (size_t)(u64 + c64 + o64) : 0;
@@ -380,7 +380,7 @@ size_t qv_zip_central_entry(uint8_t *out, const QvZipWriteEntry *e) {
   return 46 + nlen + elen;
 }
 
-size_t qv_zip_end_records(uint8_t *out, uint64_t count, uint64_t cd_offset, uint64_t cd_size) {
+size_t qvi_zip_end_records(uint8_t *out, uint64_t count, uint64_t cd_offset, uint64_t cd_size) {
   bool z64 = count >= 0xFFFF || needs64(cd_offset) || needs64(cd_size);
   size_t n = 0;
   if (z64) {

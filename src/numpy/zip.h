@@ -39,15 +39,15 @@ typedef struct QvZipArchive {
  * every member's bytes inside the archive before the central directory, no
  * two members overlapping, no encryption, no multi-disk archive. Messages
  * start with "npz: " (the only client). z is zeroed on failure. */
-QvStatus qv_zip_open(QvZipArchive *z, const uint8_t *data, size_t size, QvError *error);
-void qv_zip_close(QvZipArchive *z);
+QvStatus qvi_zip_open(QvZipArchive *z, const uint8_t *data, size_t size, QvError *error);
+void qvi_zip_close(QvZipArchive *z);
 /* A member's name for messages: printable ASCII, other bytes as '?',
  * truncated to fit out (at least 8 bytes). */
-void qv_zip_entry_name(const QvZipEntry *e, char *out, size_t out_size);
+void qvi_zip_entry_name(const QvZipEntry *e, char *out, size_t out_size);
 
 /* ---- writing (all values little-endian, DOS epoch timestamps) */
 
-/* The largest local header qv_zip_local_header writes for names of up to
+/* The largest local header qvi_zip_local_header writes for names of up to
  * QV_ZIP_NAME_MAX bytes. */
 #define QV_ZIP_NAME_MAX 255
 #define QV_ZIP_LOCAL_MAX (30 + QV_ZIP_NAME_MAX + 20 + 64 + 6)
@@ -65,11 +65,11 @@ typedef struct QvZipWriteEntry {
 /* The local header of e; with `align` (a power of two <= 64, or 0) an extra
  * field pads it so the member's data starts at a multiple of align in the
  * archive. Returns its length. */
-size_t qv_zip_local_header(uint8_t *out, const QvZipWriteEntry *e, unsigned align);
+size_t qvi_zip_local_header(uint8_t *out, const QvZipWriteEntry *e, unsigned align);
 /* The central directory entry of e; returns its length. */
-size_t qv_zip_central_entry(uint8_t *out, const QvZipWriteEntry *e);
+size_t qvi_zip_central_entry(uint8_t *out, const QvZipWriteEntry *e);
 /* The end records (zip64 ones when a count, size or offset needs them).
  * Returns their length. */
-size_t qv_zip_end_records(uint8_t *out, uint64_t count, uint64_t cd_offset, uint64_t cd_size);
+size_t qvi_zip_end_records(uint8_t *out, uint64_t count, uint64_t cd_offset, uint64_t cd_size);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "sparse/sparse_internal.h"
 #include "sparse/sparse_pool.h"
 
@@ -35,13 +36,13 @@ QvStatus qv_sparse_format_parse(const char *name, QvSparseFormat *out, QvError *
 
 /* ---- allocation and storage */
 
-QvStatus qv_sp_nomem(QvError *error, const char *what, int64_t n, size_t size) {
+QvStatus qvi_sp_nomem(QvError *error, const char *what, int64_t n, size_t size) {
   return qv_error_set(error, QV_ENOMEM, "%s: cannot allocate %" PRId64 " x %zu bytes", what, n, size);
 }
 
 static void sp_store_free(SpStore *s) {
   if (s == NULL) return;
-  for (int i = 0; i < s->n_owned; i++) qv_sp_free(s->owned[i]);
+  for (int i = 0; i < s->n_owned; i++) qvi_sp_free(s->owned[i]);
   free(s->name_block);
   free(s);
 }
@@ -53,17 +54,17 @@ void qv_sparse_reset(QvSparseTensor *t) {
   memset(t, 0, sizeof *t);
 }
 
-void qv_sp_own(QvSparseTensor *t, void *p) {
+void qvi_sp_own(QvSparseTensor *t, void *p) {
   SpStore *s = (SpStore *)t->private_data;
   /* the store has room for every buffer a sparse tensor can have */
   if (s->n_owned < SP_MAX_OWNED) s->owned[s->n_owned++] = p;
 }
 
-QvStatus qv_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType value_type,
+QvStatus qvi_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvArrowType value_type,
                   int32_t ndim, const int64_t *shape, const char *const *dim_names,
                   QvError *error) {
   memset(out, 0, sizeof *out);
-  if (value_type < QV_VALUE_INT8 || value_type >= QV_VALUE_TYPE_COUNT)
+  if (value_type < QV_ARROW_INT8 || value_type >= QV_ARROW_NUMERIC_END)
     return qv_error_set(error, QV_EARG, "sparse tensor: invalid value type %d", (int)value_type);
   if (ndim < 1) return qv_error_set(error, QV_EINVAL, "sparse tensor: ndim %d, need at least 1", (int)ndim);
   if (ndim > QV_TENSOR_MAX_NDIM)
@@ -97,8 +98,8 @@ QvStatus qv_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType val
   }
   out->format = format;
   out->value_type = value_type;
-  out->index_type = QV_VALUE_INT64;
-  out->indptr_type = QV_VALUE_INT64;
+  out->index_type = QV_ARROW_INT64;
+  out->indptr_type = QV_ARROW_INT64;
   out->ndim = ndim;
   out->shape = s->shape;
   out->dim_names = dim_names ? s->names : NULL;
@@ -108,28 +109,28 @@ QvStatus qv_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType val
 
 /* ---- index types */
 
-bool qv_sp_is_index_type(QvValueType t) { return t >= QV_VALUE_INT8 && t <= QV_VALUE_UINT64; }
+bool qvi_sp_is_index_type(QvArrowType t) { return t >= QV_ARROW_INT8 && t <= QV_ARROW_UINT64; }
 
-int64_t qv_sp_index_max(QvValueType t) {
+int64_t qvi_sp_index_max(QvArrowType t) {
   switch (t) {
-    case QV_VALUE_INT8: return INT8_MAX;
-    case QV_VALUE_INT16: return INT16_MAX;
-    case QV_VALUE_INT32: return INT32_MAX;
-    case QV_VALUE_UINT8: return UINT8_MAX;
-    case QV_VALUE_UINT16: return UINT16_MAX;
-    case QV_VALUE_UINT32: return UINT32_MAX;
+    case QV_ARROW_INT8: return INT8_MAX;
+    case QV_ARROW_INT16: return INT16_MAX;
+    case QV_ARROW_INT32: return INT32_MAX;
+    case QV_ARROW_UINT8: return UINT8_MAX;
+    case QV_ARROW_UINT16: return UINT16_MAX;
+    case QV_ARROW_UINT32: return UINT32_MAX;
     default: return INT64_MAX;
   }
 }
 
-int64_t qv_index_load(const uint8_t *buf, QvValueType index_type, int64_t i) {
-  if (!qv_sp_is_index_type(index_type)) return -1;
-  int64_t v = qv_sp_index_ld(buf, index_type, i);
-  return v < 0 && index_type == QV_VALUE_UINT64 ? -1 : v;
+int64_t qv_index_load(const uint8_t *buf, QvArrowType index_type, int64_t i) {
+  if (!qvi_sp_is_index_type(index_type)) return -1;
+  int64_t v = qvi_sp_index_ld(buf, index_type, i);
+  return v < 0 && index_type == QV_ARROW_UINT64 ? -1 : v;
 }
 
-void qv_sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32]) {
-  if (type == QV_VALUE_UINT64) {
+void qvi_sp_index_str(const uint8_t *buf, QvArrowType type, int64_t i, char out[32]) {
+  if (type == QV_ARROW_UINT64) {
     uint64_t v;
     memcpy(&v, buf + i * 8, 8);
     snprintf(out, 32, "%" PRIu64, v);
@@ -140,38 +141,38 @@ void qv_sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[3
 
 /* ---- values */
 
-uint64_t qv_sp_zero_mask(QvValueType type) {
+uint64_t qvi_sp_zero_mask(QvArrowType type) {
   switch (type) {
-    case QV_VALUE_FLOAT16: return 0x7fffu;
-    case QV_VALUE_FLOAT32: return 0x7fffffffu;
-    case QV_VALUE_FLOAT64: return UINT64_C(0x7fffffffffffffff);
+    case QV_ARROW_FLOAT16: return 0x7fffu;
+    case QV_ARROW_FLOAT32: return 0x7fffffffu;
+    case QV_ARROW_FLOAT64: return UINT64_C(0x7fffffffffffffff);
     default: {
-      size_t w = qv_value_type_size(type);
+      size_t w = qv_arrow_type_size(type);
       return w >= 8 ? UINT64_MAX : (UINT64_C(1) << (8 * w)) - 1;
     }
   }
 }
 
-void qv_sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src) {
+void qvi_sp_value_add(QvArrowType type, uint8_t *dst, const uint8_t *src) {
   switch (type) {
-    case QV_VALUE_FLOAT16:
-      qv_st_u16(dst, qv_float_to_half(qv_half_to_float(qv_ld_u16(dst)) +
-                                      qv_half_to_float(qv_ld_u16(src))));
+    case QV_ARROW_FLOAT16:
+      qvi_st_u16(dst, qv_float_to_half(qv_half_to_float(qvi_ld_u16(dst)) +
+                                      qv_half_to_float(qvi_ld_u16(src))));
       break;
-    case QV_VALUE_FLOAT32: {
-      float r = qv_ld_f32(dst) + qv_ld_f32(src);
+    case QV_ARROW_FLOAT32: {
+      float r = qvi_ld_f32(dst) + qvi_ld_f32(src);
       memcpy(dst, &r, 4);
       break;
     }
-    case QV_VALUE_FLOAT64: {
-      double r = qv_ld_f64(dst) + qv_ld_f64(src);
+    case QV_ARROW_FLOAT64: {
+      double r = qvi_ld_f64(dst) + qvi_ld_f64(src);
       memcpy(dst, &r, 8);
       break;
     }
     default: {
       /* two's complement wrap-around, done unsigned to stay defined */
-      size_t w = qv_value_type_size(type);
-      qv_st_bits(dst, w, qv_ld_bits(dst, w) + qv_ld_bits(src, w));
+      size_t w = qv_arrow_type_size(type);
+      qvi_st_bits(dst, w, qvi_ld_bits(dst, w) + qvi_ld_bits(src, w));
       break;
     }
   }
@@ -180,13 +181,13 @@ void qv_sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src) {
 /* Floats compare by value (-0.0 == 0.0), NaN equal to NaN. */
 static bool same_double(double x, double y) { return x == y || (x != x && y != y); }
 
-bool qv_sp_value_equal(QvValueType type, const uint8_t *a, const uint8_t *b) {
+bool qvi_sp_value_equal(QvArrowType type, const uint8_t *a, const uint8_t *b) {
   switch (type) {
-    case QV_VALUE_FLOAT16:
-      return same_double(qv_half_to_float(qv_ld_u16(a)), qv_half_to_float(qv_ld_u16(b)));
-    case QV_VALUE_FLOAT32: return same_double(qv_ld_f32(a), qv_ld_f32(b));
-    case QV_VALUE_FLOAT64: return same_double(qv_ld_f64(a), qv_ld_f64(b));
-    default: return memcmp(a, b, qv_value_type_size(type)) == 0;
+    case QV_ARROW_FLOAT16:
+      return same_double(qv_half_to_float(qvi_ld_u16(a)), qv_half_to_float(qvi_ld_u16(b)));
+    case QV_ARROW_FLOAT32: return same_double(qvi_ld_f32(a), qvi_ld_f32(b));
+    case QV_ARROW_FLOAT64: return same_double(qvi_ld_f64(a), qvi_ld_f64(b));
+    default: return memcmp(a, b, qv_arrow_type_size(type)) == 0;
   }
 }
 
@@ -208,7 +209,7 @@ static QvStatus init_coo(QvSparseTensor *out, const QvSparseDesc *d) {
     out->coords_strides[0] = d->coords_strides[0];
     out->coords_strides[1] = d->coords_strides[1];
   } else {
-    int64_t isize = (int64_t)qv_value_type_size(d->index_type);
+    int64_t isize = (int64_t)qv_arrow_type_size(d->index_type);
     out->coords_strides[0] = (int64_t)d->ndim * isize;
     out->coords_strides[1] = isize;
   }
@@ -242,11 +243,11 @@ static QvStatus init_csf(QvSparseTensor *out, const QvSparseDesc *d, QvError *er
       s->csf_indptr_len[l] = d->csf_indptr_len[l];
     }
   }
-  qv_sp_point_csf(out);
+  qvi_sp_point_csf(out);
   return QV_OK;
 }
 
-void qv_sp_point_csf(QvSparseTensor *t) {
+void qvi_sp_point_csf(QvSparseTensor *t) {
   SpStore *s = (SpStore *)t->private_data;
   t->axis_order = s->axis_order;
   t->csf_indptr = s->csf_indptr;
@@ -255,7 +256,7 @@ void qv_sp_point_csf(QvSparseTensor *t) {
   t->csf_indices_len = s->csf_indices_len;
 }
 
-QvStatus qv_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *pool,
+QvStatus qvi_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *pool,
                          QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "sparse tensor: out is NULL");
   memset(out, 0, sizeof *out);
@@ -265,8 +266,8 @@ QvStatus qv_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *
       format != QV_SPARSE_CSF)
     return qv_error_set(error, QV_EARG, "sparse tensor: unknown format %d", (int)format);
   /* COO has no indptr: it takes the index type (the types are validated below) */
-  QvValueType indptr_type = format == QV_SPARSE_COO ? desc->index_type : desc->indptr_type;
-  QvStatus st = qv_sp_begin(out, format, desc->value_type, desc->ndim, desc->shape,
+  QvArrowType indptr_type = format == QV_SPARSE_COO ? desc->index_type : desc->indptr_type;
+  QvStatus st = qvi_sp_begin(out, format, desc->value_type, desc->ndim, desc->shape,
                             desc->dim_names, error);
   if (st != QV_OK) return st;
   out->index_type = desc->index_type;
@@ -284,11 +285,11 @@ QvStatus qv_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *
   }
   out->owner = desc->owner;
   qv_owner_retain(desc->owner);
-  st = qv_sp_validate_pool(out, true, pool, error);
+  st = qvi_sp_validate_pool(out, true, pool, error);
   if (st != QV_OK) qv_sparse_reset(out);
   return st;
 }
 
 QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error) {
-  return qv_sp_init_pool(out, desc, NULL, error);
+  return qvi_sp_init_pool(out, desc, NULL, error);
 }

@@ -67,16 +67,16 @@ struct QvSparseWorkspace {
 };
 
 /* The workspace of the conversion running on this thread (set around a
- * conversion by qv_sp_ws_enter), so that the many allocation sites need
+ * conversion by qvi_sp_ws_enter), so that the many allocation sites need
  * no extra parameter. */
 static _Thread_local QvSparseWorkspace *sp_ws_current;
 
-QvSparseWorkspace *qv_sp_ws_enter(QvSparseWorkspace *ws) {
+QvSparseWorkspace *qvi_sp_ws_enter(QvSparseWorkspace *ws) {
   QvSparseWorkspace *prev = sp_ws_current;
   sp_ws_current = ws;
   return prev;
 }
-void qv_sp_ws_leave(QvSparseWorkspace *prev) { sp_ws_current = prev; }
+void qvi_sp_ws_leave(QvSparseWorkspace *prev) { sp_ws_current = prev; }
 
 static SpHeader *hdr_open(void *p) {
   SpHeader *h = (SpHeader *)(void *)((uint8_t *)p - SP_HDR);
@@ -91,7 +91,7 @@ static size_t cap_of(const SpHeader *h) { return h->total - SP_HDR; }
  * leaves no room for the header and alignment). */
 static bool size_ok(int64_t n, size_t size, size_t *bytes) {
   size_t count;
-  if (!qv_i64_to_size(n, &count) || !qv_mul_size(count, size, bytes)) return false;
+  if (!qvi_i64_to_size(n, &count) || !qvi_mul_size(count, size, bytes)) return false;
   if (*bytes == 0) *bytes = 1;
   return *bytes <= SIZE_MAX - SP_HDR - 2 * SP_BIG;
 }
@@ -256,13 +256,13 @@ static void ws_put(SpHeader *h) {
   if (destroy) ws_destroy(ws);
 }
 
-void *qv_sp_malloc(int64_t n, size_t size) {
+void *qvi_sp_malloc(int64_t n, size_t size) {
   size_t bytes;
   bool fresh;
   return size_ok(n, size, &bytes) ? block_get(bytes, false, &fresh) : NULL;
 }
 
-void *qv_sp_calloc(int64_t n, size_t size) {
+void *qvi_sp_calloc(int64_t n, size_t size) {
   size_t bytes;
   if (!size_ok(n, size, &bytes)) return NULL;
   bool fresh;
@@ -275,7 +275,7 @@ void *qv_sp_calloc(int64_t n, size_t size) {
   return p;
 }
 
-void *qv_sp_reserve(int64_t n, size_t size) {
+void *qvi_sp_reserve(int64_t n, size_t size) {
   size_t bytes;
   if (!size_ok(n, size, &bytes)) return NULL;
 #if defined(SP_MAP)
@@ -287,7 +287,7 @@ void *qv_sp_reserve(int64_t n, size_t size) {
   return NULL;
 }
 
-void qv_sp_free(void *p) {
+void qvi_sp_free(void *p) {
   if (p == NULL) return;
   SpHeader *h = hdr_open(p);
   if (h->ws != NULL)
@@ -296,8 +296,8 @@ void qv_sp_free(void *p) {
     block_release(h);
 }
 
-void *qv_sp_realloc(void *p, int64_t n, size_t size) {
-  if (p == NULL) return qv_sp_malloc(n, size);
+void *qvi_sp_realloc(void *p, int64_t n, size_t size) {
+  if (p == NULL) return qvi_sp_malloc(n, size);
   size_t bytes;
   if (!size_ok(n, size, &bytes)) return NULL;
   SpHeader *h = hdr_open(p);
@@ -332,7 +332,7 @@ void *qv_sp_realloc(void *p, int64_t n, size_t size) {
   void *q = block_get(bytes, false, &fresh);
   if (q == NULL) return NULL;
   memcpy(q, p, old < bytes ? old : bytes);
-  qv_sp_free(p);
+  qvi_sp_free(p);
   return q;
 }
 

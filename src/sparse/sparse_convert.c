@@ -1,7 +1,7 @@
 /* Sparse -> sparse conversions, COO canonicalization and value equality:
  * 2-D tensors through CSX arrays (sparse_csx.c), others through the
  * entries working form (sparse_entries.c); never through the dense tensor,
- * except qv_sparse_equals_dense which has a dense operand anyway. */
+ * except qv_sparse_equal_dense which has a dense operand anyway. */
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
@@ -19,9 +19,9 @@ QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
   bool small = t->ndim == 2 && t->shape != NULL && t->shape[0] <= lim && t->shape[1] <= lim;
   bool pipeline = t->ndim == 2 && (small || format == QV_SPARSE_CSR || format == QV_SPARSE_CSC);
   /* grouping a non-canonical COO range-checks every pair in its first pass */
-  QvStatus st = qv_sp_validate(t, !(pipeline && t->format == QV_SPARSE_COO), error);
+  QvStatus st = qvi_sp_validate(t, !(pipeline && t->format == QV_SPARSE_COO), error);
   if (st != QV_OK) return st;
-  return qv_sp_produce(NULL, t, pipeline, format, options, out, error);
+  return qvi_sp_produce(NULL, t, pipeline, format, options, out, error);
 }
 
 QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, QvError *error) {
@@ -37,11 +37,11 @@ QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, 
 
 /* Entries in canonical order (sorted row-major, duplicates summed). */
 static bool canonical_entries(const QvSparseTensor *t, SpEntries *e) {
-  if (qv_sp_entries_from_sparse(t, e, NULL) != QV_OK) return false;
+  if (qvi_sp_entries_from_sparse(t, e, NULL) != QV_OK) return false;
   int32_t ident[QV_TENSOR_MAX_NDIM];
   for (int32_t d = 0; d < t->ndim; d++) ident[d] = d;
-  if (qv_sp_entries_sort(e, ident, NULL) != QV_OK) {
-    qv_sp_entries_free(e);
+  if (qvi_sp_entries_sort(e, ident, NULL) != QV_OK) {
+    qvi_sp_entries_free(e);
     return false;
   }
   return true;
@@ -54,48 +54,48 @@ static bool same_shape(const QvSparseTensor *a, int32_t ndim, const int64_t *sha
   return true;
 }
 
-bool qv_sparse_equals(const QvSparseTensor *a, const QvSparseTensor *b) {
+bool qv_sparse_equal(const QvSparseTensor *a, const QvSparseTensor *b) {
   if (a == NULL || b == NULL || qv_sparse_validate(a, NULL) != QV_OK || qv_sparse_validate(b, NULL) != QV_OK)
     return false;
   if (a->value_type != b->value_type || !same_shape(a, b->ndim, b->shape)) return false;
   SpEntries ea, eb;
   if (!canonical_entries(a, &ea)) return false;
   if (!canonical_entries(b, &eb)) {
-    qv_sp_entries_free(&ea);
+    qvi_sp_entries_free(&ea);
     return false;
   }
   /* merge walk over both canonical lists, explicit zeros skipped */
-  uint64_t mask = qv_sp_zero_mask(a->value_type);
+  uint64_t mask = qvi_sp_zero_mask(a->value_type);
   size_t vs = ea.vsize;
   int32_t nd = a->ndim;
   int64_t i = 0, j = 0;
   bool eq = true;
   for (;;) {
-    while (i < ea.n && (qv_ld_bits(ea.values + (size_t)i * vs, vs) & mask) == 0) i++;
-    while (j < eb.n && (qv_ld_bits(eb.values + (size_t)j * vs, vs) & mask) == 0) j++;
+    while (i < ea.n && (qvi_ld_bits(ea.values + (size_t)i * vs, vs) & mask) == 0) i++;
+    while (j < eb.n && (qvi_ld_bits(eb.values + (size_t)j * vs, vs) & mask) == 0) j++;
     if (i == ea.n || j == eb.n) {
       eq = i == ea.n && j == eb.n;
       break;
     }
     if (memcmp(ea.coords + i * nd, eb.coords + j * nd, (size_t)nd * 8) != 0 ||
-        !qv_sp_value_equal(a->value_type, ea.values + (size_t)i * vs, eb.values + (size_t)j * vs)) {
+        !qvi_sp_value_equal(a->value_type, ea.values + (size_t)i * vs, eb.values + (size_t)j * vs)) {
       eq = false;
       break;
     }
     i++;
     j++;
   }
-  qv_sp_entries_free(&ea);
-  qv_sp_entries_free(&eb);
+  qvi_sp_entries_free(&ea);
+  qvi_sp_entries_free(&eb);
   return eq;
 }
 
-bool qv_sparse_equals_dense(const QvSparseTensor *t, const QvTensor *dense) {
+bool qv_sparse_equal_dense(const QvSparseTensor *t, const QvTensor *dense) {
   if (t == NULL || dense == NULL || qv_sparse_validate(t, NULL) != QV_OK) return false;
   if (t->value_type != dense->type || !same_shape(t, dense->ndim, dense->shape)) return false;
   QvTensor tmp;
   if (qv_sparse_to_dense(t, &tmp, NULL) != QV_OK) return false;
-  bool eq = qv_tensor_equals(&tmp, dense, true);
+  bool eq = qv_tensor_equal(&tmp, dense, true);
   qv_tensor_reset(&tmp);
   return eq;
 }

@@ -22,9 +22,9 @@
 static int64_t scan_dispatch(const uint8_t *p, int64_t len, int64_t stride, int64_t c0, int64_t *ci,
                              int64_t cs, uint8_t *vals, size_t vs, uint64_t mask) {
   if (cs == 1 && stride == (int64_t)vs) {
-    int64_t k = qv_sp_scan_vec_i64(p, len, vs, mask, c0, ci, vals);
+    int64_t k = qvi_sp_scan_vec_i64(p, len, vs, mask, c0, ci, vals);
     if (k >= 0) return k;
-    qv_path_hit(QV_PATH_SCAN_PORTABLE);
+    qvi_path_hit(QV_PATH_SCAN_PORTABLE);
   } else if (stride == (int64_t)vs) {
     /* COO coordinates are interleaved: the vector kernel writes contiguous
      * indices into a small buffer, spread out while still in L1 */
@@ -32,13 +32,13 @@ static int64_t scan_dispatch(const uint8_t *p, int64_t len, int64_t stride, int6
     int64_t part[PART], k = 0, o = 0;
     for (; o < len; o += PART) {
       int64_t l = len - o < PART ? len - o : PART;
-      int64_t c = qv_sp_scan_vec_i64(p + o * stride, l, vs, mask, c0 + o, part, vals + (size_t)k * vs);
+      int64_t c = qvi_sp_scan_vec_i64(p + o * stride, l, vs, mask, c0 + o, part, vals + (size_t)k * vs);
       if (c < 0) break; /* no vector kernel for this CPU or value size */
       for (int64_t i = 0; i < c; i++) ci[(k + i) * cs] = part[i];
       k += c;
     }
     if (o >= len) return k;
-    qv_path_hit(QV_PATH_SCAN_PORTABLE);
+    qvi_path_hit(QV_PATH_SCAN_PORTABLE);
   }
 #define SP_CS(VS, STRIDE)                                                                \
   if (cs == 1) return sp_scan_line(p, len, STRIDE, c0, ci, true, 1, vals, VS, mask);   \
@@ -75,10 +75,10 @@ static void grow_init(Grow *g, int64_t max_entries, int32_t nd, size_t vs) {
   g->vals = NULL;
   g->cap = 0;
   if (max_entries <= 0 || max_entries > INT64_MAX / 8 / nd) return;
-  g->coords = qv_sp_reserve(max_entries * nd, 8);
-  g->vals = g->coords ? qv_sp_reserve(max_entries, vs) : NULL;
+  g->coords = qvi_sp_reserve(max_entries * nd, 8);
+  g->vals = g->coords ? qvi_sp_reserve(max_entries, vs) : NULL;
   if (g->vals == NULL) {
-    qv_sp_free(g->coords);
+    qvi_sp_free(g->coords);
     g->coords = NULL;
     return;
   }
@@ -93,25 +93,25 @@ static bool grow(Grow *g, int64_t need, int32_t nd, size_t vs) {
     cap *= 2;
   }
   if ((uint64_t)cap > SIZE_MAX / 8 / (uint64_t)nd || (uint64_t)cap > SIZE_MAX / vs) return false;
-  int64_t *c = qv_sp_realloc(g->coords, cap * nd, 8);
+  int64_t *c = qvi_sp_realloc(g->coords, cap * nd, 8);
   if (c == NULL) return false;
   g->coords = c;
-  uint8_t *v = qv_sp_realloc(g->vals, cap, vs);
+  uint8_t *v = qvi_sp_realloc(g->vals, cap, vs);
   if (v == NULL) return false;
   g->vals = v;
   g->cap = cap;
   return true;
 }
 
-QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error) {
+QvStatus qvi_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error) {
   int32_t nd = dense->ndim;
   memset(e, 0, sizeof *e);
   e->ndim = nd;
   e->shape = dense->shape;
   e->vtype = dense->type;
-  e->vsize = qv_value_type_size(dense->type);
+  e->vsize = qv_arrow_type_size(dense->type);
   size_t vs = e->vsize;
-  uint64_t mask = qv_sp_zero_mask(dense->type);
+  uint64_t mask = qvi_sp_zero_mask(dense->type);
   /* scan order: extent-1 dims outermost, then by decreasing stride */
   int32_t P[QV_TENSOR_MAX_NDIM];
   for (int32_t i = 0; i < nd; i++) {
@@ -127,7 +127,7 @@ QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *
   }
   memcpy(e->order, P, (size_t)nd * sizeof *P);
   e->sorted = e->unique = true;
-  int64_t size = qv_tensor_size(dense);
+  int64_t size = qv_tensor_n_elements(dense);
   Grow g;
   grow_init(&g, size, nd, vs);
   int64_t n = 0;
@@ -141,9 +141,9 @@ QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *
       for (int64_t off = 0; off < L; off += CHUNK) {
         int64_t len = L - off < CHUNK ? L - off : CHUNK;
         if (!grow(&g, n + len, nd, vs)) {
-          qv_sp_free(g.coords);
-          qv_sp_free(g.vals);
-          return qv_sp_nomem(error, "dense to sparse", n + len, (size_t)nd * 8 + vs);
+          qvi_sp_free(g.coords);
+          qvi_sp_free(g.vals);
+          return qvi_sp_nomem(error, "dense to sparse", n + len, (size_t)nd * 8 + vs);
         }
         int64_t c = scan_dispatch(base + off * s, len, s, off, g.coords + n * nd + q, nd,
                                   g.vals + (size_t)n * vs, vs, mask);
@@ -169,12 +169,12 @@ QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *
     }
   }
   /* give back the unused tail (mremap for large blocks, no copy) */
-  int64_t *c = qv_sp_realloc(g.coords, n * nd, 8);
-  uint8_t *v = qv_sp_realloc(g.vals, n, vs);
+  int64_t *c = qvi_sp_realloc(g.coords, n * nd, 8);
+  uint8_t *v = qvi_sp_realloc(g.vals, n, vs);
   if (c == NULL || v == NULL) {
-    qv_sp_free(c ? c : g.coords);
-    qv_sp_free(v ? v : g.vals);
-    return qv_sp_nomem(error, "dense to sparse", n, (size_t)nd * 8 + vs);
+    qvi_sp_free(c ? c : g.coords);
+    qvi_sp_free(v ? v : g.vals);
+    return qvi_sp_nomem(error, "dense to sparse", n, (size_t)nd * 8 + vs);
   }
   e->coords = c;
   e->values = v;
@@ -186,19 +186,19 @@ QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *
 /* 2-D dense -> CSX arrays: lines along the dim of smallest stride give the
  * CSX of that orientation directly (indptr from line ends); the other
  * orientation is a sort by strips of majors (sparse_dense_csc.c). */
-QvStatus qv_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
+QvStatus qvi_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error) {
   memset(c, 0, sizeof *c);
   int sm = M; /* dim whose lines are scanned one after another */
   if (d->shape[0] > 1 && d->shape[1] > 1) sm = d->strides[0] >= d->strides[1] ? 0 : 1;
-  if (sm != M) return qv_sp_csx_from_dense_across(d, sm, c, error);
+  if (sm != M) return qvi_sp_csx_from_dense_across(d, sm, c, error);
   int sn = 1 - sm;
   int64_t nlines = d->shape[sm], L = d->shape[sn], stride = d->strides[sn];
-  size_t vs = qv_value_type_size(d->type);
-  uint64_t mask = qv_sp_zero_mask(d->type);
-  int64_t *ptr = nlines < INT64_MAX ? qv_sp_calloc(nlines + 1, 8) : NULL;
-  if (ptr == NULL) return qv_sp_nomem(error, "dense to sparse", nlines, 8);
+  size_t vs = qv_arrow_type_size(d->type);
+  uint64_t mask = qvi_sp_zero_mask(d->type);
+  int64_t *ptr = nlines < INT64_MAX ? qvi_sp_calloc(nlines + 1, 8) : NULL;
+  if (ptr == NULL) return qvi_sp_nomem(error, "dense to sparse", nlines, 8);
   Grow g;
-  grow_init(&g, qv_tensor_size(d), 1, vs);
+  grow_init(&g, qv_tensor_n_elements(d), 1, vs);
   int64_t n = 0;
   enum { CHUNK = 8192 };
   for (int64_t r = 0; L > 0 && r < nlines; r++) {
@@ -206,33 +206,33 @@ QvStatus qv_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error
     for (int64_t off = 0; off < L; off += CHUNK) {
       int64_t len = L - off < CHUNK ? L - off : CHUNK;
       if (!grow(&g, n + len, 1, vs)) {
-        qv_sp_free(ptr);
-        qv_sp_free(g.coords);
-        qv_sp_free(g.vals);
-        return qv_sp_nomem(error, "dense to sparse", n + len, 8 + vs);
+        qvi_sp_free(ptr);
+        qvi_sp_free(g.coords);
+        qvi_sp_free(g.vals);
+        return qvi_sp_nomem(error, "dense to sparse", n + len, 8 + vs);
       }
       n += scan_dispatch(base + off * stride, len, stride, off, g.coords + n, 1, g.vals + (size_t)n * vs, vs,
                          mask);
     }
     ptr[r + 1] = n;
   }
-  int64_t *idx = qv_sp_realloc(g.coords, n, 8);
-  uint8_t *vals = qv_sp_realloc(g.vals, n, vs);
-  qv_sp_csx_own(c, sm, nlines, L, n, d->type, ptr, idx ? idx : g.coords, vals ? vals : g.vals);
+  int64_t *idx = qvi_sp_realloc(g.coords, n, 8);
+  uint8_t *vals = qvi_sp_realloc(g.vals, n, vs);
+  qvi_sp_csx_own(c, sm, nlines, L, n, d->type, ptr, idx ? idx : g.coords, vals ? vals : g.vals);
   if (idx != NULL && vals != NULL) return QV_OK;
-  qv_sp_csx_free(c);
-  return qv_sp_nomem(error, "dense to sparse", n, 8 + vs);
+  qvi_sp_csx_free(c);
+  return qvi_sp_nomem(error, "dense to sparse", n, 8 + vs);
 }
 
 /* Checks a conversion's options; fills the index type and axis order. */
-QvStatus qv_sp_options(const QvSparseOptions *options, QvSparseFormat format, int32_t ndim,
-                    QvValueType *itype, const int32_t **axis, QvSparseWorkspace **ws,
+QvStatus qvi_sp_options(const QvSparseOptions *options, QvSparseFormat format, int32_t ndim,
+                    QvArrowType *itype, const int32_t **axis, QvSparseWorkspace **ws,
                     QvError *error) {
-  *itype = QV_VALUE_INT64;
+  *itype = QV_ARROW_INT64;
   *axis = NULL;
   *ws = NULL;
   QvSparseOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvSparseOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvSparseOptions, error);
   if (st != QV_OK) return st;
   const QvSparseOptions *o = &opts;
   *ws = o->workspace;
@@ -241,10 +241,10 @@ QvStatus qv_sp_options(const QvSparseOptions *options, QvSparseFormat format, in
   if ((format == QV_SPARSE_CSR || format == QV_SPARSE_CSC) && ndim != 2)
     return qv_error_set(error, QV_EINVAL, "%s needs a 2-D tensor, got %d dims",
                         format == QV_SPARSE_CSR ? "CSR" : "CSC", (int)ndim);
-  if (o->index_type != QV_VALUE_DEFAULT) {
-    if (!qv_sp_is_index_type(o->index_type))
+  if (o->index_type != QV_ARROW_NONE) {
+    if (!qvi_sp_is_index_type(o->index_type))
       return qv_error_set(error, QV_EARG, "sparse conversion: index type %s is not an integer type",
-                          qv_value_type_name(o->index_type));
+                          qv_arrow_type_name(o->index_type));
     *itype = o->index_type;
   }
   if (format == QV_SPARSE_CSF && o->axis_order != NULL && ndim <= QV_TENSOR_MAX_NDIM) {
@@ -270,10 +270,10 @@ QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
   if (dense == NULL) return qv_error_set(error, QV_EARG, "dense to sparse: tensor is NULL");
   if (dense->ndim < 1)
     return qv_error_set(error, QV_EINVAL, "dense to sparse: a sparse tensor needs at least 1 dimension");
-  if (dense->ndim > QV_TENSOR_MAX_NDIM || dense->type < QV_VALUE_INT8 || dense->type >= QV_VALUE_TYPE_COUNT ||
-      dense->shape == NULL || dense->strides == NULL || (qv_tensor_size(dense) > 0 && dense->data == NULL))
+  if (dense->ndim > QV_TENSOR_MAX_NDIM || dense->type < QV_ARROW_INT8 || dense->type >= QV_ARROW_NUMERIC_END ||
+      dense->shape == NULL || dense->strides == NULL || (qv_tensor_n_elements(dense) > 0 && dense->data == NULL))
     return qv_error_set(error, QV_EARG, "dense to sparse: malformed tensor");
-  return qv_sp_produce(dense, NULL, dense->ndim == 2 && format != QV_SPARSE_COO, format, options,
+  return qvi_sp_produce(dense, NULL, dense->ndim == 2 && format != QV_SPARSE_COO, format, options,
                        out, error);
 }
 
@@ -282,7 +282,7 @@ QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
 /* a * b + c saturated at INT64_MAX (only compared against a limit). */
 static int64_t sat_mul_add(int64_t a, int64_t b, int64_t c) {
   int64_t r;
-  return qv_mul_add_i64(a, b, c, &r) ? r : INT64_MAX;
+  return qvi_mul_add_i64(a, b, c, &r) ? r : INT64_MAX;
 }
 
 /* Bytes of the output buffers for nnz entries (CSF: its per-level indptr and
@@ -312,7 +312,7 @@ static int64_t dense_nnz_within(const QvTensor *t, int64_t budget) {
     if (bcast) repeat = sat_mul_add(repeat, t->shape[k], 0);
     distinct = sat_mul_add(distinct, shape[k], 0);
   }
-  int64_t walk = sat_mul_add(distinct, (int64_t)qv_value_type_size(t->type), 0);
+  int64_t walk = sat_mul_add(distinct, (int64_t)qv_arrow_type_size(t->type), 0);
   if (walk > budget && walk > t->data_size) return -1;
   QvTensor view = *t;
   view.shape = shape;
@@ -321,19 +321,19 @@ static int64_t dense_nnz_within(const QvTensor *t, int64_t budget) {
 }
 
 static QvStatus check_output_size(const QvTensor *dense, const QvSparseTensor *sparse,
-                                  QvSparseFormat format, QvValueType itype,
+                                  QvSparseFormat format, QvArrowType itype,
                                   const QvSparseOptions *options, QvError *error) {
   QvSparseOptions o;
-  QvStatus st = QV_OPTIONS_LOAD(&o, options, "QvSparseOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvSparseOptions, error);
   if (st != QV_OK) return st;
   if (o.max_output_size < 0)
     return qv_error_set(error, QV_EARG, "sparse conversion: max_output_size is negative");
   int64_t limit = o.max_output_size ? o.max_output_size : QV_DEFAULT_MAX_OUTPUT_SIZE;
-  QvValueType vtype = dense ? dense->type : sparse->value_type;
+  QvArrowType vtype = dense ? dense->type : sparse->value_type;
   int32_t ndim = dense ? dense->ndim : sparse->ndim;
   const int64_t *shape = dense ? dense->shape : sparse->shape;
-  size_t isz = qv_value_type_size(itype), vsz = qv_value_type_size(vtype);
-  int64_t nnz = dense ? qv_tensor_size(dense) : sparse->nnz;
+  size_t isz = qv_arrow_type_size(itype), vsz = qv_arrow_type_size(vtype);
+  int64_t nnz = dense ? qv_tensor_n_elements(dense) : sparse->nnz;
   int64_t bound = output_bound(format, ndim, shape, nnz, isz, vsz);
   if (bound <= limit) return QV_OK;
   if (dense) {
@@ -349,43 +349,43 @@ static QvStatus check_output_size(const QvTensor *dense, const QvSparseTensor *s
                       bound == INT64_MAX ? "more than " : "", bound, limit);
 }
 
-QvStatus qv_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool pipeline,
+QvStatus qvi_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool pipeline,
                        QvSparseFormat format, const QvSparseOptions *options, QvSparseTensor *out,
                        QvError *error) {
-  QvValueType vtype = dense ? dense->type : sparse->value_type;
+  QvArrowType vtype = dense ? dense->type : sparse->value_type;
   int32_t ndim = dense ? dense->ndim : sparse->ndim;
   const int64_t *shape = dense ? dense->shape : sparse->shape;
   const char *const *names = dense ? dense->dim_names : sparse->dim_names;
-  QvValueType itype;
+  QvArrowType itype;
   const int32_t *axis;
   QvSparseWorkspace *ws;
-  QvStatus st = qv_sp_options(options, format, ndim, &itype, &axis, &ws, error);
+  QvStatus st = qvi_sp_options(options, format, ndim, &itype, &axis, &ws, error);
   if (st != QV_OK) return st;
   st = check_output_size(dense, sparse, format, itype, options, error);
   if (st != QV_OK) return st;
-  st = qv_sp_begin(out, format, vtype, ndim, shape, names, error);
+  st = qvi_sp_begin(out, format, vtype, ndim, shape, names, error);
   if (st != QV_OK) return st;
-  QvSparseWorkspace *prev = qv_sp_ws_enter(ws);
+  QvSparseWorkspace *prev = qvi_sp_ws_enter(ws);
   if (pipeline) {
     SpCsx c;
-    int M = qv_sp_csx_orientation(format, axis);
-    st = dense ? qv_sp_csx_from_dense(dense, M, &c, error)
-               : qv_sp_csx_from_sparse(sparse, M, &c, error);
+    int M = qvi_sp_csx_orientation(format, axis);
+    st = dense ? qvi_sp_csx_from_dense(dense, M, &c, error)
+               : qvi_sp_csx_from_sparse(sparse, M, &c, error);
     if (st == QV_OK) {
-      st = qv_sp_csx_emit(&c, out, itype, error);
-      qv_sp_csx_free(&c);
+      st = qvi_sp_csx_emit(&c, out, itype, error);
+      qvi_sp_csx_free(&c);
     }
   } else {
     SpEntries e;
-    st = dense ? qv_sp_entries_from_dense(dense, &e, error)
-               : qv_sp_entries_from_sparse(sparse, &e, error);
+    st = dense ? qvi_sp_entries_from_dense(dense, &e, error)
+               : qvi_sp_entries_from_sparse(sparse, &e, error);
     if (st == QV_OK) {
       e.shape = out->shape;
-      st = qv_sp_build(&e, out, itype, axis, error);
-      qv_sp_entries_free(&e);
+      st = qvi_sp_build(&e, out, itype, axis, error);
+      qvi_sp_entries_free(&e);
     }
   }
-  qv_sp_ws_leave(prev);
+  qvi_sp_ws_leave(prev);
   if (st != QV_OK) qv_sparse_reset(out);
   return st;
 }
@@ -393,17 +393,17 @@ QvStatus qv_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool
 /* ---- sparse -> dense */
 
 SP_INLINE void put(uint8_t *dst, int64_t flat, const uint8_t *v, size_t vs) {
-  qv_st_bits(dst + (size_t)flat * vs, vs, qv_ld_bits(v, vs));
+  qvi_st_bits(dst + (size_t)flat * vs, vs, qvi_ld_bits(v, vs));
 }
 
 /* Duplicates (non-canonical COO) are summed: the first write stores, later
  * ones add, so a single entry keeps its exact bits (-0.0 included). */
-static void put_add(uint8_t *dst, int64_t flat, const uint8_t *v, size_t vs, QvValueType type) {
+static void put_add(uint8_t *dst, int64_t flat, const uint8_t *v, size_t vs, QvArrowType type) {
   uint8_t *p = dst + (size_t)flat * vs;
-  if (qv_ld_bits(p, vs) == 0)
-    qv_st_bits(p, vs, qv_ld_bits(v, vs));
+  if (qvi_ld_bits(p, vs) == 0)
+    qvi_st_bits(p, vs, qvi_ld_bits(v, vs));
   else
-    qv_sp_value_add(type, p, v);
+    qvi_sp_value_add(type, p, v);
 }
 
 SP_INLINE void scatter_coo(const SpEntries *e, const int64_t *rs, uint8_t *dst, size_t vs) {
@@ -442,15 +442,15 @@ SP_INLINE void scatter_csf_last(const int64_t *off, int64_t nparent, const int64
 
 static QvStatus scatter_csf(const QvSparseTensor *t, const int64_t *rs, uint8_t *dst, QvError *error) {
   int32_t nd = t->ndim;
-  size_t vs = qv_value_type_size(t->value_type);
+  size_t vs = qv_arrow_type_size(t->value_type);
   const int64_t *ind[QV_TENSOR_MAX_NDIM], *ptr[QV_TENSOR_MAX_NDIM];
   int64_t *own[2 * QV_TENSOR_MAX_NDIM] = {NULL};
   int64_t *off = NULL, *next = NULL;
   QvStatus st = QV_OK;
   for (int32_t l = 0; l < nd && st == QV_OK; l++) {
-    st = qv_sp_int64_view(t->csf_indices[l], t->index_type, t->csf_indices_len[l], &ind[l], &own[2 * l], error);
+    st = qvi_sp_int64_view(t->csf_indices[l], t->index_type, t->csf_indices_len[l], &ind[l], &own[2 * l], error);
     if (st == QV_OK && l + 1 < nd)
-      st = qv_sp_int64_view(t->csf_indptr[l], t->indptr_type, t->csf_indptr_len[l], &ptr[l], &own[2 * l + 1],
+      st = qvi_sp_int64_view(t->csf_indptr[l], t->indptr_type, t->csf_indptr_len[l], &ptr[l], &own[2 * l + 1],
                          error);
   }
   if (st == QV_OK && nd == 1) {
@@ -458,19 +458,19 @@ static QvStatus scatter_csf(const QvSparseTensor *t, const int64_t *rs, uint8_t 
   } else if (st == QV_OK) {
     /* off: offsets of the nodes of level l - 1 */
     int64_t cnt0 = t->csf_indices_len[0];
-    off = qv_sp_malloc(cnt0, 8);
-    if (off == NULL) st = qv_sp_nomem(error, "CSF to dense", cnt0, 8);
+    off = qvi_sp_malloc(cnt0, 8);
+    if (off == NULL) st = qvi_sp_nomem(error, "CSF to dense", cnt0, 8);
     for (int64_t j = 0; st == QV_OK && j < cnt0; j++) off[j] = ind[0][j] * rs[t->axis_order[0]];
     for (int32_t l = 1; st == QV_OK && l < nd - 1; l++) {
       int64_t cnt = t->csf_indices_len[l], s = rs[t->axis_order[l]];
-      next = qv_sp_malloc(cnt, 8);
+      next = qvi_sp_malloc(cnt, 8);
       if (next == NULL) {
-        st = qv_sp_nomem(error, "CSF to dense", cnt, 8);
+        st = qvi_sp_nomem(error, "CSF to dense", cnt, 8);
         break;
       }
       for (int64_t p = 0; p < t->csf_indices_len[l - 1]; p++)
         for (int64_t k = ptr[l - 1][p]; k < ptr[l - 1][p + 1]; k++) next[k] = off[p] + ind[l][k] * s;
-      qv_sp_free(off);
+      qvi_sp_free(off);
       off = next;
       next = NULL;
     }
@@ -487,21 +487,21 @@ static QvStatus scatter_csf(const QvSparseTensor *t, const int64_t *rs, uint8_t 
       }
     }
   }
-  qv_sp_free(off);
-  for (int i = 0; i < 2 * nd; i++) qv_sp_free(own[i]);
+  qvi_sp_free(off);
+  for (int i = 0; i < 2 * nd; i++) qvi_sp_free(own[i]);
   return st;
 }
 
 static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
   int32_t nd = t->ndim;
-  size_t vs = qv_value_type_size(t->value_type);
+  size_t vs = qv_arrow_type_size(t->value_type);
   int64_t rs[QV_TENSOR_MAX_NDIM];
   rs[nd - 1] = 1;
   for (int32_t d = nd - 1; d > 0; d--) rs[d - 1] = rs[d] * t->shape[d];
   QvStatus st = QV_OK;
   if (t->format == QV_SPARSE_COO) {
     SpEntries e;
-    st = qv_sp_entries_from_sparse(t, &e, error);
+    st = qvi_sp_entries_from_sparse(t, &e, error);
     if (st != QV_OK) return st;
     if (e.unique) {
       switch (vs) {
@@ -519,7 +519,7 @@ static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
         put_add(dst, flat, e.values + (size_t)i * vs, vs, t->value_type);
       }
     }
-    qv_sp_entries_free(&e);
+    qvi_sp_entries_free(&e);
     return QV_OK;
   }
   if (t->format == QV_SPARSE_CSF) return scatter_csf(t, rs, dst, error);
@@ -527,9 +527,9 @@ static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
   int64_t nmajor = t->shape[csr ? 0 : 1];
   const int64_t *ptr, *idx;
   int64_t *own_p, *own_i;
-  st = qv_sp_int64_view(t->indptr, t->indptr_type, nmajor + 1, &ptr, &own_p, error);
+  st = qvi_sp_int64_view(t->indptr, t->indptr_type, nmajor + 1, &ptr, &own_p, error);
   if (st != QV_OK) return st;
-  st = qv_sp_int64_view(t->indices, t->index_type, t->nnz, &idx, &own_i, error);
+  st = qvi_sp_int64_view(t->indices, t->index_type, t->nnz, &idx, &own_i, error);
   if (st == QV_OK) {
     int64_t smajor = csr ? t->shape[1] : 1, sminor = csr ? 1 : t->shape[1];
     switch (vs) {
@@ -541,15 +541,15 @@ static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
 #undef CASE
     }
   }
-  qv_sp_free(own_p);
-  qv_sp_free(own_i);
+  qvi_sp_free(own_p);
+  qvi_sp_free(own_i);
   return st;
 }
 
 /* Element count of the dense form, or -1 when it overflows int64 bytes. */
 static int64_t dense_size(const QvSparseTensor *t) {
   int64_t size = 1;
-  int64_t vs = (int64_t)qv_value_type_size(t->value_type);
+  int64_t vs = (int64_t)qv_arrow_type_size(t->value_type);
   for (int32_t d = 0; d < t->ndim; d++) {
     if (t->shape[d] == 0) return 0;
   }
@@ -566,7 +566,7 @@ QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_
   if (st != QV_OK) return st;
   int64_t size = dense_size(t);
   if (size < 0) return qv_error_set(error, QV_ELIMIT, "sparse to dense: the dense size overflows int64");
-  size_t bytes = (size_t)size * qv_value_type_size(t->value_type);
+  size_t bytes = (size_t)size * qv_arrow_type_size(t->value_type);
   if (dst_size < bytes || (bytes > 0 && dst == NULL))
     return qv_error_set(error, QV_EARG, "sparse to dense: destination holds %zu bytes, need %zu", dst_size,
                         bytes);
@@ -584,7 +584,7 @@ QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *err
   void *dst;
   st = qv_tensor_alloc(out, t->value_type, t->ndim, t->shape, t->dim_names, false, &dst, error);
   if (st != QV_OK) return st;
-  if (qv_tensor_size(out) == 0) return QV_OK;
+  if (qv_tensor_n_elements(out) == 0) return QV_OK;
   /* the new tensor owns its zero-filled buffer: scatter into it */
   st = scatter(t, dst, error);
   if (st != QV_OK) qv_tensor_reset(out);

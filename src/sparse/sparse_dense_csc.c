@@ -34,7 +34,7 @@ enum {
 };
 
 /* Growable buffer of `unit`-byte items: reserved address space when the
- * platform gives it (never moves), else doubled with qv_sp_realloc. */
+ * platform gives it (never moves), else doubled with qvi_sp_realloc. */
 typedef struct Buf {
   uint8_t *p;
   int64_t cap;
@@ -43,11 +43,11 @@ typedef struct Buf {
 
 static bool buf_init(Buf *b, int64_t max_items, size_t unit) {
   b->unit = unit;
-  b->p = max_items > 0 ? qv_sp_reserve(max_items, unit) : NULL;
+  b->p = max_items > 0 ? qvi_sp_reserve(max_items, unit) : NULL;
   b->cap = max_items;
   if (b->p != NULL) return true;
   b->cap = 4096;
-  b->p = qv_sp_malloc(b->cap, unit);
+  b->p = qvi_sp_malloc(b->cap, unit);
   return b->p != NULL;
 }
 
@@ -58,7 +58,7 @@ static bool buf_need(Buf *b, int64_t items) {
     if (cap > INT64_MAX / 2) return false;
     cap *= 2;
   }
-  uint8_t *p = qv_sp_realloc(b->p, cap, b->unit);
+  uint8_t *p = qvi_sp_realloc(b->p, cap, b->unit);
   if (p == NULL) return false;
   b->p = p;
   b->cap = cap;
@@ -132,9 +132,9 @@ SP_INLINE bool pass1(Tr *t, size_t vs) {
       uint32_t *ci = (uint32_t *)(void *)t->keys.p + bk->pos;
       uint8_t *v = t->vals.p + (size_t)bk->pos * vs;
       if (t->stride == (int64_t)vs) {
-        k = qv_sp_scan_vec_u32(p, len, vs, t->mask, rk, ci, v);
+        k = qvi_sp_scan_vec_u32(p, len, vs, t->mask, rk, ci, v);
         if (k < 0) {
-          qv_path_hit(QV_PATH_SCAN_PORTABLE);
+          qvi_path_hit(QV_PATH_SCAN_PORTABLE);
           /* a constant stride: the portable scan's loads vectorise */
           k = sp_scan_line(p, len, (int64_t)vs, rk, ci, false, 1, v, vs, t->mask);
         }
@@ -175,7 +175,7 @@ SP_INLINE void pass2(const Tr *t, int64_t *pos, int64_t *oi, uint8_t *ov, size_t
         uint32_t key = kk[i];
         int64_t q = pos[key & wm]++;
         oi[q] = l0 + (key >> t->sh);
-        qv_st_bits(ov + (size_t)q * vs, vs, qv_ld_bits(vv + (size_t)i * vs, vs));
+        qvi_st_bits(ov + (size_t)q * vs, vs, qvi_ld_bits(vv + (size_t)i * vs, vs));
       }
     }
   }
@@ -190,12 +190,12 @@ static bool run(Tr *t, size_t vs) {
   }
 }
 
-QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error) {
+QvStatus qvi_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error) {
   memset(c, 0, sizeof *c);
-  qv_path_hit(QV_PATH_DENSE_ACROSS);
+  qvi_path_hit(QV_PATH_DENSE_ACROSS);
   int sn = 1 - sm;
-  size_t vs = qv_value_type_size(d->type);
-  int64_t nlines = d->shape[sm], nmajor = d->shape[sn], size = qv_tensor_size(d);
+  size_t vs = qv_arrow_type_size(d->type);
+  int64_t nlines = d->shape[sm], nmajor = d->shape[sn], size = qv_tensor_n_elements(d);
   Tr t;
   memset(&t, 0, sizeof t);
   t.data = d->data;
@@ -203,15 +203,15 @@ QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvErro
   t.len = nmajor;
   t.lstride = d->strides[sm];
   t.stride = d->strides[sn];
-  t.mask = qv_sp_zero_mask(d->type);
+  t.mask = qvi_sp_zero_mask(d->type);
   /* W: the majors rounded up to a power of two, at most 1 << W_BITS */
   int sh = 0;
   while (sh < W_BITS && ((int64_t)1 << sh) < nmajor) sh++;
   t.sh = sh;
   t.nbk = nmajor > 0 ? ((nmajor - 1) >> sh) + 1 : 0;
   t.ch = CHUNK_W << sh;
-  t.bk = qv_sp_malloc(t.nbk, sizeof *t.bk);
-  t.ptr = nmajor < INT64_MAX ? qv_sp_calloc(nmajor + 1, 8) : NULL;
+  t.bk = qvi_sp_malloc(t.nbk, sizeof *t.bk);
+  t.ptr = nmajor < INT64_MAX ? qvi_sp_calloc(nmajor + 1, 8) : NULL;
   bool ok = t.bk != NULL && t.ptr != NULL;
   for (int64_t b = 0; ok && b < t.nbk; b++) t.bk[b] = (Bucket){0, 0, 0, -1, -1};
   /* the pool: address space for every element, what chunks leave unused
@@ -229,9 +229,9 @@ QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvErro
       if (t.bk[b].cur >= 0) count[t.bk[b].cur] = t.bk[b].pos - t.bk[b].cur * t.ch;
     for (int64_t m = 0; m < nmajor; m++) t.ptr[m + 1] += t.ptr[m];
     n = t.ptr[nmajor];
-    oi = qv_sp_malloc(n, 8);
-    ov = qv_sp_malloc(n, vs);
-    pos = qv_sp_malloc((int64_t)1 << sh, 8);
+    oi = qvi_sp_malloc(n, 8);
+    ov = qvi_sp_malloc(n, vs);
+    pos = qvi_sp_malloc((int64_t)1 << sh, 8);
     ok = oi != NULL && ov != NULL && pos != NULL;
   }
   if (ok) {
@@ -242,19 +242,19 @@ QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvErro
       default: pass2(&t, pos, oi, ov, 8); break;
     }
   }
-  qv_sp_free(pos);
-  qv_sp_free(t.bk);
-  qv_sp_free(t.keys.p);
-  qv_sp_free(t.vals.p);
-  qv_sp_free(t.next.p);
-  qv_sp_free(t.count.p);
-  qv_sp_free(t.cbase.p);
+  qvi_sp_free(pos);
+  qvi_sp_free(t.bk);
+  qvi_sp_free(t.keys.p);
+  qvi_sp_free(t.vals.p);
+  qvi_sp_free(t.next.p);
+  qvi_sp_free(t.count.p);
+  qvi_sp_free(t.cbase.p);
   if (!ok) {
-    qv_sp_free(t.ptr);
-    qv_sp_free(oi);
-    qv_sp_free(ov);
-    return qv_sp_nomem(error, "dense to sparse", n > 0 ? n : size, 12 + vs);
+    qvi_sp_free(t.ptr);
+    qvi_sp_free(oi);
+    qvi_sp_free(ov);
+    return qvi_sp_nomem(error, "dense to sparse", n > 0 ? n : size, 12 + vs);
   }
-  qv_sp_csx_own(c, sn, nmajor, nlines, n, d->type, t.ptr, oi, ov);
+  qvi_sp_csx_own(c, sn, nmajor, nlines, n, d->type, t.ptr, oi, ov);
   return QV_OK;
 }

@@ -85,12 +85,12 @@ SP_AVX2_INLINE int64_t scan_avx2(const uint8_t *p, int64_t len, size_t vs, uint6
     }
   }
   for (; j < len; j++) {
-    uint64_t v = qv_ld_bits(p + (size_t)j * vs, vs);
+    uint64_t v = qvi_ld_bits(p + (size_t)j * vs, vs);
     if (wide)
       ((int64_t *)ci)[k] = c0 + j;
     else
       ((uint32_t *)ci)[k] = (uint32_t)(c0 + j);
-    qv_st_bits(vals + (size_t)k * vs, vs, v);
+    qvi_st_bits(vals + (size_t)k * vs, vs, v);
     k += (v & mask) != 0;
   }
   return k;
@@ -114,18 +114,18 @@ static SP_AVX2 int64_t scan_avx2_i64_4(const uint8_t *p, int64_t len, uint64_t m
 }
 
 static bool have_avx2(void) {
-  if (!qv_cpu_has(QV_CPU_AVX2 | QV_CPU_POPCNT)) return false;
-  qv_path_hit(QV_PATH_SCAN_AVX2);
+  if (!qvi_cpu_has(QV_CPU_AVX2 | QV_CPU_POPCNT)) return false;
+  qvi_path_hit(QV_PATH_SCAN_AVX2);
   return true;
 }
 
-int64_t qv_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
+int64_t qvi_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
                         uint8_t *vals) {
   if ((vs != 8 && vs != 4) || !have_avx2()) return -1;
   return vs == 8 ? scan_avx2_u32_8(p, len, mask, c0, ci, vals) : scan_avx2_u32_4(p, len, mask, c0, ci, vals);
 }
 
-int64_t qv_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
+int64_t qvi_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
                         uint8_t *vals) {
   if ((vs != 8 && vs != 4) || !have_avx2()) return -1;
   return vs == 8 ? scan_avx2_i64_8(p, len, mask, c0, ci, vals) : scan_avx2_i64_4(p, len, mask, c0, ci, vals);
@@ -133,13 +133,13 @@ int64_t qv_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t ma
 
 #else
 
-int64_t qv_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
+int64_t qvi_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
                         uint8_t *vals) {
   (void)p, (void)len, (void)vs, (void)mask, (void)c0, (void)ci, (void)vals;
   return -1;
 }
 
-int64_t qv_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
+int64_t qvi_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
                         uint8_t *vals) {
   (void)p, (void)len, (void)vs, (void)mask, (void)c0, (void)ci, (void)vals;
   return -1;

@@ -7,40 +7,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "quiver/advanced.h"
 #include "sparse/sparse_internal.h"
 
-void qv_sp_entries_free(SpEntries *e) {
-  if (e->own_coords) qv_sp_free(e->coords);
-  if (e->own_values) qv_sp_free(e->values);
+void qvi_sp_entries_free(SpEntries *e) {
+  if (e->own_coords) qvi_sp_free(e->coords);
+  if (e->own_values) qvi_sp_free(e->values);
   e->coords = NULL;
   e->values = NULL;
   e->own_coords = e->own_values = false;
 }
 
 /* Widens n index entries into int64 (validated inputs: all values fit). */
-static void widen(const uint8_t *src, QvValueType type, int64_t n, int64_t *dst) {
+static void widen(const uint8_t *src, QvArrowType type, int64_t n, int64_t *dst) {
   switch (type) {
-    case QV_VALUE_INT64:
-    case QV_VALUE_UINT64: memcpy(dst, src, (size_t)n * 8); break;
-    case QV_VALUE_INT32: for (int64_t i = 0; i < n; i++) { int32_t v; memcpy(&v, src + i * 4, 4); dst[i] = v; } break;
-    case QV_VALUE_UINT32: for (int64_t i = 0; i < n; i++) { uint32_t v; memcpy(&v, src + i * 4, 4); dst[i] = v; } break;
-    case QV_VALUE_INT16: for (int64_t i = 0; i < n; i++) { int16_t v; memcpy(&v, src + i * 2, 2); dst[i] = v; } break;
-    case QV_VALUE_UINT16: for (int64_t i = 0; i < n; i++) { uint16_t v; memcpy(&v, src + i * 2, 2); dst[i] = v; } break;
-    case QV_VALUE_INT8: for (int64_t i = 0; i < n; i++) dst[i] = (int8_t)src[i]; break;
+    case QV_ARROW_INT64:
+    case QV_ARROW_UINT64: memcpy(dst, src, (size_t)n * 8); break;
+    case QV_ARROW_INT32: for (int64_t i = 0; i < n; i++) { int32_t v; memcpy(&v, src + i * 4, 4); dst[i] = v; } break;
+    case QV_ARROW_UINT32: for (int64_t i = 0; i < n; i++) { uint32_t v; memcpy(&v, src + i * 4, 4); dst[i] = v; } break;
+    case QV_ARROW_INT16: for (int64_t i = 0; i < n; i++) { int16_t v; memcpy(&v, src + i * 2, 2); dst[i] = v; } break;
+    case QV_ARROW_UINT16: for (int64_t i = 0; i < n; i++) { uint16_t v; memcpy(&v, src + i * 2, 2); dst[i] = v; } break;
+    case QV_ARROW_INT8: for (int64_t i = 0; i < n; i++) dst[i] = (int8_t)src[i]; break;
     default: for (int64_t i = 0; i < n; i++) dst[i] = src[i]; break;
   }
 }
 
 /* An int64 view of an index buffer: borrowed when it already is one. */
-QvStatus qv_sp_int64_view(const uint8_t *src, QvValueType type, int64_t n, const int64_t **out,
+QvStatus qvi_sp_int64_view(const uint8_t *src, QvArrowType type, int64_t n, const int64_t **out,
                        int64_t **owned, QvError *error) {
   *owned = NULL;
-  if ((type == QV_VALUE_INT64 || type == QV_VALUE_UINT64) && ((uintptr_t)src & 7u) == 0) {
+  if ((type == QV_ARROW_INT64 || type == QV_ARROW_UINT64) && ((uintptr_t)src & 7u) == 0) {
     *out = (const int64_t *)(const void *)src;
     return QV_OK;
   }
-  int64_t *w = qv_sp_malloc(n, 8);
-  if (w == NULL) return qv_sp_nomem(error, "sparse index", n, 8);
+  int64_t *w = qvi_sp_malloc(n, 8);
+  if (w == NULL) return qvi_sp_nomem(error, "sparse index", n, 8);
   if (n > 0) widen(src, type, n, w);
   *out = *owned = w;
   return QV_OK;
@@ -56,14 +57,14 @@ static int row_cmp(const int64_t *a, const int64_t *b, int32_t nd) {
 static QvStatus load_coo(const QvSparseTensor *t, SpEntries *e, QvError *error) {
   int64_t n = t->nnz;
   int32_t nd = t->ndim;
-  bool wide = t->index_type == QV_VALUE_INT64 || t->index_type == QV_VALUE_UINT64;
+  bool wide = t->index_type == QV_ARROW_INT64 || t->index_type == QV_ARROW_UINT64;
   if (n > 0 && wide && t->coords_strides[1] == 8 && t->coords_strides[0] == 8 * (int64_t)nd &&
       ((uintptr_t)t->coords & 7u) == 0) {
     e->coords = (int64_t *)(uintptr_t)t->coords; /* borrowed: never written */
   } else {
-    if (n > INT64_MAX / nd) return qv_sp_nomem(error, "COO coordinates", n, (size_t)nd * 8);
-    e->coords = qv_sp_malloc(n * nd, 8);
-    if (e->coords == NULL) return qv_sp_nomem(error, "COO coordinates", n * nd, 8);
+    if (n > INT64_MAX / nd) return qvi_sp_nomem(error, "COO coordinates", n, (size_t)nd * 8);
+    e->coords = qvi_sp_malloc(n * nd, 8);
+    if (e->coords == NULL) return qvi_sp_nomem(error, "COO coordinates", n * nd, 8);
     e->own_coords = true;
     for (int64_t i = 0; i < n; i++)
       for (int32_t d = 0; d < nd; d++) {
@@ -95,18 +96,18 @@ static QvStatus load_csx(const QvSparseTensor *t, SpEntries *e, QvError *error) 
   int64_t nmajor = t->shape[M], n = t->nnz;
   const int64_t *ptr, *idx;
   int64_t *ptr_own, *idx_own;
-  QvStatus st = qv_sp_int64_view(t->indptr, t->indptr_type, nmajor + 1, &ptr, &ptr_own, error);
+  QvStatus st = qvi_sp_int64_view(t->indptr, t->indptr_type, nmajor + 1, &ptr, &ptr_own, error);
   if (st != QV_OK) return st;
-  st = qv_sp_int64_view(t->indices, t->index_type, n, &idx, &idx_own, error);
+  st = qvi_sp_int64_view(t->indices, t->index_type, n, &idx, &idx_own, error);
   if (st != QV_OK) {
-    qv_sp_free(ptr_own);
+    qvi_sp_free(ptr_own);
     return st;
   }
-  e->coords = n > INT64_MAX / 2 ? NULL : qv_sp_malloc(n * 2, 8);
+  e->coords = n > INT64_MAX / 2 ? NULL : qvi_sp_malloc(n * 2, 8);
   if (e->coords == NULL) {
-    qv_sp_free(ptr_own);
-    qv_sp_free(idx_own);
-    return qv_sp_nomem(error, "CSX coordinates", n, 16);
+    qvi_sp_free(ptr_own);
+    qvi_sp_free(idx_own);
+    return qvi_sp_nomem(error, "CSX coordinates", n, 16);
   }
   e->own_coords = true;
   for (int64_t r = 0; r < nmajor; r++)
@@ -114,8 +115,8 @@ static QvStatus load_csx(const QvSparseTensor *t, SpEntries *e, QvError *error) 
       e->coords[2 * k + M] = r;
       e->coords[2 * k + m] = idx[k];
     }
-  qv_sp_free(ptr_own);
-  qv_sp_free(idx_own);
+  qvi_sp_free(ptr_own);
+  qvi_sp_free(idx_own);
   e->order[0] = M;
   e->order[1] = m;
   e->sorted = e->unique = true;
@@ -128,25 +129,25 @@ static QvStatus load_csx(const QvSparseTensor *t, SpEntries *e, QvError *error) 
 static QvStatus load_csf(const QvSparseTensor *t, SpEntries *e, QvError *error) {
   int32_t nd = t->ndim;
   int64_t n = t->nnz;
-  if (n > INT64_MAX / nd) return qv_sp_nomem(error, "CSF coordinates", n, (size_t)nd * 8);
-  e->coords = qv_sp_malloc(n * nd, 8);
-  if (e->coords == NULL) return qv_sp_nomem(error, "CSF coordinates", n * nd, 8);
+  if (n > INT64_MAX / nd) return qvi_sp_nomem(error, "CSF coordinates", n, (size_t)nd * 8);
+  e->coords = qvi_sp_malloc(n * nd, 8);
+  if (e->coords == NULL) return qvi_sp_nomem(error, "CSF coordinates", n * nd, 8);
   e->own_coords = true;
   const uint8_t *last = t->csf_indices[nd - 1];
   for (int64_t j = 0; j < n; j++) e->coords[j * nd + t->axis_order[nd - 1]] = qv_index_load(last, t->index_type, j);
   int64_t *leaf = NULL; /* leaf ranges of the level below the one being filled */
   for (int32_t l = nd - 2; l >= 0; l--) {
     int64_t cnt = t->csf_indices_len[l];
-    int64_t *nl = qv_sp_malloc(cnt + 1, 8);
+    int64_t *nl = qvi_sp_malloc(cnt + 1, 8);
     if (nl == NULL) {
-      qv_sp_free(leaf);
-      return qv_sp_nomem(error, "CSF expansion", cnt + 1, 8);
+      qvi_sp_free(leaf);
+      return qvi_sp_nomem(error, "CSF expansion", cnt + 1, 8);
     }
     for (int64_t p = 0; p <= cnt; p++) {
       int64_t c = qv_index_load(t->csf_indptr[l], t->indptr_type, p);
       nl[p] = leaf ? leaf[c] : c;
     }
-    qv_sp_free(leaf);
+    qvi_sp_free(leaf);
     leaf = nl;
     int32_t dim = t->axis_order[l];
     for (int64_t p = 0; p < cnt; p++) {
@@ -154,18 +155,18 @@ static QvStatus load_csf(const QvSparseTensor *t, SpEntries *e, QvError *error) 
       for (int64_t j = leaf[p]; j < leaf[p + 1]; j++) e->coords[j * nd + dim] = v;
     }
   }
-  qv_sp_free(leaf);
+  qvi_sp_free(leaf);
   memcpy(e->order, t->axis_order, (size_t)nd * sizeof *e->order);
   e->sorted = e->unique = true;
   return QV_OK;
 }
 
-QvStatus qv_sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvError *error) {
+QvStatus qvi_sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvError *error) {
   memset(e, 0, sizeof *e);
   e->ndim = t->ndim;
   e->shape = t->shape;
   e->vtype = t->value_type;
-  e->vsize = qv_value_type_size(t->value_type);
+  e->vsize = qv_arrow_type_size(t->value_type);
   e->n = t->nnz;
   e->values = (uint8_t *)(uintptr_t)t->values; /* borrowed: copied before any write */
   QvStatus st;
@@ -175,7 +176,7 @@ QvStatus qv_sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvErro
     case QV_SPARSE_CSC: st = load_csx(t, e, error); break;
     default: st = load_csf(t, e, error); break;
   }
-  if (st != QV_OK) qv_sp_entries_free(e);
+  if (st != QV_OK) qvi_sp_entries_free(e);
   return st;
 }
 
@@ -216,12 +217,12 @@ typedef struct SortPass {
   static P *NAME(const SpEntries *e, const SortPass *passes, int npass, int64_t maxb) {        \
     int64_t n = e->n;                                                                          \
     int32_t nd = e->ndim;                                                                      \
-    P *a = qv_sp_malloc(n, sizeof(P)), *b = qv_sp_malloc(n, sizeof(P));                              \
-    P *cnt = qv_sp_malloc(maxb + 1, sizeof(P));                                                   \
+    P *a = qvi_sp_malloc(n, sizeof(P)), *b = qvi_sp_malloc(n, sizeof(P));                              \
+    P *cnt = qvi_sp_malloc(maxb + 1, sizeof(P));                                                   \
     if (a == NULL || b == NULL || cnt == NULL) {                                               \
-      qv_sp_free(a);                                                                                 \
-      qv_sp_free(b);                                                                                 \
-      qv_sp_free(cnt);                                                                               \
+      qvi_sp_free(a);                                                                                 \
+      qvi_sp_free(b);                                                                                 \
+      qvi_sp_free(cnt);                                                                               \
       return NULL;                                                                             \
     }                                                                                          \
     const int64_t *c = e->coords;                                                              \
@@ -250,8 +251,8 @@ typedef struct SortPass {
       a = b;                                                                                   \
       b = tmp;                                                                                 \
     }                                                                                          \
-    qv_sp_free(b);                                                                                   \
-    qv_sp_free(cnt);                                                                                 \
+    qvi_sp_free(b);                                                                                   \
+    qvi_sp_free(cnt);                                                                                 \
     return a;                                                                                  \
   }
 
@@ -275,15 +276,15 @@ SP_DEFINE_GATHER(gather64, int64_t)
  * modified in place. */
 static QvStatus own_all(SpEntries *e, QvError *error) {
   if (!e->own_coords) {
-    int64_t *c = qv_sp_malloc(e->n * e->ndim, 8);
-    if (c == NULL) return qv_sp_nomem(error, "sparse coordinates", e->n * e->ndim, 8);
+    int64_t *c = qvi_sp_malloc(e->n * e->ndim, 8);
+    if (c == NULL) return qvi_sp_nomem(error, "sparse coordinates", e->n * e->ndim, 8);
     if (e->n > 0) memcpy(c, e->coords, (size_t)(e->n * e->ndim) * 8);
     e->coords = c;
     e->own_coords = true;
   }
   if (!e->own_values) {
-    uint8_t *v = qv_sp_malloc(e->n, e->vsize);
-    if (v == NULL) return qv_sp_nomem(error, "sparse values", e->n, e->vsize);
+    uint8_t *v = qvi_sp_malloc(e->n, e->vsize);
+    if (v == NULL) return qvi_sp_nomem(error, "sparse values", e->n, e->vsize);
     if (e->n > 0) memcpy(v, e->values, (size_t)e->n * e->vsize);
     e->values = v;
     e->own_values = true;
@@ -301,7 +302,7 @@ static QvStatus sum_duplicates(SpEntries *e, QvError *error) {
   int64_t w = e->n > 0 ? 1 : 0;
   for (int64_t i = 1; i < e->n; i++) {
     if (row_cmp(e->coords + (w - 1) * nd, e->coords + i * nd, nd) == 0) {
-      qv_sp_value_add(e->vtype, e->values + (size_t)(w - 1) * vs, e->values + (size_t)i * vs);
+      qvi_sp_value_add(e->vtype, e->values + (size_t)(w - 1) * vs, e->values + (size_t)i * vs);
     } else {
       if (w != i) {
         memcpy(e->coords + w * nd, e->coords + i * nd, (size_t)nd * 8);
@@ -315,7 +316,7 @@ static QvStatus sum_duplicates(SpEntries *e, QvError *error) {
   return QV_OK;
 }
 
-QvStatus qv_sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error) {
+QvStatus qvi_sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error) {
   int32_t kf[QV_TENSOR_MAX_NDIM];
   int len = nontrivial(e, key, kf);
   int skip = presorted(e, key);
@@ -336,23 +337,23 @@ QvStatus qv_sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error) {
     }
   }
   if (np > 0 && e->n > 1) {
-    int64_t *nc = qv_sp_malloc(e->n * e->ndim, 8);
-    uint8_t *nv = qv_sp_malloc(e->n, e->vsize);
+    int64_t *nc = qvi_sp_malloc(e->n * e->ndim, 8);
+    uint8_t *nv = qvi_sp_malloc(e->n, e->vsize);
     bool narrow = e->n <= (int64_t)UINT32_MAX;
     void *perm = nc && nv ? (narrow ? (void *)perm_sort32(e, passes, np, maxb)
                                     : (void *)perm_sort64(e, passes, np, maxb))
                           : NULL;
     if (perm == NULL) {
-      qv_sp_free(nc);
-      qv_sp_free(nv);
-      return qv_sp_nomem(error, "sparse sort", e->n, 8 * (size_t)e->ndim + e->vsize);
+      qvi_sp_free(nc);
+      qvi_sp_free(nv);
+      return qvi_sp_nomem(error, "sparse sort", e->n, 8 * (size_t)e->ndim + e->vsize);
     }
     if (narrow)
       gather32(e, perm, nc, nv);
     else
       gather64(e, perm, nc, nv);
-    qv_sp_free(perm);
-    qv_sp_entries_free(e);
+    qvi_sp_free(perm);
+    qvi_sp_entries_free(e);
     e->coords = nc;
     e->values = nv;
     e->own_coords = e->own_values = true;
@@ -368,15 +369,15 @@ QvStatus qv_sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error) {
 /* Copies n int64 values (src[i * stride]) into a buffer of the index type;
  * the int64 source itself is handed over when it is owned and dense. The
  * caller has checked that every value fits. */
-uint8_t *qv_sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvValueType type,
+uint8_t *qvi_sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvArrowType type,
                        bool *took) {
-  size_t w = qv_value_type_size(type);
+  size_t w = qv_arrow_type_size(type);
   *took = false;
   if (w == 8 && stride == 1 && src_owned) {
     *took = true;
     return (uint8_t *)src;
   }
-  uint8_t *out = qv_sp_malloc(n, w);
+  uint8_t *out = qvi_sp_malloc(n, w);
   if (out == NULL) return NULL;
   switch (w) {
     case 1: for (int64_t i = 0; i < n; i++) out[i] = (uint8_t)src[i * stride]; break;
@@ -388,37 +389,37 @@ uint8_t *qv_sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, Q
 }
 
 /* First position (i such that src[i * stride] > max), or -1. */
-int64_t qv_sp_first_too_big(const int64_t *src, int64_t n, int64_t stride, int64_t max) {
+int64_t qvi_sp_first_too_big(const int64_t *src, int64_t n, int64_t stride, int64_t max) {
   for (int64_t i = 0; i < n; i++)
     if (src[i * stride] > max) return i;
   return -1;
 }
 
-QvStatus qv_sp_fit_error(QvError *error, const char *what, int64_t value, const char *where,
-                          QvValueType type) {
+QvStatus qvi_sp_fit_error(QvError *error, const char *what, int64_t value, const char *where,
+                          QvArrowType type) {
   return qv_error_set(error, QV_EINVAL,
                       "%s: value %" PRId64 " %s does not fit index type %s (max %" PRId64
                       "); choose a wider index type",
-                      what, value, where, qv_value_type_name(type), qv_sp_index_max(type));
+                      what, value, where, qv_arrow_type_name(type), qvi_sp_index_max(type));
 }
 
 /* Hands the values buffer to out (or copies a borrowed one). */
 static QvStatus take_values(SpEntries *e, QvSparseTensor *out, QvError *error) {
   if (!e->own_values) {
-    uint8_t *v = qv_sp_malloc(e->n, e->vsize);
-    if (v == NULL) return qv_sp_nomem(error, "sparse values", e->n, e->vsize);
+    uint8_t *v = qvi_sp_malloc(e->n, e->vsize);
+    if (v == NULL) return qvi_sp_nomem(error, "sparse values", e->n, e->vsize);
     if (e->n > 0) memcpy(v, e->values, (size_t)e->n * e->vsize);
     e->values = v;
   }
   e->own_values = false;
-  qv_sp_own(out, e->values);
+  qvi_sp_own(out, e->values);
   out->values = e->values;
   out->nnz = e->n;
   return QV_OK;
 }
 
-static void set_coo(QvSparseTensor *t, QvValueType index_type, uint8_t *coords, bool canonical) {
-  int64_t w = (int64_t)qv_value_type_size(index_type);
+static void set_coo(QvSparseTensor *t, QvArrowType index_type, uint8_t *coords, bool canonical) {
+  int64_t w = (int64_t)qv_arrow_type_size(index_type);
   t->index_type = t->indptr_type = index_type;
   t->coords = coords;
   t->coords_strides[0] = w * t->ndim;
@@ -426,23 +427,23 @@ static void set_coo(QvSparseTensor *t, QvValueType index_type, uint8_t *coords, 
   t->is_canonical = canonical;
 }
 
-static QvStatus build_coo(SpEntries *e, QvSparseTensor *out, QvValueType itype, QvError *error) {
+static QvStatus build_coo(SpEntries *e, QvSparseTensor *out, QvArrowType itype, QvError *error) {
   int32_t nd = e->ndim;
-  int64_t max = qv_sp_index_max(itype);
+  int64_t max = qvi_sp_index_max(itype);
   for (int32_t d = 0; d < nd; d++) {
     if (e->shape[d] - 1 <= max) continue;
-    int64_t i = qv_sp_first_too_big(e->coords + d, e->n, nd, max);
+    int64_t i = qvi_sp_first_too_big(e->coords + d, e->n, nd, max);
     if (i >= 0) {
       char where[96];
       snprintf(where, sizeof where, "(coordinate of dim %d at non-zero %" PRId64 ")", (int)d, i);
-      return qv_sp_fit_error(error, "COO coords", e->coords[i * nd + d], where, itype);
+      return qvi_sp_fit_error(error, "COO coords", e->coords[i * nd + d], where, itype);
     }
   }
   bool took;
-  uint8_t *c = qv_sp_narrow(e->coords, e->own_coords, e->n * nd, 1, itype, &took);
-  if (c == NULL) return qv_sp_nomem(error, "COO coords", e->n * nd, qv_value_type_size(itype));
+  uint8_t *c = qvi_sp_narrow(e->coords, e->own_coords, e->n * nd, 1, itype, &took);
+  if (c == NULL) return qvi_sp_nomem(error, "COO coords", e->n * nd, qv_arrow_type_size(itype));
   if (took) e->own_coords = false;
-  qv_sp_own(out, c);
+  qvi_sp_own(out, c);
   QvStatus st = take_values(e, out, error);
   if (st != QV_OK) return st;
   set_coo(out, itype, c, true);
@@ -453,7 +454,7 @@ static QvStatus build_coo(SpEntries *e, QvSparseTensor *out, QvValueType itype, 
 /* Entries sorted by axis_order and unique: a new trie node at level l for
  * every entry whose coordinates differ from the previous one's at level l
  * or above. Counted first, then filled, so each level is allocated once. */
-static QvStatus build_csf(SpEntries *e, QvSparseTensor *out, QvValueType itype,
+static QvStatus build_csf(SpEntries *e, QvSparseTensor *out, QvArrowType itype,
                           const int32_t *axis, QvError *error) {
   int32_t nd = e->ndim;
   SpStore *s = (SpStore *)out->private_data;
@@ -465,19 +466,19 @@ static QvStatus build_csf(SpEntries *e, QvSparseTensor *out, QvValueType itype,
       while (l < nd - 1 && c[i * nd + axis[l]] == c[(i - 1) * nd + axis[l]]) l++;
     for (; l < nd; l++) cnt[l]++;
   }
-  int64_t max = qv_sp_index_max(itype);
+  int64_t max = qvi_sp_index_max(itype);
   for (int32_t l = 0; l + 1 < nd; l++)
     if (cnt[l + 1] > max) {
       char what[32];
       snprintf(what, sizeof what, "CSF indptr[%d]", (int)l);
-      return qv_sp_fit_error(error, what, cnt[l + 1], "(its last entry)", itype);
+      return qvi_sp_fit_error(error, what, cnt[l + 1], "(its last entry)", itype);
     }
   int64_t *ind[QV_TENSOR_MAX_NDIM] = {NULL}, *ptr[QV_TENSOR_MAX_NDIM] = {NULL};
   QvStatus st = QV_OK;
   for (int32_t l = 0; l < nd && st == QV_OK; l++) {
-    ind[l] = qv_sp_malloc(cnt[l], 8);
-    if (l + 1 < nd) ptr[l] = qv_sp_malloc(cnt[l] + 1, 8);
-    if (ind[l] == NULL || (l + 1 < nd && ptr[l] == NULL)) st = qv_sp_nomem(error, "CSF level", cnt[l], 16);
+    ind[l] = qvi_sp_malloc(cnt[l], 8);
+    if (l + 1 < nd) ptr[l] = qvi_sp_malloc(cnt[l] + 1, 8);
+    if (ind[l] == NULL || (l + 1 < nd && ptr[l] == NULL)) st = qvi_sp_nomem(error, "CSF level", cnt[l], 16);
   }
   if (st == QV_OK) {
     int64_t pos[QV_TENSOR_MAX_NDIM] = {0};
@@ -494,65 +495,65 @@ static QvStatus build_csf(SpEntries *e, QvSparseTensor *out, QvValueType itype,
     for (int32_t l = 0; l < nd && st == QV_OK; l++) {
       int64_t ext = e->shape[axis[l]];
       if (ext - 1 > max) {
-        int64_t i = qv_sp_first_too_big(ind[l], cnt[l], 1, max);
+        int64_t i = qvi_sp_first_too_big(ind[l], cnt[l], 1, max);
         if (i >= 0) {
           char what[32], where[64];
           snprintf(what, sizeof what, "CSF indices[%d]", (int)l);
           snprintf(where, sizeof where, "at position %" PRId64 " (dim %d)", i, (int)axis[l]);
-          st = qv_sp_fit_error(error, what, ind[l][i], where, itype);
+          st = qvi_sp_fit_error(error, what, ind[l][i], where, itype);
         }
       }
     }
   }
   for (int32_t l = 0; l < nd && st == QV_OK; l++) {
     bool took;
-    uint8_t *x = qv_sp_narrow(ind[l], true, cnt[l], 1, itype, &took);
+    uint8_t *x = qvi_sp_narrow(ind[l], true, cnt[l], 1, itype, &took);
     if (x == NULL) {
-      st = qv_sp_nomem(error, "CSF indices", cnt[l], 8);
+      st = qvi_sp_nomem(error, "CSF indices", cnt[l], 8);
       break;
     }
     if (took) ind[l] = NULL;
-    qv_sp_own(out, x);
+    qvi_sp_own(out, x);
     s->csf_indices[l] = x;
     s->csf_indices_len[l] = cnt[l];
     if (l + 1 < nd) {
-      x = qv_sp_narrow(ptr[l], true, cnt[l] + 1, 1, itype, &took);
+      x = qvi_sp_narrow(ptr[l], true, cnt[l] + 1, 1, itype, &took);
       if (x == NULL) {
-        st = qv_sp_nomem(error, "CSF indptr", cnt[l] + 1, 8);
+        st = qvi_sp_nomem(error, "CSF indptr", cnt[l] + 1, 8);
         break;
       }
       if (took) ptr[l] = NULL;
-      qv_sp_own(out, x);
+      qvi_sp_own(out, x);
       s->csf_indptr[l] = x;
       s->csf_indptr_len[l] = cnt[l] + 1;
     }
   }
   for (int32_t l = 0; l < nd; l++) {
-    qv_sp_free(ind[l]);
-    qv_sp_free(ptr[l]);
+    qvi_sp_free(ind[l]);
+    qvi_sp_free(ptr[l]);
   }
   if (st != QV_OK) return st;
   memcpy(s->axis_order, axis, (size_t)nd * sizeof *axis);
   out->index_type = out->indptr_type = itype;
-  qv_sp_point_csf(out);
+  qvi_sp_point_csf(out);
   return take_values(e, out, error);
 }
 
-QvStatus qv_sp_build(SpEntries *e, QvSparseTensor *out, QvValueType index_type,
+QvStatus qvi_sp_build(SpEntries *e, QvSparseTensor *out, QvArrowType index_type,
                   const int32_t *axis_order, QvError *error) {
   int32_t ident[QV_TENSOR_MAX_NDIM];
   for (int32_t d = 0; d < e->ndim; d++) ident[d] = d;
   QvStatus st;
   switch (out->format) {
     case QV_SPARSE_COO:
-      st = qv_sp_entries_sort(e, ident, error);
+      st = qvi_sp_entries_sort(e, ident, error);
       return st == QV_OK ? build_coo(e, out, index_type, error) : st;
     case QV_SPARSE_CSR:
-    case QV_SPARSE_CSC: /* 2-D only: built through qv_sp_csx_emit */
+    case QV_SPARSE_CSC: /* 2-D only: built through qvi_sp_csx_emit */
       return qv_error_set(error, QV_EARG, "internal: CSR/CSC are built from CSX arrays");
     default:
       if (axis_order == NULL) axis_order = ident;
-      st = qv_sp_entries_sort(e, axis_order, error);
+      st = qvi_sp_entries_sort(e, axis_order, error);
       return st == QV_OK ? build_csf(e, out, index_type, axis_order, error) : st;
   }
 }

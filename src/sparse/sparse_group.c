@@ -52,15 +52,15 @@ SP_INLINE void seg_sort(int64_t *idx, uint8_t *val, int64_t n, size_t vs, SegTmp
   if (n <= 32) {
     for (int64_t i = 1; i < n; i++) {
       int64_t k = idx[i];
-      uint64_t v = qv_ld_bits(val + (size_t)i * vs, vs);
+      uint64_t v = qvi_ld_bits(val + (size_t)i * vs, vs);
       int64_t j = i;
       while (j > 0 && idx[j - 1] > k) {
         idx[j] = idx[j - 1];
-        qv_st_bits(val + (size_t)j * vs, vs, qv_ld_bits(val + (size_t)(j - 1) * vs, vs));
+        qvi_st_bits(val + (size_t)j * vs, vs, qvi_ld_bits(val + (size_t)(j - 1) * vs, vs));
         j--;
       }
       idx[j] = k;
-      qv_st_bits(val + (size_t)j * vs, vs, v);
+      qvi_st_bits(val + (size_t)j * vs, vs, v);
     }
     return;
   }
@@ -79,7 +79,7 @@ SP_INLINE void seg_sort(int64_t *idx, uint8_t *val, int64_t n, size_t vs, SegTmp
  * the old end of row r1 - 1; the caller sets ptr[nmajor] last). False on
  * allocation failure. */
 SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, uint8_t *val,
-                           size_t vs, QvValueType vtype, int64_t *wp, SegTmp *tmp) {
+                           size_t vs, QvArrowType vtype, int64_t *wp, SegTmp *tmp) {
   int64_t w = *wp, lo = ptr[r0];
   for (int64_t r = r0; r < r1; r++) {
     int64_t hi = ptr[r + 1];
@@ -91,10 +91,10 @@ SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, u
     }
     if (!sorted) {
       if (n > 32 && n > tmp->cap) {
-        qv_sp_free(tmp->keys);
-        qv_sp_free(tmp->vals);
-        tmp->keys = qv_sp_malloc(n, 32); /* (key, pos) pairs, twice */
-        tmp->vals = qv_sp_malloc(n, vs);
+        qvi_sp_free(tmp->keys);
+        qvi_sp_free(tmp->vals);
+        tmp->keys = qvi_sp_malloc(n, 32); /* (key, pos) pairs, twice */
+        tmp->vals = qvi_sp_malloc(n, vs);
         tmp->cap = n;
         if (tmp->keys == NULL || tmp->vals == NULL) return false;
       }
@@ -108,10 +108,10 @@ SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, u
     } else {
       for (int64_t k = lo; k < hi; k++) {
         if (k > lo && idx[k] == idx[w - 1]) {
-          qv_sp_value_add(vtype, val + (size_t)(w - 1) * vs, val + (size_t)k * vs);
+          qvi_sp_value_add(vtype, val + (size_t)(w - 1) * vs, val + (size_t)k * vs);
         } else {
           idx[w] = idx[k];
-          qv_st_bits(val + (size_t)w * vs, vs, qv_ld_bits(val + (size_t)k * vs, vs));
+          qvi_st_bits(val + (size_t)w * vs, vs, qvi_ld_bits(val + (size_t)k * vs, vs));
           w++;
         }
       }
@@ -126,7 +126,7 @@ SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, u
  * duplicates, as the bucketed path produces them): then the whole range
  * moves down to *wp with one memmove, else row by row. */
 SP_INLINE bool finish_range(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, uint8_t *val,
-                            size_t vs, QvValueType vtype, int64_t *wp, SegTmp *tmp) {
+                            size_t vs, QvArrowType vtype, int64_t *wp, SegTmp *tmp) {
   int64_t lo = ptr[r0], hi = ptr[r1];
   bool clean = true;
   for (int64_t r = r0; r < r1 && clean; r++)
@@ -180,15 +180,15 @@ typedef struct Src {
 /* Small inputs: one stable scatter with a cursor per key. */
 SP_INLINE bool group_direct(const Src *src, bool csx, int64_t nkeys, int64_t *ptr, int64_t *idx,
                             uint8_t *val, size_t vs) {
-  int64_t *cur = qv_sp_malloc(nkeys, 8);
+  int64_t *cur = qvi_sp_malloc(nkeys, 8);
   if (cur == NULL) return false;
   if (nkeys > 0) memcpy(cur, ptr, (size_t)nkeys * 8);
   SP_FOR_EACH(src, csx, key, minor, i, {
     int64_t pos = cur[key]++;
     idx[pos] = minor;
-    qv_st_bits(val + (size_t)pos * vs, vs, qv_ld_bits(src->values + (size_t)i * vs, vs));
+    qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(src->values + (size_t)i * vs, vs));
   });
-  qv_sp_free(cur);
+  qvi_sp_free(cur);
   return true;
 }
 
@@ -222,7 +222,7 @@ SP_INLINE void digit_pass(const int64_t *ai, const uint8_t *av, const uint32_t *
   for (int64_t j = 0; j < len; j++) {
     int64_t pos = cnt[(((uint64_t)ai[j] & mmask) >> shift) & dm]++;
     bi[pos] = ai[j];
-    qv_st_bits(bv + (size_t)pos * vs, vs, qv_ld_bits(av + (size_t)j * vs, vs));
+    qvi_st_bits(bv + (size_t)pos * vs, vs, qvi_ld_bits(av + (size_t)j * vs, vs));
     if (!packed) bl[pos] = al[j];
   }
 }
@@ -238,7 +238,7 @@ typedef struct BucketScratch {
  * the histogram loop unrolls. Counts are 32-bit (buckets hold < 2^31). */
 SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64_t r1, int mbits, int dw,
                                int pb, int64_t lo, int64_t len, int64_t *ptr, int64_t *idx, uint8_t *val,
-                               size_t vs, QvValueType vtype, int64_t *wp, SegTmp *tmp) {
+                               size_t vs, QvArrowType vtype, int64_t *wp, SegTmp *tmp) {
   uint64_t dm = ((uint64_t)1 << dw) - 1, pmask = ((uint64_t)1 << pb) - 1;
   uint64_t mmask = ((uint64_t)1 << mbits) - 1;
   int64_t nk = r1 - r0, hn = (int64_t)1 << dw;
@@ -304,7 +304,7 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
     dup |= kv == prev;
     prev = kv;
     out[j] = (int64_t)(kv & mmask);
-    qv_st_bits(vout + (size_t)j * vs, vs, qv_ld_bits(t->vals + (size_t)(it & pmask) * vs, vs));
+    qvi_st_bits(vout + (size_t)j * vs, vs, qvi_ld_bits(t->vals + (size_t)(it & pmask) * vs, vs));
   }
   if (!dup) {
     *wp = base + len;
@@ -324,7 +324,7 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
  * neighbours and only then are summed by finish_rows. */
 SP_INLINE bool finish_bucket_items(BucketScratch *t, int64_t r0, int64_t r1, int mbits, int pb, int64_t lo,
                                    int64_t len, int64_t *ptr, int64_t *idx, uint8_t *val, size_t vs,
-                                   QvValueType vtype, int64_t *wp, SegTmp *tmp) {
+                                   QvArrowType vtype, int64_t *wp, SegTmp *tmp) {
   int nd = (mbits + DIGIT - 1) / DIGIT, dw = nd > 0 ? (mbits + nd - 1) / nd : 1;
   switch (nd) {
     case 0: /* a single column: one digit of width 1 sorts nothing */
@@ -390,7 +390,7 @@ static void scatter_coo_lines(const int64_t *coords, int M, const uint8_t *value
 
 SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packed, int64_t nkeys,
                               int64_t nminor, int64_t *ptr, int64_t *idx, uint8_t *val, size_t vs,
-                              QvValueType vtype, int64_t *wp) {
+                              QvArrowType vtype, int64_t *wp) {
   int s = 0;
   while (((nkeys - 1) >> s) >= MAX_BUCKETS) s++;
   int64_t nb = ((nkeys - 1) >> s) + 1, R = (int64_t)1 << s, n = src->n;
@@ -427,34 +427,34 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
   uint64_t mmask = packed ? (UINT64_C(1) << mbits) - 1 : UINT64_MAX;
   /* minor digits to sort by (COO input only; a transpose is sorted) */
   int npass = csx ? 0 : (mbits + DIGIT - 1) / DIGIT;
-  uint32_t *low = packed ? NULL : qv_sp_malloc(n, 4);
-  uint32_t *slow = packed ? NULL : qv_sp_malloc(2 * maxlen, 4);
+  uint32_t *low = packed ? NULL : qvi_sp_malloc(n, 4);
+  uint32_t *slow = packed ? NULL : qvi_sp_malloc(2 * maxlen, 4);
   /* COO with packed keys: per-bucket passes on (key, minor, position) items */
   int pb = 0;
   while (pb < 63 && ((uint64_t)(maxlen > 0 ? maxlen - 1 : 0) >> pb) != 0) pb++;
   /* 32-bit counts, at most 3 minor digits of <= DIGIT bits */
   bool items = !csx && packed && s <= 16 && pb <= 31 && mbits <= 3 * DIGIT && s + mbits + pb <= 64;
-  int64_t *cnt = qv_sp_malloc(1 << DIGIT, 8);
-  uint32_t *bhist = items ? qv_sp_malloc(3 << DIGIT, 4) : NULL, *bkey = items ? qv_sp_malloc(R, 4) : NULL;
+  int64_t *cnt = qvi_sp_malloc(1 << DIGIT, 8);
+  uint32_t *bhist = items ? qvi_sp_malloc(3 << DIGIT, 4) : NULL, *bkey = items ? qvi_sp_malloc(R, 4) : NULL;
   items = items && bhist != NULL && bkey != NULL;
-  int64_t *sidx = qv_sp_malloc(2 * maxlen, 8), *lc = qv_sp_malloc(R + 1, 8);
-  uint8_t *sval = qv_sp_malloc(2 * maxlen, vs);
+  int64_t *sidx = qvi_sp_malloc(2 * maxlen, 8), *lc = qvi_sp_malloc(R + 1, 8);
+  uint8_t *sval = qvi_sp_malloc(2 * maxlen, vs);
   bool ok = (packed || (low && slow)) && cnt && sidx && lc && sval;
   SegTmp tmp = {NULL, NULL, 0};
   BucketScratch bs = {(uint64_t *)sidx, (uint64_t *)(sidx + maxlen), sval, bhist, bkey};
   if (ok) {
     uint32_t mask = (uint32_t)(R - 1);
 #if defined(__SSE2__)
-    uint64_t *stage = items && vs == 8 ? qv_sp_malloc(16 * nb, 8) : NULL;
+    uint64_t *stage = items && vs == 8 ? qvi_sp_malloc(16 * nb, 8) : NULL;
     if (stage != NULL) {
       scatter_coo_lines(src->coords, src->M, src->values, n, s, mask, mbits, nb,
                         cur, idx, (uint64_t *)(void *)val, stage);
-      qv_sp_free(stage);
+      qvi_sp_free(stage);
     } else
 #endif
     SP_FOR_EACH(src, csx, key, minor, i, {
       int64_t pos = cur[key >> s]++;
-      qv_st_bits(val + (size_t)pos * vs, vs, qv_ld_bits(src->values + (size_t)i * vs, vs));
+      qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(src->values + (size_t)i * vs, vs));
       if (packed) {
         idx[pos] = (int64_t)(((uint64_t)key & mask) << mbits | (uint64_t)minor);
       } else {
@@ -513,22 +513,22 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
       for (int64_t j = 0; j < len; j++) {
         int64_t pos = lc[SP_LOW(j)]++;
         idx[pos] = (int64_t)((uint64_t)ai[j] & mmask);
-        qv_st_bits(val + (size_t)pos * vs, vs, qv_ld_bits(av + (size_t)j * vs, vs));
+        qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(av + (size_t)j * vs, vs));
       }
 #undef SP_LOW
       if (!csx) ok = finish_range(ptr, r0, r1, idx, val, vs, vtype, wp, &tmp);
     }
   }
-  qv_sp_free(tmp.keys);
-  qv_sp_free(tmp.vals);
-  qv_sp_free(bhist);
-  qv_sp_free(bkey);
-  qv_sp_free(low);
-  qv_sp_free(cnt);
-  qv_sp_free(sidx);
-  qv_sp_free(lc);
-  qv_sp_free(sval);
-  qv_sp_free(slow);
+  qvi_sp_free(tmp.keys);
+  qvi_sp_free(tmp.vals);
+  qvi_sp_free(bhist);
+  qvi_sp_free(bkey);
+  qvi_sp_free(low);
+  qvi_sp_free(cnt);
+  qvi_sp_free(sidx);
+  qvi_sp_free(lc);
+  qvi_sp_free(sval);
+  qvi_sp_free(slow);
   return ok;
 }
 
@@ -537,11 +537,11 @@ static bool use_buckets(int64_t n, int64_t nkeys) { return n >= (1 << 18) && nke
 
 SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, int64_t nkeys,
                         int64_t nminor, int64_t *ptr, int64_t *idx, uint8_t *val, size_t vs,
-                        QvValueType vtype) {
+                        QvArrowType vtype) {
   int64_t w = 0;
   bool ok;
   if (!in_order && use_buckets(src->n, nkeys)) {
-    qv_path_hit(QV_PATH_GROUP_BUCKETED);
+    qvi_path_hit(QV_PATH_GROUP_BUCKETED);
     int s = 0, mbits = 0;
     while (((nkeys - 1) >> s) >= MAX_BUCKETS) s++;
     while (mbits < 63 && ((uint64_t)(nminor - 1) >> mbits) != 0) mbits++;
@@ -566,8 +566,8 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
     if (ok && !csx) {
       SegTmp tmp = {NULL, NULL, 0};
       ok = finish_rows(ptr, 0, nkeys, idx, val, vs, vtype, &w, &tmp);
-      qv_sp_free(tmp.keys);
-      qv_sp_free(tmp.vals);
+      qvi_sp_free(tmp.keys);
+      qvi_sp_free(tmp.vals);
     }
   }
   if (!ok) return w == -2 ? -2 : -1;
@@ -576,8 +576,8 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
   return w;
 }
 
-int64_t qv_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
-                     int64_t nminor, size_t vs, QvValueType vtype, bool in_order, int64_t *ptr,
+int64_t qvi_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
+                     int64_t nminor, size_t vs, QvArrowType vtype, bool in_order, int64_t *ptr,
                      int64_t *idx, uint8_t *val) {
   Src src = {coords, M, NULL, NULL, 0, values, n};
   switch (vs) {
@@ -588,13 +588,13 @@ int64_t qv_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n,
   }
 }
 
-int64_t qv_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
+int64_t qvi_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
                      int64_t nkeys, size_t vs, bool counted, int64_t *ptr, int64_t *idx, uint8_t *val) {
   Src src = {NULL, 0, sptr, sidx, nsrc, values, sptr[nsrc]};
   switch (vs) {
-    case 1: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 1, QV_VALUE_UINT8);
-    case 2: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 2, QV_VALUE_UINT16);
-    case 4: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 4, QV_VALUE_UINT32);
-    default: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 8, QV_VALUE_UINT64);
+    case 1: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 1, QV_ARROW_UINT8);
+    case 2: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 2, QV_ARROW_UINT16);
+    case 4: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 4, QV_ARROW_UINT32);
+    default: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 8, QV_ARROW_UINT64);
   }
 }

@@ -40,51 +40,51 @@ typedef struct SpStore {
 
 /* qv_sparse_validate; with coords false the coordinates of a non-canonical
  * COO are not range-checked (the caller does it in its own first pass). */
-QvStatus qv_sp_validate(const QvSparseTensor *t, bool coords, QvError *error);
+QvStatus qvi_sp_validate(const QvSparseTensor *t, bool coords, QvError *error);
 
 /* Starts *out (zeroed first) with a store holding copies of shape and names. */
-QvStatus qv_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvValueType value_type,
+QvStatus qvi_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvArrowType value_type,
                   int32_t ndim, const int64_t *shape, const char *const *dim_names,
                   QvError *error);
-/* Hands an qv_sp_malloc'd buffer to the tensor's store (freed on release). */
-void qv_sp_own(QvSparseTensor *t, void *p);
+/* Hands an qvi_sp_malloc'd buffer to the tensor's store (freed on release). */
+void qvi_sp_own(QvSparseTensor *t, void *p);
 
 /* Buffers (sparse_alloc.c): n * size bytes, overflow-checked, 64-byte
  * aligned, never NULL for n == 0 (at least 1 byte); NULL on overflow or
- * failure. Released only with qv_sp_free. Large ones use huge pages. */
-void *qv_sp_malloc(int64_t n, size_t size);
-void *qv_sp_calloc(int64_t n, size_t size);
-void *qv_sp_realloc(void *p, int64_t n, size_t size);
-void qv_sp_free(void *p);
+ * failure. Released only with qvi_sp_free. Large ones use huge pages. */
+void *qvi_sp_malloc(int64_t n, size_t size);
+void *qvi_sp_calloc(int64_t n, size_t size);
+void *qvi_sp_realloc(void *p, int64_t n, size_t size);
+void qvi_sp_free(void *p);
 /* Address space for n * size bytes whose pages are committed only when
- * written (large sizes on Linux); shrink with qv_sp_realloc. NULL when not
- * available: grow with qv_sp_realloc instead. */
-void *qv_sp_reserve(int64_t n, size_t size);
-QvStatus qv_sp_nomem(QvError *error, const char *what, int64_t n, size_t size);
+ * written (large sizes on Linux); shrink with qvi_sp_realloc. NULL when not
+ * available: grow with qvi_sp_realloc instead. */
+void *qvi_sp_reserve(int64_t n, size_t size);
+QvStatus qvi_sp_nomem(QvError *error, const char *what, int64_t n, size_t size);
 /* Makes ws (may be NULL) the workspace of the buffers this thread obtains
- * until qv_sp_ws_leave(returned value); freeing a buffer always follows its
+ * until qvi_sp_ws_leave(returned value); freeing a buffer always follows its
  * own workspace, whatever the thread's. */
-QvSparseWorkspace *qv_sp_ws_enter(QvSparseWorkspace *ws);
-void qv_sp_ws_leave(QvSparseWorkspace *prev);
+QvSparseWorkspace *qvi_sp_ws_enter(QvSparseWorkspace *ws);
+void qvi_sp_ws_leave(QvSparseWorkspace *prev);
 
-bool qv_sp_is_index_type(QvValueType t);
+bool qvi_sp_is_index_type(QvArrowType t);
 /* Entry i of an index buffer (an integer type; the type is a constant
  * after inlining). uint64 values above INT64_MAX load negative. */
-SP_INLINE int64_t qv_sp_index_ld(const uint8_t *buf, QvValueType type, int64_t i) {
+SP_INLINE int64_t qvi_sp_index_ld(const uint8_t *buf, QvArrowType type, int64_t i) {
   switch (type) {
-    case QV_VALUE_INT8: return qv_ld_i8(buf + i);
-    case QV_VALUE_UINT8: return buf[i];
-    case QV_VALUE_INT16: return qv_ld_i16(buf + i * 2);
-    case QV_VALUE_UINT16: return qv_ld_u16(buf + i * 2);
-    case QV_VALUE_INT32: return qv_ld_i32(buf + i * 4);
-    case QV_VALUE_UINT32: return qv_ld_u32(buf + i * 4);
-    default: return qv_ld_i64(buf + i * 8);
+    case QV_ARROW_INT8: return qvi_ld_i8(buf + i);
+    case QV_ARROW_UINT8: return buf[i];
+    case QV_ARROW_INT16: return qvi_ld_i16(buf + i * 2);
+    case QV_ARROW_UINT16: return qvi_ld_u16(buf + i * 2);
+    case QV_ARROW_INT32: return qvi_ld_i32(buf + i * 4);
+    case QV_ARROW_UINT32: return qvi_ld_u32(buf + i * 4);
+    default: return qvi_ld_i64(buf + i * 8);
   }
 }
 /* Largest value an index type holds (uint64 capped at INT64_MAX). */
-int64_t qv_sp_index_max(QvValueType t);
+int64_t qvi_sp_index_max(QvArrowType t);
 /* Formats entry i of an index buffer with its own signedness. */
-void qv_sp_index_str(const uint8_t *buf, QvValueType type, int64_t i, char out[32]);
+void qvi_sp_index_str(const uint8_t *buf, QvArrowType type, int64_t i, char out[32]);
 
 /* The portable dense scan: appends the non-zeros of len values (byte
  * stride `stride`): index c0 + j to ci[k * cs] (int64 when `wide`, else
@@ -105,19 +105,19 @@ SP_INLINE int64_t sp_scan_line(const uint8_t *p, int64_t len, int64_t stride, in
   for (; j + 8 <= len; j += 8) {
     const uint8_t *b = p + j * stride;
     uint64_t v[8];
-    for (int u = 0; u < 8; u++) v[u] = qv_ld_bits(b + u * stride, vs);
+    for (int u = 0; u < 8; u++) v[u] = qvi_ld_bits(b + u * stride, vs);
     if ((((v[0] | v[1]) | (v[2] | v[3])) | ((v[4] | v[5]) | (v[6] | v[7]))) & mask) {
       for (int u = 0; u < 8; u++) {
         sp_scan_put_index(ci, wide, k * cs, c0 + j + u);
-        qv_st_bits(vals + (size_t)k * vs, vs, v[u]);
+        qvi_st_bits(vals + (size_t)k * vs, vs, v[u]);
         k += (v[u] & mask) != 0;
       }
     }
   }
   for (; j < len; j++) {
-    uint64_t v = qv_ld_bits(p + j * stride, vs);
+    uint64_t v = qvi_ld_bits(p + j * stride, vs);
     sp_scan_put_index(ci, wide, k * cs, c0 + j);
-    qv_st_bits(vals + (size_t)k * vs, vs, v);
+    qvi_st_bits(vals + (size_t)k * vs, vs, v);
     k += (v & mask) != 0;
   }
   return k;
@@ -126,11 +126,11 @@ SP_INLINE int64_t sp_scan_line(const uint8_t *p, int64_t len, int64_t stride, in
 /* Zero by value is one mask test on the raw bits: integers are zero when all
  * bits are, floats when all bits but the sign are (+0.0 and -0.0; NaN and
  * infinities have exponent bits set). */
-uint64_t qv_sp_zero_mask(QvValueType type);
+uint64_t qvi_sp_zero_mask(QvArrowType type);
 /* dst += src in the value type (integers wrap as in NumPy/SciPy). */
-void qv_sp_value_add(QvValueType type, uint8_t *dst, const uint8_t *src);
+void qvi_sp_value_add(QvArrowType type, uint8_t *dst, const uint8_t *src);
 /* Equality by value: -0.0 == 0.0, NaN == NaN. */
-bool qv_sp_value_equal(QvValueType type, const uint8_t *a, const uint8_t *b);
+bool qvi_sp_value_equal(QvArrowType type, const uint8_t *a, const uint8_t *b);
 
 /* The working form: n entries with row-major int64 coordinates (n x ndim)
  * and n contiguous values; buffers are owned or borrowed. `order` records a
@@ -138,7 +138,7 @@ bool qv_sp_value_equal(QvValueType type, const uint8_t *a, const uint8_t *b);
 typedef struct SpEntries {
   int32_t ndim;
   const int64_t *shape;
-  QvValueType vtype;
+  QvArrowType vtype;
   size_t vsize;
   int64_t n;
   int64_t *coords;
@@ -150,38 +150,38 @@ typedef struct SpEntries {
   int32_t order[QV_TENSOR_MAX_NDIM];
 } SpEntries;
 
-void qv_sp_entries_free(SpEntries *e);
+void qvi_sp_entries_free(SpEntries *e);
 /* An int64 view of n entries of an index buffer: the buffer itself when it
  * is an aligned int64/uint64 one (*owned = NULL), else a widened copy the
  * caller frees. Values must be validated (uint64 ones fit int64). */
-QvStatus qv_sp_int64_view(const uint8_t *src, QvValueType type, int64_t n, const int64_t **out,
+QvStatus qvi_sp_int64_view(const uint8_t *src, QvArrowType type, int64_t n, const int64_t **out,
                        int64_t **owned, QvError *error);
 /* Loads a validated sparse tensor (borrowing what it can). */
-QvStatus qv_sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvError *error);
+QvStatus qvi_sp_entries_from_sparse(const QvSparseTensor *t, SpEntries *e, QvError *error);
 /* Stable sort by the dims key[0..ndim-1] (most significant first), then sums
  * duplicate coordinates. LSD counting sorts of a permutation, one pass per
  * dim whose extent is at most max(n, 65536), else 16-bit digit passes;
  * passes the current order already covers are skipped. */
-QvStatus qv_sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error);
+QvStatus qvi_sp_entries_sort(SpEntries *e, const int32_t *key, QvError *error);
 /* Builds the output tensor from entries (consumes what e owns). `out` must
- * have been started with qv_sp_begin. axis_order only for CSF. */
-QvStatus qv_sp_build(SpEntries *e, QvSparseTensor *out, QvValueType index_type,
+ * have been started with qvi_sp_begin. axis_order only for CSF. */
+QvStatus qvi_sp_build(SpEntries *e, QvSparseTensor *out, QvArrowType index_type,
                   const int32_t *axis_order, QvError *error);
 /* Index buffer of the output type from n int64 values src[i * stride]; the
  * owned dense int64 source itself when the type is 64-bit (*took). NULL
- * on allocation failure. Values must fit (see qv_sp_first_too_big). */
-uint8_t *qv_sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvValueType type,
+ * on allocation failure. Values must fit (see qvi_sp_first_too_big). */
+uint8_t *qvi_sp_narrow(int64_t *src, bool src_owned, int64_t n, int64_t stride, QvArrowType type,
                    bool *took);
 /* First i with src[i * stride] > max, or -1. */
-int64_t qv_sp_first_too_big(const int64_t *src, int64_t n, int64_t stride, int64_t max);
+int64_t qvi_sp_first_too_big(const int64_t *src, int64_t n, int64_t stride, int64_t max);
 /* "<what>: value V <where> does not fit index type T (max M)". */
-QvStatus qv_sp_fit_error(QvError *error, const char *what, int64_t value, const char *where,
-                      QvValueType type);
+QvStatus qvi_sp_fit_error(QvError *error, const char *what, int64_t value, const char *where,
+                      QvArrowType type);
 /* Completes a CSR/CSC output (format and shape already in *out) from owned
  * int64 indptr/indices and a values buffer: fit checks, narrowing, store.
  * Takes the three buffers in every case. */
-QvStatus qv_sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint8_t *vals, int64_t nnz,
-                       QvValueType itype, QvError *error);
+QvStatus qvi_sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint8_t *vals, int64_t nnz,
+                       QvArrowType itype, QvError *error);
 /* Groups entries by key into CSX arrays: ptr (nkeys + 1 entries, zeroed
  * by the caller) becomes the indptr, idx/val (room for n entries) the
  * minor indices and values. From COO pairs (key = coords[2i + M]) rows are
@@ -191,17 +191,17 @@ QvStatus qv_sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint8
  * already: returns n. -1 on allocation failure; -2 (COO pairs) when a key
  * is outside [0, nkeys) or a minor outside [0, nminor), found before
  * anything is written. */
-int64_t qv_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
-                     int64_t nminor, size_t vs, QvValueType vtype, bool in_order, int64_t *ptr,
+int64_t qvi_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
+                     int64_t nminor, size_t vs, QvArrowType vtype, bool in_order, int64_t *ptr,
                      int64_t *idx, uint8_t *val);
-int64_t qv_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
+int64_t qvi_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
                      int64_t nkeys, size_t vs, bool counted, int64_t *ptr, int64_t *idx, uint8_t *val);
 /* CSR <-> CSC with a counting sort on the minor index: output indices come
  * out sorted within each new major (old major order). The new indptr
  * (nminor + 1 entries) is *optr when `counts` is NULL, else `counts` itself
- * (qv_sp_calloc'd, counts[m + 1] = entries with minor m; taken over). Buffers
+ * (qvi_sp_calloc'd, counts[m + 1] = entries with minor m; taken over). Buffers
  * are new and owned by the caller. */
-QvStatus qv_sp_csx_transpose(const int64_t *ptr, const int64_t *idx, const uint8_t *vals, size_t vs,
+QvStatus qvi_sp_csx_transpose(const int64_t *ptr, const int64_t *idx, const uint8_t *vals, size_t vs,
                           int64_t nmajor, int64_t nminor, int64_t *counts, int64_t **optr,
                           int64_t **oidx, uint8_t **ovals, QvError *error);
 
@@ -214,21 +214,21 @@ typedef struct SpCsx {
   const uint8_t *vals;
   int64_t *own_ptr, *own_idx; /* storage behind the views when owned */
   uint8_t *own_vals;
-  QvValueType vtype;
+  QvArrowType vtype;
   size_t vs;
 } SpCsx;
-void qv_sp_csx_free(SpCsx *c);
+void qvi_sp_csx_free(SpCsx *c);
 /* Points a CSF tensor's level arrays at its store (filled by the caller). */
-void qv_sp_point_csf(QvSparseTensor *t);
+void qvi_sp_point_csf(QvSparseTensor *t);
 /* Fills *c with arrays it owns from now on (nmajor + 1, nnz and nnz entries). */
-static inline void qv_sp_csx_own(SpCsx *c, int M, int64_t nmajor, int64_t nminor, int64_t nnz,
-                                 QvValueType vtype, int64_t *ptr, int64_t *idx, uint8_t *vals) {
+static inline void qvi_sp_csx_own(SpCsx *c, int M, int64_t nmajor, int64_t nminor, int64_t nnz,
+                                 QvArrowType vtype, int64_t *ptr, int64_t *idx, uint8_t *vals) {
   c->M = M;
   c->nmajor = nmajor;
   c->nminor = nminor;
   c->nnz = nnz;
   c->vtype = vtype;
-  c->vs = qv_value_type_size(vtype);
+  c->vs = qv_arrow_type_size(vtype);
   c->ptr = c->own_ptr = ptr;
   c->idx = c->own_idx = idx;
   c->vals = c->own_vals = vals;
@@ -237,42 +237,42 @@ static inline void qv_sp_csx_own(SpCsx *c, int M, int64_t nmajor, int64_t nminor
  * input is checked: options, the output's header, then 2-D through CSX
  * arrays (`pipeline`) or anything through the entries working form. The
  * input is `dense` or `sparse` (the other NULL). */
-QvStatus qv_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool pipeline,
+QvStatus qvi_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, bool pipeline,
                        QvSparseFormat format, const QvSparseOptions *options, QvSparseTensor *out,
                        QvError *error);
-/* Transposes to the other orientation; `counts` as in qv_sp_csx_transpose. */
-QvStatus qv_sp_csx_flip(SpCsx *c, int64_t *counts, QvError *error);
+/* Transposes to the other orientation; `counts` as in qvi_sp_csx_transpose. */
+QvStatus qvi_sp_csx_flip(SpCsx *c, int64_t *counts, QvError *error);
 /* Orientation an output format needs (CSF: its first axis). */
-int qv_sp_csx_orientation(QvSparseFormat format, const int32_t *axis);
-QvStatus qv_sp_csx_from_sparse(const QvSparseTensor *t, int M, SpCsx *c, QvError *error);
-QvStatus qv_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error);
-/* Builds *out (started with qv_sp_begin, format set; CSF axis order = the
+int qvi_sp_csx_orientation(QvSparseFormat format, const int32_t *axis);
+QvStatus qvi_sp_csx_from_sparse(const QvSparseTensor *t, int M, SpCsx *c, QvError *error);
+QvStatus qvi_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *error);
+/* Builds *out (started with qvi_sp_begin, format set; CSF axis order = the
  * orientation) taking what c owns. */
-QvStatus qv_sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvValueType itype, QvError *error);
+QvStatus qvi_sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvArrowType itype, QvError *error);
 
 /* Checks conversion options for a target format and ndim; index type
  * (default int64) and CSF axis order (NULL: identity). */
-QvStatus qv_sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
-                    QvValueType *itype, const int32_t **axis, QvSparseWorkspace **ws,
+QvStatus qvi_sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
+                    QvArrowType *itype, const int32_t **axis, QvSparseWorkspace **ws,
                     QvError *error);
 
 /* Dense scan (sparse_dense.c): entries in the dense tensor's memory order. */
-QvStatus qv_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error);
+QvStatus qvi_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error);
 
 /* Dense -> CSX whose majors run across the dense memory order: the dense
  * is read as lines indexed by dim sm (running along the other dim, the one
  * of smaller stride), the output majors are that other dim. Row-major ->
  * CSC, column-major -> CSR (sparse_dense_csc.c). */
-QvStatus qv_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error);
+QvStatus qvi_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error);
 
 /* Vector scans of a contiguous line of len values of vs bytes (sparse_dense_scan.c):
  * the non-zeros' indices c0 + j go to ci[k] and their value bits to
  * vals[k], k = 0, 1, ...; returns their count. Any of the len slots of ci
  * and vals may be written. -1 when no vector kernel serves vs on this CPU
  * (the caller scans with scalar code). */
-int64_t qv_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
+int64_t qvi_sp_scan_vec_u32(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, uint32_t c0, uint32_t *ci,
                         uint8_t *vals);
-int64_t qv_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
+int64_t qvi_sp_scan_vec_i64(const uint8_t *p, int64_t len, size_t vs, uint64_t mask, int64_t c0, int64_t *ci,
                         uint8_t *vals);
 
 #endif

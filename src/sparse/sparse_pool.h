@@ -10,10 +10,10 @@
 #include "quiver/sparse.h"
 #include "util/pool.h"
 
-/* qv_sparse_validate (coords: see qv_sp_validate) with pool (may be NULL). */
-QvStatus qv_sp_validate_pool(const QvSparseTensor *t, bool coords, QvPool *pool, QvError *error);
+/* qv_sparse_validate (coords: see qvi_sp_validate) with pool (may be NULL). */
+QvStatus qvi_sp_validate_pool(const QvSparseTensor *t, bool coords, QvPool *pool, QvError *error);
 /* qv_sparse_init, validating with pool (may be NULL). */
-QvStatus qv_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *pool,
+QvStatus qvi_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *pool,
                          QvError *error);
 
 #endif

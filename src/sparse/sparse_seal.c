@@ -5,7 +5,7 @@
 
 #include "sparse/sparse_internal.h"
 
-void qv_sp_seal(QvSparseTensor *t) {
+void qvi_sp_seal(QvSparseTensor *t) {
   SpStore *s = t ? (SpStore *)t->private_data : NULL;
   if (s == NULL || t->format == QV_SPARSE_CSF || t->shape != s->shape) return;
   s->seal = *t;
@@ -13,7 +13,7 @@ void qv_sp_seal(QvSparseTensor *t) {
   s->sealed = true;
 }
 
-bool qv_sp_sealed(const QvSparseTensor *t) {
+bool qvi_sp_sealed(const QvSparseTensor *t) {
   if (t == NULL || t->private_data == NULL) return false;
   const SpStore *s = (const SpStore *)t->private_data;
   const QvSparseTensor *a = &s->seal;

@@ -15,8 +15,8 @@
 
 /* Seals t (a COO, CSR or CSC tensor qv_sparse_init just validated, whose
  * buffers are the library's or a read-only mapping); CSF is left unsealed. */
-void qv_sp_seal(QvSparseTensor *t);
+void qvi_sp_seal(QvSparseTensor *t);
 /* Whether t is sealed and unchanged since: then it is valid. */
-bool qv_sp_sealed(const QvSparseTensor *t);
+bool qvi_sp_sealed(const QvSparseTensor *t);
 
 #endif

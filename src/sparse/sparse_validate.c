@@ -4,27 +4,28 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "quiver/advanced.h"
 #include "sparse/sparse_internal.h"
 #include "sparse/sparse_pool.h"
 #include "util/cpu.h"
 #include "util/pool.h"
 
-/* Index entries come from qv_sp_index_ld: uint64 values above INT64_MAX
+/* Index entries come from qvi_sp_index_ld: uint64 values above INT64_MAX
  * load negative, which every range check below rejects. */
 
 #define SP_EACH_INDEX_TYPE(X) \
-  X(QV_VALUE_INT8) X(QV_VALUE_UINT8) X(QV_VALUE_INT16) X(QV_VALUE_UINT16) \
-  X(QV_VALUE_INT32) X(QV_VALUE_UINT32) X(QV_VALUE_INT64) X(QV_VALUE_UINT64)
+  X(QV_ARROW_INT8) X(QV_ARROW_UINT8) X(QV_ARROW_INT16) X(QV_ARROW_UINT16) \
+  X(QV_ARROW_INT32) X(QV_ARROW_UINT32) X(QV_ARROW_INT64) X(QV_ARROW_UINT64)
 
 /* ---- COO */
 
 /* Index of the first out-of-range coordinate (i * ndim + d), or -1. */
 SP_INLINE int64_t coo_range_scan(const uint8_t *coords, int64_t s0, int64_t s1, int32_t ndim,
-                                 int64_t nnz, const int64_t *shape, QvValueType type) {
+                                 int64_t nnz, const int64_t *shape, QvArrowType type) {
   for (int64_t i = 0; i < nnz; i++) {
     const uint8_t *row = coords + i * s0;
     for (int32_t d = 0; d < ndim; d++) {
-      int64_t v = qv_sp_index_ld(row + d * s1, type, 0);
+      int64_t v = qvi_sp_index_ld(row + d * s1, type, 0);
       if ((uint64_t)v >= (uint64_t)shape[d]) return i * ndim + d;
     }
   }
@@ -33,12 +34,12 @@ SP_INLINE int64_t coo_range_scan(const uint8_t *coords, int64_t s0, int64_t s1, 
 
 /* First i >= 1 whose row is not strictly after row i-1, or -1. */
 SP_INLINE int64_t coo_order_scan(const uint8_t *coords, int64_t s0, int64_t s1, int32_t ndim,
-                                 int64_t nnz, QvValueType type) {
+                                 int64_t nnz, QvArrowType type) {
   for (int64_t i = 1; i < nnz; i++) {
     const uint8_t *a = coords + (i - 1) * s0, *b = coords + i * s0;
     int32_t d = 0;
     for (; d < ndim; d++) {
-      int64_t x = qv_sp_index_ld(a + d * s1, type, 0), y = qv_sp_index_ld(b + d * s1, type, 0);
+      int64_t x = qvi_sp_index_ld(a + d * s1, type, 0), y = qvi_sp_index_ld(b + d * s1, type, 0);
       if (y > x) break;
       if (y < x) return i;
     }
@@ -48,7 +49,7 @@ SP_INLINE int64_t coo_order_scan(const uint8_t *coords, int64_t s0, int64_t s1, 
 }
 
 static QvStatus validate_coo(const QvSparseTensor *t, bool coords, QvError *error) {
-  int64_t isize = (int64_t)qv_value_type_size(t->index_type);
+  int64_t isize = (int64_t)qv_arrow_type_size(t->index_type);
   int64_t s0 = t->coords_strides[0], s1 = t->coords_strides[1];
   if (t->nnz == 0) return QV_OK; /* no coordinates to read; Arrow writes any strides here */
   if (t->coords == NULL) return qv_error_set(error, QV_EINVAL, "COO coords: buffer is NULL");
@@ -56,14 +57,14 @@ static QvStatus validate_coo(const QvSparseTensor *t, bool coords, QvError *erro
     return qv_error_set(error, QV_EINVAL, "COO coords: negative strides [%" PRId64 ", %" PRId64 "]",
                         s0, s1);
   int64_t last, span;
-  if (!qv_mul_add_i64(t->nnz - 1, s0, 0, &last) || !qv_mul_add_i64((int64_t)t->ndim - 1, s1, isize, &span) ||
+  if (!qvi_mul_add_i64(t->nnz - 1, s0, 0, &last) || !qvi_mul_add_i64((int64_t)t->ndim - 1, s1, isize, &span) ||
       last > INT64_MAX - span)
     return qv_error_set(error, QV_EINVAL,
                         "COO coords: %" PRId64 " x %d entries with strides [%" PRId64 ", %" PRId64
                         "] overflow int64 byte offsets",
                         t->nnz, (int)t->ndim, s0, s1);
   int64_t bad = -1;
-  switch (coords ? t->index_type : QV_VALUE_TYPE_COUNT) {
+  switch (coords ? t->index_type : QV_ARROW_NUMERIC_END) {
 #define X(T) \
   case T: bad = coo_range_scan(t->coords, s0, s1, t->ndim, t->nnz, t->shape, T); break;
     SP_EACH_INDEX_TYPE(X)
@@ -74,7 +75,7 @@ static QvStatus validate_coo(const QvSparseTensor *t, bool coords, QvError *erro
     int64_t i = bad / t->ndim;
     int32_t d = (int32_t)(bad % t->ndim);
     char v[32];
-    qv_sp_index_str(t->coords + i * s0 + d * s1, t->index_type, 0, v);
+    qvi_sp_index_str(t->coords + i * s0 + d * s1, t->index_type, 0, v);
     return qv_error_set(error, QV_EINVAL,
                         "COO coords: coordinate %s of dim %d at non-zero %" PRId64
                         " is out of range [0, %" PRId64 ")",
@@ -105,7 +106,7 @@ static QvStatus validate_coo(const QvSparseTensor *t, bool coords, QvError *erro
 /* ---- indptr / sorted segments, shared by CSX and CSF */
 
 /* indptr: n entries, [0] == 0, non-decreasing, last == end. */
-static QvStatus check_indptr(const char *what, const uint8_t *p, QvValueType type, int64_t n,
+static QvStatus check_indptr(const char *what, const uint8_t *p, QvArrowType type, int64_t n,
                              int64_t end, const char *end_name, QvError *error) {
   if (n < 1) return qv_error_set(error, QV_EINVAL, "%s: %" PRId64 " entries, need at least 1", what, n);
   if (p == NULL) return qv_error_set(error, QV_EINVAL, "%s: buffer is NULL", what);
@@ -114,9 +115,9 @@ static QvStatus check_indptr(const char *what, const uint8_t *p, QvValueType typ
   for (int64_t k = 0; k < n; k++) {
     int64_t v = qv_index_load(p, type, k);
     if (v < 0) {
-      qv_sp_index_str(p, type, k, a);
+      qvi_sp_index_str(p, type, k, a);
       return qv_error_set(error, QV_EINVAL, "%s: value %s at position %" PRId64 " is %s", what, a, k,
-                          type == QV_VALUE_UINT64 ? "too large" : "negative");
+                          type == QV_ARROW_UINT64 ? "too large" : "negative");
     }
     if (k == 0 && v != 0)
       return qv_error_set(error, QV_EINVAL, "%s: starts at %" PRId64 ", must start at 0", what, v);
@@ -137,14 +138,14 @@ static QvStatus check_indptr(const char *what, const uint8_t *p, QvValueType typ
 /* Entries [lo, hi) of an index buffer: each in [0, extent), strictly
  * increasing. `group` names the segment in messages. */
 static QvStatus check_segment(const char *what, const char *group, int64_t gi, const uint8_t *p,
-                              QvValueType type, int64_t lo, int64_t hi, int64_t extent,
+                              QvArrowType type, int64_t lo, int64_t hi, int64_t extent,
                               QvError *error) {
   int64_t prev = -1;
   for (int64_t k = lo; k < hi; k++) {
     int64_t v = qv_index_load(p, type, k);
     if (v < 0 || v >= extent) {
       char s[32];
-      qv_sp_index_str(p, type, k, s);
+      qvi_sp_index_str(p, type, k, s);
       return qv_error_set(error, QV_EINVAL,
                           "%s: %s at position %" PRId64 " (%s %" PRId64 ") is out of range [0, %" PRId64 ")",
                           what, s, k, group, gi, extent);
@@ -158,9 +159,9 @@ static QvStatus check_segment(const char *what, const char *group, int64_t gi, c
   return QV_OK;
 }
 
-static QvStatus check_len(const char *what, int64_t n, QvValueType type, QvError *error) {
+static QvStatus check_len(const char *what, int64_t n, QvArrowType type, QvError *error) {
   int64_t bytes;
-  if (n < 0 || !qv_mul_add_i64(n, (int64_t)qv_value_type_size(type), 0, &bytes))
+  if (n < 0 || !qvi_mul_add_i64(n, (int64_t)qv_arrow_type_size(type), 0, &bytes))
     return qv_error_set(error, QV_EINVAL, "%s: invalid length %" PRId64, what, n);
   return QV_OK;
 }
@@ -189,17 +190,17 @@ typedef int64_t sp_v2i64 __attribute__((vector_size(16)));
 
 /* Positions in [max(k0, 1), k1) whose entry is not above the one before;
  * *bad when an entry of [k0, k1) is outside [0, lim]. */
-SP_INLINE int64_t csx_pairs(const uint8_t *x, QvValueType it, int64_t k0, int64_t k1, int64_t lim,
+SP_INLINE int64_t csx_pairs(const uint8_t *x, QvArrowType it, int64_t k0, int64_t k1, int64_t lim,
                             bool *bad) {
   int64_t count = 0, k = k0 > 1 ? k0 : 1;
   bool out = false;
   if (k0 == 0 && k1 > 0) {
-    int64_t v = qv_sp_index_ld(x, it, 0);
+    int64_t v = qvi_sp_index_ld(x, it, 0);
     out = v < 0 || v > lim;
   }
 #ifdef SP_HAVE_VECTORS
   /* lanes count as -1 per hit; blocks of 2^20 positions keep them in range */
-  if (it == QV_VALUE_INT32) {
+  if (it == QV_ARROW_INT32) {
     int32_t l32 = lim > INT32_MAX ? INT32_MAX : (int32_t)lim;
     sp_v4i32 vl = {l32, l32, l32, l32}, any = {0, 0, 0, 0};
     while (k + 4 <= k1) {
@@ -229,8 +230,8 @@ SP_INLINE int64_t csx_pairs(const uint8_t *x, QvValueType it, int64_t k0, int64_
   }
 #endif
   for (; k < k1; k++) {
-    int64_t v = qv_sp_index_ld(x, it, k);
-    count += v <= qv_sp_index_ld(x, it, k - 1);
+    int64_t v = qvi_sp_index_ld(x, it, k);
+    count += v <= qvi_sp_index_ld(x, it, k - 1);
     out |= v < 0 || v > lim;
   }
   *bad = out;
@@ -239,13 +240,13 @@ SP_INLINE int64_t csx_pairs(const uint8_t *x, QvValueType it, int64_t k0, int64_
 
 /* Segment starts indptr[r], r in [max(r0, 1), r1), that are new (above
  * indptr[r - 1]), below nnz, and not above the entry before them. */
-SP_INLINE int64_t csx_starts(const uint8_t *p, QvValueType pt, const uint8_t *x, QvValueType it,
+SP_INLINE int64_t csx_starts(const uint8_t *p, QvArrowType pt, const uint8_t *x, QvArrowType it,
                              int64_t r0, int64_t r1, int64_t nnz) {
-  int64_t count = 0, r = r0 > 1 ? r0 : 1, last = qv_sp_index_ld(p, pt, r - 1);
+  int64_t count = 0, r = r0 > 1 ? r0 : 1, last = qvi_sp_index_ld(p, pt, r - 1);
   for (; r < r1; r++) {
-    int64_t s = qv_sp_index_ld(p, pt, r);
+    int64_t s = qvi_sp_index_ld(p, pt, r);
     if (s != last && s < nnz)
-      count += qv_sp_index_ld(x, it, s) <= qv_sp_index_ld(x, it, s - 1);
+      count += qvi_sp_index_ld(x, it, s) <= qvi_sp_index_ld(x, it, s - 1);
     last = s;
   }
   return count;
@@ -275,10 +276,10 @@ static void csx_slice(void *ctx, size_t i) {
   CsxJob *j = ctx;
   const QvSparseTensor *t = j->t;
   CsxSlice *c = &j->slices[i];
-  QV_CSX_SLICE(QV_VALUE_INT32, QV_VALUE_INT32)
-  QV_CSX_SLICE(QV_VALUE_INT64, QV_VALUE_INT64)
-  QV_CSX_SLICE(QV_VALUE_INT32, QV_VALUE_INT64)
-  QV_CSX_SLICE(QV_VALUE_INT64, QV_VALUE_INT32)
+  QV_CSX_SLICE(QV_ARROW_INT32, QV_ARROW_INT32)
+  QV_CSX_SLICE(QV_ARROW_INT64, QV_ARROW_INT64)
+  QV_CSX_SLICE(QV_ARROW_INT32, QV_ARROW_INT64)
+  QV_CSX_SLICE(QV_ARROW_INT64, QV_ARROW_INT32)
 }
 #undef QV_CSX_SLICE
 
@@ -291,13 +292,13 @@ static void csx_slice(void *ctx, size_t i) {
  * valid already). False also for the index types without a fast scan:
  * the caller's loop then checks, and names the first bad entry. */
 static bool csx_fast_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nminor, QvPool *pool) {
-  bool fast = (t->indptr_type == QV_VALUE_INT32 || t->indptr_type == QV_VALUE_INT64) &&
-              (t->index_type == QV_VALUE_INT32 || t->index_type == QV_VALUE_INT64);
+  bool fast = (t->indptr_type == QV_ARROW_INT32 || t->indptr_type == QV_ARROW_INT64) &&
+              (t->index_type == QV_ARROW_INT32 || t->index_type == QV_ARROW_INT64);
   if (!fast) return false;
   if (t->nnz == 0) return true;
   if (nminor == 0) return false;
   CsxSlice slices[CSX_MAX_SLICES];
-  int threads = t->nnz >= CSX_POOL_MIN_NNZ ? qv_pool_threads(pool) : 1;
+  int threads = t->nnz >= CSX_POOL_MIN_NNZ ? qvi_pool_threads(pool) : 1;
   /* a few slices a thread, so a thread that starts late still gets work */
   int64_t n = threads > 1 ? (int64_t)threads * 4 : 1;
   if (n > CSX_MAX_SLICES) n = CSX_MAX_SLICES;
@@ -308,7 +309,7 @@ static bool csx_fast_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nminor,
                            .r1 = nmajor / n * (i + 1) + (nmajor % n) * (i + 1) / n};
   CsxJob j = {t, t->nnz, nminor - 1, slices};
   if (n > 1)
-    qv_pool_run(pool, (size_t)n, csx_slice, &j);
+    qvi_pool_run(pool, (size_t)n, csx_slice, &j);
   else
     csx_slice(&j, 0);
   int64_t pairs = 0, starts = 0;
@@ -319,7 +320,7 @@ static bool csx_fast_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nminor,
   }
   /* counted when the split scan accepts: a kernel that wrongly refused
    * valid input would only send it to the slow loop, unseen otherwise */
-  if (pairs == starts && n > 1) qv_path_hit(QV_PATH_SPARSE_VALIDATE_THREADS);
+  if (pairs == starts && n > 1) qvi_path_hit(QV_PATH_SPARSE_VALIDATE_THREADS);
   return pairs == starts;
 }
 
@@ -328,9 +329,9 @@ static QvStatus validate_csx(const QvSparseTensor *t, QvPool *pool, QvError *err
   const char *fmt = csr ? "CSR" : "CSC";
   if (t->ndim != 2)
     return qv_error_set(error, QV_EINVAL, "%s: needs a 2-D shape, got %d dims", fmt, (int)t->ndim);
-  if (!qv_sp_is_index_type(t->indptr_type))
+  if (!qvi_sp_is_index_type(t->indptr_type))
     return qv_error_set(error, QV_EINVAL, "%s indptr: type %s is not an integer type", fmt,
-                        qv_value_type_name(t->indptr_type));
+                        qv_arrow_type_name(t->indptr_type));
   int64_t nmajor = t->shape[csr ? 0 : 1], nminor = t->shape[csr ? 1 : 0];
   char what[32];
   snprintf(what, sizeof what, "%s indptr", fmt);
@@ -364,9 +365,9 @@ static QvStatus validate_csx(const QvSparseTensor *t, QvPool *pool, QvError *err
 
 static QvStatus validate_csf(const QvSparseTensor *t, QvError *error) {
   int32_t n = t->ndim;
-  if (!qv_sp_is_index_type(t->indptr_type))
+  if (!qvi_sp_is_index_type(t->indptr_type))
     return qv_error_set(error, QV_EINVAL, "CSF indptr: type %s is not an integer type",
-                        qv_value_type_name(t->indptr_type));
+                        qv_arrow_type_name(t->indptr_type));
   if (t->axis_order == NULL) return qv_error_set(error, QV_EINVAL, "CSF axis_order is NULL");
   if (t->csf_indices == NULL || t->csf_indices_len == NULL ||
       (n > 1 && (t->csf_indptr == NULL || t->csf_indptr_len == NULL)))
@@ -431,16 +432,16 @@ static QvStatus validate_csf(const QvSparseTensor *t, QvError *error) {
   return QV_OK;
 }
 
-QvStatus qv_sp_validate_pool(const QvSparseTensor *t, bool coords, QvPool *pool,
+QvStatus qvi_sp_validate_pool(const QvSparseTensor *t, bool coords, QvPool *pool,
                              QvError *error) {
   if (t == NULL) return qv_error_set(error, QV_EARG, "sparse tensor is NULL");
   if (t->format < QV_SPARSE_COO || t->format > QV_SPARSE_CSF)
     return qv_error_set(error, QV_EINVAL, "sparse tensor: unknown format %d", (int)t->format);
-  if (t->value_type < QV_VALUE_INT8 || t->value_type >= QV_VALUE_TYPE_COUNT)
+  if (t->value_type < QV_ARROW_INT8 || t->value_type >= QV_ARROW_NUMERIC_END)
     return qv_error_set(error, QV_EINVAL, "sparse tensor: invalid value type %d", (int)t->value_type);
-  if (!qv_sp_is_index_type(t->index_type))
+  if (!qvi_sp_is_index_type(t->index_type))
     return qv_error_set(error, QV_EINVAL, "sparse tensor: index type %s is not an integer type",
-                        qv_value_type_name(t->index_type));
+                        qv_arrow_type_name(t->index_type));
   if (t->ndim < 1 || t->ndim > QV_TENSOR_MAX_NDIM)
     return qv_error_set(error, t->ndim < 1 ? QV_EINVAL : QV_ELIMIT,
                         "sparse tensor: ndim %d outside [1, %d]", (int)t->ndim, QV_TENSOR_MAX_NDIM);
@@ -453,7 +454,7 @@ QvStatus qv_sp_validate_pool(const QvSparseTensor *t, bool coords, QvPool *pool,
       return qv_error_set(error, QV_EINVAL, "sparse tensor: dim_names[%d] is NULL", (int)d);
   }
   int64_t vbytes;
-  if (t->nnz < 0 || !qv_mul_add_i64(t->nnz, (int64_t)qv_value_type_size(t->value_type), 0, &vbytes))
+  if (t->nnz < 0 || !qvi_mul_add_i64(t->nnz, (int64_t)qv_arrow_type_size(t->value_type), 0, &vbytes))
     return qv_error_set(error, QV_EINVAL, "sparse tensor: invalid nnz %" PRId64, t->nnz);
   if (t->nnz > 0 && t->values == NULL)
     return qv_error_set(error, QV_EINVAL, "sparse tensor: values buffer is NULL with nnz %" PRId64,
@@ -466,8 +467,8 @@ QvStatus qv_sp_validate_pool(const QvSparseTensor *t, bool coords, QvPool *pool,
   }
 }
 
-QvStatus qv_sp_validate(const QvSparseTensor *t, bool coords, QvError *error) {
-  return qv_sp_validate_pool(t, coords, NULL, error);
+QvStatus qvi_sp_validate(const QvSparseTensor *t, bool coords, QvError *error) {
+  return qvi_sp_validate_pool(t, coords, NULL, error);
 }
 
-QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error) { return qv_sp_validate(t, true, error); }
+QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error) { return qvi_sp_validate(t, true, error); }

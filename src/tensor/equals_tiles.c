@@ -189,20 +189,20 @@ QV_TARGET_AVX2 static int tiles32(const uint8_t *a, int64_t a_c, const uint8_t *
   return 1;
 }
 
-int qv_tensor_equals_tiles(QvValueType type, const uint8_t *a, int64_t a_r, int64_t a_c,
+int qvi_tensor_equals_tiles(QvArrowType type, const uint8_t *a, int64_t a_r, int64_t a_c,
                            const uint8_t *b, int64_t b_r, int64_t b_c, int64_t rows, int64_t cols,
                            bool nans_equal) {
-  int64_t e = (int64_t)qv_value_type_size(type);
-  if ((e != 8 && e != 4) || a_r != e || b_c != e || type == QV_VALUE_FLOAT16 || !qv_cpu_has(QV_CPU_AVX2))
+  int64_t e = (int64_t)qv_arrow_type_size(type);
+  if ((e != 8 && e != 4) || a_r != e || b_c != e || type == QV_ARROW_FLOAT16 || !qvi_cpu_has(QV_CPU_AVX2))
     return -1;
-  qv_path_hit(QV_PATH_EQUALS_AVX2);
-  if (e == 4) return tiles32(a, a_c, b, b_r, rows, cols, type == QV_VALUE_FLOAT32, nans_equal);
-  return tiles64(a, a_c, b, b_r, rows, cols, type == QV_VALUE_FLOAT64, nans_equal);
+  qvi_path_hit(QV_PATH_EQUALS_AVX2);
+  if (e == 4) return tiles32(a, a_c, b, b_r, rows, cols, type == QV_ARROW_FLOAT32, nans_equal);
+  return tiles64(a, a_c, b, b_r, rows, cols, type == QV_ARROW_FLOAT64, nans_equal);
 }
 
 #else
 
-int qv_tensor_equals_tiles(QvValueType type, const uint8_t *a, int64_t a_r, int64_t a_c,
+int qvi_tensor_equals_tiles(QvArrowType type, const uint8_t *a, int64_t a_r, int64_t a_c,
                            const uint8_t *b, int64_t b_r, int64_t b_c, int64_t rows, int64_t cols,
                            bool nans_equal) {
   (void)type, (void)a, (void)a_r, (void)a_c, (void)b, (void)b_r, (void)b_c, (void)rows, (void)cols;

@@ -9,9 +9,9 @@
 #include "quiver/tensor.h"
 #include "tensor/tensor_internal.h"
 
-QvStatus qv_tensor_compute_strides(QvValueType type, int32_t ndim, const int64_t *shape,
+QvStatus qv_tensor_compute_strides(QvArrowType type, int32_t ndim, const int64_t *shape,
                                    bool column_major, int64_t *out, QvError *error) {
-  int64_t elsize = (int64_t)qv_value_type_size(type);
+  int64_t elsize = (int64_t)qv_arrow_type_size(type);
   if (elsize == 0)
     return qv_error_set(error, QV_EINVAL, "Tensor: unknown value type %d", (int)type);
   if (ndim < 0 || ndim > QV_TENSOR_MAX_NDIM)
@@ -92,13 +92,13 @@ QvStatus qv_tensor_init(QvTensor *out, const QvTensorDesc *desc, QvError *error)
   if (out == NULL) return qv_error_set(error, QV_EARG, "Tensor: output is NULL");
   memset(out, 0, sizeof *out);
   if (desc == NULL) return qv_error_set(error, QV_EARG, "Tensor: descriptor is NULL");
-  QvValueType type = desc->type;
+  QvArrowType type = desc->type;
   int64_t ndim = desc->ndim;
   const int64_t *shape = desc->shape, *strides = desc->strides;
   const char *const *dim_names = desc->dim_names;
   const void *data = desc->data;
   int64_t data_size = desc->data_size;
-  int64_t elsize = (int64_t)qv_value_type_size(type);
+  int64_t elsize = (int64_t)qv_arrow_type_size(type);
   if (elsize == 0)
     return qv_error_set(error, QV_EINVAL, "Tensor: unknown value type %d", (int)type);
   if (ndim < 0) return qv_error_set(error, QV_EINVAL, "Tensor: ndim %" PRId64 " is negative", ndim);
@@ -193,10 +193,10 @@ QvStatus qv_tensor_init(QvTensor *out, const QvTensorDesc *desc, QvError *error)
 }
 
 static void free_aligned_owner(void *p) {
-  qv_aligned_free(p);
+  qv_free(p);
 }
 
-QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const int64_t *shape,
+QvStatus qv_tensor_alloc(QvTensor *out, QvArrowType type, int32_t ndim, const int64_t *shape,
                          const char *const *dim_names, bool column_major, void **data_out,
                          QvError *error) {
   if (data_out) *data_out = NULL;
@@ -214,7 +214,7 @@ QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const in
   for (int32_t i = 0; i < ndim; i++)
     if (shape[i] == 0) size = 0;
   for (int32_t i = 0; i < ndim && size > 0; i++) size *= shape[i];
-  int64_t bytes = size * (int64_t)qv_value_type_size(type);
+  int64_t bytes = size * (int64_t)qv_arrow_type_size(type);
   if ((uint64_t)bytes > SIZE_MAX)
     return qv_error_set(error, QV_ENOMEM, "Tensor: %" PRId64 " bytes do not fit in memory", bytes);
   void *data = qv_aligned_alloc((size_t)bytes);
@@ -223,7 +223,7 @@ QvStatus qv_tensor_alloc(QvTensor *out, QvValueType type, int32_t ndim, const in
   memset(data, 0, (size_t)bytes);
   QvOwner *owner = qv_owner_new(free_aligned_owner, data);
   if (owner == NULL) {
-    qv_aligned_free(data);
+    qv_free(data);
     return qv_error_set(error, QV_ENOMEM, "Tensor: out of memory");
   }
   QvTensorDesc desc = {.type = type, .ndim = ndim, .shape = shape, .strides = strides,
@@ -241,15 +241,15 @@ void qv_tensor_reset(QvTensor *tensor) {
   memset(tensor, 0, sizeof *tensor);
 }
 
-int64_t qv_tensor_size(const QvTensor *t) {
+int64_t qv_tensor_n_elements(const QvTensor *t) {
   int64_t n = 1;
   for (int32_t i = 0; i < t->ndim; i++) n *= t->shape[i];
   return n;
 }
 
 static bool has_layout(const QvTensor *t, bool column_major) {
-  if (qv_tensor_size(t) == 0) return true;
-  int64_t expect = (int64_t)qv_value_type_size(t->type);
+  if (qv_tensor_n_elements(t) == 0) return true;
+  int64_t expect = (int64_t)qv_arrow_type_size(t->type);
   for (int32_t k = 0; k < t->ndim; k++) {
     int32_t i = column_major ? k : t->ndim - 1 - k;
     if (t->shape[i] != 1 && t->strides[i] != expect) return false;
@@ -300,27 +300,27 @@ QvStatus qv_tensor_get_double(const QvTensor *t, const int64_t *index, double *o
   int64_t off;
   QvStatus st = qv_tensor_byte_offset(t, index, &off, error);
   if (st != QV_OK) return st;
-  *out = qv_tensor_load_double(t->type, t->data + off);
+  *out = qvi_tensor_load_double(t->type, t->data + off);
   return QV_OK;
 }
 
-static bool is_float(QvValueType type) {
-  return type == QV_VALUE_FLOAT16 || type == QV_VALUE_FLOAT32 || type == QV_VALUE_FLOAT64;
+static bool is_float(QvArrowType type) {
+  return type == QV_ARROW_FLOAT16 || type == QV_ARROW_FLOAT32 || type == QV_ARROW_FLOAT64;
 }
 
 /* Integers read exactly: signed into *s (is_neg set), unsigned into *u. */
-static void load_integer(QvValueType type, const uint8_t *p, int64_t *s, uint64_t *u,
+static void load_integer(QvArrowType type, const uint8_t *p, int64_t *s, uint64_t *u,
                          bool *is_signed) {
-  *is_signed = type <= QV_VALUE_INT64;
+  *is_signed = type <= QV_ARROW_INT64;
   switch (type) {
-    case QV_VALUE_INT8: *s = qv_ld_i8(p); break;
-    case QV_VALUE_INT16: *s = qv_ld_i16(p); break;
-    case QV_VALUE_INT32: *s = qv_ld_i32(p); break;
-    case QV_VALUE_INT64: *s = qv_ld_i64(p); break;
-    case QV_VALUE_UINT8: *u = *p; break;
-    case QV_VALUE_UINT16: *u = qv_ld_u16(p); break;
-    case QV_VALUE_UINT32: *u = qv_ld_u32(p); break;
-    default: *u = qv_ld_u64(p); break;
+    case QV_ARROW_INT8: *s = qvi_ld_i8(p); break;
+    case QV_ARROW_INT16: *s = qvi_ld_i16(p); break;
+    case QV_ARROW_INT32: *s = qvi_ld_i32(p); break;
+    case QV_ARROW_INT64: *s = qvi_ld_i64(p); break;
+    case QV_ARROW_UINT8: *u = *p; break;
+    case QV_ARROW_UINT16: *u = qvi_ld_u16(p); break;
+    case QV_ARROW_UINT32: *u = qvi_ld_u32(p); break;
+    default: *u = qvi_ld_u64(p); break;
   }
 }
 
@@ -333,14 +333,14 @@ static QvStatus get_integer(const QvTensor *t, const int64_t *index, bool want_s
   const char *target = want_signed ? "int64" : "uint64";
   char where[64 * 24];
   if (is_float(t->type)) {
-    double v = qv_tensor_load_double(t->type, p);
+    double v = qvi_tensor_load_double(t->type, p);
     bool ok = want_signed ? (v >= -0x1p63 && v < 0x1p63) : (v >= 0.0 && v < 0x1p64);
     /* the range test is false for NaN; in range, the cast is defined */
     if (ok) ok = want_signed ? (double)(int64_t)v == v : (double)(uint64_t)v == v;
     if (!ok)
       return qv_error_set(
           error, QV_EINVAL, "Tensor: %s value %.17g at %s is not representable as %s",
-          qv_value_type_name(t->type), v, format_index(t, index, where, sizeof where), target);
+          qv_arrow_type_name(t->type), v, format_index(t, index, where, sizeof where), target);
     if (want_signed)
       *s_out = (int64_t)v;
     else
@@ -361,7 +361,7 @@ static QvStatus get_integer(const QvTensor *t, const int64_t *index, bool want_s
     if (is_signed && s < 0)
       return qv_error_set(
           error, QV_EINVAL, "Tensor: %s value %" PRId64 " at %s does not fit in uint64",
-          qv_value_type_name(t->type), s, format_index(t, index, where, sizeof where));
+          qv_arrow_type_name(t->type), s, format_index(t, index, where, sizeof where));
     *u_out = is_signed ? (uint64_t)s : u;
   }
   return QV_OK;

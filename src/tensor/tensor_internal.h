@@ -6,24 +6,25 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "quiver/tensor.h"
 #include "util/load.h"
 #include "util/pool.h"
 
 /* Reads one element as double (data may be unaligned). */
-static inline double qv_tensor_load_double(QvValueType type, const uint8_t *p) {
+static inline double qvi_tensor_load_double(QvArrowType type, const uint8_t *p) {
   switch (type) {
-    case QV_VALUE_INT8: return qv_ld_i8(p);
-    case QV_VALUE_INT16: return qv_ld_i16(p);
-    case QV_VALUE_INT32: return qv_ld_i32(p);
-    case QV_VALUE_INT64: return (double)qv_ld_i64(p);
-    case QV_VALUE_UINT8: return *p;
-    case QV_VALUE_UINT16: return qv_ld_u16(p);
-    case QV_VALUE_UINT32: return qv_ld_u32(p);
-    case QV_VALUE_UINT64: return (double)qv_ld_u64(p);
-    case QV_VALUE_FLOAT16: return qv_half_to_float(qv_ld_u16(p));
-    case QV_VALUE_FLOAT32: return qv_ld_f32(p);
-    case QV_VALUE_FLOAT64: return qv_ld_f64(p);
+    case QV_ARROW_INT8: return qvi_ld_i8(p);
+    case QV_ARROW_INT16: return qvi_ld_i16(p);
+    case QV_ARROW_INT32: return qvi_ld_i32(p);
+    case QV_ARROW_INT64: return (double)qvi_ld_i64(p);
+    case QV_ARROW_UINT8: return *p;
+    case QV_ARROW_UINT16: return qvi_ld_u16(p);
+    case QV_ARROW_UINT32: return qvi_ld_u32(p);
+    case QV_ARROW_UINT64: return (double)qvi_ld_u64(p);
+    case QV_ARROW_FLOAT16: return qv_half_to_float(qvi_ld_u16(p));
+    case QV_ARROW_FLOAT32: return qvi_ld_f32(p);
+    case QV_ARROW_FLOAT64: return qvi_ld_f64(p);
     default: return 0.0;
   }
 }
@@ -42,7 +43,7 @@ typedef struct QvWalk {
 } QvWalk;
 
 /* Returns false when the index space is empty. */
-bool qv_walk_init(QvWalk *w, int ndim, const int64_t *shape, int nops,
+bool qvi_walk_init(QvWalk *w, int ndim, const int64_t *shape, int nops,
                   const int64_t *const *strides);
 
 /* Copies split over a pool's threads by ranges of the leading index of a
@@ -52,12 +53,12 @@ bool qv_walk_init(QvWalk *w, int ndim, const int64_t *shape, int nops,
  * once per split copy. The bytes are the same for any pool. */
 #define QV_COPY_THREADS_MIN ((int64_t)4 << 20)
 #define QV_COPY_TASK_MIN ((int64_t)1 << 20)
-QvStatus qv_tensor_copy_to_pool(const QvTensor *src, bool column_major, void *dst,
+QvStatus qvi_tensor_copy_to_pool(const QvTensor *src, bool column_major, void *dst,
                                 size_t dst_size, QvPool *pool, QvError *error);
-QvStatus qv_tensor_copy_pool(const QvTensor *src, bool column_major, QvPool *pool, QvTensor *out,
+QvStatus qvi_tensor_copy_pool(const QvTensor *src, bool column_major, QvPool *pool, QvTensor *out,
                              QvError *error);
 /* How many ranges a copy of `total` bytes over `leading` leading indices
  * takes on `threads` threads (1: no split). */
-int64_t qv_tensor_copy_tasks(int64_t leading, int64_t total, int threads);
+int64_t qvi_tensor_copy_tasks(int64_t leading, int64_t total, int threads);
 
 #endif

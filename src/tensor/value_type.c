@@ -1,30 +1,25 @@
-/* Tensor value types: sizes and names. */
+/* The numeric Arrow types, the value types of tensors: sizes and names. */
 #include <string.h>
 
-#include "quiver/tensor.h"
+#include "quiver/common.h"
+#include "quiver/error.h"
 
-static const struct {
-  const char *name;
-  size_t size;
-} value_types[QV_VALUE_TYPE_COUNT] = {
-    [QV_VALUE_DEFAULT] = {"?", 0},
-    {"int8", 1},   {"int16", 2},  {"int32", 4},   {"int64", 8},   {"uint8", 1},   {"uint16", 2},
-    {"uint32", 4}, {"uint64", 8}, {"float16", 2}, {"float32", 4}, {"float64", 8},
+static const size_t sizes[QV_ARROW_NUMERIC_END] = {
+    [QV_ARROW_INT8] = 1,    [QV_ARROW_INT16] = 2,   [QV_ARROW_INT32] = 4,
+    [QV_ARROW_INT64] = 8,   [QV_ARROW_UINT8] = 1,   [QV_ARROW_UINT16] = 2,
+    [QV_ARROW_UINT32] = 4,  [QV_ARROW_UINT64] = 8,  [QV_ARROW_FLOAT16] = 2,
+    [QV_ARROW_FLOAT32] = 4, [QV_ARROW_FLOAT64] = 8,
 };
 
-size_t qv_value_type_size(QvValueType type) {
-  return (unsigned)type < QV_VALUE_TYPE_COUNT ? value_types[type].size : 0;
+size_t qv_arrow_type_size(QvArrowType type) {
+  return (unsigned)type < QV_ARROW_NUMERIC_END ? sizes[type] : 0;
 }
 
-const char *qv_value_type_name(QvValueType type) {
-  return (unsigned)type < QV_VALUE_TYPE_COUNT ? value_types[type].name : "?";
-}
-
-QvStatus qv_value_type_parse(const char *name, QvValueType *out, QvError *error) {
+QvStatus qv_arrow_type_parse(const char *name, QvArrowType *out, QvError *error) {
   if (name == NULL || out == NULL) return qv_error_set(error, QV_EARG, "value type: NULL argument");
-  for (int i = QV_VALUE_INT8; i < QV_VALUE_TYPE_COUNT; i++) {
-    if (strcmp(name, value_types[i].name) == 0) {
-      *out = (QvValueType)i;
+  for (int i = QV_ARROW_INT8; i < QV_ARROW_NUMERIC_END; i++) {
+    if (strcmp(name, qv_arrow_type_name((QvArrowType)i)) == 0) {
+      *out = (QvArrowType)i;
       return QV_OK;
     }
   }

@@ -9,7 +9,7 @@
 #include "util/copy.h"
 #include "util/cpu.h"
 
-bool qv_walk_init(QvWalk *w, int ndim, const int64_t *shape, int nops,
+bool qvi_walk_init(QvWalk *w, int ndim, const int64_t *shape, int nops,
                   const int64_t *const *strides) {
   w->nops = nops;
   w->ndim = 0;
@@ -129,12 +129,12 @@ DEFINE_COUNT(64)
 int64_t qv_tensor_count_nonzero(const QvTensor *t) {
   QvWalk w;
   const int64_t *strides[1] = {t->strides};
-  if (!qv_walk_init(&w, t->ndim, t->shape, 1, strides)) return 0;
+  if (!qvi_walk_init(&w, t->ndim, t->shape, 1, strides)) return 0;
   uint64_t mask = UINT64_MAX;
-  if (t->type == QV_VALUE_FLOAT16) mask = 0x7fffu;
-  if (t->type == QV_VALUE_FLOAT32) mask = 0x7fffffffu;
-  if (t->type == QV_VALUE_FLOAT64) mask = UINT64_MAX >> 1;
-  size_t elsize = qv_value_type_size(t->type);
+  if (t->type == QV_ARROW_FLOAT16) mask = 0x7fffu;
+  if (t->type == QV_ARROW_FLOAT32) mask = 0x7fffffffu;
+  if (t->type == QV_ARROW_FLOAT64) mask = UINT64_MAX >> 1;
+  size_t elsize = qv_arrow_type_size(t->type);
   int64_t n = 1, stride = (int64_t)elsize; /* a 0-d or all-ones tensor is one element */
   int outer = 0;
   if (w.ndim > 0) {
@@ -319,7 +319,7 @@ DEFINE_TRANSPOSE_C(64)
     /* edges narrower than a micro-block: the columns past full_c of the   \
      * full rows, then the rows past full_r */                             \
     if (full_c == 0 && cols > QV_PLANES_MAX && 2 * cols > M##bits && full_r > 0) {                 \
-      qv_path_hit(QV_PATH_TRANSPOSE_EDGE);                                                         \
+      qvi_path_hit(QV_PATH_TRANSPOSE_EDGE);                                                         \
       for (int64_t rb = 0; rb < full_r; rb += M##bits)                                             \
         edge##bits(d + rb * e + full_c * d_c, d_c, s + rb * s_r + full_c * s_c, s_r, s_c,          \
                    (int)(cols - full_c), stream);                                                  \
@@ -540,14 +540,14 @@ typedef struct EqKind {
 } EqKind;
 #define EQ_KIND(NAME) ((EqKind){NAME##_one, NAME##_run, NAME##_tile})
 
-static EqKind eq_kind(QvValueType type) {
+static EqKind eq_kind(QvArrowType type) {
   switch (type) {
-    case QV_VALUE_FLOAT64: return EQ_KIND(eq_f64);
-    case QV_VALUE_FLOAT32: return EQ_KIND(eq_f32);
-    case QV_VALUE_FLOAT16: return EQ_KIND(eq_f16);
+    case QV_ARROW_FLOAT64: return EQ_KIND(eq_f64);
+    case QV_ARROW_FLOAT32: return EQ_KIND(eq_f32);
+    case QV_ARROW_FLOAT16: return EQ_KIND(eq_f16);
     default: break;
   }
-  switch (qv_value_type_size(type)) {
+  switch (qv_arrow_type_size(type)) {
     case 1: return EQ_KIND(eq_i8);
     case 2: return EQ_KIND(eq_i16);
     case 4: return EQ_KIND(eq_i32);
@@ -555,13 +555,13 @@ static EqKind eq_kind(QvValueType type) {
   }
 }
 
-bool qv_tensor_equals(const QvTensor *a, const QvTensor *b, bool nans_equal) {
+bool qv_tensor_equal(const QvTensor *a, const QvTensor *b, bool nans_equal) {
   if (a->type != b->type || a->ndim != b->ndim) return false;
   for (int32_t i = 0; i < a->ndim; i++)
     if (a->shape[i] != b->shape[i]) return false;
   QvWalk w;
   const int64_t *strides[2] = {a->strides, b->strides};
-  if (!qv_walk_init(&w, a->ndim, a->shape, 2, strides)) return true;
+  if (!qvi_walk_init(&w, a->ndim, a->shape, 2, strides)) return true;
   EqKind k = eq_kind(a->type);
   int ne = nans_equal;
   if (w.ndim == 0) return k.one(a->data, b->data, ne);
@@ -580,7 +580,7 @@ bool qv_tensor_equals(const QvTensor *a, const QvTensor *b, bool nans_equal) {
     return true;
   }
   /* 2-D tiles over (q, p), the other dims by odometer */
-  qv_path_hit(QV_PATH_EQUALS_TILED);
+  qvi_path_hit(QV_PATH_EQUALS_TILED);
   QvWalk outer = w;
   int m = 0;
   for (int d = 0; d < w.ndim; d++) {
@@ -597,7 +597,7 @@ bool qv_tensor_equals(const QvTensor *a, const QvTensor *b, bool nans_equal) {
   int64_t a_r = w.strides[0][q], a_c = w.strides[0][p], b_r = w.strides[1][q], b_c = w.strides[1][p];
   do {
     const uint8_t *pa = a->data + o.off[0], *pb = b->data + o.off[1];
-    int fast = qv_tensor_equals_tiles(a->type, pa, a_r, a_c, pb, b_r, b_c, rows, cols, nans_equal);
+    int fast = qvi_tensor_equals_tiles(a->type, pa, a_r, a_c, pb, b_r, b_c, rows, cols, nans_equal);
     bool eq = fast >= 0 ? fast == 1 : k.tile(pa, a_r, a_c, pb, b_r, b_c, rows, cols, ne);
     if (!eq) return false;
   } while (odo_next(&o, &outer));
@@ -663,13 +663,13 @@ static void copy_walk(const QvWalk *w, uint8_t *dst, const uint8_t *src, size_t 
   bool big = total_bytes >= QV_NT_THRESHOLD;
   if (cols <= QV_PLANES_MAX && s_c == e && s_r == cols * e) {
     do
-      qv_copy_deinterleave(dst + o.off[0], d_c, src + o.off[1], rows, (int)cols, elsize, big);
+      qvi_copy_deinterleave(dst + o.off[0], d_c, src + o.off[1], rows, (int)cols, elsize, big);
     while (odo_next(&o, &outer));
     return;
   }
   if (rows <= QV_PLANES_MAX && s_c == e && d_c == rows * e) {
     do
-      qv_copy_interleave(dst + o.off[0], src + o.off[1], s_r, cols, (int)rows, elsize, big);
+      qvi_copy_interleave(dst + o.off[0], src + o.off[1], s_r, cols, (int)rows, elsize, big);
     while (odo_next(&o, &outer));
     return;
   }
@@ -699,9 +699,9 @@ static void copy_leading(const QvTensor *src, const int64_t *dstrides, uint8_t *
   shape[0] = b - a;
   QvWalk w;
   const int64_t *strides[2] = {dstrides, src->strides};
-  if (!qv_walk_init(&w, src->ndim, shape, 2, strides)) return;
+  if (!qvi_walk_init(&w, src->ndim, shape, 2, strides)) return;
   copy_walk(&w, dst + a * dstrides[0], src->data + a * src->strides[0],
-            qv_value_type_size(src->type), total);
+            qv_arrow_type_size(src->type), total);
 }
 
 typedef struct CopyRanges {
@@ -718,7 +718,7 @@ static void copy_range_task(void *ctx, size_t t) {
   copy_leading(c->src, c->dstrides, c->dst, a, n - a < c->per ? n : a + c->per, c->total);
 }
 
-int64_t qv_tensor_copy_tasks(int64_t leading, int64_t total, int threads) {
+int64_t qvi_tensor_copy_tasks(int64_t leading, int64_t total, int threads) {
   if (threads <= 1 || leading <= 1 || total < QV_COPY_THREADS_MIN) return 1;
   /* a few ranges per thread, so that a thread the machine delays leaves
    * its share to the others; none under QV_COPY_TASK_MIN bytes */
@@ -728,10 +728,10 @@ int64_t qv_tensor_copy_tasks(int64_t leading, int64_t total, int threads) {
   return tasks < 1 ? 1 : tasks;
 }
 
-QvStatus qv_tensor_copy_to_pool(const QvTensor *src, bool column_major, void *dst,
+QvStatus qvi_tensor_copy_to_pool(const QvTensor *src, bool column_major, void *dst,
                                 size_t dst_size, QvPool *pool, QvError *error) {
-  int64_t size = qv_tensor_size(src);
-  size_t elsize = qv_value_type_size(src->type);
+  int64_t size = qv_tensor_n_elements(src);
+  size_t elsize = qv_arrow_type_size(src->type);
   uint64_t need = (uint64_t)size * elsize;
   if (dst_size < need)
     return qv_error_set(error, QV_EARG,
@@ -748,26 +748,26 @@ QvStatus qv_tensor_copy_to_pool(const QvTensor *src, bool column_major, void *ds
    * destination: each thread writes (and first touches) its own pages. */
   int64_t tasks = column_major || src->ndim == 0
                       ? 1
-                      : qv_tensor_copy_tasks(src->shape[0], (int64_t)need, qv_pool_threads(pool));
+                      : qvi_tensor_copy_tasks(src->shape[0], (int64_t)need, qvi_pool_threads(pool));
   if (tasks > 1) {
-    qv_path_hit(QV_PATH_TENSOR_COPY_THREADS);
+    qvi_path_hit(QV_PATH_TENSOR_COPY_THREADS);
     CopyRanges c = {src, dstrides, dst, (src->shape[0] + tasks - 1) / tasks, (int64_t)need};
-    qv_pool_run(pool, (size_t)((src->shape[0] + c.per - 1) / c.per), copy_range_task, &c);
+    qvi_pool_run(pool, (size_t)((src->shape[0] + c.per - 1) / c.per), copy_range_task, &c);
     return QV_OK;
   }
   QvWalk w;
   const int64_t *strides[2] = {dstrides, src->strides};
-  qv_walk_init(&w, src->ndim, src->shape, 2, strides);
+  qvi_walk_init(&w, src->ndim, src->shape, 2, strides);
   copy_walk(&w, dst, src->data, elsize, (int64_t)need);
   return QV_OK;
 }
 
 QvStatus qv_tensor_copy_to(const QvTensor *src, bool column_major, void *dst, size_t dst_size,
                            QvError *error) {
-  return qv_tensor_copy_to_pool(src, column_major, dst, dst_size, NULL, error);
+  return qvi_tensor_copy_to_pool(src, column_major, dst, dst_size, NULL, error);
 }
 
-QvStatus qv_tensor_copy_pool(const QvTensor *src, bool column_major, QvPool *pool, QvTensor *out,
+QvStatus qvi_tensor_copy_pool(const QvTensor *src, bool column_major, QvPool *pool, QvTensor *out,
                              QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "Tensor copy: output is NULL");
   memset(out, 0, sizeof *out);
@@ -778,14 +778,14 @@ QvStatus qv_tensor_copy_pool(const QvTensor *src, bool column_major, QvPool *poo
   QvStatus st =
       qv_tensor_compute_strides(src->type, src->ndim, src->shape, column_major, strides, error);
   if (st != QV_OK) return st;
-  size_t bytes = (size_t)qv_tensor_size(src) * qv_value_type_size(src->type);
+  size_t bytes = (size_t)qv_tensor_n_elements(src) * qv_arrow_type_size(src->type);
   void *dst = qv_aligned_alloc(bytes);
-  QvOwner *owner = dst ? qv_owner_new(qv_aligned_free, dst) : NULL;
+  QvOwner *owner = dst ? qv_owner_new(qv_free, dst) : NULL;
   if (owner == NULL) {
-    qv_aligned_free(dst);
+    qv_free(dst);
     return qv_error_set(error, QV_ENOMEM, "Tensor copy: cannot allocate %zu bytes", bytes);
   }
-  st = qv_tensor_copy_to_pool(src, column_major, dst, bytes, pool, error);
+  st = qvi_tensor_copy_to_pool(src, column_major, dst, bytes, pool, error);
   QvTensorDesc desc = {.type = src->type, .ndim = src->ndim, .shape = src->shape,
                        .strides = strides, .dim_names = src->dim_names, .data = dst,
                        .data_size = (int64_t)bytes, .owner = owner};
@@ -796,5 +796,5 @@ QvStatus qv_tensor_copy_pool(const QvTensor *src, bool column_major, QvPool *poo
 }
 
 QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, QvError *error) {
-  return qv_tensor_copy_pool(src, column_major, NULL, out, error);
+  return qvi_tensor_copy_pool(src, column_major, NULL, out, error);
 }

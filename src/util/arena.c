@@ -14,9 +14,9 @@ struct QvArena {
   Block *head;
 };
 
-QvArena *qv_arena_new(void) { return calloc(1, sizeof(QvArena)); }
+QvArena *qvi_arena_new(void) { return calloc(1, sizeof(QvArena)); }
 
-void qv_arena_free(QvArena *arena) {
+void qvi_arena_free(QvArena *arena) {
   if (arena == NULL) return;
   Block *b = arena->head;
   while (b) {
@@ -27,7 +27,7 @@ void qv_arena_free(QvArena *arena) {
   free(arena);
 }
 
-void *qv_arena_alloc(QvArena *arena, size_t count, size_t size) {
+void *qvi_arena_alloc(QvArena *arena, size_t count, size_t size) {
   if (arena == NULL || (size && count > SIZE_MAX / size)) return NULL;
   size_t n = count * size;
   if (n > SIZE_MAX - 64) return NULL;
@@ -49,9 +49,9 @@ void *qv_arena_alloc(QvArena *arena, size_t count, size_t size) {
   return p;
 }
 
-char *qv_arena_strndup(QvArena *arena, const char *s, size_t len) {
+char *qvi_arena_strndup(QvArena *arena, const char *s, size_t len) {
   if (len == SIZE_MAX) return NULL;
-  char *p = qv_arena_alloc(arena, len + 1, 1);
+  char *p = qvi_arena_alloc(arena, len + 1, 1);
   if (p == NULL) return NULL;
   if (len) memcpy(p, s, len);
   p[len] = '\0';

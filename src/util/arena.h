@@ -7,11 +7,11 @@
 
 typedef struct QvArena QvArena;
 
-QvArena *qv_arena_new(void);
-void qv_arena_free(QvArena *arena);
+QvArena *qvi_arena_new(void);
+void qvi_arena_free(QvArena *arena);
 /* 8-byte aligned, zeroed; NULL on failure or overflow. */
-void *qv_arena_alloc(QvArena *arena, size_t count, size_t size);
+void *qvi_arena_alloc(QvArena *arena, size_t count, size_t size);
 /* Copies len bytes and adds a NUL. */
-char *qv_arena_strndup(QvArena *arena, const char *s, size_t len);
+char *qvi_arena_strndup(QvArena *arena, const char *s, size_t len);
 
 #endif

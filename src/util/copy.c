@@ -46,7 +46,7 @@ static void stream_sse2(uint8_t *d, const uint8_t *s, size_t blocks) {
 #endif
 
 /* Both: memmove for the unaligned head and the tail, which may overlap the
- * source when qv_move_down_large moves bytes down. The streamed blocks are
+ * source when qvi_move_down_large moves bytes down. The streamed blocks are
  * safe then too: each loads its 128 bytes before storing them, and a store
  * below the source never reaches bytes not yet loaded. */
 static void copy_forward(void *dst, const void *src, size_t n) {
@@ -60,8 +60,8 @@ static void copy_forward(void *dst, const void *src, size_t n) {
     s += head;
     n -= head;
     size_t blocks = n / 128;
-    if (qv_cpu_has(QV_CPU_AVX2)) {
-      qv_path_hit(QV_PATH_STREAM_COPY_AVX2);
+    if (qvi_cpu_has(QV_CPU_AVX2)) {
+      qvi_path_hit(QV_PATH_STREAM_COPY_AVX2);
       stream_avx2(d, s, blocks);
     } else {
       stream_sse2(d, s, blocks);
@@ -73,9 +73,9 @@ static void copy_forward(void *dst, const void *src, size_t n) {
   if (n) memmove(dst, src, n);
 }
 
-void qv_copy_large(void *dst, const void *src, size_t n) { copy_forward(dst, src, n); }
+void qvi_copy_large(void *dst, const void *src, size_t n) { copy_forward(dst, src, n); }
 
-void qv_move_down_large(void *dst, const void *src, size_t n) {
+void qvi_move_down_large(void *dst, const void *src, size_t n) {
   if ((uintptr_t)dst > (uintptr_t)src) { /* not down: only memmove is right */
     memmove(dst, src, n);
     return;
@@ -188,14 +188,14 @@ static Planes pick_planes(int k, size_t e) {
   Planes p = {NULL, NULL, e, k};
   int ks = k_slot(k), es = size_slot(e);
 #ifdef QV_X86_DISPATCH
-  if (ks >= 0 && qv_cpu_has(QV_CPU_AVX2)) {
-    qv_path_hit(QV_PATH_PLANES_AVX2);
+  if (ks >= 0 && qvi_cpu_has(QV_CPU_AVX2)) {
+    qvi_path_hit(QV_PATH_PLANES_AVX2);
     p.deint = deint_avx2[es][ks];
     p.inter = inter_avx2[es][ks];
     return p;
   }
 #endif
-  qv_path_hit(QV_PATH_PLANES_PORTABLE);
+  qvi_path_hit(QV_PATH_PLANES_PORTABLE);
   if (ks >= 0) {
     p.deint = deint_port[es][ks];
     p.inter = inter_port[es][ks];
@@ -317,7 +317,7 @@ QV_TARGET_AVX2 static void inter3_stream_avx2(uint8_t *d, const uint8_t *p0, con
 }
 #endif
 
-void qv_copy_deinterleave(void *planes, int64_t plane_stride, const void *groups, int64_t n,
+void qvi_copy_deinterleave(void *planes, int64_t plane_stride, const void *groups, int64_t n,
                           int k, size_t elsize, bool stream) {
   Planes p = pick_planes(k, elsize);
   uint8_t *d = planes;
@@ -325,8 +325,8 @@ void qv_copy_deinterleave(void *planes, int64_t plane_stride, const void *groups
   if (n <= 0) return;
 #ifdef QV_X86_DISPATCH
   if (stream && k == 3 && elsize == 4 && (uintptr_t)d % 32 == 0 && plane_stride % 32 == 0 &&
-      qv_cpu_has(QV_CPU_AVX2)) {
-    qv_path_hit(QV_PATH_PLANES_AVX2_DIRECT);
+      qvi_cpu_has(QV_CPU_AVX2)) {
+    qvi_path_hit(QV_PATH_PLANES_AVX2_DIRECT);
     int64_t blocks = n / 16;
     deint3_stream_avx2(d, d + plane_stride, d + 2 * plane_stride, s, blocks);
     _mm_sfence(); /* order the streamed stores before later ones */
@@ -354,15 +354,15 @@ void qv_copy_deinterleave(void *planes, int64_t plane_stride, const void *groups
   run_deint(&p, d, plane_stride, s, n);
 }
 
-void qv_copy_interleave(void *groups, const void *planes, int64_t plane_stride, int64_t n, int k,
+void qvi_copy_interleave(void *groups, const void *planes, int64_t plane_stride, int64_t n, int k,
                         size_t elsize, bool stream) {
   Planes p = pick_planes(k, elsize);
   uint8_t *d = groups;
   const uint8_t *s = planes;
   if (n <= 0) return;
 #ifdef QV_X86_DISPATCH
-  if (stream && k == 3 && elsize == 4 && (uintptr_t)d % 32 == 0 && qv_cpu_has(QV_CPU_AVX2)) {
-    qv_path_hit(QV_PATH_PLANES_AVX2_DIRECT);
+  if (stream && k == 3 && elsize == 4 && (uintptr_t)d % 32 == 0 && qvi_cpu_has(QV_CPU_AVX2)) {
+    qvi_path_hit(QV_PATH_PLANES_AVX2_DIRECT);
     int64_t blocks = n / 16;
     inter3_stream_avx2(d, s, s + plane_stride, s + 2 * plane_stride, blocks);
     _mm_sfence();

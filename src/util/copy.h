@@ -12,11 +12,11 @@
  * and glibc's memcpy ran 2-4x slower here on large copies whose source and
  * destination sit at different offsets within a page, the usual case for a
  * body placed after its metadata. */
-void qv_copy_large(void *dst, const void *src, size_t n);
+void qvi_copy_large(void *dst, const void *src, size_t n);
 /* memmove, the same way, for ranges that may overlap with dst below src
  * (frames moving into place inside a sink's memory); dst above src falls
  * back to memmove. */
-void qv_move_down_large(void *dst, const void *src, size_t n);
+void qvi_move_down_large(void *dst, const void *src, size_t n);
 
 /* k planes <-> n interleaved groups of k elements (elsize 1, 2, 4 or 8
  * bytes; 2 <= k <= QV_PLANES_MAX): element c of group j sits at
@@ -30,9 +30,9 @@ void qv_move_down_large(void *dst, const void *src, size_t n);
  * QV_PATH_PLANES_AVX2_DIRECT when k = 3 32-bit elements stream straight from
  * registers (AVX2, destination 32-byte aligned, plane_stride too). */
 #define QV_PLANES_MAX 8
-void qv_copy_deinterleave(void *planes, int64_t plane_stride, const void *groups, int64_t n,
+void qvi_copy_deinterleave(void *planes, int64_t plane_stride, const void *groups, int64_t n,
                           int k, size_t elsize, bool stream);
-void qv_copy_interleave(void *groups, const void *planes, int64_t plane_stride, int64_t n, int k,
+void qvi_copy_interleave(void *groups, const void *planes, int64_t plane_stride, int64_t n, int k,
                         size_t elsize, bool stream);
 
 #endif

@@ -1,10 +1,10 @@
 #include "util/cpu.h"
 
-uint64_t qv_path_hits[QV_PATH_COUNT];
+uint64_t qvi_path_hits[QV_PATH_COUNT];
 
 static unsigned allowed_mask = QV_CPU_ALL;
 
-unsigned qv_cpu_features(void) {
+unsigned qvi_cpu_features(void) {
   unsigned f = 0;
 #ifdef QV_X86_DISPATCH
   /* a load of the CPU model libgcc / compiler-rt fill in at start-up */
@@ -14,6 +14,6 @@ unsigned qv_cpu_features(void) {
   return f & __atomic_load_n(&allowed_mask, __ATOMIC_RELAXED);
 }
 
-unsigned qv_cpu_override(unsigned allowed) {
+unsigned qvi_cpu_override(unsigned allowed) {
   return __atomic_exchange_n(&allowed_mask, allowed, __ATOMIC_RELAXED);
 }

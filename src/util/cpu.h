@@ -2,8 +2,8 @@
  * that let tests prove a fast path ran.
  *
  * Kernels built for a wider instruction set (target attributes on x86-64;
- * the baseline build targets plain x86-64) run only when qv_cpu_has says
- * the CPU has it. qv_cpu_override restricts what qv_cpu_has reports, so a
+ * the baseline build targets plain x86-64) run only when qvi_cpu_has says
+ * the CPU has it. qvi_cpu_override restricts what qvi_cpu_has reports, so a
  * test can run the portable path on a machine with AVX2 and compare.
  *
  * Every fast path bumps its counter once per call (not per element): a
@@ -30,15 +30,15 @@
 #define QV_CPU_ALL (~0u)
 
 /* Features of this CPU that may be used (detected, then masked by any
- * qv_cpu_override). 0 on other architectures. */
-unsigned qv_cpu_features(void);
-static inline bool qv_cpu_has(unsigned features) {
-  return (qv_cpu_features() & features) == features;
+ * qvi_cpu_override). 0 on other architectures. */
+unsigned qvi_cpu_features(void);
+static inline bool qvi_cpu_has(unsigned features) {
+  return (qvi_cpu_features() & features) == features;
 }
 /* Test hook: from now on report only the detected features that are also
  * in `allowed` (0: the portable paths only; QV_CPU_ALL: as detected).
  * Returns the previous mask. Process-wide. */
-unsigned qv_cpu_override(unsigned allowed);
+unsigned qvi_cpu_override(unsigned allowed);
 
 /* Fast paths with a counter. */
 typedef enum QvPath {
@@ -68,14 +68,14 @@ typedef enum QvPath {
   QV_PATH_COUNT
 } QvPath;
 
-extern uint64_t qv_path_hits[QV_PATH_COUNT];
+extern uint64_t qvi_path_hits[QV_PATH_COUNT];
 
-static inline void qv_path_hit(QvPath path) {
-  __atomic_store_n(&qv_path_hits[path], __atomic_load_n(&qv_path_hits[path], __ATOMIC_RELAXED) + 1,
+static inline void qvi_path_hit(QvPath path) {
+  __atomic_store_n(&qvi_path_hits[path], __atomic_load_n(&qvi_path_hits[path], __ATOMIC_RELAXED) + 1,
                    __ATOMIC_RELAXED);
 }
-static inline uint64_t qv_path_count(QvPath path) {
-  return __atomic_load_n(&qv_path_hits[path], __ATOMIC_RELAXED);
+static inline uint64_t qvi_path_count(QvPath path) {
+  return __atomic_load_n(&qvi_path_hits[path], __ATOMIC_RELAXED);
 }
 
 #endif

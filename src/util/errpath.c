@@ -3,12 +3,12 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-void qv_errpath_clear(QvErrPath *p) {
+void qvi_errpath_clear(QvErrPath *p) {
   p->len = 0;
   p->text[0] = '\0';
 }
 
-size_t qv_errpath_push(QvErrPath *p, const char *fmt, ...) {
+size_t qvi_errpath_push(QvErrPath *p, const char *fmt, ...) {
   size_t old = p->len;
   if (p->len < sizeof p->text - 1) {
     va_list ap;
@@ -21,7 +21,7 @@ size_t qv_errpath_push(QvErrPath *p, const char *fmt, ...) {
   return old;
 }
 
-void qv_errpath_pop(QvErrPath *p, size_t len) {
+void qvi_errpath_pop(QvErrPath *p, size_t len) {
   p->len = len;
   p->text[len] = '\0';
 }

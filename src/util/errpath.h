@@ -15,14 +15,14 @@ typedef struct QvErrPath {
 } QvErrPath;
 
 /* Empties the path. */
-void qv_errpath_clear(QvErrPath *path);
+void qvi_errpath_clear(QvErrPath *path);
 /* Appends printf-style; returns the length before. */
-size_t qv_errpath_push(QvErrPath *path, const char *fmt, ...)
+size_t qvi_errpath_push(QvErrPath *path, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* Cuts back to `len`, a value push returned. */
-void qv_errpath_pop(QvErrPath *path, size_t len);
+void qvi_errpath_pop(QvErrPath *path, size_t len);
 
 #endif

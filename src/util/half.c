@@ -1,3 +1,4 @@
+#include "quiver/advanced.h"
 #include "util/half.h"
 
 #include <string.h>
@@ -27,7 +28,7 @@ float qv_half_to_float(uint16_t h) {
   return out;
 }
 
-double qv_half_to_double(uint16_t h) {
+double qvi_half_to_double(uint16_t h) {
   if ((h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0) {
     /* NaN built by bits: a float -> double conversion would quieten it */
     uint64_t bits = ((uint64_t)(h & 0x8000u) << 48) | UINT64_C(0x7ff0000000000000) |
@@ -39,7 +40,7 @@ double qv_half_to_double(uint16_t h) {
   return (double)qv_half_to_float(h); /* exact */
 }
 
-uint16_t qv_double_to_half(double d) {
+uint16_t qvi_double_to_half(double d) {
   uint64_t x;
   memcpy(&x, &d, sizeof x);
   uint16_t sign = (uint16_t)((x >> 48) & 0x8000u);
@@ -75,5 +76,5 @@ uint16_t qv_float_to_half(float f) {
   memcpy(&x, &f, sizeof x);
   if ((x & 0x7f800000u) == 0x7f800000u && (x & 0x7fffffu) != 0)
     return nan_to_half((uint16_t)((x >> 16) & 0x8000u), (x >> 13) & 0x3ffu);
-  return qv_double_to_half((double)f); /* exact widening, then the one rounding */
+  return qvi_double_to_half((double)f); /* exact widening, then the one rounding */
 }

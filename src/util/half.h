@@ -14,9 +14,10 @@
 
 #include <stdint.h>
 
+#include "quiver/advanced.h"
 #include "quiver/tensor.h"
 
-double qv_half_to_double(uint16_t h);
-uint16_t qv_double_to_half(double d);
+double qvi_half_to_double(uint16_t h);
+uint16_t qvi_double_to_half(double d);
 
 #endif

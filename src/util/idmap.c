@@ -8,7 +8,7 @@ static size_t slot_of(int64_t key, size_t cap) {
   return (size_t)(h ^ (h >> 29)) & (cap - 1);
 }
 
-bool qv_idmap_get(const QvIdMap *m, int64_t key, int64_t *val) {
+bool qvi_idmap_get(const QvIdMap *m, int64_t key, int64_t *val) {
   if (m->cap == 0) return false;
   for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
     if (!m->used[i]) return false;
@@ -22,17 +22,17 @@ bool qv_idmap_get(const QvIdMap *m, int64_t key, int64_t *val) {
 static bool rehash(QvIdMap *m, size_t cap) {
   QvIdMap b = {calloc(cap, sizeof(int64_t)), calloc(cap, sizeof(int64_t)), calloc(cap, 1), cap, 0};
   if (b.keys == NULL || b.vals == NULL || b.used == NULL) {
-    qv_idmap_free(&b);
+    qvi_idmap_free(&b);
     return false;
   }
   for (size_t i = 0; i < m->cap; i++)
-    if (m->used[i]) qv_idmap_put(&b, m->keys[i], m->vals[i]); /* fits: no growth */
-  qv_idmap_free(m);
+    if (m->used[i]) qvi_idmap_put(&b, m->keys[i], m->vals[i]); /* fits: no growth */
+  qvi_idmap_free(m);
   *m = b;
   return true;
 }
 
-bool qv_idmap_put(QvIdMap *m, int64_t key, int64_t val) {
+bool qvi_idmap_put(QvIdMap *m, int64_t key, int64_t val) {
   /* keep the load at most 1/2 */
   if ((m->n + 1) * 2 > m->cap && !rehash(m, m->cap ? m->cap * 2 : 16)) return false;
   for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
@@ -50,7 +50,7 @@ bool qv_idmap_put(QvIdMap *m, int64_t key, int64_t val) {
   }
 }
 
-void qv_idmap_free(QvIdMap *m) {
+void qvi_idmap_free(QvIdMap *m) {
   free(m->keys);
   free(m->vals);
   free(m->used);

@@ -18,10 +18,10 @@ typedef struct QvIdMap {
 } QvIdMap;
 
 /* A zeroed struct is an empty map. */
-bool qv_idmap_get(const QvIdMap *m, int64_t key, int64_t *val);
+bool qvi_idmap_get(const QvIdMap *m, int64_t key, int64_t *val);
 /* Inserts or replaces; false when out of memory (the map is unchanged). */
-bool qv_idmap_put(QvIdMap *m, int64_t key, int64_t val);
+bool qvi_idmap_put(QvIdMap *m, int64_t key, int64_t val);
 /* Frees and zeroes the map. */
-void qv_idmap_free(QvIdMap *m);
+void qvi_idmap_free(QvIdMap *m);
 
 #endif

@@ -41,7 +41,7 @@ void qv_owner_free(QvOwner *owner) {
  * that adds at most a quarter: a tail left in 4 KiB pages (up to 2 MiB
  * less 4 KiB of each buffer) took ~500 faults per buffer, and a reader's
  * first batch (4-8 MB buffers) was mostly tails. Still plain
- * posix_memalign memory, so free() (qv_aligned_free) owns it. */
+ * posix_memalign memory, so free() (qv_free) owns it. */
 #define HUGE_ALIGN ((size_t)2 << 20)
 #define HUGE_FROM HUGE_ALIGN
 
@@ -61,4 +61,4 @@ void *qv_aligned_alloc(size_t size) {
   return p;
 }
 
-void qv_aligned_free(void *p) { free(p); }
+void qv_free(void *p) { free(p); }

@@ -3,9 +3,10 @@
  * its tasks are claimed) and finished under the lock, so nothing runs a
  * task of a group it did not take from the queue. The tasks are coarse
  * (a buffer to compress, an archive member to inflate), so two uncontended
- * lock round trips per task cost nothing measurable. qv_pool_run is a
+ * lock round trips per task cost nothing measurable. qvi_pool_run is a
  * group on the caller's stack, submitted and waited for. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include "quiver/advanced.h"
 #include "util/pool.h"
 
 #include <pthread.h>
@@ -21,7 +22,7 @@ struct QvPool {
   int threads; /* the caller's included */
   int started; /* workers created */
   pthread_t *workers;
-  pthread_mutex_t run_lock; /* one qv_pool_run at a time */
+  pthread_mutex_t run_lock; /* one qvi_pool_run at a time */
   pthread_mutex_t lock;     /* everything below and every queued group's counters */
   pthread_cond_t wake;      /* a group was queued, or stop */
   pthread_cond_t finished;  /* a group's last task returned */
@@ -73,8 +74,8 @@ static void stop_workers(QvPool *pool) {
   pool->started = 0;
 }
 
-QvStatus qv_pool_new(QvPool **out, int threads, QvError *error) {
-  if (!out) return qv_error_set(error, QV_EARG, "qv_pool_new: out is NULL");
+QvStatus qvi_pool_new(QvPool **out, int threads, QvError *error) {
+  if (!out) return qv_error_set(error, QV_EARG, "qvi_pool_new: out is NULL");
   *out = NULL;
   if (threads > QV_POOL_MAX_THREADS)
     return qv_error_set(error, QV_EARG, "thread pool: %d threads (at most %d)", threads,
@@ -112,14 +113,14 @@ QvStatus qv_pool_new(QvPool **out, int threads, QvError *error) {
     }
   }
   if (st != QV_OK) {
-    qv_pool_free(pool);
+    qvi_pool_free(pool);
     return st;
   }
   *out = pool;
   return QV_OK;
 }
 
-void qv_pool_free(QvPool *pool) {
+void qvi_pool_free(QvPool *pool) {
   if (!pool) return;
   stop_workers(pool);
   free(pool->workers);
@@ -130,9 +131,9 @@ void qv_pool_free(QvPool *pool) {
   free(pool);
 }
 
-int qv_pool_threads(const QvPool *pool) { return pool ? pool->threads : 1; }
+int qvi_pool_threads(const QvPool *pool) { return pool ? pool->threads : 1; }
 
-void qv_pool_submit(QvPool *pool, QvPoolGroup *g, size_t n, void (*fn)(void *ctx, size_t i),
+void qvi_pool_submit(QvPool *pool, QvPoolGroup *g, size_t n, void (*fn)(void *ctx, size_t i),
                     void *ctx) {
   memset(g, 0, sizeof *g);
   g->fn = fn;
@@ -157,8 +158,8 @@ void qv_pool_submit(QvPool *pool, QvPoolGroup *g, size_t n, void (*fn)(void *ctx
   pthread_mutex_unlock(&pool->lock);
 }
 
-void qv_pool_wait(QvPool *pool, QvPoolGroup *g) {
-  if (!pool || pool->started == 0 || g->n == 0) return; /* ran in qv_pool_submit */
+void qvi_pool_wait(QvPool *pool, QvPoolGroup *g) {
+  if (!pool || pool->started == 0 || g->n == 0) return; /* ran in qvi_pool_submit */
   pthread_mutex_lock(&pool->lock);
   while (g->done < g->n) {
     if (pool->head) { /* help: g's own tasks come first in the queue */
@@ -172,7 +173,7 @@ void qv_pool_wait(QvPool *pool, QvPoolGroup *g) {
   pthread_mutex_unlock(&pool->lock);
 }
 
-bool qv_pool_done(QvPool *pool, QvPoolGroup *g) {
+bool qvi_pool_done(QvPool *pool, QvPoolGroup *g) {
   if (!pool || pool->started == 0 || g->n == 0) return true;
   pthread_mutex_lock(&pool->lock);
   bool done = g->done == g->n;
@@ -180,7 +181,7 @@ bool qv_pool_done(QvPool *pool, QvPoolGroup *g) {
   return done;
 }
 
-void qv_pool_run(QvPool *pool, size_t n, void (*fn)(void *ctx, size_t i), void *ctx) {
+void qvi_pool_run(QvPool *pool, size_t n, void (*fn)(void *ctx, size_t i), void *ctx) {
   if (n == 0) return;
   if (!pool || pool->started == 0 || n == 1) {
     for (size_t i = 0; i < n; i++) fn(ctx, i);
@@ -188,8 +189,8 @@ void qv_pool_run(QvPool *pool, size_t n, void (*fn)(void *ctx, size_t i), void *
   }
   QvPoolGroup g;
   pthread_mutex_lock(&pool->run_lock);
-  qv_pool_submit(pool, &g, n, fn, ctx);
-  qv_pool_wait(pool, &g);
+  qvi_pool_submit(pool, &g, n, fn, ctx);
+  qvi_pool_wait(pool, &g);
   pthread_mutex_unlock(&pool->run_lock);
 }
 

@@ -19,7 +19,7 @@ struct QvRecycler {
   size_t cap[SLOTS];
 };
 
-QvRecycler *qv_recycler_new(void) {
+QvRecycler *qvi_recycler_new(void) {
   QvRecycler *r = calloc(1, sizeof *r);
   if (r == NULL) return NULL;
   if (pthread_mutex_init(&r->lock, NULL) != 0) {
@@ -30,7 +30,7 @@ QvRecycler *qv_recycler_new(void) {
   return r;
 }
 
-void qv_recycler_retain(QvRecycler *r) {
+void qvi_recycler_retain(QvRecycler *r) {
   if (r == NULL) return;
   pthread_mutex_lock(&r->lock);
   r->refs++;
@@ -38,12 +38,12 @@ void qv_recycler_retain(QvRecycler *r) {
 }
 
 static void drop_all(QvRecycler *r) {
-  for (int i = 0; i < r->n; i++) qv_aligned_free(r->buf[i]);
+  for (int i = 0; i < r->n; i++) qv_free(r->buf[i]);
   r->n = 0;
   r->held = 0;
 }
 
-void qv_recycler_release(QvRecycler *r) {
+void qvi_recycler_release(QvRecycler *r) {
   if (r == NULL) return;
   pthread_mutex_lock(&r->lock);
   bool last = --r->refs == 0;
@@ -54,7 +54,7 @@ void qv_recycler_release(QvRecycler *r) {
   free(r);
 }
 
-void qv_recycler_close(QvRecycler *r) {
+void qvi_recycler_close(QvRecycler *r) {
   if (r == NULL) return;
   pthread_mutex_lock(&r->lock);
   r->closed = true;
@@ -62,14 +62,14 @@ void qv_recycler_close(QvRecycler *r) {
   pthread_mutex_unlock(&r->lock);
 }
 
-void qv_recycler_allow(QvRecycler *r, size_t limit) {
+void qvi_recycler_allow(QvRecycler *r, size_t limit) {
   if (r == NULL) return;
   pthread_mutex_lock(&r->lock);
   if (limit > r->limit) r->limit = limit;
   pthread_mutex_unlock(&r->lock);
 }
 
-void *qv_recycler_get(QvRecycler *r, size_t size, size_t *capacity) {
+void *qvi_recycler_get(QvRecycler *r, size_t size, size_t *capacity) {
   if (r != NULL && size >= QV_RECYCLE_MIN) {
     pthread_mutex_lock(&r->lock);
     int best = -1;
@@ -86,7 +86,7 @@ void *qv_recycler_get(QvRecycler *r, size_t size, size_t *capacity) {
     }
     pthread_mutex_unlock(&r->lock);
     if (p) {
-      qv_path_hit(QV_PATH_RECYCLED_BUFFER);
+      qvi_path_hit(QV_PATH_RECYCLED_BUFFER);
       return p;
     }
   }
@@ -94,7 +94,7 @@ void *qv_recycler_get(QvRecycler *r, size_t size, size_t *capacity) {
   return qv_aligned_alloc(size);
 }
 
-void qv_recycler_put(QvRecycler *r, void *p, size_t capacity) {
+void qvi_recycler_put(QvRecycler *r, void *p, size_t capacity) {
   if (p == NULL) return;
   if (r != NULL && capacity >= QV_RECYCLE_MIN) {
     pthread_mutex_lock(&r->lock);
@@ -107,5 +107,5 @@ void qv_recycler_put(QvRecycler *r, void *p, size_t capacity) {
     pthread_mutex_unlock(&r->lock);
     if (keep) return;
   }
-  qv_aligned_free(p);
+  qv_free(p);
 }

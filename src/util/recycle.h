@@ -4,7 +4,7 @@
  * reader decompressing batch after batch into fresh memory paid ~12% over
  * the codec for it). Shared by reference: its creator and every holder of
  * a buffer from it; thread-safe. Holds at most `limit` bytes, raised by
- * qv_recycler_allow, and nothing once closed. */
+ * qvi_recycler_allow, and nothing once closed. */
 #ifndef QUIVER_UTIL_RECYCLE_H
 #define QUIVER_UTIL_RECYCLE_H
 
@@ -15,20 +15,20 @@ typedef struct QvRecycler QvRecycler;
 /* Buffers under this size are not worth keeping: malloc serves them warm. */
 #define QV_RECYCLE_MIN ((size_t)1 << 16)
 
-QvRecycler *qv_recycler_new(void); /* NULL: out of memory */
-void qv_recycler_retain(QvRecycler *r);
+QvRecycler *qvi_recycler_new(void); /* NULL: out of memory */
+void qvi_recycler_retain(QvRecycler *r);
 /* Drops a reference; the last one frees the cache and what it holds. */
-void qv_recycler_release(QvRecycler *r);
+void qvi_recycler_release(QvRecycler *r);
 /* Frees what it holds and keeps nothing from now on (its creator is done
  * with it; buffers still out are freed when they come back). */
-void qv_recycler_close(QvRecycler *r);
+void qvi_recycler_close(QvRecycler *r);
 /* Raises the most it may hold to `limit` bytes (never lowers it). */
-void qv_recycler_allow(QvRecycler *r, size_t limit);
+void qvi_recycler_allow(QvRecycler *r, size_t limit);
 /* A buffer of at least `size` bytes: a kept one of capacity in
  * [size, 2 * size] (the smallest), else a fresh one; *capacity is what to
- * hand back with qv_recycler_put. NULL: out of memory. r may be NULL. */
-void *qv_recycler_get(QvRecycler *r, size_t size, size_t *capacity);
+ * hand back with qvi_recycler_put. NULL: out of memory. r may be NULL. */
+void *qvi_recycler_get(QvRecycler *r, size_t size, size_t *capacity);
 /* Hands a buffer back: kept when there is room, freed otherwise. */
-void qv_recycler_put(QvRecycler *r, void *p, size_t capacity);
+void qvi_recycler_put(QvRecycler *r, void *p, size_t capacity);
 
 #endif

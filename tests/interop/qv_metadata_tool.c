@@ -59,8 +59,10 @@ static const char *const type_names[QV_TYPE_ID_COUNT] = {
     "Utf8View", "ListView",  "LargeListView"};
 static const char *const header_names[] = {"NONE",   "Schema",      "DictionaryBatch",
                                            "RecordBatch", "Tensor", "SparseTensor"};
-static const char *const sparse_index_names[] = {"NONE", "SparseTensorIndexCOO",
-                                                 "SparseMatrixIndexCSX", "SparseTensorIndexCSF"};
+/* the SparseTensorIndex member each QvSparseFormat is written as */
+static const char *const sparse_index_names[] = {
+    [QV_SPARSE_COO] = "SparseTensorIndexCOO", [QV_SPARSE_CSR] = "SparseMatrixIndexCSX",
+    [QV_SPARSE_CSC] = "SparseMatrixIndexCSX", [QV_SPARSE_CSF] = "SparseTensorIndexCSF"};
 
 static json_t *describe_int(QvIntType t) {
   json_t *o = json_object();
@@ -170,7 +172,8 @@ static json_t *describe_fields(int64_t n, const QvField *fields) {
 
 static json_t *describe_schema(const QvSchema *s) {
   json_t *o = json_object();
-  set(o, "endianness", json_integer(s->endianness));
+  /* the wire value (Schema.fbs: Little 0, Big 1) */
+  set(o, "endianness", json_integer(s->endianness == QV_ENDIAN_BIG ? 1 : 0));
   set(o, "fields", describe_fields(s->n_fields, s->fields));
   set(o, "customMetadata", describe_metadata(s->n_metadata, s->metadata));
   set(o, "features", j_i64_array(s->n_features, s->features));
@@ -239,8 +242,8 @@ static json_t *describe_tensor(const QvTensorMeta *t) {
 
 static json_t *describe_sparse_index(const QvSparseTensorMeta *t) {
   json_t *o = json_object();
-  switch (t->index_kind) {
-    case QV_SPARSE_INDEX_COO: {
+  switch (t->format) {
+    case QV_SPARSE_COO: {
       const QvSparseCOO *c = &t->index.coo;
       set(o, "indicesType", describe_int(c->indices_type));
       set(o, "indicesStrides",
@@ -250,16 +253,17 @@ static json_t *describe_sparse_index(const QvSparseTensorMeta *t) {
       set(o, "isCanonical", json_boolean(c->is_canonical));
       break;
     }
-    case QV_SPARSE_INDEX_CSX: {
+    case QV_SPARSE_CSR:
+    case QV_SPARSE_CSC: {
       const QvSparseCSX *c = &t->index.csx;
-      set(o, "compressedAxis", json_integer(c->compressed_axis));
+      set(o, "compressedAxis", json_integer(t->format == QV_SPARSE_CSC ? 1 : 0));
       set(o, "indptrType", describe_int(c->indptr_type));
       set(o, "indptrBuffer", describe_buffer(c->indptr_buffer));
       set(o, "indicesType", describe_int(c->indices_type));
       set(o, "indicesBuffer", describe_buffer(c->indices_buffer));
       break;
     }
-    case QV_SPARSE_INDEX_CSF: {
+    case QV_SPARSE_CSF: {
       const QvSparseCSF *c = &t->index.csf;
       set(o, "indptrType", describe_int(c->indptr_type));
       set(o, "indptrBuffers", describe_buffers(c->n_indptr_buffers, c->indptr_buffers));
@@ -284,8 +288,9 @@ static json_t *describe_sparse_tensor(const QvSparseTensorMeta *t) {
   set(o, "shape", describe_shape(t->ndim, t->shape));
   set(o, "nonZeroLength", j_i64(t->non_zero_length));
   set(o, "sparseIndexType",
-      t->index_kind <= QV_SPARSE_INDEX_CSF ? json_string(sparse_index_names[t->index_kind])
-                                           : NULL);
+      t->format >= QV_SPARSE_COO && t->format <= QV_SPARSE_CSF
+          ? json_string(sparse_index_names[t->format])
+          : NULL);
   set(o, "sparseIndex", describe_sparse_index(t));
   set(o, "data", describe_buffer(t->data));
   return o;
@@ -603,7 +608,7 @@ static const Sample samples[] = {
      {.version = QV_METADATA_V5, .header_type = QV_HEADER_SPARSE_TENSOR,
       .header.sparse_tensor = {.type = T_FP(QV_PRECISION_DOUBLE), .ndim = COUNT(coo_shape),
                                .shape = coo_shape, .non_zero_length = 17,
-                               .index_kind = QV_SPARSE_INDEX_COO,
+                               .format = QV_SPARSE_COO,
                                .index.coo = {.indices_type = INT_T(64, true),
                                              .has_indices_strides = true,
                                              .n_indices_strides = COUNT(coo_strides),
@@ -616,9 +621,8 @@ static const Sample samples[] = {
      {.version = QV_METADATA_V5, .header_type = QV_HEADER_SPARSE_TENSOR,
       .header.sparse_tensor = {.type = T_FP(QV_PRECISION_SINGLE), .ndim = COUNT(csx_shape),
                                .shape = csx_shape, .non_zero_length = 55,
-                               .index_kind = QV_SPARSE_INDEX_CSX,
-                               .index.csx = {.compressed_axis = QV_CSX_ROW,
-                                             .indptr_type = INT_T(32, true),
+                               .format = QV_SPARSE_CSR,
+                               .index.csx = {.indptr_type = INT_T(32, true),
                                              .indptr_buffer = {0, 404},
                                              .indices_type = INT_T(64, true),
                                              .indices_buffer = {448, 440}},
@@ -628,9 +632,8 @@ static const Sample samples[] = {
      {.version = QV_METADATA_V5, .header_type = QV_HEADER_SPARSE_TENSOR,
       .header.sparse_tensor = {.type = T_INT(32, true), .ndim = COUNT(csx_shape),
                                .shape = csx_shape, .non_zero_length = 9,
-                               .index_kind = QV_SPARSE_INDEX_CSX,
-                               .index.csx = {.compressed_axis = QV_CSX_COLUMN,
-                                             .indptr_type = INT_T(64, true),
+                               .format = QV_SPARSE_CSC,
+                               .index.csx = {.indptr_type = INT_T(64, true),
                                              .indptr_buffer = {0, 1608},
                                              .indices_type = INT_T(16, false),
                                              .indices_buffer = {1664, 18}},
@@ -640,7 +643,7 @@ static const Sample samples[] = {
      {.version = QV_METADATA_V5, .header_type = QV_HEADER_SPARSE_TENSOR,
       .header.sparse_tensor = {.type = T_INT(8, true), .ndim = COUNT(csf_shape),
                                .shape = csf_shape, .non_zero_length = 9,
-                               .index_kind = QV_SPARSE_INDEX_CSF,
+                               .format = QV_SPARSE_CSF,
                                .index.csf = {.indptr_type = INT_T(64, true),
                                              .n_indptr_buffers = COUNT(csf_indptr),
                                              .indptr_buffers = csf_indptr,

@@ -158,9 +158,9 @@ static json_t *cell(const QvArrayView *v, int64_t i) {
     case QV_ARROW_TIMESTAMP:
     case QV_ARROW_DURATION: return j_i64(qv_array_view_get_int(v, i));
     case QV_ARROW_UINT64: return j_u64(qv_array_view_get_uint(v, i));
-    case QV_ARROW_HALF_FLOAT:
-    case QV_ARROW_FLOAT:
-    case QV_ARROW_DOUBLE: return json_real(qv_array_view_get_double(v, i));
+    case QV_ARROW_FLOAT16:
+    case QV_ARROW_FLOAT32:
+    case QV_ARROW_FLOAT64: return json_real(qv_array_view_get_double(v, i));
     case QV_ARROW_DECIMAL32:
     case QV_ARROW_DECIMAL64:
     case QV_ARROW_DECIMAL128:
@@ -228,9 +228,9 @@ static json_t *cell(const QvArrayView *v, int64_t i) {
 
 /* Format string with children and dictionary, decimals normalized. */
 static bool type_string(const struct ArrowSchema *s, char *out, size_t cap) {
-  QvSchemaView t;
+  QvArrowSchemaView t;
   QvError e;
-  if (qv_schema_view_init(&t, s, &e) != QV_OK) return false;
+  if (qv_arrow_schema_view_init(&t, s, &e) != QV_OK) return false;
   size_t n = 0;
 #define PUT(...)                                                       \
   do {                                                                 \
@@ -397,12 +397,12 @@ static bool parse_spec(struct ArrowSchema *out, const char **p, const char *name
     }
   }
   QvError e;
-  QvStatus st = qv_schema_init(out, fmt, name, nullable ? ARROW_FLAG_NULLABLE : 0, nk, &e);
+  QvStatus st = qv_arrow_schema_init(out, fmt, name, nullable ? ARROW_FLAG_NULLABLE : 0, nk, &e);
   if (st != QV_OK) return fail("schema", st, &e);
   for (int k = 0; k < nk; k++) memcpy(out->children[k], &kids[k], sizeof kids[k]);
   if (**p == '{') {
     (*p)++;
-    st = qv_schema_alloc_dictionary(out, &e);
+    st = qv_arrow_schema_alloc_dictionary(out, &e);
     if (st != QV_OK) return fail("dictionary schema", st, &e);
     if (!parse_spec(out->dictionary, p, NULL, true) || **p != '}') return false;
     (*p)++;
@@ -412,7 +412,7 @@ static bool parse_spec(struct ArrowSchema *out, const char **p, const char *name
 
 static bool build_schema(struct ArrowSchema *root) {
   QvError e;
-  QvStatus st = qv_schema_init(root, "+s", "", 0, N_COLUMNS, &e);
+  QvStatus st = qv_arrow_schema_init(root, "+s", "", 0, N_COLUMNS, &e);
   if (st != QV_OK) return fail("root schema", st, &e);
   for (int k = 0; k < N_COLUMNS; k++) {
     const char *p = kColumns[k].spec;
@@ -440,36 +440,36 @@ static bool append_value(struct ArrowArray *a, const struct ArrowSchema *s, int6
 /* Appends deterministic value number i (null when i % 5 == 3 if allowed). */
 static bool append_value(struct ArrowArray *a, const struct ArrowSchema *s, int64_t i, int batch,
                          bool allow_null) {
-  QvSchemaView t;
+  QvArrowSchemaView t;
   QvError e;
-  QvStatus st = qv_schema_view_init(&t, s, &e);
+  QvStatus st = qv_arrow_schema_view_init(&t, s, &e);
   if (st != QV_OK) return fail("schema view", st, &e);
   if (t.type == QV_ARROW_DICTIONARY) {
     if (a->dictionary->length == 0)
       for (int64_t k = 0; k < dict_size(batch); k++)
         if (!append_value(a->dictionary, s->dictionary, k, batch, false)) return false;
-    if (allow_null && i % 5 == 3) TRY(qv_array_append_null(a, 1));
-    else TRY(qv_array_append_int(a, (i * 3 + batch) % a->dictionary->length));
+    if (allow_null && i % 5 == 3) TRY(qv_array_append_null(a, 1, NULL));
+    else TRY(qv_array_append_int(a, (i * 3 + batch) % a->dictionary->length, NULL));
     return true;
   }
   bool is_union = t.type == QV_ARROW_SPARSE_UNION || t.type == QV_ARROW_DENSE_UNION;
   if (t.type == QV_ARROW_NULL || (allow_null && i % 5 == 3 && !is_union)) {
-    TRY(qv_array_append_null(a, 1));
+    TRY(qv_array_append_null(a, 1, NULL));
     return true;
   }
   int64_t sv = (i * 37) % 120 - 60; /* small signed */
   switch (t.type) {
-    case QV_ARROW_BOOL: TRY(qv_array_append_int(a, (i * 7 / 3) % 2)); return true;
+    case QV_ARROW_BOOL: TRY(qv_array_append_int(a, (i * 7 / 3) % 2, NULL)); return true;
     case QV_ARROW_INT8:
     case QV_ARROW_INT16:
     case QV_ARROW_DATE32:
-    case QV_ARROW_INTERVAL_MONTHS: TRY(qv_array_append_int(a, sv)); return true;
-    case QV_ARROW_INT32: TRY(qv_array_append_int(a, sv * 30000001)); return true;
-    case QV_ARROW_TIME32: TRY(qv_array_append_int(a, (i * 997) % 86400)); return true;
-    case QV_ARROW_UINT8: TRY(qv_array_append_uint(a, 255 - (uint64_t)i)); return true;
-    case QV_ARROW_UINT16: TRY(qv_array_append_uint(a, 65535 - (uint64_t)i * 3)); return true;
-    case QV_ARROW_UINT32: TRY(qv_array_append_uint(a, 4294967295u - (uint64_t)i * 7)); return true;
-    case QV_ARROW_UINT64: TRY(qv_array_append_uint(a, UINT64_MAX - (uint64_t)i * 1000003)); return true;
+    case QV_ARROW_INTERVAL_MONTHS: TRY(qv_array_append_int(a, sv, NULL)); return true;
+    case QV_ARROW_INT32: TRY(qv_array_append_int(a, sv * 30000001, NULL)); return true;
+    case QV_ARROW_TIME32: TRY(qv_array_append_int(a, (i * 997) % 86400, NULL)); return true;
+    case QV_ARROW_UINT8: TRY(qv_array_append_uint(a, 255 - (uint64_t)i, NULL)); return true;
+    case QV_ARROW_UINT16: TRY(qv_array_append_uint(a, 65535 - (uint64_t)i * 3, NULL)); return true;
+    case QV_ARROW_UINT32: TRY(qv_array_append_uint(a, 4294967295u - (uint64_t)i * 7, NULL)); return true;
+    case QV_ARROW_UINT64: TRY(qv_array_append_uint(a, UINT64_MAX - (uint64_t)i * 1000003, NULL)); return true;
     case QV_ARROW_INT64:
     case QV_ARROW_TIMESTAMP:
     case QV_ARROW_DURATION:
@@ -480,13 +480,13 @@ static bool append_value(struct ArrowArray *a, const struct ArrowSchema *s, int6
       if (t.type == QV_ARROW_DATE64) v = sv * 86400000LL;
       if (t.type == QV_ARROW_TIME64)
         v = (i * 3600 + 7) * (t.time_unit == QV_TIME_NANOSECOND ? 1000000000LL : 1000000LL) + i;
-      TRY(qv_array_append_int(a, v));
+      TRY(qv_array_append_int(a, v, NULL));
       return true;
     }
-    case QV_ARROW_HALF_FLOAT:
-    case QV_ARROW_FLOAT:
-    case QV_ARROW_DOUBLE:
-      TRY(qv_array_append_double(a, (double)sv * 0.25 + (t.type == QV_ARROW_DOUBLE ? 1e-9 : 0)));
+    case QV_ARROW_FLOAT16:
+    case QV_ARROW_FLOAT32:
+    case QV_ARROW_FLOAT64:
+      TRY(qv_array_append_double(a, (double)sv * 0.25 + (t.type == QV_ARROW_FLOAT64 ? 1e-9 : 0), NULL));
       return true;
     case QV_ARROW_DECIMAL128: {
       /* some values need all 128 bits */
@@ -497,15 +497,15 @@ static bool append_value(struct ArrowArray *a, const struct ArrowSchema *s, int6
         b[k] = (uint8_t)((uint64_t)lo >> (8 * k));
         b[8 + k] = (uint8_t)((uint64_t)hi >> (8 * k));
       }
-      TRY(qv_array_append_bytes(a, b, 16));
+      TRY(qv_array_append_bytes(a, b, 16, NULL));
       return true;
     }
     case QV_ARROW_INTERVAL_DAY_TIME:
-      TRY(qv_array_append_interval_day_time(a, (int32_t)sv, (int32_t)(sv * 1000 + 7)));
+      TRY(qv_array_append_interval_day_time(a, (int32_t)sv, (int32_t)(sv * 1000 + 7), NULL));
       return true;
     case QV_ARROW_INTERVAL_MONTH_DAY_NANO:
       TRY(qv_array_append_interval_month_day_nano(a, (int32_t)i, -(int32_t)sv,
-                                                  sv * 86400000000001LL));
+                                                  sv * 86400000000001LL, NULL));
       return true;
     case QV_ARROW_STRING:
     case QV_ARROW_LARGE_STRING:
@@ -516,13 +516,13 @@ static bool append_value(struct ArrowArray *a, const struct ArrowSchema *s, int6
                          (long long)i, (int)(i % 9), "abcdefghijklmnopqrstuvwxyz");
       if (i % 7 == 6) len = 0;
       if (t.type == QV_ARROW_BINARY || t.type == QV_ARROW_LARGE_BINARY) text[0] = (char)0xff;
-      TRY(qv_array_append_bytes(a, text, len));
+      TRY(qv_array_append_bytes(a, text, len, NULL));
       return true;
     }
     case QV_ARROW_FIXED_SIZE_BINARY: {
       uint8_t b[16];
       for (int k = 0; k < t.byte_width && k < 16; k++) b[k] = (uint8_t)(i * 13 + k * 101);
-      TRY(qv_array_append_bytes(a, b, t.byte_width));
+      TRY(qv_array_append_bytes(a, b, t.byte_width, NULL));
       return true;
     }
     case QV_ARROW_LIST:
@@ -532,28 +532,28 @@ static bool append_value(struct ArrowArray *a, const struct ArrowSchema *s, int6
       for (int64_t k = 0; k < n; k++)
         if (!append_value(a->children[0], s->children[0], i * 4 + k, batch, t.type != QV_ARROW_MAP))
           return false;
-      TRY(qv_array_finish_element(a));
+      TRY(qv_array_finish_element(a, NULL));
       return true;
     }
     case QV_ARROW_FIXED_SIZE_LIST:
       for (int64_t k = 0; k < t.fixed_size; k++)
         if (!append_value(a->children[0], s->children[0], i * t.fixed_size + k, batch, true))
           return false;
-      TRY(qv_array_finish_element(a));
+      TRY(qv_array_finish_element(a, NULL));
       return true;
     case QV_ARROW_STRUCT: {
       bool entries = s->name && strcmp(s->name, "entries") == 0;
       for (int64_t k = 0; k < t.n_children; k++)
         if (!append_value(a->children[k], s->children[k], i + k, batch, !(entries && k == 0)))
           return false;
-      TRY(qv_array_finish_element(a));
+      TRY(qv_array_finish_element(a, NULL));
       return true;
     }
     case QV_ARROW_SPARSE_UNION:
     case QV_ARROW_DENSE_UNION: {
       int64_t c = i % t.n_children;
       if (!append_value(a->children[c], s->children[c], i, batch, true)) return false;
-      TRY(qv_array_finish_union_element(a, t.union_type_ids[c]));
+      TRY(qv_array_finish_union_element(a, t.union_type_ids[c], NULL));
       return true;
     }
     default: fprintf(stderr, "rb_tool: no values for %s\n", s->format); return false;
@@ -568,7 +568,7 @@ static bool build_batch(struct ArrowArray *out, const struct ArrowSchema *root, 
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t k = 0; k < root->n_children; k++)
       if (!append_value(out->children[k], root->children[k], first + r, batch, true)) return false;
-    TRY(qv_array_finish_element(out));
+    TRY(qv_array_finish_element(out, NULL));
   }
   st = qv_array_finish_building(out, QV_VALIDATE_FULL, &e);
   if (st != QV_OK) return fail("finish_building", st, &e);
@@ -669,7 +669,7 @@ static int cmd_dump(const char *path) {
     if (st == QV_OK) st = qv_rb_file_reader_new(&r, src, &ro, &e);
     qv_source_free(src);
     if (st == QV_OK) st = qv_rb_file_get_schema(r, &root, &e);
-    for (int64_t b = 0; st == QV_OK && b < qv_rb_file_num_batches(r); b++) {
+    for (int64_t b = 0; st == QV_OK && b < qv_rb_file_n_batches(r); b++) {
       struct ArrowArray a;
       st = qv_rb_file_read_batch(r, b, &a, &e);
       if (st != QV_OK) break;

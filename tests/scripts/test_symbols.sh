@@ -38,16 +38,26 @@ unprefixed=$(grep -v -E '^qv_' "$tmp/exported" || true)
 if [ -n "$unprefixed" ]; then
   echo "exported without the qv_ prefix:"; echo "$unprefixed" | sed 's/^/  /'; status=1
 fi
-# The static library defines no global symbol without a prefix either:
-# qv_ (public) or qvi_ (internal, not exported from the shared library).
+# A symbol's name says whether it is public: the static library's global
+# symbols are the public qv_ names declared in include/quiver/ and the
+# internal qvi_ ones, nothing else (no internal function with the public
+# prefix, no unprefixed name to clash with a program's own).
 nm -g --defined-only "$QV_BINARY_DIR/libquiver.a" 2> /dev/null \
-  | awk 'NF == 3 && $2 ~ /^[TDBRVW]$/ {print $3}' | grep -v -E '^qvi?_' \
-  | grep -v -E '^__(odr_asan|asan|ubsan|sanitizer)' | sort -u > "$tmp/static_unprefixed" || true
+  | awk 'NF == 3 && $2 ~ /^[TDBRVW]$/ {print $3}' \
+  | grep -v -E '^__(odr_asan|asan|ubsan|sanitizer)' | sort -u > "$tmp/static_all" || true
+if [ ! -s "$tmp/static_all" ]; then echo "libquiver.a has no symbols (not built?)"; status=1; fi
+grep -v -E '^(qv_|qvi_)' "$tmp/static_all" > "$tmp/static_unprefixed" || true
 if [ -s "$tmp/static_unprefixed" ]; then
-  echo "libquiver.a defines global symbols without the qv_ or qvi_ prefix:"
+  echo "libquiver.a defines global symbols with neither the qv_ nor the qvi_ prefix:"
   sed 's/^/  /' "$tmp/static_unprefixed"; status=1
 fi
+grep -E '^qv_' "$tmp/static_all" | comm -23 - "$tmp/declared" > "$tmp/static_undeclared" || true
+if [ -s "$tmp/static_undeclared" ]; then
+  echo "libquiver.a defines qv_ symbols no public header declares (internal ones are qvi_):"
+  sed 's/^/  /' "$tmp/static_undeclared"; status=1
+fi
+n_int=$(grep -c -E '^qvi_' "$tmp/static_all" || true)
 if [ $status -eq 0 ]; then
-  echo "libquiver.so exports $n_exp symbols, all declared in include/quiver/ ($n_dec declared)"
+  echo "libquiver.so exports $n_exp symbols, all declared in include/quiver/ ($n_dec declared); libquiver.a adds $n_int internal qvi_ symbols"
 fi
 exit $status

@@ -45,38 +45,38 @@ static void test_primitives_and_formatting(void **state) {
   struct ArrowSchema s;
   struct ArrowArray a;
   start(&s, &a, "c");
-  assert_int_equal(qv_array_append_int(&a, -128), QV_OK);
-  assert_int_equal(qv_array_append_int(&a, 127), QV_OK);
-  assert_int_equal(qv_array_append_int(&a, 128), QV_EINVAL);
-  assert_int_equal(qv_array_append_double(&a, 1.0), QV_EINVAL);
-  assert_int_equal(qv_array_append_string(&a, "x"), QV_EINVAL);
-  assert_int_equal(qv_array_append_null(&a, 2), QV_OK);
+  assert_int_equal(qv_array_append_int(&a, -128, NULL), QV_OK);
+  assert_int_equal(qv_array_append_int(&a, 127, NULL), QV_OK);
+  assert_int_equal(qv_array_append_int(&a, 128, NULL), QV_EINVAL);
+  assert_int_equal(qv_array_append_double(&a, 1.0, NULL), QV_EINVAL);
+  assert_int_equal(qv_array_append_string(&a, "x", NULL), QV_EINVAL);
+  assert_int_equal(qv_array_append_null(&a, 2, NULL), QV_OK);
   finish_and_expect(&s, &a, "-128 127 null null");
 
   start(&s, &a, "L");
-  assert_int_equal(qv_array_append_uint(&a, UINT64_MAX), QV_OK);
-  assert_int_equal(qv_array_append_int(&a, -1), QV_EINVAL);
-  assert_int_equal(qv_array_append_empty(&a, 1), QV_OK);
+  assert_int_equal(qv_array_append_uint(&a, UINT64_MAX, NULL), QV_OK);
+  assert_int_equal(qv_array_append_int(&a, -1, NULL), QV_EINVAL);
+  assert_int_equal(qv_array_append_empty(&a, 1, NULL), QV_OK);
   finish_and_expect(&s, &a, "18446744073709551615 0");
 
   start(&s, &a, "b");
-  qv_array_append_int(&a, 1);
-  qv_array_append_null(&a, 1);
-  qv_array_append_int(&a, 0);
-  assert_int_equal(qv_array_append_int(&a, 2), QV_EINVAL);
+  qv_array_append_int(&a, 1, NULL);
+  qv_array_append_null(&a, 1, NULL);
+  qv_array_append_int(&a, 0, NULL);
+  assert_int_equal(qv_array_append_int(&a, 2, NULL), QV_EINVAL);
   finish_and_expect(&s, &a, "true null false");
 
   start(&s, &a, "g");
-  qv_array_append_double(&a, 0.1);
-  qv_array_append_double(&a, -0.0);
-  qv_array_append_double(&a, NAN);
-  qv_array_append_double(&a, -INFINITY);
-  qv_array_append_double(&a, 1e300);
+  qv_array_append_double(&a, 0.1, NULL);
+  qv_array_append_double(&a, -0.0, NULL);
+  qv_array_append_double(&a, NAN, NULL);
+  qv_array_append_double(&a, -INFINITY, NULL);
+  qv_array_append_double(&a, 1e300, NULL);
   finish_and_expect(&s, &a, "0.1 -0 \"NaN\" \"-Infinity\" 1e+300");
 
   start(&s, &a, "f");
-  qv_array_append_double(&a, 0.1);
-  qv_array_append_double(&a, 16777217.0);
+  qv_array_append_double(&a, 0.1, NULL);
+  qv_array_append_double(&a, 16777217.0, NULL);
   finish_and_expect(&s, &a, "0.1 16777216");
 
   /* float16: exact values, rounding, subnormals, overflow; each printed as
@@ -84,52 +84,52 @@ static void test_primitives_and_formatting(void **state) {
    * 0.0999755859375, printed "0.1") */
   start(&s, &a, "e");
   const double halves[] = {1.0, -2.5, 65504.0, 1e6, 0.1, 5.960464477539063e-08, 1e-9, NAN};
-  for (size_t i = 0; i < sizeof halves / sizeof halves[0]; i++) qv_array_append_double(&a, halves[i]);
+  for (size_t i = 0; i < sizeof halves / sizeof halves[0]; i++) qv_array_append_double(&a, halves[i], NULL);
   finish_and_expect(&s, &a,
                     "1 -2.5 65504 \"Infinity\" 0.1 6e-08 0 \"NaN\"");
 
   start(&s, &a, "d:9,2,32");
-  qv_array_append_int(&a, 12345);
-  qv_array_append_int(&a, -5);
-  qv_array_append_int(&a, 0);
+  qv_array_append_int(&a, 12345, NULL);
+  qv_array_append_int(&a, -5, NULL);
+  qv_array_append_int(&a, 0, NULL);
   finish_and_expect(&s, &a, "\"123.45\" \"-0.05\" \"0.00\"");
 
   start(&s, &a, "d:76,-3,256");
-  qv_array_append_int(&a, -42);
-  qv_array_append_int(&a, INT64_MAX);
+  qv_array_append_int(&a, -42, NULL);
+  qv_array_append_int(&a, INT64_MAX, NULL);
   finish_and_expect(&s, &a, "\"-42000\" \"9223372036854775807000\"");
 
   start(&s, &a, "d:38,20");
   uint8_t big[16];
   memset(big, 0xFF, sizeof big);
   big[QV_HOST_BIG_ENDIAN ? 0 : 15] = 0x7F; /* 2^127 - 1, host order */
-  qv_array_append_bytes(&a, big, 16);
-  assert_int_equal(qv_array_append_bytes(&a, big, 8), QV_EINVAL);
+  qv_array_append_bytes(&a, big, 16, NULL);
+  assert_int_equal(qv_array_append_bytes(&a, big, 8, NULL), QV_EINVAL);
   finish_and_expect(&s, &a, "\"1701411834604692317.31687303715884105727\"");
 
   start(&s, &a, "tiD");
-  qv_array_append_interval_day_time(&a, 3, -7);
-  assert_int_equal(qv_array_append_interval_month_day_nano(&a, 1, 2, 3), QV_EINVAL);
+  qv_array_append_interval_day_time(&a, 3, -7, NULL);
+  assert_int_equal(qv_array_append_interval_month_day_nano(&a, 1, 2, 3, NULL), QV_EINVAL);
   finish_and_expect(&s, &a, "{\"days\": 3, \"milliseconds\": -7}");
 
   start(&s, &a, "tin");
-  qv_array_append_interval_month_day_nano(&a, -1, 2, 3000000000LL);
+  qv_array_append_interval_month_day_nano(&a, -1, 2, 3000000000LL, NULL);
   finish_and_expect(&s, &a, "{\"months\": -1, \"days\": 2, \"nanoseconds\": 3000000000}");
 
   start(&s, &a, "w:3");
-  qv_array_append_bytes(&a, "\x01\xab\xff", 3);
-  assert_int_equal(qv_array_append_bytes(&a, "ab", 2), QV_EINVAL);
-  qv_array_append_null(&a, 1);
+  qv_array_append_bytes(&a, "\x01\xab\xff", 3, NULL);
+  assert_int_equal(qv_array_append_bytes(&a, "ab", 2, NULL), QV_EINVAL);
+  qv_array_append_null(&a, 1, NULL);
   finish_and_expect(&s, &a, "\"01abff\" null");
 
   start(&s, &a, "u");
-  qv_array_append_string(&a, "tab\there \"quoted\" \\ \x01 \xc3\xa9");
-  qv_array_append_string(&a, "");
+  qv_array_append_string(&a, "tab\there \"quoted\" \\ \x01 \xc3\xa9", NULL);
+  qv_array_append_string(&a, "", NULL);
   finish_and_expect(&s, &a, "\"tab\\there \\\"quoted\\\" \\\\ \\u0001 \xc3\xa9\" \"\"");
 
   start(&s, &a, "n");
-  qv_array_append_null(&a, 2);
-  assert_int_equal(qv_array_append_int(&a, 1), QV_EINVAL);
+  qv_array_append_null(&a, 2, NULL);
+  assert_int_equal(qv_array_append_int(&a, 1, NULL), QV_EINVAL);
   finish_and_expect(&s, &a, "null null");
 }
 
@@ -139,92 +139,92 @@ static void test_nested_builders(void **state) {
   struct ArrowArray a;
   start(&s, &a, "+l(+s(i;u))");
   struct ArrowArray *st = a.children[0];
-  qv_array_append_int(st->children[0], 1);
-  qv_array_append_string(st->children[1], "a");
-  qv_array_finish_element(st);
-  qv_array_append_null(st, 1);
-  qv_array_finish_element(&a);
-  qv_array_append_null(&a, 1);
-  qv_array_finish_element(&a);
+  qv_array_append_int(st->children[0], 1, NULL);
+  qv_array_append_string(st->children[1], "a", NULL);
+  qv_array_finish_element(st, NULL);
+  qv_array_append_null(st, 1, NULL);
+  qv_array_finish_element(&a, NULL);
+  qv_array_append_null(&a, 1, NULL);
+  qv_array_finish_element(&a, NULL);
   /* a struct whose children disagree cannot be closed */
-  qv_array_append_int(st->children[0], 2);
-  assert_int_equal(qv_array_finish_element(st), QV_EINVAL);
-  qv_array_append_string(st->children[1], "b");
-  assert_int_equal(qv_array_finish_element(st), QV_OK);
-  qv_array_finish_element(&a);
+  qv_array_append_int(st->children[0], 2, NULL);
+  assert_int_equal(qv_array_finish_element(st, NULL), QV_EINVAL);
+  qv_array_append_string(st->children[1], "b", NULL);
+  assert_int_equal(qv_array_finish_element(st, NULL), QV_OK);
+  qv_array_finish_element(&a, NULL);
   finish_and_expect(&s, &a,
                     "[{\"c0\": 1, \"c1\": \"a\"}, null] null [] [{\"c0\": 2, \"c1\": \"b\"}]");
 
   start(&s, &a, "+w:2(i)");
-  qv_array_append_int(a.children[0], 1);
-  assert_int_equal(qv_array_finish_element(&a), QV_EINVAL);
-  qv_array_append_int(a.children[0], 2);
-  qv_array_finish_element(&a);
-  qv_array_append_null(&a, 1);
+  qv_array_append_int(a.children[0], 1, NULL);
+  assert_int_equal(qv_array_finish_element(&a, NULL), QV_EINVAL);
+  qv_array_append_int(a.children[0], 2, NULL);
+  qv_array_finish_element(&a, NULL);
+  qv_array_append_null(&a, 1, NULL);
   finish_and_expect(&s, &a, "[1, 2] null");
 
   start(&s, &a, "+vl(u)");
-  qv_array_append_string(a.children[0], "p");
-  qv_array_append_string(a.children[0], "q");
-  qv_array_finish_element(&a);
-  qv_array_append_null(&a, 1);
-  qv_array_append_string(a.children[0], "r");
-  qv_array_finish_element(&a);
+  qv_array_append_string(a.children[0], "p", NULL);
+  qv_array_append_string(a.children[0], "q", NULL);
+  qv_array_finish_element(&a, NULL);
+  qv_array_append_null(&a, 1, NULL);
+  qv_array_append_string(a.children[0], "r", NULL);
+  qv_array_finish_element(&a, NULL);
   finish_and_expect(&s, &a, "[\"p\", \"q\"] null [\"r\"]");
 
   start(&s, &a, "+m(+s(u;i))");
   struct ArrowArray *entries = a.children[0];
-  qv_array_append_string(entries->children[0], "k");
-  qv_array_append_int(entries->children[1], 5);
-  qv_array_finish_element(entries);
-  qv_array_finish_element(&a);
+  qv_array_append_string(entries->children[0], "k", NULL);
+  qv_array_append_int(entries->children[1], 5, NULL);
+  qv_array_finish_element(entries, NULL);
+  qv_array_finish_element(&a, NULL);
   finish_and_expect(&s, &a, "[{\"key\": \"k\", \"value\": 5}]");
 
   start(&s, &a, "+us:4,9(i;u)");
-  qv_array_append_int(a.children[0], 7);
-  assert_int_equal(qv_array_finish_union_element(&a, 5), QV_EINVAL);
-  qv_array_finish_union_element(&a, 4);
-  qv_array_append_string(a.children[1], "z");
-  qv_array_finish_union_element(&a, 9);
-  qv_array_append_null(&a, 1);
+  qv_array_append_int(a.children[0], 7, NULL);
+  assert_int_equal(qv_array_finish_union_element(&a, 5, NULL), QV_EINVAL);
+  qv_array_finish_union_element(&a, 4, NULL);
+  qv_array_append_string(a.children[1], "z", NULL);
+  qv_array_finish_union_element(&a, 9, NULL);
+  qv_array_append_null(&a, 1, NULL);
   assert_int_equal(a.children[0]->length, 3);
   assert_int_equal(a.children[1]->length, 3);
   finish_and_expect(&s, &a, "7 \"z\" null");
 
   start(&s, &a, "+ud:4,9(i;u)");
-  qv_array_append_string(a.children[1], "z");
-  qv_array_finish_union_element(&a, 9);
-  qv_array_append_int(a.children[0], 7);
-  qv_array_finish_union_element(&a, 4);
-  qv_array_append_string(a.children[1], "y");
-  qv_array_finish_union_element(&a, 9);
+  qv_array_append_string(a.children[1], "z", NULL);
+  qv_array_finish_union_element(&a, 9, NULL);
+  qv_array_append_int(a.children[0], 7, NULL);
+  qv_array_finish_union_element(&a, 4, NULL);
+  qv_array_append_string(a.children[1], "y", NULL);
+  qv_array_finish_union_element(&a, 9, NULL);
   assert_int_equal(a.children[0]->length, 1);
   finish_and_expect(&s, &a, "\"z\" 7 \"y\"");
 
   start(&s, &a, "+r(s;u)");
-  assert_int_equal(qv_array_finish_run(&a, 2), QV_EINVAL); /* no value yet */
-  qv_array_append_string(a.children[1], "a");
-  qv_array_finish_run(&a, 2);
-  qv_array_append_null(&a, 3);
-  qv_array_extend_run(&a, 1);
-  qv_array_append_string(a.children[1], "b");
-  qv_array_finish_run(&a, 1);
+  assert_int_equal(qv_array_finish_run(&a, 2, NULL), QV_EINVAL); /* no value yet */
+  qv_array_append_string(a.children[1], "a", NULL);
+  qv_array_finish_run(&a, 2, NULL);
+  qv_array_append_null(&a, 3, NULL);
+  qv_array_extend_run(&a, 1, NULL);
+  qv_array_append_string(a.children[1], "b", NULL);
+  qv_array_finish_run(&a, 1, NULL);
   assert_int_equal(a.length, 7);
   finish_and_expect(&s, &a, "\"a\" \"a\" null null null null \"b\"");
 
   start(&s, &a, "s{u}");
-  qv_array_append_string(a.dictionary, "x");
-  qv_array_append_string(a.dictionary, "y");
-  qv_array_append_int(&a, 1);
-  qv_array_append_int(&a, 0);
-  qv_array_append_null(&a, 1);
-  qv_array_append_int(&a, 1);
+  qv_array_append_string(a.dictionary, "x", NULL);
+  qv_array_append_string(a.dictionary, "y", NULL);
+  qv_array_append_int(&a, 1, NULL);
+  qv_array_append_int(&a, 0, NULL);
+  qv_array_append_null(&a, 1, NULL);
+  qv_array_append_int(&a, 1, NULL);
   finish_and_expect(&s, &a, "\"y\" \"x\" null \"y\"");
 
   /* an index outside the dictionary fails full validation at finish */
   start(&s, &a, "s{u}");
-  qv_array_append_string(a.dictionary, "x");
-  qv_array_append_int(&a, 1);
+  qv_array_append_string(a.dictionary, "x", NULL);
+  qv_array_append_int(&a, 1, NULL);
   QvError e;
   assert_int_equal(qv_array_finish_building(&a, QV_VALIDATE_FULL, &e), QV_EINVAL);
   a.release(&a);
@@ -239,8 +239,8 @@ static void test_views_spill_to_several_buffers(void **state) {
   char blob[1000];
   for (int i = 0; i < 100; i++) {
     memset(blob, 'a' + i % 26, sizeof blob);
-    qv_array_append_bytes(&a, blob, 500 + i);
-    qv_array_append_bytes(&a, blob, i % 13);
+    qv_array_append_bytes(&a, blob, 500 + i, NULL);
+    qv_array_append_bytes(&a, blob, i % 13, NULL);
   }
   QvError e;
   rbt_check(qv_array_finish_building(&a, QV_VALIDATE_FULL, &e), &e, "finish");
@@ -265,8 +265,8 @@ static void test_format_truncation(void **state) {
   struct ArrowSchema s;
   struct ArrowArray a;
   start(&s, &a, "+l(u)");
-  for (int i = 0; i < 50; i++) qv_array_append_string(a.children[0], "abcdefgh");
-  qv_array_finish_element(&a);
+  for (int i = 0; i < 50; i++) qv_array_append_string(a.children[0], "abcdefgh", NULL);
+  qv_array_finish_element(&a, NULL);
   QvError e;
   rbt_check(qv_array_finish_building(&a, QV_VALIDATE_FULL, &e), &e, "finish");
   QvArrayView v;
@@ -288,27 +288,27 @@ static void test_schema_helpers(void **state) {
   struct ArrowSchema s, c;
   QvError e;
   rbt_schema(&s, "+s(i{u};+l(d:10,2))", "root");
-  rbt_check(qv_schema_add_metadata(&s, "k1", 2, "v1", 2, &e), &e, "meta");
-  rbt_check(qv_schema_add_metadata(&s, "empty", 5, "", 0, &e), &e, "meta");
-  rbt_check(qv_schema_copy(&s, &c, &e), &e, "copy");
+  rbt_check(qv_arrow_schema_add_metadata(&s, "k1", 2, "v1", 2, &e), &e, "meta");
+  rbt_check(qv_arrow_schema_add_metadata(&s, "empty", 5, "", 0, &e), &e, "meta");
+  rbt_check(qv_arrow_schema_copy(&s, &c, &e), &e, "copy");
   s.release(&s);
   assert_string_equal(c.name, "root");
   assert_string_equal(c.children[0]->dictionary->format, "u");
   assert_string_equal(c.children[1]->children[0]->format, "d:10,2");
-  assert_int_equal(qv_metadata_size(c.metadata), 4 + (4 + 2 + 4 + 2) + (4 + 5 + 4 + 0));
+  assert_int_equal(qv_arrow_metadata_size(c.metadata), 4 + (4 + 2 + 4 + 2) + (4 + 5 + 4 + 0));
   const char *v;
   int32_t vl;
-  assert_true(qv_metadata_get(c.metadata, "empty", &v, &vl));
+  assert_true(qv_arrow_metadata_get(c.metadata, "empty", &v, &vl));
   assert_int_equal(vl, 0);
-  assert_false(qv_metadata_get(c.metadata, "k", &v, &vl));
-  QvMetadataIter it;
-  qv_metadata_iter_init(&it, c.metadata);
+  assert_false(qv_arrow_metadata_get(c.metadata, "k", &v, &vl));
+  QvArrowMetadataIter it;
+  qv_arrow_metadata_iter_init(&it, c.metadata);
   const char *k;
   int32_t kl;
   int n = 0;
-  while (qv_metadata_iter_next(&it, &k, &kl, &v, &vl)) n++;
+  while (qv_arrow_metadata_iter_next(&it, &k, &kl, &v, &vl)) n++;
   assert_int_equal(n, 2);
-  assert_int_equal(qv_schema_validate(&c, &e), QV_OK);
+  assert_int_equal(qv_arrow_schema_validate(&c, &e), QV_OK);
   c.release(&c);
   /* a foreign array cannot be shared */
   struct ArrowArray foreign;

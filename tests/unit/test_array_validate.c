@@ -351,30 +351,30 @@ static void test_declared_buffer_sizes(void **state) {
   v.buffer_size[1] = 16;
   v.buffer[2] = data;
   v.buffer_size[2] = 9;
-  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_FULL, &e), QV_OK);
+  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_FULL, 0, &e), QV_OK);
   v.buffer_size[2] = 8;
-  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_CHEAP, &e), QV_EINVAL);
+  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_CHEAP, 0, &e), QV_EINVAL);
   assert_non_null(strstr(e.message, "outside the 8 bytes of data"));
   v.buffer_size[2] = 9;
   v.buffer_size[1] = 12;
-  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_CHEAP, &e), QV_EINVAL);
+  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_CHEAP, 0, &e), QV_EINVAL);
   assert_non_null(strstr(e.message, "offsets buffer has 12 bytes, needs 16"));
   v.buffer_size[1] = 16;
   v.offset = 1;
   v.length = 3;
-  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_CHEAP, &e), QV_EINVAL);
+  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_CHEAP, 0, &e), QV_EINVAL);
   v.offset = 0;
   v.buffer_size[0] = 0;
-  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_CHEAP, &e), QV_EINVAL);
+  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_CHEAP, 0, &e), QV_EINVAL);
   assert_non_null(strstr(e.message, "no validity bitmap"));
   /* lengths that overflow the size arithmetic */
   v.buffer_size[0] = 1;
   v.length = INT64_MAX;
   v.null_count = 0;
-  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_FULL, &e), QV_EINVAL);
+  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_FULL, 0, &e), QV_EINVAL);
   v.offset = INT64_MAX;
   v.length = 1;
-  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_FULL, &e), QV_EINVAL);
+  assert_int_equal(qv_array_view_validate(&v, QV_VALIDATE_FULL, 0, &e), QV_EINVAL);
   qv_array_view_reset(&v);
   s.release(&s);
 }
@@ -388,9 +388,9 @@ static void test_format_strings(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     struct ArrowSchema s;
     QvError e;
-    rbt_check(qv_schema_init(&s, bad[i], "x", 0, 0, &e), &e, "init");
-    QvSchemaView v;
-    if (qv_schema_view_init(&v, &s, &e) != QV_EINVAL) fail_msg("format \"%s\" was accepted", bad[i]);
+    rbt_check(qv_arrow_schema_init(&s, bad[i], "x", 0, 0, &e), &e, "init");
+    QvArrowSchemaView v;
+    if (qv_arrow_schema_view_init(&v, &s, &e) != QV_EINVAL) fail_msg("format \"%s\" was accepted", bad[i]);
     s.release(&s);
   }
   static const struct {
@@ -402,14 +402,14 @@ static void test_format_strings(void **state) {
       {"ttn", QV_ARROW_TIME64, QV_ARROW_INT64, 8},     {"tsu:UTC", QV_ARROW_TIMESTAMP, QV_ARROW_INT64, 8},
       {"d:5,-2,64", QV_ARROW_DECIMAL64, QV_ARROW_DECIMAL64, 8}, {"w:7", QV_ARROW_FIXED_SIZE_BINARY, QV_ARROW_FIXED_SIZE_BINARY, 7},
       {"tin", QV_ARROW_INTERVAL_MONTH_DAY_NANO, QV_ARROW_INTERVAL_MONTH_DAY_NANO, 16},
-      {"e", QV_ARROW_HALF_FLOAT, QV_ARROW_HALF_FLOAT, 2},
+      {"e", QV_ARROW_FLOAT16, QV_ARROW_FLOAT16, 2},
   };
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
     struct ArrowSchema s;
     QvError e;
-    rbt_check(qv_schema_init(&s, good[i].format, "x", 0, 0, &e), &e, "init");
-    QvSchemaView v;
-    rbt_check(qv_schema_view_init(&v, &s, &e), &e, good[i].format);
+    rbt_check(qv_arrow_schema_init(&s, good[i].format, "x", 0, 0, &e), &e, "init");
+    QvArrowSchemaView v;
+    rbt_check(qv_arrow_schema_view_init(&v, &s, &e), &e, good[i].format);
     assert_int_equal(v.type, good[i].type);
     assert_int_equal(v.storage_type, good[i].storage);
     assert_int_equal(v.byte_width, good[i].width);
@@ -418,18 +418,18 @@ static void test_format_strings(void **state) {
   /* child counts the types require */
   struct ArrowSchema s;
   QvError e;
-  rbt_check(qv_schema_init(&s, "+l", "x", 0, 2, &e), &e, "init");
-  rbt_check(qv_schema_init(s.children[0], "i", "a", 0, 0, &e), &e, "init");
-  rbt_check(qv_schema_init(s.children[1], "i", "b", 0, 0, &e), &e, "init");
-  assert_int_equal(qv_schema_validate(&s, &e), QV_EINVAL);
+  rbt_check(qv_arrow_schema_init(&s, "+l", "x", 0, 2, &e), &e, "init");
+  rbt_check(qv_arrow_schema_init(s.children[0], "i", "a", 0, 0, &e), &e, "init");
+  rbt_check(qv_arrow_schema_init(s.children[1], "i", "b", 0, 0, &e), &e, "init");
+  assert_int_equal(qv_arrow_schema_validate(&s, &e), QV_EINVAL);
   assert_non_null(strstr(e.message, "needs 1 children"));
   s.release(&s);
   rbt_schema(&s, "+r(u;i)", "x");
-  assert_int_equal(qv_schema_validate(&s, &e), QV_EINVAL);
+  assert_int_equal(qv_arrow_schema_validate(&s, &e), QV_EINVAL);
   assert_non_null(strstr(e.message, "run ends must be"));
   s.release(&s);
   rbt_schema(&s, "g{u}", "x");
-  assert_int_equal(qv_schema_validate(&s, &e), QV_EINVAL);
+  assert_int_equal(qv_arrow_schema_validate(&s, &e), QV_EINVAL);
   assert_non_null(strstr(e.message, "index type must be an integer"));
   s.release(&s);
 }
@@ -443,7 +443,7 @@ static void test_depth_limit(void **state) {
   struct ArrowSchema s;
   rbt_schema(&s, spec, "deep");
   QvError e;
-  assert_int_equal(qv_schema_validate(&s, &e), QV_ELIMIT);
+  assert_int_equal(qv_arrow_schema_validate(&s, &e), QV_ELIMIT);
   struct ArrowArray a;
   assert_int_equal(qv_array_init_from_schema(&a, &s, &e), QV_ELIMIT);
   s.release(&s);

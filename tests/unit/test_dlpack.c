@@ -1,6 +1,7 @@
 /* Dense tensors <-> DLPack: round trips for every value type (plain and
  * versioned), zero copy (same address), owner lifetime through the deleter,
  * and every refused DLTensor. */
+#include "quiver/advanced.h"
 #include "test_util.h"
 
 #include <stdint.h>
@@ -25,23 +26,23 @@ static void count_release(void *p) {
 
 /* A 2x3 tensor of `type` with values 1..6 in a column-major layout (so
  * strides survive the trip), owned by a counting owner. */
-static void make_tensor(QvValueType type, QvTensor *t, uint8_t *buf) {
-  size_t es = qv_value_type_size(type);
+static void make_tensor(QvArrowType type, QvTensor *t, uint8_t *buf) {
+  size_t es = qv_arrow_type_size(type);
   int64_t shape[2] = {2, 3};
   int64_t strides[2] = {(int64_t)es, (int64_t)(2 * es)};
   for (int i = 0; i < 6; i++) {
     uint64_t v = (uint64_t)(i + 1);
-    if (type == QV_VALUE_FLOAT16) {
+    if (type == QV_ARROW_FLOAT16) {
       uint16_t h = qv_float_to_half((float)v);
       memcpy(buf + i * es, &h, 2);
-    } else if (type == QV_VALUE_FLOAT32) {
+    } else if (type == QV_ARROW_FLOAT32) {
       float f = (float)v;
       memcpy(buf + i * es, &f, 4);
-    } else if (type == QV_VALUE_FLOAT64) {
+    } else if (type == QV_ARROW_FLOAT64) {
       double d = (double)v;
       memcpy(buf + i * es, &d, 8);
     } else {
-      qv_st_bits(buf + i * es, es, v); /* host order */
+      qvi_st_bits(buf + i * es, es, v); /* host order */
     }
   }
   QvOwner *owner = qv_owner_new(count_release, NULL);
@@ -58,13 +59,13 @@ static void make_tensor(QvValueType type, QvTensor *t, uint8_t *buf) {
 
 static void test_roundtrip_every_type(void **state) {
   (void)state;
-  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) {
+  for (int ty = QV_ARROW_INT8; ty < QV_ARROW_NUMERIC_END; ty++) {
     for (int versioned = 0; versioned < 2; versioned++) {
       uint8_t buf[48];
       QvTensor t, back;
       QvError err = {0};
       released = 0;
-      make_tensor((QvValueType)ty, &t, buf);
+      make_tensor((QvArrowType)ty, &t, buf);
       DLManagedTensor *m = NULL;
       QvDLManagedTensorVersioned *mv = NULL;
       DLTensor *dl;
@@ -86,10 +87,10 @@ static void test_roundtrip_every_type(void **state) {
       assert_int_equal(dl->shape[1], 3);
       assert_int_equal(dl->strides[0], 1);
       assert_int_equal(dl->strides[1], 2);
-      assert_int_equal(dl->dtype.bits, qv_value_type_size((QvValueType)ty) * 8);
+      assert_int_equal(dl->dtype.bits, qv_arrow_type_size((QvArrowType)ty) * 8);
       assert_int_equal(dl->dtype.lanes, 1);
-      assert_int_equal(dl->dtype.code, ty >= QV_VALUE_FLOAT16  ? kDLFloat
-                                       : ty >= QV_VALUE_UINT8 ? kDLUInt
+      assert_int_equal(dl->dtype.code, ty >= QV_ARROW_FLOAT16  ? kDLFloat
+                                       : ty >= QV_ARROW_UINT8 ? kDLUInt
                                                               : kDLInt);
       if (versioned)
         assert_int_equal(qv_tensor_from_dlpack_versioned(mv, NULL, &back, &err), QV_OK);
@@ -262,7 +263,7 @@ static void test_export_refused(void **state) {
   QvTensor t;
   QvError err = {0};
   int64_t shape[1] = {3}, strides[1] = {3};
-  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_INT16, .ndim = 1,
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_INT16, .ndim = 1,
                                                       .shape = shape, .strides = strides,
                                                       .data = buf, .data_size = 64},
                                   &err),
@@ -275,7 +276,7 @@ static void test_export_refused(void **state) {
 
   /* 0-d and empty tensors export and come back */
   int64_t none[1] = {0};
-  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT32, .ndim = 1,
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_FLOAT32, .ndim = 1,
                                                       .shape = none, .data = NULL},
                                   &err),
                    QV_OK);
@@ -283,10 +284,10 @@ static void test_export_refused(void **state) {
   qv_tensor_reset(&t);
   QvTensor back;
   assert_int_equal(qv_tensor_from_dlpack(m, NULL, &back, &err), QV_OK);
-  assert_int_equal(qv_tensor_size(&back), 0);
+  assert_int_equal(qv_tensor_n_elements(&back), 0);
   qv_tensor_reset(&back);
   float x = 2.5f;
-  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT32, .ndim = 0,
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_FLOAT32, .ndim = 0,
                                                       .data = &x, .data_size = 4},
                                   &err),
                    QV_OK);
@@ -308,7 +309,7 @@ static void test_deleter_releases(void **state) {
   QvTensor t;
   QvError err = {0};
   released = 0;
-  make_tensor(QV_VALUE_INT32, &t, buf);
+  make_tensor(QV_ARROW_INT32, &t, buf);
   DLManagedTensor *a, *b;
   QvDLManagedTensorVersioned *c;
   assert_int_equal(qv_tensor_to_dlpack(&t, &a, &err), QV_OK);

@@ -147,7 +147,7 @@ static void assert_str(QvFbString s, const char *expect) {
 static void assert_verifies(const uint8_t *buf, size_t size) {
   QvError err;
   qv_error_clear(&err);
-  QvStatus st = qv_fb_verify(buf, size, &qvt_root_desc, NULL, &err);
+  QvStatus st = qvi_fb_verify(buf, size, &qvt_root_desc, NULL, &err);
   if (st != QV_OK) print_message("verifier: %s\n", err.message);
   assert_int_equal(st, QV_OK);
   uint64_t d = 0;
@@ -175,139 +175,139 @@ static void check_full_except_old(const uint8_t *buf, size_t size) {
 
 static void check_fields(const uint8_t *buf, size_t size, bool expect_old) {
   QvFbTable r;
-  assert_true(qv_fb_root(buf, size, &r));
-  assert_false(qv_fb_bool(r, QVT_F_BOOL, QVT_DEF_BOOL));
-  assert_true(qv_fb_has(r, QVT_F_BOOL));
-  assert_int_equal(qv_fb_i8(r, QVT_F_BYTE, QVT_DEF_BYTE), -128);
-  assert_int_equal(qv_fb_u8(r, QVT_F_UBYTE, QVT_DEF_UBYTE), 255);
-  assert_int_equal(qv_fb_i16(r, QVT_F_SHORT, QVT_DEF_SHORT), -32768);
-  assert_int_equal(qv_fb_u16(r, QVT_F_USHORT, QVT_DEF_USHORT), 65535);
-  assert_true(qv_fb_i32(r, QVT_F_INT, QVT_DEF_INT) == INT32_MIN);
-  assert_true(qv_fb_u32(r, QVT_F_UINT, QVT_DEF_UINT) == UINT32_MAX);
-  assert_true(qv_fb_i64(r, QVT_F_LONG, QVT_DEF_LONG) == INT64_MIN);
-  assert_true(qv_fb_u64(r, QVT_F_ULONG, QVT_DEF_ULONG) == UINT64_MAX);
-  assert_true(qv_fb_f32(r, QVT_F_FLOAT, QVT_DEF_FLOAT) == -0.75f);
-  assert_true(qv_fb_f64(r, QVT_F_DOUBLE, QVT_DEF_DOUBLE) == 6.02214076e+23);
-  assert_int_equal(qv_fb_has(r, QVT_OLD_FIELD), expect_old);
-  assert_int_equal(qv_fb_i8(r, QVT_COLOR, QVT_DEF_COLOR), QVT_COLOR_BLUE);
-  assert_int_equal(qv_fb_u16(r, QVT_LEVEL, QVT_DEF_LEVEL), QVT_LEVEL_HIGH);
+  assert_true(qvi_fb_root(buf, size, &r));
+  assert_false(qvi_fb_bool(r, QVT_F_BOOL, QVT_DEF_BOOL));
+  assert_true(qvi_fb_has(r, QVT_F_BOOL));
+  assert_int_equal(qvi_fb_i8(r, QVT_F_BYTE, QVT_DEF_BYTE), -128);
+  assert_int_equal(qvi_fb_u8(r, QVT_F_UBYTE, QVT_DEF_UBYTE), 255);
+  assert_int_equal(qvi_fb_i16(r, QVT_F_SHORT, QVT_DEF_SHORT), -32768);
+  assert_int_equal(qvi_fb_u16(r, QVT_F_USHORT, QVT_DEF_USHORT), 65535);
+  assert_true(qvi_fb_i32(r, QVT_F_INT, QVT_DEF_INT) == INT32_MIN);
+  assert_true(qvi_fb_u32(r, QVT_F_UINT, QVT_DEF_UINT) == UINT32_MAX);
+  assert_true(qvi_fb_i64(r, QVT_F_LONG, QVT_DEF_LONG) == INT64_MIN);
+  assert_true(qvi_fb_u64(r, QVT_F_ULONG, QVT_DEF_ULONG) == UINT64_MAX);
+  assert_true(qvi_fb_f32(r, QVT_F_FLOAT, QVT_DEF_FLOAT) == -0.75f);
+  assert_true(qvi_fb_f64(r, QVT_F_DOUBLE, QVT_DEF_DOUBLE) == 6.02214076e+23);
+  assert_int_equal(qvi_fb_has(r, QVT_OLD_FIELD), expect_old);
+  assert_int_equal(qvi_fb_i8(r, QVT_COLOR, QVT_DEF_COLOR), QVT_COLOR_BLUE);
+  assert_int_equal(qvi_fb_u16(r, QVT_LEVEL, QVT_DEF_LEVEL), QVT_LEVEL_HIGH);
 
-  const uint8_t *mixed = qv_fb_struct(r, QVT_MIXED, QVT_MIXED_SIZE);
+  const uint8_t *mixed = qvi_fb_struct(r, QVT_MIXED, QVT_MIXED_SIZE);
   assert_mixed(mixed, -7, 1234567890123456789, -300);
-  const uint8_t *small = qv_fb_struct(r, QVT_SMALL, QVT_SMALL_SIZE);
+  const uint8_t *small = qvi_fb_struct(r, QVT_SMALL, QVT_SMALL_SIZE);
   assert_non_null(small);
   assert_int_equal((int16_t)(small[0] | small[1] << 8), -2);
   assert_int_equal(small[2], 3);
 
-  assert_str(qv_fb_string(r, QVT_NAME), "root");
-  assert_str(qv_fb_string(r, QVT_EMPTY), "");
-  assert_str(qv_fb_string(r, QVT_UTF8), UTF8_TEXT);
+  assert_str(qvi_fb_string(r, QVT_NAME), "root");
+  assert_str(qvi_fb_string(r, QVT_EMPTY), "");
+  assert_str(qvi_fb_string(r, QVT_UTF8), UTF8_TEXT);
 
   static const uint8_t ub[] = {0, 1, 127, 128, 255};
-  QvFbVector v = qv_fb_vector(r, QVT_V_UBYTE, 1);
+  QvFbVector v = qvi_fb_vector(r, QVT_V_UBYTE, 1);
   assert_int_equal(v.len, 5);
-  for (size_t i = 0; i < 5; i++) assert_int_equal(qv_fb_vec_u8(v, i), ub[i]);
-  assert_int_equal(qv_fb_vec_u8(v, 5), 0); /* past the end reads as 0 */
+  for (size_t i = 0; i < 5; i++) assert_int_equal(qvi_fb_vec_u8(v, i), ub[i]);
+  assert_int_equal(qvi_fb_vec_u8(v, 5), 0); /* past the end reads as 0 */
 
   static const int16_t sh[] = {-32768, -1, 0, 1, 32767};
-  v = qv_fb_vector(r, QVT_V_SHORT, 2);
+  v = qvi_fb_vector(r, QVT_V_SHORT, 2);
   assert_int_equal(v.len, 5);
-  for (size_t i = 0; i < 5; i++) assert_int_equal(qv_fb_vec_i16(v, i), sh[i]);
+  for (size_t i = 0; i < 5; i++) assert_int_equal(qvi_fb_vec_i16(v, i), sh[i]);
 
   static const int32_t in[] = {INT32_MIN, 0, INT32_MAX};
-  v = qv_fb_vector(r, QVT_V_INT, 4);
+  v = qvi_fb_vector(r, QVT_V_INT, 4);
   assert_int_equal(v.len, 3);
-  for (size_t i = 0; i < 3; i++) assert_true(qv_fb_vec_i32(v, i) == in[i]);
+  for (size_t i = 0; i < 3; i++) assert_true(qvi_fb_vec_i32(v, i) == in[i]);
 
   static const int64_t lo[] = {INT64_MIN, -1, INT64_MAX};
-  v = qv_fb_vector(r, QVT_V_LONG, 8);
+  v = qvi_fb_vector(r, QVT_V_LONG, 8);
   assert_int_equal(v.len, 3);
-  for (size_t i = 0; i < 3; i++) assert_true(qv_fb_vec_i64(v, i) == lo[i]);
+  for (size_t i = 0; i < 3; i++) assert_true(qvi_fb_vec_i64(v, i) == lo[i]);
 
   static const double db[] = {0.5, -1.25, 1e300};
-  v = qv_fb_vector(r, QVT_V_DOUBLE, 8);
+  v = qvi_fb_vector(r, QVT_V_DOUBLE, 8);
   assert_int_equal(v.len, 3);
-  for (size_t i = 0; i < 3; i++) assert_true(qv_fb_vec_f64(v, i) == db[i]);
+  for (size_t i = 0; i < 3; i++) assert_true(qvi_fb_vec_f64(v, i) == db[i]);
 
-  v = qv_fb_vector(r, QVT_V_MIXED, QVT_MIXED_SIZE);
+  v = qvi_fb_vector(r, QVT_V_MIXED, QVT_MIXED_SIZE);
   assert_int_equal(v.len, 2);
-  assert_mixed(qv_fb_vec_at(v, 0), 1, -2, 3);
-  assert_mixed(qv_fb_vec_at(v, 1), -128, INT64_MAX, -32768);
-  assert_null(qv_fb_vec_at(v, 2));
+  assert_mixed(qvi_fb_vec_at(v, 0), 1, -2, 3);
+  assert_mixed(qvi_fb_vec_at(v, 1), -128, INT64_MAX, -32768);
+  assert_null(qvi_fb_vec_at(v, 2));
 
   static const int16_t sx[] = {10, -10, 0};
   static const uint8_t sy[] = {20, 255, 0};
-  v = qv_fb_vector(r, QVT_V_SMALL, QVT_SMALL_SIZE);
+  v = qvi_fb_vector(r, QVT_V_SMALL, QVT_SMALL_SIZE);
   assert_int_equal(v.len, 3);
   for (size_t i = 0; i < 3; i++) {
-    assert_int_equal(qv_fb_vec_i16(v, i), sx[i]);
-    assert_int_equal(qv_fb_vec_at(v, i)[2], sy[i]);
+    assert_int_equal(qvi_fb_vec_i16(v, i), sx[i]);
+    assert_int_equal(qvi_fb_vec_at(v, i)[2], sy[i]);
   }
 
-  v = qv_fb_vector(r, QVT_V_STRING, 4);
+  v = qvi_fb_vector(r, QVT_V_STRING, 4);
   assert_int_equal(v.len, 3);
-  assert_str(qv_fb_vec_string(v, 0), "alpha");
-  assert_str(qv_fb_vec_string(v, 1), "");
-  assert_str(qv_fb_vec_string(v, 2), UNICODE_TEXT);
-  assert_null(qv_fb_vec_string(v, 3).data);
+  assert_str(qvi_fb_vec_string(v, 0), "alpha");
+  assert_str(qvi_fb_vec_string(v, 1), "");
+  assert_str(qvi_fb_vec_string(v, 2), UNICODE_TEXT);
+  assert_null(qvi_fb_vec_string(v, 3).data);
 
-  v = qv_fb_vector(r, QVT_V_LEAF, 4);
+  v = qvi_fb_vector(r, QVT_V_LEAF, 4);
   assert_int_equal(v.len, 3);
   static const char *const ln[] = {"l0", "l1", "l2"};
   static const int32_t lv[] = {0, QVT_DEF_LEAF_VALUE, -9};
   for (size_t i = 0; i < 3; i++) {
-    QvFbTable leaf = qv_fb_vec_table(v, i);
-    assert_true(qv_fb_table_valid(leaf));
-    assert_str(qv_fb_string(leaf, QVT_LEAF_NAME), ln[i]);
-    assert_int_equal(qv_fb_i32(leaf, QVT_LEAF_VALUE, QVT_DEF_LEAF_VALUE), lv[i]);
+    QvFbTable leaf = qvi_fb_vec_table(v, i);
+    assert_true(qvi_fb_table_valid(leaf));
+    assert_str(qvi_fb_string(leaf, QVT_LEAF_NAME), ln[i]);
+    assert_int_equal(qvi_fb_i32(leaf, QVT_LEAF_VALUE, QVT_DEF_LEAF_VALUE), lv[i]);
   }
-  assert_false(qv_fb_has(qv_fb_vec_table(v, 1), QVT_LEAF_VALUE));
-  assert_false(qv_fb_table_valid(qv_fb_vec_table(v, 3)));
+  assert_false(qvi_fb_has(qvi_fb_vec_table(v, 1), QVT_LEAF_VALUE));
+  assert_false(qvi_fb_table_valid(qvi_fb_vec_table(v, 3)));
 
   /* tree: d0 -> d1 (leaf1 = 11) -> d2 -> d3 (leaf3 = 33) */
-  QvFbTable n = qv_fb_table(r, QVT_TREE);
+  QvFbTable n = qvi_fb_table(r, QVT_TREE);
   for (int depth = 0; depth < 4; depth++) {
     char label[8];
     snprintf(label, sizeof label, "d%d", depth);
-    assert_true(qv_fb_table_valid(n));
-    assert_str(qv_fb_string(n, QVT_NODE_LABEL), label);
-    assert_int_equal(qv_fb_u8(n, QVT_NODE_DEPTH, 0), depth);
-    assert_int_equal(qv_fb_has(n, QVT_NODE_DEPTH), depth != 0); /* 0 is the default */
-    QvFbTable leaf = qv_fb_table(n, QVT_NODE_LEAF);
+    assert_true(qvi_fb_table_valid(n));
+    assert_str(qvi_fb_string(n, QVT_NODE_LABEL), label);
+    assert_int_equal(qvi_fb_u8(n, QVT_NODE_DEPTH, 0), depth);
+    assert_int_equal(qvi_fb_has(n, QVT_NODE_DEPTH), depth != 0); /* 0 is the default */
+    QvFbTable leaf = qvi_fb_table(n, QVT_NODE_LEAF);
     if (depth == 1 || depth == 3) {
-      assert_str(qv_fb_string(leaf, QVT_LEAF_NAME), depth == 1 ? "leaf1" : "leaf3");
-      assert_int_equal(qv_fb_i32(leaf, QVT_LEAF_VALUE, QVT_DEF_LEAF_VALUE), depth * 11);
+      assert_str(qvi_fb_string(leaf, QVT_LEAF_NAME), depth == 1 ? "leaf1" : "leaf3");
+      assert_int_equal(qvi_fb_i32(leaf, QVT_LEAF_VALUE, QVT_DEF_LEAF_VALUE), depth * 11);
     } else {
-      assert_false(qv_fb_table_valid(leaf));
+      assert_false(qvi_fb_table_valid(leaf));
     }
-    n = qv_fb_table(n, QVT_NODE_CHILD);
+    n = qvi_fb_table(n, QVT_NODE_CHILD);
   }
-  assert_false(qv_fb_table_valid(n));
+  assert_false(qvi_fb_table_valid(n));
 
-  assert_int_equal(qv_fb_u8(r, QVT_SHAPE_TYPE, 0), QVT_SHAPE_SQUARE);
-  QvFbTable sq = qv_fb_table(r, QVT_SHAPE);
-  assert_int_equal(qv_fb_i32(sq, QVT_SQUARE_SIDE, QVT_DEF_SIDE), 5);
-  assert_str(qv_fb_string(sq, QVT_SQUARE_LABEL), "sq");
+  assert_int_equal(qvi_fb_u8(r, QVT_SHAPE_TYPE, 0), QVT_SHAPE_SQUARE);
+  QvFbTable sq = qvi_fb_table(r, QVT_SHAPE);
+  assert_int_equal(qvi_fb_i32(sq, QVT_SQUARE_SIDE, QVT_DEF_SIDE), 5);
+  assert_str(qvi_fb_string(sq, QVT_SQUARE_LABEL), "sq");
 
-  assert_int_equal(qv_fb_u8(r, QVT_SHAPE2_TYPE, 0), QVT_SHAPE_POLYGON);
-  QvFbTable poly = qv_fb_table(r, QVT_SHAPE2);
-  v = qv_fb_vector(poly, QVT_POLYGON_POINTS, QVT_MIXED_SIZE);
+  assert_int_equal(qvi_fb_u8(r, QVT_SHAPE2_TYPE, 0), QVT_SHAPE_POLYGON);
+  QvFbTable poly = qvi_fb_table(r, QVT_SHAPE2);
+  v = qvi_fb_vector(poly, QVT_POLYGON_POINTS, QVT_MIXED_SIZE);
   assert_int_equal(v.len, 1);
-  assert_mixed(qv_fb_vec_at(v, 0), 4, 40, 400);
-  v = qv_fb_vector(poly, QVT_POLYGON_NAMES, 4);
+  assert_mixed(qvi_fb_vec_at(v, 0), 4, 40, 400);
+  v = qvi_fb_vector(poly, QVT_POLYGON_NAMES, 4);
   assert_int_equal(v.len, 2);
-  assert_str(qv_fb_vec_string(v, 0), "p");
-  assert_str(qv_fb_vec_string(v, 1), "q");
+  assert_str(qvi_fb_vec_string(v, 0), "p");
+  assert_str(qvi_fb_vec_string(v, 1), "q");
 
-  v = qv_fb_vector(r, QVT_V_BOOL, 1);
+  v = qvi_fb_vector(r, QVT_V_BOOL, 1);
   assert_int_equal(v.len, 3);
-  assert_int_equal(qv_fb_vec_u8(v, 0), 1);
-  assert_int_equal(qv_fb_vec_u8(v, 1), 0);
-  assert_int_equal(qv_fb_vec_u8(v, 2), 1);
+  assert_int_equal(qvi_fb_vec_u8(v, 0), 1);
+  assert_int_equal(qvi_fb_vec_u8(v, 1), 0);
+  assert_int_equal(qvi_fb_vec_u8(v, 2), 1);
 
   /* wrong-width element reads are refused rather than over-reading */
-  v = qv_fb_vector(r, QVT_V_UBYTE, 1);
-  assert_int_equal(qv_fb_vec_i64(v, 0), 0);
+  v = qvi_fb_vector(r, QVT_V_UBYTE, 1);
+  assert_int_equal(qvi_fb_vec_i64(v, 0), 0);
 }
 
 typedef QvFbRef (*BuildFn)(QvFbBuilder *b);
@@ -328,7 +328,7 @@ static uint8_t *finish_copy(QvFbBuilder *b, QvFbRef root, size_t *size) {
   const uint8_t *out;
   QvError err;
   qv_error_clear(&err);
-  QvStatus st = qv_fb_finish(b, root, &out, size, &err);
+  QvStatus st = qvi_fb_finish(b, root, &out, size, &err);
   if (st) print_message("finish: %s\n", err.message);
   assert_int_equal(st, QV_OK);
   uint8_t *copy = malloc(*size);
@@ -339,9 +339,9 @@ static uint8_t *finish_copy(QvFbBuilder *b, QvFbRef root, size_t *size) {
 
 static uint8_t *build(BuildFn fn, size_t *size) {
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   uint8_t *copy = finish_copy(&b, fn(&b), size);
-  qv_fb_builder_reset(&b);
+  qvi_fb_builder_reset(&b);
   return copy;
 }
 
@@ -365,28 +365,28 @@ static void test_flatc_minimal_defaults(void **state) {
   uint8_t *buf = flatc_binary("minimal", &size);
   assert_verifies(buf, size);
   QvFbTable r;
-  assert_true(qv_fb_root(buf, size, &r));
+  assert_true(qvi_fb_root(buf, size, &r));
   for (unsigned slot = 0; slot < QVT_ROOT_SLOTS; slot++)
-    assert_int_equal(qv_fb_has(r, slot), slot == QVT_NAME);
-  assert_str(qv_fb_string(r, QVT_NAME), "");
-  assert_true(qv_fb_bool(r, QVT_F_BOOL, QVT_DEF_BOOL));
-  assert_int_equal(qv_fb_i8(r, QVT_F_BYTE, QVT_DEF_BYTE), -5);
-  assert_int_equal(qv_fb_u8(r, QVT_F_UBYTE, QVT_DEF_UBYTE), 200);
-  assert_int_equal(qv_fb_i16(r, QVT_F_SHORT, QVT_DEF_SHORT), -1234);
-  assert_int_equal(qv_fb_u16(r, QVT_F_USHORT, QVT_DEF_USHORT), 60000);
-  assert_int_equal(qv_fb_i32(r, QVT_F_INT, QVT_DEF_INT), -100000);
-  assert_true(qv_fb_u32(r, QVT_F_UINT, QVT_DEF_UINT) == 4000000000u);
-  assert_true(qv_fb_i64(r, QVT_F_LONG, QVT_DEF_LONG) == -5000000000);
-  assert_true(qv_fb_u64(r, QVT_F_ULONG, QVT_DEF_ULONG) == 10000000000000000000u);
-  assert_true(qv_fb_f32(r, QVT_F_FLOAT, QVT_DEF_FLOAT) == 3.25f);
-  assert_true(qv_fb_f64(r, QVT_F_DOUBLE, QVT_DEF_DOUBLE) == -2.5e100);
-  assert_int_equal(qv_fb_i8(r, QVT_COLOR, QVT_DEF_COLOR), QVT_COLOR_GREEN);
-  assert_int_equal(qv_fb_u16(r, QVT_LEVEL, QVT_DEF_LEVEL), QVT_LEVEL_MID);
-  assert_null(qv_fb_struct(r, QVT_MIXED, QVT_MIXED_SIZE));
-  assert_null(qv_fb_string(r, QVT_UTF8).data);
-  assert_null(qv_fb_vector(r, QVT_V_INT, 4).buf);
-  assert_false(qv_fb_table_valid(qv_fb_table(r, QVT_TREE)));
-  assert_int_equal(qv_fb_u8(r, QVT_SHAPE_TYPE, QVT_SHAPE_NONE), QVT_SHAPE_NONE);
+    assert_int_equal(qvi_fb_has(r, slot), slot == QVT_NAME);
+  assert_str(qvi_fb_string(r, QVT_NAME), "");
+  assert_true(qvi_fb_bool(r, QVT_F_BOOL, QVT_DEF_BOOL));
+  assert_int_equal(qvi_fb_i8(r, QVT_F_BYTE, QVT_DEF_BYTE), -5);
+  assert_int_equal(qvi_fb_u8(r, QVT_F_UBYTE, QVT_DEF_UBYTE), 200);
+  assert_int_equal(qvi_fb_i16(r, QVT_F_SHORT, QVT_DEF_SHORT), -1234);
+  assert_int_equal(qvi_fb_u16(r, QVT_F_USHORT, QVT_DEF_USHORT), 60000);
+  assert_int_equal(qvi_fb_i32(r, QVT_F_INT, QVT_DEF_INT), -100000);
+  assert_true(qvi_fb_u32(r, QVT_F_UINT, QVT_DEF_UINT) == 4000000000u);
+  assert_true(qvi_fb_i64(r, QVT_F_LONG, QVT_DEF_LONG) == -5000000000);
+  assert_true(qvi_fb_u64(r, QVT_F_ULONG, QVT_DEF_ULONG) == 10000000000000000000u);
+  assert_true(qvi_fb_f32(r, QVT_F_FLOAT, QVT_DEF_FLOAT) == 3.25f);
+  assert_true(qvi_fb_f64(r, QVT_F_DOUBLE, QVT_DEF_DOUBLE) == -2.5e100);
+  assert_int_equal(qvi_fb_i8(r, QVT_COLOR, QVT_DEF_COLOR), QVT_COLOR_GREEN);
+  assert_int_equal(qvi_fb_u16(r, QVT_LEVEL, QVT_DEF_LEVEL), QVT_LEVEL_MID);
+  assert_null(qvi_fb_struct(r, QVT_MIXED, QVT_MIXED_SIZE));
+  assert_null(qvi_fb_string(r, QVT_UTF8).data);
+  assert_null(qvi_fb_vector(r, QVT_V_INT, 4).buf);
+  assert_false(qvi_fb_table_valid(qvi_fb_table(r, QVT_TREE)));
+  assert_int_equal(qvi_fb_u8(r, QVT_SHAPE_TYPE, QVT_SHAPE_NONE), QVT_SHAPE_NONE);
   free(buf);
 }
 
@@ -397,24 +397,24 @@ static void test_flatc_union_and_empty(void **state) {
   uint8_t *buf = flatc_binary("circle", &size);
   assert_verifies(buf, size);
   QvFbTable r;
-  assert_true(qv_fb_root(buf, size, &r));
+  assert_true(qvi_fb_root(buf, size, &r));
   /* zeros that differ from the defaults are stored and read back */
-  assert_true(qv_fb_has(r, QVT_F_INT));
-  assert_int_equal(qv_fb_i32(r, QVT_F_INT, QVT_DEF_INT), 0);
-  assert_true(qv_fb_f64(r, QVT_F_DOUBLE, QVT_DEF_DOUBLE) == 0.0);
-  assert_int_equal(qv_fb_u8(r, QVT_SHAPE_TYPE, 0), QVT_SHAPE_CIRCLE);
-  QvFbTable c = qv_fb_table(r, QVT_SHAPE);
-  assert_true(qv_fb_has(c, QVT_CIRCLE_RADIUS));
-  assert_true(qv_fb_f64(c, QVT_CIRCLE_RADIUS, QVT_DEF_RADIUS) == 0.0);
-  c = qv_fb_table(r, QVT_SHAPE2);
-  assert_true(qv_fb_f64(c, QVT_CIRCLE_RADIUS, QVT_DEF_RADIUS) == 2.5);
+  assert_true(qvi_fb_has(r, QVT_F_INT));
+  assert_int_equal(qvi_fb_i32(r, QVT_F_INT, QVT_DEF_INT), 0);
+  assert_true(qvi_fb_f64(r, QVT_F_DOUBLE, QVT_DEF_DOUBLE) == 0.0);
+  assert_int_equal(qvi_fb_u8(r, QVT_SHAPE_TYPE, 0), QVT_SHAPE_CIRCLE);
+  QvFbTable c = qvi_fb_table(r, QVT_SHAPE);
+  assert_true(qvi_fb_has(c, QVT_CIRCLE_RADIUS));
+  assert_true(qvi_fb_f64(c, QVT_CIRCLE_RADIUS, QVT_DEF_RADIUS) == 0.0);
+  c = qvi_fb_table(r, QVT_SHAPE2);
+  assert_true(qvi_fb_f64(c, QVT_CIRCLE_RADIUS, QVT_DEF_RADIUS) == 2.5);
   /* present but empty vectors */
   static const unsigned empty[] = {QVT_V_LEAF, QVT_V_STRING, QVT_V_MIXED};
   for (size_t i = 0; i < 3; i++) {
-    QvFbVector v = qv_fb_vector(r, empty[i], empty[i] == QVT_V_MIXED ? QVT_MIXED_SIZE : 4);
+    QvFbVector v = qvi_fb_vector(r, empty[i], empty[i] == QVT_V_MIXED ? QVT_MIXED_SIZE : 4);
     assert_non_null(v.buf);
     assert_int_equal(v.len, 0);
-    assert_null(qv_fb_vec_at(v, 0));
+    assert_null(qvi_fb_vec_at(v, 0));
   }
   free(buf);
 }
@@ -495,8 +495,8 @@ static void test_builder_deprecated_field(void **state) {
   assert_verifies(ours, size);
   check_full_except_old(ours, size);
   QvFbTable r;
-  assert_true(qv_fb_root(ours, size, &r));
-  assert_int_equal(qv_fb_i32(r, QVT_OLD_FIELD, 0), 4242);
+  assert_true(qvi_fb_root(ours, size, &r));
+  assert_int_equal(qvi_fb_i32(r, QVT_OLD_FIELD, 0), 4242);
   free(ours);
 }
 
@@ -528,18 +528,18 @@ static void test_builder_union_through_flatc(void **state) {
   flatc_compare("circle", build_circle, true);
 }
 
-/* qv_fb_add_scalar stores a default value anyway; flatc then prints it even
+/* qvi_fb_add_scalar stores a default value anyway; flatc then prints it even
  * without --defaults-json, since it prints every field present. */
 static QvFbRef build_forced(QvFbBuilder *b) {
   QvFbRef name = str(b, "forced");
-  qv_fb_table_start(b);
+  qvi_fb_table_start(b);
   int32_t def_int = QVT_DEF_INT;
-  qv_fb_add_scalar(b, QVT_F_INT, &def_int, 4);
-  qv_fb_add_i64(b, QVT_F_LONG, QVT_DEF_LONG, QVT_DEF_LONG); /* omitted */
+  qvi_fb_add_scalar(b, QVT_F_INT, &def_int, 4);
+  qvi_fb_add_i64(b, QVT_F_LONG, QVT_DEF_LONG, QVT_DEF_LONG); /* omitted */
   uint8_t none = QVT_SHAPE_NONE;
-  qv_fb_add_scalar(b, QVT_SHAPE_TYPE, &none, 1);
-  qv_fb_add_ref(b, QVT_NAME, name);
-  return qv_fb_table_end(b);
+  qvi_fb_add_scalar(b, QVT_SHAPE_TYPE, &none, 1);
+  qvi_fb_add_ref(b, QVT_NAME, name);
+  return qvi_fb_table_end(b);
 }
 
 static void test_builder_forced_scalar(void **state) {
@@ -548,11 +548,11 @@ static void test_builder_forced_scalar(void **state) {
   uint8_t *buf = build(build_forced, &size);
   assert_verifies(buf, size);
   QvFbTable r;
-  assert_true(qv_fb_root(buf, size, &r));
-  assert_true(qv_fb_has(r, QVT_F_INT));
-  assert_int_equal(qv_fb_i32(r, QVT_F_INT, 0), QVT_DEF_INT);
-  assert_true(qv_fb_has(r, QVT_SHAPE_TYPE));
-  assert_false(qv_fb_has(r, QVT_F_LONG));
+  assert_true(qvi_fb_root(buf, size, &r));
+  assert_true(qvi_fb_has(r, QVT_F_INT));
+  assert_int_equal(qvi_fb_i32(r, QVT_F_INT, 0), QVT_DEF_INT);
+  assert_true(qvi_fb_has(r, QVT_SHAPE_TYPE));
+  assert_false(qvi_fb_has(r, QVT_F_LONG));
   free(buf);
 }
 
@@ -573,10 +573,10 @@ static void test_builder_forced_scalar_flatc(void **state) {
 
 /* A string with an embedded NUL keeps its length; flatc escapes the NUL. */
 static QvFbRef build_nul_name(QvFbBuilder *b) {
-  QvFbRef name = qv_fb_create_string(b, "a\0b", 3);
-  qv_fb_table_start(b);
-  qv_fb_add_ref(b, QVT_NAME, name);
-  return qv_fb_table_end(b);
+  QvFbRef name = qvi_fb_create_string(b, "a\0b", 3);
+  qvi_fb_table_start(b);
+  qvi_fb_add_ref(b, QVT_NAME, name);
+  return qvi_fb_table_end(b);
 }
 
 static void test_builder_string_with_nul(void **state) {
@@ -585,8 +585,8 @@ static void test_builder_string_with_nul(void **state) {
   uint8_t *buf = build(build_nul_name, &size);
   assert_verifies(buf, size);
   QvFbTable r;
-  assert_true(qv_fb_root(buf, size, &r));
-  QvFbString s = qv_fb_string(r, QVT_NAME);
+  assert_true(qvi_fb_root(buf, size, &r));
+  QvFbString s = qvi_fb_string(r, QVT_NAME);
   assert_int_equal(s.len, 3);
   assert_memory_equal(s.data, "a\0b", 4);
   free(buf);
@@ -615,11 +615,11 @@ static void test_builder_deterministic(void **state) {
   assert_memory_equal(a, b, n1);
   /* a builder reused after release produces the same bytes again */
   QvFbBuilder bl;
-  qv_fb_builder_init(&bl);
+  qvi_fb_builder_init(&bl);
   build_circle(&bl);
-  qv_fb_builder_reset(&bl);
+  qvi_fb_builder_reset(&bl);
   uint8_t *c = finish_copy(&bl, qvt_build_full(&bl, -1), &n2);
-  qv_fb_builder_reset(&bl);
+  qvi_fb_builder_reset(&bl);
   assert_int_equal(n1, n2);
   assert_memory_equal(a, c, n1);
   free(a);
@@ -630,31 +630,31 @@ static void test_builder_deterministic(void **state) {
 static void test_builder_vtable_dedup(void **state) {
   (void)state;
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef l[4] = {build_leaf(&b, "a", 1), build_leaf(&b, "bb", 2),
                   build_leaf(&b, "c", QVT_DEF_LEAF_VALUE), /* other layout */
                   build_leaf(&b, "dddd", 3)};
   assert_int_equal(b.n_vtables, 2);
-  QvFbRef v = qv_fb_create_vector_refs(&b, l, 4);
-  qv_fb_table_start(&b);
-  qv_fb_add_ref(&b, QVT_V_LEAF, v);
+  QvFbRef v = qvi_fb_create_vector_refs(&b, l, 4);
+  qvi_fb_table_start(&b);
+  qvi_fb_add_ref(&b, QVT_V_LEAF, v);
   size_t size;
-  uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), &size);
-  qv_fb_builder_reset(&b);
+  uint8_t *buf = finish_copy(&b, qvi_fb_table_end(&b), &size);
+  qvi_fb_builder_reset(&b);
 
   QvFbTable r;
-  assert_true(qv_fb_root(buf, size, &r));
-  QvFbVector vec = qv_fb_vector(r, QVT_V_LEAF, 4);
+  assert_true(qvi_fb_root(buf, size, &r));
+  QvFbVector vec = qvi_fb_vector(r, QVT_V_LEAF, 4);
   assert_int_equal(vec.len, 4);
   QvFbTable t[4];
-  for (int i = 0; i < 4; i++) t[i] = qv_fb_vec_table(vec, (size_t)i);
+  for (int i = 0; i < 4; i++) t[i] = qvi_fb_vec_table(vec, (size_t)i);
   assert_int_equal(t[0].vt, t[1].vt);
   assert_int_equal(t[0].vt, t[3].vt);
   assert_true(t[2].vt != t[0].vt);
   assert_int_equal(t[0].vt_size, 8); /* 2 slots */
   assert_int_equal(t[2].vt_size, 6); /* trailing absent slot trimmed */
-  assert_int_equal(qv_fb_i32(t[3], QVT_LEAF_VALUE, 0), 3);
-  assert_int_equal(qv_fb_i32(t[2], QVT_LEAF_VALUE, QVT_DEF_LEAF_VALUE), QVT_DEF_LEAF_VALUE);
+  assert_int_equal(qvi_fb_i32(t[3], QVT_LEAF_VALUE, 0), 3);
+  assert_int_equal(qvi_fb_i32(t[2], QVT_LEAF_VALUE, QVT_DEF_LEAF_VALUE), QVT_DEF_LEAF_VALUE);
   /* shared vtables are negative soffsets: vtable after the table */
   assert_true(t[0].vt > t[0].pos || t[1].vt > t[1].pos);
   free(buf);
@@ -663,15 +663,15 @@ static void test_builder_vtable_dedup(void **state) {
    * layout adds only the table and its string (both 4-aligned). */
   size_t sizes[2];
   for (int extra = 0; extra < 2; extra++) {
-    qv_fb_builder_init(&b);
+    qvi_fb_builder_init(&b);
     QvFbRef refs[2];
     for (int i = 0; i <= extra; i++) refs[i] = build_leaf(&b, "xyz", 1 + i);
-    v = qv_fb_create_vector_refs(&b, refs, (size_t)extra + 1);
-    qv_fb_table_start(&b);
-    qv_fb_add_ref(&b, QVT_V_LEAF, v);
-    buf = finish_copy(&b, qv_fb_table_end(&b), &sizes[extra]);
+    v = qvi_fb_create_vector_refs(&b, refs, (size_t)extra + 1);
+    qvi_fb_table_start(&b);
+    qvi_fb_add_ref(&b, QVT_V_LEAF, v);
+    buf = finish_copy(&b, qvi_fb_table_end(&b), &sizes[extra]);
     assert_int_equal(b.n_vtables, 2);
-    qv_fb_builder_reset(&b);
+    qvi_fb_builder_reset(&b);
     free(buf);
   }
   /* string "xyz" 4+4, table soffset+name+value 12, vector element 4 */
@@ -684,21 +684,21 @@ static void test_builder_vtable_dedup(void **state) {
 static void test_builder_dedup_short_then_long(void **state) {
   (void)state;
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
-  qv_fb_table_start(&b);
-  QvFbRef empty = qv_fb_table_end(&b);
-  qv_fb_table_start(&b);
-  qv_fb_add_i32(&b, 0, 1, 0);
-  qv_fb_add_ref(&b, 900, empty);
+  qvi_fb_builder_init(&b);
+  qvi_fb_table_start(&b);
+  QvFbRef empty = qvi_fb_table_end(&b);
+  qvi_fb_table_start(&b);
+  qvi_fb_add_i32(&b, 0, 1, 0);
+  qvi_fb_add_ref(&b, 900, empty);
   size_t size;
-  uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), &size);
-  qv_fb_builder_reset(&b);
+  uint8_t *buf = finish_copy(&b, qvi_fb_table_end(&b), &size);
+  qvi_fb_builder_reset(&b);
   QvFbTable r;
-  assert_true(qv_fb_root(buf, size, &r));
+  assert_true(qvi_fb_root(buf, size, &r));
   assert_int_equal(r.vt_size, 4 + 2 * 901);
-  assert_int_equal(qv_fb_i32(r, 0, 0), 1);
-  QvFbTable e = qv_fb_table(r, 900);
-  assert_true(qv_fb_table_valid(e));
+  assert_int_equal(qvi_fb_i32(r, 0, 0), 1);
+  QvFbTable e = qvi_fb_table(r, 900);
+  assert_true(qvi_fb_table_valid(e));
   assert_int_equal(e.vt_size, 4);
   free(buf);
 }
@@ -709,56 +709,56 @@ static void test_builder_alignment(void **state) {
   (void)state;
   for (size_t shift = 0; shift < 16; shift++) {
     QvFbBuilder b;
-    qv_fb_builder_init(&b);
+    qvi_fb_builder_init(&b);
     char pad[16];
     memset(pad, 'x', sizeof pad);
-    QvFbRef s = qv_fb_create_string(&b, pad, shift);
+    QvFbRef s = qvi_fb_create_string(&b, pad, shift);
     uint8_t bytes[16] = {0};
-    QvFbRef vb = qv_fb_create_vector(&b, bytes, shift, 1, 1);
+    QvFbRef vb = qvi_fb_create_vector(&b, bytes, shift, 1, 1);
     static const QvtMixed m[] = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
     QvFbRef vm = mixed_vector(&b, m, 3);
     static const int64_t lo[] = {1, 2};
-    QvFbRef vl = qv_fb_create_vector(&b, lo, 2, 8, 8);
+    QvFbRef vl = qvi_fb_create_vector(&b, lo, 2, 8, 8);
     uint8_t mixed[QVT_MIXED_SIZE];
     qvt_store_mixed(mixed, m[1]);
-    qv_fb_table_start(&b);
-    qv_fb_add_u8(&b, QVT_F_UBYTE, (uint8_t)shift, QVT_DEF_UBYTE);
-    qv_fb_add_i64(&b, QVT_F_LONG, 1, QVT_DEF_LONG);
-    qv_fb_add_i16(&b, QVT_F_SHORT, 1, QVT_DEF_SHORT);
-    qv_fb_add_struct(&b, QVT_MIXED, mixed, QVT_MIXED_SIZE, QVT_MIXED_ALIGN);
-    qv_fb_add_bool(&b, QVT_F_BOOL, false, true);
-    qv_fb_add_f64(&b, QVT_F_DOUBLE, 1.0, QVT_DEF_DOUBLE);
-    qv_fb_add_u64(&b, QVT_F_ULONG, 1, QVT_DEF_ULONG);
-    qv_fb_add_ref(&b, QVT_NAME, s);
-    qv_fb_add_ref(&b, QVT_V_UBYTE, vb);
-    qv_fb_add_ref(&b, QVT_V_MIXED, vm);
-    qv_fb_add_ref(&b, QVT_V_LONG, vl);
+    qvi_fb_table_start(&b);
+    qvi_fb_add_u8(&b, QVT_F_UBYTE, (uint8_t)shift, QVT_DEF_UBYTE);
+    qvi_fb_add_i64(&b, QVT_F_LONG, 1, QVT_DEF_LONG);
+    qvi_fb_add_i16(&b, QVT_F_SHORT, 1, QVT_DEF_SHORT);
+    qvi_fb_add_struct(&b, QVT_MIXED, mixed, QVT_MIXED_SIZE, QVT_MIXED_ALIGN);
+    qvi_fb_add_bool(&b, QVT_F_BOOL, false, true);
+    qvi_fb_add_f64(&b, QVT_F_DOUBLE, 1.0, QVT_DEF_DOUBLE);
+    qvi_fb_add_u64(&b, QVT_F_ULONG, 1, QVT_DEF_ULONG);
+    qvi_fb_add_ref(&b, QVT_NAME, s);
+    qvi_fb_add_ref(&b, QVT_V_UBYTE, vb);
+    qvi_fb_add_ref(&b, QVT_V_MIXED, vm);
+    qvi_fb_add_ref(&b, QVT_V_LONG, vl);
     size_t size;
-    uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), &size);
-    qv_fb_builder_reset(&b);
+    uint8_t *buf = finish_copy(&b, qvi_fb_table_end(&b), &size);
+    qvi_fb_builder_reset(&b);
 
     assert_int_equal(size % 8, 0);
     assert_verifies(buf, size); /* the verifier checks alignment too */
     QvFbTable r;
-    assert_true(qv_fb_root(buf, size, &r));
+    assert_true(qvi_fb_root(buf, size, &r));
     assert_int_equal(r.pos % 4, 0);
-    assert_int_equal(qv_fb_field_pos(r, QVT_F_LONG, 8) % 8, 0);
-    assert_int_equal(qv_fb_field_pos(r, QVT_F_DOUBLE, 8) % 8, 0);
-    assert_int_equal(qv_fb_field_pos(r, QVT_F_ULONG, 8) % 8, 0);
-    assert_int_equal(qv_fb_field_pos(r, QVT_F_SHORT, 2) % 2, 0);
-    assert_int_equal(qv_fb_field_pos(r, QVT_MIXED, QVT_MIXED_SIZE) % 8, 0);
-    QvFbVector v = qv_fb_vector(r, QVT_V_MIXED, QVT_MIXED_SIZE);
+    assert_int_equal(qvi_fb_field_pos(r, QVT_F_LONG, 8) % 8, 0);
+    assert_int_equal(qvi_fb_field_pos(r, QVT_F_DOUBLE, 8) % 8, 0);
+    assert_int_equal(qvi_fb_field_pos(r, QVT_F_ULONG, 8) % 8, 0);
+    assert_int_equal(qvi_fb_field_pos(r, QVT_F_SHORT, 2) % 2, 0);
+    assert_int_equal(qvi_fb_field_pos(r, QVT_MIXED, QVT_MIXED_SIZE) % 8, 0);
+    QvFbVector v = qvi_fb_vector(r, QVT_V_MIXED, QVT_MIXED_SIZE);
     assert_int_equal(v.len, 3);
     assert_int_equal(v.pos % 8, 0);
-    assert_mixed(qv_fb_vec_at(v, 2), 7, 8, 9);
-    v = qv_fb_vector(r, QVT_V_LONG, 8);
+    assert_mixed(qvi_fb_vec_at(v, 2), 7, 8, 9);
+    v = qvi_fb_vector(r, QVT_V_LONG, 8);
     assert_int_equal(v.pos % 8, 0);
-    assert_int_equal(qv_fb_vec_i64(v, 1), 2);
-    v = qv_fb_vector(r, QVT_V_UBYTE, 1);
+    assert_int_equal(qvi_fb_vec_i64(v, 1), 2);
+    v = qvi_fb_vector(r, QVT_V_UBYTE, 1);
     assert_int_equal(v.len, shift);
     assert_int_equal((v.pos - 4) % 4, 0);
-    assert_int_equal(qv_fb_string(r, QVT_NAME).len, shift);
-    assert_int_equal(qv_fb_u8(r, QVT_F_UBYTE, QVT_DEF_UBYTE), shift == QVT_DEF_UBYTE ? 200 : shift);
+    assert_int_equal(qvi_fb_string(r, QVT_NAME).len, shift);
+    assert_int_equal(qvi_fb_u8(r, QVT_F_UBYTE, QVT_DEF_UBYTE), shift == QVT_DEF_UBYTE ? 200 : shift);
     free(buf);
   }
 }
@@ -766,32 +766,32 @@ static void test_builder_alignment(void **state) {
 static void test_builder_defaults_omitted(void **state) {
   (void)state;
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef name = str(&b, "n");
-  qv_fb_table_start(&b);
-  qv_fb_add_bool(&b, QVT_F_BOOL, QVT_DEF_BOOL, QVT_DEF_BOOL);
-  qv_fb_add_i8(&b, QVT_F_BYTE, QVT_DEF_BYTE, QVT_DEF_BYTE);
-  qv_fb_add_u8(&b, QVT_F_UBYTE, QVT_DEF_UBYTE, QVT_DEF_UBYTE);
-  qv_fb_add_i16(&b, QVT_F_SHORT, QVT_DEF_SHORT, QVT_DEF_SHORT);
-  qv_fb_add_u16(&b, QVT_F_USHORT, QVT_DEF_USHORT, QVT_DEF_USHORT);
-  qv_fb_add_i32(&b, QVT_F_INT, QVT_DEF_INT, QVT_DEF_INT);
-  qv_fb_add_u32(&b, QVT_F_UINT, QVT_DEF_UINT, QVT_DEF_UINT);
-  qv_fb_add_i64(&b, QVT_F_LONG, QVT_DEF_LONG, QVT_DEF_LONG);
-  qv_fb_add_u64(&b, QVT_F_ULONG, QVT_DEF_ULONG, QVT_DEF_ULONG);
-  qv_fb_add_f32(&b, QVT_F_FLOAT, QVT_DEF_FLOAT, QVT_DEF_FLOAT);
-  qv_fb_add_f64(&b, QVT_F_DOUBLE, QVT_DEF_DOUBLE, QVT_DEF_DOUBLE);
-  qv_fb_add_ref(&b, QVT_TREE, 0); /* a null ref is no field */
+  qvi_fb_table_start(&b);
+  qvi_fb_add_bool(&b, QVT_F_BOOL, QVT_DEF_BOOL, QVT_DEF_BOOL);
+  qvi_fb_add_i8(&b, QVT_F_BYTE, QVT_DEF_BYTE, QVT_DEF_BYTE);
+  qvi_fb_add_u8(&b, QVT_F_UBYTE, QVT_DEF_UBYTE, QVT_DEF_UBYTE);
+  qvi_fb_add_i16(&b, QVT_F_SHORT, QVT_DEF_SHORT, QVT_DEF_SHORT);
+  qvi_fb_add_u16(&b, QVT_F_USHORT, QVT_DEF_USHORT, QVT_DEF_USHORT);
+  qvi_fb_add_i32(&b, QVT_F_INT, QVT_DEF_INT, QVT_DEF_INT);
+  qvi_fb_add_u32(&b, QVT_F_UINT, QVT_DEF_UINT, QVT_DEF_UINT);
+  qvi_fb_add_i64(&b, QVT_F_LONG, QVT_DEF_LONG, QVT_DEF_LONG);
+  qvi_fb_add_u64(&b, QVT_F_ULONG, QVT_DEF_ULONG, QVT_DEF_ULONG);
+  qvi_fb_add_f32(&b, QVT_F_FLOAT, QVT_DEF_FLOAT, QVT_DEF_FLOAT);
+  qvi_fb_add_f64(&b, QVT_F_DOUBLE, QVT_DEF_DOUBLE, QVT_DEF_DOUBLE);
+  qvi_fb_add_ref(&b, QVT_TREE, 0); /* a null ref is no field */
   /* -0.0 differs from a 0.0 default bitwise and is kept */
-  qv_fb_add_f64(&b, QVT_V_DOUBLE + 100, -0.0, 0.0);
-  qv_fb_add_ref(&b, QVT_NAME, name);
+  qvi_fb_add_f64(&b, QVT_V_DOUBLE + 100, -0.0, 0.0);
+  qvi_fb_add_ref(&b, QVT_NAME, name);
   size_t size;
-  uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), &size);
-  qv_fb_builder_reset(&b);
+  uint8_t *buf = finish_copy(&b, qvi_fb_table_end(&b), &size);
+  qvi_fb_builder_reset(&b);
   QvFbTable r;
-  assert_true(qv_fb_root(buf, size, &r));
+  assert_true(qvi_fb_root(buf, size, &r));
   for (unsigned slot = 0; slot < QVT_ROOT_SLOTS; slot++)
-    assert_int_equal(qv_fb_has(r, slot), slot == QVT_NAME);
-  double z = qv_fb_f64(r, QVT_V_DOUBLE + 100, 1.0);
+    assert_int_equal(qvi_fb_has(r, slot), slot == QVT_NAME);
+  double z = qvi_fb_f64(r, QVT_V_DOUBLE + 100, 1.0);
   assert_true(z == 0.0 && signbit(z));
   /* root offset, vtable (4 + 2 * 123 slots), table (soffset, name, 8 for
    * the double + alignment), string: small */
@@ -804,88 +804,88 @@ static void expect_misuse(QvFbBuilder *b, QvFbRef root, QvStatus code) {
   size_t size = 0;
   QvError err;
   qv_error_clear(&err);
-  assert_int_equal(qv_fb_finish(b, root, &out, &size, &err), code);
+  assert_int_equal(qvi_fb_finish(b, root, &out, &size, &err), code);
   assert_int_equal(err.code, code);
   assert_true(strlen(err.message) > 0);
   assert_null(out);
-  qv_fb_builder_reset(b);
+  qvi_fb_builder_reset(b);
 }
 
 static void test_builder_misuse(void **state) {
   (void)state;
   QvFbBuilder b;
 
-  qv_fb_builder_init(&b); /* string inside a table */
-  qv_fb_table_start(&b);
+  qvi_fb_builder_init(&b); /* string inside a table */
+  qvi_fb_table_start(&b);
   str(&b, "late");
-  expect_misuse(&b, qv_fb_table_end(&b), QV_EARG);
+  expect_misuse(&b, qvi_fb_table_end(&b), QV_EARG);
 
-  qv_fb_builder_init(&b); /* nested table_start */
-  qv_fb_table_start(&b);
-  qv_fb_table_start(&b);
-  expect_misuse(&b, qv_fb_table_end(&b), QV_EARG);
+  qvi_fb_builder_init(&b); /* nested table_start */
+  qvi_fb_table_start(&b);
+  qvi_fb_table_start(&b);
+  expect_misuse(&b, qvi_fb_table_end(&b), QV_EARG);
 
-  qv_fb_builder_init(&b); /* finish inside a table */
-  qv_fb_table_start(&b);
+  qvi_fb_builder_init(&b); /* finish inside a table */
+  qvi_fb_table_start(&b);
   expect_misuse(&b, 8, QV_EARG);
 
-  qv_fb_builder_init(&b); /* no root */
+  qvi_fb_builder_init(&b); /* no root */
   expect_misuse(&b, 0, QV_EARG);
 
-  qv_fb_builder_init(&b); /* slot set twice */
-  qv_fb_table_start(&b);
-  qv_fb_add_i32(&b, 1, 5, 0);
-  qv_fb_add_i32(&b, 1, 6, 0);
-  expect_misuse(&b, qv_fb_table_end(&b), QV_EARG);
+  qvi_fb_builder_init(&b); /* slot set twice */
+  qvi_fb_table_start(&b);
+  qvi_fb_add_i32(&b, 1, 5, 0);
+  qvi_fb_add_i32(&b, 1, 6, 0);
+  expect_misuse(&b, qvi_fb_table_end(&b), QV_EARG);
 
-  qv_fb_builder_init(&b); /* slot out of range */
-  qv_fb_table_start(&b);
-  qv_fb_add_i32(&b, 5000, 5, 0);
-  expect_misuse(&b, qv_fb_table_end(&b), QV_EARG);
+  qvi_fb_builder_init(&b); /* slot out of range */
+  qvi_fb_table_start(&b);
+  qvi_fb_add_i32(&b, 5000, 5, 0);
+  expect_misuse(&b, qvi_fb_table_end(&b), QV_EARG);
 
-  qv_fb_builder_init(&b); /* scalar of an impossible size */
-  qv_fb_table_start(&b);
+  qvi_fb_builder_init(&b); /* scalar of an impossible size */
+  qvi_fb_table_start(&b);
   uint8_t three[3] = {0};
-  qv_fb_add_scalar(&b, 0, three, 3);
-  expect_misuse(&b, qv_fb_table_end(&b), QV_EARG);
+  qvi_fb_add_scalar(&b, 0, three, 3);
+  expect_misuse(&b, qvi_fb_table_end(&b), QV_EARG);
 
-  qv_fb_builder_init(&b); /* ref to nothing written yet */
-  qv_fb_table_start(&b);
-  qv_fb_add_ref(&b, 0, 4096);
-  expect_misuse(&b, qv_fb_table_end(&b), QV_EARG);
+  qvi_fb_builder_init(&b); /* ref to nothing written yet */
+  qvi_fb_table_start(&b);
+  qvi_fb_add_ref(&b, 0, 4096);
+  expect_misuse(&b, qvi_fb_table_end(&b), QV_EARG);
 
-  qv_fb_builder_init(&b); /* a null element in a vector of refs */
+  qvi_fb_builder_init(&b); /* a null element in a vector of refs */
   QvFbRef refs[2] = {str(&b, "ok"), 0};
-  qv_fb_create_vector_refs(&b, refs, 2);
-  qv_fb_table_start(&b);
-  expect_misuse(&b, qv_fb_table_end(&b), QV_EARG);
+  qvi_fb_create_vector_refs(&b, refs, 2);
+  qvi_fb_table_start(&b);
+  expect_misuse(&b, qvi_fb_table_end(&b), QV_EARG);
 
-  qv_fb_builder_init(&b); /* vector count over the 32-bit range */
+  qvi_fb_builder_init(&b); /* vector count over the 32-bit range */
   uint8_t one = 1;
-  assert_int_equal(qv_fb_create_vector(&b, &one, (size_t)UINT32_MAX + 1, 1, 1), 0);
-  qv_fb_table_start(&b);
-  expect_misuse(&b, qv_fb_table_end(&b), QV_ELIMIT);
+  assert_int_equal(qvi_fb_create_vector(&b, &one, (size_t)UINT32_MAX + 1, 1, 1), 0);
+  qvi_fb_table_start(&b);
+  expect_misuse(&b, qvi_fb_table_end(&b), QV_ELIMIT);
 
-  qv_fb_builder_init(&b); /* finish twice */
+  qvi_fb_builder_init(&b); /* finish twice */
   QvFbRef root = build_minimal(&b);
   const uint8_t *out;
   size_t size;
-  assert_int_equal(qv_fb_finish(&b, root, &out, &size, NULL), QV_OK);
+  assert_int_equal(qvi_fb_finish(&b, root, &out, &size, NULL), QV_OK);
   QvError err;
-  assert_int_equal(qv_fb_finish(&b, root, &out, &size, &err), QV_EARG);
+  assert_int_equal(qvi_fb_finish(&b, root, &out, &size, &err), QV_EARG);
   assert_non_null(strstr(err.message, "twice"));
-  qv_fb_builder_reset(&b);
+  qvi_fb_builder_reset(&b);
 }
 
 /* Tables past 64 KiB cannot be addressed by a vtable: refused. */
 static void test_builder_table_too_large(void **state) {
   (void)state;
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   static const uint8_t big[70000];
-  qv_fb_table_start(&b);
-  qv_fb_add_struct(&b, 0, big, sizeof big, 1);
-  expect_misuse(&b, qv_fb_table_end(&b), QV_ELIMIT);
+  qvi_fb_table_start(&b);
+  qvi_fb_add_struct(&b, 0, big, sizeof big, 1);
+  expect_misuse(&b, qvi_fb_table_end(&b), QV_ELIMIT);
 }
 
 int main(int argc, char **argv) {

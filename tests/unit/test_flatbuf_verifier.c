@@ -23,38 +23,38 @@ static void put32(uint8_t *buf, size_t pos, uint32_t v) {
 static uint16_t get16(const uint8_t *buf, size_t pos) {
   return (uint16_t)(buf[pos] | buf[pos + 1] << 8);
 }
-static uint32_t get32(const uint8_t *buf, size_t pos) { return (uint32_t)qv_le_i32(buf + pos); }
+static uint32_t get32(const uint8_t *buf, size_t pos) { return (uint32_t)qvi_le_i32(buf + pos); }
 
 static uint8_t *finish_copy(QvFbBuilder *b, QvFbRef root, size_t *size) {
   const uint8_t *out;
   QvError err;
   qv_error_clear(&err);
-  QvStatus st = qv_fb_finish(b, root, &out, size, &err);
+  QvStatus st = qvi_fb_finish(b, root, &out, size, &err);
   if (st) print_message("finish: %s\n", err.message);
   assert_int_equal(st, QV_OK);
   uint8_t *copy = malloc(*size);
   assert_non_null(copy);
   memcpy(copy, out, *size);
-  qv_fb_builder_reset(b);
+  qvi_fb_builder_reset(b);
   return copy;
 }
 
 /* full.json as built by quiver: the valid starting point of most tests. */
 static uint8_t *full_buffer(size_t *size) {
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   return finish_copy(&b, qvt_build_full(&b, -1), size);
 }
 
 static QvFbTable root_of(const uint8_t *buf, size_t size) {
   QvFbTable r;
-  assert_true(qv_fb_root(buf, size, &r));
+  assert_true(qvi_fb_root(buf, size, &r));
   return r;
 }
 
 /* Position of a field's bytes in the root table (asserted present). */
 static size_t field_at(const uint8_t *buf, size_t size, unsigned slot) {
-  size_t pos = qv_fb_field_pos(root_of(buf, size), slot, 1);
+  size_t pos = qvi_fb_field_pos(root_of(buf, size), slot, 1);
   assert_true(pos != 0);
   return pos;
 }
@@ -76,7 +76,7 @@ static uint64_t read_anyway(const uint8_t *buf, size_t size) {
 static QvStatus verify(const uint8_t *buf, size_t size, const QvFbTableDesc *desc,
                        const QvFbVerifyOptions *opt, QvError *err) {
   qv_error_clear(err);
-  return qv_fb_verify(buf, size, desc, opt, err);
+  return qvi_fb_verify(buf, size, desc, opt, err);
 }
 
 static void expect_ok(const uint8_t *buf, size_t size, const QvFbTableDesc *desc,
@@ -125,16 +125,16 @@ static void test_null_and_tiny(void **state) {
     snprintf(want, sizeof want, "buffer of %zu bytes is too small", n);
     expect_fail(p, n, want, NULL);
     QvFbTable r;
-    assert_false(qv_fb_root(p, n, &r));
-    assert_false(qv_fb_table_valid(r));
+    assert_false(qvi_fb_root(p, n, &r));
+    assert_false(qvi_fb_table_valid(r));
     free(p);
   }
   /* over the 32-bit offset range: refused before any byte is read */
   expect_fail_desc(full, QV_FB_MAX_SIZE + 1, &qvt_root_desc, NULL, QV_ELIMIT, "2 GiB", NULL);
   QvFbTable r;
-  assert_false(qv_fb_root(full, QV_FB_MAX_SIZE + 1, &r));
+  assert_false(qvi_fb_root(full, QV_FB_MAX_SIZE + 1, &r));
   QvError err;
-  assert_int_equal(qv_fb_verify(full, size, NULL, NULL, &err), QV_EARG);
+  assert_int_equal(qvi_fb_verify(full, size, NULL, NULL, &err), QV_EARG);
   free(full);
 }
 
@@ -258,7 +258,7 @@ static void test_strings(void **state) {
   buf[s + 4 + len] = '!';
   expect_fail(buf, size, "Root.name: string at", "is not NUL-terminated");
   QvFbTable r = root_of(buf, size);
-  assert_null(qv_fb_string(r, QVT_NAME).data); /* the reader refuses it too */
+  assert_null(qvi_fb_string(r, QVT_NAME).data); /* the reader refuses it too */
   buf[s + 4 + len] = 0;
 
   put32(buf, s, (uint32_t)size);
@@ -313,7 +313,7 @@ static void test_vectors(void **state) {
                vecs[i].elem);
       expect_fail(buf, size, want, "runs past the end of the buffer");
       /* the unverified reader clamps the length to what the buffer holds */
-      QvFbVector rv = qv_fb_vector(root_of(buf, size), vecs[i].slot, vecs[i].elem);
+      QvFbVector rv = qvi_fb_vector(root_of(buf, size), vecs[i].slot, vecs[i].elem);
       assert_true(rv.len <= (size - v - 4) / vecs[i].elem);
     }
     put32(buf, v, len);
@@ -340,18 +340,18 @@ static void test_vectors(void **state) {
 static uint8_t *misaligned_vector_buffer(unsigned slot, size_t *size) {
   for (size_t shift = 0; shift < 8; shift++) {
     QvFbBuilder b;
-    qv_fb_builder_init(&b);
+    qvi_fb_builder_init(&b);
     uint8_t data[2 * QVT_MIXED_SIZE] = {0};
     QvFbRef v = slot == QVT_V_MIXED
-                    ? qv_fb_create_struct_vector(&b, data, 2, QVT_MIXED_SIZE, 4)
-                    : qv_fb_create_vector(&b, data, 6, 8, 4);
-    QvFbRef pad = qv_fb_create_string(&b, "1234567", shift);
+                    ? qvi_fb_create_struct_vector(&b, data, 2, QVT_MIXED_SIZE, 4)
+                    : qvi_fb_create_vector(&b, data, 6, 8, 4);
+    QvFbRef pad = qvi_fb_create_string(&b, "1234567", shift);
     QvFbRef name = qvt_str(&b, "n");
-    qv_fb_table_start(&b);
-    qv_fb_add_ref(&b, QVT_NAME, name);
-    qv_fb_add_ref(&b, QVT_UTF8, pad);
-    qv_fb_add_ref(&b, slot, v);
-    uint8_t *buf = finish_copy(&b, qv_fb_table_end(&b), size);
+    qvi_fb_table_start(&b);
+    qvi_fb_add_ref(&b, QVT_NAME, name);
+    qvi_fb_add_ref(&b, QVT_UTF8, pad);
+    qvi_fb_add_ref(&b, slot, v);
+    uint8_t *buf = finish_copy(&b, qvi_fb_table_end(&b), size);
     if ((target_of(buf, *size, slot) + 4) % 8 != 0) return buf;
     free(buf);
   }
@@ -421,11 +421,11 @@ static void test_misaligned_8_byte_data(void **state) {
 
 static QvFbRef root_with(QvFbBuilder *b, bool name, unsigned slot, QvFbRef ref, uint8_t tag) {
   QvFbRef n = name ? qvt_str(b, "n") : 0;
-  qv_fb_table_start(b);
-  qv_fb_add_ref(b, QVT_NAME, n);
-  if (slot) qv_fb_add_ref(b, slot, ref);
-  if (tag) qv_fb_add_u8(b, slot - 1, tag, 0);
-  return qv_fb_table_end(b);
+  qvi_fb_table_start(b);
+  qvi_fb_add_ref(b, QVT_NAME, n);
+  if (slot) qvi_fb_add_ref(b, slot, ref);
+  if (tag) qvi_fb_add_u8(b, slot - 1, tag, 0);
+  return qvi_fb_table_end(b);
 }
 
 static void test_required_fields(void **state) {
@@ -434,34 +434,34 @@ static void test_required_fields(void **state) {
   size_t size;
   uint8_t *buf;
 
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   buf = finish_copy(&b, root_with(&b, false, 0, 0, 0), &size);
   expect_fail(buf, size, "Root.name: required string field is missing", NULL);
   free(buf);
 
-  qv_fb_builder_init(&b); /* Leaf.name missing in v_leaf[1] */
+  qvi_fb_builder_init(&b); /* Leaf.name missing in v_leaf[1] */
   QvFbRef leaves[2] = {qvt_build_leaf(&b, "ok", 1), 0};
-  qv_fb_table_start(&b);
-  qv_fb_add_i32(&b, QVT_LEAF_VALUE, 5, QVT_DEF_LEAF_VALUE);
-  leaves[1] = qv_fb_table_end(&b);
-  QvFbRef v = qv_fb_create_vector_refs(&b, leaves, 2);
+  qvi_fb_table_start(&b);
+  qvi_fb_add_i32(&b, QVT_LEAF_VALUE, 5, QVT_DEF_LEAF_VALUE);
+  leaves[1] = qvi_fb_table_end(&b);
+  QvFbRef v = qvi_fb_create_vector_refs(&b, leaves, 2);
   buf = finish_copy(&b, root_with(&b, true, QVT_V_LEAF, v, 0), &size);
   expect_fail(buf, size, "Root.v_leaf[1].name: required string field is missing", NULL);
   free(buf);
 
-  qv_fb_builder_init(&b); /* deep: tree.child.leaf.name */
-  qv_fb_table_start(&b);
-  QvFbRef bad_leaf = qv_fb_table_end(&b);
+  qvi_fb_builder_init(&b); /* deep: tree.child.leaf.name */
+  qvi_fb_table_start(&b);
+  QvFbRef bad_leaf = qvi_fb_table_end(&b);
   QvFbRef d1 = qvt_build_node(&b, 1, 0, bad_leaf);
   QvFbRef d0 = qvt_build_node(&b, 0, d1, 0);
   buf = finish_copy(&b, root_with(&b, true, QVT_TREE, d0, 0), &size);
   expect_fail(buf, size, "Root.tree.child.leaf.name: required string field is missing", NULL);
   free(buf);
 
-  qv_fb_builder_init(&b); /* inside a union member */
-  qv_fb_table_start(&b);
-  qv_fb_add_i32(&b, QVT_SQUARE_SIDE, 3, QVT_DEF_SIDE);
-  QvFbRef sq = qv_fb_table_end(&b);
+  qvi_fb_builder_init(&b); /* inside a union member */
+  qvi_fb_table_start(&b);
+  qvi_fb_add_i32(&b, QVT_SQUARE_SIDE, 3, QVT_DEF_SIDE);
+  QvFbRef sq = qvi_fb_table_end(&b);
   buf = finish_copy(&b, root_with(&b, true, QVT_SHAPE, sq, QVT_SHAPE_SQUARE), &size);
   expect_fail(buf, size, "Root.shape(Square).label: required string field is missing", NULL);
   free(buf);
@@ -488,14 +488,14 @@ static void test_unions(void **state) {
   free(buf);
 
   QvFbBuilder b;
-  qv_fb_builder_init(&b); /* tag without value */
+  qvi_fb_builder_init(&b); /* tag without value */
   buf = finish_copy(&b, root_with(&b, true, QVT_SHAPE, 0, QVT_SHAPE_CIRCLE), &size);
   expect_fail(buf, size, "Root.shape: union type 1 is set but the Shape value is missing", NULL);
   free(buf);
 
-  qv_fb_builder_init(&b); /* value without tag: ignored, as flatc does */
-  qv_fb_table_start(&b);
-  QvFbRef c = qv_fb_table_end(&b);
+  qvi_fb_builder_init(&b); /* value without tag: ignored, as flatc does */
+  qvi_fb_table_start(&b);
+  QvFbRef c = qvi_fb_table_end(&b);
   buf = finish_copy(&b, root_with(&b, true, QVT_SHAPE2, c, 0), &size);
   expect_ok(buf, size, &qvt_root_desc, NULL);
   free(buf);
@@ -504,7 +504,7 @@ static void test_unions(void **state) {
   static const QvFbFieldDesc req_fields[] = {
       {"shape", QVT_SHAPE, QV_FB_UNION, 1, 0, 0, NULL, &qvt_shape_desc}};
   static const QvFbTableDesc req = {"Req", 1, req_fields};
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   buf = finish_copy(&b, root_with(&b, true, 0, 0, 0), &size);
   expect_fail_desc(buf, size, &req, NULL, QV_EINVAL, "Req.shape: required union is NONE", NULL);
   free(buf);
@@ -515,7 +515,7 @@ static void test_unions(void **state) {
 /* Root.tree -> `n` nested Nodes. */
 static uint8_t *chain_buffer(int n, size_t *size) {
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef child = 0;
   for (int i = n - 1; i >= 0; i--) child = qvt_build_node(&b, i % 200, child, 0);
   return finish_copy(&b, root_with(&b, true, QVT_TREE, child, 0), size);
@@ -559,12 +559,12 @@ static void test_depth_limit(void **state) {
 /* A vector of `n` references to one shared object: tiny buffer, n visits. */
 static uint8_t *dag_buffer(unsigned slot, size_t n, size_t *size) {
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef shared = slot == QVT_V_LEAF ? qvt_build_leaf(&b, "shared", 1) : qvt_str(&b, "shared");
   QvFbRef *refs = malloc(n * sizeof *refs);
   assert_non_null(refs);
   for (size_t i = 0; i < n; i++) refs[i] = shared;
-  QvFbRef v = qv_fb_create_vector_refs(&b, refs, n);
+  QvFbRef v = qvi_fb_create_vector_refs(&b, refs, n);
   free(refs);
   return finish_copy(&b, root_with(&b, true, slot, v, 0), size);
 }

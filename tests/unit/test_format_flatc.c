@@ -659,7 +659,7 @@ static void test_golden_sparse(void **state) {
   const QvSparseTensorMeta *s = &m.header.sparse_tensor;
   assert_int_equal(s->type.u.floating_point.precision, QV_PRECISION_SINGLE);
   assert_int_equal(s->non_zero_length, 5);
-  assert_int_equal(s->index_kind, QV_SPARSE_INDEX_COO);
+  assert_int_equal(s->format, QV_SPARSE_COO);
   assert_int_equal(s->index.coo.indices_type.bit_width, 32);
   assert_int_equal(s->index.coo.indices_strides[1], 20);
   assert_int_equal(s->index.coo.indices_buffer.length, 40);
@@ -670,8 +670,7 @@ static void test_golden_sparse(void **state) {
   decode_ok(golden_csx, sizeof golden_csx, &m);
   s = &m.header.sparse_tensor;
   assert_int_equal(s->type.id, QV_TYPE_INT);
-  assert_int_equal(s->index_kind, QV_SPARSE_INDEX_CSX);
-  assert_int_equal(s->index.csx.compressed_axis, QV_CSX_COLUMN);
+  assert_int_equal(s->format, QV_SPARSE_CSC);
   assert_int_equal(s->index.csx.indptr_type.bit_width, 16);
   assert_int_equal(s->index.csx.indptr_buffer.length, 10);
   assert_int_equal(s->index.csx.indices_type.bit_width, 64);
@@ -682,7 +681,7 @@ static void test_golden_sparse(void **state) {
   decode_ok(golden_csf, sizeof golden_csf, &m);
   s = &m.header.sparse_tensor;
   assert_int_equal(s->ndim, 3);
-  assert_int_equal(s->index_kind, QV_SPARSE_INDEX_CSF);
+  assert_int_equal(s->format, QV_SPARSE_CSF);
   const QvSparseCSF *c = &s->index.csf;
   assert_int_equal(c->indptr_type.bit_width, 32);
   assert_int_equal(c->n_indptr_buffers, 2);

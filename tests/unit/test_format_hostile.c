@@ -30,7 +30,7 @@ typedef struct Sc {
 /* A table of scalars, each written explicitly (even when it equals the
  * default) unless its value is OMIT. */
 static QvFbRef scalars(QvFbBuilder *b, const Sc *sc, int n) {
-  qv_fb_table_start(b);
+  qvi_fb_table_start(b);
   for (int i = 0; i < n; i++) {
     if (sc[i].value == OMIT) continue;
     int8_t v8 = (int8_t)sc[i].value;
@@ -41,9 +41,9 @@ static QvFbRef scalars(QvFbBuilder *b, const Sc *sc, int n) {
                     : sc[i].size == 2 ? (const void *)&v16
                     : sc[i].size == 4 ? (const void *)&v32
                                       : (const void *)&v64;
-    qv_fb_add_scalar(b, sc[i].slot, p, sc[i].size);
+    qvi_fb_add_scalar(b, sc[i].slot, p, sc[i].size);
   }
-  return qv_fb_table_end(b);
+  return qvi_fb_table_end(b);
 }
 
 static QvFbRef empty_table(QvFbBuilder *b) { return scalars(b, NULL, 0); }
@@ -55,26 +55,26 @@ static QvFbRef int_table(QvFbBuilder *b, int32_t bit_width, bool is_signed) {
 
 static QvFbRef field_table(QvFbBuilder *b, const char *name, uint8_t type_tag, QvFbRef type,
                            QvFbRef dict, QvFbRef children) {
-  QvFbRef n = name ? qv_fb_create_string(b, name, strlen(name)) : 0;
-  qv_fb_table_start(b);
-  qv_fb_add_ref(b, F_NAME, n);
-  qv_fb_add_bool(b, F_NULLABLE, true, false);
-  qv_fb_add_scalar(b, F_TYPE_TYPE, &type_tag, 1);
-  qv_fb_add_ref(b, F_TYPE, type);
-  qv_fb_add_ref(b, F_DICTIONARY, dict);
-  qv_fb_add_ref(b, F_CHILDREN, children);
-  return qv_fb_table_end(b);
+  QvFbRef n = name ? qvi_fb_create_string(b, name, strlen(name)) : 0;
+  qvi_fb_table_start(b);
+  qvi_fb_add_ref(b, F_NAME, n);
+  qvi_fb_add_bool(b, F_NULLABLE, true, false);
+  qvi_fb_add_scalar(b, F_TYPE_TYPE, &type_tag, 1);
+  qvi_fb_add_ref(b, F_TYPE, type);
+  qvi_fb_add_ref(b, F_DICTIONARY, dict);
+  qvi_fb_add_ref(b, F_CHILDREN, children);
+  return qvi_fb_table_end(b);
 }
 
 static QvFbRef schema_table(QvFbBuilder *b, int64_t endianness, QvFbRef field) {
-  QvFbRef fields = field ? qv_fb_create_vector_refs(b, &field, 1) : 0;
-  qv_fb_table_start(b);
+  QvFbRef fields = field ? qvi_fb_create_vector_refs(b, &field, 1) : 0;
+  qvi_fb_table_start(b);
   if (endianness != OMIT) {
     int16_t e = (int16_t)endianness;
-    qv_fb_add_scalar(b, S_ENDIANNESS, &e, 2);
+    qvi_fb_add_scalar(b, S_ENDIANNESS, &e, 2);
   }
-  qv_fb_add_ref(b, S_FIELDS, fields);
-  return qv_fb_table_end(b);
+  qvi_fb_add_ref(b, S_FIELDS, fields);
+  return qvi_fb_table_end(b);
 }
 
 typedef struct Built {
@@ -85,29 +85,29 @@ typedef struct Built {
 /* Finishes a Message table and copies the bytes out. */
 static Built message(QvFbBuilder *b, int64_t version, uint8_t header_tag, QvFbRef header,
                      int64_t body_length) {
-  qv_fb_table_start(b);
+  qvi_fb_table_start(b);
   if (version != OMIT) {
     int16_t v = (int16_t)version;
-    qv_fb_add_scalar(b, M_VERSION, &v, 2);
+    qvi_fb_add_scalar(b, M_VERSION, &v, 2);
   }
-  if (header_tag) qv_fb_add_scalar(b, M_HEADER_TYPE, &header_tag, 1);
-  qv_fb_add_ref(b, M_HEADER, header);
-  if (body_length != OMIT) qv_fb_add_scalar(b, M_BODY_LENGTH, &body_length, 8);
-  QvFbRef root = qv_fb_table_end(b);
+  if (header_tag) qvi_fb_add_scalar(b, M_HEADER_TYPE, &header_tag, 1);
+  qvi_fb_add_ref(b, M_HEADER, header);
+  if (body_length != OMIT) qvi_fb_add_scalar(b, M_BODY_LENGTH, &body_length, 8);
+  QvFbRef root = qvi_fb_table_end(b);
   const uint8_t *p;
   Built out = {NULL, 0};
   QvError e;
-  if (qv_fb_finish(b, root, &p, &out.size, &e)) fail_msg("builder: %s", e.message);
+  if (qvi_fb_finish(b, root, &p, &out.size, &e)) fail_msg("builder: %s", e.message);
   out.data = malloc(out.size);
   assert_non_null(out.data);
   memcpy(out.data, p, out.size);
-  qv_fb_builder_reset(b);
+  qvi_fb_builder_reset(b);
   return out;
 }
 
 static Built schema_with_type(uint8_t tag, const Sc *sc, int n) {
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef t = scalars(&b, sc, n);
   QvFbRef f = field_table(&b, "col", tag, t, 0, 0);
   QvFbRef s = schema_table(&b, OMIT, f);
@@ -153,7 +153,7 @@ static void test_unknown_header_tag(void **state) {
   (void)state;
   for (unsigned tag = 6; tag <= 255; tag += 3) {
     QvFbBuilder b;
-    qv_fb_builder_init(&b);
+    qvi_fb_builder_init(&b);
     QvFbRef h = empty_table(&b);
     Built in = message(&b, 4, (uint8_t)tag, h, 0);
     char want[64];
@@ -161,7 +161,7 @@ static void test_unknown_header_tag(void **state) {
     expect_fail(in, QV_EINVAL, want, "Message.header");
   }
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef h = empty_table(&b);
   expect_fail(message(&b, 4, 9, h, 0), QV_EINVAL,
               "Message.header: union type 9 is not a known MessageHeader");
@@ -170,14 +170,14 @@ static void test_unknown_header_tag(void **state) {
 static void test_header_none_or_missing(void **state) {
   (void)state;
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   expect_fail(message(&b, 4, 0, 0, 0), QV_EINVAL, "Message.header", "NONE");
   /* a header value without its tag is ignored, so still NONE */
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef s = schema_table(&b, OMIT, 0);
   expect_fail(message(&b, 4, 0, s, 0), QV_EINVAL, "Message.header", "NONE");
   /* a tag without its value */
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   expect_fail(message(&b, 4, 1, 0, 0), QV_EINVAL, "Message.header", "missing");
 }
 
@@ -188,7 +188,7 @@ static void test_unknown_type_tag(void **state) {
   expect_fail(schema_with_type(255, NULL, 0), QV_EINVAL, "union type 255 is not a known Type");
   /* a field without a type */
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef f = field_table(&b, "col", 0, 0, 0, 0);
   QvFbRef s = schema_table(&b, OMIT, f);
   expect_fail(message(&b, 4, 1, s, 0), QV_EINVAL, "Schema.fields[0].type", "NONE");
@@ -243,16 +243,16 @@ static void test_bad_dictionary_encoding(void **state) {
   (void)state;
   for (int kind = 0; kind < 3; kind++) {
     QvFbBuilder b;
-    qv_fb_builder_init(&b);
+    qvi_fb_builder_init(&b);
     QvFbRef t = int_table(&b, 32, true);
     QvFbRef it = int_table(&b, kind == 2 ? 12 : 16, true);
     int16_t dk = kind == 0 ? 1 : 0;
     int64_t id = 3;
-    qv_fb_table_start(&b);
-    qv_fb_add_scalar(&b, 0, &id, 8);
-    qv_fb_add_ref(&b, 1, it);
-    qv_fb_add_scalar(&b, 3, &dk, 2);
-    QvFbRef dict = qv_fb_table_end(&b);
+    qvi_fb_table_start(&b);
+    qvi_fb_add_scalar(&b, 0, &id, 8);
+    qvi_fb_add_ref(&b, 1, it);
+    qvi_fb_add_scalar(&b, 3, &dk, 2);
+    QvFbRef dict = qvi_fb_table_end(&b);
     QvFbRef f = field_table(&b, "d", 2, t, dict, 0);
     QvFbRef s = schema_table(&b, OMIT, f);
     Built in = message(&b, 4, 1, s, 0);
@@ -275,7 +275,7 @@ static void test_bad_dictionary_encoding(void **state) {
 static void test_bad_schema(void **state) {
   (void)state;
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef s = schema_table(&b, 2, 0);
   expect_fail(message(&b, 4, 1, s, 0), QV_EINVAL, "Schema.endianness 2");
 }
@@ -285,7 +285,7 @@ static void test_bad_message_scalars(void **state) {
   static const int64_t versions[] = {5, -1, 100};
   for (int i = 0; i < 3; i++) {
     QvFbBuilder b;
-    qv_fb_builder_init(&b);
+    qvi_fb_builder_init(&b);
     QvFbRef s = schema_table(&b, OMIT, 0);
     char want[64];
     snprintf(want, sizeof want, "Message.version %d", (int)versions[i]);
@@ -294,10 +294,10 @@ static void test_bad_message_scalars(void **state) {
                 "MetadataVersion");
   }
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef s = schema_table(&b, OMIT, 0);
   expect_fail(message(&b, 4, 1, s, -1), QV_EINVAL, "Message.bodyLength -1");
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   s = schema_table(&b, OMIT, 0);
   expect_fail(message(&b, 4, 1, s, INT64_MIN + 1), QV_EINVAL, "Message.bodyLength");
 }
@@ -317,9 +317,9 @@ typedef struct RbSpec {
 /* A Buffer struct field {offset: long, length: long}, little-endian. */
 static void add_buffer(QvFbBuilder *b, unsigned slot, int64_t offset, int64_t length) {
   uint8_t raw[16];
-  qv_st_le_u64(raw, (uint64_t)offset);
-  qv_st_le_u64(raw + 8, (uint64_t)length);
-  qv_fb_add_struct(b, slot, raw, 16, 8);
+  qvi_st_le_u64(raw, (uint64_t)offset);
+  qvi_st_le_u64(raw + 8, (uint64_t)length);
+  qvi_fb_add_struct(b, slot, raw, 16, 8);
 }
 
 /* A vector of structs of two longs (FieldNode, Buffer) in wire order;
@@ -329,34 +329,34 @@ static QvFbRef pairs_vector(QvFbBuilder *b, const void *pairs, int n) {
   uint8_t raw[4 * 16];
   assert_true(n >= 0 && n <= 4);
   for (int i = 0; i < n; i++) {
-    qv_st_le_u64(raw + 16 * i, (uint64_t)v[2 * i]);
-    qv_st_le_u64(raw + 16 * i + 8, (uint64_t)v[2 * i + 1]);
+    qvi_st_le_u64(raw + 16 * i, (uint64_t)v[2 * i]);
+    qvi_st_le_u64(raw + 16 * i + 8, (uint64_t)v[2 * i + 1]);
   }
-  return qv_fb_create_struct_vector(b, raw, (size_t)n, 16, 8);
+  return qvi_fb_create_struct_vector(b, raw, (size_t)n, 16, 8);
 }
 
 static QvFbRef record_batch_table(QvFbBuilder *b, const RbSpec *r) {
   QvFbRef nodes = pairs_vector(b, r->nodes, r->n_nodes);
   QvFbRef bufs = pairs_vector(b, r->buffers, r->n_buffers);
-  QvFbRef var = r->n_variadic ? qv_fb_create_vector(b, r->variadic, (size_t)r->n_variadic, 8, 8)
+  QvFbRef var = r->n_variadic ? qvi_fb_create_vector(b, r->variadic, (size_t)r->n_variadic, 8, 8)
                               : 0;
   QvFbRef comp = 0;
   if (r->codec != OMIT) {
     Sc sc[] = {{0, 1, r->codec}, {1, 1, r->method}};
     comp = scalars(b, sc, 2);
   }
-  qv_fb_table_start(b);
-  qv_fb_add_scalar(b, RB_LENGTH, &r->length, 8);
-  qv_fb_add_ref(b, RB_NODES, nodes);
-  qv_fb_add_ref(b, RB_BUFFERS, bufs);
-  qv_fb_add_ref(b, RB_COMPRESSION, comp);
-  qv_fb_add_ref(b, RB_VARIADIC, var);
-  return qv_fb_table_end(b);
+  qvi_fb_table_start(b);
+  qvi_fb_add_scalar(b, RB_LENGTH, &r->length, 8);
+  qvi_fb_add_ref(b, RB_NODES, nodes);
+  qvi_fb_add_ref(b, RB_BUFFERS, bufs);
+  qvi_fb_add_ref(b, RB_COMPRESSION, comp);
+  qvi_fb_add_ref(b, RB_VARIADIC, var);
+  return qvi_fb_table_end(b);
 }
 
 static Built record_batch_message(const RbSpec *r) {
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef rb = record_batch_table(&b, r);
   return message(&b, 4, 3, rb, 64);
 }
@@ -414,13 +414,13 @@ static void test_bad_dictionary_batch(void **state) {
   RbSpec bad = {-1, 0, {{0}}, 0, {{0}}, OMIT, OMIT, 0, {0}};
   for (int variant = 0; variant < 2; variant++) {
     QvFbBuilder b;
-    qv_fb_builder_init(&b);
+    qvi_fb_builder_init(&b);
     QvFbRef data = variant == 0 ? record_batch_table(&b, &bad) : 0;
     int64_t id = 1;
-    qv_fb_table_start(&b);
-    qv_fb_add_scalar(&b, 0, &id, 8);
-    qv_fb_add_ref(&b, 1, data);
-    QvFbRef db = qv_fb_table_end(&b);
+    qvi_fb_table_start(&b);
+    qvi_fb_add_scalar(&b, 0, &id, 8);
+    qvi_fb_add_ref(&b, 1, data);
+    QvFbRef db = qvi_fb_table_end(&b);
     Built in = message(&b, 4, 2, db, 0);
     if (variant == 0)
       expect_fail(in, QV_EINVAL, "DictionaryBatch.data.length -1");
@@ -444,21 +444,21 @@ static QvFbRef shape_vector(QvFbBuilder *b, const int64_t *dims, int n) {
     Sc sc[] = {{0, 8, dims[i]}};
     refs[i] = scalars(b, sc, 1);
   }
-  return qv_fb_create_vector_refs(b, refs, (size_t)n);
+  return qvi_fb_create_vector_refs(b, refs, (size_t)n);
 }
 
 static Built tensor_message(const TensorSpec *t) {
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   Sc fp[] = {{0, 2, 2}};
   QvFbRef type = t->type ? scalars(&b, fp, 1) : 0;
   QvFbRef shape = t->shape ? shape_vector(&b, t->dims, t->n_dims) : 0;
-  qv_fb_table_start(&b);
-  if (t->type) qv_fb_add_scalar(&b, T_TYPE_TYPE, &t->type_tag, 1);
-  qv_fb_add_ref(&b, T_TYPE, type);
-  qv_fb_add_ref(&b, T_SHAPE, shape);
+  qvi_fb_table_start(&b);
+  if (t->type) qvi_fb_add_scalar(&b, T_TYPE_TYPE, &t->type_tag, 1);
+  qvi_fb_add_ref(&b, T_TYPE, type);
+  qvi_fb_add_ref(&b, T_SHAPE, shape);
   if (t->data) add_buffer(&b, T_DATA, t->data_offset, t->data_length);
-  QvFbRef h = qv_fb_table_end(&b);
+  QvFbRef h = qvi_fb_table_end(&b);
   return message(&b, 4, 4, h, 48);
 }
 
@@ -502,22 +502,22 @@ typedef QvFbRef (*IndexFn)(QvFbBuilder *b, int variant);
 static Built sparse_message(uint8_t index_tag, IndexFn index, int variant, int64_t nnz,
                             int64_t dim0) {
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   Sc fp[] = {{0, 2, 2}};
   QvFbRef type = scalars(&b, fp, 1);
   int64_t dims[2] = {dim0, 4};
   QvFbRef shape = shape_vector(&b, dims, 2);
   QvFbRef ix = index ? index(&b, variant) : 0;
   uint8_t type_tag = 3;
-  qv_fb_table_start(&b);
-  qv_fb_add_scalar(&b, ST_TYPE_TYPE, &type_tag, 1);
-  qv_fb_add_ref(&b, ST_TYPE, type);
-  qv_fb_add_ref(&b, ST_SHAPE, shape);
-  if (nnz != OMIT) qv_fb_add_scalar(&b, ST_NNZ, &nnz, 8);
-  if (index_tag) qv_fb_add_scalar(&b, ST_INDEX_TYPE, &index_tag, 1);
-  qv_fb_add_ref(&b, ST_INDEX, ix);
+  qvi_fb_table_start(&b);
+  qvi_fb_add_scalar(&b, ST_TYPE_TYPE, &type_tag, 1);
+  qvi_fb_add_ref(&b, ST_TYPE, type);
+  qvi_fb_add_ref(&b, ST_SHAPE, shape);
+  if (nnz != OMIT) qvi_fb_add_scalar(&b, ST_NNZ, &nnz, 8);
+  if (index_tag) qvi_fb_add_scalar(&b, ST_INDEX_TYPE, &index_tag, 1);
+  qvi_fb_add_ref(&b, ST_INDEX, ix);
   add_buffer(&b, ST_DATA, 64, 72);
-  QvFbRef h = qv_fb_table_end(&b);
+  QvFbRef h = qvi_fb_table_end(&b);
   return message(&b, 4, 5, h, 136);
 }
 
@@ -526,11 +526,11 @@ static Built sparse_message(uint8_t index_tag, IndexFn index, int variant, int64
 static QvFbRef coo_index(QvFbBuilder *b, int variant) {
   QvFbRef it = variant == 1 ? 0 : int_table(b, variant == 4 ? 128 : 64, true);
   bool canonical = true;
-  qv_fb_table_start(b);
-  qv_fb_add_ref(b, 0, it);
+  qvi_fb_table_start(b);
+  qvi_fb_add_ref(b, 0, it);
   if (variant != 3) add_buffer(b, 2, variant == 2 ? -64 : 0, 64);
-  qv_fb_add_bool(b, 3, canonical, false);
-  return qv_fb_table_end(b);
+  qvi_fb_add_bool(b, 3, canonical, false);
+  return qvi_fb_table_end(b);
 }
 
 /* variant 0: valid; 1: compressedAxis 3; 2: no indptrType; 3: negative
@@ -539,13 +539,13 @@ static QvFbRef csx_index(QvFbBuilder *b, int variant) {
   QvFbRef pt = variant == 2 ? 0 : int_table(b, 32, true);
   QvFbRef it = int_table(b, 32, true);
   int16_t axis = variant == 1 ? 3 : variant == 4 ? -1 : 1;
-  qv_fb_table_start(b);
-  qv_fb_add_scalar(b, 0, &axis, 2);
-  qv_fb_add_ref(b, 1, pt);
+  qvi_fb_table_start(b);
+  qvi_fb_add_scalar(b, 0, &axis, 2);
+  qvi_fb_add_ref(b, 1, pt);
   add_buffer(b, 2, 0, 28);
-  qv_fb_add_ref(b, 3, it);
+  qvi_fb_add_ref(b, 3, it);
   add_buffer(b, 4, 32, variant == 3 ? -1 : 36);
-  return qv_fb_table_end(b);
+  return qvi_fb_table_end(b);
 }
 
 /* variant 0: valid; 1: no axisOrder; 2: negative indicesBuffers[1] offset;
@@ -558,21 +558,21 @@ static QvFbRef csf_index(QvFbBuilder *b, int variant) {
   int32_t axis[2] = {0, 1};
   QvFbRef p = variant == 3 ? 0 : pairs_vector(b, indptr, 1);
   QvFbRef i = pairs_vector(b, indices, 2);
-  QvFbRef a = variant == 1 ? 0 : qv_fb_create_vector(b, axis, 2, 4, 4);
-  qv_fb_table_start(b);
-  qv_fb_add_ref(b, 0, pt);
-  qv_fb_add_ref(b, 1, p);
-  qv_fb_add_ref(b, 2, it);
-  qv_fb_add_ref(b, 3, i);
-  qv_fb_add_ref(b, 4, a);
-  return qv_fb_table_end(b);
+  QvFbRef a = variant == 1 ? 0 : qvi_fb_create_vector(b, axis, 2, 4, 4);
+  qvi_fb_table_start(b);
+  qvi_fb_add_ref(b, 0, pt);
+  qvi_fb_add_ref(b, 1, p);
+  qvi_fb_add_ref(b, 2, it);
+  qvi_fb_add_ref(b, 3, i);
+  qvi_fb_add_ref(b, 4, a);
+  return qvi_fb_table_end(b);
 }
 
 static void expect_ok_sparse(Built in, uint8_t kind) {
   QvMessage m;
   QvError e;
   if (qv_message_decode(in.data, in.size, NULL, &m, &e)) fail_msg("%s", e.message);
-  assert_int_equal(m.header.sparse_tensor.index_kind, kind);
+  assert_int_equal(m.header.sparse_tensor.format, kind);
   assert_int_equal(m.header.sparse_tensor.non_zero_length, 9);
   assert_int_equal(m.header.sparse_tensor.data.length, 72);
   qv_message_reset(&m);
@@ -581,9 +581,9 @@ static void expect_ok_sparse(Built in, uint8_t kind) {
 
 static void test_bad_sparse_tensor(void **state) {
   (void)state;
-  expect_ok_sparse(sparse_message(1, coo_index, 0, 9, 6), QV_SPARSE_INDEX_COO);
-  expect_ok_sparse(sparse_message(2, csx_index, 0, 9, 6), QV_SPARSE_INDEX_CSX);
-  expect_ok_sparse(sparse_message(3, csf_index, 0, 9, 6), QV_SPARSE_INDEX_CSF);
+  expect_ok_sparse(sparse_message(1, coo_index, 0, 9, 6), QV_SPARSE_COO);
+  expect_ok_sparse(sparse_message(2, csx_index, 0, 9, 6), QV_SPARSE_CSC); /* axis Column */
+  expect_ok_sparse(sparse_message(3, csf_index, 0, 9, 6), QV_SPARSE_CSF);
 
   expect_fail(sparse_message(0, NULL, 0, 9, 6), QV_EINVAL, "SparseTensor).sparseIndex",
               "required");
@@ -618,11 +618,11 @@ static void test_bad_sparse_tensor(void **state) {
 /* Fields nested `depth` levels below the schema (a Struct_ chain). */
 static Built nested_fields(int depth) {
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef t = int_table(&b, 8, true);
   QvFbRef f = field_table(&b, "leaf", 2, t, 0, 0);
   for (int i = 0; i < depth; i++) {
-    QvFbRef kids = qv_fb_create_vector_refs(&b, &f, 1);
+    QvFbRef kids = qvi_fb_create_vector_refs(&b, &f, 1);
     QvFbRef st = empty_table(&b);
     f = field_table(&b, "s", 13, st, 0, kids);
   }
@@ -666,52 +666,52 @@ static void test_shared_object_amplification(void **state) {
   (void)state;
   /* one 4000-byte string behind 1000 KeyValue references: 4 MB from 8 KB */
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   char *big = malloc(4000);
   memset(big, 'x', 4000);
-  QvFbRef str = qv_fb_create_string(&b, big, 4000);
+  QvFbRef str = qvi_fb_create_string(&b, big, 4000);
   free(big);
-  qv_fb_table_start(&b);
-  qv_fb_add_ref(&b, 0, str);
-  qv_fb_add_ref(&b, 1, str);
-  QvFbRef kv = qv_fb_table_end(&b);
+  qvi_fb_table_start(&b);
+  qvi_fb_add_ref(&b, 0, str);
+  qvi_fb_add_ref(&b, 1, str);
+  QvFbRef kv = qvi_fb_table_end(&b);
   QvFbRef refs[1000];
   for (int i = 0; i < 1000; i++) refs[i] = kv;
-  QvFbRef md = qv_fb_create_vector_refs(&b, refs, 1000);
+  QvFbRef md = qvi_fb_create_vector_refs(&b, refs, 1000);
   QvFbRef s = schema_table(&b, OMIT, 0);
-  qv_fb_table_start(&b);
+  qvi_fb_table_start(&b);
   int16_t version = 4;
   uint8_t tag = 1;
-  qv_fb_add_scalar(&b, M_VERSION, &version, 2);
-  qv_fb_add_scalar(&b, M_HEADER_TYPE, &tag, 1);
-  qv_fb_add_ref(&b, M_HEADER, s);
-  qv_fb_add_ref(&b, M_METADATA, md);
-  QvFbRef root = qv_fb_table_end(&b);
+  qvi_fb_add_scalar(&b, M_VERSION, &version, 2);
+  qvi_fb_add_scalar(&b, M_HEADER_TYPE, &tag, 1);
+  qvi_fb_add_ref(&b, M_HEADER, s);
+  qvi_fb_add_ref(&b, M_METADATA, md);
+  QvFbRef root = qvi_fb_table_end(&b);
   const uint8_t *p;
   Built in;
   QvError e;
-  assert_int_equal(qv_fb_finish(&b, root, &p, &in.size, &e), QV_OK);
+  assert_int_equal(qvi_fb_finish(&b, root, &p, &in.size, &e), QV_OK);
   assert_true(in.size < 10000);
   in.data = malloc(in.size);
   memcpy(in.data, p, in.size);
-  qv_fb_builder_reset(&b);
+  qvi_fb_builder_reset(&b);
   expect_fail(in, QV_ELIMIT, "decoded metadata would exceed");
 
   /* 1000 references to a field with 200 references to one leaf: 200,000
    * fields from a few kilobytes */
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef t = int_table(&b, 8, true);
   QvFbRef leaf = field_table(&b, NULL, 2, t, 0, 0);
   QvFbRef kids_refs[200];
   for (int i = 0; i < 200; i++) kids_refs[i] = leaf;
-  QvFbRef kids = qv_fb_create_vector_refs(&b, kids_refs, 200);
+  QvFbRef kids = qvi_fb_create_vector_refs(&b, kids_refs, 200);
   QvFbRef st = empty_table(&b);
   QvFbRef mid = field_table(&b, NULL, 13, st, 0, kids);
   for (int i = 0; i < 1000; i++) refs[i] = mid;
-  QvFbRef fields = qv_fb_create_vector_refs(&b, refs, 1000);
-  qv_fb_table_start(&b);
-  qv_fb_add_ref(&b, S_FIELDS, fields);
-  s = qv_fb_table_end(&b);
+  QvFbRef fields = qvi_fb_create_vector_refs(&b, refs, 1000);
+  qvi_fb_table_start(&b);
+  qvi_fb_add_ref(&b, S_FIELDS, fields);
+  s = qvi_fb_table_end(&b);
   in = message(&b, 4, 1, s, 0);
   assert_true(in.size < 10000);
   expect_fail(in, QV_ELIMIT, "decoded metadata would exceed");
@@ -732,7 +732,7 @@ static void test_malformed_buffers(void **state) {
 
   /* every truncation of a valid message */
   QvFbBuilder b;
-  qv_fb_builder_init(&b);
+  qvi_fb_builder_init(&b);
   QvFbRef t = int_table(&b, 32, true);
   QvFbRef f = field_table(&b, "column", 2, t, 0, 0);
   QvFbRef s = schema_table(&b, 1, f);
@@ -772,27 +772,27 @@ static void test_bad_footer(void **state) {
   (void)state;
   for (int variant = 0; variant < 4; variant++) {
     QvFbBuilder b;
-    qv_fb_builder_init(&b);
+    qvi_fb_builder_init(&b);
     QvFbRef schema = schema_table(&b, variant == 3 ? 5 : OMIT, 0);
     const int64_t bk[2][3] = {{8, 200, 40},
                               {248, variant == 1 ? -1 : 200, variant == 2 ? -1 : 8}};
     uint8_t blocks[2][24] = {{0}}; /* Block {offset: long, metaDataLength: int, pad, bodyLength: long} */
     for (int k = 0; k < 2; k++) {
-      qv_st_le_u64(blocks[k], (uint64_t)bk[k][0]);
-      qv_st_le_u32(blocks[k] + 8, (uint32_t)bk[k][1]);
-      qv_st_le_u64(blocks[k] + 16, (uint64_t)bk[k][2]);
+      qvi_st_le_u64(blocks[k], (uint64_t)bk[k][0]);
+      qvi_st_le_u32(blocks[k] + 8, (uint32_t)bk[k][1]);
+      qvi_st_le_u64(blocks[k] + 16, (uint64_t)bk[k][2]);
     }
-    QvFbRef bl = qv_fb_create_struct_vector(&b, blocks, 2, 24, 8);
+    QvFbRef bl = qvi_fb_create_struct_vector(&b, blocks, 2, 24, 8);
     int16_t version = variant == 0 ? 5 : 4;
-    qv_fb_table_start(&b);
-    qv_fb_add_scalar(&b, 0, &version, 2);
-    qv_fb_add_ref(&b, 1, schema);
-    qv_fb_add_ref(&b, 3, bl);
-    QvFbRef root = qv_fb_table_end(&b);
+    qvi_fb_table_start(&b);
+    qvi_fb_add_scalar(&b, 0, &version, 2);
+    qvi_fb_add_ref(&b, 1, schema);
+    qvi_fb_add_ref(&b, 3, bl);
+    QvFbRef root = qvi_fb_table_end(&b);
     const uint8_t *p;
     size_t n;
     QvError e;
-    assert_int_equal(qv_fb_finish(&b, root, &p, &n, &e), QV_OK);
+    assert_int_equal(qvi_fb_finish(&b, root, &p, &n, &e), QV_OK);
     QvFooter f;
     memset(&f, 0x5A, sizeof f);
     QvStatus st = qv_footer_decode(p, n, NULL, &f, &e);
@@ -804,7 +804,7 @@ static void test_bad_footer(void **state) {
                        : variant == 3 ? "Schema.endianness 5"
                                       : "Footer.recordBatches[1]";
     if (strstr(e.message, want) == NULL) fail_msg("\"%s\" lacks \"%s\"", e.message, want);
-    qv_fb_builder_reset(&b);
+    qvi_fb_builder_reset(&b);
   }
 }
 

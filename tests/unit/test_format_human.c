@@ -17,7 +17,7 @@ static void ok(QvStatus st, const QvError *e) {
 
 static void begin(struct ArrowSchema *s, struct ArrowArray *a, const char *format) {
   QvError e;
-  ok(qv_schema_init(s, format, "x", ARROW_FLAG_NULLABLE, 0, &e), &e);
+  ok(qv_arrow_schema_init(s, format, "x", ARROW_FLAG_NULLABLE, 0, &e), &e);
   ok(qv_array_init_from_schema(a, s, &e), &e);
 }
 
@@ -52,7 +52,7 @@ static void ints(const char *format, const int64_t *values, int n, const char *c
   struct ArrowSchema s;
   struct ArrowArray a;
   begin(&s, &a, format);
-  for (int i = 0; i < n; i++) assert_int_equal(qv_array_append_int(&a, values[i]), QV_OK);
+  for (int i = 0; i < n; i++) assert_int_equal(qv_array_append_int(&a, values[i], NULL), QV_OK);
   expect(&s, &a, want, NULL);
 }
 
@@ -177,15 +177,15 @@ static void test_intervals(void **state) {
   struct ArrowSchema s;
   struct ArrowArray a;
   begin(&s, &a, "tiD");
-  assert_int_equal(qv_array_append_interval_day_time(&a, 3, 1500), QV_OK);
-  assert_int_equal(qv_array_append_interval_day_time(&a, -1, -1), QV_OK);
+  assert_int_equal(qv_array_append_interval_day_time(&a, 3, 1500, NULL), QV_OK);
+  assert_int_equal(qv_array_append_interval_day_time(&a, -1, -1, NULL), QV_OK);
   const char *const wd[] = {"3 days 1500 ms", "-1 day -1 ms"};
   const char *const jd[] = {"{\"days\": 3, \"milliseconds\": 1500}",
                             "{\"days\": -1, \"milliseconds\": -1}"};
   expect(&s, &a, wd, jd);
   begin(&s, &a, "tin");
-  assert_int_equal(qv_array_append_interval_month_day_nano(&a, 1, 2, 3), QV_OK);
-  assert_int_equal(qv_array_append_interval_month_day_nano(&a, 0, 0, INT64_MIN), QV_OK);
+  assert_int_equal(qv_array_append_interval_month_day_nano(&a, 1, 2, 3, NULL), QV_OK);
+  assert_int_equal(qv_array_append_interval_month_day_nano(&a, 0, 0, INT64_MIN, NULL), QV_OK);
   const char *const wn[] = {"1 month 2 days 3 ns", "0 months 0 days -9223372036854775808 ns"};
   expect(&s, &a, wn, NULL);
 }
@@ -194,7 +194,7 @@ static void test_intervals(void **state) {
  * are host-order integers in memory). */
 static void to_host(uint8_t *p, int width) {
   uint8_t t[32];
-  qv_le_bytes(t, p, (size_t)width);
+  qvi_le_bytes(t, p, (size_t)width);
   memcpy(p, t, (size_t)width);
 }
 
@@ -231,7 +231,7 @@ static void test_decimals(void **state) {
     uint8_t b[32];
     begin(&s, &a, cases[c].format);
     le(b, cases[c].width, cases[c].value);
-    assert_int_equal(qv_array_append_bytes(&a, b, cases[c].width), QV_OK);
+    assert_int_equal(qv_array_append_bytes(&a, b, cases[c].width, NULL), QV_OK);
     const char *const w[] = {cases[c].human};
     const char *const j[] = {cases[c].json};
     expect(&s, &a, w, j);
@@ -244,11 +244,11 @@ static void test_decimals(void **state) {
   memset(b, 0xff, 32);
   b[31] = 0x7f;
   to_host(b, 32);
-  assert_int_equal(qv_array_append_bytes(&a, b, 32), QV_OK);
+  assert_int_equal(qv_array_append_bytes(&a, b, 32, NULL), QV_OK);
   memset(b, 0, 32);
   b[31] = 0x80;
   to_host(b, 32);
-  assert_int_equal(qv_array_append_bytes(&a, b, 32), QV_OK);
+  assert_int_equal(qv_array_append_bytes(&a, b, 32, NULL), QV_OK);
   const char *const w[] = {
       "5789604461865809771178549250434395392663499233282028201972879200395.6564819967",
       "-5789604461865809771178549250434395392663499233282028201972879200395.6564819968"};
@@ -262,11 +262,11 @@ static void test_floats(void **state) {
     struct ArrowSchema s;
     struct ArrowArray a;
     begin(&s, &a, formats[f]);
-    assert_int_equal(qv_array_append_double(&a, NAN), QV_OK);
-    assert_int_equal(qv_array_append_double(&a, INFINITY), QV_OK);
-    assert_int_equal(qv_array_append_double(&a, -INFINITY), QV_OK);
-    assert_int_equal(qv_array_append_double(&a, 1.5), QV_OK);
-    assert_int_equal(qv_array_append_null(&a, 1), QV_OK);
+    assert_int_equal(qv_array_append_double(&a, NAN, NULL), QV_OK);
+    assert_int_equal(qv_array_append_double(&a, INFINITY, NULL), QV_OK);
+    assert_int_equal(qv_array_append_double(&a, -INFINITY, NULL), QV_OK);
+    assert_int_equal(qv_array_append_double(&a, 1.5, NULL), QV_OK);
+    assert_int_equal(qv_array_append_null(&a, 1, NULL), QV_OK);
     const char *const w[] = {"nan", "inf", "-inf", "1.5", "null"};
     const char *const j[] = {"\"NaN\"", "\"Infinity\"", "\"-Infinity\"", "1.5", "null"};
     expect(&s, &a, w, j);
@@ -280,12 +280,12 @@ static void test_nested_and_json_unchanged(void **state) {
   struct ArrowSchema s;
   struct ArrowArray a;
   QvError e;
-  ok(qv_schema_init(&s, "+l", "x", ARROW_FLAG_NULLABLE, 1, &e), &e);
-  ok(qv_schema_init(s.children[0], "tdD", "item", ARROW_FLAG_NULLABLE, 0, &e), &e);
+  ok(qv_arrow_schema_init(&s, "+l", "x", ARROW_FLAG_NULLABLE, 1, &e), &e);
+  ok(qv_arrow_schema_init(s.children[0], "tdD", "item", ARROW_FLAG_NULLABLE, 0, &e), &e);
   ok(qv_array_init_from_schema(&a, &s, &e), &e);
-  assert_int_equal(qv_array_append_int(a.children[0], -1), QV_OK);
-  assert_int_equal(qv_array_append_null(a.children[0], 1), QV_OK);
-  assert_int_equal(qv_array_finish_element(&a), QV_OK);
+  assert_int_equal(qv_array_append_int(a.children[0], -1, NULL), QV_OK);
+  assert_int_equal(qv_array_append_null(a.children[0], 1, NULL), QV_OK);
+  assert_int_equal(qv_array_finish_element(&a, NULL), QV_OK);
   const char *const w[] = {"[1969-12-31, null]"};
   const char *const j[] = {"[-1, null]"};
   expect(&s, &a, w, j);
@@ -298,7 +298,7 @@ static void test_max_len(void **state) {
   struct ArrowArray a;
   QvError e;
   begin(&s, &a, "tsn:Europe/Paris");
-  assert_int_equal(qv_array_append_int(&a, 1709300707123456789), QV_OK);
+  assert_int_equal(qv_array_append_int(&a, 1709300707123456789, NULL), QV_OK);
   ok(qv_array_finish_building(&a, QV_VALIDATE_FULL, &e), &e);
   QvArrayView v;
   ok(qv_array_view_init(&v, &s, &e), &e);
@@ -315,7 +315,7 @@ static void test_max_len(void **state) {
   a.release(&a);
   s.release(&s);
   begin(&s, &a, "u");
-  assert_int_equal(qv_array_append_string(&a, "abcdefghijkl"), QV_OK);
+  assert_int_equal(qv_array_append_string(&a, "abcdefghijkl", NULL), QV_OK);
   ok(qv_array_finish_building(&a, QV_VALIDATE_FULL, &e), &e);
   ok(qv_array_view_init(&v, &s, &e), &e);
   ok(qv_array_view_set_array(&v, &a, QV_VALIDATE_FULL, &e), &e);

@@ -33,10 +33,11 @@ static void test_enum_names(void **state) {
   assert_string_equal(qv_metadata_version_name(5), "?");
   assert_string_equal(qv_metadata_version_name(-1), "?");
 
-  assert_string_equal(qv_sparse_index_name(QV_SPARSE_INDEX_COO), "COO");
-  assert_string_equal(qv_sparse_index_name(QV_SPARSE_INDEX_CSX), "CSX");
-  assert_string_equal(qv_sparse_index_name(QV_SPARSE_INDEX_CSF), "CSF");
-  assert_string_equal(qv_sparse_index_name(4), "?");
+  assert_string_equal(qv_sparse_format_name(QV_SPARSE_COO), "coo");
+  assert_string_equal(qv_sparse_format_name(QV_SPARSE_CSR), "csr");
+  assert_string_equal(qv_sparse_format_name(QV_SPARSE_CSC), "csc");
+  assert_string_equal(qv_sparse_format_name(QV_SPARSE_CSF), "csf");
+  assert_string_equal(qv_sparse_format_name(5), "?");
 }
 
 static QvType make(QvTypeId id) {

@@ -486,7 +486,7 @@ static QvMessage sparse_message(uint8_t kind) {
   t->ndim = 2;
   t->shape = dims;
   t->non_zero_length = 9;
-  t->index_kind = kind;
+  t->format = kind;
   t->data.offset = 192;
   t->data.length = 36;
   return m;
@@ -496,7 +496,7 @@ static void test_sparse_coo(void **state) {
   (void)state;
   static const int64_t strides[] = {16, 8};
   for (int variant = 0; variant < 3; variant++) {
-    QvMessage m = sparse_message(QV_SPARSE_INDEX_COO);
+    QvMessage m = sparse_message(QV_SPARSE_COO);
     QvSparseCOO *c = &m.header.sparse_tensor.index.coo;
     c->indices_type = int_of(variant == 1 ? 32 : 64, variant != 2);
     c->indices_buffer.offset = 0;
@@ -511,7 +511,7 @@ static void test_sparse_coo(void **state) {
     QvMessage d;
     roundtrip_into(&m, &d);
     const QvSparseTensorMeta *r = &d.header.sparse_tensor;
-    assert_int_equal(r->index_kind, QV_SPARSE_INDEX_COO);
+    assert_int_equal(r->format, QV_SPARSE_COO);
     assert_int_equal(r->non_zero_length, 9);
     assert_int_equal(r->index.coo.is_canonical, variant != 1);
     assert_int_equal(r->index.coo.has_indices_strides, variant != 1);
@@ -524,10 +524,9 @@ static void test_sparse_coo(void **state) {
 
 static void test_sparse_csx(void **state) {
   (void)state;
-  for (int16_t axis = QV_CSX_ROW; axis <= QV_CSX_COLUMN; axis++) {
-    QvMessage m = sparse_message(QV_SPARSE_INDEX_CSX);
+  for (QvSparseFormat f = QV_SPARSE_CSR; f <= QV_SPARSE_CSC; f++) {
+    QvMessage m = sparse_message(f);
     QvSparseCSX *c = &m.header.sparse_tensor.index.csx;
-    c->compressed_axis = axis;
     c->indptr_type = int_of(32, true);
     c->indptr_buffer.offset = 0;
     c->indptr_buffer.length = 28;
@@ -537,8 +536,7 @@ static void test_sparse_csx(void **state) {
     QvMessage d;
     roundtrip_into(&m, &d);
     const QvSparseCSX *r = &d.header.sparse_tensor.index.csx;
-    assert_int_equal(d.header.sparse_tensor.index_kind, QV_SPARSE_INDEX_CSX);
-    assert_int_equal(r->compressed_axis, axis);
+    assert_int_equal(d.header.sparse_tensor.format, f);
     assert_int_equal(r->indices_type.bit_width, 16);
     assert_int_equal(r->indices_buffer.offset, 32);
     qv_message_reset(&d);
@@ -551,7 +549,7 @@ static void test_sparse_csf(void **state) {
   static const QvBuffer indices[] = {{56, 2}, {64, 3}, {80, 4}, {96, 8}};
   static const int32_t axis_order[] = {3, 0, 2, 1};
   QvTensorDim dims[4] = {{2, NULL, 0}, {3, NULL, 0}, {4, NULL, 0}, {5, NULL, 0}};
-  QvMessage m = sparse_message(QV_SPARSE_INDEX_CSF);
+  QvMessage m = sparse_message(QV_SPARSE_CSF);
   QvSparseTensorMeta *t = &m.header.sparse_tensor;
   t->ndim = 4;
   t->shape = dims;
@@ -711,14 +709,14 @@ static void test_encode_rejects_bad_arguments(void **state) {
   qv_message_reset(&d);
   free(out);
 
-  m = sparse_message(QV_SPARSE_INDEX_NONE);
+  m = sparse_message(0);
   expect_encode_error(&m, QV_EARG, "SparseTensor.sparseIndex");
   m = sparse_message(7);
-  expect_encode_error(&m, QV_EARG, "sparse index kind 7");
-  m = sparse_message(QV_SPARSE_INDEX_CSF);
+  expect_encode_error(&m, QV_EARG, "sparse format 7");
+  m = sparse_message(QV_SPARSE_CSF);
   m.header.sparse_tensor.index.csf.n_axis_order = 2;
   expect_encode_error(&m, QV_EARG, "SparseTensorIndexCSF.axisOrder");
-  m = sparse_message(QV_SPARSE_INDEX_COO);
+  m = sparse_message(QV_SPARSE_COO);
   m.header.sparse_tensor.type.id = QV_TYPE_NONE;
   expect_encode_error(&m, QV_EARG, "SparseTensor.type");
 
@@ -877,11 +875,11 @@ static void test_compare_detects_differences(void **state) {
   assert_false(qv_message_equal(&r1, &r2, where, sizeof where));
 
   /* sparse index members */
-  QvMessage s1 = sparse_message(QV_SPARSE_INDEX_CSX), s2;
+  QvMessage s1 = sparse_message(QV_SPARSE_CSR), s2;
   s2 = s1;
-  s2.header.sparse_tensor.index.csx.compressed_axis = QV_CSX_COLUMN;
+  s2.header.sparse_tensor.format = QV_SPARSE_CSC;
   assert_false(qv_message_equal(&s1, &s2, where, sizeof where));
-  assert_string_equal(where, "Message.header(SparseTensor).sparseIndex.compressedAxis");
+  assert_string_equal(where, "Message.header(SparseTensor).format");
   s2 = s1;
   s2.header.sparse_tensor.non_zero_length = 10;
   assert_false(qv_message_equal(&s1, &s2, where, sizeof where));

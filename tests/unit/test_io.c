@@ -97,14 +97,14 @@ static void expect_sequential(QvSource *s, const uint8_t *want, size_t size, siz
   QvError err;
   for (;;) {
     size_t got;
-    QvStatus st = qv_source_read(s, buf + done, chunk, &got, &err);
+    QvStatus st = qvi_source_read(s, buf + done, chunk, &got, &err);
     if (st != QV_OK) fail_msg("read at %zu: %s (%s)", done, err.message, qv_status_name(st));
     done += got;
     if (got < chunk) break;
   }
   assert_int_equal(done, size);
   if (size) assert_memory_equal(buf, want, size);
-  assert_int_equal(qv_source_position(s), (int64_t)size);
+  assert_int_equal(qvi_source_position(s), (int64_t)size);
   free(buf);
 }
 
@@ -122,44 +122,44 @@ static void test_source_memory(void **state) {
   qv_owner_free(owner);
   assert_int_equal(g_released, 0); /* the source holds it */
   assert_string_equal(qv_source_name(s), "<memory>");
-  assert_int_equal(qv_source_kind(s), QV_SOURCE_MEMORY);
-  assert_true(qv_source_seekable(s));
-  assert_true(qv_source_is_mapped(s));
-  assert_int_equal(qv_source_size(s), 1000);
+  assert_int_equal(qvi_source_kind(s), QV_SOURCE_MEMORY);
+  assert_true(qvi_source_seekable(s));
+  assert_true(qvi_source_is_mapped(s));
+  assert_int_equal(qvi_source_size(s), 1000);
   const uint8_t *view;
   size_t size;
   QvOwner *vo;
-  assert_int_equal(qv_source_view(s, &view, &size, &vo, &err), QV_OK);
+  assert_int_equal(qvi_source_view(s, &view, &size, &vo, &err), QV_OK);
   assert_ptr_equal(view, data); /* zero-copy */
   assert_int_equal(size, 1000);
   assert_ptr_equal(vo, owner);
   uint8_t buf[64];
   size_t got;
-  assert_int_equal(qv_source_pread(s, buf, 64, 990, &got, &err), QV_OK);
+  assert_int_equal(qvi_source_pread(s, buf, 64, 990, &got, &err), QV_OK);
   assert_int_equal(got, 10);
   assert_memory_equal(buf, data + 990, 10);
   const uint8_t *range;
   QvOwner *ro;
-  assert_int_equal(qv_source_map_range(s, 100, 50, &range, &ro, &err), QV_OK);
+  assert_int_equal(qvi_source_map_range(s, 100, 50, &range, &ro, &err), QV_OK);
   assert_ptr_equal(range, data + 100);
   assert_ptr_equal(ro, owner); /* a reference for the range's user */
   qv_owner_free(ro);
-  assert_int_equal(qv_source_map_range(s, 990, 11, &range, &ro, &err), QV_EARG);
+  assert_int_equal(qvi_source_map_range(s, 990, 11, &range, &ro, &err), QV_EARG);
   /* peek, then the same bytes again through read; skip */
-  assert_int_equal(qv_source_peek(s, buf, 8, &got, &err), QV_OK);
+  assert_int_equal(qvi_source_peek(s, buf, 8, &got, &err), QV_OK);
   assert_int_equal(got, 8);
   assert_memory_equal(buf, data, 8);
-  assert_int_equal(qv_source_position(s), 0);
+  assert_int_equal(qvi_source_position(s), 0);
   int64_t skipped;
-  assert_int_equal(qv_source_read(s, buf, 3, &got, &err), QV_OK);
+  assert_int_equal(qvi_source_read(s, buf, 3, &got, &err), QV_OK);
   assert_memory_equal(buf, data, 3);
-  assert_int_equal(qv_source_skip(s, 500, &skipped, &err), QV_OK);
+  assert_int_equal(qvi_source_skip(s, 500, &skipped, &err), QV_OK);
   assert_int_equal(skipped, 500);
-  assert_int_equal(qv_source_read(s, buf, 4, &got, &err), QV_OK);
+  assert_int_equal(qvi_source_read(s, buf, 4, &got, &err), QV_OK);
   assert_memory_equal(buf, data + 503, 4);
-  assert_int_equal(qv_source_skip(s, 1000, &skipped, &err), QV_OK);
+  assert_int_equal(qvi_source_skip(s, 1000, &skipped, &err), QV_OK);
   assert_int_equal(skipped, 1000 - 507);
-  assert_int_equal(qv_source_read(s, buf, 4, &got, &err), QV_OK);
+  assert_int_equal(qvi_source_read(s, buf, 4, &got, &err), QV_OK);
   assert_int_equal(got, 0);
   /* a second reference keeps it alive */
   qv_source_retain(s);
@@ -169,7 +169,7 @@ static void test_source_memory(void **state) {
   assert_int_equal(g_released, 1);
   /* an empty input */
   assert_int_equal(qv_source_new_memory(&s, NULL, 0, NULL, &err), QV_OK);
-  assert_int_equal(qv_source_view(s, &view, &size, &vo, &err), QV_OK);
+  assert_int_equal(qvi_source_view(s, &view, &size, &vo, &err), QV_OK);
   assert_int_equal(size, 0);
   qv_source_free(s);
 }
@@ -187,38 +187,38 @@ static void test_source_path_regular(void **state) {
   QvError err;
   assert_int_equal(qv_source_new_path(&s, path, &err), QV_OK);
   assert_string_equal(qv_source_name(s), path);
-  assert_int_equal(qv_source_kind(s), QV_SOURCE_FILE);
-  assert_int_equal(qv_source_size(s), (int64_t)n);
+  assert_int_equal(qvi_source_kind(s), QV_SOURCE_FILE);
+  assert_int_equal(qvi_source_size(s), (int64_t)n);
   /* nothing is mapped until asked for */
-  assert_false(qv_source_is_mapped(s));
+  assert_false(qvi_source_is_mapped(s));
   uint8_t buf[100];
   size_t got;
-  assert_int_equal(qv_source_pread(s, buf, 100, 4090, &got, &err), QV_OK);
+  assert_int_equal(qvi_source_pread(s, buf, 100, 4090, &got, &err), QV_OK);
   assert_int_equal(got, 100);
   assert_memory_equal(buf, data + 4090, 100);
   /* a range maps only its pages; the pointer is exact */
-  int64_t ranges = qv_source_count_range_maps(), views = qv_source_count_view_maps();
+  int64_t ranges = qvi_source_count_range_maps(), views = qvi_source_count_view_maps();
   const uint8_t *range;
   QvOwner *ro;
-  assert_int_equal(qv_source_map_range(s, 4096 + 7, 5000, &range, &ro, &err), QV_OK);
-  assert_int_equal(qv_source_count_range_maps(), ranges + 1);
-  assert_false(qv_source_is_mapped(s));
+  assert_int_equal(qvi_source_map_range(s, 4096 + 7, 5000, &range, &ro, &err), QV_OK);
+  assert_int_equal(qvi_source_count_range_maps(), ranges + 1);
+  assert_false(qvi_source_is_mapped(s));
   assert_memory_equal(range, data + 4096 + 7, 5000);
   /* the whole view, once */
   const uint8_t *view, *again;
   size_t size;
   QvOwner *vo;
-  assert_int_equal(qv_source_view(s, &view, &size, &vo, &err), QV_OK);
-  assert_int_equal(qv_source_view(s, &again, &size, &vo, &err), QV_OK);
+  assert_int_equal(qvi_source_view(s, &view, &size, &vo, &err), QV_OK);
+  assert_int_equal(qvi_source_view(s, &again, &size, &vo, &err), QV_OK);
   assert_ptr_equal(view, again);
-  assert_int_equal(qv_source_count_view_maps(), views + 1);
+  assert_int_equal(qvi_source_count_view_maps(), views + 1);
   assert_int_equal(size, n);
   assert_memory_equal(view, data, n);
   /* once mapped whole, a range points into the view */
   QvOwner *ro2;
-  assert_int_equal(qv_source_map_range(s, 10, 10, &range, &ro2, &err), QV_OK);
+  assert_int_equal(qvi_source_map_range(s, 10, 10, &range, &ro2, &err), QV_OK);
   assert_ptr_equal(range, view + 10);
-  assert_int_equal(qv_source_count_range_maps(), ranges + 1);
+  assert_int_equal(qvi_source_count_range_maps(), ranges + 1);
   expect_sequential(s, data, n, 1000);
   /* views outlive the source, and the file's name */
   qv_owner_retain(vo);
@@ -232,7 +232,7 @@ static void test_source_path_regular(void **state) {
   /* an empty file */
   write_file(path, data, 0, 0644);
   assert_int_equal(qv_source_new_path(&s, path, &err), QV_OK);
-  assert_int_equal(qv_source_view(s, &view, &size, &vo, &err), QV_OK);
+  assert_int_equal(qvi_source_view(s, &view, &size, &vo, &err), QV_OK);
   assert_null(view);
   assert_int_equal(size, 0);
   qv_source_free(s);
@@ -276,17 +276,17 @@ static void test_source_path_fifo(void **state) {
   QvSource *s;
   QvError err;
   assert_int_equal(qv_source_new_path(&s, path, &err), QV_OK);
-  assert_int_equal(qv_source_kind(s), QV_SOURCE_STREAM);
-  assert_false(qv_source_seekable(s));
-  assert_false(qv_source_has_view(s));
+  assert_int_equal(qvi_source_kind(s), QV_SOURCE_STREAM);
+  assert_false(qvi_source_seekable(s));
+  assert_false(qvi_source_has_view(s));
   const uint8_t *view;
   size_t size;
   QvOwner *vo;
-  assert_int_equal(qv_source_view(s, &view, &size, &vo, &err), QV_EARG);
+  assert_int_equal(qvi_source_view(s, &view, &size, &vo, &err), QV_EARG);
   uint8_t buf[8];
   size_t got;
-  assert_int_equal(qv_source_pread(s, buf, 8, 0, &got, &err), QV_EARG);
-  assert_int_equal(qv_source_peek(s, buf, 8, &got, &err), QV_OK);
+  assert_int_equal(qvi_source_pread(s, buf, 8, 0, &got, &err), QV_EARG);
+  assert_int_equal(qvi_source_peek(s, buf, 8, &got, &err), QV_OK);
   assert_memory_equal(buf, data, 8);
   expect_sequential(s, data, n, 4096 + 3);
   qv_source_free(s);
@@ -313,13 +313,13 @@ static void test_source_fd(void **state) {
   char name[32];
   snprintf(name, sizeof name, "<fd %d>", p[0]);
   assert_string_equal(qv_source_name(s), name);
-  assert_false(qv_source_seekable(s));
+  assert_false(qvi_source_seekable(s));
   int64_t skipped;
-  assert_int_equal(qv_source_skip(s, 77777, &skipped, &err), QV_OK);
+  assert_int_equal(qvi_source_skip(s, 77777, &skipped, &err), QV_OK);
   assert_int_equal(skipped, 77777);
   uint8_t buf[16];
   size_t got;
-  assert_int_equal(qv_source_read(s, buf, 16, &got, &err), QV_OK);
+  assert_int_equal(qvi_source_read(s, buf, 16, &got, &err), QV_OK);
   assert_memory_equal(buf, data + 77777, 16);
   qv_source_free(s);
   assert_int_not_equal(fcntl(p[0], F_GETFD), -1); /* still open */
@@ -335,10 +335,10 @@ static void test_source_fd(void **state) {
   assert_true(fd >= 0);
   assert_int_equal(lseek(fd, 100, SEEK_SET), 100);
   assert_int_equal(qv_source_new_fd(&s, fd, &err), QV_OK);
-  assert_true(qv_source_seekable(s));
-  assert_int_equal(qv_source_kind(s), QV_SOURCE_STREAM);
-  assert_int_equal(qv_source_size(s), 4900);
-  assert_int_equal(qv_source_pread(s, buf, 16, 0, &got, &err), QV_OK);
+  assert_true(qvi_source_seekable(s));
+  assert_int_equal(qvi_source_kind(s), QV_SOURCE_STREAM);
+  assert_int_equal(qvi_source_size(s), 4900);
+  assert_int_equal(qvi_source_pread(s, buf, 16, 0, &got, &err), QV_OK);
   assert_memory_equal(buf, data + 100, 16);
   expect_sequential(s, data + 100, 4900, 999);
   qv_source_free(s);
@@ -408,7 +408,7 @@ static QvStatus swallow(void *ctx, const void *data, size_t size, QvError *error
   return QV_OK;
 }
 
-/* qv_sink_window: the free memory past what is written, which a writer
+/* qvi_sink_window: the free memory past what is written, which a writer
  * fills out of order and moves into place with qv_sink_write. */
 static void test_sink_window(void **state) {
   (void)state;
@@ -418,17 +418,17 @@ static void test_sink_window(void **state) {
   uint8_t dst[64];
   assert_int_equal(qv_sink_new_buffer(&k, dst, sizeof dst, &err), QV_OK);
   assert_int_equal(qv_sink_write(k, "head", 4, &err), QV_OK);
-  uint8_t *win = qv_sink_window(k, 60, false);
+  uint8_t *win = qvi_sink_window(k, 60, false);
   assert_ptr_equal(win, dst + 4);
-  assert_ptr_equal(qv_sink_window(k, 60, true), dst + 4);
-  assert_null(qv_sink_window(k, 61, true));
+  assert_ptr_equal(qvi_sink_window(k, 60, true), dst + 4);
+  assert_null(qvi_sink_window(k, 61, true));
   assert_int_equal(qv_sink_bytes_written(k), 4);
   /* filled out of order, then moved down into place over itself */
   memcpy(win + 10, "0123456789", 10);
   assert_int_equal(qv_sink_write(k, win + 10, 10, &err), QV_OK);
   assert_memory_equal(dst, "head0123456789", 14);
   assert_int_equal(qv_sink_finish(k, &err), QV_OK);
-  assert_null(qv_sink_window(k, 1, true)); /* finished */
+  assert_null(qvi_sink_window(k, 1, true)); /* finished */
   qv_sink_free(k);
   /* a memory sink grows for a window only when allowed, keeping what was
    * written; the window stays put until something goes past it */
@@ -437,10 +437,10 @@ static void test_sink_window(void **state) {
   fill(first, sizeof first, 0);
   assert_int_equal(qv_sink_write(k, first, sizeof first, &err), QV_OK);
   size_t need = (size_t)5 << 20;
-  assert_null(qv_sink_window(k, need, false));
-  win = qv_sink_window(k, need, true);
+  assert_null(qvi_sink_window(k, need, false));
+  win = qvi_sink_window(k, need, true);
   assert_non_null(win);
-  assert_ptr_equal(qv_sink_window(k, need, false), win);
+  assert_ptr_equal(qvi_sink_window(k, need, false), win);
   fill(win + need - ((size_t)2 << 20), (size_t)2 << 20, sizeof first); /* streamed: over 1 MiB */
   assert_int_equal(qv_sink_write(k, win + need - ((size_t)2 << 20), (size_t)2 << 20, &err), QV_OK);
   assert_int_equal(qv_sink_bytes_written(k), (int64_t)(sizeof first + ((size_t)2 << 20)));
@@ -451,15 +451,15 @@ static void test_sink_window(void **state) {
   assert_int_equal(size, sizeof first + ((size_t)2 << 20));
   for (size_t i = 0; i < size; i++)
     if (taken[i] != pattern(i)) fail_msg("byte %zu differs", i);
-  qv_aligned_free(taken);
+  qv_free(taken);
   qv_sink_free(k);
   /* a failed sink and sinks without memory of their own have none */
   assert_int_equal(qv_sink_new_buffer(&k, dst, 2, &err), QV_OK);
   assert_int_equal(qv_sink_write(k, "abc", 3, &err), QV_ELIMIT);
-  assert_null(qv_sink_window(k, 0, true));
+  assert_null(qvi_sink_window(k, 0, true));
   qv_sink_free(k);
   assert_int_equal(qv_sink_new_callback(&k, swallow, NULL, &err), QV_OK);
-  assert_null(qv_sink_window(k, 0, true));
+  assert_null(qvi_sink_window(k, 0, true));
   qv_sink_free(k);
 }
 
@@ -492,7 +492,7 @@ static void test_sink_memory(void **state) {
   assert_int_equal((uintptr_t)taken % 64, 0);
   for (size_t i = 0; i < total; i++)
     if (taken[i] != pattern(i)) fail_msg("byte %zu differs", i);
-  qv_aligned_free(taken);
+  qv_free(taken);
   /* taken: the sink is empty again */
   assert_int_equal(qv_sink_memory_take(k, &taken, &size, &err), QV_OK);
   assert_null(taken);
@@ -868,7 +868,7 @@ static void test_same_path_view_survives(void **state) {
   const uint8_t *view;
   size_t size;
   QvOwner *vo;
-  assert_int_equal(qv_source_view(s, &view, &size, &vo, &err), QV_OK);
+  assert_int_equal(qvi_source_view(s, &view, &size, &vo, &err), QV_OK);
   qv_owner_retain(vo);
   qv_source_free(s);
   /* write the bytes back reversed, from the view itself */

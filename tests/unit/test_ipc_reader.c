@@ -308,7 +308,7 @@ static QvStatus source_open_at(Source *s, SourceKind kind, const uint8_t *data, 
       st = qv_source_new_path(&src, path, err);
       unlink(path);
       assert_int_equal(st, QV_OK);
-      assert_int_equal(qv_source_kind(src), QV_SOURCE_STREAM);
+      assert_int_equal(qvi_source_kind(src), QV_SOURCE_STREAM);
       st = reader_over(s, src, o, err);
       break;
     }
@@ -1096,7 +1096,7 @@ static void test_nth_every_source(void **state) {
     Source s;
     QvError err;
     assert_int_equal(source_open(&s, k, &b, NULL, &err), QV_OK);
-    int64_t views = qv_source_count_view_maps(), ranges = qv_source_count_range_maps();
+    int64_t views = qvi_source_count_view_maps(), ranges = qvi_source_count_range_maps();
     QvIpcMessage msg;
     QvStatus st = qv_ipc_reader_nth(s.r, 2, &msg, &err);
     if (st) fail_msg("%s: nth: %s", kind_name(k), err.message);
@@ -1104,8 +1104,8 @@ static void test_nth_every_source(void **state) {
     if (k == SRC_PATH || k == SRC_PATH_EACH) {
       /* the skipped bodies were not mapped, and the file was not mapped
        * whole: one mapping, of the tensor's body */
-      assert_int_equal(qv_source_count_view_maps(), views);
-      assert_int_equal(qv_source_count_range_maps(), ranges + 1);
+      assert_int_equal(qvi_source_count_view_maps(), views);
+      assert_int_equal(qvi_source_count_range_maps(), ranges + 1);
     }
     source_close(&s);
     /* again, checking the message; nth counts from the reader's position */

@@ -16,6 +16,7 @@
 #include <zip.h>
 #include <zlib.h>
 
+#include "quiver/advanced.h"
 #include "ipc/source_internal.h"
 #include "numpy/zip.h"
 #include "quiver/npy.h"
@@ -33,7 +34,7 @@ static QvStatus npz_read_memory(const uint8_t *buf, size_t size, QvSparseTensor 
   QvSource *src;
   QvStatus st = qv_source_new_memory(&src, buf, size, NULL, err);
   if (st) return st;
-  st = qv_npz_read(src, t, NULL, err);
+  st = qv_npz_read(src, NULL, t, NULL, err);
   qv_source_free(src);
   return st;
 }
@@ -42,7 +43,7 @@ static QvStatus npz_read_path(const char *path, QvSparseTensor *t, QvError *err)
   QvSource *src;
   QvStatus st = qv_source_new_path(&src, path, err);
   if (st) return st;
-  st = qv_npz_read(src, t, NULL, err);
+  st = qv_npz_read(src, NULL, t, NULL, err);
   qv_source_free(src);
   return st;
 }
@@ -63,7 +64,7 @@ static QvStatus npz_write_memory(const QvSparseTensor *t, const QvNpzWriteOption
   *out = malloc(*size + 1);
   assert_non_null(*out);
   memcpy(*out, data, *size);
-  qv_aligned_free(data);
+  qv_free(data);
   return QV_OK;
 }
 
@@ -93,7 +94,7 @@ static QvStatus npy_write_buffer(const QvTensor *t, void *buf, size_t cap, QvErr
   QvSink *sink;
   QvStatus st = qv_sink_new_buffer(&sink, buf, cap, err);
   if (st) return st;
-  st = qv_npy_write(t, sink, err);
+  st = qv_npy_write(t, sink, NULL, err);
   qv_sink_free(sink);
   return st;
 }
@@ -105,16 +106,16 @@ typedef struct Member {
 } Member;
 
 /* The .npy image of a 1-D array. */
-static Member npy(const char *name, QvValueType type, int64_t n, const void *data) {
+static Member npy(const char *name, QvArrowType type, int64_t n, const void *data) {
   QvTensor t;
   QvError err;
-  size_t w = qv_value_type_size(type);
+  size_t w = qv_arrow_type_size(type);
   assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = type, .ndim = 1, .shape = &n,
                                                       .data = data,
                                                       .data_size = n * (int64_t)w}, &err),
                    QV_OK);
   Member m = {name, NULL, 0};
-  assert_int_equal(qv_npy_write_size(&t, &m.n, &err), QV_OK);
+  assert_int_equal(qv_npy_write_size(&t, NULL, &m.n, &err), QV_OK);
   m.p = malloc(m.n);
   assert_non_null(m.p);
   assert_int_equal(npy_write_buffer(&t, m.p, m.n, &err), QV_OK);
@@ -198,7 +199,7 @@ static QvStatus npz_read_memory_opts(const uint8_t *buf, size_t size, const QvNp
   QvSource *src;
   QvStatus st = qv_source_new_memory(&src, buf, size, NULL, err);
   if (st) return st;
-  st = qv_npz_read_ex(src, o, t, NULL, err);
+  st = qv_npz_read(src, o, t, NULL, err);
   qv_source_free(src);
   return st;
 }
@@ -240,10 +241,10 @@ static const double csr_val[4] = {1, 2, 3, 4};
 static const int64_t shape34[2] = {3, 4};
 
 static uint8_t *csr_zip(size_t *size, bool stored) {
-  Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                 npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                 npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                 npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+  Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                 npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                 npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                 npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val)};
   return zip_members(m, 5, stored, size);
 }
 
@@ -259,10 +260,10 @@ typedef struct Csx {
 
 /* Writes `in` with indices of `it` and int32 values, reads it back and
  * checks it equals `want` (what scipy's sum_duplicates gives) and the info. */
-static void check_canonicalized(const Csx *in, QvValueType it, const Csx *want, bool sorted,
+static void check_canonicalized(const Csx *in, QvArrowType it, const Csx *want, bool sorted,
                                 int64_t summed) {
   uint8_t ptr[6 * 8], idx[8 * 8];
-  size_t w = qv_value_type_size(it);
+  size_t w = qv_arrow_type_size(it);
   for (int i = 0; i <= in->n; i++) {
     int32_t p32 = (int32_t)in->ptr[i];
     memcpy(ptr + i * w, w == 4 ? (const void *)&p32 : (const void *)&in->ptr[i], w);
@@ -274,8 +275,8 @@ static void check_canonicalized(const Csx *in, QvValueType it, const Csx *want, 
   bool csr = strcmp(in->format, "csr") == 0;
   int64_t shape[2] = {csr ? in->n : 4, csr ? 4 : in->n};
   Member m[5] = {npy("indices.npy", it, in->nnz, idx), npy("indptr.npy", it, in->n + 1, ptr),
-                 fmt_member(in->format), npy("shape.npy", QV_VALUE_INT64, 2, shape),
-                 npy("data.npy", QV_VALUE_INT32, in->nnz, in->val)};
+                 fmt_member(in->format), npy("shape.npy", QV_ARROW_INT64, 2, shape),
+                 npy("data.npy", QV_ARROW_INT32, in->nnz, in->val)};
   size_t size;
   uint8_t *buf = zip_members(m, 5, false, &size);
   QvSource *src;
@@ -283,7 +284,7 @@ static void check_canonicalized(const Csx *in, QvValueType it, const Csx *want, 
   QvSparseTensor t;
   QvNpzReadInfo info = {.struct_size = sizeof info};
   assert_int_equal(qv_source_new_memory(&src, buf, size, NULL, &err), QV_OK);
-  QvStatus st = qv_npz_read(src, &t, &info, &err);
+  QvStatus st = qv_npz_read(src, NULL, &t, &info, &err);
   qv_source_free(src);
   if (st) fail_msg("%s", err.message);
   assert_int_equal(info.sorted, sorted);
@@ -304,7 +305,7 @@ static void check_canonicalized(const Csx *in, QvValueType it, const Csx *want, 
 
 static void test_unsorted_indices(void **state) {
   (void)state;
-  static const QvValueType types[2] = {QV_VALUE_INT32, QV_VALUE_INT64};
+  static const QvArrowType types[2] = {QV_ARROW_INT32, QV_ARROW_INT64};
   /* unsorted only: rows {3,1}, {}, {2,0,1} */
   static const Csx unsorted = {"csr", 3, 5, {0, 2, 2, 5}, {3, 1, 2, 0, 1}, {10, 20, 30, 40, 50}};
   static const Csx unsorted_w = {"csr", 3, 5, {0, 2, 2, 5}, {1, 3, 0, 1, 2}, {20, 10, 40, 50, 30}};
@@ -332,10 +333,10 @@ static void test_unsorted_indices(void **state) {
   static const int32_t bad_ptr[2] = {0, 3};
   static const int64_t shape14[2] = {1, 4};
   static const double vals[3] = {1, 2, 3};
-  Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 3, bad_idx),
-                 npy("indptr.npy", QV_VALUE_INT32, 2, bad_ptr), fmt_member("csr"),
-                 npy("shape.npy", QV_VALUE_INT64, 2, shape14),
-                 npy("data.npy", QV_VALUE_FLOAT64, 3, vals)};
+  Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 3, bad_idx),
+                 npy("indptr.npy", QV_ARROW_INT32, 2, bad_ptr), fmt_member("csr"),
+                 npy("shape.npy", QV_ARROW_INT64, 2, shape14),
+                 npy("data.npy", QV_ARROW_FLOAT64, 3, vals)};
   size_t size;
   uint8_t *buf = zip_members(m, 5, true, &size);
   expect_reject(buf, size, "npz");
@@ -345,20 +346,20 @@ static void test_unsorted_indices(void **state) {
 /* ---- round trips */
 
 static void fill_dense(QvTensor *t) {
-  int64_t n = qv_tensor_size(t);
-  size_t w = qv_value_type_size(t->type);
+  int64_t n = qv_tensor_n_elements(t);
+  size_t w = qv_arrow_type_size(t->type);
   for (int64_t k = 0; k < n; k++) {
     if (k % 3 != 1) continue;
     int64_t v = (k % 7) + 1;
     uint8_t *p = (uint8_t *)t->data + k * (int64_t)w;
-    if (t->type == QV_VALUE_FLOAT64) {
+    if (t->type == QV_ARROW_FLOAT64) {
       double d = (double)v * 0.5;
       memcpy(p, &d, 8);
-    } else if (t->type == QV_VALUE_FLOAT32) {
+    } else if (t->type == QV_ARROW_FLOAT32) {
       float f = (float)v * -0.25f;
       memcpy(p, &f, 4);
     } else {
-      qv_st_bits(p, w, (uint64_t)v); /* the low bytes, host order */
+      qvi_st_bits(p, w, (uint64_t)v); /* the low bytes, host order */
     }
   }
 }
@@ -383,8 +384,8 @@ static void check_roundtrip(const QvSparseTensor *s, const QvTensor *dense, bool
   assert_int_equal(back.nnz, s->nnz);
   assert_int_equal(back.shape[0], s->shape[0]);
   assert_int_equal(back.shape[1], s->shape[1]);
-  assert_true(qv_sparse_equals(s, &back));
-  assert_true(qv_sparse_equals_dense(&back, dense));
+  assert_true(qv_sparse_equal(s, &back));
+  assert_true(qv_sparse_equal_dense(&back, dense));
   if (s->format == QV_SPARSE_COO) assert_true(back.is_canonical); /* from_dense sorts */
   qv_sparse_reset(&back);
   free(buf);
@@ -393,17 +394,17 @@ static void check_roundtrip(const QvSparseTensor *s, const QvTensor *dense, bool
 static void test_roundtrip_types(void **state) {
   (void)state;
   const QvSparseFormat kinds[3] = {QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_COO};
-  const QvValueType vts[] = {QV_VALUE_FLOAT64, QV_VALUE_FLOAT32, QV_VALUE_INT8, QV_VALUE_UINT16,
-                             QV_VALUE_INT32, QV_VALUE_UINT64};
+  const QvArrowType vts[] = {QV_ARROW_FLOAT64, QV_ARROW_FLOAT32, QV_ARROW_INT8, QV_ARROW_UINT16,
+                             QV_ARROW_INT32, QV_ARROW_UINT64};
   const int64_t shape[2] = {7, 9};
   for (int k = 0; k < 3; k++)
     for (size_t v = 0; v < sizeof vts / sizeof vts[0]; v++)
-      for (int it = QV_VALUE_INT8; it <= QV_VALUE_UINT64; it++) {
+      for (int it = QV_ARROW_INT8; it <= QV_ARROW_UINT64; it++) {
         QvTensor dense;
         QvError err;
         assert_int_equal(qv_tensor_alloc(&dense, vts[v], 2, shape, NULL, false, NULL, &err), QV_OK);
         fill_dense(&dense);
-        QvSparseOptions o = {.index_type = (QvValueType)it};
+        QvSparseOptions o = {.index_type = (QvArrowType)it};
         QvSparseTensor s;
         assert_int_equal(qv_sparse_from_dense(&dense, kinds[k], &o, &s, &err), QV_OK);
         check_roundtrip(&s, &dense, it % 2 == 1);
@@ -420,8 +421,8 @@ static void test_members_as_scipy_writes_them(void **state) {
   QvError err;
   assert_int_equal(npz_read_memory(ref, size, &t, &err), QV_OK);
   assert_int_equal(t.format, QV_SPARSE_CSR);
-  assert_int_equal(t.index_type, QV_VALUE_INT32);
-  assert_int_equal(t.indptr_type, QV_VALUE_INT32);
+  assert_int_equal(t.index_type, QV_ARROW_INT32);
+  assert_int_equal(t.indptr_type, QV_ARROW_INT32);
   assert_memory_equal(t.indptr, csr_ptr, sizeof csr_ptr);
   assert_memory_equal(t.indices, csr_idx, sizeof csr_idx);
   assert_memory_equal(t.values, csr_val, sizeof csr_val);
@@ -476,14 +477,14 @@ static void test_paths_and_fd(void **state) {
   snprintf(path, sizeof path, "%s/npz_rt_%d.npz", QV_BINARY_DIR, (int)getpid());
   assert_int_equal(npz_write_path(&t, NULL, path, &err), QV_OK);
   assert_int_equal(npz_read_path(path, &back, &err), QV_OK);
-  assert_true(qv_sparse_equals(&t, &back));
+  assert_true(qv_sparse_equal(&t, &back));
   qv_sparse_reset(&back);
   int fd = open(path, O_WRONLY | O_TRUNC);
   assert_true(fd >= 0);
   assert_int_equal(npz_write_fd(&t, NULL, fd, &err), QV_OK);
   close(fd);
   assert_int_equal(npz_read_path(path, &back, &err), QV_OK);
-  assert_true(qv_sparse_equals(&t, &back));
+  assert_true(qv_sparse_equal(&t, &back));
   qv_sparse_reset(&back);
   /* deterministic: equal tensors give identical files */
   uint8_t *a, *b;
@@ -509,18 +510,18 @@ static void test_coo_entries(void **state) {
   const int64_t col64[4] = {1, 3, 1, 0};
   const float val[4] = {1, 2, 3, 4};
   for (int mixed = 0; mixed < 2; mixed++) {
-    Member m[5] = {npy("row.npy", QV_VALUE_INT16, 4, row),
-                   mixed ? npy("col.npy", QV_VALUE_INT64, 4, col64)
-                         : npy("col.npy", QV_VALUE_INT16, 4, col),
-                   fmt_member("coo"), npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT32, 4, val)};
+    Member m[5] = {npy("row.npy", QV_ARROW_INT16, 4, row),
+                   mixed ? npy("col.npy", QV_ARROW_INT64, 4, col64)
+                         : npy("col.npy", QV_ARROW_INT16, 4, col),
+                   fmt_member("coo"), npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT32, 4, val)};
     size_t size;
     uint8_t *buf = zip_members(m, 5, false, &size);
     QvSparseTensor t;
     QvError err;
     assert_int_equal(npz_read_memory(buf, size, &t, &err), QV_OK);
     assert_int_equal(t.format, QV_SPARSE_COO);
-    assert_int_equal(t.index_type, mixed ? QV_VALUE_INT64 : QV_VALUE_INT16);
+    assert_int_equal(t.index_type, mixed ? QV_ARROW_INT64 : QV_ARROW_INT16);
     assert_false(t.is_canonical);
     assert_int_equal(t.nnz, 4);
     for (int i = 0; i < 4; i++) {
@@ -544,7 +545,7 @@ static void test_coo_entries(void **state) {
     assert_int_equal(npz_write_memory(&t, NULL, &out, &n, &err), QV_OK);
     QvSparseTensor back;
     assert_int_equal(npz_read_memory(out, n, &back, &err), QV_OK);
-    assert_true(qv_sparse_equals(&t, &back));
+    assert_true(qv_sparse_equal(&t, &back));
     assert_int_equal(qv_index_load(back.coords, back.index_type, 0), 2);
     qv_sparse_reset(&back);
     free(out);
@@ -558,7 +559,7 @@ static void test_writer_refuses(void **state) {
   const int64_t shape[3] = {2, 3, 4};
   QvTensor dense;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 3, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&dense, QV_ARROW_FLOAT64, 3, shape, NULL, false, NULL, &err), QV_OK);
   fill_dense(&dense);
   QvSparseTensor s;
   uint8_t *out = (uint8_t *)"x";
@@ -575,7 +576,7 @@ static void test_writer_refuses(void **state) {
   qv_sparse_reset(&s);
   qv_tensor_reset(&dense);
   const int64_t shape2[2] = {3, 3};
-  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT16, 2, shape2, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&dense, QV_ARROW_FLOAT16, 2, shape2, NULL, false, NULL, &err), QV_OK);
   assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSR, NULL, &s, &err), QV_OK);
   assert_int_equal(npz_write_memory(&s, NULL, &out, &n, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "float16"));
@@ -603,11 +604,11 @@ static void test_format_member(void **state) {
       {"{'descr': '|S3', 'fortran_order': False, 'shape': (), }", "c\ns", 3, "not printable"},
   };
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr),
+    Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr),
                    raw_npy("format.npy", cases[c].dict, cases[c].data, cases[c].n),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val)};
     size_t size;
     uint8_t *buf = zip_members(m, 5, c % 2 == 0, &size);
     expect_reject(buf, size, cases[c].needle);
@@ -622,11 +623,11 @@ static void test_format_member(void **state) {
   } ok[] = {{"{'descr': '<U3', 'fortran_order': False, 'shape': (), }", u32, 12},
             {"{'shape': (), 'fortran_order': False, 'descr': '|S5', }", "csc\0\0", 5}};
   for (size_t c = 0; c < 2; c++) {
-    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, (const int32_t[4]){1, 2, 0, 2}),
-                   npy("indptr.npy", QV_VALUE_INT32, 5, (const int32_t[5]){0, 1, 2, 2, 4}),
+    Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, (const int32_t[4]){1, 2, 0, 2}),
+                   npy("indptr.npy", QV_ARROW_INT32, 5, (const int32_t[5]){0, 1, 2, 2, 4}),
                    raw_npy("format.npy", ok[c].dict, ok[c].data, ok[c].n),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val)};
     size_t size;
     uint8_t *buf = zip_members(m, 5, false, &size);
     QvSparseTensor t;
@@ -645,20 +646,20 @@ static void test_members(void **state) {
   QvError err;
   /* missing */
   {
-    Member m[4] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    Member m[4] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val)};
     uint8_t *buf = zip_members(m, 4, false, &size);
     expect_reject(buf, size, "member shape.npy is missing");
     free(buf);
   }
   /* duplicate (a renamed extra member) */
   {
-    Member m[6] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val),
-                   npy("dataX.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    Member m[6] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val),
+                   npy("dataX.npy", QV_ARROW_FLOAT64, 4, csr_val)};
     uint8_t *buf = zip_members(m, 6, false, &size);
     assert_int_equal(patch(buf, size, "dataX.npy", "data.npyX"), 2);
     /* "data.npyX" is an unknown member: ignored */
@@ -668,11 +669,11 @@ static void test_members(void **state) {
     free(buf);
   }
   {
-    Member m[6] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val),
-                   npy("dat2.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    Member m[6] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val),
+                   npy("dat2.npy", QV_ARROW_FLOAT64, 4, csr_val)};
     uint8_t *buf = zip_members(m, 6, false, &size);
     assert_int_equal(patch(buf, size, "dat2.npy", "data.npy"), 2);
     /* libzip refuses duplicate names itself ("File already exists"); the
@@ -686,27 +687,27 @@ static void test_members(void **state) {
   /* wrong dtypes, lengths and dimensions */
   {
     const float fptr[4] = {0, 2, 2, 4};
-    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_FLOAT32, 4, fptr), fmt_member("csr"),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_FLOAT32, 4, fptr), fmt_member("csr"),
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val)};
     uint8_t *buf = zip_members(m, 5, false, &size);
     expect_reject(buf, size, "indptr.npy has dtype float32, expected an integer type");
     free(buf);
   }
   {
-    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 3, csr_ptr), fmt_member("csr"),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 3, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val)};
     uint8_t *buf = zip_members(m, 5, false, &size);
     expect_reject(buf, size, "indptr.npy holds 3 entries, expected 4");
     free(buf);
   }
   {
-    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
+    Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34),
                    raw_npy("data.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2), }",
                            csr_val, sizeof csr_val)};
     uint8_t *buf = zip_members(m, 5, false, &size);
@@ -715,35 +716,35 @@ static void test_members(void **state) {
   }
   {
     const int64_t neg[2] = {3, -4};
-    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                   npy("shape.npy", QV_VALUE_INT64, 2, neg),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_ARROW_INT64, 2, neg),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val)};
     uint8_t *buf = zip_members(m, 5, false, &size);
     expect_reject(buf, size, "shape.npy entry 1 is negative");
     free(buf);
   }
   {
     const int32_t bad_idx[4] = {1, 3, 0, 4};
-    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, bad_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val)};
+    Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, bad_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val)};
     uint8_t *buf = zip_members(m, 5, true, &size);
     expect_reject(buf, size, "4 at position 3 (row 2) is out of range [0, 4)");
     free(buf);
   }
   {
     /* trailing bytes after a member's array */
-    Member d = npy("data.npy", QV_VALUE_FLOAT64, 4, csr_val);
+    Member d = npy("data.npy", QV_ARROW_FLOAT64, 4, csr_val);
     uint8_t *p = realloc(d.p, d.n + 8);
     assert_non_null(p);
     memset(p + d.n, 0, 8);
     d.p = p;
     d.n += 8;
-    Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34), d};
+    Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34), d};
     uint8_t *buf = zip_members(m, 5, true, &size);
     expect_reject(buf, size, "data.npy has 8 bytes after its array");
     free(buf);
@@ -752,9 +753,9 @@ static void test_members(void **state) {
   {
     const int8_t rc[13] = {0};
     double v[13] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-    Member m[5] = {npy("row.npy", QV_VALUE_INT8, 13, rc), npy("col.npy", QV_VALUE_INT8, 13, rc),
-                   fmt_member("coo"), npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT64, 13, v)};
+    Member m[5] = {npy("row.npy", QV_ARROW_INT8, 13, rc), npy("col.npy", QV_ARROW_INT8, 13, rc),
+                   fmt_member("coo"), npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT64, 13, v)};
     uint8_t *buf = zip_members(m, 5, false, &size);
     expect_reject(buf, size, "more than the 12 cells");
     free(buf);
@@ -770,10 +771,10 @@ static void test_bombs_and_corruption(void **state) {
   /* data.npy inflates to 8 MiB of zeros while the shape allows 4 values */
   double *zeros = calloc(1 << 20, sizeof *zeros);
   assert_non_null(zeros);
-  Member m[5] = {npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                 npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                 npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                 npy("data.npy", QV_VALUE_FLOAT64, 1 << 20, zeros)};
+  Member m[5] = {npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                 npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                 npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                 npy("data.npy", QV_ARROW_FLOAT64, 1 << 20, zeros)};
   free(zeros);
   uint8_t *buf = zip_members(m, 5, false, &size);
   assert_true(size < 100000);
@@ -808,7 +809,7 @@ static void test_bombs_and_corruption(void **state) {
   {
     QvZipArchive z;
     QvError err;
-    assert_int_equal(qv_zip_open(&z, buf, size, &err), QV_OK);
+    assert_int_equal(qvi_zip_open(&z, buf, size, &err), QV_OK);
     const QvZipEntry *e = NULL;
     for (size_t i = 0; i < z.count; i++)
       if (z.entries[i].name_len == 8 && memcmp(z.entries[i].name, "data.npy", 8) == 0)
@@ -828,7 +829,7 @@ static void test_bombs_and_corruption(void **state) {
       if (memcmp(buf + i, "PK\x01\x02", 4) == 0) cd = buf + i; /* the last: data.npy */
     assert_memory_equal(cd + 16, old, 4);
     memcpy(cd + 16, wrong, 4);
-    qv_zip_close(&z);
+    qvi_zip_close(&z);
     expect_reject(buf, size, "member data.npy: CRC-32");
   }
   free(buf);
@@ -891,7 +892,7 @@ static void make_big(QvSparseTensor *s) {
   QvTensor dense;
   QvError err;
   void *data;
-  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 2, shape, NULL, false, &data, &err),
+  assert_int_equal(qv_tensor_alloc(&dense, QV_ARROW_FLOAT64, 2, shape, NULL, false, &data, &err),
                    QV_OK);
   double *d = data;
   for (int64_t i = 0; i < 300 * 300; i++) d[i] = i % 3 == 0 ? (double)i : 0.0;
@@ -917,7 +918,7 @@ static void test_same_path_roundtrip(void **state) {
   QvStatus st = npz_write_path(&back, &kStored, d.file, &err);
   if (st) fail_msg("write back: %s", err.message);
   qv_test_file_kept(&d, before, size);
-  assert_true(qv_sparse_equals(&s, &back));
+  assert_true(qv_sparse_equal(&s, &back));
   qv_sparse_reset(&back);
   qv_sparse_reset(&s);
   free(before);
@@ -976,7 +977,7 @@ static void test_zero_copy_stored(void **state) {
     assert_true(inside(t.indices, buf, size));
     assert_true(inside(t.values, buf, size));
     assert_int_equal((uintptr_t)(t.values - buf) % 64, 0);
-    assert_true(qv_sparse_equals(&s, &t));
+    assert_true(qv_sparse_equal(&s, &t));
     qv_sparse_reset(&t);
   }
   free(buf);
@@ -988,21 +989,21 @@ static void test_zero_copy_stored(void **state) {
     QvSource *src;
     assert_int_equal(qv_source_new_path(&src, d.file, &err), QV_OK);
     QvNpzReadOptions ro = {.struct_size = sizeof ro, .threads = 2, .verify_crc = true};
-    QvStatus st = qv_npz_read_ex(src, &ro, &t, NULL, &err);
+    QvStatus st = qv_npz_read(src, &ro, &t, NULL, &err);
     qv_source_free(src);
     if (st) fail_msg("%s", err.message);
   }
   assert_true(qv_test_is_mapping_of(t.indptr, d.file));
   assert_true(qv_test_is_mapping_of(t.indices, d.file));
   assert_true(qv_test_is_mapping_of(t.values, d.file));
-  assert_true(qv_sparse_equals(&s, &t)); /* the source is freed: the map lives on */
+  assert_true(qv_sparse_equal(&s, &t)); /* the source is freed: the map lives on */
   qv_sparse_reset(&t);
   /* deflated: inflated into the tensor's own buffers */
   assert_int_equal(npz_write_path(&s, NULL, d.file, &err), QV_OK);
   assert_int_equal(npz_read_path(d.file, &t, &err), QV_OK);
   assert_false(qv_test_is_mapping_of(t.values, d.file));
   assert_int_equal((uintptr_t)t.values % 64, 0);
-  assert_true(qv_sparse_equals(&s, &t));
+  assert_true(qv_sparse_equal(&s, &t));
   qv_sparse_reset(&t);
   qv_test_dir_remove(&d);
   qv_sparse_reset(&s);
@@ -1022,10 +1023,10 @@ static void test_misaligned_copied(void **state) {
     snprintf(name + pad, sizeof name - (size_t)pad, ".bin");
     const uint8_t one = 1;
     Member m[6] = {raw_npy(name, "{'descr': '|u1', 'fortran_order': False, 'shape': (1,), }", &one, 1),
-                   npy("indices.npy", QV_VALUE_INT32, 4, csr_idx),
-                   npy("indptr.npy", QV_VALUE_INT32, 4, csr_ptr), fmt_member("csr"),
-                   npy("shape.npy", QV_VALUE_INT64, 2, shape34),
-                   npy("data.npy", QV_VALUE_FLOAT64, 4, val)};
+                   npy("indices.npy", QV_ARROW_INT32, 4, csr_idx),
+                   npy("indptr.npy", QV_ARROW_INT32, 4, csr_ptr), fmt_member("csr"),
+                   npy("shape.npy", QV_ARROW_INT64, 2, shape34),
+                   npy("data.npy", QV_ARROW_FLOAT64, 4, val)};
     m[0].name = name;
     size_t size;
     uint8_t *buf = zip_members(m, 6, true, &size);
@@ -1059,7 +1060,7 @@ static void test_misaligned_copied(void **state) {
       assert_memory_equal(t.values, val, sizeof val);
       assert_memory_equal(t.indices, csr_idx, sizeof csr_idx);
       /* the caller's bytes: no seal, the writer validates */
-      assert_false(qv_sp_sealed(&t));
+      assert_false(qvi_sp_sealed(&t));
       QvSink *k;
       assert_int_equal(qv_sink_new_memory(&k, &err), QV_OK);
       assert_int_equal(qv_sparse_write(&t, k, NULL, &err), QV_OK);
@@ -1071,8 +1072,8 @@ static void test_misaligned_copied(void **state) {
       QvSource *src;
       QvSparseTensor back;
       assert_int_equal(qv_source_new_memory(&src, ipc, ipc_size, NULL, &err), QV_OK);
-      assert_int_equal(qv_sparse_read(src, 0, &back, &err), QV_OK);
-      assert_true(qv_sparse_equals(&t, &back));
+      assert_int_equal(qv_sparse_read(src, 0, NULL, &back, &err), QV_OK);
+      assert_true(qv_sparse_equal(&t, &back));
       qv_sparse_reset(&back);
       qv_source_free(src);
       free(ipc);
@@ -1086,13 +1087,13 @@ static void test_misaligned_copied(void **state) {
 /* Writes t as an IPC SparseTensor message; returns the writer's status and
  * whether it took the sealed path (no second validation). */
 static QvStatus ipc_write(const QvSparseTensor *t, bool *sealed_path) {
-  uint64_t before = qv_path_count(QV_PATH_SPARSE_WRITE_SEALED);
+  uint64_t before = qvi_path_count(QV_PATH_SPARSE_WRITE_SEALED);
   QvSink *k;
   QvError err;
   assert_int_equal(qv_sink_new_memory(&k, &err), QV_OK);
   QvStatus st = qv_sparse_write(t, k, NULL, &err);
   qv_sink_free(k);
-  *sealed_path = qv_path_count(QV_PATH_SPARSE_WRITE_SEALED) != before;
+  *sealed_path = qvi_path_count(QV_PATH_SPARSE_WRITE_SEALED) != before;
   return st;
 }
 
@@ -1108,7 +1109,7 @@ static void test_sealed_write(void **state) {
   QvError err;
   bool sealed;
   /* built by the caller's conversion: validated on write */
-  assert_false(qv_sp_sealed(&s));
+  assert_false(qvi_sp_sealed(&s));
   assert_int_equal(ipc_write(&s, &sealed), QV_OK);
   assert_false(sealed);
   QvTestDir d;
@@ -1117,19 +1118,19 @@ static void test_sealed_write(void **state) {
   QvSparseTensor t;
   assert_int_equal(npz_read_path(d.file, &t, &err), QV_OK);
   assert_true(qv_test_is_mapping_of(t.indices, d.file));
-  assert_true(qv_sp_sealed(&t));
+  assert_true(qvi_sp_sealed(&t));
   assert_int_equal(ipc_write(&t, &sealed), QV_OK);
   assert_true(sealed);
   /* the caller's edits break the seal */
   int64_t n = t.nnz;
-  size_t w = qv_value_type_size(t.index_type); /* all nnz entries: validation may read them all */
+  size_t w = qv_arrow_type_size(t.index_type); /* all nnz entries: validation may read them all */
   uint8_t *bad = malloc((size_t)n * w);
   assert_non_null(bad);
   memcpy(bad, t.indices, (size_t)n * w);
-  qv_st_bits(bad + w, w, (uint64_t)1 << 30); /* column index outside the shape */
+  qvi_st_bits(bad + w, w, (uint64_t)1 << 30); /* column index outside the shape */
   QvSparseTensor u = t;
   u.indices = bad;
-  assert_false(qv_sp_sealed(&u));
+  assert_false(qvi_sp_sealed(&u));
   assert_int_equal(ipc_write(&u, &sealed), QV_EINVAL);
   assert_false(sealed);
   u = t;
@@ -1150,14 +1151,14 @@ static void test_sealed_write(void **state) {
   assert_int_equal(npz_write_memory(&s, &kStored, &buf, &size, &err), QV_OK);
   assert_int_equal(npz_read_memory(buf, size, &t, &err), QV_OK);
   assert_true(inside(t.indices, buf, size));
-  assert_false(qv_sp_sealed(&t));
+  assert_false(qvi_sp_sealed(&t));
   assert_int_equal(ipc_write(&t, &sealed), QV_OK);
   assert_false(sealed);
   qv_sparse_reset(&t);
   free(buf);
   assert_int_equal(npz_write_memory(&s, NULL, &buf, &size, &err), QV_OK);
   assert_int_equal(npz_read_memory(buf, size, &t, &err), QV_OK);
-  assert_true(qv_sp_sealed(&t));
+  assert_true(qvi_sp_sealed(&t));
   assert_int_equal(ipc_write(&t, &sealed), QV_OK);
   assert_true(sealed);
   qv_sparse_reset(&t);
@@ -1170,12 +1171,12 @@ static void test_sealed_write(void **state) {
 static uint8_t *local_of(uint8_t *buf, size_t size, const char *name) {
   QvZipArchive z;
   QvError err;
-  assert_int_equal(qv_zip_open(&z, buf, size, &err), QV_OK);
+  assert_int_equal(qvi_zip_open(&z, buf, size, &err), QV_OK);
   uint8_t *p = NULL;
   for (size_t i = 0; i < z.count; i++)
     if (z.entries[i].name_len == strlen(name) && memcmp(z.entries[i].name, name, strlen(name)) == 0)
       p = buf + z.entries[i].header_offset;
-  qv_zip_close(&z);
+  qvi_zip_close(&z);
   assert_non_null(p);
   return p;
 }
@@ -1242,7 +1243,7 @@ static void test_lying_members(void **state) {
    * data of another member, junk.bin (the overlapping zip bomb's trick) */
   {
     QvZipArchive z;
-    assert_int_equal(qv_zip_open(&z, ref, size, &err), QV_OK);
+    assert_int_equal(qvi_zip_open(&z, ref, size, &err), QV_OK);
     const QvZipEntry *data = NULL;
     for (size_t i = 0; i < z.count; i++)
       if (z.entries[i].name_len == 8 && memcmp(z.entries[i].name, "data.npy", 8) == 0)
@@ -1258,7 +1259,7 @@ static void test_lying_members(void **state) {
     QvZipWriteEntry junk = {.name = "junk.bin", .method = QV_ZIP_STORED, .csize = member,
                             .usize = member, .offset = head};
     junk.crc = (uint32_t)crc32(0, ref + data->header_offset, (uInt)member);
-    size_t n = head + qv_zip_local_header(out + head, &junk, 0);
+    size_t n = head + qvi_zip_local_header(out + head, &junk, 0);
     uint64_t inner = n;
     memcpy(out + n, ref + data->header_offset, member);
     n += member;
@@ -1270,11 +1271,11 @@ static void test_lying_members(void **state) {
       name[e->name_len] = '\0';
       QvZipWriteEntry w = {.name = name, .method = e->method, .crc = e->crc, .csize = e->csize,
                            .usize = e->usize, .offset = e == data ? inner : e->header_offset};
-      n += qv_zip_central_entry(out + n, &w);
+      n += qvi_zip_central_entry(out + n, &w);
     }
-    n += qv_zip_central_entry(out + n, &junk);
-    n += qv_zip_end_records(out + n, z.count + 1, cd, n - cd);
-    qv_zip_close(&z);
+    n += qvi_zip_central_entry(out + n, &junk);
+    n += qvi_zip_end_records(out + n, z.count + 1, cd, n - cd);
+    qvi_zip_close(&z);
     expect_reject_opts(out, n, NULL, "overlap");
     expect_reject_opts(out, n, NULL, "data.npy");
     free(out);
@@ -1311,7 +1312,7 @@ static void test_threads_identical(void **state) {
         QvNpzReadOptions ro = {.struct_size = sizeof ro, .threads = counts[c]};
         QvSparseTensor back;
         assert_int_equal(npz_read_memory_opts(one, n1, &ro, &back, &err), QV_OK);
-        assert_true(qv_sparse_equals(&t, &back));
+        assert_true(qv_sparse_equal(&t, &back));
         qv_sparse_reset(&back);
       }
       free(one);
@@ -1333,20 +1334,20 @@ static void test_threads_identical(void **state) {
   qv_sparse_reset(&e);
 }
 
-/* Reads path with `threads`; *populates: qv_source_populate calls made,
+/* Reads path with `threads`; *populates: qvi_source_populate calls made,
  * *split: whether validation's index scan was split across threads (and
  * accepted), *advice: the source's advice afterwards. */
 static QvStatus read_threads(const char *path, int threads, QvSparseTensor *t, int64_t *populates,
                              bool *split, QvSourceAdvice *advice, QvError *err) {
   QvSource *src;
   assert_int_equal(qv_source_new_path(&src, path, err), QV_OK);
-  int64_t p0 = qv_source_count_populates();
-  uint64_t s0 = qv_path_count(QV_PATH_SPARSE_VALIDATE_THREADS);
+  int64_t p0 = qvi_source_count_populates();
+  uint64_t s0 = qvi_path_count(QV_PATH_SPARSE_VALIDATE_THREADS);
   QvNpzReadOptions ro = {.struct_size = sizeof ro, .threads = threads};
-  QvStatus st = qv_npz_read_ex(src, &ro, t, NULL, err);
-  *populates = qv_source_count_populates() - p0;
-  *split = qv_path_count(QV_PATH_SPARSE_VALIDATE_THREADS) != s0;
-  *advice = qv_source_get_advice(src);
+  QvStatus st = qv_npz_read(src, &ro, t, NULL, err);
+  *populates = qvi_source_count_populates() - p0;
+  *split = qvi_path_count(QV_PATH_SPARSE_VALIDATE_THREADS) != s0;
+  *advice = qvi_source_get_advice(src);
   qv_source_free(src);
   return st;
 }
@@ -1370,9 +1371,9 @@ static void test_large_file_threads(void **state) {
   QvSparseTensor s;
   QvError err;
   assert_int_equal(qv_sparse_init(&s, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
-                                                      .value_type = QV_VALUE_FLOAT64,
-                                                      .indptr_type = QV_VALUE_INT32,
-                                                      .index_type = QV_VALUE_INT32,
+                                                      .value_type = QV_ARROW_FLOAT64,
+                                                      .indptr_type = QV_ARROW_INT32,
+                                                      .index_type = QV_ARROW_INT32,
                                                       .shape = shape, .nnz = nnz, .indptr = ptr,
                                                       .indices = idx, .values = val}, &err),
                    QV_OK);
@@ -1397,18 +1398,18 @@ static void test_large_file_threads(void **state) {
   assert_int_equal(advice, QV_SOURCE_ADVICE_NONE);
   assert_true(qv_test_is_mapping_of(two.indices, d.file));
   assert_true(qv_test_is_mapping_of(two.values, d.file));
-  assert_true(qv_sparse_equals(&one, &two));
-  assert_true(qv_sparse_equals(&s, &two));
+  assert_true(qv_sparse_equal(&one, &two));
+  assert_true(qv_sparse_equal(&s, &two));
   qv_sparse_reset(&one);
   qv_sparse_reset(&two);
   /* a column past the shape three quarters into indices.npy */
   QvZipArchive z;
-  assert_int_equal(qv_zip_open(&z, bytes, size, &err), QV_OK);
+  assert_int_equal(qvi_zip_open(&z, bytes, size, &err), QV_OK);
   size_t at = 0;
   for (size_t i = 0; i < z.count; i++)
     if (z.entries[i].name_len == 11 && memcmp(z.entries[i].name, "indices.npy", 11) == 0)
       at = (size_t)z.entries[i].data_offset;
-  qv_zip_close(&z);
+  qvi_zip_close(&z);
   assert_true(at > 0);
   at += 10 + (size_t)(bytes[at + 8] | bytes[at + 9] << 8); /* past the .npy header (v1.0) */
   int64_t k = nnz / 4 * 3 + per / 2;
@@ -1445,7 +1446,7 @@ static void test_empty_matrix(void **state) {
   for (int k = 0; k < 2; k++) {
     QvTensor dense;
     QvError err;
-    assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 2, shapes[k], NULL, true, NULL, &err),
+    assert_int_equal(qv_tensor_alloc(&dense, QV_ARROW_FLOAT64, 2, shapes[k], NULL, true, NULL, &err),
                      QV_OK);
     for (int f = 0; f < 3; f++) {
       const QvSparseFormat kinds[3] = {QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_COO};
@@ -1544,7 +1545,7 @@ static void test_data_descriptors(void **state) {
   assert_int_equal(t.nnz, 4);
   qv_sparse_reset(&t);
   QvZipArchive z;
-  assert_int_equal(qv_zip_open(&z, buf, size, &err), QV_OK);
+  assert_int_equal(qvi_zip_open(&z, buf, size, &err), QV_OK);
   const QvZipEntry *e = NULL;
   for (size_t i = 0; i < z.count; i++) {
     assert_true(z.entries[i].flags & 8);
@@ -1553,7 +1554,7 @@ static void test_data_descriptors(void **state) {
   assert_non_null(e);
   uint8_t *d = buf + e->data_offset + e->csize;
   assert_memory_equal(d, "PK\x07\x08", 4);
-  qv_zip_close(&z);
+  qvi_zip_close(&z);
   d[4] ^= 0x01; /* the descriptor's CRC */
   expect_reject_opts(buf, size, NULL, "data.npy: data descriptor disagrees with the central directory");
   free(buf);

@@ -56,7 +56,7 @@ static QvStatus read_file_batches(const uint8_t *data, size_t n, QvError *err) {
   assert_int_equal(qv_source_new_memory(&src, data, n, NULL, err), QV_OK);
   QvRbFileReader *reader = NULL;
   QvStatus st = qv_rb_file_reader_new(&reader, src, NULL, err);
-  for (int64_t i = 0; !st && i < qv_rb_file_num_batches(reader); i++) {
+  for (int64_t i = 0; !st && i < qv_rb_file_n_batches(reader); i++) {
     struct ArrowArray a;
     st = qv_rb_file_read_batch(reader, i, &a, err);
     if (!st) a.release(&a);
@@ -174,7 +174,7 @@ static uint8_t *first_message_with_version(const char *name, int16_t version, si
      * holds 8-byte words (int64 indptr and indices, float64 values): swapped,
      * it is what a big-endian writer produces. */
     for (int64_t k = 0; k + 8 <= body_length; k += 8)
-      qv_st_u64(out + meta_size + k, __builtin_bswap64(qv_ld_u64(out + meta_size + k)));
+      qvi_st_u64(out + meta_size + k, __builtin_bswap64(qvi_ld_u64(out + meta_size + k)));
   }
   memcpy(out + meta_size + body_length, qv_ipc_eos, 8);
   *out_size = meta_size + (size_t)body_length + 8;
@@ -211,7 +211,7 @@ static void test_sparse_tensor_versions(void **state) {
     assert_int_equal(qv_source_new_memory(&src, bytes, n, NULL, &err), QV_OK);
     QvSparseTensor t;
     memset(&t, 0, sizeof t);
-    QvStatus st = qv_sparse_read(src, 0, &t, &err);
+    QvStatus st = qv_sparse_read(src, 0, NULL, &t, &err);
     expect_version_refused(st, &err, v);
     qv_sparse_reset(&t);
     qv_source_free(src);

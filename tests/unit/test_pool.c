@@ -6,6 +6,7 @@
  * run the group, groups kept two in flight (the writer's pipeline) run
  * every index once with their own function, and a caller waiting for one
  * group runs the next group's tasks meanwhile. */
+#include "quiver/advanced.h"
 #include "test_util.h"
 
 #include <pthread.h>
@@ -31,7 +32,7 @@ static void count_task(void *ctx, size_t i) {
 static void check_once(QvPool *pool, size_t n) {
   Counts c = {n, calloc(n ? n : 1, sizeof(uint32_t)), NULL};
   assert_non_null(c.hits);
-  qv_pool_run(pool, n, count_task, &c);
+  qvi_pool_run(pool, n, count_task, &c);
   for (size_t i = 0; i < n; i++) assert_int_equal(c.hits[i], 1);
   free(c.hits);
 }
@@ -41,29 +42,29 @@ static void test_every_index_once(void **state) {
   for (int threads = 0; threads <= 4; threads++) {
     QvPool *pool = NULL;
     QvError err = {0};
-    assert_int_equal(qv_pool_new(&pool, threads, &err), QV_OK);
-    assert_int_equal(qv_pool_threads(pool), threads < 1 ? 1 : threads);
+    assert_int_equal(qvi_pool_new(&pool, threads, &err), QV_OK);
+    assert_int_equal(qvi_pool_threads(pool), threads < 1 ? 1 : threads);
     size_t sizes[] = {0, 1, 2, 3, 7, 64, 1000, 100000};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) check_once(pool, sizes[k]);
-    qv_pool_free(pool);
+    qvi_pool_free(pool);
   }
   check_once(NULL, 100);
-  assert_int_equal(qv_pool_threads(NULL), 1);
-  qv_pool_free(NULL);
+  assert_int_equal(qvi_pool_threads(NULL), 1);
+  qvi_pool_free(NULL);
 }
 
 /* One thread: everything on the caller. */
 static void test_one_thread_runs_on_caller(void **state) {
   (void)state;
   QvPool *pool = NULL;
-  assert_int_equal(qv_pool_new(&pool, 1, NULL), QV_OK);
+  assert_int_equal(qvi_pool_new(&pool, 1, NULL), QV_OK);
   enum { N = 50 };
   uint32_t hits[N] = {0};
   pthread_t who[N];
   Counts c = {N, hits, who};
-  qv_pool_run(pool, N, count_task, &c);
+  qvi_pool_run(pool, N, count_task, &c);
   for (int i = 0; i < N; i++) assert_true(pthread_equal(who[i], pthread_self()));
-  qv_pool_free(pool);
+  qvi_pool_free(pool);
 }
 
 /* Tasks 0 and 1 each wait for the other to have started: this finishes
@@ -94,11 +95,11 @@ static void rendezvous_task(void *ctx, size_t i) {
 static void test_tasks_run_concurrently(void **state) {
   (void)state;
   QvPool *pool = NULL;
-  assert_int_equal(qv_pool_new(&pool, 2, NULL), QV_OK);
+  assert_int_equal(qvi_pool_new(&pool, 2, NULL), QV_OK);
   Rendezvous r = {{0, 0}, {0, 0}};
-  qv_pool_run(pool, 2, rendezvous_task, &r);
+  qvi_pool_run(pool, 2, rendezvous_task, &r);
   assert_true(r.met[0] && r.met[1]);
-  qv_pool_free(pool);
+  qvi_pool_free(pool);
 }
 
 /* Many tiny runs back to back, each with its own context: a worker that
@@ -118,16 +119,16 @@ static void tag_task(void *ctx, size_t i) {
 static void test_back_to_back_runs(void **state) {
   (void)state;
   QvPool *pool = NULL;
-  assert_int_equal(qv_pool_new(&pool, 3, NULL), QV_OK);
+  assert_int_equal(qvi_pool_new(&pool, 3, NULL), QV_OK);
   for (uint32_t k = 1; k <= 20000; k++) {
     Tagged t;
     memset(&t, 0, sizeof t);
     t.tag = k;
     size_t n = 1 + k % 8;
-    qv_pool_run(pool, n, tag_task, &t);
+    qvi_pool_run(pool, n, tag_task, &t);
     for (size_t i = 0; i < 8; i++) assert_int_equal(t.slots[i], i < n ? k : 0);
   }
-  qv_pool_free(pool);
+  qvi_pool_free(pool);
 }
 
 /* Two threads run jobs on one pool at once: both complete, each index of
@@ -144,7 +145,7 @@ static void *runner_main(void *arg) {
     enum { N = 37 };
     uint32_t hits[N] = {0};
     Counts c = {N, hits, NULL};
-    qv_pool_run(r->pool, N, count_task, &c);
+    qvi_pool_run(r->pool, N, count_task, &c);
     for (int i = 0; i < N; i++)
       if (hits[i] != 1) r->ok = 0;
   }
@@ -154,7 +155,7 @@ static void *runner_main(void *arg) {
 static void test_runs_from_two_threads(void **state) {
   (void)state;
   QvPool *pool = NULL;
-  assert_int_equal(qv_pool_new(&pool, 2, NULL), QV_OK);
+  assert_int_equal(qvi_pool_new(&pool, 2, NULL), QV_OK);
   Runner a = {pool, 0}, b = {pool, 0};
   pthread_t ta, tb;
   assert_int_equal(pthread_create(&ta, NULL, runner_main, &a), 0);
@@ -162,11 +163,11 @@ static void test_runs_from_two_threads(void **state) {
   pthread_join(ta, NULL);
   pthread_join(tb, NULL);
   assert_true(a.ok && b.ok);
-  qv_pool_free(pool);
+  qvi_pool_free(pool);
 }
 
 /* Submit returns at once: the group's tasks wait for a flag the caller
- * sets only after qv_pool_submit returned, so a submit that ran them
+ * sets only after qvi_pool_submit returned, so a submit that ran them
  * itself would never return (the deadline then fails the test). */
 typedef struct Gate {
   int open;
@@ -190,24 +191,24 @@ static void gated_task(void *ctx, size_t i) {
 static void test_submit_returns_before_tasks(void **state) {
   (void)state;
   QvPool *pool = NULL;
-  assert_int_equal(qv_pool_new(&pool, 2, NULL), QV_OK);
+  assert_int_equal(qvi_pool_new(&pool, 2, NULL), QV_OK);
   Gate gate;
   memset(&gate, 0, sizeof gate);
   QvPoolGroup g;
-  qv_pool_submit(pool, &g, 1, gated_task, &gate);
+  qvi_pool_submit(pool, &g, 1, gated_task, &gate);
   /* the worker holds the task: not done until the gate opens */
-  assert_false(qv_pool_done(pool, &g));
+  assert_false(qvi_pool_done(pool, &g));
   __atomic_store_n(&gate.open, 1, __ATOMIC_RELEASE);
-  qv_pool_wait(pool, &g);
-  assert_true(qv_pool_done(pool, &g));
+  qvi_pool_wait(pool, &g);
+  assert_true(qvi_pool_done(pool, &g));
   assert_int_equal(gate.ran[0], 1);
   assert_int_equal(gate.timed_out, 0);
-  qv_pool_free(pool);
+  qvi_pool_free(pool);
 }
 
 /* Group A's one task waits for group B's task to have run; B is queued
  * after A. Whoever takes A, the other thread must run B: the worker, or
- * the caller inside qv_pool_wait(A), which helps with later groups. */
+ * the caller inside qvi_pool_wait(A), which helps with later groups. */
 typedef struct Chain {
   int b_ran;
   int a_saw_b;
@@ -229,17 +230,17 @@ static void chain_b(void *ctx, size_t i) {
 static void test_wait_helps_later_groups(void **state) {
   (void)state;
   QvPool *pool = NULL;
-  assert_int_equal(qv_pool_new(&pool, 2, NULL), QV_OK);
+  assert_int_equal(qvi_pool_new(&pool, 2, NULL), QV_OK);
   for (int k = 0; k < 200; k++) {
     Chain c = {0, 0};
     QvPoolGroup a, b;
-    qv_pool_submit(pool, &a, 1, chain_a, &c);
-    qv_pool_submit(pool, &b, 1, chain_b, &c);
-    qv_pool_wait(pool, &a);
+    qvi_pool_submit(pool, &a, 1, chain_a, &c);
+    qvi_pool_submit(pool, &b, 1, chain_b, &c);
+    qvi_pool_wait(pool, &a);
     assert_true(c.a_saw_b);
-    qv_pool_wait(pool, &b);
+    qvi_pool_wait(pool, &b);
   }
-  qv_pool_free(pool);
+  qvi_pool_free(pool);
 }
 
 /* The writer's pattern: group k + 1 submitted before group k is waited
@@ -248,7 +249,7 @@ static void test_two_groups_in_flight(void **state) {
   (void)state;
   for (int threads = 1; threads <= 4; threads++) {
     QvPool *pool = NULL;
-    assert_int_equal(qv_pool_new(&pool, threads, NULL), QV_OK);
+    assert_int_equal(qvi_pool_new(&pool, threads, NULL), QV_OK);
     enum { ROUNDS = 5000 };
     Tagged *t = calloc(ROUNDS, sizeof *t);
     QvPoolGroup *g = calloc(ROUNDS, sizeof *g);
@@ -256,35 +257,35 @@ static void test_two_groups_in_flight(void **state) {
     assert_non_null(g);
     for (uint32_t k = 0; k < ROUNDS; k++) {
       t[k].tag = k + 1;
-      qv_pool_submit(pool, &g[k], k % 9, tag_task, &t[k]); /* 0..8 tasks, 0 included */
-      if (k > 0) qv_pool_wait(pool, &g[k - 1]);
+      qvi_pool_submit(pool, &g[k], k % 9, tag_task, &t[k]); /* 0..8 tasks, 0 included */
+      if (k > 0) qvi_pool_wait(pool, &g[k - 1]);
     }
-    qv_pool_wait(pool, &g[ROUNDS - 1]);
+    qvi_pool_wait(pool, &g[ROUNDS - 1]);
     for (uint32_t k = 0; k < ROUNDS; k++)
       for (size_t i = 0; i < 8; i++) assert_int_equal(t[k].slots[i], i < k % 9 ? k + 1 : 0);
     free(t);
     free(g);
-    qv_pool_free(pool);
+    qvi_pool_free(pool);
   }
   /* no pool: submit runs the group */
   Tagged one;
   memset(&one, 0, sizeof one);
   one.tag = 7;
   QvPoolGroup g;
-  qv_pool_submit(NULL, &g, 3, tag_task, &one);
-  assert_true(qv_pool_done(NULL, &g));
+  qvi_pool_submit(NULL, &g, 3, tag_task, &one);
+  assert_true(qvi_pool_done(NULL, &g));
   assert_int_equal(one.slots[2], 7);
-  qv_pool_wait(NULL, &g);
+  qvi_pool_wait(NULL, &g);
 }
 
 static void test_limits(void **state) {
   (void)state;
   QvPool *pool = (QvPool *)1;
   QvError err = {0};
-  assert_int_equal(qv_pool_new(&pool, QV_POOL_MAX_THREADS + 1, &err), QV_EARG);
+  assert_int_equal(qvi_pool_new(&pool, QV_POOL_MAX_THREADS + 1, &err), QV_EARG);
   assert_null(pool);
   assert_non_null(strstr(err.message, "threads"));
-  assert_int_equal(qv_pool_new(NULL, 2, &err), QV_EARG);
+  assert_int_equal(qvi_pool_new(NULL, 2, &err), QV_EARG);
   int cpus = qv_cpu_count();
   assert_true(cpus >= 1 && cpus <= QV_POOL_MAX_THREADS);
 }

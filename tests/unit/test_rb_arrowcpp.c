@@ -326,7 +326,7 @@ static void check_one(const char *name) {
   if (strcmp(j_get(&doc, "kind")->str, "record_batch_file") == 0) {
     QvRbFileReader *f;
     rbt_check(rbt_file_open_path(&f, path, &o, &e), &e, name);
-    assert_int_equal(qv_rb_file_num_batches(f), batches->n);
+    assert_int_equal(qv_rb_file_n_batches(f), batches->n);
     struct ArrowSchema fs;
     rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "file schema");
     check_schema(&fs, j_get(&doc, "schema"));
@@ -357,7 +357,7 @@ static void check_one(const char *name) {
   qv_sink_free(sink);
   QvRbFileReader *f;
   rbt_check(rbt_file_open(&f, out, out_size, &o, &e), &e, "rewritten");
-  assert_int_equal(qv_rb_file_num_batches(f), batches->n);
+  assert_int_equal(qv_rb_file_n_batches(f), batches->n);
   for (int i = 0; i < batches->n; i++) {
     struct ArrowArray a;
     rbt_check(qv_rb_file_read_batch(f, i, &a, &e), &e, "rewritten batch");

@@ -191,7 +191,7 @@ static void test_conversions(void **state) {
   QvRbFileReader *f;
   QvError e;
   rbt_check(rbt_file_open_path(&f, file, NULL, &e), &e, "converted file");
-  assert_int_equal(qv_rb_file_num_batches(f), 2);
+  assert_int_equal(qv_rb_file_n_batches(f), 2);
   qv_rb_file_reader_free(f);
   expect_contents(file, &s, b);
   assert_int_equal(run("%s file-to-stream %s > %s", file, back), 0);

@@ -78,7 +78,7 @@ static int check_frames_fresh(const uint8_t *data, size_t size, QvCompression co
       QvBuffer b = rb->buffers[i];
       if (b.length == 0) continue;
       assert_int_equal(rb->compression, codec);
-      int64_t ulen = qv_le_i64(m.body + b.offset); /* the prefix is little-endian */
+      int64_t ulen = qvi_le_i64(m.body + b.offset); /* the prefix is little-endian */
       if (ulen == -1) continue;
       const uint8_t *frame = m.body + b.offset + 8;
       size_t n = (size_t)b.length - 8;
@@ -115,10 +115,10 @@ static void test_writer_threads_identical(void **state) {
     for (int f = 0; f < 2; f++) {
       QvIpcFormat format = f ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM;
       size_t size1;
-      uint64_t in_place = qv_path_count(QV_PATH_CODEC_IN_PLACE);
+      uint64_t in_place = qvi_path_count(QV_PATH_CODEC_IN_PLACE);
       uint8_t *one = write_table(&t, format, codecs[c].codec, codecs[c].level, 1, &size1);
       /* one thread into a memory sink: frames compressed in place */
-      assert_true(qv_path_count(QV_PATH_CODEC_IN_PLACE) > in_place);
+      assert_true(qvi_path_count(QV_PATH_CODEC_IN_PLACE) > in_place);
       /* a buffer sink with room for the worst case (in place) and one with
        * room for the output only (the large messages' frames go through
        * scratch memory): the same bytes */
@@ -126,10 +126,10 @@ static void test_writer_threads_identical(void **state) {
       uint8_t *buf = malloc(cap);
       assert_non_null(buf);
       for (int tight = 0; tight < 2; tight++) {
-        in_place = qv_path_count(QV_PATH_CODEC_IN_PLACE);
+        in_place = qvi_path_count(QV_PATH_CODEC_IN_PLACE);
         rbt_check(write_buffer(&t, format, codecs[c].codec, codecs[c].level, 1, buf,
                                tight ? size1 : cap, &got), NULL, "buffer sink write");
-        if (!tight) assert_true(qv_path_count(QV_PATH_CODEC_IN_PLACE) > in_place);
+        if (!tight) assert_true(qvi_path_count(QV_PATH_CODEC_IN_PLACE) > in_place);
         assert_int_equal(got, size1);
         assert_memory_equal(buf, one, size1);
       }
@@ -140,10 +140,10 @@ static void test_writer_threads_identical(void **state) {
       /* the frames of reused contexts are those of fresh ones */
       assert_true(check_frames_fresh(one, size1, codecs[c].codec, codecs[c].level) > 10);
       for (size_t k = 0; k < sizeof threads / sizeof threads[0]; k++) {
-        uint64_t before = qv_path_count(QV_PATH_CODEC_THREADS);
+        uint64_t before = qvi_path_count(QV_PATH_CODEC_THREADS);
         size_t size;
         uint8_t *many = write_table(&t, format, codecs[c].codec, codecs[c].level, threads[k], &size);
-        if (qv_path_count(QV_PATH_CODEC_THREADS) == before)
+        if (qvi_path_count(QV_PATH_CODEC_THREADS) == before)
           fail_msg("codec %d level %d: %d threads did not compress on threads",
                    (int)codecs[c].codec, codecs[c].level, threads[k]);
         assert_int_equal(size, size1);
@@ -169,7 +169,7 @@ static void read_cells(const uint8_t *data, size_t size, bool as_file, int threa
   QvRbFileReader *f = NULL;
   if (as_file) {
     rbt_check(rbt_file_open(&f, data, size, &o, &e), &e, "file open");
-    assert_int_equal(qv_rb_file_num_batches(f), 3);
+    assert_int_equal(qv_rb_file_n_batches(f), 3);
   } else {
     rbt_check(rbt_stream_open(&s, data, size, &o, &e), &e, "stream open");
   }
@@ -207,9 +207,9 @@ static void test_reader_threads_equal(void **state) {
                                   2, &size);
       static const int threads[] = {0, 1, 2, 3, 5};
       for (int k = 0; k < 5; k++) {
-        uint64_t before = qv_path_count(QV_PATH_CODEC_THREADS);
+        uint64_t before = qvi_path_count(QV_PATH_CODEC_THREADS);
         read_cells(data, size, f == 1, threads[k], &t);
-        bool ran = qv_path_count(QV_PATH_CODEC_THREADS) > before;
+        bool ran = qvi_path_count(QV_PATH_CODEC_THREADS) > before;
         if (ran != (threads[k] > 1))
           fail_msg("codec %d, %d threads: the threaded path %s", (int)codecs[c], threads[k],
                    ran ? "ran" : "did not run");
@@ -231,7 +231,7 @@ static void pick_buffers(QvMessage *m, const uint8_t *b) {
   g_first = g_last = -1;
   for (int64_t i = 0; i < rb->n_buffers; i++) {
     if (rb->buffers[i].length < 8) continue;
-    int64_t ulen = qv_le_i64(b + rb->buffers[i].offset); /* little-endian prefix */
+    int64_t ulen = qvi_le_i64(b + rb->buffers[i].offset); /* little-endian prefix */
     if (ulen <= 0) continue;
     if (g_first < 0) g_first = i;
     g_last = i;
@@ -241,7 +241,7 @@ static void pick_buffers(QvMessage *m, const uint8_t *b) {
 
 static void add_to_prefix(QvMessage *m, uint8_t *b, int64_t i, int64_t delta) {
   uint8_t *p = b + m->header.record_batch.buffers[i].offset; /* little-endian prefix */
-  qv_st_le_u64(p, (uint64_t)(qv_le_i64(p) + delta));
+  qvi_st_le_u64(p, (uint64_t)(qvi_le_i64(p) + delta));
 }
 
 static void lie_first(QvMessage *m, uint8_t *b, int64_t n) {
@@ -275,12 +275,12 @@ static void garbage_both(QvMessage *m, uint8_t *b, int64_t n) {
 static void stored_claim(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;
   pick_buffers(m, b);
-  qv_st_le_u64(b + m->header.record_batch.buffers[g_first].offset, UINT64_MAX); /* -1 */
+  qvi_st_le_u64(b + m->header.record_batch.buffers[g_first].offset, UINT64_MAX); /* -1 */
 }
 static void huge_last(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;
   pick_buffers(m, b);
-  qv_st_le_u64(b + m->header.record_batch.buffers[g_last].offset, (uint64_t)1 << 40);
+  qvi_st_le_u64(b + m->header.record_batch.buffers[g_last].offset, (uint64_t)1 << 40);
 }
 
 static QvStatus read_all(const uint8_t *data, size_t size, int threads, QvError *e) {

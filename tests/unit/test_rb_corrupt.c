@@ -62,7 +62,7 @@ static QvStatus read_file(const uint8_t *data, size_t size, QvError *e) {
   QvRbFileReader *f;
   QvStatus st = rbt_file_open(&f, data, size, &o, e);
   if (st) return st;
-  for (int64_t i = 0; i < qv_rb_file_num_batches(f) && !st; i++) {
+  for (int64_t i = 0; i < qv_rb_file_n_batches(f) && !st; i++) {
     struct ArrowArray a;
     if ((st = qv_rb_file_read_batch(f, i, &a, e)) == QV_OK) a.release(&a);
   }
@@ -93,8 +93,8 @@ static void walk_framing(const uint8_t *data, size_t size, Boundaries *b) {
   int batches = 0;
   for (;;) {
     assert_true(pos + 8 <= size);
-    uint32_t marker = qv_le_u32(data + pos); /* framing: little-endian */
-    int32_t len = qv_le_i32(data + pos + 4);
+    uint32_t marker = qvi_le_u32(data + pos); /* framing: little-endian */
+    int32_t len = qvi_le_i32(data + pos + 4);
     assert_int_equal(marker, 0xFFFFFFFFu); /* quiver writes the current framing */
     if (len == 0) {
       b->eos_end = pos + 8;
@@ -202,7 +202,7 @@ static uint8_t *edit_footer(const uint8_t *data, size_t size, FooterEdit edit, s
   uint8_t *out = malloc(*out_size);
   memcpy(out, data, (size_t)off);
   memcpy(out + off, fb, fb_size);
-  qv_st_le_u32(out + off + fb_size, (uint32_t)fb_size);
+  qvi_st_le_u32(out + off + fb_size, (uint32_t)fb_size);
   memcpy(out + off + fb_size + 4, "ARROW1", 6);
   free(fb);
   qv_footer_reset(&f);
@@ -271,7 +271,7 @@ static void test_lying_footers(void **state) {
   /* footer length field larger than the file */
   uint8_t *bad = malloc(size);
   memcpy(bad, data, size);
-  qv_st_le_u32(bad + size - 10, (uint32_t)size);
+  qvi_st_le_u32(bad + size - 10, (uint32_t)size);
   QvError e;
   expect_error(read_file(bad, size, &e), &e, "footer length");
   /* leading magic missing */
@@ -373,15 +373,15 @@ static void lie_uncompressed_length(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;
   const QvBuffer *off = &m->header.record_batch.buffers[1]; /* column 0 values */
   /* the uncompressed-length prefix is little-endian in any body */
-  int64_t len = qv_le_i64(b + off->offset);
+  int64_t len = qvi_le_i64(b + off->offset);
   assert_true(len > 0); /* compressed */
   len += 4;
-  qv_st_le_u64(b + off->offset, (uint64_t)len);
+  qvi_st_le_u64(b + off->offset, (uint64_t)len);
 }
 static void huge_uncompressed_length(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;
   const QvBuffer *off = &m->header.record_batch.buffers[1];
-  qv_st_le_u64(b + off->offset, (uint64_t)1 << 40);
+  qvi_st_le_u64(b + off->offset, (uint64_t)1 << 40);
 }
 static void garbage_frame(QvMessage *m, uint8_t *b, int64_t n) {
   (void)n;

@@ -15,7 +15,7 @@ static void dict_batch(const struct ArrowSchema *s, const char *const *values, i
   rbt_check(qv_array_init_from_schema(out, s, &e), &e, "init");
   struct ArrowArray *dict = out->children[0]->dictionary;
   for (int i = 0; i < n_values; i++) /* NULL: a null value */
-    assert_int_equal(values[i] ? qv_array_append_string(dict, values[i]) : qv_array_append_null(dict, 1),
+    assert_int_equal(values[i] ? qv_array_append_string(dict, values[i], NULL) : qv_array_append_null(dict, 1, NULL),
                      QV_OK);
   rbt_dict_indices(out, indices, n);
 }
@@ -81,7 +81,7 @@ static void test_unchanged_grown_replaced(void **state) {
   QvRbFileReader *f;
   QvError e;
   rbt_check(rbt_file_open(&f, data, size, NULL, &e), &e, "open");
-  assert_int_equal(qv_rb_file_num_dictionaries(f), 2);
+  assert_int_equal(qv_rb_file_n_dictionaries(f), 2);
   struct ArrowArray a;
   struct ArrowSchema fs;
   rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "schema");

@@ -27,7 +27,7 @@ static void roundtrip(const struct ArrowSchema *schema, struct ArrowArray *batch
   size_t size;
   rbt_write(schema, &batch, 1, &o, &data, &size);
   assert_int_equal(rbt_written_endianness(data, size),
-                   order == QV_RB_ENDIAN_BIG ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE);
+                   order == QV_ENDIAN_BIG ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE);
   rbt_assert_reads_back(data, size, format == QV_IPC_FORMAT_FILE, &want, 1, what);
   rbt_cells_free(&want);
   free(data);
@@ -40,7 +40,7 @@ static void test_every_type_both_orders(void **state) {
     struct ArrowSchema schema;
     struct ArrowArray batch;
     rbt_spec_batch(spec, 37, 2, &schema, &batch);
-    for (int order = QV_RB_ENDIAN_LITTLE; order <= QV_RB_ENDIAN_BIG; order++)
+    for (int order = QV_ENDIAN_LITTLE; order <= QV_ENDIAN_BIG; order++)
       for (int fmt = 0; fmt < 2; fmt++)
         for (int comp = 0; comp < 2; comp++) {
           char what[128];
@@ -71,7 +71,7 @@ static void test_slices_big_endian(void **state) {
       slice.length = lens[b];
       char what[64];
       snprintf(what, sizeof what, "slice %lld+%lld", (long long)offs[a], (long long)lens[b]);
-      roundtrip(&schema, &slice, QV_RB_ENDIAN_BIG, QV_IPC_FORMAT_FILE, QV_COMPRESSION_NONE, what);
+      roundtrip(&schema, &slice, QV_ENDIAN_BIG, QV_IPC_FORMAT_FILE, QV_COMPRESSION_NONE, what);
       slice.release(&slice);
     }
   batch.release(&batch);
@@ -92,9 +92,9 @@ static void test_bytes_are_swapped(void **state) {
   size_t le_size, be_size;
   QvRbWriteOptions o;
   memset(&o, 0, sizeof o);
-  o.endianness = QV_RB_ENDIAN_LITTLE;
+  o.endianness = QV_ENDIAN_LITTLE;
   rbt_write(&schema, &p, 1, &o, &le, &le_size);
-  o.endianness = QV_RB_ENDIAN_BIG;
+  o.endianness = QV_ENDIAN_BIG;
   rbt_write(&schema, &p, 1, &o, &be, &be_size);
   QvIpcReader *rl, *rb;
   QvError e;
@@ -135,7 +135,7 @@ static void dict_batch(const struct ArrowSchema *s, const int64_t *values, int n
   QvError e;
   rbt_check(qv_array_init_from_schema(out, s, &e), &e, "init");
   struct ArrowArray *dict = out->children[0]->dictionary;
-  for (int i = 0; i < n_values; i++) assert_int_equal(qv_array_append_int(dict, values[i]), QV_OK);
+  for (int i = 0; i < n_values; i++) assert_int_equal(qv_array_append_int(dict, values[i], NULL), QV_OK);
   rbt_dict_indices(out, indices, n);
 }
 
@@ -155,7 +155,7 @@ static void test_dictionaries_big_endian(void **state) {
   for (int comp = 0; comp < 2; comp++) {
     QvRbWriteOptions o = rbt_write_options(
         QV_IPC_FORMAT_STREAM, comp ? QV_COMPRESSION_LZ4_FRAME : QV_COMPRESSION_NONE, 0, 0);
-    o.endianness = QV_RB_ENDIAN_BIG;
+    o.endianness = QV_ENDIAN_BIG;
     uint8_t *data;
     size_t size;
     rbt_write(&s, p, 3, &o, &data, &size);
@@ -193,12 +193,12 @@ static void test_keep_byte_order(void **state) {
   QvError e;
   rbt_check(qv_array_init_from_schema(&batch, &schema, &e), &e, "init");
   for (int i = 0; i < 4; i++) {
-    qv_array_append_int(batch.children[0], 0x01020304 + i);
-    qv_array_finish_element(&batch);
+    qv_array_append_int(batch.children[0], 0x01020304 + i, NULL);
+    qv_array_finish_element(&batch, NULL);
   }
   rbt_check(qv_array_finish_building(&batch, QV_VALIDATE_FULL, &e), &e, "finish");
   struct ArrowArray *p = &batch;
-  for (int order = QV_RB_ENDIAN_LITTLE; order <= QV_RB_ENDIAN_BIG; order++) {
+  for (int order = QV_ENDIAN_LITTLE; order <= QV_ENDIAN_BIG; order++) {
     QvRbWriteOptions o;
     memset(&o, 0, sizeof o);
     o.endianness = order;
@@ -216,18 +216,18 @@ static void test_keep_byte_order(void **state) {
     assert_false(rbt_next(&s, &a));
     const uint8_t *v = a.children[0]->buffers[1];
     bool host_big = QV_TEST_HOST_BIG_ENDIAN;
-    bool foreign = (order == QV_RB_ENDIAN_BIG) != host_big;
+    bool foreign = (order == QV_ENDIAN_BIG) != host_big;
     const char *value;
     int32_t value_len;
-    bool has = qv_metadata_get(gs.metadata, QV_RB_BYTE_ORDER_KEY, &value, &value_len);
+    bool has = qv_arrow_metadata_get(gs.metadata, QV_RB_BYTE_ORDER_KEY, &value, &value_len);
     assert_int_equal(has, foreign);
     if (foreign) {
-      assert_int_equal(value_len, order == QV_RB_ENDIAN_BIG ? 3 : 6);
-      assert_memory_equal(value, order == QV_RB_ENDIAN_BIG ? "big" : "little", (size_t)value_len);
+      assert_int_equal(value_len, order == QV_ENDIAN_BIG ? 3 : 6);
+      assert_memory_equal(value, order == QV_ENDIAN_BIG ? "big" : "little", (size_t)value_len);
     }
     /* value 0x01020304 as the file holds it */
     const uint8_t be_bytes[4] = {1, 2, 3, 4}, le_bytes[4] = {4, 3, 2, 1};
-    assert_memory_equal(v, order == QV_RB_ENDIAN_BIG ? be_bytes : le_bytes, 4);
+    assert_memory_equal(v, order == QV_ENDIAN_BIG ? be_bytes : le_bytes, 4);
     a.release(&a);
     gs.release(&gs);
     s.release(&s);
@@ -282,7 +282,7 @@ static void test_hostile_big_endian(void **state) {
   struct ArrowArray *p = &batch;
   QvRbWriteOptions o;
   memset(&o, 0, sizeof o);
-  o.endianness = QV_RB_ENDIAN_BIG;
+  o.endianness = QV_ENDIAN_BIG;
   uint8_t *data;
   size_t size;
   rbt_write(&schema, &p, 1, &o, &data, &size);

@@ -55,14 +55,14 @@ void rbt_parse(struct ArrowSchema *out, const char **p, const char *name, bool n
     }
   }
   QvError e;
-  rbt_check(qv_schema_init(out, fmt, name, nullable ? ARROW_FLAG_NULLABLE : 0, nk, &e), &e,
-            "qv_schema_init");
+  rbt_check(qv_arrow_schema_init(out, fmt, name, nullable ? ARROW_FLAG_NULLABLE : 0, nk, &e), &e,
+            "qv_arrow_schema_init");
   for (int i = 0; i < nk; i++) {
     memcpy(out->children[i], &kids[i], sizeof kids[i]);
   }
   if (**p == '{') {
     (*p)++;
-    rbt_check(qv_schema_alloc_dictionary(out, &e), &e, "alloc dictionary");
+    rbt_check(qv_arrow_schema_alloc_dictionary(out, &e), &e, "alloc dictionary");
     rbt_parse(out->dictionary, p, "", true);
     assert_int_equal(**p, '}');
     (*p)++;
@@ -78,7 +78,7 @@ void rbt_schema(struct ArrowSchema *out, const char *spec, const char *name) {
 /* A root struct with one column per spec (names "col0", "col1", ...). */
 void rbt_batch_schema(struct ArrowSchema *out, const char *const *specs, int n) {
   QvError e;
-  rbt_check(qv_schema_init(out, "+s", "", 0, n, &e), &e, "root schema");
+  rbt_check(qv_arrow_schema_init(out, "+s", "", 0, n, &e), &e, "root schema");
   for (int i = 0; i < n; i++) {
     char name[16];
     snprintf(name, sizeof name, "col%d", i);
@@ -95,30 +95,30 @@ void rbt_ok(QvStatus st, const char *what, const struct ArrowSchema *s) {
 /* Appends a deterministic value number i (null for some i when allowed). */
 void rbt_append(struct ArrowArray *a, const struct ArrowSchema *s, int64_t i, bool allow_null,
                        int depth) {
-  QvSchemaView t;
+  QvArrowSchemaView t;
   QvError e;
-  rbt_check(qv_schema_view_init(&t, s, &e), &e, "schema view");
+  rbt_check(qv_arrow_schema_view_init(&t, s, &e), &e, "schema view");
   bool nullable = (s->flags & ARROW_FLAG_NULLABLE) != 0;
   if (t.type == QV_ARROW_DICTIONARY) {
     if (a->dictionary->length == 0)
       for (int64_t k = 0; k < 5; k++)
         rbt_append(a->dictionary, s->dictionary, k + depth + rbt_dict_seed, true, depth + 1);
     if (allow_null && nullable && i % 5 == 3) {
-      rbt_ok(qv_array_append_null(a, 1), "append_null", s);
+      rbt_ok(qv_array_append_null(a, 1, NULL), "append_null", s);
       return;
     }
-    rbt_ok(qv_array_append_int(a, (i * 3) % a->dictionary->length), "append index", s);
+    rbt_ok(qv_array_append_int(a, (i * 3) % a->dictionary->length, NULL), "append index", s);
     return;
   }
   if (allow_null && nullable && i % 5 == 3 && t.type != QV_ARROW_RUN_END_ENCODED &&
       t.type != QV_ARROW_SPARSE_UNION && t.type != QV_ARROW_DENSE_UNION) {
-    rbt_ok(qv_array_append_null(a, 1), "append_null", s);
+    rbt_ok(qv_array_append_null(a, 1, NULL), "append_null", s);
     return;
   }
   char text[64];
   switch (t.type) {
-    case QV_ARROW_NULL: rbt_ok(qv_array_append_null(a, 1), "append_null", s); return;
-    case QV_ARROW_BOOL: rbt_ok(qv_array_append_int(a, (i * 7 / 3) % 2), "append bool", s); return;
+    case QV_ARROW_NULL: rbt_ok(qv_array_append_null(a, 1, NULL), "append_null", s); return;
+    case QV_ARROW_BOOL: rbt_ok(qv_array_append_int(a, (i * 7 / 3) % 2, NULL), "append bool", s); return;
     case QV_ARROW_INT8:
     case QV_ARROW_INT16:
     case QV_ARROW_INT32:
@@ -136,21 +136,21 @@ void rbt_append(struct ArrowArray *a, const struct ArrowSchema *s, int64_t i, bo
     case QV_ARROW_DECIMAL256: {
       int64_t v = (i * 37) % 120 - 60;
       if (t.type == QV_ARROW_INT64 || t.type == QV_ARROW_TIMESTAMP) v *= 1000000007LL;
-      rbt_ok(qv_array_append_int(a, v), "append int", s);
+      rbt_ok(qv_array_append_int(a, v, NULL), "append int", s);
       return;
     }
     case QV_ARROW_UINT8:
     case QV_ARROW_UINT16:
-    case QV_ARROW_UINT32: rbt_ok(qv_array_append_uint(a, (uint64_t)(i * 11) % 200), "append uint", s); return;
-    case QV_ARROW_UINT64: rbt_ok(qv_array_append_uint(a, UINT64_MAX - (uint64_t)i), "append uint64", s); return;
-    case QV_ARROW_HALF_FLOAT:
-    case QV_ARROW_FLOAT:
-    case QV_ARROW_DOUBLE: rbt_ok(qv_array_append_double(a, (double)i * 0.25 - 3.0), "append double", s); return;
+    case QV_ARROW_UINT32: rbt_ok(qv_array_append_uint(a, (uint64_t)(i * 11) % 200, NULL), "append uint", s); return;
+    case QV_ARROW_UINT64: rbt_ok(qv_array_append_uint(a, UINT64_MAX - (uint64_t)i, NULL), "append uint64", s); return;
+    case QV_ARROW_FLOAT16:
+    case QV_ARROW_FLOAT32:
+    case QV_ARROW_FLOAT64: rbt_ok(qv_array_append_double(a, (double)i * 0.25 - 3.0, NULL), "append double", s); return;
     case QV_ARROW_INTERVAL_DAY_TIME:
-      rbt_ok(qv_array_append_interval_day_time(a, (int32_t)i, (int32_t)(i * 1000)), "append interval", s);
+      rbt_ok(qv_array_append_interval_day_time(a, (int32_t)i, (int32_t)(i * 1000), NULL), "append interval", s);
       return;
     case QV_ARROW_INTERVAL_MONTH_DAY_NANO:
-      rbt_ok(qv_array_append_interval_month_day_nano(a, (int32_t)i, -(int32_t)i, i * 1000000007LL),
+      rbt_ok(qv_array_append_interval_month_day_nano(a, (int32_t)i, -(int32_t)i, i * 1000000007LL, NULL),
              "append interval", s);
       return;
     case QV_ARROW_BINARY:
@@ -163,13 +163,13 @@ void rbt_append(struct ArrowArray *a, const struct ArrowSchema *s, int64_t i, bo
       int len = snprintf(text, sizeof text, "%s%lld-%.*s", i % 4 == 0 ? "\xc3\xa9" : "v", (long long)i,
                          (int)(i % 14), "abcdefghijklmnopqrstuvwxyz");
       if (i % 7 == 0) len = 0;
-      rbt_ok(qv_array_append_bytes(a, text, len), "append bytes", s);
+      rbt_ok(qv_array_append_bytes(a, text, len, NULL), "append bytes", s);
       return;
     }
     case QV_ARROW_FIXED_SIZE_BINARY: {
       uint8_t b[64];
       for (int k = 0; k < t.byte_width && k < 64; k++) b[k] = (uint8_t)(i * 13 + k);
-      rbt_ok(qv_array_append_bytes(a, b, t.byte_width), "append fsb", s);
+      rbt_ok(qv_array_append_bytes(a, b, t.byte_width, NULL), "append fsb", s);
       return;
     }
     case QV_ARROW_LIST:
@@ -179,36 +179,36 @@ void rbt_append(struct ArrowArray *a, const struct ArrowSchema *s, int64_t i, bo
     case QV_ARROW_MAP: {
       int64_t n = (i + depth) % 4;
       for (int64_t k = 0; k < n; k++) rbt_append(a->children[0], s->children[0], i * 4 + k, true, depth + 1);
-      rbt_ok(qv_array_finish_element(a), "finish list", s);
+      rbt_ok(qv_array_finish_element(a, NULL), "finish list", s);
       return;
     }
     case QV_ARROW_FIXED_SIZE_LIST:
       for (int64_t k = 0; k < t.fixed_size; k++)
         rbt_append(a->children[0], s->children[0], i * t.fixed_size + k, true, depth + 1);
-      rbt_ok(qv_array_finish_element(a), "finish fixed list", s);
+      rbt_ok(qv_array_finish_element(a, NULL), "finish fixed list", s);
       return;
     case QV_ARROW_STRUCT:
       for (int64_t k = 0; k < t.n_children; k++) {
         bool key = strcmp(s->name ? s->name : "", "entries") == 0 && k == 0;
         rbt_append(a->children[k], s->children[k], i + k, !key, depth + 1);
       }
-      rbt_ok(qv_array_finish_element(a), "finish struct", s);
+      rbt_ok(qv_array_finish_element(a, NULL), "finish struct", s);
       return;
     case QV_ARROW_SPARSE_UNION:
     case QV_ARROW_DENSE_UNION: {
       int64_t c = i % t.n_children;
       rbt_append(a->children[c], s->children[c], i, true, depth + 1);
-      rbt_ok(qv_array_finish_union_element(a, t.union_type_ids[c]), "finish union", s);
+      rbt_ok(qv_array_finish_union_element(a, t.union_type_ids[c], NULL), "finish union", s);
       return;
     }
     case QV_ARROW_RUN_END_ENCODED:
       /* runs of up to four elements */
       if (a->length > 0 && i % 4 != 0) {
-        rbt_ok(qv_array_extend_run(a, 1), "extend run", s);
+        rbt_ok(qv_array_extend_run(a, 1, NULL), "extend run", s);
         return;
       }
       rbt_append(a->children[1], s->children[1], i, allow_null, depth + 1);
-      rbt_ok(qv_array_finish_run(a, 1), "finish run", s);
+      rbt_ok(qv_array_finish_run(a, 1, NULL), "finish run", s);
       return;
     default: fail_msg("no value generator for %s", s->format);
   }
@@ -222,7 +222,7 @@ void rbt_build(struct ArrowArray *out, const struct ArrowSchema *schema, int64_t
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t c = 0; c < schema->n_children; c++)
       rbt_append(out->children[c], schema->children[c], r + seed, true, 0);
-    QvStatus st = qv_array_finish_element(out);
+    QvStatus st = qv_array_finish_element(out, NULL);
     if (st) {
       for (int64_t c = 0; c < schema->n_children; c++)
         if (out->children[c]->length != out->length + 1)
@@ -297,7 +297,7 @@ void rbt_take(QvSink *sink, uint8_t **out, size_t *size) {
   *out = malloc(*size + 1);
   assert_non_null(*out);
   if (*size) memcpy(*out, data, *size);
-  qv_aligned_free(data);
+  qv_free(data);
 }
 
 QvStatus rbt_stream_open(struct ArrowArrayStream *s, const uint8_t *data, size_t size,
@@ -365,10 +365,10 @@ void rbt_dict_indices(struct ArrowArray *out, const int *indices, int n) {
   struct ArrowArray *col = out->children[0];
   for (int i = 0; i < n; i++) {
     if (indices[i] < 0)
-      qv_array_append_null(col, 1);
+      qv_array_append_null(col, 1, NULL);
     else
-      qv_array_append_int(col, indices[i]);
-    qv_array_finish_element(out);
+      qv_array_append_int(col, indices[i], NULL);
+    qv_array_finish_element(out, NULL);
   }
   QvError e;
   rbt_check(qv_array_finish_building(out, QV_VALIDATE_FULL, &e), &e, "finish");
@@ -447,7 +447,7 @@ void rbt_assert_reads_back(const uint8_t *data, size_t size, bool file, const Rb
   memset(&ro, 0, sizeof ro);
   ro.validate = QV_VALIDATE_FULL;
   rbt_check(rbt_file_open(&f, data, size, &ro, &e), &e, "file open");
-  assert_int_equal(qv_rb_file_num_batches(f), n);
+  assert_int_equal(qv_rb_file_n_batches(f), n);
   struct ArrowSchema fs;
   rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "file schema");
   for (int k = 0; k < n; k++) {

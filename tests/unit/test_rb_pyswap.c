@@ -67,11 +67,11 @@ static void check_swapped(const struct ArrowSchema *schema, struct ArrowArray *c
     memset(&o, 0, sizeof o);
     o.format = file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM;
     o.validate = QV_VALIDATE_FULL;
-    o.endianness = QV_RB_ENDIAN_LITTLE;
+    o.endianness = QV_ENDIAN_LITTLE;
     uint8_t *le, *ours;
     size_t le_size, ours_size;
     rbt_write(schema, batches, n, &o, &le, &le_size);
-    o.endianness = QV_RB_ENDIAN_BIG;
+    o.endianness = QV_ENDIAN_BIG;
     rbt_write(schema, batches, n, &o, &ours, &ours_size);
     char le_path[160], py_path[160], ours_path[160], what[160];
     snprintf(le_path, sizeof le_path, "%s/%s.le.%s", g_dir, name, file ? "arrow" : "arrows");
@@ -140,13 +140,13 @@ static void dict_batch(const struct ArrowSchema *s, const int64_t *values, int n
   rbt_check(qv_array_init_from_schema(out, s, &e), &e, "init");
   struct ArrowArray *col = out->children[0];
   for (int i = 0; i < n_values; i++)
-    assert_int_equal(qv_array_append_int(col->dictionary, values[i]), QV_OK);
+    assert_int_equal(qv_array_append_int(col->dictionary, values[i], NULL), QV_OK);
   for (int i = 0; i < n; i++) {
     if (indices[i] < 0)
-      qv_array_append_null(col, 1);
+      qv_array_append_null(col, 1, NULL);
     else
-      qv_array_append_int(col, indices[i]);
-    qv_array_finish_element(out);
+      qv_array_append_int(col, indices[i], NULL);
+    qv_array_finish_element(out, NULL);
   }
   rbt_check(qv_array_finish_building(out, QV_VALIDATE_FULL, &e), &e, "finish");
 }
@@ -190,11 +190,11 @@ static void test_swapper_is_strict(void **state) {
   struct ArrowArray *p = &batch;
   QvRbWriteOptions o;
   memset(&o, 0, sizeof o);
-  o.endianness = QV_RB_ENDIAN_LITTLE;
+  o.endianness = QV_ENDIAN_LITTLE;
   uint8_t *le, *be;
   size_t le_size, be_size;
   rbt_write(&schema, &p, 1, &o, &le, &le_size);
-  o.endianness = QV_RB_ENDIAN_BIG;
+  o.endianness = QV_ENDIAN_BIG;
   rbt_write(&schema, &p, 1, &o, &be, &be_size);
   char le_path[160], be_path[160], out_path[160];
   snprintf(le_path, sizeof le_path, "%s/strict.le.arrows", g_dir);
@@ -206,7 +206,7 @@ static void test_swapper_is_strict(void **state) {
   assert_int_equal(swapper("same-buffers", le_path, be_path), 1);
   /* big-endian input is refused */
   assert_int_equal(swapper("to-big", be_path, out_path), 2);
-  o.endianness = QV_RB_ENDIAN_LITTLE;
+  o.endianness = QV_ENDIAN_LITTLE;
   o.compression = QV_COMPRESSION_ZSTD;
   free(le);
   rbt_write(&schema, &p, 1, &o, &le, &le_size);

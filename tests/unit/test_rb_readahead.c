@@ -31,7 +31,7 @@ static void build(struct ArrowArray *out, const struct ArrowSchema *s, int64_t r
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t c = 0; c < s->n_children; c++)
       rbt_append(out->children[c], s->children[c], r + seed, true, 0);
-    assert_int_equal(qv_array_finish_element(out), QV_OK);
+    assert_int_equal(qv_array_finish_element(out, NULL), QV_OK);
   }
   rbt_check(qv_array_finish_building(out, QV_VALIDATE_FULL, &e), &e, "finish");
 }
@@ -98,7 +98,7 @@ static void read_and_compare(const uint8_t *data, size_t size, int how, int thre
   } else {
     QvRbFileReader *f;
     rbt_check(rbt_file_open(&f, data, size, &o, &e), &e, "file open");
-    assert_int_equal(qv_rb_file_num_batches(f), n);
+    assert_int_equal(qv_rb_file_n_batches(f), n);
     static const int order[] = {2, 0, 1, 3, 1, 2, 3, 0};
     for (int k = 0; k < (how == 1 ? n : 8); k++) {
       int i = how == 1 ? k : order[k] % n;
@@ -133,13 +133,13 @@ static void test_same_batches(void **state) {
     uint8_t *file = write_table(&t, true, codecs[c], 4, &fsize);
     for (int threads = 0; threads <= 5; threads++) {
       for (int how = 0; how < 4; how++) {
-        uint64_t before = qv_path_count(QV_PATH_RB_READ_AHEAD);
+        uint64_t before = qvi_path_count(QV_PATH_RB_READ_AHEAD);
         if (how == 3) /* a file through the stream reader: by its footer */
           read_and_compare(file, fsize, 0, threads, &t, 4);
         else
           read_and_compare(how ? file : stream, how ? fsize : ssize, how, threads, &t,
                            how ? 4 : N_BATCHES);
-        bool ran = qv_path_count(QV_PATH_RB_READ_AHEAD) > before;
+        bool ran = qvi_path_count(QV_PATH_RB_READ_AHEAD) > before;
         if (ran != (threads > 1))
           fail_msg("codec %d, how %d, %d threads: the read-ahead %s", (int)codecs[c], how,
                    threads, ran ? "ran" : "did not run");
@@ -167,7 +167,7 @@ static void spoil_batch(uint8_t *data, size_t size, int which) {
       const QvRecordBatch *rb = &m.message.header.record_batch;
       for (int64_t i = 0; i < rb->n_buffers && !done; i++) {
         QvBuffer b = rb->buffers[i];
-        if (b.length < 64 || qv_le_i64(m.body + b.offset) <= 0) continue;
+        if (b.length < 64 || qvi_le_i64(m.body + b.offset) <= 0) continue;
         uint8_t *p = data + (m.body - data) + b.offset + 8 + 4; /* zero-copy: into data */
         memset(p, 0x5A, (size_t)b.length - 12);
         done = true;
@@ -249,9 +249,9 @@ static void test_failure_when_asked_for(void **state) {
       assert_int_not_equal(st1, QV_OK);
       assert_int_equal(at1, 2);
       for (int threads = 2; threads <= 5; threads++) {
-        uint64_t before = qv_path_count(QV_PATH_RB_READ_AHEAD);
+        uint64_t before = qvi_path_count(QV_PATH_RB_READ_AHEAD);
         QvStatus st = read_until_failure(data, size, file, threads, 4, &at, got, sizeof got);
-        assert_true(qv_path_count(QV_PATH_RB_READ_AHEAD) > before);
+        assert_true(qvi_path_count(QV_PATH_RB_READ_AHEAD) > before);
         if (st != st1 || at != 2 || strcmp(want, got) != 0)
           fail_msg("file %d kind %d, %d threads: batch %d failed with '%s', 1 thread: batch %d, "
                    "'%s'", file, kind, threads, at, got, at1, want);
@@ -327,7 +327,7 @@ static void test_recycled_buffers(void **state) {
     QvRbReadOptions o = options(threads);
     struct ArrowArrayStream st;
     rbt_check(rbt_stream_open(&st, data, size, &o, &e), &e, "stream open");
-    uint64_t before = qv_path_hits[QV_PATH_RECYCLED_BUFFER];
+    uint64_t before = qvi_path_hits[QV_PATH_RECYCLED_BUFFER];
     const void *first = NULL;
     bool same_address = false;
     for (int i = 0; i < BATCHES; i++) {
@@ -343,7 +343,7 @@ static void test_recycled_buffers(void **state) {
       a.release(&a);
     }
     st.release(&st);
-    uint64_t reused = qv_path_hits[QV_PATH_RECYCLED_BUFFER] - before;
+    uint64_t reused = qvi_path_hits[QV_PATH_RECYCLED_BUFFER] - before;
     /* one thread: batches 1.. reuse batch 0's buffer; read ahead: batch i + 1
      * is loaded while i is held, so from batch 2 on */
     assert_true(reused >= (uint64_t)(threads ? BATCHES - 2 : BATCHES - 1));
@@ -355,7 +355,7 @@ static void test_recycled_buffers(void **state) {
 }
 
 int main(void) {
-  qv_codec_set_parallel_min(0);
+  qvi_codec_set_parallel_min(0);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_same_batches),
       cmocka_unit_test(test_failure_when_asked_for),

@@ -212,8 +212,8 @@ static void test_many_batches_file_random_access(void **state) {
   QvRbFileReader *f;
   QvError e;
   rbt_check(rbt_file_open(&f, data, size, NULL, &e), &e, "open");
-  assert_int_equal(qv_rb_file_num_batches(f), 6);
-  assert_int_equal(qv_rb_file_num_dictionaries(f), 1);
+  assert_int_equal(qv_rb_file_n_batches(f), 6);
+  assert_int_equal(qv_rb_file_n_dictionaries(f), 1);
   struct ArrowSchema fs;
   rbt_check(qv_rb_file_get_schema(f, &fs, &e), &e, "schema");
   for (int k = 5; k >= 0; k--) {
@@ -296,9 +296,9 @@ static void test_schema_metadata_and_extensions(void **state) {
   struct ArrowSchema schema;
   rbt_batch_schema(&schema, specs, 3);
   QvError e;
-  rbt_check(qv_schema_add_metadata(&schema, "origin", 6, "test", 4, &e), &e, "meta");
-  rbt_check(qv_schema_add_metadata(schema.children[0], "ARROW:extension:name", 20, "arrow.uuid", 10, &e), &e, "ext");
-  rbt_check(qv_schema_add_metadata(schema.children[0], "ARROW:extension:metadata", 24, "", 0, &e), &e, "ext");
+  rbt_check(qv_arrow_schema_add_metadata(&schema, "origin", 6, "test", 4, &e), &e, "meta");
+  rbt_check(qv_arrow_schema_add_metadata(schema.children[0], "ARROW:extension:name", 20, "arrow.uuid", 10, &e), &e, "ext");
+  rbt_check(qv_arrow_schema_add_metadata(schema.children[0], "ARROW:extension:metadata", 24, "", 0, &e), &e, "ext");
   schema.children[1]->flags |= ARROW_FLAG_MAP_KEYS_SORTED;
   schema.children[2]->flags |= ARROW_FLAG_DICTIONARY_ORDERED;
   struct ArrowArray batch;
@@ -314,11 +314,11 @@ static void test_schema_metadata_and_extensions(void **state) {
   assert_int_equal(rbt_read_stream(data, size, &got, arrays, 1), 1);
   const char *v;
   int32_t vl;
-  assert_true(qv_metadata_get(got.metadata, "origin", &v, &vl));
+  assert_true(qv_arrow_metadata_get(got.metadata, "origin", &v, &vl));
   assert_int_equal(vl, 4);
   assert_memory_equal(v, "test", 4);
-  QvSchemaView sv;
-  rbt_check(qv_schema_view_init(&sv, got.children[0], &e), &e, "view");
+  QvArrowSchemaView sv;
+  rbt_check(qv_arrow_schema_view_init(&sv, got.children[0], &e), &e, "view");
   assert_non_null(sv.extension_name);
   assert_int_equal(sv.extension_name_len, 10);
   assert_memory_equal(sv.extension_name, "arrow.uuid", 10);

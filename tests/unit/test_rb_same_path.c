@@ -69,7 +69,7 @@ static QvStatus read_path(const char *path, QvIpcFormat format, Read *r, QvError
     QvRbFileReader *f = NULL;
     st = qv_rb_file_reader_new(&f, src, &o, e);
     if (st == QV_OK) st = qv_rb_file_get_schema(f, &r->schema, e);
-    for (int64_t i = 0; st == QV_OK && i < qv_rb_file_num_batches(f) && r->n < N_BATCHES; i++)
+    for (int64_t i = 0; st == QV_OK && i < qv_rb_file_n_batches(f) && r->n < N_BATCHES; i++)
       if ((st = qv_rb_file_read_batch(f, i, &r->batches[r->n], e)) == QV_OK) r->n++;
     qv_rb_file_reader_free(f);
   }

@@ -65,7 +65,7 @@ static char *doc(const char *dict0, int n_dict0, int c_id) {
 static QvJsonFile *read_json(const char *text) {
   QvJsonFile *f;
   QvError e;
-  if (qv_json_read(&f, text, strlen(text), NULL, &e) != QV_OK) fail_msg("JSON: %s", e.message);
+  if (qv_test_json_read_text(&f, text, strlen(text), NULL, &e) != QV_OK) fail_msg("JSON: %s", e.message);
   return f;
 }
 
@@ -130,7 +130,7 @@ static void check_read(const uint8_t *bytes, size_t size, QvIpcFormat format, Qv
   int64_t n_ids;
   if (format == QV_IPC_FORMAT_FILE) {
     if (qv_rb_file_reader_new(&fr, src, NULL, &e) != QV_OK) fail_msg("file: %s", e.message);
-    assert_int_equal(qv_rb_file_num_batches(fr), n);
+    assert_int_equal(qv_rb_file_n_batches(fr), n);
     assert_int_equal(qv_rb_file_get_schema(fr, &schema, &e), QV_OK);
     qv_rb_file_dictionary_ids(fr, &ids, &n_ids);
   } else {
@@ -188,7 +188,7 @@ static void test_stream_delta_and_replacement(void **state) {
   assert_int_equal(full, 3); /* id 0, id 5, the replacement of id 0 */
   assert_int_equal(delta, 1);
   check_read(bytes, size, QV_IPC_FORMAT_STREAM, docs, 3);
-  qv_aligned_free(bytes);
+  qv_free(bytes);
   free_docs(docs, 3);
   for (int i = 0; i < 3; i++) free(t[i]);
 }
@@ -210,7 +210,7 @@ static void test_file_delta(void **state) {
   check_read(bytes, size, QV_IPC_FORMAT_FILE, seen, 2);
   qv_json_file_free(seen[0]);
   free(grown);
-  qv_aligned_free(bytes);
+  qv_free(bytes);
   assert_int_equal(write_docs(docs, 3, QV_IPC_FORMAT_FILE, NULL, 0, &bytes, &size, &e), QV_EINVAL);
   assert_non_null(strstr(e.message, "dictionary 0 changed"));
   free_docs(docs, 3);
@@ -226,7 +226,7 @@ static void test_all_types(void **state) {
   assert_non_null(text);
   QvJsonFile *f;
   QvError e;
-  if (qv_json_read(&f, text, len, NULL, &e)) fail_msg("%s", e.message);
+  if (qv_test_json_read_text(&f, text, len, NULL, &e)) fail_msg("%s", e.message);
   free(text);
   QvJsonData d;
   qv_json_file_data(f, &d);
@@ -286,7 +286,7 @@ static void test_all_types(void **state) {
       for (int i = 0; i < 2; i++) got_b[i].release(&got_b[i]);
       schema.release(&schema);
       s.release(&s);
-      qv_aligned_free(bytes);
+      qv_free(bytes);
     }
   }
   slice.release(&slice);
@@ -321,7 +321,7 @@ static void test_writer_different_dictionaries(void **state) {
   /* written as the JSON says: fine */
   assert_int_equal(write_docs(docs, 1, QV_IPC_FORMAT_STREAM, NULL, 0, &bytes, &size, &e), QV_OK);
   check_read(bytes, size, QV_IPC_FORMAT_STREAM, docs, 1);
-  qv_aligned_free(bytes);
+  qv_free(bytes);
   /* one id for a, s.b and l.item: their dictionaries differ */
   int64_t ids[4] = {0, 0, 0, 5};
   assert_int_equal(write_docs(docs, 1, QV_IPC_FORMAT_STREAM, ids, 4, &bytes, &size, &e), QV_EINVAL);
@@ -385,7 +385,7 @@ static void test_reader_value_type_clash(void **state) {
   assert_int_equal(qv_rb_stream_reader_new(&s, src, NULL, &e), QV_EINVAL);
   assert_non_null(strstr(e.message, "fields 'a' and 'c' share dictionary id 0"));
   qv_source_free(src);
-  qv_aligned_free(bytes);
+  qv_free(bytes);
   free_docs(docs, 1);
   free(text);
 }

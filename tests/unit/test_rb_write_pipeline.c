@@ -75,7 +75,7 @@ typedef struct Lender {
 
 static int lender_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
   const Lender *l = s->private_data;
-  return qv_schema_copy(&l->t->schema, out, NULL) == QV_OK ? 0 : 12;
+  return qv_arrow_schema_copy(&l->t->schema, out, NULL) == QV_OK ? 0 : 12;
 }
 
 static int lender_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
@@ -208,12 +208,12 @@ static void check_identical(const Table *t, QvRbWriteOptions o, const char *what
       for (SinkKind kind = MEMORY_SINK; kind <= CALLBACK_SINK; kind++) {
         if (kind != MEMORY_SINK && threads != 2 && threads != 5) continue;
         o.threads = threads;
-        uint64_t before = qv_path_count(QV_PATH_RB_WRITE_PIPELINED);
-        uint64_t windows = qv_path_count(QV_PATH_CODEC_SINK_WINDOW);
+        uint64_t before = qvi_path_count(QV_PATH_RB_WRITE_PIPELINED);
+        uint64_t windows = qvi_path_count(QV_PATH_CODEC_SINK_WINDOW);
         size_t size;
         uint8_t *got = write_into(t, path, &o, kind, size1, &size);
-        bool pipelined = qv_path_count(QV_PATH_RB_WRITE_PIPELINED) > before;
-        bool windowed = qv_path_count(QV_PATH_CODEC_SINK_WINDOW) > windows;
+        bool pipelined = qvi_path_count(QV_PATH_RB_WRITE_PIPELINED) > before;
+        bool windowed = qvi_path_count(QV_PATH_CODEC_SINK_WINDOW) > windows;
         if (size != size1 || memcmp(got, one, size) != 0)
           fail_msg("%s: %s with %d threads into a %s wrote other bytes than one thread", what,
                    kPathNames[path], threads, kSinkNames[kind]);
@@ -236,7 +236,7 @@ static void check_identical(const Table *t, QvRbWriteOptions o, const char *what
   /* and it reads back */
   RbtCells want[N_BATCHES];
   for (int i = 0; i < N_BATCHES; i++) want[i] = rbt_cells(&t->batches[i], &t->schema);
-  if (o.endianness == QV_RB_ENDIAN_NATIVE)
+  if (o.endianness == QV_ENDIAN_NATIVE)
     rbt_assert_reads_back(one, size1, o.format == QV_IPC_FORMAT_FILE, want, N_BATCHES, what);
   for (int i = 0; i < N_BATCHES; i++) rbt_cells_free(&want[i]);
   free(one);
@@ -263,7 +263,7 @@ static void test_identical_every_path(void **state) {
   check_identical(&t, rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_NONE, 0, 1), "uncompressed");
   /* a foreign byte order: swapped copies belong to the batch in flight */
   QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_FILE, QV_COMPRESSION_ZSTD, 1, 1);
-  o.endianness = qv_rb_host_endianness() == QV_ENDIAN_LITTLE ? QV_RB_ENDIAN_BIG : QV_RB_ENDIAN_LITTLE;
+  o.endianness = qvi_rb_host_endianness() == QV_ENDIAN_LITTLE ? QV_ENDIAN_BIG : QV_ENDIAN_LITTLE;
   check_identical(&t, o, "foreign byte order");
   /* 64-byte alignment */
   o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 1);
@@ -298,22 +298,22 @@ static void test_dictionaries_same_bytes(void **state) {
  * hook too. */
 static void test_pipeline_default_threshold(void **state) {
   (void)state;
-  size_t was = qv_codec_set_parallel_min((size_t)256 << 10);
+  size_t was = qvi_codec_set_parallel_min((size_t)256 << 10);
   Table t;
   table_make(&t, kSpecs, N_SPECS);
   QvRbWriteOptions o = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_LZ4_FRAME, 0, 1);
   size_t size1, size;
   uint8_t *one = write_memory(&t, BORROWED, &o, &size1);
   o.threads = 2;
-  uint64_t before = qv_path_count(QV_PATH_RB_WRITE_PIPELINED);
+  uint64_t before = qvi_path_count(QV_PATH_RB_WRITE_PIPELINED);
   uint8_t *got = write_memory(&t, STREAM, &o, &size);
-  assert_true(qv_path_count(QV_PATH_RB_WRITE_PIPELINED) > before);
+  assert_true(qvi_path_count(QV_PATH_RB_WRITE_PIPELINED) > before);
   assert_int_equal(size, size1);
   assert_memory_equal(got, one, size);
   free(got);
   free(one);
   table_free(&t);
-  qv_codec_set_parallel_min(was);
+  qvi_codec_set_parallel_min(was);
 }
 
 /* Writes the table through every path with 1-3 threads, once per step of
@@ -332,7 +332,7 @@ static void fail_every_path(const Table *t, QvRbWriteOptions o, int steps, ArmFa
         QvError e;
         memset(&e, 0, sizeof e);
         QvStatus st = write_via(t, path, &o, sink, &e);
-        qv_codec_fail_after(-1);
+        qvi_codec_fail_after(-1);
         if (st != QV_EIO || strstr(e.message, want) == NULL)
           fail_msg("%s, %d threads, failure step %d: status %s, message '%s'", kPathNames[path],
                    threads, step, qv_status_name(st), e.message);
@@ -383,7 +383,7 @@ static QvSink *arm_codec_failure(int step, void *ctx) {
   QvSink *sink;
   QvError e;
   rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
-  qv_codec_fail_after(7L * step);
+  qvi_codec_fail_after(7L * step);
   return sink;
 }
 
@@ -403,13 +403,13 @@ static void test_compression_failure_in_flight(void **state) {
   rbt_check(qv_sink_new_memory(&sink, &e), &e, "memory sink");
   rbt_check(qv_rb_writer_new(&w, &t.schema, sink, &o, &e), &e, "writer new");
   memset(g_released, 0, sizeof g_released);
-  qv_codec_fail_after(0);
+  qvi_codec_fail_after(0);
   struct ArrowArray a = lend(&t, 0);
   /* in flight: the call returns before the compression fails; flush
    * reports it */
   assert_int_equal(qv_rb_writer_write_move(w, &a, &e), QV_OK);
   QvStatus st = qv_rb_writer_flush(w, &e);
-  qv_codec_fail_after(-1);
+  qvi_codec_fail_after(-1);
   assert_int_equal(st, QV_EIO);
   assert_non_null(strstr(e.message, "record batch 0"));
   a = lend(&t, 1);
@@ -479,7 +479,7 @@ static void test_free_in_flight_and_bad_batch(void **state) {
 
 static int setup(void **state) {
   (void)state;
-  qv_codec_set_parallel_min(0); /* the small test batches go to the threads */
+  qvi_codec_set_parallel_min(0); /* the small test batches go to the threads */
   return 0;
 }
 

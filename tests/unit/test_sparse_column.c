@@ -30,7 +30,7 @@ static void assert_error(QvStatus st, const QvError *err, QvStatus code, const c
 }
 
 /* A dense tensor over static row-major data. */
-static void dense(QvTensor *t, QvValueType type, int32_t ndim, const int64_t *shape,
+static void dense(QvTensor *t, QvArrowType type, int32_t ndim, const int64_t *shape,
                   const void *data, size_t size, const char *const *names) {
   QvError err = {0};
   QvTensorDesc d = {.type = type, .ndim = ndim, .shape = shape, .dim_names = names,
@@ -38,7 +38,7 @@ static void dense(QvTensor *t, QvValueType type, int32_t ndim, const int64_t *sh
   assert_ok(qv_tensor_init(t, &d, &err));
 }
 
-static void to_sparse(const QvTensor *t, QvSparseFormat f, QvValueType index_type,
+static void to_sparse(const QvTensor *t, QvSparseFormat f, QvArrowType index_type,
                       const int32_t *axis_order, QvSparseTensor *out) {
   QvError err = {0};
   QvSparseOptions o = {.struct_size = sizeof o, .index_type = index_type,
@@ -81,7 +81,7 @@ static void ipc_roundtrip(struct ArrowSchema *field, struct ArrowArray *array,
   save_seed(bytes, size);
   bs.release(&bs);
   ba.release(&ba);
-  QvOwner *owner = qv_owner_new(qv_aligned_free, bytes);
+  QvOwner *owner = qv_owner_new(qv_free, bytes);
   QvSource *src;
   assert_ok(qv_source_new_memory(&src, bytes, size, owner, &err));
   qv_owner_free(owner);
@@ -92,7 +92,7 @@ static void ipc_roundtrip(struct ArrowSchema *field, struct ArrowArray *array,
   assert_int_equal(stream.get_schema(&stream, &s), 0);
   assert_int_equal(stream.get_next(&stream, &a), 0);
   assert_non_null(a.release);
-  assert_ok(qv_schema_copy(s.children[0], field_back, &err));
+  assert_ok(qv_arrow_schema_copy(s.children[0], field_back, &err));
   assert_ok(qv_array_share(a.children[0], array_back, &err));
   a.release(&a);
   s.release(&s);
@@ -157,8 +157,8 @@ static void dump_node(Dump *d, const QvArrayView *v, const char *path) {
 
 static void dump_column(Dump *d, const struct ArrowSchema *f, const struct ArrowArray *a) {
   QvError err = {0};
-  QvSchemaView sv;
-  assert_ok(qv_schema_view_init(&sv, f, &err));
+  QvArrowSchemaView sv;
+  assert_ok(qv_arrow_schema_view_init(&sv, f, &err));
   put(d, "extension name: %.*s\n", (int)sv.extension_name_len, sv.extension_name);
   put(d, "metadata: %.*s\n", (int)sv.extension_metadata_len, sv.extension_metadata);
   QvArrayView v;
@@ -226,9 +226,9 @@ static void test_doc_examples(void **state) {
   static const int64_t s1[2] = {3, 5};
   const char *n1[2] = {"doc", "term"};
   QvTensor t1;
-  dense(&t1, QV_VALUE_FLOAT32, 2, s1, m1, sizeof m1, n1);
+  dense(&t1, QV_ARROW_FLOAT32, 2, s1, m1, sizeof m1, n1);
   QvSparseTensor csr;
-  to_sparse(&t1, QV_SPARSE_CSR, QV_VALUE_INT32, NULL, &csr);
+  to_sparse(&t1, QV_SPARSE_CSR, QV_ARROW_INT32, NULL, &csr);
   /* from_dense gives an int32 indptr too: a view */
   struct ArrowSchema f;
   struct ArrowArray a;
@@ -242,8 +242,8 @@ static void test_doc_examples(void **state) {
   static const int64_t m2[6] = {0, 7, 0, 8, 0, 9};
   static const int64_t s2[2] = {2, 3};
   QvTensor t2;
-  dense(&t2, QV_VALUE_INT64, 2, s2, m2, sizeof m2, NULL);
-  to_sparse(&t2, QV_SPARSE_CSR, QV_VALUE_INT64, NULL, &csr);
+  dense(&t2, QV_ARROW_INT64, 2, s2, m2, sizeof m2, NULL);
+  to_sparse(&t2, QV_SPARSE_CSR, QV_ARROW_INT64, NULL, &csr);
   const QvSparseTensor *cells2[2] = {&csr, NULL};
   QvSparseBuildOptions bo = {.struct_size = sizeof bo, .name = "m"};
   assert_ok(qv_sparse_column_build(cells2, 2, &bo, &f, &a, &err));
@@ -255,9 +255,9 @@ static void test_doc_examples(void **state) {
   static const int64_t s3[3] = {2, 2, 3};
   const char *n3[3] = {"x", "y", "z"};
   QvTensor t3;
-  dense(&t3, QV_VALUE_FLOAT64, 3, s3, m3, sizeof m3, n3);
+  dense(&t3, QV_ARROW_FLOAT64, 3, s3, m3, sizeof m3, n3);
   QvSparseTensor coo;
-  to_sparse(&t3, QV_SPARSE_COO, QV_VALUE_INT32, NULL, &coo);
+  to_sparse(&t3, QV_SPARSE_COO, QV_ARROW_INT32, NULL, &coo);
   const QvSparseTensor *cells3[1] = {&coo};
   bo.name = "t";
   assert_ok(qv_sparse_column_build(cells3, 1, &bo, &f, &a, &err));
@@ -267,8 +267,8 @@ static void test_doc_examples(void **state) {
    * indices and indptr */
   QvSparseTensor csf;
   static const int32_t order[3] = {2, 0, 1};
-  to_sparse(&t3, QV_SPARSE_CSF, QV_VALUE_INT8, order, &csf);
-  assert_int_equal(csf.index_type, QV_VALUE_INT8);
+  to_sparse(&t3, QV_SPARSE_CSF, QV_ARROW_INT8, order, &csf);
+  assert_int_equal(csf.index_type, QV_ARROW_INT8);
   const QvSparseTensor *cells4[1] = {&csf};
   assert_ok(qv_sparse_column_build(cells4, 1, &bo, &f, &a, &err));
   check_example(doc, "sparse-tensor-csf", &f, &a);
@@ -296,7 +296,7 @@ static void check_cell_equal(const QvSparseTensor *got, const QvSparseTensor *wa
   }
   if (want->dim_names == NULL) assert_null(got->dim_names);
   if (want->format == QV_SPARSE_COO) assert_int_equal(got->is_canonical, want->is_canonical);
-  assert_true(qv_sparse_equals(got, want));
+  assert_true(qv_sparse_equal(got, want));
 }
 
 static void test_roundtrip_formats(void **state) {
@@ -309,16 +309,16 @@ static void test_roundtrip_formats(void **state) {
   static const int64_t sh0[3] = {2, 3, 4}, sh1[3] = {1, 2, 3};
   static const int64_t sm0[2] = {4, 6}, sm1[2] = {2, 3};
   const char *names3[3] = {"a", "b", "c"}, *names2[2] = {"r", "c"};
-  static const QvValueType index_types[] = {QV_VALUE_INT8, QV_VALUE_UINT16, QV_VALUE_INT32,
-                                            QV_VALUE_UINT64};
+  static const QvArrowType index_types[] = {QV_ARROW_INT8, QV_ARROW_UINT16, QV_ARROW_INT32,
+                                            QV_ARROW_UINT64};
   static const int32_t order[3] = {1, 2, 0};
   for (int f = QV_SPARSE_COO; f <= QV_SPARSE_CSF; f++) {
     for (size_t it = 0; it < sizeof index_types / sizeof index_types[0]; it++) {
       bool matrix = f == QV_SPARSE_CSR || f == QV_SPARSE_CSC;
       QvTensor d0, d1;
-      dense(&d0, QV_VALUE_INT16, matrix ? 2 : 3, matrix ? sm0 : sh0, a0, sizeof a0,
+      dense(&d0, QV_ARROW_INT16, matrix ? 2 : 3, matrix ? sm0 : sh0, a0, sizeof a0,
             matrix ? names2 : names3);
-      dense(&d1, QV_VALUE_INT16, matrix ? 2 : 3, matrix ? sm1 : sh1, a1, sizeof a1,
+      dense(&d1, QV_ARROW_INT16, matrix ? 2 : 3, matrix ? sm1 : sh1, a1, sizeof a1,
             matrix ? names2 : names3);
       QvSparseTensor c[2];
       to_sparse(&d0, (QvSparseFormat)f, index_types[it], f == QV_SPARSE_CSF ? order : NULL, &c[0]);
@@ -348,7 +348,7 @@ static void test_roundtrip_formats(void **state) {
       check_cell_equal(&got, &c[1]);
       /* the view outlives the column */
       qv_sparse_column_reset(&col);
-      assert_true(qv_sparse_equals_dense(&got, &d1));
+      assert_true(qv_sparse_equal_dense(&got, &d1));
       qv_sparse_reset(&got);
       fb.release(&fb);
       qv_sparse_reset(&c[0]);
@@ -369,11 +369,11 @@ static void test_vector_zero_copy(void **state) {
   for (int i = 0; i < R * C; i++) m[i] = (i * 7) % 11 == 0 ? (double)i : 0;
   static const int64_t sh[2] = {R, C};
   QvTensor d;
-  dense(&d, QV_VALUE_FLOAT64, 2, sh, m, sizeof m, NULL);
+  dense(&d, QV_ARROW_FLOAT64, 2, sh, m, sizeof m, NULL);
   for (int large = 0; large < 2; large++) {
     QvSparseTensor csr;
-    to_sparse(&d, QV_SPARSE_CSR, large ? QV_VALUE_INT64 : QV_VALUE_INT32, NULL, &csr);
-    assert_int_equal(csr.indptr_type, large ? QV_VALUE_INT64 : QV_VALUE_INT32);
+    to_sparse(&d, QV_SPARSE_CSR, large ? QV_ARROW_INT64 : QV_ARROW_INT32, NULL, &csr);
+    assert_int_equal(csr.indptr_type, large ? QV_ARROW_INT64 : QV_ARROW_INT32);
     /* a tensor made by a conversion has no owner: its buffers are copied */
     struct ArrowSchema f, fb;
     struct ArrowArray a, ab;
@@ -395,7 +395,7 @@ static void test_vector_zero_copy(void **state) {
     assert_ptr_equal(st.indptr, (const uint8_t *)list->buffers[1]);
     assert_ptr_equal(st.indices, (const uint8_t *)list->children[0]->children[0]->buffers[1]);
     assert_ptr_equal(st.values, (const uint8_t *)list->children[0]->children[1]->buffers[1]);
-    assert_true(qv_sparse_equals_dense(&st, &d));
+    assert_true(qv_sparse_equal_dense(&st, &d));
     /* unstack of a tensor with an owner: views of its buffers */
     struct ArrowSchema f2;
     struct ArrowArray a2;
@@ -431,10 +431,10 @@ static void test_vector_zero_copy(void **state) {
                  "over the limit of 8");
     QvSparseTensor whole;
     QvTensor sliced;
-    QvTensorDesc sd = {.type = QV_VALUE_FLOAT64, .ndim = 2, .shape = (int64_t[]){20, C},
+    QvTensorDesc sd = {.type = QV_ARROW_FLOAT64, .ndim = 2, .shape = (int64_t[]){20, C},
                        .data = m + 7 * C, .data_size = 20 * C * 8};
     assert_ok(qv_tensor_init(&sliced, &sd, &err));
-    assert_true(qv_sparse_equals_dense(&st, &sliced));
+    assert_true(qv_sparse_equal_dense(&st, &sliced));
     (void)whole;
     qv_tensor_reset(&sliced);
     qv_sparse_reset(&st);
@@ -455,11 +455,11 @@ static void test_vector_build_and_c_data(void **state) {
   static const float v0[6] = {0, 3, 0, 0, 1, 0}, v1[6] = {2, 0, 0, 0, 0, 5};
   static const int64_t sh[1] = {6};
   QvTensor d0, d1;
-  dense(&d0, QV_VALUE_FLOAT32, 1, sh, v0, sizeof v0, NULL);
-  dense(&d1, QV_VALUE_FLOAT32, 1, sh, v1, sizeof v1, NULL);
+  dense(&d0, QV_ARROW_FLOAT32, 1, sh, v0, sizeof v0, NULL);
+  dense(&d1, QV_ARROW_FLOAT32, 1, sh, v1, sizeof v1, NULL);
   QvSparseTensor c0, c1;
-  to_sparse(&d0, QV_SPARSE_CSF, QV_VALUE_INT16, NULL, &c0);
-  to_sparse(&d1, QV_SPARSE_COO, QV_VALUE_INT16, NULL, &c1);
+  to_sparse(&d0, QV_SPARSE_CSF, QV_ARROW_INT16, NULL, &c0);
+  to_sparse(&d1, QV_SPARSE_COO, QV_ARROW_INT16, NULL, &c1);
   const QvSparseTensor *cells[3] = {&c0, &c1, NULL};
   const char *names[2] = {"cell", "gene"};
   QvSparseBuildOptions bo = {.struct_size = sizeof bo, .kind = QV_SPARSE_COLUMN_VECTOR,
@@ -469,11 +469,11 @@ static void test_vector_build_and_c_data(void **state) {
   assert_ok(qv_sparse_column_build(cells, 3, &bo, &f, &a, &err));
   const char *meta;
   int32_t len;
-  assert_true(qv_metadata_get(f.metadata, "ARROW:extension:name", &meta, &len));
+  assert_true(qv_arrow_metadata_get(f.metadata, "ARROW:extension:name", &meta, &len));
   assert_int_equal(len, (int32_t)strlen(QV_SPARSE_VECTOR_EXTENSION));
-  assert_true(qv_metadata_get(f.metadata, "ARROW:extension:metadata", &meta, &len));
+  assert_true(qv_arrow_metadata_get(f.metadata, "ARROW:extension:metadata", &meta, &len));
   assert_memory_equal(meta, "{\"size\":6,\"dim_names\":[\"cell\",\"gene\"]}", (size_t)len);
-  assert_ok(qv_schema_copy(&f, &fc, &err));
+  assert_ok(qv_arrow_schema_copy(&f, &fc, &err));
   assert_ok(qv_array_share(&a, &ac, &err));
   QvSparseColumn col;
   assert_ok(qv_sparse_column_init(&col, &fc, &ac, NULL, &err));
@@ -481,11 +481,11 @@ static void test_vector_build_and_c_data(void **state) {
   assert_string_equal(col.type.dim_names[1], "gene");
   QvSparseTensor row;
   assert_ok(qv_sparse_column_cell(&col, 0, &row, &err));
-  assert_true(qv_sparse_equals_dense(&row, &d0));
+  assert_true(qv_sparse_equal_dense(&row, &d0));
   assert_string_equal(row.dim_names[0], "gene");
   qv_sparse_reset(&row);
   assert_ok(qv_sparse_column_cell(&col, 1, &row, &err));
-  assert_true(qv_sparse_equals_dense(&row, &d1));
+  assert_true(qv_sparse_equal_dense(&row, &d1));
   qv_sparse_reset(&row);
   QvSparseTensor st;
   assert_error(qv_sparse_vector_stack(&col, NULL, &st, &err), &err, QV_EINVAL,
@@ -495,9 +495,9 @@ static void test_vector_build_and_c_data(void **state) {
   static const int64_t sh7[1] = {7};
   static const float v7[7] = {1};
   QvTensor d7;
-  dense(&d7, QV_VALUE_FLOAT32, 1, sh7, v7, sizeof v7, NULL);
+  dense(&d7, QV_ARROW_FLOAT32, 1, sh7, v7, sizeof v7, NULL);
   QvSparseTensor c7;
-  to_sparse(&d7, QV_SPARSE_COO, QV_VALUE_INT16, NULL, &c7);
+  to_sparse(&d7, QV_SPARSE_COO, QV_ARROW_INT16, NULL, &c7);
   const QvSparseTensor *bad[2] = {&c0, &c7};
   struct ArrowSchema fx;
   struct ArrowArray ax;
@@ -554,9 +554,9 @@ static void with_meta(struct ArrowSchema *f, const char *name, const char *json,
                       const char *substr) {
   QvError err = {0};
   struct ArrowSchema g;
-  assert_ok(qv_schema_copy(f, &g, &err));
+  assert_ok(qv_arrow_schema_copy(f, &g, &err));
   char *m = meta_blob(name, json);
-  assert_ok(qv_schema_set_metadata(&g, m, &err));
+  assert_ok(qv_arrow_schema_set_metadata(&g, m, &err));
   free(m);
   QvSparseColumnType t;
   assert_error(qv_sparse_column_type_from_field(&g, &t, &err), &err, code, substr);
@@ -570,12 +570,12 @@ static void test_bad_input(void **state) {
   static const int32_t m[12] = {0, 1, 0, 2, 0, 0, 3, 0, 4, 0, 0, 5};
   static const int64_t sh[2] = {3, 4}, sh1[1] = {4};
   QvTensor d, row;
-  dense(&d, QV_VALUE_INT32, 2, sh, m, sizeof m, NULL);
-  dense(&row, QV_VALUE_INT32, 1, sh1, m, 16, NULL);
+  dense(&d, QV_ARROW_INT32, 2, sh, m, sizeof m, NULL);
+  dense(&row, QV_ARROW_INT32, 1, sh1, m, 16, NULL);
   QvSparseTensor csr, coo, r1;
-  to_sparse(&d, QV_SPARSE_CSR, QV_VALUE_INT32, NULL, &csr);
-  to_sparse(&d, QV_SPARSE_COO, QV_VALUE_INT32, NULL, &coo);
-  to_sparse(&row, QV_SPARSE_COO, QV_VALUE_INT32, NULL, &r1);
+  to_sparse(&d, QV_SPARSE_CSR, QV_ARROW_INT32, NULL, &csr);
+  to_sparse(&d, QV_SPARSE_COO, QV_ARROW_INT32, NULL, &coo);
+  to_sparse(&row, QV_SPARSE_COO, QV_ARROW_INT32, NULL, &r1);
   struct ArrowSchema f;
   struct ArrowArray a;
 
@@ -609,7 +609,7 @@ static void test_bad_input(void **state) {
     QvSparseColumn ok;
     struct ArrowSchema fc;
     struct ArrowArray ac;
-    assert_ok(qv_schema_copy(&f, &fc, &err));
+    assert_ok(qv_arrow_schema_copy(&f, &fc, &err));
     assert_ok(qv_array_share(&a, &ac, &err));
     assert_ok(qv_sparse_column_init(&ok, &fc, &ac, NULL, &err));
     qv_sparse_column_reset(&ok);
@@ -657,7 +657,7 @@ static void test_bad_input(void **state) {
     QvSparseColumn ok;
     struct ArrowSchema fc;
     struct ArrowArray ac;
-    assert_ok(qv_schema_copy(&f, &fc, &err));
+    assert_ok(qv_arrow_schema_copy(&f, &fc, &err));
     assert_ok(qv_array_share(&a, &ac, &err));
     assert_ok(qv_sparse_column_init(&ok, &fc, &ac, NULL, &err));
     qv_sparse_column_reset(&ok);
@@ -697,7 +697,7 @@ static void test_bad_input(void **state) {
     QvSparseColumn ok;
     struct ArrowSchema fc;
     struct ArrowArray ac;
-    assert_ok(qv_schema_copy(&f, &fc, &err));
+    assert_ok(qv_arrow_schema_copy(&f, &fc, &err));
     assert_ok(qv_array_share(&a, &ac, &err));
     assert_ok(qv_sparse_column_init(&ok, &fc, &ac, NULL, &err));
     QvSparseTensor cell;

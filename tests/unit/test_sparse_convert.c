@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "quiver/sparse.h"
 #include "test_util.h"
 #include "util/cpu.h"
@@ -19,30 +20,30 @@ static uint64_t rnd(void) {
 }
 
 /* Stores small integer v as a value of the type. */
-static void put_value(uint8_t *p, QvValueType t, int v) {
+static void put_value(uint8_t *p, QvArrowType t, int v) {
   switch (t) {
-    case QV_VALUE_INT8: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
-    case QV_VALUE_INT16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
-    case QV_VALUE_INT32: { int32_t x = v; memcpy(p, &x, 4); break; }
-    case QV_VALUE_INT64: { int64_t x = v; memcpy(p, &x, 8); break; }
-    case QV_VALUE_UINT8: { uint8_t x = (uint8_t)(v & 0x7f); memcpy(p, &x, 1); break; }
-    case QV_VALUE_UINT16: { uint16_t x = (uint16_t)(v & 0x7fff); memcpy(p, &x, 2); break; }
-    case QV_VALUE_UINT32: { uint32_t x = (uint32_t)(v & 0x7fff); memcpy(p, &x, 4); break; }
-    case QV_VALUE_UINT64: { uint64_t x = (uint64_t)(v & 0x7fff); memcpy(p, &x, 8); break; }
-    case QV_VALUE_FLOAT16: { uint16_t x = qv_float_to_half((float)v); memcpy(p, &x, 2); break; }
-    case QV_VALUE_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
+    case QV_ARROW_INT8: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
+    case QV_ARROW_INT16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
+    case QV_ARROW_INT32: { int32_t x = v; memcpy(p, &x, 4); break; }
+    case QV_ARROW_INT64: { int64_t x = v; memcpy(p, &x, 8); break; }
+    case QV_ARROW_UINT8: { uint8_t x = (uint8_t)(v & 0x7f); memcpy(p, &x, 1); break; }
+    case QV_ARROW_UINT16: { uint16_t x = (uint16_t)(v & 0x7fff); memcpy(p, &x, 2); break; }
+    case QV_ARROW_UINT32: { uint32_t x = (uint32_t)(v & 0x7fff); memcpy(p, &x, 4); break; }
+    case QV_ARROW_UINT64: { uint64_t x = (uint64_t)(v & 0x7fff); memcpy(p, &x, 8); break; }
+    case QV_ARROW_FLOAT16: { uint16_t x = qv_float_to_half((float)v); memcpy(p, &x, 2); break; }
+    case QV_ARROW_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
     default: { double x = v; memcpy(p, &x, 8); break; }
   }
 }
 
 /* Row-major dense tensor owning random values, about `pct` % non-zero. */
-static void *random_dense(QvTensor *t, QvValueType type, int32_t ndim, const int64_t *shape, int pct) {
+static void *random_dense(QvTensor *t, QvArrowType type, int32_t ndim, const int64_t *shape, int pct) {
   QvError err;
   void *data;
   assert_int_equal(qv_tensor_alloc(t, type, ndim, shape, NULL, false, &data, &err), QV_OK);
-  size_t w = qv_value_type_size(type);
+  size_t w = qv_arrow_type_size(type);
   uint8_t *p = data;
-  int64_t n = qv_tensor_size(t);
+  int64_t n = qv_tensor_n_elements(t);
   for (int64_t i = 0; i < n; i++)
     if ((int)(rnd() % 100) < pct) put_value(p + (size_t)i * w, type, (int)(rnd() % 120) + 1);
   return data;
@@ -53,10 +54,10 @@ static void assert_round_trip(const QvSparseTensor *s, const QvTensor *dense) {
   assert_int_equal(qv_sparse_validate(s, &err), QV_OK);
   QvTensor back;
   assert_int_equal(qv_sparse_to_dense(s, &back, &err), QV_OK);
-  assert_true(qv_tensor_equals(&back, dense, true));
-  assert_true(qv_sparse_equals_dense(s, dense));
+  assert_true(qv_tensor_equal(&back, dense, true));
+  assert_true(qv_sparse_equal_dense(s, dense));
   /* into a caller buffer too */
-  size_t bytes = (size_t)qv_tensor_size(dense) * qv_value_type_size(dense->type);
+  size_t bytes = (size_t)qv_tensor_n_elements(dense) * qv_arrow_type_size(dense->type);
   uint8_t *buf = malloc(bytes + 1);
   assert_int_equal(qv_sparse_to_dense_into(s, buf, bytes, &err), QV_OK);
   assert_memory_equal(buf, back.data, bytes);
@@ -68,7 +69,7 @@ static void assert_round_trip(const QvSparseTensor *s, const QvTensor *dense) {
 static const QvSparseFormat kFormats[4] = {QV_SPARSE_COO, QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_CSF};
 
 /* dense -> X -> dense and X -> Y -> X for every pair the shape allows. */
-static void check_all_pairs(const QvTensor *dense, QvValueType itype) {
+static void check_all_pairs(const QvTensor *dense, QvArrowType itype) {
   QvSparseOptions o = {.index_type = itype};
   QvSparseTensor s[4];
   bool have[4] = {false};
@@ -96,10 +97,10 @@ static void check_all_pairs(const QvTensor *dense, QvValueType itype) {
       assert_int_equal(qv_sparse_convert(&s[f], kFormats[g], &o, &y, &err), QV_OK);
       assert_int_equal(y.format, kFormats[g]);
       assert_round_trip(&y, dense);
-      assert_true(qv_sparse_equals(&y, &s[f]));
-      assert_true(qv_sparse_equals(&y, &s[g]));
+      assert_true(qv_sparse_equal(&y, &s[f]));
+      assert_true(qv_sparse_equal(&y, &s[g]));
       assert_int_equal(qv_sparse_convert(&y, kFormats[f], &o, &x, &err), QV_OK);
-      assert_true(qv_sparse_equals(&x, &s[f]));
+      assert_true(qv_sparse_equal(&x, &s[f]));
       assert_round_trip(&x, dense);
       qv_sparse_reset(&x);
       qv_sparse_reset(&y);
@@ -112,16 +113,16 @@ static void check_all_pairs(const QvTensor *dense, QvValueType itype) {
 static void test_all_value_types_all_pairs(void **state) {
   (void)state;
   static const int64_t s2[2] = {7, 5}, s3[3] = {3, 4, 5}, s1[1] = {11};
-  for (int vt = QV_VALUE_INT8; vt < QV_VALUE_TYPE_COUNT; vt++) {
+  for (int vt = QV_ARROW_INT8; vt < QV_ARROW_NUMERIC_END; vt++) {
     QvTensor d;
-    random_dense(&d, (QvValueType)vt, 2, s2, 30);
-    check_all_pairs(&d, QV_VALUE_INT64);
+    random_dense(&d, (QvArrowType)vt, 2, s2, 30);
+    check_all_pairs(&d, QV_ARROW_INT64);
     qv_tensor_reset(&d);
-    random_dense(&d, (QvValueType)vt, 3, s3, 20);
-    check_all_pairs(&d, QV_VALUE_INT64);
+    random_dense(&d, (QvArrowType)vt, 3, s3, 20);
+    check_all_pairs(&d, QV_ARROW_INT64);
     qv_tensor_reset(&d);
-    random_dense(&d, (QvValueType)vt, 1, s1, 40);
-    check_all_pairs(&d, QV_VALUE_INT64);
+    random_dense(&d, (QvArrowType)vt, 1, s1, 40);
+    check_all_pairs(&d, QV_ARROW_INT64);
     qv_tensor_reset(&d);
   }
 }
@@ -129,13 +130,13 @@ static void test_all_value_types_all_pairs(void **state) {
 static void test_all_index_types(void **state) {
   (void)state;
   static const int64_t s2[2] = {9, 6}, s4[4] = {2, 3, 4, 5};
-  for (int it = QV_VALUE_INT8; it <= QV_VALUE_UINT64; it++) {
+  for (int it = QV_ARROW_INT8; it <= QV_ARROW_UINT64; it++) {
     QvTensor d;
-    random_dense(&d, QV_VALUE_FLOAT32, 2, s2, 35);
-    check_all_pairs(&d, (QvValueType)it);
+    random_dense(&d, QV_ARROW_FLOAT32, 2, s2, 35);
+    check_all_pairs(&d, (QvArrowType)it);
     qv_tensor_reset(&d);
-    random_dense(&d, QV_VALUE_INT16, 4, s4, 15);
-    check_all_pairs(&d, (QvValueType)it);
+    random_dense(&d, QV_ARROW_INT16, 4, s4, 15);
+    check_all_pairs(&d, (QvArrowType)it);
     qv_tensor_reset(&d);
   }
 }
@@ -146,16 +147,16 @@ static void test_csf_every_axis_order(void **state) {
   static const int64_t shape[3] = {4, 3, 5};
   static const int32_t perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
   QvTensor d;
-  random_dense(&d, QV_VALUE_FLOAT64, 3, shape, 25);
+  random_dense(&d, QV_ARROW_FLOAT64, 3, shape, 25);
   for (int a = 0; a < 6; a++) {
-    QvSparseOptions oa = {.index_type = QV_VALUE_INT32, .axis_order = perms[a]};
+    QvSparseOptions oa = {.index_type = QV_ARROW_INT32, .axis_order = perms[a]};
     QvSparseTensor s;
     QvError err;
     assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSF, &oa, &s, &err), QV_OK);
     assert_memory_equal(s.axis_order, perms[a], sizeof perms[a]);
     assert_round_trip(&s, &d);
     for (int b = 0; b < 6; b++) {
-      QvSparseOptions ob = {.index_type = QV_VALUE_UINT16, .axis_order = perms[b]};
+      QvSparseOptions ob = {.index_type = QV_ARROW_UINT16, .axis_order = perms[b]};
       QvSparseTensor t;
       assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_CSF, &ob, &t, &err), QV_OK);
       assert_memory_equal(t.axis_order, perms[b], sizeof perms[b]);
@@ -175,7 +176,7 @@ static void test_csf_2d_axis_orders(void **state) {
   static const int32_t orders[2][2] = {{0, 1}, {1, 0}};
   QvTensor d, cm;
   QvError err;
-  int32_t *v = random_dense(&d, QV_VALUE_INT32, 2, shape, 50);
+  int32_t *v = random_dense(&d, QV_ARROW_INT32, 2, shape, 50);
   /* an empty row and an empty column, so the compression shows */
   for (int64_t j = 0; j < 6; j++) v[4 * 6 + j] = 0;
   for (int64_t i = 0; i < 9; i++) v[i * 6 + 2] = 0;
@@ -193,14 +194,14 @@ static void test_csf_2d_axis_orders(void **state) {
   }
   assert_true(nonempty[0] < 9 && nonempty[1] < 6);
   for (int a = 0; a < 2; a++) {
-    QvSparseOptions o = {.index_type = QV_VALUE_UINT8, .axis_order = orders[a]};
+    QvSparseOptions o = {.index_type = QV_ARROW_UINT8, .axis_order = orders[a]};
     QvSparseTensor s, t;
     assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSF, &o, &s, &err), QV_OK);
     assert_int_equal(s.axis_order[0], orders[a][0]);
     assert_int_equal(s.csf_indices_len[0], nonempty[orders[a][0]]); /* empty ones are skipped */
     assert_round_trip(&s, &d);
     assert_int_equal(qv_sparse_from_dense(&cm, QV_SPARSE_CSF, &o, &t, &err), QV_OK);
-    assert_true(qv_sparse_equals(&s, &t));
+    assert_true(qv_sparse_equal(&s, &t));
     assert_memory_equal(t.csf_indices[1], s.csf_indices[1], (size_t)s.nnz);
     qv_sparse_reset(&t);
     for (int f = 0; f < 4; f++) {
@@ -230,10 +231,10 @@ static void test_dense_layouts(void **state) {
   for (int c = 0; c < 3; c++) {
     QvTensor rm, cm;
     QvError err;
-    random_dense(&rm, QV_VALUE_FLOAT64, ndims[c], shapes[c], 40);
+    random_dense(&rm, QV_ARROW_FLOAT64, ndims[c], shapes[c], 40);
     assert_int_equal(qv_tensor_copy(&rm, true, &cm, &err), QV_OK);
     assert_true(qv_tensor_is_column_major(&cm));
-    check_all_pairs(&cm, QV_VALUE_INT64);
+    check_all_pairs(&cm, QV_ARROW_INT64);
     for (int f = 0; f < 4; f++) {
       if (ndims[c] != 2 && (f == 1 || f == 2)) continue;
       QvSparseTensor a, b;
@@ -264,15 +265,15 @@ static void test_dense_layouts(void **state) {
   static const double want_data[6] = {1, 2, 3, 4, 5, 6};
   QvTensor cm, rm;
   QvError err;
-  assert_int_equal(qv_tensor_init(&cm, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&cm, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                        .shape = shape, .strides = cstrides,
                                                        .data = colmajor, .data_size = 96}, &err),
                    QV_OK);
-  assert_int_equal(qv_tensor_init(&rm, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&rm, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                        .shape = shape, .data = rowmajor,
                                                        .data_size = 96}, &err),
                    QV_OK);
-  assert_true(qv_tensor_equals(&cm, &rm, false));
+  assert_true(qv_tensor_equal(&cm, &rm, false));
   QvSparseTensor coo;
   assert_int_equal(qv_sparse_from_dense(&cm, QV_SPARSE_COO, NULL, &coo, &err), QV_OK);
   assert_int_equal(coo.nnz, 6);
@@ -285,39 +286,39 @@ static void test_dense_layouts(void **state) {
   for (int i = 0; i < 24; i++) big[i] = (i % 3 == 0) ? 0.0 : i;
   static const int64_t sshape[2] = {4, 3}, sstrides[2] = {48, 16};
   QvTensor st;
-  assert_int_equal(qv_tensor_init(&st, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&st, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                        .shape = sshape, .strides = sstrides,
                                                        .data = big, .data_size = sizeof big}, &err),
                    QV_OK);
   assert_false(qv_tensor_is_contiguous(&st));
-  check_all_pairs(&st, QV_VALUE_INT64);
+  check_all_pairs(&st, QV_ARROW_INT64);
   static const int64_t tshape[2] = {6, 4}, tstrides[2] = {8, 48};
   QvTensor tv;
-  assert_int_equal(qv_tensor_init(&tv, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&tv, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                        .shape = tshape, .strides = tstrides,
                                                        .data = big, .data_size = sizeof big}, &err),
                    QV_OK);
-  check_all_pairs(&tv, QV_VALUE_UINT8);
+  check_all_pairs(&tv, QV_ARROW_UINT8);
   /* a 3-D strided slice (middle dim stepped by 2, last dim reversed-free) */
   int32_t ibuf[2 * 5 * 4];
   for (int i = 0; i < 40; i++) ibuf[i] = (i % 4 == 1) ? 0 : i;
   static const int64_t s3[3] = {2, 3, 4}, st3[3] = {80, 32, 4};
   QvTensor sl;
-  assert_int_equal(qv_tensor_init(&sl, &(QvTensorDesc){.type = QV_VALUE_INT32, .ndim = 3,
+  assert_int_equal(qv_tensor_init(&sl, &(QvTensorDesc){.type = QV_ARROW_INT32, .ndim = 3,
                                                        .shape = s3, .strides = st3, .data = ibuf,
                                                        .data_size = sizeof ibuf}, &err), QV_OK);
-  check_all_pairs(&sl, QV_VALUE_INT16);
+  check_all_pairs(&sl, QV_ARROW_INT16);
   /* extent-1 dims anywhere, with any stride: same buffers as a plain copy */
   static const int64_t s1[4][3] = {{1, 7, 5}, {7, 1, 5}, {7, 5, 1}, {1, 35, 1}};
   for (int k = 0; k < 4; k++) {
     QvTensor a, b;
-    random_dense(&a, QV_VALUE_FLOAT64, 3, s1[k], 40);
+    random_dense(&a, QV_ARROW_FLOAT64, 3, s1[k], 40);
     assert_int_equal(qv_tensor_copy(&a, true, &b, &err), QV_OK);
     for (int f = 0; f < 4; f += 3) {
       QvSparseTensor x, y;
       assert_int_equal(qv_sparse_from_dense(&a, kFormats[f], NULL, &x, &err), QV_OK);
       assert_int_equal(qv_sparse_from_dense(&b, kFormats[f], NULL, &y, &err), QV_OK);
-      assert_true(qv_sparse_equals(&x, &y));
+      assert_true(qv_sparse_equal(&x, &y));
       if (f == 0) assert_memory_equal(x.coords, y.coords, (size_t)x.nnz * 24);
       assert_round_trip(&x, &a);
       qv_sparse_reset(&x);
@@ -330,11 +331,11 @@ static void test_dense_layouts(void **state) {
   static const int64_t bshape[2] = {4, 3}, bstrides[2] = {0, 4};
   static const int32_t row[3] = {5, 0, 7};
   QvTensor bc;
-  assert_int_equal(qv_tensor_init(&bc, &(QvTensorDesc){.type = QV_VALUE_INT32, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&bc, &(QvTensorDesc){.type = QV_ARROW_INT32, .ndim = 2,
                                                        .shape = bshape, .strides = bstrides,
                                                        .data = row, .data_size = sizeof row}, &err),
                    QV_OK);
-  check_all_pairs(&bc, QV_VALUE_INT64);
+  check_all_pairs(&bc, QV_ARROW_INT64);
   qv_tensor_reset(&bc);
   qv_tensor_reset(&sl);
   qv_tensor_reset(&tv);
@@ -350,7 +351,7 @@ static void test_one_d_and_degenerate_shapes(void **state) {
   static const int64_t n10[1] = {10};
   QvTensor d;
   QvError err;
-  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 1,
+  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 1,
                                                       .shape = n10, .data = v1,
                                                       .data_size = sizeof v1}, &err), QV_OK);
   QvSparseTensor s;
@@ -365,12 +366,12 @@ static void test_one_d_and_degenerate_shapes(void **state) {
   qv_sparse_reset(&s);
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSR, NULL, &s, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "2-D"));
-  check_all_pairs(&d, QV_VALUE_INT8);
+  check_all_pairs(&d, QV_ARROW_INT8);
   qv_tensor_reset(&d);
 
   /* 0-d is not a sparse tensor */
   static const double scalar = 3;
-  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .data = &scalar,
+  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .data = &scalar,
                                                       .data_size = 8}, &err), QV_OK);
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_COO, NULL, &s, &err), QV_EINVAL);
   qv_tensor_reset(&d);
@@ -379,8 +380,8 @@ static void test_one_d_and_degenerate_shapes(void **state) {
   static const int64_t shapes[6][3] = {{3, 0, 0}, {0, 4, 0}, {0, 0, 0}, {2, 0, 3}, {3, 4, 0}, {2, 3, 4}};
   static const int32_t nd[6] = {2, 2, 2, 3, 2, 3};
   for (int c = 0; c < 6; c++) {
-    assert_int_equal(qv_tensor_alloc(&d, QV_VALUE_FLOAT64, nd[c], shapes[c], NULL, c == 4, NULL, &err), QV_OK);
-    check_all_pairs(&d, QV_VALUE_INT64);
+    assert_int_equal(qv_tensor_alloc(&d, QV_ARROW_FLOAT64, nd[c], shapes[c], NULL, c == 4, NULL, &err), QV_OK);
+    check_all_pairs(&d, QV_ARROW_INT64);
     for (int f = 0; f < 4; f++) {
       if (nd[c] != 2 && (f == 1 || f == 2)) continue;
       assert_int_equal(qv_sparse_from_dense(&d, kFormats[f], NULL, &s, &err), QV_OK);
@@ -409,7 +410,7 @@ static void test_zero_by_value(void **state) {
   const double v[6] = {-0.0, NAN, 0.0, 1.0, -0.0, -INFINITY};
   QvTensor d;
   QvError err;
-  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                       .shape = shape, .data = v,
                                                       .data_size = sizeof v}, &err), QV_OK);
   for (int f = 0; f < 4; f++) {
@@ -421,14 +422,14 @@ static void test_zero_by_value(void **state) {
     int nans = 0;
     for (int i = 0; i < 3; i++) nans += isnan(sv[i]) ? 1 : 0;
     assert_int_equal(nans, 1);
-    assert_true(qv_sparse_equals_dense(&s, &d));
+    assert_true(qv_sparse_equal_dense(&s, &d));
     qv_sparse_reset(&s);
   }
-  check_all_pairs(&d, QV_VALUE_INT64);
+  check_all_pairs(&d, QV_ARROW_INT64);
   qv_tensor_reset(&d);
 
   const uint16_t h[6] = {0x0000, 0x8000, 0x7e00, 0x0001, 0x3c00, 0xfc00};
-  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_VALUE_FLOAT16, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_ARROW_FLOAT16, .ndim = 2,
                                                       .shape = shape, .data = h,
                                                       .data_size = sizeof h}, &err), QV_OK);
   QvSparseTensor s;
@@ -439,7 +440,7 @@ static void test_zero_by_value(void **state) {
   static const uint16_t want_v[4] = {0x7e00, 0x0001, 0x3c00, 0xfc00};
   assert_memory_equal(s.values, want_v, sizeof want_v);
   qv_sparse_reset(&s);
-  check_all_pairs(&d, QV_VALUE_INT64);
+  check_all_pairs(&d, QV_ARROW_INT64);
   qv_tensor_reset(&d);
 
   /* explicit zeros in a sparse tensor equal absent entries */
@@ -448,42 +449,42 @@ static void test_zero_by_value(void **state) {
   static const double dense_v[6] = {0, 0, 0, 0, 0, 5};
   QvSparseTensor a, b;
   assert_int_equal(qv_sparse_init(&a, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                      .value_type = QV_VALUE_FLOAT64,
-                                                      .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                      .value_type = QV_ARROW_FLOAT64,
+                                                      .index_type = QV_ARROW_INT64, .ndim = 2,
                                                       .shape = shape, .nnz = 2, .coords = coords,
                                                       .is_canonical = true,
                                                       .values = with_zero}, &err),
                    QV_OK);
-  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                       .shape = shape, .data = dense_v,
                                                       .data_size = sizeof dense_v}, &err),
                    QV_OK);
-  assert_true(qv_sparse_equals_dense(&a, &d));
+  assert_true(qv_sparse_equal_dense(&a, &d));
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSR, NULL, &b, &err), QV_OK);
   assert_int_equal(b.nnz, 1);
-  assert_true(qv_sparse_equals(&a, &b));
-  assert_true(qv_sparse_equals(&b, &a));
+  assert_true(qv_sparse_equal(&a, &b));
+  assert_true(qv_sparse_equal(&b, &a));
   qv_sparse_reset(&b);
   /* different value: not equal; different shape: not equal */
   const double other[2] = {0.0, 6.0};
   assert_int_equal(qv_sparse_init(&b, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                      .value_type = QV_VALUE_FLOAT64,
-                                                      .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                      .value_type = QV_ARROW_FLOAT64,
+                                                      .index_type = QV_ARROW_INT64, .ndim = 2,
                                                       .shape = shape, .nnz = 2, .coords = coords,
                                                       .is_canonical = true, .values = other}, &err),
                    QV_OK);
-  assert_false(qv_sparse_equals(&a, &b));
-  assert_false(qv_sparse_equals_dense(&b, &d));
+  assert_false(qv_sparse_equal(&a, &b));
+  assert_false(qv_sparse_equal_dense(&b, &d));
   qv_sparse_reset(&b);
   static const int64_t shape2[2] = {3, 3};
   assert_int_equal(qv_sparse_init(&b, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                      .value_type = QV_VALUE_FLOAT64,
-                                                      .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                      .value_type = QV_ARROW_FLOAT64,
+                                                      .index_type = QV_ARROW_INT64, .ndim = 2,
                                                       .shape = shape2, .nnz = 2, .coords = coords,
                                                       .is_canonical = true,
                                                       .values = with_zero}, &err),
                    QV_OK);
-  assert_false(qv_sparse_equals(&a, &b));
+  assert_false(qv_sparse_equal(&a, &b));
   qv_sparse_reset(&b);
   qv_sparse_reset(&a);
   qv_tensor_reset(&d);
@@ -498,16 +499,16 @@ static void test_canonicalize_duplicates(void **state) {
   QvSparseTensor coo, c, csr, csc, csf;
   QvError err;
   assert_int_equal(qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_FLOAT64,
-                                                        .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                        .value_type = QV_ARROW_FLOAT64,
+                                                        .index_type = QV_ARROW_INT64, .ndim = 2,
                                                         .shape = shape, .nnz = 6, .coords = coords,
                                                         .values = vals}, &err),
                    QV_OK);
   /* claiming canonical is refused */
   QvSparseTensor bad;
   assert_int_equal(qv_sparse_init(&bad, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_FLOAT64,
-                                                        .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                        .value_type = QV_ARROW_FLOAT64,
+                                                        .index_type = QV_ARROW_INT64, .ndim = 2,
                                                         .shape = shape, .nnz = 6, .coords = coords,
                                                         .is_canonical = true,
                                                         .values = vals}, &err),
@@ -525,7 +526,7 @@ static void test_canonicalize_duplicates(void **state) {
   want_dense[9] = 11.75;
   assert_int_equal(qv_sparse_to_dense_into(&coo, dense, sizeof dense, &err), QV_OK);
   assert_memory_equal(dense, want_dense, sizeof dense);
-  assert_true(qv_sparse_equals(&coo, &c));
+  assert_true(qv_sparse_equal(&coo, &c));
   /* straight to CSR / CSC / CSF sums them too */
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &csr, &err), QV_OK);
   static const int64_t p_r[4] = {0, 2, 2, 3}, i_r[3] = {0, 3, 1};
@@ -541,7 +542,7 @@ static void test_canonicalize_duplicates(void **state) {
   assert_memory_equal(csc.values, v_c, sizeof v_c);
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSF, NULL, &csf, &err), QV_OK);
   assert_int_equal(csf.nnz, 3);
-  assert_true(qv_sparse_equals(&csf, &c));
+  assert_true(qv_sparse_equal(&csf, &c));
   qv_sparse_reset(&csf);
   qv_sparse_reset(&csc);
   qv_sparse_reset(&csr);
@@ -552,8 +553,8 @@ static void test_canonicalize_duplicates(void **state) {
   static const int64_t one[1] = {1}, c2[2] = {0, 0};
   const int8_t i8[2] = {127, 1};
   assert_int_equal(qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_INT8,
-                                                        .index_type = QV_VALUE_INT64, .ndim = 1,
+                                                        .value_type = QV_ARROW_INT8,
+                                                        .index_type = QV_ARROW_INT64, .ndim = 1,
                                                         .shape = one, .nnz = 2, .coords = c2,
                                                         .values = i8}, &err),
                    QV_OK);
@@ -564,8 +565,8 @@ static void test_canonicalize_duplicates(void **state) {
   qv_sparse_reset(&coo);
   const uint16_t h[2] = {0x3c00 /* 1 */, 0x3800 /* 0.5 */};
   assert_int_equal(qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_FLOAT16,
-                                                        .index_type = QV_VALUE_INT64, .ndim = 1,
+                                                        .value_type = QV_ARROW_FLOAT16,
+                                                        .index_type = QV_ARROW_INT64, .ndim = 1,
                                                         .shape = one, .nnz = 2, .coords = c2,
                                                         .values = h}, &err),
                    QV_OK);
@@ -590,10 +591,10 @@ static void test_index_type_fit(void **state) {
   static const int64_t s1030[2] = {10, 30};
   QvTensor d;
   void *data;
-  assert_int_equal(qv_tensor_alloc(&d, QV_VALUE_FLOAT64, 2, s1030, NULL, false, &data, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&d, QV_ARROW_FLOAT64, 2, s1030, NULL, false, &data, &err), QV_OK);
   double *p = data;
   for (int i = 0; i < 216; i++) p[i] = i + 1;
-  QvSparseOptions i8 = {.index_type = QV_VALUE_INT8};
+  QvSparseOptions i8 = {.index_type = QV_ARROW_INT8};
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_COO, &i8, &s, &err), QV_OK);
   assert_int_equal(s.nnz, 216);
   assert_round_trip(&s, &d);
@@ -607,7 +608,7 @@ static void test_index_type_fit(void **state) {
   assert_non_null(strstr(err.message, "CSC indptr: value 216"));
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSF, &i8, &s, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "CSF indptr[0]: value 216"));
-  QvSparseOptions u8 = {.index_type = QV_VALUE_UINT8};
+  QvSparseOptions u8 = {.index_type = QV_ARROW_UINT8};
   for (int f = 1; f < 4; f++) {
     assert_int_equal(qv_sparse_from_dense(&d, kFormats[f], &u8, &s, &err), QV_OK);
     assert_round_trip(&s, &d);
@@ -617,7 +618,7 @@ static void test_index_type_fit(void **state) {
 
   /* 2x200 with a non-zero in column 150: int8 fails naming it, uint8 fits */
   static const int64_t s2x200[2] = {2, 200};
-  assert_int_equal(qv_tensor_alloc(&d, QV_VALUE_FLOAT64, 2, s2x200, NULL, false, &data, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&d, QV_ARROW_FLOAT64, 2, s2x200, NULL, false, &data, &err), QV_OK);
   p = data;
   p[5] = 1;
   p[200 + 150] = 2;
@@ -625,7 +626,7 @@ static void test_index_type_fit(void **state) {
   assert_non_null(strstr(err.message, "COO coords: value 150 (coordinate of dim 1 at non-zero 1)"));
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSR, &i8, &s, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "CSR indices: value 150 at position 1"));
-  QvSparseOptions o3 = {.index_type = QV_VALUE_INT8, .axis_order = (const int32_t[]){1, 0}};
+  QvSparseOptions o3 = {.index_type = QV_ARROW_INT8, .axis_order = (const int32_t[]){1, 0}};
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSF, &o3, &s, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "CSF indices[0]: value 150"));
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_COO, &u8, &s, &err), QV_OK);
@@ -634,7 +635,7 @@ static void test_index_type_fit(void **state) {
   assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_CSR, &i8, &t, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "CSR indices: value 150"));
   assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_CSR, &u8, &t, &err), QV_OK);
-  assert_int_equal(t.indptr_type, QV_VALUE_UINT8);
+  assert_int_equal(t.indptr_type, QV_ARROW_UINT8);
   qv_sparse_reset(&t);
   /* CSC keeps the columns in the indptr (201 entries, values <= 2): int8 fits */
   assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_CSC, &i8, &t, &err), QV_OK);
@@ -644,11 +645,11 @@ static void test_index_type_fit(void **state) {
   qv_tensor_reset(&d);
 
   /* bad options */
-  QvSparseOptions fl = {.index_type = QV_VALUE_FLOAT32};
+  QvSparseOptions fl = {.index_type = QV_ARROW_FLOAT32};
   static const int64_t s22[2] = {2, 2};
-  assert_int_equal(qv_tensor_alloc(&d, QV_VALUE_FLOAT64, 2, s22, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&d, QV_ARROW_FLOAT64, 2, s22, NULL, false, NULL, &err), QV_OK);
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_COO, &fl, &s, &err), QV_EARG);
-  QvSparseOptions perm = {.index_type = QV_VALUE_INT64, .axis_order = (const int32_t[]){1, 1}};
+  QvSparseOptions perm = {.index_type = QV_ARROW_INT64, .axis_order = (const int32_t[]){1, 1}};
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSF, &perm, &s, &err), QV_EARG);
   assert_non_null(strstr(err.message, "not a permutation"));
   assert_int_equal(qv_sparse_from_dense(&d, (QvSparseFormat)9, NULL, &s, &err), QV_EARG);
@@ -666,7 +667,7 @@ static void test_names_and_density(void **state) {
   v[19] = 3;
   QvTensor d, back;
   QvError err;
-  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&d, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                       .shape = shape, .dim_names = names, .data = v,
                                                       .data_size = sizeof v}, &err), QV_OK);
   for (int f = 0; f < 4; f++) {
@@ -694,9 +695,9 @@ static void test_names_and_density(void **state) {
 /* Random COO with duplicates and long unsorted rows (merge-sort path),
  * checked against a dense accumulation; small (direct scatter) and large
  * (bucketed two-pass scatter) inputs, CSR and CSC orientation. */
-static void random_coo_case(int64_t R, int64_t C, int64_t N, QvValueType vt) {
+static void random_coo_case(int64_t R, int64_t C, int64_t N, QvArrowType vt) {
   const int64_t shape[2] = {R, C};
-  size_t vs = qv_value_type_size(vt);
+  size_t vs = qv_arrow_type_size(vt);
   int64_t *coords = malloc(sizeof(int64_t) * 2 * (size_t)N);
   uint8_t *vals = malloc(vs * (size_t)N);
   int *acc = calloc((size_t)(R * C), sizeof(int));
@@ -720,7 +721,7 @@ static void random_coo_case(int64_t R, int64_t C, int64_t N, QvValueType vt) {
     if (acc[k] != 0) put_value(dst + (size_t)k * vs, vt, acc[k]);
   QvSparseTensor coo;
   assert_int_equal(qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = vt,
-                                                        .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                        .index_type = QV_ARROW_INT64, .ndim = 2,
                                                         .shape = shape, .nnz = N, .coords = coords,
                                                         .values = vals}, &err),
                    QV_OK);
@@ -763,23 +764,23 @@ static void bucketed_vs_canonical(int64_t nrows, int64_t ncols, int minor_shift,
   QvSparseTensor coo, canon, csr, back;
   QvError err;
   assert_int_equal(qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_INT32,
-                                                        .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                        .value_type = QV_ARROW_INT32,
+                                                        .index_type = QV_ARROW_INT64, .ndim = 2,
                                                         .shape = shape, .nnz = N, .coords = c,
                                                         .values = v}, &err),
                    QV_OK);
   assert_int_equal(qv_sparse_canonicalize(&coo, &canon, &err), QV_OK);
   /* every caller's input is large enough for the buckets: prove they ran */
-  uint64_t runs = qv_path_count(QV_PATH_GROUP_BUCKETED);
+  uint64_t runs = qvi_path_count(QV_PATH_GROUP_BUCKETED);
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &csr, &err), QV_OK);
-  assert_int_equal(qv_path_count(QV_PATH_GROUP_BUCKETED), runs + 1);
+  assert_int_equal(qvi_path_count(QV_PATH_GROUP_BUCKETED), runs + 1);
   assert_int_equal(csr.nnz, canon.nnz);
   assert_true(canon.nnz < N);
   assert_int_equal(qv_sparse_validate(&csr, &err), QV_OK);
   assert_int_equal(qv_sparse_convert(&csr, QV_SPARSE_COO, NULL, &back, &err), QV_OK);
   assert_memory_equal(back.coords, canon.coords, (size_t)canon.nnz * 16);
   assert_memory_equal(back.values, canon.values, (size_t)canon.nnz * 4);
-  assert_true(qv_sparse_equals(&csr, &coo));
+  assert_true(qv_sparse_equal(&csr, &coo));
   qv_sparse_reset(&back);
   qv_sparse_reset(&csr);
   qv_sparse_reset(&canon);
@@ -809,11 +810,11 @@ static void test_bucketed_digit_counts(void **state) {
 
 static void test_random_coo_to_csx(void **state) {
   (void)state;
-  random_coo_case(60, 700, 20000, QV_VALUE_FLOAT64);
-  random_coo_case(5000, 5003, 300000, QV_VALUE_FLOAT64);
-  random_coo_case(9000, 40, 280000, QV_VALUE_INT32);
-  random_coo_case(700, 9001, 270000, QV_VALUE_FLOAT16);
-  random_coo_case(5000, 1000, 270000, QV_VALUE_INT16);
+  random_coo_case(60, 700, 20000, QV_ARROW_FLOAT64);
+  random_coo_case(5000, 5003, 300000, QV_ARROW_FLOAT64);
+  random_coo_case(9000, 40, 280000, QV_ARROW_INT32);
+  random_coo_case(700, 9001, 270000, QV_ARROW_FLOAT16);
+  random_coo_case(5000, 1000, 270000, QV_ARROW_INT16);
 }
 
 static int cmp_rows(const void *a, const void *b) {
@@ -838,8 +839,8 @@ static void test_huge_shapes(void **state) {
   QvSparseTensor coo, c, csf, back;
   QvError err;
   assert_int_equal(qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_FLOAT64,
-                                                        .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                        .value_type = QV_ARROW_FLOAT64,
+                                                        .index_type = QV_ARROW_INT64, .ndim = 2,
                                                         .shape = big, .nnz = N, .coords = coords,
                                                         .values = vals}, &err),
                    QV_OK);
@@ -850,11 +851,11 @@ static void test_huge_shapes(void **state) {
   assert_int_equal(c.nnz, N); /* random 40/46-bit coordinates: no duplicates */
   assert_memory_equal(c.coords, sorted, sizeof(int64_t) * 2 * N);
   const int32_t rev[2] = {1, 0};
-  QvSparseOptions o = {.index_type = QV_VALUE_INT64, .axis_order = rev};
+  QvSparseOptions o = {.index_type = QV_ARROW_INT64, .axis_order = rev};
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSF, &o, &csf, &err), QV_OK);
   assert_int_equal(qv_sparse_convert(&csf, QV_SPARSE_COO, NULL, &back, &err), QV_OK);
   assert_memory_equal(back.coords, sorted, sizeof(int64_t) * 2 * N);
-  assert_true(qv_sparse_equals(&back, &coo));
+  assert_true(qv_sparse_equal(&back, &coo));
   assert_true(qv_sparse_density(&coo) > 0.0);
   /* the dense form cannot exist */
   QvTensor d;
@@ -875,18 +876,18 @@ static void test_huge_shapes(void **state) {
     coords[2 * i + 1] = (int64_t)(rnd() % 1000000);
   }
   assert_int_equal(qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_FLOAT64,
-                                                        .index_type = QV_VALUE_INT64, .ndim = 2,
+                                                        .value_type = QV_ARROW_FLOAT64,
+                                                        .index_type = QV_ARROW_INT64, .ndim = 2,
                                                         .shape = m, .nnz = N, .coords = coords,
                                                         .values = vals}, &err),
                    QV_OK);
   QvSparseTensor csc;
-  QvSparseOptions i32 = {.index_type = QV_VALUE_INT32};
+  QvSparseOptions i32 = {.index_type = QV_ARROW_INT32};
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSR, &i32, &csr, &err), QV_OK);
   assert_int_equal(qv_sparse_convert(&csr, QV_SPARSE_CSC, NULL, &csc, &err), QV_OK);
   assert_int_equal(qv_sparse_convert(&csc, QV_SPARSE_COO, NULL, &back, &err), QV_OK);
-  assert_true(qv_sparse_equals(&back, &coo));
-  assert_true(qv_sparse_equals(&csr, &csc));
+  assert_true(qv_sparse_equal(&back, &coo));
+  assert_true(qv_sparse_equal(&csr, &csc));
   qv_sparse_reset(&back);
   qv_sparse_reset(&csc);
   qv_sparse_reset(&csr);
@@ -906,7 +907,7 @@ static void test_max_output_size(void **state) {
   static const int64_t huge[2] = {100000, 100000}, zero[2] = {0, 0};
   double one = 1.0, nil = 0.0;
   QvTensor t;
-  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                       .shape = huge, .strides = zero,
                                                       .data = &one, .data_size = 8}, &err),
                    QV_OK);
@@ -917,7 +918,7 @@ static void test_max_output_size(void **state) {
   assert_int_equal(qv_sparse_from_dense(&t, QV_SPARSE_CSR, NULL, &sp, &err), QV_ELIMIT);
   qv_tensor_reset(&t);
   /* the same shape all zeros: counted (one element walked), nothing produced */
-  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                       .shape = huge, .strides = zero,
                                                       .data = &nil, .data_size = 8}, &err),
                    QV_OK);
@@ -931,7 +932,7 @@ static void test_max_output_size(void **state) {
   double v[15] = {0};
   v[3] = 2.0;
   v[11] = -1.0;
-  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                       .shape = small, .data = v,
                                                       .data_size = sizeof v}, &err),
                    QV_OK);

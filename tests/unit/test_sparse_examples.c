@@ -7,27 +7,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "quiver/sparse.h"
 #include "test_util.h"
 #include "util/load.h"
 
-static const QvValueType kIndexTypes[] = {QV_VALUE_INT8,   QV_VALUE_INT16,  QV_VALUE_INT32,
-                                          QV_VALUE_INT64,  QV_VALUE_UINT8,  QV_VALUE_UINT16,
-                                          QV_VALUE_UINT32, QV_VALUE_UINT64};
+static const QvArrowType kIndexTypes[] = {QV_ARROW_INT8,   QV_ARROW_INT16,  QV_ARROW_INT32,
+                                          QV_ARROW_INT64,  QV_ARROW_UINT8,  QV_ARROW_UINT16,
+                                          QV_ARROW_UINT32, QV_ARROW_UINT64};
 #define N_INDEX_TYPES 8
 
 /* Writes n int64 values as an index buffer of the given type. */
-static void *pack(const int64_t *v, int64_t n, QvValueType type) {
-  size_t w = qv_value_type_size(type);
+static void *pack(const int64_t *v, int64_t n, QvArrowType type) {
+  size_t w = qv_arrow_type_size(type);
   uint8_t *out = malloc(n > 0 ? (size_t)n * w : 1);
   for (int64_t i = 0; i < n; i++) {
     uint64_t x = (uint64_t)v[i];
-    qv_st_bits(out + (size_t)i * w, w, x); /* the low bytes, host order */
+    qvi_st_bits(out + (size_t)i * w, w, x); /* the low bytes, host order */
   }
   return out;
 }
 
-static void assert_index_buffer(const uint8_t *buf, QvValueType type, const int64_t *want, int64_t n) {
+static void assert_index_buffer(const uint8_t *buf, QvArrowType type, const int64_t *want, int64_t n) {
   for (int64_t i = 0; i < n; i++) assert_int_equal(qv_index_load(buf, type, i), want[i]);
 }
 
@@ -62,7 +63,7 @@ static void coo_dense(double *d) {
 static void make_dense(QvTensor *t, const double *data, int32_t ndim, const int64_t *shape,
                        int64_t count) {
   QvError err;
-  assert_int_equal(qv_tensor_init(t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = ndim,
+  assert_int_equal(qv_tensor_init(t, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = ndim,
                                                      .shape = shape, .data = data,
                                                      .data_size = count * (int64_t)sizeof(double)}, &err),
                    QV_OK);
@@ -82,12 +83,12 @@ static void test_coo_from_dense_every_index_type(void **state) {
     assert_int_equal(coo.format, QV_SPARSE_COO);
     assert_int_equal(coo.index_type, kIndexTypes[k]);
     assert_true(coo.is_canonical);
-    int64_t w = (int64_t)qv_value_type_size(kIndexTypes[k]);
+    int64_t w = (int64_t)qv_arrow_type_size(kIndexTypes[k]);
     assert_int_equal(coo.coords_strides[0], 4 * w);
     assert_int_equal(coo.coords_strides[1], w);
     assert_index_buffer(coo.coords, kIndexTypes[k], kCooCoords, 24);
     assert_values(&coo, kCooData, 6);
-    assert_true(qv_sparse_equals_dense(&coo, &dense));
+    assert_true(qv_sparse_equal_dense(&coo, &dense));
     qv_sparse_reset(&coo);
   }
   qv_tensor_reset(&dense);
@@ -98,14 +99,14 @@ static void test_coo_views_to_dense(void **state) {
   double d[120], out[120];
   coo_dense(d);
   for (int k = 0; k < N_INDEX_TYPES; k++) {
-    QvValueType it = kIndexTypes[k];
-    int64_t w = (int64_t)qv_value_type_size(it);
+    QvArrowType it = kIndexTypes[k];
+    int64_t w = (int64_t)qv_arrow_type_size(it);
     QvError err;
     /* canonical, row-major index matrix */
     void *c = pack(kCooCoords, 24, it);
     QvSparseTensor t;
     assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .value_type = QV_ARROW_FLOAT64,
                                                         .index_type = it, .ndim = 4,
                                                         .shape = kCooShape, .nnz = 6, .coords = c,
                                                         .is_canonical = true,
@@ -119,7 +120,7 @@ static void test_coo_views_to_dense(void **state) {
     c = pack(kCooColMajor, 24, it);
     int64_t strides[2] = {w, 6 * w};
     assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .value_type = QV_ARROW_FLOAT64,
                                                         .index_type = it, .ndim = 4,
                                                         .shape = kCooShape, .nnz = 6, .coords = c,
                                                         .coords_strides = strides,
@@ -140,7 +141,7 @@ static void test_coo_views_to_dense(void **state) {
     /* the fbs comment's unsorted order, flagged non-canonical */
     c = pack(kCooCoordsNonCanon, 24, it);
     assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .value_type = QV_ARROW_FLOAT64,
                                                         .index_type = it, .ndim = 4,
                                                         .shape = kCooShape, .nnz = 6, .coords = c,
                                                         .values = kCooDataNonCanon}, &err),
@@ -152,7 +153,7 @@ static void test_coo_views_to_dense(void **state) {
     assert_int_equal(r.index_type, it);
     assert_index_buffer(r.coords, it, kCooCoords, 24);
     assert_values(&r, kCooData, 6);
-    assert_true(qv_sparse_equals(&r, &t));
+    assert_true(qv_sparse_equal(&r, &t));
     qv_sparse_reset(&r);
     qv_sparse_reset(&t);
     free(c);
@@ -176,7 +177,7 @@ static void test_csx_examples(void **state) {
   QvTensor dense;
   make_dense(&dense, kCsxDense, 2, kCsxShape, 24);
   for (int k = 0; k < N_INDEX_TYPES; k++) {
-    QvValueType it = kIndexTypes[k];
+    QvArrowType it = kIndexTypes[k];
     QvSparseOptions o = {.index_type = it};
     QvError err;
     QvSparseTensor csr, csc, t;
@@ -207,10 +208,10 @@ static void test_csx_examples(void **state) {
     qv_sparse_reset(&csc);
 
     /* views over the literal buffers, mixed indptr / indices types */
-    QvValueType pt = kIndexTypes[(k + 3) % N_INDEX_TYPES];
+    QvArrowType pt = kIndexTypes[(k + 3) % N_INDEX_TYPES];
     void *p = pack(kCsrIndptr, 7, pt), *x = pack(kCsrIndices, 9, it);
     assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
-                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .value_type = QV_ARROW_FLOAT64,
                                                         .indptr_type = pt, .index_type = it,
                                                         .shape = kCsxShape, .nnz = 9, .indptr = p,
                                                         .indices = x, .values = kCsrData}, &err),
@@ -224,14 +225,14 @@ static void test_csx_examples(void **state) {
     p = pack(kCscIndptr, 5, pt);
     x = pack(kCscIndices, 9, it);
     assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSC,
-                                                        .value_type = QV_VALUE_FLOAT64,
+                                                        .value_type = QV_ARROW_FLOAT64,
                                                         .indptr_type = pt, .index_type = it,
                                                         .shape = kCsxShape, .nnz = 9, .indptr = p,
                                                         .indices = x, .values = kCscData}, &err),
                      QV_OK);
     assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
     assert_memory_equal(out, kCsxDense, sizeof out);
-    assert_true(qv_sparse_equals_dense(&t, &dense));
+    assert_true(qv_sparse_equal_dense(&t, &dense));
     qv_sparse_reset(&t);
     free(p);
     free(x);
@@ -246,9 +247,9 @@ static void test_csr_literal_indptr_rejected(void **state) {
   QvSparseTensor t;
   QvError err;
   assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
-                                                      .value_type = QV_VALUE_FLOAT64,
-                                                      .indptr_type = QV_VALUE_INT64,
-                                                      .index_type = QV_VALUE_INT64,
+                                                      .value_type = QV_ARROW_FLOAT64,
+                                                      .indptr_type = QV_ARROW_INT64,
+                                                      .index_type = QV_ARROW_INT64,
                                                       .shape = kCsxShape, .nnz = 9,
                                                       .indptr = literal, .indices = kCsrIndices,
                                                       .values = kCsrData}, &err),
@@ -309,7 +310,7 @@ static void test_csf_examples(void **state) {
   for (int e = 0; e < 3; e++) {
     const CsfExample *x = &kCsf[e];
     for (int k = 0; k < N_INDEX_TYPES; k++) {
-      QvValueType it = kIndexTypes[k];
+      QvArrowType it = kIndexTypes[k];
       QvSparseOptions o = {.index_type = it, .axis_order = x->axis};
       QvSparseTensor t;
       QvError err;
@@ -333,7 +334,7 @@ static void test_csf_examples(void **state) {
         if (l < 3) ptr[l] = pack(x->indptr[l], x->indptr_len[l], it);
       }
       assert_int_equal(qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_CSF,
-                                                          .value_type = QV_VALUE_FLOAT64,
+                                                          .value_type = QV_ARROW_FLOAT64,
                                                           .indptr_type = it, .index_type = it,
                                                           .ndim = 4, .shape = kCooShape,
                                                           .axis_order = x->axis, .nnz = 8,
@@ -348,8 +349,8 @@ static void test_csf_examples(void **state) {
       QvSparseTensor coo;
       assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_COO, NULL, &coo, &err), QV_OK);
       assert_true(coo.is_canonical);
-      assert_int_equal(coo.index_type, QV_VALUE_INT64);
-      assert_true(qv_sparse_equals_dense(&coo, &dense));
+      assert_int_equal(coo.index_type, QV_ARROW_INT64);
+      assert_true(qv_sparse_equal_dense(&coo, &dense));
       /* and back to this axis order: the same buffers */
       QvSparseTensor back;
       assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSF, &o, &back, &err), QV_OK);
@@ -358,7 +359,7 @@ static void test_csf_examples(void **state) {
         if (l < 3) assert_index_buffer(back.csf_indptr[l], it, x->indptr[l], x->indptr_len[l]);
       }
       assert_values(&back, x->data, 8);
-      assert_true(qv_sparse_equals(&back, &t));
+      assert_true(qv_sparse_equal(&back, &t));
       qv_sparse_reset(&back);
       qv_sparse_reset(&coo);
       qv_sparse_reset(&t);
@@ -369,13 +370,13 @@ static void test_csf_examples(void **state) {
     }
   }
   /* CSF -> CSF with another axis order, directly */
-  QvSparseOptions o0 = {.index_type = QV_VALUE_INT32, .axis_order = kCsf[0].axis}, o2 = {.index_type = QV_VALUE_INT16, .axis_order = kCsf[2].axis};
+  QvSparseOptions o0 = {.index_type = QV_ARROW_INT32, .axis_order = kCsf[0].axis}, o2 = {.index_type = QV_ARROW_INT16, .axis_order = kCsf[2].axis};
   QvSparseTensor a, b;
   QvError err;
   assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSF, &o0, &a, &err), QV_OK);
   assert_int_equal(qv_sparse_convert(&a, QV_SPARSE_CSF, &o2, &b, &err), QV_OK);
   for (int l = 0; l < 4; l++)
-    assert_index_buffer(b.csf_indices[l], QV_VALUE_INT16, kCsf[2].indices[l], kCsf[2].indices_len[l]);
+    assert_index_buffer(b.csf_indices[l], QV_ARROW_INT16, kCsf[2].indices[l], kCsf[2].indices_len[l]);
   assert_values(&b, kCsf[2].data, 8);
   qv_sparse_reset(&a);
   qv_sparse_reset(&b);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "quiver/advanced.h"
 #include "quiver/ipc.h"
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_ipc.h"
@@ -29,30 +30,30 @@ static char *temp_path(const char *tag) {
 
 /* Sets element k of a contiguous tensor to the small integer v. */
 static void set_value(QvTensor *t, int64_t k, int v) {
-  uint8_t *p = (uint8_t *)t->data + k * (int64_t)qv_value_type_size(t->type);
+  uint8_t *p = (uint8_t *)t->data + k * (int64_t)qv_arrow_type_size(t->type);
   switch (t->type) {
-    case QV_VALUE_INT8: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
-    case QV_VALUE_UINT8: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); break; }
-    case QV_VALUE_INT16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
-    case QV_VALUE_UINT16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case QV_VALUE_INT32: { int32_t x = v; memcpy(p, &x, 4); break; }
-    case QV_VALUE_UINT32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-    case QV_VALUE_INT64: { int64_t x = v; memcpy(p, &x, 8); break; }
-    case QV_VALUE_UINT64: { uint64_t x = (uint64_t)v; memcpy(p, &x, 8); break; }
-    case QV_VALUE_FLOAT16: { uint16_t x = qv_float_to_half((float)v); memcpy(p, &x, 2); break; }
-    case QV_VALUE_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
+    case QV_ARROW_INT8: { int8_t x = (int8_t)v; memcpy(p, &x, 1); break; }
+    case QV_ARROW_UINT8: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); break; }
+    case QV_ARROW_INT16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
+    case QV_ARROW_UINT16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    case QV_ARROW_INT32: { int32_t x = v; memcpy(p, &x, 4); break; }
+    case QV_ARROW_UINT32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    case QV_ARROW_INT64: { int64_t x = v; memcpy(p, &x, 8); break; }
+    case QV_ARROW_UINT64: { uint64_t x = (uint64_t)v; memcpy(p, &x, 8); break; }
+    case QV_ARROW_FLOAT16: { uint16_t x = qv_float_to_half((float)v); memcpy(p, &x, 2); break; }
+    case QV_ARROW_FLOAT32: { float x = (float)v; memcpy(p, &x, 4); break; }
     default: { double x = v; memcpy(p, &x, 8); break; }
   }
 }
 
 /* A dense tensor with roughly a third of its elements non-zero. */
-static void make_dense(QvTensor *t, QvValueType type, int32_t ndim, const int64_t *shape,
+static void make_dense(QvTensor *t, QvArrowType type, int32_t ndim, const int64_t *shape,
                        const char *const *names) {
   QvError err;
   QvStatus st = qv_tensor_alloc(t, type, ndim, shape, names, false, NULL, &err);
   if (st) fail_msg("alloc: %s", err.message);
-  int64_t n = qv_tensor_size(t);
-  bool is_signed = type <= QV_VALUE_INT64 || type >= QV_VALUE_FLOAT16;
+  int64_t n = qv_tensor_n_elements(t);
+  bool is_signed = type <= QV_ARROW_INT64 || type >= QV_ARROW_FLOAT16;
   for (int64_t k = 0; k < n; k++) {
     int v = (k * 7) % 3 == 1 ? (int)(k % 9) + 1 : 0;
     if (is_signed && k % 2) v = -v;
@@ -64,7 +65,7 @@ static uint8_t *write_buffer(const QvSparseTensor *t, const QvSparseWriteOptions
                              size_t *size) {
   QvError err;
   size_t need = 0;
-  QvStatus st = qv_sparse_message_size(t, o, &need, &err);
+  QvStatus st = qv_sparse_write_size(t, o, &need, &err);
   if (st) fail_msg("message_size: %s", err.message);
   uint8_t *buf = qv_aligned_alloc(need);
   assert_non_null(buf);
@@ -103,7 +104,7 @@ static void assert_same_sparse(const QvSparseTensor *a, const QvSparseTensor *b)
   }
   assert_true((a->dim_names == NULL) == (b->dim_names == NULL));
   assert_int_equal(a->nnz, b->nnz);
-  assert_true(qv_sparse_equals(a, b));
+  assert_true(qv_sparse_equal(a, b));
   if (a->format == QV_SPARSE_COO) assert_int_equal(a->is_canonical, b->is_canonical);
   if (a->format == QV_SPARSE_CSF)
     for (int32_t d = 0; d < a->ndim; d++) assert_int_equal(a->axis_order[d], b->axis_order[d]);
@@ -117,16 +118,16 @@ static void check_layout(const QvIpcMessage *msg, const QvSparseTensor *t, QvCsf
   const QvSparseTensorMeta *m = &msg->message.header.sparse_tensor;
   assert_int_equal(m->non_zero_length, t->nnz);
   assert_int_equal(m->ndim, t->ndim);
-  int64_t iw = (int64_t)qv_value_type_size(t->index_type);
-  int64_t pw = (int64_t)qv_value_type_size(t->indptr_type);
+  int64_t iw = (int64_t)qv_arrow_type_size(t->index_type);
+  int64_t pw = (int64_t)qv_arrow_type_size(t->indptr_type);
   assert_int_equal(m->data.offset % 64, 0);
-  assert_int_equal(m->data.length, t->nnz * (int64_t)qv_value_type_size(t->value_type));
+  assert_int_equal(m->data.length, t->nnz * (int64_t)qv_arrow_type_size(t->value_type));
   switch (t->format) {
     case QV_SPARSE_COO: {
       const QvSparseCOO *c = &m->index.coo;
-      assert_int_equal(m->index_kind, QV_SPARSE_INDEX_COO);
+      assert_int_equal(m->format, QV_SPARSE_COO);
       assert_int_equal(c->indices_type.bit_width, iw * 8);
-      assert_int_equal(c->indices_type.is_signed, t->index_type <= QV_VALUE_INT64);
+      assert_int_equal(c->indices_type.is_signed, t->index_type <= QV_ARROW_INT64);
       assert_true(c->has_indices_strides);
       assert_int_equal(c->n_indices_strides, 2);
       /* Arrow C++'s row-major strides of an empty 0 x ndim matrix are the
@@ -148,8 +149,7 @@ static void check_layout(const QvIpcMessage *msg, const QvSparseTensor *t, QvCsf
     case QV_SPARSE_CSR:
     case QV_SPARSE_CSC: {
       const QvSparseCSX *c = &m->index.csx;
-      assert_int_equal(m->index_kind, QV_SPARSE_INDEX_CSX);
-      assert_int_equal(c->compressed_axis, t->format == QV_SPARSE_CSR ? QV_CSX_ROW : QV_CSX_COLUMN);
+      assert_int_equal(m->format, t->format);
       assert_int_equal(c->indptr_buffer.offset % 64, 0);
       assert_int_equal(c->indices_buffer.offset % 64, 0);
       assert_int_equal(c->indptr_buffer.length, t->indptr_len * pw);
@@ -159,7 +159,7 @@ static void check_layout(const QvIpcMessage *msg, const QvSparseTensor *t, QvCsf
     }
     default: {
       const QvSparseCSF *c = &m->index.csf;
-      assert_int_equal(m->index_kind, QV_SPARSE_INDEX_CSF);
+      assert_int_equal(m->format, QV_SPARSE_CSF);
       assert_int_equal(c->n_indptr_buffers, t->ndim - 1);
       assert_int_equal(c->n_indices_buffers, t->ndim);
       assert_int_equal(c->n_axis_order, t->ndim);
@@ -192,11 +192,11 @@ static void roundtrip_memory(const QvSparseTensor *t, const QvTensor *dense, QvC
   QvStatus st = qv_sparse_from_message(&msg, &back, &seen, &err);
   if (st) fail_msg("from_message: %s", err.message);
   /* 8-bit indices: the two conventions are the same bytes, read as elements */
-  bool same = qv_value_type_size(t->index_type) == 1 && qv_value_type_size(t->indptr_type) == 1;
+  bool same = qv_arrow_type_size(t->index_type) == 1 && qv_arrow_type_size(t->indptr_type) == 1;
   assert_int_equal(seen, t->format == QV_SPARSE_CSF && !same ? lengths : QV_CSF_LENGTHS_ELEMENTS);
   qv_ipc_message_reset(&msg);
   assert_same_sparse(t, &back);
-  assert_true(qv_sparse_equals_dense(&back, dense));
+  assert_true(qv_sparse_equal_dense(&back, dense));
   qv_sparse_reset(&back);
 
   st = qv_test_sparse_read_memory(buf, size, NULL, 0, &back, &err);
@@ -208,7 +208,7 @@ static void roundtrip_memory(const QvSparseTensor *t, const QvTensor *dense, QvC
     assert_int_equal((uintptr_t)back.values % 64, 0);
   }
   qv_sparse_reset(&back);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 static void roundtrip_files(const QvSparseTensor *t, QvCsfLengths lengths) {
@@ -242,7 +242,7 @@ static void roundtrip_files(const QvSparseTensor *t, QvCsfLengths lengths) {
   qv_sparse_reset(&back);
   unlink(path);
   free(path);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 static const QvSparseFormat kinds[4] = {QV_SPARSE_COO, QV_SPARSE_CSR, QV_SPARSE_CSC,
@@ -254,13 +254,13 @@ static void roundtrip_all(bool files) {
   for (int k = 0; k < 4; k++) {
     QvSparseFormat f = kinds[k];
     bool two_d = f == QV_SPARSE_CSR || f == QV_SPARSE_CSC;
-    for (int vt = QV_VALUE_INT8; vt < QV_VALUE_TYPE_COUNT; vt++) {
-      for (int it = QV_VALUE_INT8; it <= QV_VALUE_UINT64; it++) {
-        if (files && vt != QV_VALUE_FLOAT64 && it != QV_VALUE_INT32) continue;
+    for (int vt = QV_ARROW_INT8; vt < QV_ARROW_NUMERIC_END; vt++) {
+      for (int it = QV_ARROW_INT8; it <= QV_ARROW_UINT64; it++) {
+        if (files && vt != QV_ARROW_FLOAT64 && it != QV_ARROW_INT32) continue;
         QvTensor dense;
-        make_dense(&dense, (QvValueType)vt, two_d ? 2 : 3, two_d ? shape2 : shape3,
+        make_dense(&dense, (QvArrowType)vt, two_d ? 2 : 3, two_d ? shape2 : shape3,
                    vt % 2 ? names : NULL);
-        QvSparseOptions o = {.index_type = (QvValueType)it};
+        QvSparseOptions o = {.index_type = (QvArrowType)it};
         const int32_t axis[3] = {2, 0, 1};
         if (f == QV_SPARSE_CSF && it % 2) o.axis_order = axis;
         QvSparseTensor s;
@@ -302,7 +302,7 @@ static void test_roundtrip_edge_shapes(void **state) {
       if ((kinds[k] == QV_SPARSE_CSR || kinds[k] == QV_SPARSE_CSC) && ndims[s] != 2) continue;
       QvTensor dense;
       QvError err;
-      assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT32, ndims[s], shapes[s], NULL, false, NULL, &err),
+      assert_int_equal(qv_tensor_alloc(&dense, QV_ARROW_FLOAT32, ndims[s], shapes[s], NULL, false, NULL, &err),
                        QV_OK);
       if (s == 2) set_value(&dense, 6, 3); /* 1-D: one non-zero at the end */
       QvSparseTensor sp;
@@ -324,7 +324,7 @@ static void test_coo_empty_both_stride_forms(void **state) {
   const int64_t shape[3] = {4, 0, 5};
   QvTensor dense;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&dense, QV_VALUE_FLOAT64, 3, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&dense, QV_ARROW_FLOAT64, 3, shape, NULL, false, NULL, &err), QV_OK);
   QvSparseTensor sp;
   assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_COO, NULL, &sp, &err), QV_OK);
   assert_int_equal(sp.nnz, 0);
@@ -334,7 +334,7 @@ static void test_coo_empty_both_stride_forms(void **state) {
   QvIpcMessage msg;
   first_message(buf, size, &msg);
   QvSparseCOO *c = &msg.message.header.sparse_tensor.index.coo;
-  int64_t iw = (int64_t)qv_value_type_size(sp.index_type);
+  int64_t iw = (int64_t)qv_arrow_type_size(sp.index_type);
   assert_int_equal(c->indices_strides[0], iw);
   int64_t old_form[2] = {3 * iw, iw};
   c->indices_strides = old_form;
@@ -353,8 +353,8 @@ static void test_coo_empty_both_stride_forms(void **state) {
   if (st) fail_msg("old form: %s", err.message);
   assert_same_sparse(&sp, &back);
   qv_sparse_reset(&back);
-  qv_aligned_free(old);
-  qv_aligned_free(buf);
+  qv_free(old);
+  qv_free(buf);
   qv_sparse_reset(&sp);
   qv_tensor_reset(&dense);
 }
@@ -371,8 +371,8 @@ static void test_coo_column_major_coords_written_row_major(void **state) {
   QvSparseTensor t;
   QvError err;
   QvStatus st = qv_sparse_init(&t, &(QvSparseDesc){.format = QV_SPARSE_COO,
-                                                   .value_type = QV_VALUE_FLOAT32,
-                                                   .index_type = QV_VALUE_INT16, .ndim = 3,
+                                                   .value_type = QV_ARROW_FLOAT32,
+                                                   .index_type = QV_ARROW_INT16, .ndim = 3,
                                                    .shape = shape, .nnz = 3, .coords = coords,
                                                    .coords_strides = strides,
                                                    .values = values}, &err);
@@ -392,7 +392,7 @@ static void test_coo_column_major_coords_written_row_major(void **state) {
   assert_same_sparse(&t, &back);
   qv_sparse_reset(&back);
   qv_sparse_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 /* ---- CSF length conventions */
@@ -405,9 +405,9 @@ static const int64_t fbs_idx[4][8] = {{0, 1}, {0, 1, 1}, {0, 0, 1, 1}, {1, 2, 0,
 static const int64_t fbs_idx_len[4] = {2, 3, 4, 8};
 static const double fbs_data[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 
-static void store(uint8_t *p, QvValueType t, int64_t i, int64_t v) {
-  size_t w = qv_value_type_size(t);
-  qv_st_bits(p + i * (int64_t)w, w, (uint64_t)v); /* the low bytes, host order */
+static void store(uint8_t *p, QvArrowType t, int64_t i, int64_t v) {
+  size_t w = qv_arrow_type_size(t);
+  qvi_st_bits(p + i * (int64_t)w, w, (uint64_t)v); /* the low bytes, host order */
 }
 
 typedef struct FbsCsf {
@@ -415,7 +415,7 @@ typedef struct FbsCsf {
   QvSparseTensor t;
 } FbsCsf;
 
-static void make_fbs_csf(FbsCsf *f, QvValueType ptype, QvValueType itype) {
+static void make_fbs_csf(FbsCsf *f, QvArrowType ptype, QvArrowType itype) {
   const void *ptrs[3], *idxs[4];
   for (int l = 0; l < 4; l++) {
     for (int64_t i = 0; i < fbs_idx_len[l]; i++) store(f->idx[l], itype, i, fbs_idx[l][i]);
@@ -428,7 +428,7 @@ static void make_fbs_csf(FbsCsf *f, QvValueType ptype, QvValueType itype) {
   const int32_t axis[4] = {0, 1, 2, 3};
   QvError err;
   QvStatus st = qv_sparse_init(&f->t, &(QvSparseDesc){.format = QV_SPARSE_CSF,
-                                                      .value_type = QV_VALUE_FLOAT64,
+                                                      .value_type = QV_ARROW_FLOAT64,
                                                       .indptr_type = ptype, .index_type = itype,
                                                       .ndim = 4, .shape = fbs_shape,
                                                       .axis_order = axis, .nnz = 8,
@@ -458,9 +458,9 @@ static void assert_fbs_csf(const QvSparseTensor *t) {
 
 static void test_csf_lengths_both_ways(void **state) {
   (void)state;
-  const QvValueType pairs[][2] = {{QV_VALUE_INT64, QV_VALUE_INT64}, {QV_VALUE_INT64, QV_VALUE_INT16},
-                                  {QV_VALUE_UINT8, QV_VALUE_UINT32}, {QV_VALUE_INT32, QV_VALUE_UINT8},
-                                  {QV_VALUE_UINT16, QV_VALUE_INT64}, {QV_VALUE_UINT64, QV_VALUE_UINT64}};
+  const QvArrowType pairs[][2] = {{QV_ARROW_INT64, QV_ARROW_INT64}, {QV_ARROW_INT64, QV_ARROW_INT16},
+                                  {QV_ARROW_UINT8, QV_ARROW_UINT32}, {QV_ARROW_INT32, QV_ARROW_UINT8},
+                                  {QV_ARROW_UINT16, QV_ARROW_INT64}, {QV_ARROW_UINT64, QV_ARROW_UINT64}};
   for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
     FbsCsf f;
     make_fbs_csf(&f, pairs[p][0], pairs[p][1]);
@@ -488,29 +488,29 @@ static void test_csf_lengths_both_ways(void **state) {
     assert_int_equal(cb, QV_CSF_LENGTHS_BYTES); /* 8-bit indices: told apart by indptr */
     assert_fbs_csf(&ra);
     assert_fbs_csf(&rb);
-    assert_true(qv_sparse_equals_dense(&ra, &dense));
-    assert_true(qv_sparse_equals_dense(&rb, &dense));
+    assert_true(qv_sparse_equal_dense(&ra, &dense));
+    assert_true(qv_sparse_equal_dense(&rb, &dense));
     qv_sparse_reset(&ra);
     qv_sparse_reset(&rb);
     qv_ipc_message_reset(&ma);
     qv_ipc_message_reset(&mb);
     assert_memory_not_equal(a, b, n_el); /* the metadata differs */
-    qv_aligned_free(a);
-    qv_aligned_free(b);
+    qv_free(a);
+    qv_free(b);
     qv_tensor_reset(&dense);
     qv_sparse_reset(&f.t);
   }
   /* 8-bit indptr and indices: both conventions write the same bytes */
   FbsCsf f;
-  make_fbs_csf(&f, QV_VALUE_INT8, QV_VALUE_UINT8);
+  make_fbs_csf(&f, QV_ARROW_INT8, QV_ARROW_UINT8);
   size_t n1, n2;
   QvSparseWriteOptions el = {sizeof el, QV_CSF_LENGTHS_ELEMENTS}, by = {sizeof by, QV_CSF_LENGTHS_BYTES};
   uint8_t *a = write_buffer(&f.t, &el, &n1);
   uint8_t *b = write_buffer(&f.t, &by, &n2);
   assert_int_equal(n1, n2);
   assert_memory_equal(a, b, n1);
-  qv_aligned_free(a);
-  qv_aligned_free(b);
+  qv_free(a);
+  qv_free(b);
   qv_sparse_reset(&f.t);
 }
 
@@ -520,7 +520,7 @@ static void test_several_messages_in_one_file(void **state) {
   (void)state;
   const int64_t shape[2] = {5, 6};
   QvTensor dense;
-  make_dense(&dense, QV_VALUE_INT32, 2, shape, NULL);
+  make_dense(&dense, QV_ARROW_INT32, 2, shape, NULL);
   QvSparseTensor csr, coo;
   QvError err;
   assert_int_equal(qv_sparse_from_dense(&dense, QV_SPARSE_CSR, NULL, &csr, &err), QV_OK);
@@ -574,8 +574,8 @@ static void test_writer_validates(void **state) {
   QvSparseTensor t;
   memset(&t, 0, sizeof t);
   t.format = QV_SPARSE_CSR;
-  t.value_type = QV_VALUE_FLOAT64;
-  t.index_type = t.indptr_type = QV_VALUE_INT64;
+  t.value_type = QV_ARROW_FLOAT64;
+  t.index_type = t.indptr_type = QV_ARROW_INT64;
   t.ndim = 2;
   t.shape = shape;
   t.nnz = 2;
@@ -586,7 +586,7 @@ static void test_writer_validates(void **state) {
   t.indices_len = 2;
   size_t size = 1;
   QvError err;
-  assert_int_equal(qv_sparse_message_size(&t, NULL, &size, &err), QV_EINVAL);
+  assert_int_equal(qv_sparse_write_size(&t, NULL, &size, &err), QV_EINVAL);
   assert_int_equal(size, 0);
   assert_non_null(strstr(err.message, "decreasing at position 2"));
   char *path = temp_path("bad");
@@ -595,8 +595,8 @@ static void test_writer_validates(void **state) {
   free(path);
   QvSparseWriteOptions o = {sizeof o, (QvCsfLengths)7};
   t.indptr = (const uint8_t *)(const int64_t[3]){0, 1, 2};
-  assert_int_equal(qv_sparse_message_size(&t, &o, &size, &err), QV_EARG);
-  assert_int_equal(qv_sparse_message_size(NULL, NULL, &size, &err), QV_EARG);
+  assert_int_equal(qv_sparse_write_size(&t, &o, &size, &err), QV_EARG);
+  assert_int_equal(qv_sparse_write_size(NULL, NULL, &size, &err), QV_EARG);
 }
 
 /* ---- Arrow C++'s files */
@@ -637,7 +637,7 @@ static void test_arrow_cpp_files(void **state) {
     assert_int_equal(qv_test_sparse_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
     assert_same_sparse(&t, &back);
     qv_sparse_reset(&back);
-    qv_aligned_free(buf);
+    qv_free(buf);
     qv_sparse_reset(&t);
   }
   /* CSR example: indptr, indices and data as stored */
@@ -664,7 +664,7 @@ static void test_arrow_cpp_files(void **state) {
   assert_true(t.is_canonical);
   const int32_t last[4] = {1, 2, 0, 4};
   for (int d = 0; d < 4; d++)
-    assert_int_equal(qv_index_load(t.coords + 5 * 4 + d * 24, QV_VALUE_INT32, 0), last[d]);
+    assert_int_equal(qv_index_load(t.coords + 5 * 4 + d * 24, QV_ARROW_INT32, 0), last[d]);
   qv_sparse_reset(&t);
   /* a dense tensor file is not sparse */
   assert_int_equal(qv_test_sparse_read_path(qv_test_shared_path("tensor_float64_3x4_rowmajor.arrow"), 0,

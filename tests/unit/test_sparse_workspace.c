@@ -20,12 +20,12 @@ static uint64_t rnd(void) {
 static const QvSparseFormat kFormats[4] = {QV_SPARSE_COO, QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_CSF};
 
 /* A row-major dense tensor with about pct % non-zeros (owned by t). */
-static void make_dense(QvTensor *t, QvValueType type, int32_t ndim, const int64_t *shape, int pct) {
+static void make_dense(QvTensor *t, QvArrowType type, int32_t ndim, const int64_t *shape, int pct) {
   QvError err;
   void *data;
   assert_int_equal(qv_tensor_alloc(t, type, ndim, shape, NULL, false, &data, &err), QV_OK);
-  size_t w = qv_value_type_size(type);
-  int64_t n = qv_tensor_size(t);
+  size_t w = qv_arrow_type_size(type);
+  int64_t n = qv_tensor_n_elements(t);
   uint8_t *p = data;
   memset(p, 0, (size_t)n * w);
   for (int64_t i = 0; i < n; i++)
@@ -35,7 +35,7 @@ static void make_dense(QvTensor *t, QvValueType type, int32_t ndim, const int64_
     }
 }
 
-static size_t isz(QvValueType t) { return qv_value_type_size(t); }
+static size_t isz(QvArrowType t) { return qv_arrow_type_size(t); }
 
 /* Same format, types, shape, and byte-identical buffers. */
 static void assert_identical(const QvSparseTensor *a, const QvSparseTensor *b) {
@@ -76,7 +76,7 @@ static void assert_identical(const QvSparseTensor *a, const QvSparseTensor *b) {
   }
 }
 
-static QvSparseOptions ws_options(QvSparseWorkspace *ws, QvValueType itype) {
+static QvSparseOptions ws_options(QvSparseWorkspace *ws, QvArrowType itype) {
   QvSparseOptions o = {.struct_size = sizeof o, .index_type = itype, .workspace = ws};
   return o;
 }
@@ -84,8 +84,8 @@ static QvSparseOptions ws_options(QvSparseWorkspace *ws, QvValueType itype) {
 /* Every dense -> sparse and sparse -> sparse conversion, three rounds with
  * one workspace: identical to the plain conversion each time; from the
  * second round on nothing new is obtained from the system. */
-static void check_all_conversions(QvValueType vtype, int32_t ndim, const int64_t *shape, int pct,
-                                  QvValueType itype) {
+static void check_all_conversions(QvArrowType vtype, int32_t ndim, const int64_t *shape, int pct,
+                                  QvArrowType itype) {
   QvTensor d;
   make_dense(&d, vtype, ndim, shape, pct);
   QvSparseWorkspace *ws;
@@ -134,20 +134,20 @@ static void check_all_conversions(QvValueType vtype, int32_t ndim, const int64_t
 
 static void test_identical_results(void **state) {
   (void)state;
-  static const QvValueType types[] = {QV_VALUE_INT8, QV_VALUE_FLOAT16, QV_VALUE_INT32, QV_VALUE_FLOAT32,
-                                      QV_VALUE_FLOAT64, QV_VALUE_UINT64};
+  static const QvArrowType types[] = {QV_ARROW_INT8, QV_ARROW_FLOAT16, QV_ARROW_INT32, QV_ARROW_FLOAT32,
+                                      QV_ARROW_FLOAT64, QV_ARROW_UINT64};
   static const int64_t s_small[2] = {7, 13}, s_empty[2] = {0, 5}, s_mid[2] = {300, 257};
   static const int64_t s_3d[3] = {9, 11, 6};
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
-    check_all_conversions(types[i], 2, s_small, 30, QV_VALUE_DEFAULT);
-    check_all_conversions(types[i], 2, s_mid, 10, QV_VALUE_INT32);
-    check_all_conversions(types[i], 3, s_3d, 20, QV_VALUE_DEFAULT);
+    check_all_conversions(types[i], 2, s_small, 30, QV_ARROW_NONE);
+    check_all_conversions(types[i], 2, s_mid, 10, QV_ARROW_INT32);
+    check_all_conversions(types[i], 3, s_3d, 20, QV_ARROW_NONE);
   }
-  check_all_conversions(QV_VALUE_FLOAT64, 2, s_empty, 50, QV_VALUE_DEFAULT);
+  check_all_conversions(QV_ARROW_FLOAT64, 2, s_empty, 50, QV_ARROW_NONE);
   /* large enough for the mapped (huge page) buffers and several blocks of
    * the dense -> CSC transpose */
   static const int64_t s_big[2] = {1100, 1500};
-  check_all_conversions(QV_VALUE_FLOAT64, 2, s_big, 10, QV_VALUE_DEFAULT);
+  check_all_conversions(QV_ARROW_FLOAT64, 2, s_big, 10, QV_ARROW_NONE);
 }
 
 /* A released result's buffers serve the next conversion: the same
@@ -156,11 +156,11 @@ static void test_addresses_reused(void **state) {
   (void)state;
   static const int64_t shape[2] = {1000, 1200};
   QvTensor d;
-  make_dense(&d, QV_VALUE_FLOAT64, 2, shape, 10);
+  make_dense(&d, QV_ARROW_FLOAT64, 2, shape, 10);
   QvSparseWorkspace *ws;
   QvError err;
   assert_int_equal(qv_sparse_workspace_new(&ws, &err), QV_OK);
-  QvSparseOptions o = ws_options(ws, QV_VALUE_DEFAULT);
+  QvSparseOptions o = ws_options(ws, QV_ARROW_NONE);
   QvSparseTensor a, b;
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSC, &o, &a, &err), QV_OK);
   const void *old[3] = {a.indptr, a.indices, a.values};
@@ -187,8 +187,8 @@ static void test_addresses_reused(void **state) {
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSC, &o, &c, &err), QV_OK);
   assert_ptr_not_equal(c.values, b.values);
   assert_ptr_not_equal(c.indices, b.indices);
-  assert_true(qv_sparse_equals(&b, &c));
-  assert_true(qv_sparse_equals_dense(&c, &d));
+  assert_true(qv_sparse_equal(&b, &c));
+  assert_true(qv_sparse_equal_dense(&c, &d));
   qv_sparse_reset(&b);
   qv_sparse_reset(&c);
   qv_sparse_workspace_free(ws);
@@ -201,11 +201,11 @@ static void test_result_outlives_workspace(void **state) {
   (void)state;
   static const int64_t shape[2] = {800, 900};
   QvTensor d;
-  make_dense(&d, QV_VALUE_FLOAT32, 2, shape, 15);
+  make_dense(&d, QV_ARROW_FLOAT32, 2, shape, 15);
   QvSparseWorkspace *ws;
   QvError err;
   assert_int_equal(qv_sparse_workspace_new(&ws, &err), QV_OK);
-  QvSparseOptions o = ws_options(ws, QV_VALUE_DEFAULT);
+  QvSparseOptions o = ws_options(ws, QV_ARROW_NONE);
   QvSparseTensor a, b, warm;
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_COO, &o, &warm, &err), QV_OK);
   qv_sparse_reset(&warm); /* something in the cache, released by free below */
@@ -215,10 +215,10 @@ static void test_result_outlives_workspace(void **state) {
   /* every byte of the results is still readable and right */
   assert_int_equal(qv_sparse_validate(&a, &err), QV_OK);
   assert_int_equal(qv_sparse_validate(&b, &err), QV_OK);
-  assert_true(qv_sparse_equals_dense(&a, &d));
-  assert_true(qv_sparse_equals_dense(&b, &d));
+  assert_true(qv_sparse_equal_dense(&a, &d));
+  assert_true(qv_sparse_equal_dense(&b, &d));
   qv_sparse_reset(&a);
-  assert_true(qv_sparse_equals_dense(&b, &d));
+  assert_true(qv_sparse_equal_dense(&b, &d));
   qv_sparse_reset(&b);
   qv_sparse_workspace_free(NULL);
   qv_sparse_workspace_trim(NULL);
@@ -234,15 +234,15 @@ static void test_errors_return_buffers(void **state) {
   (void)state;
   static const int64_t shape[2] = {300, 400};
   QvTensor d;
-  make_dense(&d, QV_VALUE_FLOAT64, 2, shape, 10);
+  make_dense(&d, QV_ARROW_FLOAT64, 2, shape, 10);
   QvSparseWorkspace *ws;
   QvError err;
   assert_int_equal(qv_sparse_workspace_new(&ws, &err), QV_OK);
   for (int f = 0; f < 4; f++) {
-    QvSparseOptions o = ws_options(ws, QV_VALUE_INT8);
+    QvSparseOptions o = ws_options(ws, QV_ARROW_INT8);
     QvSparseTensor s;
     assert_int_equal(qv_sparse_from_dense(&d, kFormats[f], &o, &s, &err), QV_EINVAL);
-    o.index_type = QV_VALUE_DEFAULT;
+    o.index_type = QV_ARROW_NONE;
     o.max_output_size = 100;
     assert_int_equal(qv_sparse_from_dense(&d, kFormats[f], &o, &s, &err), QV_ELIMIT);
     QvSparseWorkspaceStats st;
@@ -258,12 +258,12 @@ static void test_errors_return_buffers(void **state) {
   assert_int_equal(st.cached_bytes, 0);
   /* usable after a trim: the next conversion obtains fresh buffers */
   int64_t before = st.allocated;
-  QvSparseOptions o = ws_options(ws, QV_VALUE_DEFAULT);
+  QvSparseOptions o = ws_options(ws, QV_ARROW_NONE);
   QvSparseTensor s;
   assert_int_equal(qv_sparse_from_dense(&d, QV_SPARSE_CSC, &o, &s, &err), QV_OK);
   qv_sparse_workspace_stats(ws, &st);
   assert_true(st.allocated > before);
-  assert_true(qv_sparse_equals_dense(&s, &d));
+  assert_true(qv_sparse_equal_dense(&s, &d));
   qv_sparse_reset(&s);
   qv_sparse_workspace_free(ws);
   qv_tensor_reset(&d);
@@ -283,11 +283,11 @@ typedef struct Job {
 
 static void *run_job(void *arg) {
   Job *j = arg;
-  QvSparseOptions o = ws_options(j->ws, QV_VALUE_DEFAULT);
+  QvSparseOptions o = ws_options(j->ws, QV_ARROW_NONE);
   for (int r = 0; r < 40; r++) {
     QvSparseTensor s;
     QvError err;
-    if (qv_sparse_from_dense(j->dense, j->format, &o, &s, &err) != QV_OK || !qv_sparse_equals_dense(&s, j->dense)) {
+    if (qv_sparse_from_dense(j->dense, j->format, &o, &s, &err) != QV_OK || !qv_sparse_equal_dense(&s, j->dense)) {
       j->failures++;
       continue;
     }
@@ -303,8 +303,8 @@ static void test_two_threads_one_workspace(void **state) {
   (void)state;
   static const int64_t s1[2] = {400, 500}, s2[2] = {130, 70};
   QvTensor d1, d2;
-  make_dense(&d1, QV_VALUE_FLOAT64, 2, s1, 10);
-  make_dense(&d2, QV_VALUE_INT16, 2, s2, 40);
+  make_dense(&d1, QV_ARROW_FLOAT64, 2, s1, 10);
+  make_dense(&d2, QV_ARROW_INT16, 2, s2, 40);
   QvSparseWorkspace *ws;
   QvError err;
   assert_int_equal(qv_sparse_workspace_new(&ws, &err), QV_OK);
@@ -323,8 +323,8 @@ static void test_two_threads_one_workspace(void **state) {
   assert_true(st.outstanding > 0);
   qv_sparse_workspace_free(ws); /* results still held: the workspace waits for them */
   for (int i = 0; i < 8; i++) {
-    assert_true(qv_sparse_equals_dense(&a.keep[i], &d1));
-    assert_true(qv_sparse_equals_dense(&b.keep[i], &d2));
+    assert_true(qv_sparse_equal_dense(&a.keep[i], &d1));
+    assert_true(qv_sparse_equal_dense(&b.keep[i], &d2));
     qv_sparse_reset(&a.keep[i]);
     qv_sparse_reset(&b.keep[i]);
   }

@@ -1,5 +1,6 @@
 /* Tensor layout queries, byte offsets, typed element access with
  * conversions, and the float16 helpers. */
+#include "quiver/advanced.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -17,7 +18,7 @@ static void assert_error(QvStatus st, const QvError *err, QvStatus code, const c
 
 static uint8_t mem[4096];
 
-static QvTensor view(QvValueType type, int32_t ndim, const int64_t *shape, const int64_t *strides,
+static QvTensor view(QvArrowType type, int32_t ndim, const int64_t *shape, const int64_t *strides,
                      const void *data, int64_t size) {
   QvTensor t;
   QvError err = {0};
@@ -28,7 +29,7 @@ static QvTensor view(QvValueType type, int32_t ndim, const int64_t *shape, const
   return t;
 }
 
-static void check_layout(QvValueType type, int32_t ndim, const int64_t *shape,
+static void check_layout(QvArrowType type, int32_t ndim, const int64_t *shape,
                          const int64_t *strides, bool row, bool col) {
   QvTensor t = view(type, ndim, shape, strides, mem, sizeof mem);
   assert_int_equal(qv_tensor_is_row_major(&t), row);
@@ -41,47 +42,47 @@ static void test_layouts(void **state) {
   (void)state;
   int64_t s34[2] = {3, 4};
   int64_t rm[2] = {32, 8}, cm[2] = {8, 24}, every_other[2] = {64, 16}, bcast[2] = {0, 8};
-  check_layout(QV_VALUE_FLOAT64, 2, s34, NULL, true, false);
-  check_layout(QV_VALUE_FLOAT64, 2, s34, rm, true, false);
-  check_layout(QV_VALUE_FLOAT64, 2, s34, cm, false, true);
-  check_layout(QV_VALUE_FLOAT64, 2, s34, every_other, false, false);
-  check_layout(QV_VALUE_FLOAT64, 2, s34, bcast, false, false);
+  check_layout(QV_ARROW_FLOAT64, 2, s34, NULL, true, false);
+  check_layout(QV_ARROW_FLOAT64, 2, s34, rm, true, false);
+  check_layout(QV_ARROW_FLOAT64, 2, s34, cm, false, true);
+  check_layout(QV_ARROW_FLOAT64, 2, s34, every_other, false, false);
+  check_layout(QV_ARROW_FLOAT64, 2, s34, bcast, false, false);
   /* sub-block of a 4x6 row-major matrix */
   int64_t s23[2] = {2, 3}, sub[2] = {48, 8};
-  check_layout(QV_VALUE_FLOAT64, 2, s23, sub, false, false);
+  check_layout(QV_ARROW_FLOAT64, 2, s23, sub, false, false);
   /* extent-1 dims do not constrain their stride (NumPy; Arrow says the
    * 1x5 tensor [40, 8] is not column-major) */
   int64_t s15[2] = {1, 5}, s15_rm[2] = {40, 8}, s15_any[2] = {12345, 8};
-  check_layout(QV_VALUE_INT64, 2, s15, s15_rm, true, true);
-  check_layout(QV_VALUE_INT64, 2, s15, s15_any, true, true);
+  check_layout(QV_ARROW_INT64, 2, s15, s15_rm, true, true);
+  check_layout(QV_ARROW_INT64, 2, s15, s15_any, true, true);
   int64_t s51[2] = {5, 1}, s51_rm[2] = {8, 8};
-  check_layout(QV_VALUE_INT64, 2, s51, s51_rm, true, true);
+  check_layout(QV_ARROW_INT64, 2, s51, s51_rm, true, true);
   int64_t s111[3] = {1, 1, 1}, odd[3] = {7, 100, 3};
-  check_layout(QV_VALUE_FLOAT32, 3, s111, odd, true, true);
+  check_layout(QV_ARROW_FLOAT32, 3, s111, odd, true, true);
   int64_t s1x3[3] = {2, 1, 3}, rm1[3] = {12, 999, 4}, cm1[3] = {4, 0, 8};
-  check_layout(QV_VALUE_FLOAT32, 3, s1x3, rm1, true, false);
-  check_layout(QV_VALUE_FLOAT32, 3, s1x3, cm1, false, true);
+  check_layout(QV_ARROW_FLOAT32, 3, s1x3, rm1, true, false);
+  check_layout(QV_ARROW_FLOAT32, 3, s1x3, cm1, false, true);
   /* no elements: both, whatever the strides */
   int64_t s30[2] = {3, 0}, junk[2] = {1000, 3};
-  check_layout(QV_VALUE_INT32, 2, s30, junk, true, true);
+  check_layout(QV_ARROW_INT32, 2, s30, junk, true, true);
   /* 0-d and 1-d */
-  check_layout(QV_VALUE_FLOAT64, 0, NULL, NULL, true, true);
+  check_layout(QV_ARROW_FLOAT64, 0, NULL, NULL, true, true);
   int64_t s7[1] = {7}, st7[1] = {4}, st7b[1] = {8};
-  check_layout(QV_VALUE_INT32, 1, s7, st7, true, true);
-  check_layout(QV_VALUE_INT32, 1, s7, st7b, false, false);
+  check_layout(QV_ARROW_INT32, 1, s7, st7, true, true);
+  check_layout(QV_ARROW_INT32, 1, s7, st7b, false, false);
   /* 4-d */
   int64_t s4[4] = {2, 3, 4, 5};
   int64_t rm4[4] = {240, 80, 20, 4}, cm4[4] = {4, 8, 24, 96}, perm[4] = {4, 40, 8, 120};
-  check_layout(QV_VALUE_UINT32, 4, s4, rm4, true, false);
-  check_layout(QV_VALUE_UINT32, 4, s4, cm4, false, true);
-  check_layout(QV_VALUE_UINT32, 4, s4, perm, false, false);
+  check_layout(QV_ARROW_UINT32, 4, s4, rm4, true, false);
+  check_layout(QV_ARROW_UINT32, 4, s4, cm4, false, true);
+  check_layout(QV_ARROW_UINT32, 4, s4, perm, false, false);
 }
 
 static void test_byte_offset(void **state) {
   (void)state;
   QvError err = {0};
   int64_t shape[3] = {2, 3, 4}, strides[3] = {4, 8, 24};
-  QvTensor t = view(QV_VALUE_INT32, 3, shape, strides, mem, 96);
+  QvTensor t = view(QV_ARROW_INT32, 3, shape, strides, mem, 96);
   int64_t off = -1;
   int64_t idx[3] = {1, 2, 3};
   assert_int_equal(qv_tensor_byte_offset(&t, idx, &off, &err), QV_OK);
@@ -96,13 +97,13 @@ static void test_byte_offset(void **state) {
   assert_error(qv_tensor_get_double(&t, bad, &d, &err), &err, QV_EINVAL, "out of range");
   qv_tensor_reset(&t);
 
-  QvTensor s = view(QV_VALUE_FLOAT64, 0, NULL, NULL, mem, 8);
+  QvTensor s = view(QV_ARROW_FLOAT64, 0, NULL, NULL, mem, 8);
   assert_int_equal(qv_tensor_byte_offset(&s, NULL, &off, &err), QV_OK);
   assert_int_equal(off, 0);
   qv_tensor_reset(&s);
 
   int64_t empty[2] = {3, 0};
-  QvTensor e = view(QV_VALUE_FLOAT64, 2, empty, NULL, NULL, 0);
+  QvTensor e = view(QV_ARROW_FLOAT64, 2, empty, NULL, NULL, 0);
   int64_t zero[2] = {0, 0};
   assert_error(qv_tensor_byte_offset(&e, zero, &off, &err), &err, QV_EINVAL,
                "index[1] = 0 out of range for shape[1] = 0");
@@ -133,33 +134,33 @@ static void test_get_every_type(void **state) {
     if ((ok_u64) == QV_OK) assert_true(u64 == (uint64_t)v_);              \
     qv_tensor_reset(&t_);                                               \
   } while (0)
-  CHECK_INT(QV_VALUE_INT8, int8_t, INT8_MIN, QV_OK, QV_EINVAL);
-  CHECK_INT(QV_VALUE_INT8, int8_t, INT8_MAX, QV_OK, QV_OK);
-  CHECK_INT(QV_VALUE_INT16, int16_t, INT16_MIN, QV_OK, QV_EINVAL);
-  CHECK_INT(QV_VALUE_INT16, int16_t, INT16_MAX, QV_OK, QV_OK);
-  CHECK_INT(QV_VALUE_INT32, int32_t, INT32_MIN, QV_OK, QV_EINVAL);
-  CHECK_INT(QV_VALUE_INT32, int32_t, INT32_MAX, QV_OK, QV_OK);
-  CHECK_INT(QV_VALUE_INT64, int64_t, INT64_MIN, QV_OK, QV_EINVAL);
-  CHECK_INT(QV_VALUE_INT64, int64_t, INT64_MAX, QV_OK, QV_OK);
-  CHECK_INT(QV_VALUE_INT64, int64_t, 0, QV_OK, QV_OK);
-  CHECK_INT(QV_VALUE_UINT8, uint8_t, UINT8_MAX, QV_OK, QV_OK);
-  CHECK_INT(QV_VALUE_UINT16, uint16_t, UINT16_MAX, QV_OK, QV_OK);
-  CHECK_INT(QV_VALUE_UINT32, uint32_t, UINT32_MAX, QV_OK, QV_OK);
-  CHECK_INT(QV_VALUE_UINT64, uint64_t, UINT64_MAX, QV_EINVAL, QV_OK);
-  CHECK_INT(QV_VALUE_UINT64, uint64_t, (uint64_t)INT64_MAX, QV_OK, QV_OK);
-  CHECK_INT(QV_VALUE_UINT64, uint64_t, (uint64_t)INT64_MAX + 1, QV_EINVAL, QV_OK);
+  CHECK_INT(QV_ARROW_INT8, int8_t, INT8_MIN, QV_OK, QV_EINVAL);
+  CHECK_INT(QV_ARROW_INT8, int8_t, INT8_MAX, QV_OK, QV_OK);
+  CHECK_INT(QV_ARROW_INT16, int16_t, INT16_MIN, QV_OK, QV_EINVAL);
+  CHECK_INT(QV_ARROW_INT16, int16_t, INT16_MAX, QV_OK, QV_OK);
+  CHECK_INT(QV_ARROW_INT32, int32_t, INT32_MIN, QV_OK, QV_EINVAL);
+  CHECK_INT(QV_ARROW_INT32, int32_t, INT32_MAX, QV_OK, QV_OK);
+  CHECK_INT(QV_ARROW_INT64, int64_t, INT64_MIN, QV_OK, QV_EINVAL);
+  CHECK_INT(QV_ARROW_INT64, int64_t, INT64_MAX, QV_OK, QV_OK);
+  CHECK_INT(QV_ARROW_INT64, int64_t, 0, QV_OK, QV_OK);
+  CHECK_INT(QV_ARROW_UINT8, uint8_t, UINT8_MAX, QV_OK, QV_OK);
+  CHECK_INT(QV_ARROW_UINT16, uint16_t, UINT16_MAX, QV_OK, QV_OK);
+  CHECK_INT(QV_ARROW_UINT32, uint32_t, UINT32_MAX, QV_OK, QV_OK);
+  CHECK_INT(QV_ARROW_UINT64, uint64_t, UINT64_MAX, QV_EINVAL, QV_OK);
+  CHECK_INT(QV_ARROW_UINT64, uint64_t, (uint64_t)INT64_MAX, QV_OK, QV_OK);
+  CHECK_INT(QV_ARROW_UINT64, uint64_t, (uint64_t)INT64_MAX + 1, QV_EINVAL, QV_OK);
 #undef CHECK_INT
 
   /* the messages name the value and the index */
   uint64_t big = UINT64_MAX;
   memcpy(p, &big, 8);
-  QvTensor t = view(QV_VALUE_UINT64, 1, one, NULL, p, 8);
+  QvTensor t = view(QV_ARROW_UINT64, 1, one, NULL, p, 8);
   assert_error(qv_tensor_get_int64(&t, idx, &i64, &err), &err, QV_EINVAL,
                "uint64 value 18446744073709551615 at (0) does not fit in int64");
   qv_tensor_reset(&t);
   int16_t neg = -5;
   memcpy(p, &neg, 2);
-  t = view(QV_VALUE_INT16, 1, one, NULL, p, 2);
+  t = view(QV_ARROW_INT16, 1, one, NULL, p, 2);
   assert_error(qv_tensor_get_uint64(&t, idx, &u64, &err), &err, QV_EINVAL,
                "int16 value -5 at (0) does not fit in uint64");
   qv_tensor_reset(&t);
@@ -183,7 +184,7 @@ static void test_get_every_type(void **state) {
   for (size_t k = 0; k < sizeof fcases / sizeof fcases[0]; k++) {
     double v = fcases[k].v;
     memcpy(p, &v, 8);
-    t = view(QV_VALUE_FLOAT64, 1, one, NULL, p, 8);
+    t = view(QV_ARROW_FLOAT64, 1, one, NULL, p, 8);
     assert_int_equal(qv_tensor_get_double(&t, idx, &d, &err), QV_OK);
     assert_true(isnan(v) ? isnan(d) : d == v);
     assert_int_equal(qv_tensor_get_int64(&t, idx, &i64, &err), fcases[k].i);
@@ -194,28 +195,28 @@ static void test_get_every_type(void **state) {
   }
   double frac = 2.5;
   memcpy(p, &frac, 8);
-  t = view(QV_VALUE_FLOAT64, 1, one, NULL, p, 8);
+  t = view(QV_ARROW_FLOAT64, 1, one, NULL, p, 8);
   assert_error(qv_tensor_get_int64(&t, idx, &i64, &err), &err, QV_EINVAL,
                "float64 value 2.5 at (0) is not representable as int64");
   qv_tensor_reset(&t);
 
   float f = -1.5e30f;
   memcpy(p, &f, 4);
-  t = view(QV_VALUE_FLOAT32, 1, one, NULL, p, 4);
+  t = view(QV_ARROW_FLOAT32, 1, one, NULL, p, 4);
   assert_int_equal(qv_tensor_get_double(&t, idx, &d, &err), QV_OK);
   assert_true(d == (double)f);
   assert_int_equal(qv_tensor_get_int64(&t, idx, &i64, &err), QV_EINVAL);
   qv_tensor_reset(&t);
   f = 16777216.0f;
   memcpy(p, &f, 4);
-  t = view(QV_VALUE_FLOAT32, 1, one, NULL, p, 4);
+  t = view(QV_ARROW_FLOAT32, 1, one, NULL, p, 4);
   assert_int_equal(qv_tensor_get_int64(&t, idx, &i64, &err), QV_OK);
   assert_int_equal(i64, 16777216);
   qv_tensor_reset(&t);
 
   uint16_t h = 0xfbff; /* -65504 */
   memcpy(p, &h, 2);
-  t = view(QV_VALUE_FLOAT16, 1, one, NULL, p, 2);
+  t = view(QV_ARROW_FLOAT16, 1, one, NULL, p, 2);
   assert_int_equal(qv_tensor_get_double(&t, idx, &d, &err), QV_OK);
   assert_true(d == -65504.0);
   assert_int_equal(qv_tensor_get_int64(&t, idx, &i64, &err), QV_OK);
@@ -233,7 +234,7 @@ static void test_get_strided(void **state) {
     for (int j = 0; j < 6; j++) m[i][j] = 10 * i + j;
   /* every other column, rows 1..3 */
   int64_t shape[2] = {3, 3}, strides[2] = {24, 8};
-  QvTensor t = view(QV_VALUE_INT32, 2, shape, strides, &m[1][0], (int64_t)sizeof m - 24);
+  QvTensor t = view(QV_ARROW_INT32, 2, shape, strides, &m[1][0], (int64_t)sizeof m - 24);
   for (int64_t i = 0; i < 3; i++)
     for (int64_t j = 0; j < 3; j++) {
       int64_t idx[2] = {i, j};
@@ -244,7 +245,7 @@ static void test_get_strided(void **state) {
   qv_tensor_reset(&t);
   /* broadcast a row: strides [0, 4] */
   int64_t bshape[2] = {5, 6}, bstrides[2] = {0, 4};
-  t = view(QV_VALUE_INT32, 2, bshape, bstrides, &m[2][0], 24);
+  t = view(QV_ARROW_INT32, 2, bshape, bstrides, &m[2][0], 24);
   for (int64_t i = 0; i < 5; i++)
     for (int64_t j = 0; j < 6; j++) {
       int64_t idx[2] = {i, j};
@@ -254,7 +255,7 @@ static void test_get_strided(void **state) {
     }
   qv_tensor_reset(&t);
   double x = 42.5;
-  t = view(QV_VALUE_FLOAT64, 0, NULL, NULL, &x, 8);
+  t = view(QV_ARROW_FLOAT64, 0, NULL, NULL, &x, 8);
   double v;
   assert_int_equal(qv_tensor_get_double(&t, NULL, &v, &err), QV_OK);
   assert_true(v == 42.5);

@@ -2,6 +2,7 @@
  * violation), cell views, stack/unstack (zero copy where promised), the
  * builder for every kind and value type with permutation and dim names, and
  * round trips through an Arrow IPC stream and the C Data Interface. */
+#include "quiver/advanced.h"
 #include "test_util.h"
 
 #include <stdint.h>
@@ -46,7 +47,7 @@ static void test_metadata(void **state) {
   assert_true(t.has_permutation);
   assert_int_equal(t.permutation[0], 2);
   assert_string_equal(t.dim_names[1], "H");
-  assert_int_equal(qv_tensor_column_type_cell_size(&t), 24);
+  assert_int_equal(qv_tensor_column_type_cell_n_elements(&t), 24);
   char *json;
   assert_int_equal(qv_tensor_column_type_to_json(&t, &json, &err), QV_OK);
   assert_string_equal(json, "{\"shape\":[2,3,4],\"dim_names\":[\"C\",\"H\",\"W\"],"
@@ -104,20 +105,20 @@ static void test_metadata(void **state) {
 }
 
 /* A tensor of `type` and `shape` (row-major) with values seed + i. */
-static void make(QvValueType type, int32_t ndim, const int64_t *shape, int seed, QvTensor *t) {
+static void make(QvArrowType type, int32_t ndim, const int64_t *shape, int seed, QvTensor *t) {
   void *data;
   QvError err = {0};
   assert_int_equal(qv_tensor_alloc(t, type, ndim, shape, NULL, false, &data, &err), QV_OK);
-  size_t es = qv_value_type_size(type);
-  int64_t n = qv_tensor_size(t);
+  size_t es = qv_arrow_type_size(type);
+  int64_t n = qv_tensor_n_elements(t);
   for (int64_t i = 0; i < n; i++) {
     int64_t v = (seed + i) % 100;
     uint8_t *p = (uint8_t *)data + i * (int64_t)es;
     switch (type) {
-      case QV_VALUE_FLOAT16: { uint16_t h = qv_float_to_half((float)v); memcpy(p, &h, 2); break; }
-      case QV_VALUE_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); break; }
-      case QV_VALUE_FLOAT64: { double d = (double)v; memcpy(p, &d, 8); break; }
-      default: qv_st_bits(p, es, (uint64_t)v); break; /* small values, host order */
+      case QV_ARROW_FLOAT16: { uint16_t h = qv_float_to_half((float)v); memcpy(p, &h, 2); break; }
+      case QV_ARROW_FLOAT32: { float f = (float)v; memcpy(p, &f, 4); break; }
+      case QV_ARROW_FLOAT64: { double d = (double)v; memcpy(p, &d, 8); break; }
+      default: qvi_st_bits(p, es, (uint64_t)v); break; /* small values, host order */
     }
   }
 }
@@ -126,7 +127,7 @@ static void make(QvValueType type, int32_t ndim, const int64_t *shape, int seed,
 static void assert_permuted(const QvTensor *physical, const QvTensor *logical,
                             const int32_t *perm) {
   assert_int_equal(physical->ndim, logical->ndim);
-  int64_t n = qv_tensor_size(physical);
+  int64_t n = qv_tensor_n_elements(physical);
   int64_t idx[QV_TENSOR_MAX_NDIM] = {0}, lidx[QV_TENSOR_MAX_NDIM];
   QvError err = {0};
   for (int64_t e = 0; e < n; e++) {
@@ -163,7 +164,7 @@ static void ipc_roundtrip(struct ArrowSchema *field, struct ArrowArray *array,
   bs.release(&bs);
   ba.release(&ba);
   /* the arrays read are views of `bytes`: the owner frees them with the last */
-  QvOwner *owner = qv_owner_new(qv_aligned_free, bytes);
+  QvOwner *owner = qv_owner_new(qv_free, bytes);
   QvSource *src;
   assert_int_equal(qv_source_new_memory(&src, bytes, size, owner, &err), QV_OK);
   qv_owner_free(owner);
@@ -175,7 +176,7 @@ static void ipc_roundtrip(struct ArrowSchema *field, struct ArrowArray *array,
   assert_int_equal(stream.get_next(&stream, &a), 0);
   assert_non_null(a.release);
   /* move the only column out of the batch */
-  assert_int_equal(qv_schema_copy(s.children[0], field_back, &err), QV_OK);
+  assert_int_equal(qv_arrow_schema_copy(s.children[0], field_back, &err), QV_OK);
   assert_int_equal(qv_array_share(a.children[0], array_back, &err), QV_OK);
   a.release(&a);
   s.release(&s);
@@ -185,7 +186,7 @@ static void ipc_roundtrip(struct ArrowSchema *field, struct ArrowArray *array,
 
 static void test_fixed_every_type(void **state) {
   (void)state;
-  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) {
+  for (int ty = QV_ARROW_INT8; ty < QV_ARROW_NUMERIC_END; ty++) {
     QvError err = {0};
     QvTensorColumnType type;
     const char *j = "{\"shape\": [2, 3, 4], \"dim_names\": [\"C\", \"H\", \"W\"], "
@@ -193,11 +194,11 @@ static void test_fixed_every_type(void **state) {
     assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_FIXED_SHAPE, j, strlen(j), 0,
                                                  &type, &err),
                      QV_OK);
-    type.value_type = (QvValueType)ty;
+    type.value_type = (QvArrowType)ty;
     QvTensor cells[3];
     const QvTensor *ptrs[4];
     for (int i = 0; i < 3; i++) {
-      make((QvValueType)ty, 3, type.shape, 7 * i, &cells[i]);
+      make((QvArrowType)ty, 3, type.shape, 7 * i, &cells[i]);
       ptrs[i] = &cells[i];
     }
     ptrs[3] = NULL; /* a null cell */
@@ -246,7 +247,7 @@ static void test_fixed_every_type(void **state) {
     struct ArrowSchema uf;
     struct ArrowArray ua;
     QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .name = "again"};
-    assert_int_equal(qv_tensor_unstack(&st, &uo, &uf, &ua, &err), QV_OK);
+    assert_int_equal(qv_tensor_column_unstack(&st, &uo, &uf, &ua, &err), QV_OK);
     assert_ptr_equal(ua.children[0]->buffers[1], st.data); /* no copy */
     QvTensorColumn back;
     assert_int_equal(qv_tensor_column_init(&back, &uf, &ua, NULL, &err), QV_OK);
@@ -275,7 +276,7 @@ static void test_fixed_every_type(void **state) {
                                                          .data_size = st.strides[0]},
                                     &err),
                      QV_OK);
-    assert_true(qv_tensor_equals(&c0, &s0, true));
+    assert_true(qv_tensor_equal(&c0, &s0, true));
     qv_tensor_reset(&c0);
     qv_tensor_reset(&s0);
     qv_tensor_reset(&st);
@@ -290,10 +291,10 @@ static void test_stack_zero_copy(void **state) {
   QvError err = {0};
   int64_t shape[3] = {5, 4, 3};
   QvTensor t;
-  make(QV_VALUE_FLOAT32, 3, shape, 1, &t);
+  make(QV_ARROW_FLOAT32, 3, shape, 1, &t);
   struct ArrowSchema f;
   struct ArrowArray a;
-  assert_int_equal(qv_tensor_unstack(&t, NULL, &f, &a, &err), QV_OK);
+  assert_int_equal(qv_tensor_column_unstack(&t, NULL, &f, &a, &err), QV_OK);
   assert_ptr_equal(a.children[0]->buffers[1], t.data);
   QvTensorColumn col;
   assert_int_equal(qv_tensor_column_init(&col, &f, &a, NULL, &err), QV_OK);
@@ -301,7 +302,7 @@ static void test_stack_zero_copy(void **state) {
   QvTensor s;
   assert_int_equal(qv_tensor_column_stack(&col, NULL, &s, &err), QV_OK);
   assert_ptr_equal(s.data, t.data);
-  assert_true(qv_tensor_equals(&s, &t, false));
+  assert_true(qv_tensor_equal(&s, &t, false));
   QvTensor cell;
   assert_int_equal(qv_tensor_column_cell(&col, 2, &cell, &err), QV_OK);
   assert_ptr_equal(cell.data, t.data + 2 * 12 * 4);
@@ -317,25 +318,25 @@ static void test_stack_zero_copy(void **state) {
   /* a column-major tensor is no permutation with the leading dim outermost: copied */
   QvTensor cm;
   void *data;
-  assert_int_equal(qv_tensor_alloc(&cm, QV_VALUE_INT16, 3, shape, NULL, true, &data, &err), QV_OK);
-  assert_int_equal(qv_tensor_unstack(&cm, NULL, &f, &a, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&cm, QV_ARROW_INT16, 3, shape, NULL, true, &data, &err), QV_OK);
+  assert_int_equal(qv_tensor_column_unstack(&cm, NULL, &f, &a, &err), QV_OK);
   assert_ptr_not_equal(a.children[0]->buffers[1], cm.data);
   a.release(&a);
   f.release(&f);
   qv_tensor_reset(&cm);
   /* 0-d */
   float x = 1;
-  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT32, .data = &x,
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_FLOAT32, .data = &x,
                                                       .data_size = 4},
                                   &err),
                    QV_OK);
-  assert_error(qv_tensor_unstack(&t, NULL, &f, &a, &err), &err, QV_EINVAL, "0-d tensor");
+  assert_error(qv_tensor_column_unstack(&t, NULL, &f, &a, &err), &err, QV_EINVAL, "0-d tensor");
   qv_tensor_reset(&t);
 }
 
 static void test_variable_and_cell(void **state) {
   (void)state;
-  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) {
+  for (int ty = QV_ARROW_INT8; ty < QV_ARROW_NUMERIC_END; ty++) {
     QvError err = {0};
     QvTensorColumnType type;
     const char *j = "{\"dim_names\": [\"H\", \"W\"], \"uniform_shape\": [2, null], "
@@ -343,10 +344,10 @@ static void test_variable_and_cell(void **state) {
     assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_VARIABLE_SHAPE, j, strlen(j), 2,
                                                  &type, &err),
                      QV_OK);
-    type.value_type = (QvValueType)ty;
+    type.value_type = (QvArrowType)ty;
     QvTensor cells[3];
     const QvTensor *ptrs[4] = {&cells[0], NULL, &cells[1], &cells[2]};
-    for (int i = 0; i < 3; i++) make((QvValueType)ty, 2, (int64_t[]){2, i + 1}, i, &cells[i]);
+    for (int i = 0; i < 3; i++) make((QvArrowType)ty, 2, (int64_t[]){2, i + 1}, i, &cells[i]);
     struct ArrowSchema f, f2;
     struct ArrowArray a, a2;
     assert_int_equal(qv_tensor_column_build(&type, "v", NULL, ptrs, 4, &f, &a, &err), QV_OK);
@@ -378,7 +379,7 @@ static void test_variable_and_cell(void **state) {
     qv_tensor_column_reset(&col);
     /* a cell that breaks uniform_shape is refused by the builder */
     QvTensor odd;
-    make((QvValueType)ty, 2, (int64_t[]){3, 1}, 0, &odd);
+    make((QvArrowType)ty, 2, (int64_t[]){3, 1}, 0, &odd);
     const QvTensor *bad[1] = {&odd};
     assert_error(qv_tensor_column_build(&type, "v", NULL, bad, 1, &f, &a, &err), &err, QV_EINVAL,
                  "cell 0: shape[0] = 3, the column's is 2");
@@ -391,7 +392,7 @@ static void test_variable_and_cell(void **state) {
     memset(&type, 0, sizeof type);
     qv_tensor_column_type_reset(&type);
     type.kind = QV_TENSOR_COLUMN_CELL;
-    type.value_type = (QvValueType)ty;
+    type.value_type = (QvArrowType)ty;
     type.ndim = 2;
     type.shape[0] = 2, type.shape[1] = 1;
     const QvTensor *two[3] = {&cells[0], NULL, &cells[0]};
@@ -408,7 +409,7 @@ static void test_variable_and_cell(void **state) {
     assert_int_equal(qv_tensor_column_init(&col, &f2, &a2, &o, &err), QV_OK);
     QvTensor v;
     assert_int_equal(qv_tensor_column_cell(&col, 2, &v, &err), QV_OK);
-    assert_true(qv_tensor_equals(&v, &cells[0], false));
+    assert_true(qv_tensor_equal(&v, &cells[0], false));
     qv_tensor_reset(&v);
     assert_int_equal(qv_tensor_column_stack(&col, &(QvTensorStackOptions){.null_fill = true}, &v,
                                             &err),
@@ -417,11 +418,11 @@ static void test_variable_and_cell(void **state) {
     qv_tensor_reset(&v);
     qv_tensor_column_reset(&col);
     /* the metadata must agree with the FixedSizeBinary width */
-    qv_schema_set_metadata(&f2, NULL, &err);
+    qv_arrow_schema_set_metadata(&f2, NULL, &err);
     const char *wrong = "{\"type\": \"int64\", \"shape\": [5, 5]}";
-    assert_int_equal(qv_schema_add_metadata(&f2, "ARROW:extension:name", 20, "my.tensor", 9, &err),
+    assert_int_equal(qv_arrow_schema_add_metadata(&f2, "ARROW:extension:name", 20, "my.tensor", 9, &err),
                      QV_OK);
-    assert_int_equal(qv_schema_add_metadata(&f2, "ARROW:extension:metadata", 24, wrong,
+    assert_int_equal(qv_arrow_schema_add_metadata(&f2, "ARROW:extension:metadata", 24, wrong,
                                             strlen(wrong), &err),
                      QV_OK);
     assert_error(qv_tensor_column_init(&col, &f2, &keep, &o, &err), &err, QV_EINVAL,
@@ -439,27 +440,27 @@ static void test_storage_errors(void **state) {
   (void)state;
   QvError err = {0};
   struct ArrowSchema f;
-  assert_int_equal(qv_schema_init(&f, "+w:6", "x", ARROW_FLAG_NULLABLE, 1, &err), QV_OK);
-  assert_int_equal(qv_schema_init(f.children[0], "f", "item", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
+  assert_int_equal(qv_arrow_schema_init(&f, "+w:6", "x", ARROW_FLAG_NULLABLE, 1, &err), QV_OK);
+  assert_int_equal(qv_arrow_schema_init(f.children[0], "f", "item", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
   const char *m = "{\"shape\": [2, 4]}";
-  qv_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_FIXED_SHAPE_TENSOR,
+  qv_arrow_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_FIXED_SHAPE_TENSOR,
                          strlen(QV_FIXED_SHAPE_TENSOR), &err);
-  qv_schema_add_metadata(&f, "ARROW:extension:metadata", 24, m, strlen(m), &err);
+  qv_arrow_schema_add_metadata(&f, "ARROW:extension:metadata", 24, m, strlen(m), &err);
   QvTensorColumnType t;
   assert_error(qv_tensor_column_type_from_field(&f, NULL, &t, &err), &err, QV_EINVAL,
                "FixedSizeList size 6 but shape has 8 values");
   f.release(&f);
-  assert_int_equal(qv_schema_init(&f, "+w:4", "x", ARROW_FLAG_NULLABLE, 1, &err), QV_OK);
-  assert_int_equal(qv_schema_init(f.children[0], "u", "item", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
+  assert_int_equal(qv_arrow_schema_init(&f, "+w:4", "x", ARROW_FLAG_NULLABLE, 1, &err), QV_OK);
+  assert_int_equal(qv_arrow_schema_init(f.children[0], "u", "item", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
   m = "{\"shape\": [4]}";
-  qv_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_FIXED_SHAPE_TENSOR,
+  qv_arrow_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_FIXED_SHAPE_TENSOR,
                          strlen(QV_FIXED_SHAPE_TENSOR), &err);
-  qv_schema_add_metadata(&f, "ARROW:extension:metadata", 24, m, strlen(m), &err);
+  qv_arrow_schema_add_metadata(&f, "ARROW:extension:metadata", 24, m, strlen(m), &err);
   assert_error(qv_tensor_column_type_from_field(&f, NULL, &t, &err), &err, QV_EINVAL,
                "value type 'u' is not a numeric tensor type");
   f.release(&f);
-  assert_int_equal(qv_schema_init(&f, "i", "x", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
-  qv_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_VARIABLE_SHAPE_TENSOR,
+  assert_int_equal(qv_arrow_schema_init(&f, "i", "x", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
+  qv_arrow_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_VARIABLE_SHAPE_TENSOR,
                          strlen(QV_VARIABLE_SHAPE_TENSOR), &err);
   assert_error(qv_tensor_column_type_from_field(&f, NULL, &t, &err), &err, QV_EINVAL,
                "storage is not a Struct");
@@ -470,10 +471,10 @@ static void test_storage_errors(void **state) {
   assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_VARIABLE_SHAPE, "", 0, 2, &vt,
                                                &err),
                    QV_OK);
-  vt.value_type = QV_VALUE_INT32;
+  vt.value_type = QV_ARROW_INT32;
   QvTensor c0, c1;
-  make(QV_VALUE_INT32, 2, (int64_t[]){2, 5}, 0, &c0);
-  make(QV_VALUE_INT32, 2, (int64_t[]){1, 3}, 0, &c1);
+  make(QV_ARROW_INT32, 2, (int64_t[]){2, 5}, 0, &c0);
+  make(QV_ARROW_INT32, 2, (int64_t[]){1, 3}, 0, &c1);
   const QvTensor *cells[2] = {&c0, &c1};
   struct ArrowArray a;
   assert_int_equal(qv_tensor_column_build(&vt, "v", NULL, cells, 2, &f, &a, &err), QV_OK);
@@ -489,10 +490,10 @@ static void test_storage_errors(void **state) {
   shape_values[3] = 3;
   /* uniform_shape [2, null] disagrees with cell 1's [1, 3] */
   const char *um = "{\"uniform_shape\": [2, null]}";
-  qv_schema_set_metadata(&f, NULL, &err);
-  qv_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_VARIABLE_SHAPE_TENSOR,
+  qv_arrow_schema_set_metadata(&f, NULL, &err);
+  qv_arrow_schema_add_metadata(&f, "ARROW:extension:name", 20, QV_VARIABLE_SHAPE_TENSOR,
                          strlen(QV_VARIABLE_SHAPE_TENSOR), &err);
-  qv_schema_add_metadata(&f, "ARROW:extension:metadata", 24, um, strlen(um), &err);
+  qv_arrow_schema_add_metadata(&f, "ARROW:extension:metadata", 24, um, strlen(um), &err);
   assert_error(qv_tensor_column_init(&col, &f, &a, NULL, &err), &err, QV_EINVAL,
                "cell 1: shape[0] = 1, uniform_shape[0] = 2");
   a.release(&a);
@@ -510,20 +511,20 @@ static uint8_t pattern(int64_t i, int b) { return (uint8_t)(i * 7 + b * 61 + (i 
 /* One call of a plane kernel bumps exactly one of the two counters: the
  * AVX2 one for k = 2, 3, 4, 8 when AVX2 is allowed and present. */
 static void assert_planes_path(uint64_t avx0, uint64_t port0, int k) {
-  bool avx2 = qv_cpu_has(QV_CPU_AVX2) && (k == 2 || k == 3 || k == 4 || k == 8);
-  assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2), avx0 + (avx2 ? 1 : 0));
-  assert_int_equal(qv_path_count(QV_PATH_PLANES_PORTABLE), port0 + (avx2 ? 0 : 1));
+  bool avx2 = qvi_cpu_has(QV_CPU_AVX2) && (k == 2 || k == 3 || k == 4 || k == 8);
+  assert_int_equal(qvi_path_count(QV_PATH_PLANES_AVX2), avx0 + (avx2 ? 1 : 0));
+  assert_int_equal(qvi_path_count(QV_PATH_PLANES_PORTABLE), port0 + (avx2 ? 0 : 1));
 }
 
 /* Every element size, k = 2..8, with and without streaming (n past a
  * scratch chunk and not a multiple of it), data at odd addresses, n = 0, 1:
  * deinterleave then interleave back, element by element. Both the AVX2 and
- * the portable kernels (qv_cpu_override). */
+ * the portable kernels (qvi_cpu_override). */
 static void test_planes_kernels(void **state) {
   (void)state;
   const int64_t ns[] = {0, 1, 7, 33, 1500};
   for (int pass = 0; pass < 2; pass++) {
-    unsigned prev = qv_cpu_override(pass == 0 ? QV_CPU_ALL : 0);
+    unsigned prev = qvi_cpu_override(pass == 0 ? QV_CPU_ALL : 0);
     for (size_t e = 1; e <= 8; e *= 2)
       for (int k = 2; k <= QV_PLANES_MAX; k++)
         for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
@@ -539,9 +540,9 @@ static void test_planes_kernels(void **state) {
             uint8_t *pl = (uint8_t *)(((uintptr_t)planes + 15) & ~(uintptr_t)15) + (odd ? 5 : 0);
             for (int64_t i = 0; i < n * k; i++)
               for (size_t x = 0; x < e; x++) g[i * (int64_t)e + (int64_t)x] = pattern(i, (int)x);
-            uint64_t a0 = qv_path_count(QV_PATH_PLANES_AVX2);
-            uint64_t p0 = qv_path_count(QV_PATH_PLANES_PORTABLE);
-            qv_copy_deinterleave(pl, ps, g, n, k, e, stream);
+            uint64_t a0 = qvi_path_count(QV_PATH_PLANES_AVX2);
+            uint64_t p0 = qvi_path_count(QV_PATH_PLANES_PORTABLE);
+            qvi_copy_deinterleave(pl, ps, g, n, k, e, stream);
             assert_planes_path(a0, p0, k);
             for (int64_t j = 0; j < n; j++)
               for (int c = 0; c < k; c++)
@@ -549,9 +550,9 @@ static void test_planes_kernels(void **state) {
                   if (pl[c * ps + j * (int64_t)e + (int64_t)x] != pattern(j * k + c, (int)x))
                     fail_msg("deinterleave e=%zu k=%d n=%lld mode %d: group %lld element %d",
                              e, k, (long long)n, mode, (long long)j, c);
-            a0 = qv_path_count(QV_PATH_PLANES_AVX2);
-            p0 = qv_path_count(QV_PATH_PLANES_PORTABLE);
-            qv_copy_interleave(b, pl, ps, n, k, e, stream);
+            a0 = qvi_path_count(QV_PATH_PLANES_AVX2);
+            p0 = qvi_path_count(QV_PATH_PLANES_PORTABLE);
+            qvi_copy_interleave(b, pl, ps, n, k, e, stream);
             assert_planes_path(a0, p0, k);
             if (gbytes > 0 && memcmp(b, g, gbytes) != 0)
               fail_msg("interleave e=%zu k=%d n=%lld mode %d", e, k, (long long)n, mode);
@@ -559,7 +560,7 @@ static void test_planes_kernels(void **state) {
             free(back);
             free(planes);
           }
-    qv_cpu_override(prev);
+    qvi_cpu_override(prev);
   }
 }
 
@@ -572,7 +573,7 @@ static void test_planes_direct(void **state) {
   (void)state;
   const int64_t ns[] = {1, 15, 16, 17, 1500};
   for (int pass = 0; pass < 2; pass++) {
-    unsigned prev = qv_cpu_override(pass == 0 ? QV_CPU_ALL : 0);
+    unsigned prev = qvi_cpu_override(pass == 0 ? QV_CPU_ALL : 0);
     for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
       for (int shift = 0; shift <= 16; shift += 16) {
         int64_t n = ns[ni], ps = (n * 4 + 31) / 32 * 32 + shift; /* shift 16: 16-aligned only */
@@ -583,26 +584,26 @@ static void test_planes_direct(void **state) {
         uint8_t *b = (uint8_t *)(((uintptr_t)back + 31) & ~(uintptr_t)31) + shift;
         for (int64_t i = 0; i < n * 3; i++)
           for (int x = 0; x < 4; x++) g[i * 4 + x] = pattern(i, x);
-        bool direct = qv_cpu_has(QV_CPU_AVX2) && shift == 0;
-        uint64_t d0 = qv_path_count(QV_PATH_PLANES_AVX2_DIRECT);
-        qv_copy_deinterleave(pl, ps, g, n, 3, 4, true);
-        assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2_DIRECT) - d0, direct ? 1 : 0);
+        bool direct = qvi_cpu_has(QV_CPU_AVX2) && shift == 0;
+        uint64_t d0 = qvi_path_count(QV_PATH_PLANES_AVX2_DIRECT);
+        qvi_copy_deinterleave(pl, ps, g, n, 3, 4, true);
+        assert_int_equal(qvi_path_count(QV_PATH_PLANES_AVX2_DIRECT) - d0, direct ? 1 : 0);
         for (int64_t j = 0; j < n; j++)
           for (int c = 0; c < 3; c++)
             for (int x = 0; x < 4; x++)
               if (pl[c * ps + j * 4 + x] != pattern(j * 3 + c, x))
                 fail_msg("deinterleave n=%lld shift %d: group %lld element %d", (long long)n,
                          shift, (long long)j, c);
-        d0 = qv_path_count(QV_PATH_PLANES_AVX2_DIRECT);
-        qv_copy_interleave(b, pl, ps, n, 3, 4, true);
-        assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2_DIRECT) - d0, direct ? 1 : 0);
+        d0 = qvi_path_count(QV_PATH_PLANES_AVX2_DIRECT);
+        qvi_copy_interleave(b, pl, ps, n, 3, 4, true);
+        assert_int_equal(qvi_path_count(QV_PATH_PLANES_AVX2_DIRECT) - d0, direct ? 1 : 0);
         if (memcmp(b, g, (size_t)(n * 12)) != 0)
           fail_msg("interleave n=%lld shift %d", (long long)n, shift);
         free(groups);
         free(back);
         free(planes);
       }
-    qv_cpu_override(prev);
+    qvi_cpu_override(prev);
   }
 }
 
@@ -615,13 +616,13 @@ static void test_planes_direct(void **state) {
 static void test_transpose_edge(void **state) {
   (void)state;
   static const struct {
-    QvValueType type;
+    QvArrowType type;
     int64_t a, b; /* a row-major [a, b] read as [b, a] */
     bool edge;
   } cases[] = {
-      {QV_VALUE_FLOAT32, 40, 12, true},  {QV_VALUE_FLOAT32, 37, 15, true},
-      {QV_VALUE_FLOAT16, 50, 20, true},  {QV_VALUE_UINT8, 70, 40, true},
-      {QV_VALUE_UINT8, 70, 20, false},   {QV_VALUE_FLOAT32, 200004, 12, true},
+      {QV_ARROW_FLOAT32, 40, 12, true},  {QV_ARROW_FLOAT32, 37, 15, true},
+      {QV_ARROW_FLOAT16, 50, 20, true},  {QV_ARROW_UINT8, 70, 40, true},
+      {QV_ARROW_UINT8, 70, 20, false},   {QV_ARROW_FLOAT32, 200004, 12, true},
   };
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     int64_t shape[2] = {cases[ci].a, cases[ci].b};
@@ -637,10 +638,10 @@ static void test_transpose_edge(void **state) {
                                                            .data_size = phys.data_size},
                                     &err),
                      QV_OK);
-    uint64_t e0 = qv_path_count(QV_PATH_TRANSPOSE_EDGE);
+    uint64_t e0 = qvi_path_count(QV_PATH_TRANSPOSE_EDGE);
     assert_int_equal(qv_tensor_copy(&view, false, &copy, &err), QV_OK);
-    assert_int_equal(qv_path_count(QV_PATH_TRANSPOSE_EDGE) - e0, cases[ci].edge ? 1 : 0);
-    size_t es = qv_value_type_size(phys.type);
+    assert_int_equal(qvi_path_count(QV_PATH_TRANSPOSE_EDGE) - e0, cases[ci].edge ? 1 : 0);
+    size_t es = qv_arrow_type_size(phys.type);
     for (int64_t i = 0; i < cases[ci].b; i++)
       for (int64_t j = 0; j < cases[ci].a; j++)
         if (memcmp(copy.data + (i * cases[ci].a + j) * (int64_t)es,
@@ -656,7 +657,7 @@ static void test_transpose_edge(void **state) {
  * column does not own it) with metadata `json`; with `null_cells`, its
  * validity bitmap (in `bitmap`, (n + 7) / 8 bytes) nulls the cells listed
  * under n (-1 ends the list). */
-static void column_with_nulls(QvValueType type, const void *data, int64_t n,
+static void column_with_nulls(QvArrowType type, const void *data, int64_t n,
                               const int64_t *null_cells, uint8_t *bitmap, const char *json,
                               QvTensorColumn *col) {
   QvError err = {0};
@@ -680,13 +681,13 @@ static void column_with_nulls(QvValueType type, const void *data, int64_t n,
     v.buffer[0] = bitmap;
     v.buffer_size[0] = (n + 7) / 8;
   }
-  int64_t cell = qv_tensor_column_type_cell_size(&t);
+  int64_t cell = qv_tensor_column_type_cell_n_elements(&t);
   v.length = n;
   v.null_count = nulls;
   v.children[0].length = n * cell;
   v.children[0].null_count = 0;
   v.children[0].buffer[1] = data;
-  v.children[0].buffer_size[1] = n * cell * (int64_t)qv_value_type_size(type);
+  v.children[0].buffer_size[1] = n * cell * (int64_t)qv_arrow_type_size(type);
   struct ArrowArray a;
   assert_int_equal(qv_array_export_view(&v, NULL, &a, &err), QV_OK);
   qv_array_view_reset(&v);
@@ -695,7 +696,7 @@ static void column_with_nulls(QvValueType type, const void *data, int64_t n,
   qv_tensor_column_type_reset(&t);
 }
 
-static void column_over(QvValueType type, const void *data, int64_t n, const char *json,
+static void column_over(QvArrowType type, const void *data, int64_t n, const char *json,
                         QvTensorColumn *col) {
   column_with_nulls(type, data, n, NULL, NULL, json, col);
 }
@@ -724,9 +725,9 @@ static void test_stack_permuted_copy(void **state) {
       {3, 37}, {17, 5}, {70, 67},  {5, 7, 3}, {3, 9, 33}, {2, 65, 17}, {2, 3, 5, 7}, {4, 1, 6, 3},
   };
   static const int ranks[] = {2, 2, 2, 3, 3, 3, 4, 4};
-  static const QvValueType types[] = {QV_VALUE_INT8, QV_VALUE_FLOAT16, QV_VALUE_UINT32,
-                                      QV_VALUE_FLOAT64};
-  uint64_t planes0 = qv_path_count(QV_PATH_PLANES_AVX2) + qv_path_count(QV_PATH_PLANES_PORTABLE);
+  static const QvArrowType types[] = {QV_ARROW_INT8, QV_ARROW_FLOAT16, QV_ARROW_UINT32,
+                                      QV_ARROW_FLOAT64};
+  uint64_t planes0 = qvi_path_count(QV_PATH_PLANES_AVX2) + qvi_path_count(QV_PATH_PLANES_PORTABLE);
   for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++)
     for (size_t si = 0; si < sizeof ranks / sizeof ranks[0]; si++)
       for (int64_t n = 0; n <= 3; n += (n == 1 ? 2 : 1)) {
@@ -784,37 +785,37 @@ static void test_stack_permuted_copy(void **state) {
         qv_tensor_reset(&phys);
       }
   /* the short sides (3, 5, 7, 2, ...) went through the plane kernels */
-  assert_true(qv_path_count(QV_PATH_PLANES_AVX2) + qv_path_count(QV_PATH_PLANES_PORTABLE) >
+  assert_true(qvi_path_count(QV_PATH_PLANES_AVX2) + qvi_path_count(QV_PATH_PLANES_PORTABLE) >
               planes0);
 
   /* one stack, a copy large enough to stream: HWC float32 cells read as
    * CHW and CHW cells read as HWC, each kernel proven by its counter */
   int64_t big[4] = {14, 224, 224, 3};
   QvTensor phys;
-  make(QV_VALUE_FLOAT32, 4, big, 5, &phys);
+  make(QV_ARROW_FLOAT32, 4, big, 5, &phys);
   const char *jsons[2] = {"{\"shape\": [224, 224, 3], \"permutation\": [2, 0, 1]}",
                           "{\"shape\": [3, 224, 224], \"permutation\": [1, 2, 0]}"};
   for (int w = 0; w < 2; w++) {
     QvTensorColumn col;
-    column_over(QV_VALUE_FLOAT32, phys.data, 14, jsons[w], &col);
+    column_over(QV_ARROW_FLOAT32, phys.data, 14, jsons[w], &col);
     QvError err = {0};
     QvTensor view, st;
     assert_int_equal(qv_tensor_column_stack(&col, NULL, &view, &err), QV_OK);
-    uint64_t a0 = qv_path_count(QV_PATH_PLANES_AVX2), p0 = qv_path_count(QV_PATH_PLANES_PORTABLE);
-    uint64_t d0 = qv_path_count(QV_PATH_PLANES_AVX2_DIRECT);
+    uint64_t a0 = qvi_path_count(QV_PATH_PLANES_AVX2), p0 = qvi_path_count(QV_PATH_PLANES_PORTABLE);
+    uint64_t d0 = qvi_path_count(QV_PATH_PLANES_AVX2_DIRECT);
     QvTensorStackOptions so = {.struct_size = sizeof so, .contiguous = true};
     assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
     /* streamed straight from registers: the result and its planes are
      * 32-byte aligned */
-    if (qv_cpu_has(QV_CPU_AVX2))
-      assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2_DIRECT) - d0, 14);
+    if (qvi_cpu_has(QV_CPU_AVX2))
+      assert_int_equal(qvi_path_count(QV_PATH_PLANES_AVX2_DIRECT) - d0, 14);
     /* one kernel call per cell */
-    assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2) - a0 +
-                         qv_path_count(QV_PATH_PLANES_PORTABLE) - p0,
+    assert_int_equal(qvi_path_count(QV_PATH_PLANES_AVX2) - a0 +
+                         qvi_path_count(QV_PATH_PLANES_PORTABLE) - p0,
                      14);
-    if (qv_cpu_has(QV_CPU_AVX2)) assert_int_equal(qv_path_count(QV_PATH_PLANES_AVX2) - a0, 14);
+    if (qvi_cpu_has(QV_CPU_AVX2)) assert_int_equal(qvi_path_count(QV_PATH_PLANES_AVX2) - a0, 14);
     assert_true(qv_tensor_is_row_major(&st));
-    assert_true(qv_tensor_equals(&view, &st, false));
+    assert_true(qv_tensor_equal(&view, &st, false));
     qv_tensor_reset(&st);
     qv_tensor_reset(&view);
     qv_tensor_column_reset(&col);
@@ -855,7 +856,7 @@ static void assert_stacked(const QvTensorColumn *col, const QvTensor *st) {
     QvTensor c, sl;
     assert_int_equal(qv_tensor_column_cell(col, i, &c, &err), QV_OK);
     slice(st, i, &sl);
-    if (!qv_tensor_equals(&c, &sl, true)) fail_msg("stacked cell %lld differs", (long long)i);
+    if (!qv_tensor_equal(&c, &sl, true)) fail_msg("stacked cell %lld differs", (long long)i);
     qv_tensor_reset(&c);
     qv_tensor_reset(&sl);
   }
@@ -879,10 +880,10 @@ static void variable_column(const QvTensorColumnType *type, const QvTensor *cons
  * shape of an all-null column; shapes that differ; the output limit. */
 static void test_stack_variable_and_binary(void **state) {
   (void)state;
-  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) {
+  for (int ty = QV_ARROW_INT8; ty < QV_ARROW_NUMERIC_END; ty++) {
     QvError err = {0};
-    QvValueType vt = (QvValueType)ty;
-    int64_t es = (int64_t)qv_value_type_size(vt);
+    QvArrowType vt = (QvArrowType)ty;
+    int64_t es = (int64_t)qv_arrow_type_size(vt);
     QvTensorColumnType type;
     const char *j = "{\"dim_names\": [\"H\", \"W\", \"C\"], \"permutation\": [2, 0, 1]}";
     assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_VARIABLE_SHAPE, j, strlen(j), 3,
@@ -995,14 +996,14 @@ static void test_stack_variable_and_binary(void **state) {
     for (int lead = 0; lead < 2; lead++)
       for (int with_nulls = 0; with_nulls < 2; with_nulls++) {
         struct ArrowSchema f;
-        assert_int_equal(qv_schema_init(&f, "z", "b", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
+        assert_int_equal(qv_arrow_schema_init(&f, "z", "b", ARROW_FLAG_NULLABLE, 0, &err), QV_OK);
         char meta[100];
         snprintf(meta, sizeof meta, "{\"type\": \"%s\", \"shape\": [3, 2]}",
-                 qv_value_type_name(vt));
-        assert_int_equal(qv_schema_add_metadata(&f, "ARROW:extension:name", 20, "my.tensor", 9,
+                 qv_arrow_type_name(vt));
+        assert_int_equal(qv_arrow_schema_add_metadata(&f, "ARROW:extension:name", 20, "my.tensor", 9,
                                                 &err),
                          QV_OK);
-        assert_int_equal(qv_schema_add_metadata(&f, "ARROW:extension:metadata", 24, meta,
+        assert_int_equal(qv_arrow_schema_add_metadata(&f, "ARROW:extension:metadata", 24, meta,
                                                 strlen(meta), &err),
                          QV_OK);
         int64_t cb = 6 * es, n = 4;
@@ -1056,14 +1057,14 @@ static void test_stack_variable_and_binary(void **state) {
           QvTensor sl, pc;
           slice(&st, i, &sl);
           slice(&phys, i, &pc);
-          assert_true(qv_tensor_equals(&sl, &pc, true));
+          assert_true(qv_tensor_equal(&sl, &pc, true));
           qv_tensor_reset(&sl);
           qv_tensor_reset(&pc);
         }
         qv_tensor_reset(&st);
         qv_tensor_column_reset(&col);
         qv_tensor_reset(&phys);
-        qv_aligned_free(bytes);
+        qv_free(bytes);
       }
     for (int i = 0; i < 4; i++) qv_tensor_reset(&cells[i]);
   }
@@ -1080,9 +1081,9 @@ static void test_variable_sliced(void **state) {
   assert_int_equal(qv_tensor_column_type_parse(QV_TENSOR_COLUMN_VARIABLE_SHAPE, j, strlen(j), 2,
                                                &type, &err),
                    QV_OK);
-  type.value_type = QV_VALUE_INT32;
+  type.value_type = QV_ARROW_INT32;
   QvTensor cells[4];
-  for (int i = 0; i < 4; i++) make(QV_VALUE_INT32, 2, (int64_t[]){2, i + 1}, 7 * i, &cells[i]);
+  for (int i = 0; i < 4; i++) make(QV_ARROW_INT32, 2, (int64_t[]){2, i + 1}, 7 * i, &cells[i]);
   const QvTensor *ptrs[4] = {&cells[0], &cells[1], &cells[2], &cells[3]};
   struct ArrowSchema f;
   struct ArrowArray a;
@@ -1098,7 +1099,7 @@ static void test_variable_sliced(void **state) {
     QvTensor v;
     assert_int_equal(qv_tensor_column_cell(&col, i, &v, &err), QV_OK);
     assert_int_equal(v.shape[1], i + 3);
-    assert_true(qv_tensor_equals(&v, &cells[i + 2], true));
+    assert_true(qv_tensor_equal(&v, &cells[i + 2], true));
     qv_tensor_reset(&v);
   }
   /* cells 2 and 3 differ in shape: the message names the column's rows */
@@ -1121,7 +1122,7 @@ static void test_stack_threads(void **state) {
   enum { N = 14 }; /* 14 cells of 224 x 224 x 3 float32: 8.4 MiB */
   int64_t big[4] = {N, 224, 224, 3};
   QvTensor phys;
-  make(QV_VALUE_FLOAT32, 4, big, 11, &phys);
+  make(QV_ARROW_FLOAT32, 4, big, 11, &phys);
   size_t bytes = (size_t)phys.data_size;
   uint8_t bitmap[2];
   static const int64_t none[] = {-1}, nulls[] = {0, 3, 4, 5, 13, -1};
@@ -1138,17 +1139,17 @@ static void test_stack_threads(void **state) {
   };
   for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     QvTensorColumn col;
-    column_with_nulls(QV_VALUE_FLOAT32, phys.data, N, cases[ci].nulls, bitmap, cases[ci].json, &col);
+    column_with_nulls(QV_ARROW_FLOAT32, phys.data, N, cases[ci].nulls, bitmap, cases[ci].json, &col);
     QvError err = {0};
     QvTensor one;
     QvTensorStackOptions so = {.struct_size = sizeof so, .null_fill = true,
                                .contiguous = cases[ci].contiguous};
     for (int threads = 0; threads <= 5; threads++) {
       so.threads = threads;
-      uint64_t split0 = qv_path_count(QV_PATH_TENSOR_COPY_THREADS);
+      uint64_t split0 = qvi_path_count(QV_PATH_TENSOR_COPY_THREADS);
       QvTensor st;
       assert_int_equal(qv_tensor_column_stack(&col, &so, &st, &err), QV_OK);
-      assert_int_equal(qv_path_count(QV_PATH_TENSOR_COPY_THREADS) - split0,
+      assert_int_equal(qvi_path_count(QV_PATH_TENSOR_COPY_THREADS) - split0,
                        threads > 1 ? cases[ci].copies : 0);
       assert_int_equal((size_t)st.data_size, bytes);
       if (threads == 0) {
@@ -1166,11 +1167,11 @@ static void test_stack_threads(void **state) {
     qv_tensor_reset(&one);
     /* a 1 MiB copy (2 cells) stays on the caller */
     QvTensorColumn small;
-    column_with_nulls(QV_VALUE_FLOAT32, phys.data, 2, cases[ci].nulls, bitmap, cases[ci].json, &small);
+    column_with_nulls(QV_ARROW_FLOAT32, phys.data, 2, cases[ci].nulls, bitmap, cases[ci].json, &small);
     so.threads = 4;
-    uint64_t split0 = qv_path_count(QV_PATH_TENSOR_COPY_THREADS);
+    uint64_t split0 = qvi_path_count(QV_PATH_TENSOR_COPY_THREADS);
     assert_int_equal(qv_tensor_column_stack(&small, &so, &one, &err), QV_OK);
-    assert_int_equal(qv_path_count(QV_PATH_TENSOR_COPY_THREADS), split0);
+    assert_int_equal(qvi_path_count(QV_PATH_TENSOR_COPY_THREADS), split0);
     assert_stacked(&small, &one);
     qv_tensor_reset(&one);
     qv_tensor_column_reset(&small);
@@ -1200,16 +1201,16 @@ static void test_stack_threads(void **state) {
     QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .threads = threads};
     struct ArrowSchema f;
     struct ArrowArray a;
-    uint64_t split0 = qv_path_count(QV_PATH_TENSOR_COPY_THREADS);
-    assert_int_equal(qv_tensor_unstack(&swapped, &uo, &f, &a, &err), QV_OK);
-    assert_int_equal(qv_path_count(QV_PATH_TENSOR_COPY_THREADS) - split0, threads > 1 ? 1 : 0);
+    uint64_t split0 = qvi_path_count(QV_PATH_TENSOR_COPY_THREADS);
+    assert_int_equal(qv_tensor_column_unstack(&swapped, &uo, &f, &a, &err), QV_OK);
+    assert_int_equal(qvi_path_count(QV_PATH_TENSOR_COPY_THREADS) - split0, threads > 1 ? 1 : 0);
     const uint8_t *values = a.children[0]->buffers[1];
     assert_non_null(values);
     if (threads == 1) {
       /* row-major [224, N, 224, 3]: element (i, j, ...) of swapped */
       QvTensor back;
       int64_t rm[4];
-      assert_int_equal(qv_tensor_compute_strides(QV_VALUE_FLOAT32, 4, shape, false, rm, &err),
+      assert_int_equal(qv_tensor_compute_strides(QV_ARROW_FLOAT32, 4, shape, false, rm, &err),
                        QV_OK);
       assert_int_equal(qv_tensor_init(&back, &(QvTensorDesc){.type = phys.type, .ndim = 4,
                                                             .shape = shape, .strides = rm,
@@ -1217,7 +1218,7 @@ static void test_stack_threads(void **state) {
                                                             .data_size = phys.data_size},
                                       &err),
                        QV_OK);
-      assert_true(qv_tensor_equals(&back, &swapped, false));
+      assert_true(qv_tensor_equal(&back, &swapped, false));
       qv_tensor_reset(&back);
       first = malloc(bytes);
       assert_non_null(first);
@@ -1231,7 +1232,7 @@ static void test_stack_threads(void **state) {
   QvTensorUnstackOptions bad = {.struct_size = sizeof bad, .threads = 300};
   struct ArrowSchema f;
   struct ArrowArray a;
-  assert_error(qv_tensor_unstack(&swapped, &bad, &f, &a, &err), &err, QV_EARG,
+  assert_error(qv_tensor_column_unstack(&swapped, &bad, &f, &a, &err), &err, QV_EARG,
                "threads must be 0..256, not 300");
   free(first);
   qv_tensor_reset(&swapped);

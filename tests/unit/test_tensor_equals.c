@@ -1,4 +1,4 @@
-/* qv_tensor_equals across layouts (row-major, column-major, permuted and
+/* qv_tensor_equal across layouts (row-major, column-major, permuted and
  * strided views, broadcast dims) checked against an element-by-element
  * reference, on every value type: the tiled path (micro-blocks transposed,
  * compared in registers for 64-bit types) must agree with the reference on
@@ -24,34 +24,34 @@ static uint64_t rnd(void) {
   return rng_state;
 }
 
-static const QvValueType kTypes[] = {QV_VALUE_INT8,   QV_VALUE_UINT8,   QV_VALUE_INT16,   QV_VALUE_UINT16,
-                                     QV_VALUE_INT32,  QV_VALUE_UINT32,  QV_VALUE_INT64,   QV_VALUE_UINT64,
-                                     QV_VALUE_FLOAT16, QV_VALUE_FLOAT32, QV_VALUE_FLOAT64};
+static const QvArrowType kTypes[] = {QV_ARROW_INT8,   QV_ARROW_UINT8,   QV_ARROW_INT16,   QV_ARROW_UINT16,
+                                     QV_ARROW_INT32,  QV_ARROW_UINT32,  QV_ARROW_INT64,   QV_ARROW_UINT64,
+                                     QV_ARROW_FLOAT16, QV_ARROW_FLOAT32, QV_ARROW_FLOAT64};
 enum { NTYPES = sizeof kTypes / sizeof kTypes[0] };
 
-static bool is_float(QvValueType t) {
-  return t == QV_VALUE_FLOAT16 || t == QV_VALUE_FLOAT32 || t == QV_VALUE_FLOAT64;
+static bool is_float(QvArrowType t) {
+  return t == QV_ARROW_FLOAT16 || t == QV_ARROW_FLOAT32 || t == QV_ARROW_FLOAT64;
 }
 
 /* Special bit patterns of each float width: +0, -0, a quiet NaN, a NaN
  * with another payload and the sign set, +inf, 1.0. */
-static uint64_t special(QvValueType t, int k) {
+static uint64_t special(QvArrowType t, int k) {
   static const uint64_t f16[6] = {0x0000, 0x8000, 0x7e00, 0xfc01, 0x7c00, 0x3c00};
   static const uint64_t f32[6] = {0, 0x80000000u, 0x7fc00000u, 0xff800001u, 0x7f800000u, 0x3f800000u};
   static const uint64_t f64[6] = {0, UINT64_C(0x8000000000000000), UINT64_C(0x7ff8000000000000),
                                   UINT64_C(0xfff0000000000001), UINT64_C(0x7ff0000000000000),
                                   UINT64_C(0x3ff0000000000000)};
-  return t == QV_VALUE_FLOAT16 ? f16[k] : t == QV_VALUE_FLOAT32 ? f32[k] : f64[k];
+  return t == QV_ARROW_FLOAT16 ? f16[k] : t == QV_ARROW_FLOAT32 ? f32[k] : f64[k];
 }
 
 /* Random element bits: for floats mostly ordinary values, sometimes a
  * special pattern. */
-static uint64_t random_bits(QvValueType t) {
+static uint64_t random_bits(QvArrowType t) {
   if (is_float(t) && rnd() % 8 == 0) return special(t, (int)(rnd() % 6));
   uint64_t v = rnd();
-  if (t == QV_VALUE_FLOAT16) v = (v & 0x83ff) | 0x3800; /* finite, not zero */
-  if (t == QV_VALUE_FLOAT32) v = (v & 0x807fffffu) | 0x3f000000u;
-  if (t == QV_VALUE_FLOAT64) v = (v & UINT64_C(0x800fffffffffffff)) | UINT64_C(0x3fe0000000000000);
+  if (t == QV_ARROW_FLOAT16) v = (v & 0x83ff) | 0x3800; /* finite, not zero */
+  if (t == QV_ARROW_FLOAT32) v = (v & 0x807fffffu) | 0x3f000000u;
+  if (t == QV_ARROW_FLOAT64) v = (v & UINT64_C(0x800fffffffffffff)) | UINT64_C(0x3fe0000000000000);
   return v;
 }
 
@@ -62,8 +62,8 @@ typedef struct Buf {
   uint8_t *mem;
 } Buf;
 
-static void buf_make(Buf *b, QvValueType type, int ndim, const int64_t *shape, const int32_t *order, int64_t gap) {
-  size_t w = qv_value_type_size(type);
+static void buf_make(Buf *b, QvArrowType type, int ndim, const int64_t *shape, const int32_t *order, int64_t gap) {
+  size_t w = qv_arrow_type_size(type);
   /* strides: dims in `order` from slowest to fastest, packed, times gap */
   int64_t strides[QV_TENSOR_MAX_NDIM], acc = (int64_t)w * gap, span = 0;
   for (int k = ndim - 1; k >= 0; k--) {
@@ -103,20 +103,20 @@ static uint8_t *at(const QvTensor *t, int64_t flat) {
 
 /* the value's bits, host order (the low bytes of v) */
 static void put(const QvTensor *t, int64_t flat, uint64_t v) {
-  qv_st_bits(at(t, flat), qv_value_type_size(t->type), v);
+  qvi_st_bits(at(t, flat), qv_arrow_type_size(t->type), v);
 }
 
 static uint64_t get(const QvTensor *t, int64_t flat) {
-  return qv_ld_bits(at(t, flat), qv_value_type_size(t->type));
+  return qvi_ld_bits(at(t, flat), qv_arrow_type_size(t->type));
 }
 
-static double as_double(QvValueType t, uint64_t bits) {
-  if (t == QV_VALUE_FLOAT64) {
+static double as_double(QvArrowType t, uint64_t bits) {
+  if (t == QV_ARROW_FLOAT64) {
     double d;
     memcpy(&d, &bits, 8);
     return d;
   }
-  if (t == QV_VALUE_FLOAT32) {
+  if (t == QV_ARROW_FLOAT32) {
     float f;
     uint32_t u = (uint32_t)bits;
     memcpy(&f, &u, 4);
@@ -131,7 +131,7 @@ static double as_double(QvValueType t, uint64_t bits) {
 
 /* The reference: element by element, by value. */
 static bool ref_equals(const QvTensor *a, const QvTensor *b, bool ne) {
-  int64_t n = qv_tensor_size(a);
+  int64_t n = qv_tensor_n_elements(a);
   for (int64_t i = 0; i < n; i++) {
     uint64_t x = get(a, i), y = get(b, i);
     if (!is_float(a->type)) {
@@ -149,8 +149,8 @@ static bool ref_equals(const QvTensor *a, const QvTensor *b, bool ne) {
 static void check(const QvTensor *a, const QvTensor *b) {
   for (int ne = 0; ne < 2; ne++) {
     bool want = ref_equals(a, b, ne);
-    assert_int_equal(qv_tensor_equals(a, b, ne), want);
-    assert_int_equal(qv_tensor_equals(b, a, ne), want);
+    assert_int_equal(qv_tensor_equal(a, b, ne), want);
+    assert_int_equal(qv_tensor_equal(b, a, ne), want);
   }
 }
 
@@ -158,11 +158,11 @@ static void check(const QvTensor *a, const QvTensor *b) {
  * (special ones included); then, one at a time, an element of b changed
  * (a different value, or the other zero, or another NaN), at the first,
  * last and random positions. */
-static void run_case(QvValueType type, int ndim, const int64_t *shape, const int32_t *order, int64_t gap) {
+static void run_case(QvArrowType type, int ndim, const int64_t *shape, const int32_t *order, int64_t gap) {
   Buf a, b;
   buf_make(&a, type, ndim, shape, NULL, 1);
   buf_make(&b, type, ndim, shape, order, gap);
-  int64_t n = qv_tensor_size(&a.t);
+  int64_t n = qv_tensor_n_elements(&a.t);
   for (int64_t i = 0; i < n; i++) {
     uint64_t v = random_bits(type);
     put(&a.t, i, v);
@@ -174,7 +174,7 @@ static void run_case(QvValueType type, int ndim, const int64_t *shape, const int
     for (int k = 0; k < 6; k++) {
       int64_t i = where[k];
       uint64_t old = get(&b.t, i), nv;
-      size_t w = qv_value_type_size(type);
+      size_t w = qv_arrow_type_size(type);
       uint64_t mask = w == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * w)) - 1;
       switch (k % 3) {
         case 0: nv = (old ^ 1) & mask; break;                   /* a different value */
@@ -198,8 +198,8 @@ static void run_case(QvValueType type, int ndim, const int64_t *shape, const int
         put(&b.t, i, special(type, 3));
       }
       check(&a.t, &b.t); /* equal only with nans_equal */
-      assert_true(qv_tensor_equals(&a.t, &b.t, true));
-      assert_false(qv_tensor_equals(&a.t, &a.t, false));
+      assert_true(qv_tensor_equal(&a.t, &b.t, true));
+      assert_false(qv_tensor_equal(&a.t, &a.t, false));
     }
   }
   buf_free(&a);
@@ -249,8 +249,8 @@ static void test_degenerate(void **state) {
 static void test_broadcast(void **state) {
   (void)state;
   for (int t = 0; t < NTYPES; t++) {
-    QvValueType type = kTypes[t];
-    size_t w = qv_value_type_size(type);
+    QvArrowType type = kTypes[t];
+    size_t w = qv_arrow_type_size(type);
     int64_t shape[2] = {70, 45};
     uint8_t row[45 * 8];
     for (int j = 0; j < 45; j++) {
@@ -283,13 +283,13 @@ static void test_tiled_path_taken(void **state) {
   (void)state;
   static const int64_t shape[2] = {600, 530};
   static const int32_t cm[2] = {1, 0};
-  uint64_t before = qv_path_count(QV_PATH_EQUALS_TILED);
-  run_case(QV_VALUE_FLOAT64, 2, shape, cm, 1);
-  assert_true(qv_path_count(QV_PATH_EQUALS_TILED) > before);
-  run_case(QV_VALUE_INT64, 2, shape, cm, 1);
-  before = qv_path_count(QV_PATH_EQUALS_TILED);
-  run_case(QV_VALUE_INT32, 2, shape, NULL, 1); /* same layout: runs, not tiles */
-  assert_int_equal(qv_path_count(QV_PATH_EQUALS_TILED), before);
+  uint64_t before = qvi_path_count(QV_PATH_EQUALS_TILED);
+  run_case(QV_ARROW_FLOAT64, 2, shape, cm, 1);
+  assert_true(qvi_path_count(QV_PATH_EQUALS_TILED) > before);
+  run_case(QV_ARROW_INT64, 2, shape, cm, 1);
+  before = qvi_path_count(QV_PATH_EQUALS_TILED);
+  run_case(QV_ARROW_INT32, 2, shape, NULL, 1); /* same layout: runs, not tiles */
+  assert_int_equal(qvi_path_count(QV_PATH_EQUALS_TILED), before);
 }
 
 /* Shapes for the AVX2 kernel: one block, sizes not a multiple of the 4 x 4
@@ -305,7 +305,7 @@ static void single_differences(void) {
   static const int64_t shape[2] = {203, 261};
   static const int32_t cm[2] = {1, 0};
   static const int64_t where[][2] = {{0, 0}, {5, 130}, {150, 7}, {200, 100}, {100, 259}, {202, 260}, {131, 64}};
-  static const QvValueType types[4] = {QV_VALUE_FLOAT64, QV_VALUE_INT64, QV_VALUE_FLOAT32, QV_VALUE_INT32};
+  static const QvArrowType types[4] = {QV_ARROW_FLOAT64, QV_ARROW_INT64, QV_ARROW_FLOAT32, QV_ARROW_INT32};
   for (int t = 0; t < 4; t++) {
     Buf a, b;
     buf_make(&a, types[t], 2, shape, NULL, 1);
@@ -315,18 +315,18 @@ static void single_differences(void) {
       put(&a.t, i, v);
       put(&b.t, i, v);
     }
-    assert_true(qv_tensor_equals(&a.t, &b.t, true)); /* random_bits gives NaNs too */
+    assert_true(qv_tensor_equal(&a.t, &b.t, true)); /* random_bits gives NaNs too */
     for (size_t k = 0; k < sizeof where / sizeof where[0]; k++) {
       int64_t i = where[k][0] * shape[1] + where[k][1];
-      bool w8 = qv_value_type_size(types[t]) == 8;
+      bool w8 = qv_arrow_type_size(types[t]) == 8;
       uint64_t old = get(&b.t, i), one = w8 ? UINT64_C(0x3ff0000000000000) : 0x3f800000u;
       uint64_t two = w8 ? UINT64_C(0x4000000000000000) : 0x40000000u;
       put(&b.t, i, old == one ? two : one); /* unequal whatever old is (a NaN, -0.0) */
-      assert_false(qv_tensor_equals(&a.t, &b.t, true));
-      assert_false(qv_tensor_equals(&b.t, &a.t, true));
+      assert_false(qv_tensor_equal(&a.t, &b.t, true));
+      assert_false(qv_tensor_equal(&b.t, &a.t, true));
       put(&b.t, i, old);
     }
-    assert_true(qv_tensor_equals(&b.t, &a.t, true));
+    assert_true(qv_tensor_equal(&b.t, &a.t, true));
     buf_free(&a);
     buf_free(&b);
   }
@@ -339,37 +339,37 @@ static void single_differences(void) {
  * NaNs of several payloads, both nans_equal settings) come with run_case. */
 static void test_avx2_and_portable(void **state) {
   (void)state;
-  if (!qv_cpu_has(QV_CPU_AVX2)) {
+  if (!qvi_cpu_has(QV_CPU_AVX2)) {
     print_message("this CPU has no AVX2: the vector equals kernel cannot run here\n");
     skip();
   }
   static const int32_t cm[2] = {1, 0};
   static const int32_t order3[3] = {2, 0, 1};
   static const int64_t s3[3] = {6, 41, 70};
-  static const QvValueType types[6] = {QV_VALUE_FLOAT64, QV_VALUE_INT64,  QV_VALUE_UINT64,
-                                       QV_VALUE_FLOAT32, QV_VALUE_INT32, QV_VALUE_UINT32};
+  static const QvArrowType types[6] = {QV_ARROW_FLOAT64, QV_ARROW_INT64,  QV_ARROW_UINT64,
+                                       QV_ARROW_FLOAT32, QV_ARROW_INT32, QV_ARROW_UINT32};
   for (int mode = 0; mode < 2; mode++) {
-    if (mode == 1) qv_cpu_override(0);
-    uint64_t v0 = qv_path_count(QV_PATH_EQUALS_AVX2), t0 = qv_path_count(QV_PATH_EQUALS_TILED);
+    if (mode == 1) qvi_cpu_override(0);
+    uint64_t v0 = qvi_path_count(QV_PATH_EQUALS_AVX2), t0 = qvi_path_count(QV_PATH_EQUALS_TILED);
     for (int t = 0; t < 6; t++) {
       for (int s = 0; s < NTILESHAPES; s++) run_case(types[t], 2, kTileShapes[s], cm, 1);
       run_case(types[t], 3, s3, order3, 1);
     }
     single_differences();
-    assert_true(qv_path_count(QV_PATH_EQUALS_TILED) > t0);
+    assert_true(qvi_path_count(QV_PATH_EQUALS_TILED) > t0);
     if (mode == 0)
-      assert_true(qv_path_count(QV_PATH_EQUALS_AVX2) > v0);
+      assert_true(qvi_path_count(QV_PATH_EQUALS_AVX2) > v0);
     else
-      assert_int_equal(qv_path_count(QV_PATH_EQUALS_AVX2), v0);
-    qv_cpu_override(QV_CPU_ALL);
+      assert_int_equal(qvi_path_count(QV_PATH_EQUALS_AVX2), v0);
+    qvi_cpu_override(QV_CPU_ALL);
   }
   /* not served by the kernels: 2-byte values, a strided operand */
-  uint64_t v0 = qv_path_count(QV_PATH_EQUALS_AVX2);
-  run_case(QV_VALUE_FLOAT16, 2, kTileShapes[2], cm, 1);
-  run_case(QV_VALUE_INT16, 2, kTileShapes[2], cm, 1);
-  run_case(QV_VALUE_FLOAT64, 2, kTileShapes[2], cm, 3);
-  run_case(QV_VALUE_FLOAT32, 2, kTileShapes[2], cm, 2);
-  assert_int_equal(qv_path_count(QV_PATH_EQUALS_AVX2), v0);
+  uint64_t v0 = qvi_path_count(QV_PATH_EQUALS_AVX2);
+  run_case(QV_ARROW_FLOAT16, 2, kTileShapes[2], cm, 1);
+  run_case(QV_ARROW_INT16, 2, kTileShapes[2], cm, 1);
+  run_case(QV_ARROW_FLOAT64, 2, kTileShapes[2], cm, 3);
+  run_case(QV_ARROW_FLOAT32, 2, kTileShapes[2], cm, 2);
+  assert_int_equal(qvi_path_count(QV_PATH_EQUALS_AVX2), v0);
 }
 
 int main(void) {

@@ -18,7 +18,7 @@
 /* ---- helpers */
 
 static void fill_pattern(QvTensor *t, uint8_t seed) {
-  int64_t n = qv_tensor_size(t) * (int64_t)qv_value_type_size(t->type);
+  int64_t n = qv_tensor_n_elements(t) * (int64_t)qv_arrow_type_size(t->type);
   uint8_t *p = (uint8_t *)t->data;
   for (int64_t i = 0; i < n; i++) p[i] = (uint8_t)(seed + i * 13 + (i >> 7));
 }
@@ -31,11 +31,11 @@ static char *temp_path(const char *tag) {
   return p;
 }
 
-/* Writes t into a fresh buffer of exactly qv_tensor_message_size bytes. */
+/* Writes t into a fresh buffer of exactly qv_tensor_write_size bytes. */
 static uint8_t *write_buffer(const QvTensor *t, size_t *size) {
   QvError err;
   size_t need = 0;
-  assert_int_equal(qv_tensor_message_size(t, &need, &err), QV_OK);
+  assert_int_equal(qv_tensor_write_size(t, NULL, &need, &err), QV_OK);
   uint8_t *buf = qv_aligned_alloc(need);
   assert_non_null(buf);
   memset(buf, 0xAB, need);
@@ -120,13 +120,13 @@ static void expect_reject(const Hand *h, size_t body_size, QvStatus code, const 
   if (strstr(err.message, needle) == NULL)
     fail_msg("error '%s' does not mention '%s'", err.message, needle);
   assert_null(t.data);
-  qv_aligned_free(buf);
+  qv_free(buf);
   free(body);
 }
 
 /* ---- round trips */
 
-static void roundtrip_type(QvValueType type, bool column_major) {
+static void roundtrip_type(QvArrowType type, bool column_major) {
   const int64_t shape[3] = {2, 3, 5};
   const char *names[3] = {"a", "b", "c"};
   QvTensor t;
@@ -143,10 +143,10 @@ static void roundtrip_type(QvValueType type, bool column_major) {
   assert_true(msg.message.header.tensor.has_strides);
   assert_int_equal(msg.message.header.tensor.n_strides, 3);
   assert_int_equal(msg.message.header.tensor.data.length,
-                   30 * (int64_t)qv_value_type_size(type));
+                   30 * (int64_t)qv_arrow_type_size(type));
   assert_string_equal(msg.message.header.tensor.shape[1].name, "b");
   /* the body is the tensor's memory, byte for byte */
-  assert_memory_equal(msg.body, t.data, 30 * qv_value_type_size(type));
+  assert_memory_equal(msg.body, t.data, 30 * qv_arrow_type_size(type));
   qv_ipc_message_reset(&msg);
 
   QvTensor back;
@@ -162,21 +162,21 @@ static void roundtrip_type(QvValueType type, bool column_major) {
   assert_true(back.data >= buf && back.data < buf + size); /* zero-copy */
   assert_int_equal(((uintptr_t)back.data) % 64, 0);
   assert_true(column_major ? qv_tensor_is_column_major(&back) : qv_tensor_is_row_major(&back));
-  assert_true(qv_tensor_equals(&t, &back, true));
-  assert_memory_equal(back.data, t.data, 30 * qv_value_type_size(type));
+  assert_true(qv_tensor_equal(&t, &back, true));
+  assert_memory_equal(back.data, t.data, 30 * qv_arrow_type_size(type));
   qv_tensor_reset(&back);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 static void test_every_type_row_major(void **state) {
   (void)state;
-  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) roundtrip_type((QvValueType)ty, false);
+  for (int ty = QV_ARROW_INT8; ty < QV_ARROW_NUMERIC_END; ty++) roundtrip_type((QvArrowType)ty, false);
 }
 
 static void test_every_type_column_major(void **state) {
   (void)state;
-  for (int ty = QV_VALUE_INT8; ty < QV_VALUE_TYPE_COUNT; ty++) roundtrip_type((QvValueType)ty, true);
+  for (int ty = QV_ARROW_INT8; ty < QV_ARROW_NUMERIC_END; ty++) roundtrip_type((QvArrowType)ty, true);
 }
 
 /* Every other column of a 4x6 matrix: written as a row-major copy with
@@ -189,7 +189,7 @@ static void test_strided_view_written_row_major(void **state) {
   const char *names[2] = {"r", "c"};
   QvTensor view;
   QvError err;
-  assert_int_equal(qv_tensor_init(&view, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&view, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                          .shape = shape, .strides = strides,
                                                          .dim_names = names, .data = base,
                                                          .data_size = sizeof base}, &err),
@@ -213,7 +213,7 @@ static void test_strided_view_written_row_major(void **state) {
   assert_non_null(back.dim_names);
   assert_string_equal(back.dim_names[0], "r");
   assert_string_equal(back.dim_names[1], "c");
-  assert_true(qv_tensor_equals(&view, &back, true));
+  assert_true(qv_tensor_equal(&view, &back, true));
   qv_tensor_reset(&back);
 
   /* the fd writer produces the same bytes */
@@ -228,7 +228,7 @@ static void test_strided_view_written_row_major(void **state) {
   unlink(path);
   free(path);
   qv_tensor_reset(&view);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 /* A non-contiguous tensor bigger than the writer's copy slab goes out in
@@ -242,7 +242,7 @@ static void test_large_strided_fd_write(void **state) {
   const int64_t shape[2] = {rows - 1, cols / 2}, strides[2] = {cols * 8, 16};
   QvTensor view;
   QvError err;
-  assert_int_equal(qv_tensor_init(&view, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&view, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .ndim = 2,
                                                          .shape = shape, .strides = strides,
                                                          .data = base + 1,
                                                          .data_size = (rows * cols - 1) * 8}, &err),
@@ -253,7 +253,7 @@ static void test_large_strided_fd_write(void **state) {
   QvTensor back;
   assert_int_equal(qv_test_tensor_read_path(path, 0, &back, &err), QV_OK);
   assert_true(qv_tensor_is_row_major(&back));
-  assert_true(qv_tensor_equals(&view, &back, true));
+  assert_true(qv_tensor_equal(&view, &back, true));
   const double *d = (const double *)back.data;
   assert_true(d[0] == 1.0);
   assert_true(d[(rows - 1) * (cols / 2) - 1] == (double)((rows - 2) * cols + 1 + (cols - 2)));
@@ -271,10 +271,10 @@ static void test_large_buffer_write(void **state) {
   const int64_t shape[1] = {(5 << 20) / 8 + 3};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT64, 1, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_ARROW_FLOAT64, 1, shape, NULL, false, NULL, &err), QV_OK);
   fill_pattern(&t, 5);
   size_t need;
-  assert_int_equal(qv_tensor_message_size(&t, &need, &err), QV_OK);
+  assert_int_equal(qv_tensor_write_size(&t, NULL, &need, &err), QV_OK);
   uint8_t *buf = qv_aligned_alloc(need + 64);
   assert_non_null(buf);
   const size_t shifts[3] = {0, 1, 40};
@@ -291,7 +291,7 @@ static void test_large_buffer_write(void **state) {
     /* nothing written past the message */
     for (size_t i = need + shifts[k]; i < need + 64; i++) assert_int_equal(buf[i], 0xEE);
   }
-  qv_aligned_free(buf);
+  qv_free(buf);
   qv_tensor_reset(&t);
 }
 
@@ -300,7 +300,7 @@ static void test_zero_dim(void **state) {
   double v = 42.5;
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_FLOAT64, .data = &v,
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_FLOAT64, .data = &v,
                                                       .data_size = 8}, &err),
                    QV_OK);
   size_t size;
@@ -308,13 +308,13 @@ static void test_zero_dim(void **state) {
   QvTensor back;
   assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
   assert_int_equal(back.ndim, 0);
-  assert_int_equal(qv_tensor_size(&back), 1);
+  assert_int_equal(qv_tensor_n_elements(&back), 1);
   double got;
   assert_int_equal(qv_tensor_get_double(&back, NULL, &got, &err), QV_OK);
   assert_true(got == 42.5);
   qv_tensor_reset(&back);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 static void test_zero_length_dims(void **state) {
@@ -323,7 +323,7 @@ static void test_zero_length_dims(void **state) {
   for (int k = 0; k < 3; k++) {
     QvTensor t;
     QvError err;
-    assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_INT16, 3, shapes[k], NULL, false, NULL, &err), QV_OK);
+    assert_int_equal(qv_tensor_alloc(&t, QV_ARROW_INT16, 3, shapes[k], NULL, false, NULL, &err), QV_OK);
     size_t size;
     uint8_t *buf = write_buffer(&t, &size);
     QvIpcMessage msg;
@@ -334,11 +334,11 @@ static void test_zero_length_dims(void **state) {
     qv_ipc_message_reset(&msg);
     QvTensor back;
     assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
-    assert_int_equal(qv_tensor_size(&back), 0);
+    assert_int_equal(qv_tensor_n_elements(&back), 0);
     for (int i = 0; i < 3; i++) assert_int_equal(back.shape[i], shapes[k][i]);
     qv_tensor_reset(&back);
     qv_tensor_reset(&t);
-    qv_aligned_free(buf);
+    qv_free(buf);
   }
 }
 
@@ -354,10 +354,10 @@ static void test_arrow_empty_strides_accepted(void **state) {
   QvError err;
   QvStatus st = qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err);
   if (st) fail_msg("%s", err.message);
-  assert_int_equal(qv_tensor_size(&t), 0);
+  assert_int_equal(qv_tensor_n_elements(&t), 0);
   assert_int_equal(t.strides[0], 8);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 
   /* any non-negative strides: nothing is reachable */
   const int64_t wild[2] = {1 << 30, 0};
@@ -365,7 +365,7 @@ static void test_arrow_empty_strides_accepted(void **state) {
   buf = build(&h.msg, NULL, 0, &size);
   assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 /* Absent strides mean row-major; Arrow's unpadded body length is fine. */
@@ -390,7 +390,7 @@ static void test_absent_strides_unpadded_body(void **state) {
   assert_int_equal(qv_tensor_get_double(&t, idx, &v, &err), QV_OK);
   assert_true(v == 6.0);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 /* Partial names survive a round trip ("" stays unnamed). */
@@ -400,7 +400,7 @@ static void test_partial_names(void **state) {
   const char *names[3] = {"x", "", "z"};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 3, shape, names, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_ARROW_UINT8, 3, shape, names, false, NULL, &err), QV_OK);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
   QvTensor back;
@@ -411,17 +411,17 @@ static void test_partial_names(void **state) {
   assert_string_equal(back.dim_names[2], "z");
   qv_tensor_reset(&back);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 
   /* no names at all: none written */
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 3, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_ARROW_UINT8, 3, shape, NULL, false, NULL, &err), QV_OK);
   buf = write_buffer(&t, &size);
   QvIpcMessage msg;
   first_message(buf, size, &msg);
   for (int i = 0; i < 3; i++) assert_null(msg.message.header.tensor.shape[i].name);
   qv_ipc_message_reset(&msg);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 /* An extent-1 dim with an odd stride is still row-major; the file gets
@@ -432,7 +432,7 @@ static void test_canonical_strides_written(void **state) {
   const int64_t shape[2] = {1, 5}, strides[2] = {4000, 4};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_VALUE_INT32, .ndim = 2,
+  assert_int_equal(qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_INT32, .ndim = 2,
                                                       .shape = shape, .strides = strides,
                                                       .data = data,
                                                       .data_size = sizeof data}, &err),
@@ -446,7 +446,7 @@ static void test_canonical_strides_written(void **state) {
   assert_memory_equal(msg.body, data, sizeof data);
   qv_ipc_message_reset(&msg);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 static void test_buffer_too_small(void **state) {
@@ -454,9 +454,9 @@ static void test_buffer_too_small(void **state) {
   const int64_t shape[1] = {10};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 1, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_ARROW_FLOAT32, 1, shape, NULL, false, NULL, &err), QV_OK);
   size_t need;
-  assert_int_equal(qv_tensor_message_size(&t, &need, &err), QV_OK);
+  assert_int_equal(qv_tensor_write_size(&t, NULL, &need, &err), QV_OK);
   uint8_t *buf = malloc(need);
   assert_non_null(buf);
   size_t written = 99;
@@ -474,9 +474,9 @@ static void test_several_tensors_one_file(void **state) {
   QvError err;
   const int64_t s0[2] = {3, 7}, s1[1] = {5}, s2[3] = {2, 2, 3};
   QvTensor t[3];
-  assert_int_equal(qv_tensor_alloc(&t[0], QV_VALUE_INT8, 2, s0, NULL, false, NULL, &err), QV_OK);
-  assert_int_equal(qv_tensor_alloc(&t[1], QV_VALUE_FLOAT64, 1, s1, NULL, false, NULL, &err), QV_OK);
-  assert_int_equal(qv_tensor_alloc(&t[2], QV_VALUE_UINT16, 3, s2, NULL, true, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[0], QV_ARROW_INT8, 2, s0, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[1], QV_ARROW_FLOAT64, 1, s1, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[2], QV_ARROW_UINT16, 3, s2, NULL, true, NULL, &err), QV_OK);
   for (int i = 0; i < 3; i++) fill_pattern(&t[i], (uint8_t)(i * 50));
   char *path = temp_path("several");
   int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -507,12 +507,12 @@ static void test_several_tensors_one_file(void **state) {
     QvStatus st = qv_test_tensor_read_path(path, i, &back, &err);
     if (st) fail_msg("read_path %d: %s", i, err.message);
     assert_int_equal((uintptr_t)back.data % 64, 0);
-    assert_true(qv_tensor_equals(&t[i], &back, true));
+    assert_true(qv_tensor_equal(&t[i], &back, true));
     assert_int_equal(back.strides[back.ndim - 1], t[i].strides[t[i].ndim - 1]);
     qv_tensor_reset(&back);
     /* memory */
     assert_int_equal(qv_test_tensor_read_memory(bytes, fsize, NULL, i, &back, &err), QV_OK);
-    assert_true(qv_tensor_equals(&t[i], &back, true));
+    assert_true(qv_tensor_equal(&t[i], &back, true));
     qv_tensor_reset(&back);
     /* fd: copied into aligned memory owned by the tensor */
     fd = open(path, O_RDONLY);
@@ -520,7 +520,7 @@ static void test_several_tensors_one_file(void **state) {
     assert_int_equal(qv_test_tensor_read_fd(fd, i, &back, &err), QV_OK);
     close(fd);
     assert_int_equal((uintptr_t)back.data % 64, 0);
-    assert_true(qv_tensor_equals(&t[i], &back, true));
+    assert_true(qv_tensor_equal(&t[i], &back, true));
     qv_tensor_reset(&back);
   }
   QvTensor none;
@@ -539,7 +539,7 @@ static void test_path_view_outlives_file(void **state) {
   const int64_t shape[2] = {16, 16};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT32, 2, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_ARROW_FLOAT32, 2, shape, NULL, false, NULL, &err), QV_OK);
   fill_pattern(&t, 9);
   char *path = temp_path("outlive");
   assert_int_equal(qv_test_tensor_write_path(&t, path, &err), QV_OK);
@@ -558,8 +558,8 @@ static void test_fd_reader_pipe(void **state) {
   const int64_t shape[2] = {4, 5};
   QvTensor t[2];
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t[0], QV_VALUE_INT64, 2, shape, NULL, false, NULL, &err), QV_OK);
-  assert_int_equal(qv_tensor_alloc(&t[1], QV_VALUE_UINT32, 2, shape, NULL, true, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[0], QV_ARROW_INT64, 2, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[1], QV_ARROW_UINT32, 2, shape, NULL, true, NULL, &err), QV_OK);
   fill_pattern(&t[0], 1);
   fill_pattern(&t[1], 2);
   int fds[2];
@@ -572,7 +572,7 @@ static void test_fd_reader_pipe(void **state) {
   assert_int_equal(qv_test_tensor_read_fd(fds[0], 1, &back, &err), QV_OK);
   close(fds[0]);
   assert_true(qv_tensor_is_column_major(&back));
-  assert_true(qv_tensor_equals(&t[1], &back, true));
+  assert_true(qv_tensor_equal(&t[1], &back, true));
   qv_tensor_reset(&back);
   qv_tensor_reset(&t[0]);
   qv_tensor_reset(&t[1]);
@@ -587,8 +587,8 @@ static void test_path_reader_agrees_with_memory(void **state) {
   QvError err;
   const int64_t s0[2] = {2, 3}, s1[1] = {0};
   QvTensor t[2];
-  assert_int_equal(qv_tensor_alloc(&t[0], QV_VALUE_INT16, 2, s0, NULL, true, NULL, &err), QV_OK);
-  assert_int_equal(qv_tensor_alloc(&t[1], QV_VALUE_FLOAT32, 1, s1, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[0], QV_ARROW_INT16, 2, s0, NULL, true, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t[1], QV_ARROW_FLOAT32, 1, s1, NULL, false, NULL, &err), QV_OK);
   fill_pattern(&t[0], 3);
   size_t n0, n1;
   uint8_t *m0 = write_buffer(&t[0], &n0), *m1 = write_buffer(&t[1], &n1);
@@ -624,7 +624,7 @@ static void test_path_reader_agrees_with_memory(void **state) {
         fail_msg("variant %zu index %lld: memory %d (%s), path %d (%s)", variant,
                  (long long)index, sa, sa ? ea.message : "", sb, sb ? eb.message : "");
       if (sa == QV_OK) {
-        assert_true(qv_tensor_equals(&a, &b, true));
+        assert_true(qv_tensor_equal(&a, &b, true));
         assert_int_equal((uintptr_t)b.data % 64, 0);
         qv_tensor_reset(&a);
         qv_tensor_reset(&b);
@@ -641,8 +641,8 @@ static void test_path_reader_agrees_with_memory(void **state) {
   free(path);
   free(work);
   free(file);
-  qv_aligned_free(m0);
-  qv_aligned_free(m1);
+  qv_free(m0);
+  qv_free(m1);
   qv_tensor_reset(&t[0]);
   qv_tensor_reset(&t[1]);
 }
@@ -653,7 +653,7 @@ static void test_legacy_prefix_path(void **state) {
   const int64_t shape[1] = {4};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_UINT8, 1, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_ARROW_UINT8, 1, shape, NULL, false, NULL, &err), QV_OK);
   fill_pattern(&t, 77);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
@@ -666,11 +666,11 @@ static void test_legacy_prefix_path(void **state) {
   QvTensor back;
   QvStatus st = qv_test_tensor_read_path(path, 0, &back, &err);
   if (st) fail_msg("%s", err.message);
-  assert_true(qv_tensor_equals(&t, &back, true));
+  assert_true(qv_tensor_equal(&t, &back, true));
   qv_tensor_reset(&back);
   unlink(path);
   free(path);
-  qv_aligned_free(buf);
+  qv_free(buf);
   qv_tensor_reset(&t);
 }
 
@@ -678,7 +678,7 @@ static void test_legacy_prefix_path(void **state) {
 static int owner_released;
 static void release_buf(void *p) {
   owner_released++;
-  qv_aligned_free(p);
+  qv_free(p);
 }
 
 static void test_memory_owner_retained(void **state) {
@@ -686,7 +686,7 @@ static void test_memory_owner_retained(void **state) {
   const int64_t shape[1] = {3};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_INT32, 1, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_ARROW_INT32, 1, shape, NULL, false, NULL, &err), QV_OK);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
   owner_released = 0;
@@ -696,7 +696,7 @@ static void test_memory_owner_retained(void **state) {
   assert_int_equal(qv_test_tensor_read_memory(buf, size, owner, 0, &back, &err), QV_OK);
   qv_owner_free(owner);
   assert_int_equal(owner_released, 0);
-  assert_true(qv_tensor_equals(&t, &back, true));
+  assert_true(qv_tensor_equal(&t, &back, true));
   qv_tensor_reset(&back);
   assert_int_equal(owner_released, 1);
   qv_tensor_reset(&t);
@@ -709,7 +709,7 @@ static void test_truncated_metadata_and_body(void **state) {
   const int64_t shape[2] = {3, 4};
   QvTensor t;
   QvError err;
-  assert_int_equal(qv_tensor_alloc(&t, QV_VALUE_FLOAT64, 2, shape, NULL, false, NULL, &err), QV_OK);
+  assert_int_equal(qv_tensor_alloc(&t, QV_ARROW_FLOAT64, 2, shape, NULL, false, NULL, &err), QV_OK);
   size_t size;
   uint8_t *buf = write_buffer(&t, &size);
   QvIpcMessage msg;
@@ -729,7 +729,7 @@ static void test_truncated_metadata_and_body(void **state) {
       assert_non_null(strstr(err.message, "body"));
     }
   }
-  qv_aligned_free(buf);
+  qv_free(buf);
   qv_tensor_reset(&t);
 }
 
@@ -810,7 +810,7 @@ static void test_too_many_dims(void **state) {
   assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_OK);
   assert_int_equal(t.ndim, QV_TENSOR_MAX_NDIM);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 static void test_non_numeric_type(void **state) {
@@ -850,7 +850,7 @@ static void test_not_a_tensor_message(void **state) {
   QvError err;
   assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &t, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "is a Schema, not a Tensor"));
-  qv_aligned_free(buf);
+  qv_free(buf);
   assert_int_equal(qv_test_tensor_read_memory(NULL, 0, NULL, 0, &t, &err), QV_EINVAL);
   assert_non_null(strstr(err.message, "no message"));
 }
@@ -875,7 +875,7 @@ static void test_misaligned_data_copied(void **state) {
   assert_int_equal((uintptr_t)t.data % 4, 0);
   assert_memory_equal(t.data, vals, sizeof vals);
   qv_tensor_reset(&t);
-  qv_aligned_free(buf);
+  qv_free(buf);
 }
 
 /* ---- Arrow C++ files */
@@ -902,12 +902,12 @@ static void test_arrow_cpp_files(void **state) {
     uint8_t *buf = write_buffer(&t, &size);
     QvTensor back;
     assert_int_equal(qv_test_tensor_read_memory(buf, size, NULL, 0, &back, &err), QV_OK);
-    assert_true(qv_tensor_equals(&t, &back, true));
+    assert_true(qv_tensor_equal(&t, &back, true));
     assert_int_equal(qv_tensor_is_column_major(&t) && !qv_tensor_is_row_major(&t),
                      qv_tensor_is_column_major(&back) && !qv_tensor_is_row_major(&back));
     assert_int_equal(t.dim_names == NULL, back.dim_names == NULL);
     qv_tensor_reset(&back);
-    qv_aligned_free(buf);
+    qv_free(buf);
     qv_tensor_reset(&t);
   }
   /* spot values */

@@ -1,6 +1,7 @@
 /* count_nonzero, equals and copies between layouts: hand-made cases for
  * every dtype and layout, then random views checked element by element
  * against get_double / the source bytes. */
+#include "quiver/advanced.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -11,7 +12,7 @@
 #include "quiver/tensor.h"
 #include "util/load.h"
 
-static QvTensor view(QvValueType type, int32_t ndim, const int64_t *shape, const int64_t *strides,
+static QvTensor view(QvArrowType type, int32_t ndim, const int64_t *shape, const int64_t *strides,
                      const void *data, int64_t size) {
   QvTensor t;
   QvError err = {0};
@@ -37,7 +38,7 @@ static bool same_value(double a, double b) {
 
 /* Reference count: get_double != 0 over every index. */
 static int64_t reference_nonzero(const QvTensor *t) {
-  if (qv_tensor_size(t) == 0) return 0;
+  if (qv_tensor_n_elements(t) == 0) return 0;
   int64_t idx[QV_TENSOR_MAX_NDIM] = {0};
   int64_t n = 0;
   do {
@@ -52,7 +53,7 @@ static int64_t reference_nonzero(const QvTensor *t) {
  * source: same bytes, same get_double; the copy is contiguous and equal. */
 static void check_copies(const QvTensor *src) {
   QvError err = {0};
-  size_t elsize = qv_value_type_size(src->type);
+  size_t elsize = qv_arrow_type_size(src->type);
   bool has_nan = false;
   for (int order = 0; order < 2; order++) {
     bool column_major = order == 1;
@@ -66,7 +67,7 @@ static void check_copies(const QvTensor *src) {
     assert_int_equal(
         qv_tensor_compute_strides(src->type, src->ndim, src->shape, column_major, strides, &err),
         QV_OK);
-    if (qv_tensor_size(src) > 0) {
+    if (qv_tensor_n_elements(src) > 0) {
       int64_t idx[QV_TENSOR_MAX_NDIM] = {0};
       do {
         int64_t so, doff = 0;
@@ -74,7 +75,7 @@ static void check_copies(const QvTensor *src) {
         for (int32_t d = 0; d < src->ndim; d++) doff += idx[d] * strides[d];
         if (memcmp(src->data + so, dst.data + doff, elsize) != 0) {
           fail_msg("%s copy of %s differs at flat offset %lld",
-                   column_major ? "column-major" : "row-major", qv_value_type_name(src->type),
+                   column_major ? "column-major" : "row-major", qv_arrow_type_name(src->type),
                    (long long)doff);
         }
         double a, b;
@@ -84,13 +85,13 @@ static void check_copies(const QvTensor *src) {
         has_nan |= isnan(a);
       } while (next_index(src->ndim, src->shape, idx));
     }
-    assert_true(qv_tensor_equals(src, &dst, true));
-    assert_true(qv_tensor_equals(&dst, src, true));
-    assert_int_equal(qv_tensor_equals(src, &dst, false), !has_nan);
+    assert_true(qv_tensor_equal(src, &dst, true));
+    assert_true(qv_tensor_equal(&dst, src, true));
+    assert_int_equal(qv_tensor_equal(src, &dst, false), !has_nan);
     assert_int_equal(qv_tensor_count_nonzero(&dst), qv_tensor_count_nonzero(src));
 
     /* copy_to into an unaligned buffer of exactly the right size */
-    size_t bytes = (size_t)qv_tensor_size(src) * elsize;
+    size_t bytes = (size_t)qv_tensor_n_elements(src) * elsize;
     uint8_t *raw = malloc(bytes + 1);
     assert_non_null(raw);
     assert_int_equal(qv_tensor_copy_to(src, column_major, raw + 1, bytes, &err), QV_OK);
@@ -105,62 +106,62 @@ static void check_copies(const QvTensor *src) {
   assert_int_equal(qv_tensor_count_nonzero(src), reference_nonzero(src));
 }
 
-static const QvValueType all_types[] = {
-    QV_VALUE_INT8,    QV_VALUE_INT16,   QV_VALUE_INT32,   QV_VALUE_INT64,
-    QV_VALUE_UINT8,   QV_VALUE_UINT16,  QV_VALUE_UINT32,  QV_VALUE_UINT64,
-    QV_VALUE_FLOAT16, QV_VALUE_FLOAT32, QV_VALUE_FLOAT64,
+static const QvArrowType all_types[] = {
+    QV_ARROW_INT8,    QV_ARROW_INT16,   QV_ARROW_INT32,   QV_ARROW_INT64,
+    QV_ARROW_UINT8,   QV_ARROW_UINT16,  QV_ARROW_UINT32,  QV_ARROW_UINT64,
+    QV_ARROW_FLOAT16, QV_ARROW_FLOAT32, QV_ARROW_FLOAT64,
 };
 
 /* Writes value k (small, distinct, with zeros sprinkled) as type at p. */
-static void store(QvValueType type, uint8_t *p, int64_t k) {
+static void store(QvArrowType type, uint8_t *p, int64_t k) {
   int64_t v = (k % 7 == 3) ? 0 : k % 100 - 30;
   switch (type) {
-    case QV_VALUE_INT8: {
+    case QV_ARROW_INT8: {
       int8_t x = (int8_t)v;
       memcpy(p, &x, 1);
       break;
     }
-    case QV_VALUE_INT16: {
+    case QV_ARROW_INT16: {
       int16_t x = (int16_t)(v * 300);
       memcpy(p, &x, 2);
       break;
     }
-    case QV_VALUE_INT32: {
+    case QV_ARROW_INT32: {
       int32_t x = (int32_t)(v * 100000);
       memcpy(p, &x, 4);
       break;
     }
-    case QV_VALUE_INT64: {
+    case QV_ARROW_INT64: {
       int64_t x = v * INT64_C(10000000000);
       memcpy(p, &x, 8);
       break;
     }
-    case QV_VALUE_UINT8: {
+    case QV_ARROW_UINT8: {
       uint8_t x = (uint8_t)(v + 30);
       memcpy(p, &x, 1);
       break;
     }
-    case QV_VALUE_UINT16: {
+    case QV_ARROW_UINT16: {
       uint16_t x = (uint16_t)((v + 30) * 600);
       memcpy(p, &x, 2);
       break;
     }
-    case QV_VALUE_UINT32: {
+    case QV_ARROW_UINT32: {
       uint32_t x = (uint32_t)((v + 30) * 40000000);
       memcpy(p, &x, 4);
       break;
     }
-    case QV_VALUE_UINT64: {
+    case QV_ARROW_UINT64: {
       uint64_t x = (uint64_t)(v + 30) << 57;
       memcpy(p, &x, 8);
       break;
     }
-    case QV_VALUE_FLOAT16: {
+    case QV_ARROW_FLOAT16: {
       uint16_t x = qv_float_to_half((float)v * 0.5f);
       memcpy(p, &x, 2);
       break;
     }
-    case QV_VALUE_FLOAT32: {
+    case QV_ARROW_FLOAT32: {
       float x = (float)v * 0.25f;
       memcpy(p, &x, 4);
       break;
@@ -174,11 +175,11 @@ static void store(QvValueType type, uint8_t *p, int64_t k) {
 }
 
 /* A row-major parent of shape[ndim] in a fresh buffer at byte offset `skew`. */
-static uint8_t *make_parent(QvValueType type, int32_t ndim, const int64_t *shape, size_t skew,
+static uint8_t *make_parent(QvArrowType type, int32_t ndim, const int64_t *shape, size_t skew,
                             int64_t *count) {
   int64_t n = 1;
   for (int32_t i = 0; i < ndim; i++) n *= shape[i];
-  size_t e = qv_value_type_size(type);
+  size_t e = qv_arrow_type_size(type);
   uint8_t *buf = calloc((size_t)n * e + skew + 1, 1);
   assert_non_null(buf);
   for (int64_t k = 0; k < n; k++) store(type, buf + skew + (size_t)k * e, k);
@@ -190,8 +191,8 @@ static uint8_t *make_parent(QvValueType type, int32_t ndim, const int64_t *shape
 static void test_layouts_every_type(void **state) {
   (void)state;
   for (size_t ti = 0; ti < sizeof all_types / sizeof all_types[0]; ti++) {
-    QvValueType type = all_types[ti];
-    int64_t e = (int64_t)qv_value_type_size(type);
+    QvArrowType type = all_types[ti];
+    int64_t e = (int64_t)qv_arrow_type_size(type);
     int64_t n;
     int64_t pshape[2] = {6, 8};
     uint8_t *buf = make_parent(type, 2, pshape, 1, &n);
@@ -248,9 +249,9 @@ static void test_layouts_every_type(void **state) {
     QvTensor c;
     QvError err = {0};
     assert_int_equal(qv_tensor_copy(&cm, false, &c, &err), QV_OK);
-    assert_true(qv_tensor_equals(&cm, &c, false)); /* no NaNs in these values */
-    assert_true(qv_tensor_equals(&c, &cm, true));
-    assert_false(qv_tensor_equals(&c, &rm, true)); /* different shape */
+    assert_true(qv_tensor_equal(&cm, &c, false)); /* no NaNs in these values */
+    assert_true(qv_tensor_equal(&c, &cm, true));
+    assert_false(qv_tensor_equal(&c, &rm, true)); /* different shape */
     qv_tensor_reset(&c);
 
     QvTensor *all[] = {&rm,     &cm,  &every_other, &sub,  &bcast, &t3,  &one,
@@ -264,43 +265,43 @@ static void test_count_nonzero_values(void **state) {
   (void)state;
   double d[7] = {0.0, -0.0, NAN, 1.0, -INFINITY, 5e-324, -NAN};
   int64_t s7[1] = {7};
-  QvTensor t = view(QV_VALUE_FLOAT64, 1, s7, NULL, d, sizeof d);
+  QvTensor t = view(QV_ARROW_FLOAT64, 1, s7, NULL, d, sizeof d);
   assert_int_equal(qv_tensor_count_nonzero(&t), 5);
   qv_tensor_reset(&t);
   float f[7] = {0.0f, -0.0f, NAN, 1.0f, -INFINITY, 1e-45f, -0.0f};
-  t = view(QV_VALUE_FLOAT32, 1, s7, NULL, f, sizeof f);
+  t = view(QV_ARROW_FLOAT32, 1, s7, NULL, f, sizeof f);
   assert_int_equal(qv_tensor_count_nonzero(&t), 4);
   qv_tensor_reset(&t);
   uint16_t h[7] = {0x0000, 0x8000, 0x7e00, 0x3c00, 0x0001, 0xfc00, 0x8001};
-  t = view(QV_VALUE_FLOAT16, 1, s7, NULL, h, sizeof h);
+  t = view(QV_ARROW_FLOAT16, 1, s7, NULL, h, sizeof h);
   assert_int_equal(qv_tensor_count_nonzero(&t), 5);
   qv_tensor_reset(&t);
   /* integers: 0x80 is a non-zero int8 (no sign-bit masking) */
   uint8_t b[7] = {0, 0x80, 1, 0, 0xff, 0, 0};
-  t = view(QV_VALUE_INT8, 1, s7, NULL, b, sizeof b);
+  t = view(QV_ARROW_INT8, 1, s7, NULL, b, sizeof b);
   assert_int_equal(qv_tensor_count_nonzero(&t), 3);
   qv_tensor_reset(&t);
   int64_t big[3] = {INT64_MIN, 0, 1};
   int64_t s3[1] = {3};
-  t = view(QV_VALUE_INT64, 1, s3, NULL, big, sizeof big);
+  t = view(QV_ARROW_INT64, 1, s3, NULL, big, sizeof big);
   assert_int_equal(qv_tensor_count_nonzero(&t), 2);
   qv_tensor_reset(&t);
   /* 0-d */
   double zero = -0.0, nan = NAN;
-  t = view(QV_VALUE_FLOAT64, 0, NULL, NULL, &zero, 8);
+  t = view(QV_ARROW_FLOAT64, 0, NULL, NULL, &zero, 8);
   assert_int_equal(qv_tensor_count_nonzero(&t), 0);
   qv_tensor_reset(&t);
-  t = view(QV_VALUE_FLOAT64, 0, NULL, NULL, &nan, 8);
+  t = view(QV_ARROW_FLOAT64, 0, NULL, NULL, &nan, 8);
   assert_int_equal(qv_tensor_count_nonzero(&t), 1);
   qv_tensor_reset(&t);
   /* broadcasting counts each repeat; a strided view counts only its elements */
   int32_t row[4] = {0, 7, 0, 9};
   int64_t s54[2] = {5, 4}, bc[2] = {0, 4};
-  t = view(QV_VALUE_INT32, 2, s54, bc, row, sizeof row);
+  t = view(QV_ARROW_INT32, 2, s54, bc, row, sizeof row);
   assert_int_equal(qv_tensor_count_nonzero(&t), 10);
   qv_tensor_reset(&t);
   int64_t s2[1] = {2}, odd[1] = {8};
-  t = view(QV_VALUE_INT32, 1, s2, odd, row + 1, 12);
+  t = view(QV_ARROW_INT32, 1, s2, odd, row + 1, 12);
   assert_int_equal(qv_tensor_count_nonzero(&t), 2);
   qv_tensor_reset(&t);
 }
@@ -317,8 +318,8 @@ static void test_count_nonzero_long(void **state) {
   (void)state;
   static const int64_t lengths[] = {1, 127, 128, 129, 255, 256, 257, 1000, 4099};
   for (size_t ti = 0; ti < sizeof all_types / sizeof all_types[0]; ti++) {
-    QvValueType type = all_types[ti];
-    size_t e = qv_value_type_size(type);
+    QvArrowType type = all_types[ti];
+    size_t e = qv_arrow_type_size(type);
     for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
       int64_t n = lengths[li];
       uint8_t *buf = malloc((size_t)n * e + 3);
@@ -334,7 +335,7 @@ static void test_count_nonzero_long(void **state) {
         size_t top = QV_TEST_BIG_ENDIAN ? 0 : e - 1;
         if (nz)
           p[k * (int64_t)e + top] = 0x01;
-        else if (type >= QV_VALUE_FLOAT16)
+        else if (type >= QV_ARROW_FLOAT16)
           p[k * (int64_t)e + top] = 0x80;
         expect += nz;
       }
@@ -352,74 +353,74 @@ static void test_equals_values(void **state) {
   (void)state;
   double a[4] = {0.0, NAN, 1.0, 2.0}, b[4] = {-0.0, NAN, 1.0, 2.0};
   int64_t s4[1] = {4};
-  QvTensor ta = view(QV_VALUE_FLOAT64, 1, s4, NULL, a, sizeof a);
-  QvTensor tb = view(QV_VALUE_FLOAT64, 1, s4, NULL, b, sizeof b);
-  assert_false(qv_tensor_equals(&ta, &tb, false)); /* NaN != NaN */
-  assert_true(qv_tensor_equals(&ta, &tb, true));   /* and -0.0 == 0.0 */
-  assert_false(qv_tensor_equals(&ta, &ta, false));
+  QvTensor ta = view(QV_ARROW_FLOAT64, 1, s4, NULL, a, sizeof a);
+  QvTensor tb = view(QV_ARROW_FLOAT64, 1, s4, NULL, b, sizeof b);
+  assert_false(qv_tensor_equal(&ta, &tb, false)); /* NaN != NaN */
+  assert_true(qv_tensor_equal(&ta, &tb, true));   /* and -0.0 == 0.0 */
+  assert_false(qv_tensor_equal(&ta, &ta, false));
   b[3] = 2.5;
-  assert_false(qv_tensor_equals(&ta, &tb, true));
+  assert_false(qv_tensor_equal(&ta, &tb, true));
   qv_tensor_reset(&tb);
   /* same bytes, other type */
-  tb = view(QV_VALUE_INT64, 1, s4, NULL, a, sizeof a);
-  assert_false(qv_tensor_equals(&ta, &tb, true));
+  tb = view(QV_ARROW_INT64, 1, s4, NULL, a, sizeof a);
+  assert_false(qv_tensor_equal(&ta, &tb, true));
   qv_tensor_reset(&tb);
   /* different ndim with the same element count */
   int64_t s22[2] = {2, 2};
-  tb = view(QV_VALUE_FLOAT64, 2, s22, NULL, a, sizeof a);
-  assert_false(qv_tensor_equals(&ta, &tb, true));
+  tb = view(QV_ARROW_FLOAT64, 2, s22, NULL, a, sizeof a);
+  assert_false(qv_tensor_equal(&ta, &tb, true));
   qv_tensor_reset(&tb);
   qv_tensor_reset(&ta);
 
   /* float16 and float32 by value */
   uint16_t h1[3] = {0x0000, 0x7e00, 0x3c00}, h2[3] = {0x8000, 0x7d01, 0x3c00};
   int64_t s3[1] = {3};
-  ta = view(QV_VALUE_FLOAT16, 1, s3, NULL, h1, sizeof h1);
-  tb = view(QV_VALUE_FLOAT16, 1, s3, NULL, h2, sizeof h2);
-  assert_true(qv_tensor_equals(&ta, &tb, true));
-  assert_false(qv_tensor_equals(&ta, &tb, false));
+  ta = view(QV_ARROW_FLOAT16, 1, s3, NULL, h1, sizeof h1);
+  tb = view(QV_ARROW_FLOAT16, 1, s3, NULL, h2, sizeof h2);
+  assert_true(qv_tensor_equal(&ta, &tb, true));
+  assert_false(qv_tensor_equal(&ta, &tb, false));
   qv_tensor_reset(&ta);
   qv_tensor_reset(&tb);
   float f1[2] = {-0.0f, 3.0f}, f2[2] = {0.0f, 3.0f};
   int64_t s2[1] = {2};
-  ta = view(QV_VALUE_FLOAT32, 1, s2, NULL, f1, sizeof f1);
-  tb = view(QV_VALUE_FLOAT32, 1, s2, NULL, f2, sizeof f2);
-  assert_true(qv_tensor_equals(&ta, &tb, false));
+  ta = view(QV_ARROW_FLOAT32, 1, s2, NULL, f1, sizeof f1);
+  tb = view(QV_ARROW_FLOAT32, 1, s2, NULL, f2, sizeof f2);
+  assert_true(qv_tensor_equal(&ta, &tb, false));
   qv_tensor_reset(&ta);
   qv_tensor_reset(&tb);
 
   /* integers across layouts: a 2x3 matrix and its column-major twin */
   int16_t rm[6] = {1, 2, 3, 4, 5, 6}, cm[6] = {1, 4, 2, 5, 3, 6};
   int64_t s23[2] = {2, 3}, cms[2] = {2, 4};
-  ta = view(QV_VALUE_INT16, 2, s23, NULL, rm, sizeof rm);
-  tb = view(QV_VALUE_INT16, 2, s23, cms, cm, sizeof cm);
-  assert_true(qv_tensor_equals(&ta, &tb, false));
+  ta = view(QV_ARROW_INT16, 2, s23, NULL, rm, sizeof rm);
+  tb = view(QV_ARROW_INT16, 2, s23, cms, cm, sizeof cm);
+  assert_true(qv_tensor_equal(&ta, &tb, false));
   cm[5] = 7;
-  assert_false(qv_tensor_equals(&ta, &tb, false));
+  assert_false(qv_tensor_equal(&ta, &tb, false));
   qv_tensor_reset(&ta);
   qv_tensor_reset(&tb);
 
   /* contiguous integers differing only in the last element */
   int32_t x[5] = {1, 2, 3, 4, 5}, y[5] = {1, 2, 3, 4, 6};
   int64_t s5[1] = {5};
-  ta = view(QV_VALUE_INT32, 1, s5, NULL, x, sizeof x);
-  tb = view(QV_VALUE_INT32, 1, s5, NULL, y, sizeof y);
-  assert_false(qv_tensor_equals(&ta, &tb, false));
+  ta = view(QV_ARROW_INT32, 1, s5, NULL, x, sizeof x);
+  tb = view(QV_ARROW_INT32, 1, s5, NULL, y, sizeof y);
+  assert_false(qv_tensor_equal(&ta, &tb, false));
   y[4] = 5;
-  assert_true(qv_tensor_equals(&ta, &tb, false));
+  assert_true(qv_tensor_equal(&ta, &tb, false));
   y[0] = 0;
-  assert_false(qv_tensor_equals(&ta, &tb, false));
+  assert_false(qv_tensor_equal(&ta, &tb, false));
   qv_tensor_reset(&ta);
   qv_tensor_reset(&tb);
 
   /* zero-size tensors of the same shape are equal whatever the data */
   int64_t z[2] = {3, 0}, z2[2] = {0, 3};
-  ta = view(QV_VALUE_INT32, 2, z, NULL, NULL, 0);
-  tb = view(QV_VALUE_INT32, 2, z, NULL, rm, 0);
-  assert_true(qv_tensor_equals(&ta, &tb, false));
+  ta = view(QV_ARROW_INT32, 2, z, NULL, NULL, 0);
+  tb = view(QV_ARROW_INT32, 2, z, NULL, rm, 0);
+  assert_true(qv_tensor_equal(&ta, &tb, false));
   qv_tensor_reset(&tb);
-  tb = view(QV_VALUE_INT32, 2, z2, NULL, NULL, 0);
-  assert_false(qv_tensor_equals(&ta, &tb, false));
+  tb = view(QV_ARROW_INT32, 2, z2, NULL, NULL, 0);
+  assert_false(qv_tensor_equal(&ta, &tb, false));
   qv_tensor_reset(&ta);
   qv_tensor_reset(&tb);
 }
@@ -438,8 +439,8 @@ static uint64_t rnd(uint64_t n) {
 static void test_random_views(void **state) {
   (void)state;
   for (int iter = 0; iter < 400; iter++) {
-    QvValueType type = all_types[rnd(sizeof all_types / sizeof all_types[0])];
-    int64_t e = (int64_t)qv_value_type_size(type);
+    QvArrowType type = all_types[rnd(sizeof all_types / sizeof all_types[0])];
+    int64_t e = (int64_t)qv_arrow_type_size(type);
     int32_t ndim = (int32_t)rnd(6);
     int64_t pshape[8], shape[8], step[8], start[8], strides[8];
     int64_t pn = 1;
@@ -492,15 +493,15 @@ static void test_random_views(void **state) {
 
 /* Large transposes go through the tiled kernel with its edges and, for big
  * outputs with aligned rows, the streaming stores. */
-static void check_big_transpose(QvValueType type, int64_t rows, int64_t cols, size_t dst_skew) {
-  int64_t e = (int64_t)qv_value_type_size(type);
+static void check_big_transpose(QvArrowType type, int64_t rows, int64_t cols, size_t dst_skew) {
+  int64_t e = (int64_t)qv_arrow_type_size(type);
   int64_t shape[2] = {rows, cols};
   int64_t n = rows * cols;
   uint8_t *src = malloc((size_t)(n * e));
   assert_non_null(src);
   for (int64_t k = 0; k < n; k++) {
     uint64_t v = (uint64_t)k * 0x9e3779b97f4a7c15u;
-    qv_st_bits(src + k * e, (size_t)e, v);
+    qvi_st_bits(src + k * e, (size_t)e, v);
   }
   uint8_t *raw = qv_aligned_alloc((size_t)(n * e) + dst_skew);
   assert_non_null(raw);
@@ -517,28 +518,28 @@ static void check_big_transpose(QvValueType type, int64_t rows, int64_t cols, si
         int64_t s = order ? i + j * rows : i * cols + j;
         int64_t d = order ? i * cols + j : i + j * rows;
         if (memcmp(src + s * e, dst + d * e, (size_t)e) != 0)
-          fail_msg("%s %lldx%lld order %d: (%lld, %lld) differs", qv_value_type_name(type),
+          fail_msg("%s %lldx%lld order %d: (%lld, %lld) differs", qv_arrow_type_name(type),
                    (long long)rows, (long long)cols, order, (long long)i, (long long)j);
       }
     qv_tensor_reset(&t);
   }
-  qv_aligned_free(raw);
+  qv_free(raw);
   free(src);
 }
 
 static void test_big_transposes(void **state) {
   (void)state;
   /* outputs above the 8 MiB streaming threshold, aligned and not */
-  check_big_transpose(QV_VALUE_FLOAT64, 1100, 1003, 0);
-  check_big_transpose(QV_VALUE_FLOAT64, 1100, 1003, 8);
-  check_big_transpose(QV_VALUE_FLOAT32, 2050, 1030, 0);
+  check_big_transpose(QV_ARROW_FLOAT64, 1100, 1003, 0);
+  check_big_transpose(QV_ARROW_FLOAT64, 1100, 1003, 8);
+  check_big_transpose(QV_ARROW_FLOAT32, 2050, 1030, 0);
   /* every width, sizes not multiples of the micro-block */
-  check_big_transpose(QV_VALUE_UINT8, 200, 131, 0);
-  check_big_transpose(QV_VALUE_INT16, 67, 190, 3);
-  check_big_transpose(QV_VALUE_INT32, 129, 33, 1);
-  check_big_transpose(QV_VALUE_INT64, 17, 300, 0);
-  check_big_transpose(QV_VALUE_FLOAT16, 64, 64, 0);
-  check_big_transpose(QV_VALUE_INT8, 5, 1000, 0);
+  check_big_transpose(QV_ARROW_UINT8, 200, 131, 0);
+  check_big_transpose(QV_ARROW_INT16, 67, 190, 3);
+  check_big_transpose(QV_ARROW_INT32, 129, 33, 1);
+  check_big_transpose(QV_ARROW_INT64, 17, 300, 0);
+  check_big_transpose(QV_ARROW_FLOAT16, 64, 64, 0);
+  check_big_transpose(QV_ARROW_INT8, 5, 1000, 0);
 }
 
 /* N-d transposes (row-major <-> column-major) of larger 3-d and 4-d shapes,
@@ -549,10 +550,10 @@ static void test_nd_transposes(void **state) {
   static const int32_t ndims[] = {3, 4, 4};
   for (size_t si = 0; si < 3; si++) {
     for (size_t ti = 0; ti < sizeof all_types / sizeof all_types[0]; ti += 3) {
-      QvValueType type = all_types[ti];
+      QvArrowType type = all_types[ti];
       int64_t n;
       uint8_t *buf = make_parent(type, ndims[si], shapes[si], 0, &n);
-      int64_t e = (int64_t)qv_value_type_size(type);
+      int64_t e = (int64_t)qv_arrow_type_size(type);
       QvTensor t = view(type, ndims[si], shapes[si], NULL, buf, n * e);
       check_copies(&t);
       int64_t cm[4];
@@ -588,7 +589,7 @@ static void test_validated_views_stay_in_bounds(void **state) {
   for (int i = 0; i < BUF; i++) buf[i] = (uint8_t)rnd(4);
   int accepted = 0;
   for (int iter = 0; iter < 20000; iter++) {
-    QvValueType type = all_types[rnd(sizeof all_types / sizeof all_types[0])];
+    QvArrowType type = all_types[rnd(sizeof all_types / sizeof all_types[0])];
     int32_t ndim = (int32_t)rnd(5);
     int64_t shape[4], strides[4];
     for (int32_t d = 0; d < ndim; d++) {
@@ -606,23 +607,23 @@ static void test_validated_views_stay_in_bounds(void **state) {
       continue;
     }
     accepted++;
-    int64_t n = qv_tensor_size(&t);
+    int64_t n = qv_tensor_n_elements(&t);
     assert_true(n >= 0);
     if (n > 0) {
       int64_t last[4], off;
       for (int32_t d = 0; d < ndim; d++) last[d] = t.shape[d] - 1;
       assert_int_equal(qv_tensor_byte_offset(&t, last, &off, &err), QV_OK);
-      assert_true(off >= 0 && off + (int64_t)qv_value_type_size(type) <= size);
+      assert_true(off >= 0 && off + (int64_t)qv_arrow_type_size(type) <= size);
     }
     /* broadcasting (zero strides) makes valid tensors of any size: only
      * walk the small ones */
     if (n <= (1 << 16)) {
       int64_t nz = qv_tensor_count_nonzero(&t);
       assert_true(nz >= 0 && nz <= n);
-      assert_true(qv_tensor_equals(&t, &t, true));
+      assert_true(qv_tensor_equal(&t, &t, true));
       QvTensor c;
       assert_int_equal(qv_tensor_copy(&t, rnd(2) == 1, &c, &err), QV_OK);
-      assert_true(qv_tensor_equals(&t, &c, true));
+      assert_true(qv_tensor_equal(&t, &c, true));
       assert_int_equal(qv_tensor_count_nonzero(&c), nz);
       qv_tensor_reset(&c);
     }

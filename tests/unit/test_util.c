@@ -159,14 +159,14 @@ typedef QvStatus (*ReadFn)(QvSource *src, int64_t index, void *out, QvError *err
 typedef QvStatus (*WriteFn)(const void *t, const void *options, QvSink *sink, QvError *err);
 
 static QvStatus read_tensor(QvSource *src, int64_t index, void *out, QvError *err) {
-  return qv_tensor_read(src, index, out, err);
+  return qv_tensor_read(src, index, NULL, out, err);
 }
 static QvStatus read_sparse(QvSource *src, int64_t index, void *out, QvError *err) {
-  return qv_sparse_read(src, index, out, err);
+  return qv_sparse_read(src, index, NULL, out, err);
 }
 static QvStatus write_tensor(const void *t, const void *options, QvSink *sink, QvError *err) {
   (void)options;
-  return qv_tensor_write(t, sink, err);
+  return qv_tensor_write(t, sink, NULL, err);
 }
 static QvStatus write_sparse(const void *t, const void *options, QvSink *sink, QvError *err) {
   return qv_sparse_write(t, sink, options, err);
@@ -353,4 +353,38 @@ void qv_test_failed_write_keeps(const QvTestDir *d, long limit, int (*child)(con
   assert_int_equal(qv_test_in_child(child, d->file), 0);
   qv_test_file_kept(d, before, size);
   free(before);
+}
+
+QvStatus qv_test_json_read_text(QvJsonFile **out, const char *text, size_t len,
+                                const QvJsonReadOptions *options, QvError *err) {
+  QvSource *src;
+  QvStatus st = qv_source_new_memory(&src, text, len, NULL, err);
+  if (st) return st;
+  st = qv_json_read(out, src, options, err);
+  qv_source_free(src);
+  return st;
+}
+
+QvStatus qv_test_json_write_text(const QvJsonData *data, const QvJsonWriteOptions *options,
+                                 char **text, size_t *len, QvError *err) {
+  *text = NULL;
+  QvSink *sink;
+  QvStatus st = qv_sink_new_memory(&sink, err);
+  if (st) return st;
+  uint8_t *bytes = NULL;
+  size_t n = 0;
+  if ((st = qv_json_write(data, sink, options, err)) == QV_OK)
+    st = qv_sink_memory_take(sink, &bytes, &n, err);
+  qv_sink_free(sink);
+  if (st) return st;
+  *text = malloc(n + 1);
+  if (*text == NULL) {
+    qv_free(bytes);
+    return qv_error_set(err, QV_ENOMEM, "out of memory");
+  }
+  if (n) memcpy(*text, bytes, n);
+  (*text)[n] = '\0';
+  if (len) *len = n;
+  qv_free(bytes);
+  return QV_OK;
 }

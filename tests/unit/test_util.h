@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "quiver/integration_json.h"
 #include "quiver/ipc.h"
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_ipc.h"
@@ -74,6 +75,12 @@ int qv_test_dir_count(const QvTestDir *d);
 void qv_test_dir_remove(QvTestDir *d);
 /* Whole file, asserted readable; free() it. */
 uint8_t *qv_test_slurp(const char *path, size_t *size);
+/* Integration JSON from and to text in memory (qv_json_read / _write over
+ * a memory source and sink); *text is NUL-terminated, free() it. */
+QvStatus qv_test_json_read_text(QvJsonFile **out, const char *text, size_t len,
+                                const QvJsonReadOptions *options, QvError *err);
+QvStatus qv_test_json_write_text(const QvJsonData *data, const QvJsonWriteOptions *options,
+                                 char **text, size_t *len, QvError *err);
 /* True when p lies inside one of this process's file mappings of `path`
  * (/proc/self/maps): the data really is the file, not a copy. */
 bool qv_test_is_mapping_of(const void *p, const char *path);

@@ -1,6 +1,7 @@
 /* Direct tests of the kernels in src/util: half-float conversion, checked
  * arithmetic, unaligned loads and stores, large copies and moves, CPU
  * dispatch and the fast-path counters of the array validation loops. */
+#include "quiver/advanced.h"
 #include "test_util.h"
 
 #include <math.h>
@@ -45,11 +46,11 @@ static void test_half_round_trip_all(void **state) {
   for (uint32_t i = 0; i < 65536; i++) {
     uint16_t h = (uint16_t)i;
     float f = qv_half_to_float(h);
-    double d = qv_half_to_double(h);
+    double d = qvi_half_to_double(h);
     /* widening is exact: the float and the double hold the same value */
     if (f == f) assert_true((double)f == d);
     assert_int_equal(qv_float_to_half(f), h);
-    assert_int_equal(qv_double_to_half(d), h);
+    assert_int_equal(qvi_double_to_half(d), h);
   }
 }
 
@@ -66,19 +67,19 @@ static void test_half_values(void **state) {
   /* rounding: to nearest, ties to even, in both widths */
   assert_int_equal(qv_float_to_half(65519.0f), 0x7bff);
   assert_int_equal(qv_float_to_half(65520.0f), 0x7c00);
-  assert_int_equal(qv_double_to_half(65519.99), 0x7bff);
-  assert_int_equal(qv_double_to_half(-1e300), 0xfc00);
+  assert_int_equal(qvi_double_to_half(65519.99), 0x7bff);
+  assert_int_equal(qvi_double_to_half(-1e300), 0xfc00);
   assert_int_equal(qv_float_to_half(1.0f + 0x1p-11f), 0x3c00);     /* tie: to even */
   assert_int_equal(qv_float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02); /* tie: to even */
   assert_int_equal(qv_float_to_half(0x1p-25f), 0x0000);            /* tie: to even (zero) */
   assert_int_equal(qv_float_to_half(0x1.000002p-25f), 0x0001);
   assert_int_equal(qv_float_to_half(3 * 0x1p-25f), 0x0002);        /* subnormal tie: to even */
-  assert_int_equal(qv_double_to_half(0x1p-14 - 0x1p-26), 0x0400);  /* rounds up into the normals */
+  assert_int_equal(qvi_double_to_half(0x1p-14 - 0x1p-26), 0x0400);  /* rounds up into the normals */
   assert_int_equal(qv_float_to_half(-0.0f), 0x8000);
-  assert_int_equal(qv_double_to_half(1e-30), 0x0000);
+  assert_int_equal(qvi_double_to_half(1e-30), 0x0000);
   /* a double converts directly: through float, 1 + 2^-11 + 2^-40 would
    * round to the tie 1 + 2^-11 first and then down to 1.0 */
-  assert_int_equal(qv_double_to_half(1.0 + 0x1p-11 + 0x1p-40), 0x3c01);
+  assert_int_equal(qvi_double_to_half(1.0 + 0x1p-11 + 0x1p-40), 0x3c01);
 
   /* every float agrees with its (exact) double; not NaNs, which the
    * hardware's float -> double conversion quietens */
@@ -87,7 +88,7 @@ static void test_half_values(void **state) {
     x = x * 1103515245u + 12345u;
     float f = f32_of(x);
     if (f != f) continue;
-    assert_int_equal(qv_float_to_half(f), qv_double_to_half((double)f));
+    assert_int_equal(qv_float_to_half(f), qvi_double_to_half((double)f));
   }
 }
 
@@ -96,13 +97,13 @@ static void test_half_nan_policy(void **state) {
   /* the top ten payload bits are kept, with the sign */
   assert_int_equal(qv_float_to_half(f32_of(0x7fc12345u)), 0x7e00 | ((0x412345u >> 13) & 0x3ff));
   assert_int_equal(qv_float_to_half(f32_of(0xffa00000u)), 0xfd00);
-  assert_int_equal(qv_double_to_half(f64_of(UINT64_C(0x7ff4000000000000))), 0x7d00);
+  assert_int_equal(qvi_double_to_half(f64_of(UINT64_C(0x7ff4000000000000))), 0x7d00);
   /* a signalling half NaN stays signalling through float and double */
   assert_int_equal(f32_bits(qv_half_to_float(0x7c01)), 0x7f802000u);
-  assert_int_equal(f64_bits(qv_half_to_double(0xfc01)), UINT64_C(0xfff0040000000000));
+  assert_int_equal(f64_bits(qvi_half_to_double(0xfc01)), UINT64_C(0xfff0040000000000));
   /* a payload below the kept bits: the quiet bit keeps it a NaN */
   assert_int_equal(qv_float_to_half(f32_of(0x7f800001u)), 0x7e00);
-  assert_int_equal(qv_double_to_half(f64_of(UINT64_C(0xfff0000000000001))), 0xfe00);
+  assert_int_equal(qvi_double_to_half(f64_of(UINT64_C(0xfff0000000000001))), 0xfe00);
   assert_int_equal(qv_float_to_half(NAN) & 0x7e00, 0x7e00);
 }
 
@@ -111,35 +112,35 @@ static void test_half_nan_policy(void **state) {
 static void test_checked(void **state) {
   (void)state;
   int64_t r = 42;
-  assert_true(qv_mul_i64(INT64_MAX, 1, &r) && r == INT64_MAX);
-  assert_true(qv_mul_i64(0, INT64_MAX, &r) && r == 0);
-  assert_true(qv_mul_i64(INT64_C(3037000499), INT64_C(3037000499), &r));
+  assert_true(qvi_mul_i64(INT64_MAX, 1, &r) && r == INT64_MAX);
+  assert_true(qvi_mul_i64(0, INT64_MAX, &r) && r == 0);
+  assert_true(qvi_mul_i64(INT64_C(3037000499), INT64_C(3037000499), &r));
   r = 42;
-  assert_false(qv_mul_i64(INT64_C(3037000500), INT64_C(3037000500), &r));
-  assert_false(qv_mul_i64(INT64_MAX / 2 + 1, 2, &r));
-  assert_false(qv_mul_i64(-1, 0, &r));
-  assert_false(qv_mul_i64(0, -1, &r));
-  assert_false(qv_mul_i64(INT64_MIN, -1, &r));
+  assert_false(qvi_mul_i64(INT64_C(3037000500), INT64_C(3037000500), &r));
+  assert_false(qvi_mul_i64(INT64_MAX / 2 + 1, 2, &r));
+  assert_false(qvi_mul_i64(-1, 0, &r));
+  assert_false(qvi_mul_i64(0, -1, &r));
+  assert_false(qvi_mul_i64(INT64_MIN, -1, &r));
   assert_int_equal(r, 42); /* untouched on failure */
-  assert_true(qv_add_i64(INT64_MAX, 0, &r) && r == INT64_MAX);
-  assert_true(qv_add_i64(INT64_MAX - 5, 5, &r) && r == INT64_MAX);
+  assert_true(qvi_add_i64(INT64_MAX, 0, &r) && r == INT64_MAX);
+  assert_true(qvi_add_i64(INT64_MAX - 5, 5, &r) && r == INT64_MAX);
   r = 7;
-  assert_false(qv_add_i64(INT64_MAX, 1, &r));
-  assert_false(qv_add_i64(-1, 1, &r));
-  assert_false(qv_add_i64(1, -1, &r));
+  assert_false(qvi_add_i64(INT64_MAX, 1, &r));
+  assert_false(qvi_add_i64(-1, 1, &r));
+  assert_false(qvi_add_i64(1, -1, &r));
   assert_int_equal(r, 7);
-  assert_true(qv_mul_add_i64(INT64_MAX / 2, 2, 1, &r) && r == INT64_MAX);
-  assert_false(qv_mul_add_i64(INT64_MAX / 2, 2, 2, &r));
-  assert_false(qv_mul_add_i64(2, 3, -1, &r));
-  assert_true(qv_mul_add_i64(0, 0, 0, &r) && r == 0);
+  assert_true(qvi_mul_add_i64(INT64_MAX / 2, 2, 1, &r) && r == INT64_MAX);
+  assert_false(qvi_mul_add_i64(INT64_MAX / 2, 2, 2, &r));
+  assert_false(qvi_mul_add_i64(2, 3, -1, &r));
+  assert_true(qvi_mul_add_i64(0, 0, 0, &r) && r == 0);
   size_t z = 9;
-  assert_true(qv_mul_size(SIZE_MAX, 1, &z) && z == SIZE_MAX);
-  assert_false(qv_mul_size(SIZE_MAX / 2 + 1, 2, &z));
-  assert_true(qv_add_size(SIZE_MAX - 1, 1, &z) && z == SIZE_MAX);
-  assert_false(qv_add_size(SIZE_MAX, 1, &z));
+  assert_true(qvi_mul_size(SIZE_MAX, 1, &z) && z == SIZE_MAX);
+  assert_false(qvi_mul_size(SIZE_MAX / 2 + 1, 2, &z));
+  assert_true(qvi_add_size(SIZE_MAX - 1, 1, &z) && z == SIZE_MAX);
+  assert_false(qvi_add_size(SIZE_MAX, 1, &z));
   assert_int_equal(z, SIZE_MAX);
-  assert_true(qv_i64_to_size(INT64_MAX, &z) && z == (size_t)INT64_MAX);
-  assert_false(qv_i64_to_size(-1, &z));
+  assert_true(qvi_i64_to_size(INT64_MAX, &z) && z == (size_t)INT64_MAX);
+  assert_false(qvi_i64_to_size(-1, &z));
 }
 
 /* ---- loads and stores */
@@ -156,26 +157,26 @@ static void test_loads_odd_addresses(void **state) {
   for (int i = 0; i < 48; i++) buf[i] = (uint8_t)(0x81 + i * 37);
   for (int off = 0; off < 16; off++) {
     const uint8_t *p = buf + off;
-    assert_int_equal(qv_le_u16(p), le_bytes(p, 2));
-    assert_int_equal(qv_le_u32(p), le_bytes(p, 4));
-    assert_true(qv_le_u64(p) == le_bytes(p, 8));
-    assert_int_equal(qv_le_i32(p), (int32_t)(uint32_t)le_bytes(p, 4));
-    assert_true(qv_le_i64(p) == (int64_t)le_bytes(p, 8));
+    assert_int_equal(qvi_le_u16(p), le_bytes(p, 2));
+    assert_int_equal(qvi_le_u32(p), le_bytes(p, 4));
+    assert_true(qvi_le_u64(p) == le_bytes(p, 8));
+    assert_int_equal(qvi_le_i32(p), (int32_t)(uint32_t)le_bytes(p, 4));
+    assert_true(qvi_le_i64(p) == (int64_t)le_bytes(p, 8));
     if (!QV_HOST_BIG_ENDIAN) {
-      assert_int_equal(qv_ld_u16(p), le_bytes(p, 2));
-      assert_int_equal(qv_ld_i16(p), (int16_t)le_bytes(p, 2));
-      assert_int_equal(qv_ld_u32(p), le_bytes(p, 4));
-      assert_true(qv_ld_i64(p) == (int64_t)le_bytes(p, 8));
-      assert_true(qv_ld_bits(p, 1) == p[0]);
-      assert_true(qv_ld_bits(p, 2) == le_bytes(p, 2));
-      assert_true(qv_ld_bits(p, 4) == le_bytes(p, 4));
-      assert_true(qv_ld_bits(p, 8) == le_bytes(p, 8));
-      assert_true(qv_ld_offset(p, 4, 2) == (int32_t)(uint32_t)le_bytes(p + 8, 4));
-      assert_true(qv_ld_offset(p, 8, 3) == (int64_t)le_bytes(p + 24, 8));
+      assert_int_equal(qvi_ld_u16(p), le_bytes(p, 2));
+      assert_int_equal(qvi_ld_i16(p), (int16_t)le_bytes(p, 2));
+      assert_int_equal(qvi_ld_u32(p), le_bytes(p, 4));
+      assert_true(qvi_ld_i64(p) == (int64_t)le_bytes(p, 8));
+      assert_true(qvi_ld_bits(p, 1) == p[0]);
+      assert_true(qvi_ld_bits(p, 2) == le_bytes(p, 2));
+      assert_true(qvi_ld_bits(p, 4) == le_bytes(p, 4));
+      assert_true(qvi_ld_bits(p, 8) == le_bytes(p, 8));
+      assert_true(qvi_ld_offset(p, 4, 2) == (int32_t)(uint32_t)le_bytes(p + 8, 4));
+      assert_true(qvi_ld_offset(p, 8, 3) == (int64_t)le_bytes(p + 24, 8));
     }
-    assert_int_equal(qv_ld_i8(p), (int8_t)p[0]);
-    float f = qv_ld_f32(p);
-    double d = qv_ld_f64(p);
+    assert_int_equal(qvi_ld_i8(p), (int8_t)p[0]);
+    float f = qvi_ld_f32(p);
+    double d = qvi_ld_f64(p);
     assert_memory_equal(&f, p, 4);
     assert_memory_equal(&d, p, 8);
   }
@@ -183,9 +184,9 @@ static void test_loads_odd_addresses(void **state) {
   for (int off = 1; off < 8; off += 2) {
     uint8_t out[24];
     memset(out, 0xee, sizeof out);
-    qv_st_le_u16(out + off, 0x1234);
-    qv_st_le_u32(out + off + 2, 0x89abcdefu);
-    qv_st_le_u64(out + off + 6, UINT64_C(0x0102030405060708));
+    qvi_st_le_u16(out + off, 0x1234);
+    qvi_st_le_u32(out + off + 2, 0x89abcdefu);
+    qvi_st_le_u64(out + off + 6, UINT64_C(0x0102030405060708));
     assert_int_equal(le_bytes(out + off, 2), 0x1234);
     assert_int_equal(le_bytes(out + off + 2, 4), 0x89abcdefu);
     assert_true(le_bytes(out + off + 6, 8) == UINT64_C(0x0102030405060708));
@@ -193,9 +194,9 @@ static void test_loads_odd_addresses(void **state) {
     assert_int_equal(out[off + 14], 0xee);
     for (size_t w = 1; w <= 8; w *= 2) {
       memset(out, 0xee, sizeof out);
-      qv_st_bits(out + off, w, UINT64_C(0xa1b2c3d4e5f60718));
+      qvi_st_bits(out + off, w, UINT64_C(0xa1b2c3d4e5f60718));
       uint64_t mask = w == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * w)) - 1;
-      assert_true(qv_ld_bits(out + off, w) == (UINT64_C(0xa1b2c3d4e5f60718) & mask));
+      assert_true(qvi_ld_bits(out + off, w) == (UINT64_C(0xa1b2c3d4e5f60718) & mask));
       assert_int_equal(out[off + w], 0xee);
       assert_int_equal(out[off - 1], 0xee);
     }
@@ -215,16 +216,16 @@ static unsigned detected(void) {
 
 static void test_cpu_override(void **state) {
   (void)state;
-  assert_int_equal(qv_cpu_features(), detected());
-  assert_int_equal(qv_cpu_override(0), QV_CPU_ALL);
-  assert_int_equal(qv_cpu_features(), 0);
-  assert_false(qv_cpu_has(QV_CPU_AVX2));
-  assert_true(qv_cpu_has(0));
-  assert_int_equal(qv_cpu_override(QV_CPU_POPCNT), 0);
-  assert_int_equal(qv_cpu_features(), detected() & QV_CPU_POPCNT);
-  assert_false(qv_cpu_has(QV_CPU_AVX2));
-  assert_int_equal(qv_cpu_override(QV_CPU_ALL), QV_CPU_POPCNT);
-  assert_int_equal(qv_cpu_features(), detected());
+  assert_int_equal(qvi_cpu_features(), detected());
+  assert_int_equal(qvi_cpu_override(0), QV_CPU_ALL);
+  assert_int_equal(qvi_cpu_features(), 0);
+  assert_false(qvi_cpu_has(QV_CPU_AVX2));
+  assert_true(qvi_cpu_has(0));
+  assert_int_equal(qvi_cpu_override(QV_CPU_POPCNT), 0);
+  assert_int_equal(qvi_cpu_features(), detected() & QV_CPU_POPCNT);
+  assert_false(qvi_cpu_has(QV_CPU_AVX2));
+  assert_int_equal(qvi_cpu_override(QV_CPU_ALL), QV_CPU_POPCNT);
+  assert_int_equal(qvi_cpu_features(), detected());
 }
 
 /* The validation loops of array/util.c: with the feature, the vector path
@@ -250,17 +251,17 @@ static Answers validate_all(void) {
     bits[i] = (uint8_t)(i * 73 + (i >> 3));
   }
   Answers a;
-  a.mono4 = qv_offsets_monotonic((const uint8_t *)o4, 4, 0, N);
-  a.mono8 = qv_offsets_monotonic((const uint8_t *)o8, 8, 0, N);
+  a.mono4 = qvi_offsets_monotonic((const uint8_t *)o4, 4, 0, N);
+  a.mono8 = qvi_offsets_monotonic((const uint8_t *)o8, 8, 0, N);
   o4[3001] = 0;
   o8[4999] = 0;
-  a.mono4_bad = qv_offsets_monotonic((const uint8_t *)o4, 4, 0, N);
-  a.mono8_bad = qv_offsets_monotonic((const uint8_t *)o8, 8, 0, N);
-  a.ascii = qv_utf8_classify(text, N);
+  a.mono4_bad = qvi_offsets_monotonic((const uint8_t *)o4, 4, 0, N);
+  a.mono8_bad = qvi_offsets_monotonic((const uint8_t *)o8, 8, 0, N);
+  a.ascii = qvi_utf8_classify(text, N);
   memcpy(text + 4000, "\xc3\xa9", 2); /* é */
-  a.utf8 = qv_utf8_classify(text, N);
+  a.utf8 = qvi_utf8_classify(text, N);
   text[4500] = 0xff;
-  a.bad_utf8 = qv_utf8_classify(text, N);
+  a.bad_utf8 = qvi_utf8_classify(text, N);
   a.count = qv_bitmap_count_set(bits, 0, 8 * N);
   a.count_odd = qv_bitmap_count_set(bits, 3, 8 * N - 11);
   return a;
@@ -268,23 +269,23 @@ static Answers validate_all(void) {
 
 static void test_validation_fast_paths(void **state) {
   (void)state;
-  if (!qv_cpu_has(QV_CPU_AVX2 | QV_CPU_POPCNT)) {
+  if (!qvi_cpu_has(QV_CPU_AVX2 | QV_CPU_POPCNT)) {
     print_message("this CPU has no AVX2/POPCNT: the vector paths cannot run here\n");
     skip();
   }
-  uint64_t off0 = qv_path_count(QV_PATH_OFFSETS_AVX2), asc0 = qv_path_count(QV_PATH_ASCII_AVX2),
-           pop0 = qv_path_count(QV_PATH_POPCNT);
+  uint64_t off0 = qvi_path_count(QV_PATH_OFFSETS_AVX2), asc0 = qvi_path_count(QV_PATH_ASCII_AVX2),
+           pop0 = qvi_path_count(QV_PATH_POPCNT);
   Answers fast = validate_all();
-  assert_int_equal(qv_path_count(QV_PATH_OFFSETS_AVX2), off0 + 4);
-  assert_int_equal(qv_path_count(QV_PATH_ASCII_AVX2), asc0 + 3);
-  assert_int_equal(qv_path_count(QV_PATH_POPCNT), pop0 + 2);
+  assert_int_equal(qvi_path_count(QV_PATH_OFFSETS_AVX2), off0 + 4);
+  assert_int_equal(qvi_path_count(QV_PATH_ASCII_AVX2), asc0 + 3);
+  assert_int_equal(qvi_path_count(QV_PATH_POPCNT), pop0 + 2);
 
-  qv_cpu_override(0);
+  qvi_cpu_override(0);
   Answers portable = validate_all();
-  qv_cpu_override(QV_CPU_ALL);
-  assert_int_equal(qv_path_count(QV_PATH_OFFSETS_AVX2), off0 + 4);
-  assert_int_equal(qv_path_count(QV_PATH_ASCII_AVX2), asc0 + 3);
-  assert_int_equal(qv_path_count(QV_PATH_POPCNT), pop0 + 2);
+  qvi_cpu_override(QV_CPU_ALL);
+  assert_int_equal(qvi_path_count(QV_PATH_OFFSETS_AVX2), off0 + 4);
+  assert_int_equal(qvi_path_count(QV_PATH_ASCII_AVX2), asc0 + 3);
+  assert_int_equal(qvi_path_count(QV_PATH_POPCNT), pop0 + 2);
 
   assert_true(fast.mono4 && fast.mono8);
   assert_false(fast.mono4_bad || fast.mono8_bad);
@@ -340,7 +341,7 @@ static int vma_has_hugepage_advice(const void *p) {
  * advice, up to their last byte when rounding up to whole huge pages adds
  * at most a quarter (4 MB, 9 MiB; the advice of a 2.2 MB buffer's tail
  * depends on what its memory held before); small ones keep 64-byte
- * alignment; all are free()d by qv_aligned_free. */
+ * alignment; all are free()d by qv_free. */
 static void test_aligned_alloc_large(void **state) {
   (void)state;
   uint8_t *small = qv_aligned_alloc(1000);
@@ -356,18 +357,18 @@ static void test_aligned_alloc_large(void **state) {
 #if defined(__x86_64__) && defined(__linux__)
     assert_int_equal((uintptr_t)big % ((uintptr_t)2 << 20), 0);
     int head = vma_has_hugepage_advice(big), tail = vma_has_hugepage_advice(big + n - 1);
-    qv_aligned_free(big);
+    qv_free(big);
     if (head < 0 || tail < 0) skip(); /* no /proc/self/smaps here */
     assert_int_equal(head, 1);
     if (n != 2200000 && tail != 1) fail_msg("%zu bytes: the last byte lacks huge-page advice", n);
 #else
-    qv_aligned_free(big);
+    qv_free(big);
 #endif
   }
-  qv_aligned_free(small);
+  qv_free(small);
 }
 
-/* qv_move_down_large: overlapping moves down by every awkward distance
+/* qvi_move_down_large: overlapping moves down by every awkward distance
  * (under a vector, a block, a page) and sizes under and over the streaming
  * threshold, with AVX2 and without, give memmove's bytes; moves up fall
  * back to memmove. */
@@ -380,28 +381,28 @@ static void test_move_down_large(void **state) {
   assert_non_null(got);
   assert_non_null(want);
   for (int masked = 0; masked < 2; masked++) {
-    unsigned was = qv_cpu_override(masked ? 0 : QV_CPU_ALL);
+    unsigned was = qvi_cpu_override(masked ? 0 : QV_CPU_ALL);
     for (size_t a = 0; a < sizeof sizes / sizeof sizes[0]; a++)
       for (size_t b = 0; b < sizeof gaps / sizeof gaps[0]; b++)
         for (int up = 0; up < 2; up++) {
           for (size_t i = 0; i < cap; i++) got[i] = want[i] = (uint8_t)(i * 131 + (i >> 11));
           size_t lo = 13, hi = lo + gaps[b]; /* an odd start: the head is unaligned */
-          uint64_t streamed = qv_path_count(QV_PATH_STREAM_COPY_AVX2);
+          uint64_t streamed = qvi_path_count(QV_PATH_STREAM_COPY_AVX2);
           if (up) {
-            qv_move_down_large(got + hi, got + lo, sizes[a]);
+            qvi_move_down_large(got + hi, got + lo, sizes[a]);
             memmove(want + hi, want + lo, sizes[a]);
           } else {
-            qv_move_down_large(got + lo, got + hi, sizes[a]);
+            qvi_move_down_large(got + lo, got + hi, sizes[a]);
             memmove(want + lo, want + hi, sizes[a]);
           }
           if (memcmp(got, want, cap) != 0)
             fail_msg("%zu bytes moved %s by %zu (AVX2 %s): other bytes than memmove", sizes[a],
                      up ? "up" : "down", gaps[b], masked ? "masked" : "allowed");
           bool down = !up || gaps[b] == 0;
-          bool avx2 = !masked && down && sizes[a] > 300 && qv_cpu_has(QV_CPU_AVX2);
-          assert_int_equal(qv_path_count(QV_PATH_STREAM_COPY_AVX2) > streamed, avx2);
+          bool avx2 = !masked && down && sizes[a] > 300 && qvi_cpu_has(QV_CPU_AVX2);
+          assert_int_equal(qvi_path_count(QV_PATH_STREAM_COPY_AVX2) > streamed, avx2);
         }
-    qv_cpu_override(was);
+    qvi_cpu_override(was);
   }
   free(got);
   free(want);

@@ -1,0 +1,108 @@
+/* struct_size: an options struct as an older caller compiled it (a prefix
+ * of today's) is read with the missing fields at their defaults; one
+ * smaller than the struct ever was is refused, and a newer caller's is
+ * accepted only while the fields this library does not know are zero. */
+#include "test_util.h"
+
+#include <string.h>
+
+#include "quiver/tensor_column.h"
+#include "util/options.h"
+
+/* QvTensorUnstackOptions as 0.3 published it: before `threads`. */
+typedef struct OldUnstackOptions {
+  size_t struct_size;
+  const char *name;
+  bool contiguous;
+} OldUnstackOptions;
+
+static QvStatus unstack(const void *options, char *name, size_t name_size, QvError *e) {
+  static const float values[6] = {1, 2, 3, 4, 5, 6};
+  QvTensor t;
+  QvStatus st = qv_tensor_init(&t, &(QvTensorDesc){.type = QV_ARROW_FLOAT32, .ndim = 2,
+                                                   .shape = (int64_t[]){2, 3}, .data = values,
+                                                   .data_size = sizeof values}, e);
+  if (st) return st;
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+  st = qv_tensor_column_unstack(&t, options, &schema, &array, e);
+  qv_tensor_reset(&t);
+  if (st) return st;
+  snprintf(name, name_size, "%s", schema.name ? schema.name : "");
+  assert_int_equal(array.length, 2);
+  schema.release(&schema);
+  array.release(&array);
+  return QV_OK;
+}
+
+static void test_older_layout_is_read(void **state) {
+  (void)state;
+  /* zeroed whole first, as common.h asks: an older layout's tail padding
+   * may lie where a later member now is */
+  OldUnstackOptions old;
+  memset(&old, 0, sizeof old);
+  old.struct_size = sizeof old;
+  old.name = "cells";
+  char name[32];
+  QvError e;
+  assert_int_equal(unstack(&old, name, sizeof name, &e), QV_OK);
+  assert_string_equal(name, "cells");
+  /* 0 means the first size too */
+  old.struct_size = 0;
+  assert_int_equal(unstack(&old, name, sizeof name, &e), QV_OK);
+  assert_string_equal(name, "cells");
+}
+
+static void test_smaller_than_ever_is_refused(void **state) {
+  (void)state;
+  OldUnstackOptions old = {sizeof(size_t) + sizeof(const char *), "cells", false};
+  char name[32];
+  QvError e;
+  assert_int_equal(unstack(&old, name, sizeof name, &e), QV_EARG);
+  assert_non_null(strstr(e.message, "QvTensorUnstackOptions: struct_size"));
+}
+
+static void test_newer_caller(void **state) {
+  (void)state;
+  struct {
+    QvTensorUnstackOptions known;
+    int64_t later_field;
+  } newer;
+  memset(&newer, 0, sizeof newer);
+  newer.known.struct_size = sizeof newer;
+  newer.known.name = "n";
+  char name[32];
+  QvError e;
+  assert_int_equal(unstack(&newer, name, sizeof name, &e), QV_OK); /* unknown field zero */
+  assert_string_equal(name, "n");
+  newer.later_field = 1;
+  assert_int_equal(unstack(&newer, name, sizeof name, &e), QV_ENOTSUP);
+  assert_non_null(strstr(e.message, "newer than this library knows"));
+}
+
+/* The loader itself: bytes past the caller's size stay zero. */
+static void test_loader_zero_fills(void **state) {
+  (void)state;
+  QvTensorStackOptions src, dst;
+  memset(&src, 0x7f, sizeof src);
+  src.struct_size = QVI_FIRST_QvTensorStackOptions;
+  QvError e;
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, &src, QvTensorStackOptions, &e), QV_OK);
+  assert_int_equal(dst.struct_size, sizeof dst);
+  assert_int_equal(dst.max_output_size, 0);
+  assert_int_equal(dst.threads, 0);
+  assert_true(dst.null_fill == src.null_fill && dst.leading_name == src.leading_name);
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, NULL, QvTensorStackOptions, &e), QV_OK);
+  assert_null(dst.leading_name);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_older_layout_is_read),
+      cmocka_unit_test(test_smaller_than_ever_is_refused),
+      cmocka_unit_test(test_newer_caller),
+      cmocka_unit_test(test_loader_zero_fills),
+  };
+  const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
+  return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
+}
