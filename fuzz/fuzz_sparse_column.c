@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "quiver/io.h"
 #include "quiver/recordbatch_ipc.h"
 #include "quiver/sparse_column.h"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "adapters/sparse_column_internal.h"
 #include "quiver/sparse_column.h"
 #include "sparse/sparse_internal.h"
@@ -251,7 +252,7 @@ QvStatus qv_sparse_column_init(QvSparseColumn *out, const struct ArrowSchema *fi
   if (field == NULL || array == NULL || array->release == NULL)
     return qv_error_set(error, QV_EARG, "qv_sparse_column_init: no field or no (live) array");
   QvSparseColumnOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvSparseColumnOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvSparseColumnOptions, error);
   if (st != QV_OK) return st;
   if ((st = qv_sparse_column_type_from_field(field, &out->type, error)) != QV_OK) return st;
   const char *name = field->name ? field->name : "";
@@ -362,7 +363,7 @@ QvStatus qv_sparse_vector_stack(const QvSparseColumn *col, const QvSparseStackOp
   if (s == NULL || col->type.kind != QV_SPARSE_COLUMN_VECTOR)
     return qv_error_set(error, QV_EARG, "qv_sparse_vector_stack: not a sparse-vector column");
   QvSparseStackOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvSparseStackOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvSparseStackOptions, error);
   if (st != QV_OK) return st;
   const QvSparseColumnType *t = &col->type;
   if (col->null_count > 0) {
@@ -454,7 +455,7 @@ static void bag_free(Bag *b) {
  * bag is consumed either way). */
 static QvStatus export_bag(QvArrayView *v, Bag *bag, QvValidateLevel level,
                            struct ArrowArray *array, QvError *error) {
-  QvStatus st = qv_array_view_validate(v, level, error);
+  QvStatus st = qv_array_view_validate(v, level, 0, error);
   QvOwner *owner = NULL;
   if (st == QV_OK) {
     owner = qv_owner_new(bag_release, bag);
@@ -477,7 +478,7 @@ QvStatus qv_sparse_vector_unstack(const QvSparseTensor *csr, const QvSparseUnsta
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
   QvSparseUnstackOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvSparseUnstackOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvSparseUnstackOptions, error);
   if (st != QV_OK) return st;
   if (csr->format != QV_SPARSE_CSR)
     return qv_error_set(error, QV_EINVAL,
@@ -1008,7 +1009,7 @@ QvStatus qv_sparse_column_build(const QvSparseTensor *const *cells, int64_t n,
   memset(schema, 0, sizeof *schema);
   memset(array, 0, sizeof *array);
   QvSparseBuildOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, "QvSparseBuildOptions", error);
+  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvSparseBuildOptions, error);
   if (st != QV_OK) return st;
   if (opts.kind == QV_SPARSE_COLUMN_VECTOR) return build_vectors(cells, n, &opts, schema, array, error);
   if (opts.kind != QV_SPARSE_COLUMN_NONE && opts.kind != QV_SPARSE_COLUMN_TENSOR)

@@ -1483,7 +1483,7 @@ void qv_json_file_free(QvJsonFile *f) {
 }
 
 static QvStatus parse_text(QvJsonFile **out, const char *text, size_t len, int64_t max,
-                           QvError *error) {
+                           bool unsigned_spelling, QvError *error) {
   QvStatus st;
   if ((uint64_t)len > (uint64_t)max)
     return qv_error_set(error, QV_ELIMIT, "JSON text of %zu bytes is over the limit of %" PRId64,
@@ -1501,7 +1501,7 @@ static QvStatus parse_text(QvJsonFile **out, const char *text, size_t len, int64
   r.file = f;
   r.error = error;
   r.elem = -1;
-  r.unsigned_spelling = opt.accept_unsigned_spelling;
+  r.unsigned_spelling = unsigned_spelling;
   if (f == NULL) {
     st = nomem(&r);
   } else if (!json_is_object(root)) {
@@ -1600,11 +1600,11 @@ QvStatus qv_json_read(QvJsonFile **out, QvSource *source, const QvJsonReadOption
     st = gunzip(data, size, max, &text, &len, error);
     qv_owner_free(owner);
     if (st == QV_OK) {
-      st = parse_text(out, text, len, max, error);
+      st = parse_text(out, text, len, max, opt.accept_unsigned_spelling, error);
       free(text);
     }
   } else {
-    st = parse_text(out, (const char *)data, size, max, error);
+    st = parse_text(out, (const char *)data, size, max, opt.accept_unsigned_spelling, error);
     qv_owner_free(owner);
   }
   if (st && st != QV_ENOMEM) qv_error_prefix(error, "%s", qv_source_name(source));

@@ -41,6 +41,7 @@ QvStatus qvi_options_load(void *dst, size_t dst_size, size_t first_size, const v
 #include "quiver/npz.h"
 #include "quiver/recordbatch_ipc.h"
 #include "quiver/sparse.h"
+#include "quiver/sparse_column.h"
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_column.h"
 #include "quiver/tensor_dlpack.h"
@@ -67,5 +68,9 @@ QvStatus qvi_options_load(void *dst, size_t dst_size, size_t first_size, const v
 #define QVI_FIRST_QvJsonReadOptions QVI_THROUGH(QvJsonReadOptions, max_size)
 #define QVI_FIRST_QvJsonWriteOptions QVI_THROUGH(QvJsonWriteOptions, indent)
 #define QVI_FIRST_QvJsonCompareOptions QVI_THROUGH(QvJsonCompareOptions, float_tolerance)
+#define QVI_FIRST_QvSparseColumnOptions QVI_THROUGH(QvSparseColumnOptions, struct_size)
+#define QVI_FIRST_QvSparseStackOptions QVI_THROUGH(QvSparseStackOptions, max_output_size)
+#define QVI_FIRST_QvSparseUnstackOptions QVI_THROUGH(QvSparseUnstackOptions, max_output_size)
+#define QVI_FIRST_QvSparseBuildOptions QVI_THROUGH(QvSparseBuildOptions, max_output_size)
 
 #endif

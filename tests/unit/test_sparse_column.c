@@ -3,6 +3,7 @@
  * index type through an IPC stream and back, the zero-copy sparse-vector <->
  * CSR bridges (same addresses), the C Data Interface, and one error per rule
  * the validator checks, naming field, row and element. */
+#include "quiver/advanced.h"
 #include "test_util.h"
 
 #include <stdint.h>
