@@ -81,14 +81,11 @@ QvStatus qvi_npy_read_source(QvSource *source, int64_t max_input_size, QvNpyPars
   const uint8_t *data;
   size_t size;
   QvOwner *owner;
-  QvStatus st;
-  if (qvi_source_has_view(source)) {
-    st = qvi_source_view(source, &data, &size, &owner, error);
-    if (st) return st;
-    qv_owner_retain(owner); /* the view's owner lives as long as the source: keep it */
-  } else if ((st = qvi_source_read_all(source, max_input_size > 0 ? max_input_size : INT64_MAX, &data, &size, &owner, error))) {
-    return st; /* a pipe: everything, as np.load reads it */
-  }
+  /* a view of memory or a mapping; a pipe read whole, as np.load reads it
+   * (max_input_size bounds only what is read) */
+  int64_t max = qvi_source_has_view(source) ? 0 : max_input_size;
+  QvStatus st = qv_source_read_all(source, max, &data, &size, &owner, error);
+  if (st) return st;
   st = parse(data, size, owner, out, error);
   qv_owner_free(owner); /* what parse made keeps its own references */
   if (st) return qv_error_prefix(error, "%s", qv_source_name(source));
