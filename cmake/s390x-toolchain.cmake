@@ -29,7 +29,8 @@ set(_qv_libdirs "${QV_S390X_SYSROOT}/usr/lib/s390x-linux-gnu" "${QV_S390X_SYSROO
 # The C library comes from the cross compiler's own /usr/s390x-linux-gnu; the
 # sysroot only adds the dependencies' headers and libraries (and the libraries
 # those need at link time: libzip -> libssl, libbz2, ...).
-set(CMAKE_C_FLAGS_INIT "-isystem ${QV_S390X_SYSROOT}/usr/include")
+# Multiarch headers (OpenSSL's opensslconf.h, ...) sit in the triplet directory.
+set(CMAKE_C_FLAGS_INIT "-isystem ${QV_S390X_SYSROOT}/usr/include/s390x-linux-gnu -isystem ${QV_S390X_SYSROOT}/usr/include")
 set(_qv_ldflags "")
 foreach(d ${_qv_libdirs})
   string(APPEND _qv_ldflags " -L${d} -Wl,-rpath-link,${d}")
