@@ -43,7 +43,10 @@ def version():
 # Every folder of src/, as the top CMakeLists.txt compiles them all.
 layers = sorted(d for d in os.listdir(os.path.join(ROOT, "src"))
                 if os.path.isdir(os.path.join(ROOT, "src", d)))
-sources = [os.path.relpath(os.path.join(HERE, "src", "quiver_module.c"), HERE)]
+# The module's own files, one per concept (src/qvpy.h has the map); the
+# CMake build lists the same.
+MODULE_SOURCES = ["quiver_module.c", "errors.c", "values.c", "io.c", "tensor.c", "sparse.c", "records.c"]
+sources = [os.path.join("src", f) for f in MODULE_SOURCES]
 for layer in layers:
     sources += sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(ROOT, "src", layer, "*.c")))
 
@@ -64,5 +67,5 @@ setup(
         extra_link_args=libs + ["-lm"],
     )],
     install_requires=["numpy"],
-    python_requires=">=3.8",
+    python_requires=">=3.10",
 )

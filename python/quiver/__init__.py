@@ -8,8 +8,11 @@ consumer of ``__arrow_c_stream__`` (pandas, Polars, DuckDB, PyArrow, nanoarrow)
 reads them, and ``write_stream``/``write_file`` take any producer.
 
 Errors are ``quiver.Error`` subclasses that are also ``ValueError``
-(``ArrowInvalid``, ``ArrowNotSupported``, ``ArrowCapacityError``), ``OSError``
-(``ArrowIOError``) or ``MemoryError`` (``ArrowMemoryError``).
+(``InvalidError``, ``NotSupportedError``, ``CapacityError``), ``OSError``
+(``InputOutputError``) or ``MemoryError`` (``OutOfMemoryError``). The 0.4
+names ``ArrowInvalid``, ``ArrowNotSupported``, ``ArrowCapacityError``,
+``ArrowIOError`` and ``ArrowMemoryError`` are aliases of the same classes,
+kept for one release (they shadowed pyarrow's).
 """
 
 import numpy as _np
@@ -20,7 +23,12 @@ from ._quiver import (  # noqa: F401
     ArrowIOError,
     ArrowMemoryError,
     ArrowNotSupported,
+    CapacityError,
     Error,
+    InputOutputError,
+    InvalidError,
+    NotSupportedError,
+    OutOfMemoryError,
     RecordBatchReader,
     Tensor,
     read_file as _read_file,
@@ -35,8 +43,8 @@ from . import _quiver
 __all__ = [
     "read_tensor", "read_tensor_info", "read_tensor_object", "write_tensor", "read_sparse",
     "write_sparse", "SparseTensor", "convert", "messages", "read_stream", "read_file",
-    "write_stream", "write_file", "Tensor", "RecordBatchReader", "Error", "ArrowInvalid",
-    "ArrowNotSupported", "ArrowCapacityError", "ArrowIOError", "ArrowMemoryError",
+    "write_stream", "write_file", "Tensor", "RecordBatchReader", "Error", "InvalidError",
+    "NotSupportedError", "CapacityError", "InputOutputError", "OutOfMemoryError",
 ]
 
 _SCIPY_FORMATS = ("csr", "csc", "coo")

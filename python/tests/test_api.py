@@ -34,7 +34,7 @@ def test_messages_is_lazy():
     first = next(it)
     assert first["index"] == 0 and first["kind"] == "Tensor"
     assert next(it)["offset"] == len(one)
-    with pytest.raises(quiver.ArrowInvalid):
+    with pytest.raises(quiver.InvalidError):
         for m in it:
             pass
     assert m["index"] == 299999

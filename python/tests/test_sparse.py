@@ -151,15 +151,15 @@ def test_float16_values_become_a_sparse_tensor():
 
 
 def test_sparse_errors():
-    with pytest.raises(quiver.ArrowInvalid, match="index type int8"):
+    with pytest.raises(quiver.InvalidError, match="index type int8"):
         quiver.write_sparse(io.BytesIO(), sp.eye(300, format="csr"), index_type=np.int8)
-    with pytest.raises(quiver.ArrowNotSupported):
+    with pytest.raises(quiver.NotSupportedError):
         quiver.write_sparse(io.BytesIO(), sp.eye(3, format="csr", dtype=bool))
     with pytest.raises(ValueError):
         quiver.write_sparse(io.BytesIO(), sp.eye(3, format="csr"), format="bogus")
     f = io.BytesIO()
     quiver.write_tensor(f, np.eye(2))
-    with pytest.raises(quiver.ArrowInvalid, match="not a SparseTensor"):
+    with pytest.raises(quiver.InvalidError, match="not a SparseTensor"):
         quiver.read_sparse(f.getvalue())
 
 

@@ -1,0 +1,347 @@
+/* Sources and sinks: paths (memory-mapped, or replaced atomically),
+ * buffers (read in place) and file objects' write(); and messages(), the
+ * message-level iterator of a stream or file. */
+#include "qvpy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/format.h"
+#include "quiver/ipc.h"
+
+/* ---- sources */
+
+typedef struct BufferHold {
+  Py_buffer view;
+} BufferHold;
+
+static void buffer_hold_release(void *p) {
+  BufferHold *h = p;
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyBuffer_Release(&h->view);
+  PyGILState_Release(g);
+  free(h);
+}
+
+int qvpy_open_source(QvPyState *qs, PyObject *obj, QvSource **out) {
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st;
+  *out = NULL;
+  if (PyObject_CheckBuffer(obj)) {
+    BufferHold *h = calloc(1, sizeof *h);
+    if (!h) return PyErr_NoMemory(), -1;
+    if (PyObject_GetBuffer(obj, &h->view, PyBUF_SIMPLE) < 0) {
+      free(h);
+      return -1;
+    }
+    QvOwner *owner = qv_owner_new(buffer_hold_release, h);
+    if (!owner) {
+      PyBuffer_Release(&h->view);
+      free(h);
+      return PyErr_NoMemory(), -1;
+    }
+    st = qv_source_new_memory(out, h->view.buf, (size_t)h->view.len, owner, &err);
+    qv_owner_free(owner);
+    if (st) return qvpy_raise(qs, st, &err), -1;
+    return 0;
+  }
+  PyObject *path = NULL;
+  if (!PyUnicode_FSConverter(obj, &path)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "source must be a path or a bytes-like object, not %.100s",
+                 Py_TYPE(obj)->tp_name);
+    return -1;
+  }
+  const char *p = PyBytes_AS_STRING(path);
+  Py_BEGIN_ALLOW_THREADS
+  st = qv_source_new_path(out, p, &err);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(path);
+  if (st) return qvpy_raise(qs, st, &err), -1;
+  return 0;
+}
+
+int qvpy_with_source(QvPyState *qs, PyObject *source, QvPySourceCall call, void *ctx) {
+  QvSource *src;
+  if (qvpy_open_source(qs, source, &src) < 0) return -1;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st;
+  Py_BEGIN_ALLOW_THREADS
+  st = call(src, ctx, &err);
+  qv_source_free(src);
+  Py_END_ALLOW_THREADS
+  if (st) return qvpy_raise(qs, st, &err), -1;
+  return 0;
+}
+
+/* ---- sinks: a path (atomic replace) or a file object's write() */
+
+typedef struct SinkCtx {
+  PyObject *file; /* borrowed */
+  PyObject *exc_type, *exc_value, *exc_tb;
+} SinkCtx;
+
+static QvStatus file_write(void *p, const void *data, size_t size, QvError *error) {
+  SinkCtx *ctx = p;
+  PyGILState_STATE g = PyGILState_Ensure();
+  QvStatus st = QV_OK;
+  const char *d = data;
+  while (size > 0 && st == QV_OK) {
+    Py_ssize_t chunk = size > ((size_t)1 << 30) ? (Py_ssize_t)1 << 30 : (Py_ssize_t)size;
+    PyObject *mv = PyMemoryView_FromMemory((char *)d, chunk, PyBUF_READ);
+    PyObject *r = mv ? PyObject_CallMethod(ctx->file, "write", "O", mv) : NULL;
+    Py_ssize_t n = chunk;
+    if (r && r != Py_None) n = PyLong_AsSsize_t(r);
+    bool failed = !r || n < 0 || PyErr_Occurred();
+    if (failed && !ctx->exc_type) PyErr_Fetch(&ctx->exc_type, &ctx->exc_value, &ctx->exc_tb);
+    PyErr_Clear();
+    /* The memory is ours only for this call: a write() that kept the view
+     * must not be able to read it later (release() fails if it exported it). */
+    if (mv) {
+      PyObject *rel = PyObject_CallMethod(mv, "release", NULL);
+      if (!rel) {
+        if (!ctx->exc_type) PyErr_Fetch(&ctx->exc_type, &ctx->exc_value, &ctx->exc_tb);
+        PyErr_Clear();
+        failed = true;
+      }
+      Py_XDECREF(rel);
+    }
+    Py_XDECREF(mv);
+    if (failed) {
+      st = qv_error_set(error, QV_EIO, "writing to the file object failed");
+    } else if (n == 0 || n > chunk) {
+      st = qv_error_set(error, QV_EIO, "the file object's write() returned %zd for %zd bytes", n, chunk);
+    } else {
+      d += n;
+      size -= (size_t)n;
+    }
+    Py_XDECREF(r);
+  }
+  PyGILState_Release(g);
+  return st;
+}
+
+static int open_sink(QvPyState *qs, PyObject *dest, SinkCtx *ctx, QvSink **out) {
+  QvError err;
+  qv_error_clear(&err);
+  memset(ctx, 0, sizeof *ctx);
+  QvStatus st;
+  if (PyObject_HasAttrString(dest, "write")) {
+    ctx->file = dest;
+    st = qv_sink_new_callback(out, file_write, ctx, &err);
+    if (st) return qvpy_raise(qs, st, &err), -1;
+    return 0;
+  }
+  PyObject *path = NULL;
+  if (!PyUnicode_FSConverter(dest, &path)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "dest must be a path or a writable file object, not %.100s",
+                 Py_TYPE(dest)->tp_name);
+    return -1;
+  }
+  const char *p = PyBytes_AS_STRING(path);
+  Py_BEGIN_ALLOW_THREADS
+  st = qv_sink_new_path(out, p, 0, &err);
+  Py_END_ALLOW_THREADS
+  Py_DECREF(path);
+  if (st) return qvpy_raise(qs, st, &err), -1;
+  return 0;
+}
+
+/* Called with the GIL held after a write: the file object's own exception
+ * wins over quiver's message. */
+static PyObject *sink_fail(QvPyState *qs, SinkCtx *ctx, QvStatus st, const QvError *err) {
+  if (ctx->exc_type) {
+    PyErr_Restore(ctx->exc_type, ctx->exc_value, ctx->exc_tb);
+    ctx->exc_type = ctx->exc_value = ctx->exc_tb = NULL;
+    return NULL;
+  }
+  return qvpy_raise(qs, st, err);
+}
+
+static void sink_ctx_clear(SinkCtx *ctx) {
+  Py_CLEAR(ctx->exc_type);
+  Py_CLEAR(ctx->exc_value);
+  Py_CLEAR(ctx->exc_tb);
+}
+
+PyObject *qvpy_with_sink(QvPyState *qs, PyObject *dest, QvPySinkCall call, void *ctx) {
+  SinkCtx sc;
+  QvSink *sink;
+  if (open_sink(qs, dest, &sc, &sink) < 0) return NULL;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st;
+  Py_BEGIN_ALLOW_THREADS
+  st = call(sink, ctx, &err);
+  if (st == QV_OK) st = qv_sink_finish(sink, &err);
+  qv_sink_free(sink);
+  Py_END_ALLOW_THREADS
+  PyObject *r = st ? sink_fail(qs, &sc, st, &err) : (Py_INCREF(Py_None), Py_None);
+  sink_ctx_clear(&sc);
+  return r;
+}
+/* ---- messages */
+
+static void put_dims(PyObject *d, const QvTensorDim *dims, int64_t n) {
+  PyObject *shape = PyList_New(0), *names = PyList_New(0);
+  bool named = false;
+  for (int64_t i = 0; shape && names && i < n; i++) {
+    PyObject *x = PyLong_FromLongLong(dims[i].size);
+    if (x) PyList_Append(shape, x);
+    Py_XDECREF(x);
+    named |= dims[i].name && dims[i].name_len;
+    PyObject *s = dims[i].name ? PyUnicode_DecodeUTF8(dims[i].name, (Py_ssize_t)dims[i].name_len, "surrogateescape")
+                               : PyUnicode_FromString("");
+    if (s) PyList_Append(names, s);
+    Py_XDECREF(s);
+  }
+  if (shape) qvpy_dict_put(d, "shape", PyList_AsTuple(shape));
+  if (names && named) qvpy_dict_put(d, "dim_names", PyList_AsTuple(names));
+  Py_XDECREF(shape);
+  Py_XDECREF(names);
+}
+
+static PyObject *message_dict(const QvIpcMessage *m, int64_t i) {
+  const QvMessage *msg = &m->message;
+  char type[128];
+  PyObject *d = Py_BuildValue("{s:L,s:L,s:s,s:s,s:i,s:L,s:O}", "index", (long long)i, "offset",
+                              (long long)m->offset, "kind", qv_header_type_name(msg->header_type),
+                              "version", qv_metadata_version_name(msg->version), "metadata_length",
+                              (int)m->metadata_length, "body_length", (long long)m->body_length,
+                              "legacy_prefix", m->legacy_prefix ? Py_True : Py_False);
+  if (!d) return NULL;
+  switch (msg->header_type) {
+    case QV_HEADER_SCHEMA: {
+      const QvSchema *s = &msg->header.schema;
+      PyObject *fields = PyList_New(0);
+      for (int64_t k = 0; fields && k < s->n_fields; k++) {
+        const QvField *f = &s->fields[k];
+        PyObject *t = Py_BuildValue("(NsO)",
+                                    f->name ? PyUnicode_DecodeUTF8(f->name, (Py_ssize_t)f->name_len, "surrogateescape")
+                                            : PyUnicode_FromString(""),
+                                    qv_type_describe(&f->type, type, sizeof type),
+                                    f->nullable ? Py_True : Py_False);
+        if (t) PyList_Append(fields, t);
+        Py_XDECREF(t);
+      }
+      qvpy_dict_put(d, "fields", fields);
+      break;
+    }
+    case QV_HEADER_DICTIONARY_BATCH:
+    case QV_HEADER_RECORD_BATCH: {
+      const QvRecordBatch *rb = &msg->header.record_batch;
+      if (msg->header_type == QV_HEADER_DICTIONARY_BATCH) {
+        rb = &msg->header.dictionary_batch.data;
+        qvpy_dict_put(d, "id", PyLong_FromLongLong(msg->header.dictionary_batch.id));
+        qvpy_dict_put(d, "is_delta", PyBool_FromLong(msg->header.dictionary_batch.is_delta));
+      }
+      qvpy_dict_put(d, "length", PyLong_FromLongLong(rb->length));
+      qvpy_dict_put(d, "nodes", PyLong_FromLongLong(rb->n_nodes));
+      qvpy_dict_put(d, "buffers", PyLong_FromLongLong(rb->n_buffers));
+      const char *c = rb->compression == QV_COMPRESSION_ZSTD ? "zstd" : rb->compression ? "lz4" : NULL;
+      if (c) qvpy_dict_put(d, "compression", PyUnicode_FromString(c));
+      break;
+    }
+    case QV_HEADER_TENSOR: {
+      const QvTensorMeta *te = &msg->header.tensor;
+      qvpy_dict_put(d, "type", PyUnicode_FromString(qv_type_describe(&te->type, type, sizeof type)));
+      put_dims(d, te->shape, te->ndim);
+      if (te->has_strides) qvpy_dict_put(d, "strides", qvpy_int64_tuple(te->strides, te->n_strides));
+      break;
+    }
+    case QV_HEADER_SPARSE_TENSOR: {
+      const QvSparseTensorMeta *s = &msg->header.sparse_tensor;
+      const char *fmt = qv_sparse_format_name(s->format);
+      qvpy_dict_put(d, "format", PyUnicode_FromString(fmt));
+      qvpy_dict_put(d, "type", PyUnicode_FromString(qv_type_describe(&s->type, type, sizeof type)));
+      put_dims(d, s->shape, s->ndim);
+      qvpy_dict_put(d, "nnz", PyLong_FromLongLong(s->non_zero_length));
+      break;
+    }
+    default: break;
+  }
+  if (PyErr_Occurred()) return Py_DECREF(d), NULL;
+  return d;
+}
+
+static QvStatus open_messages_call(QvSource *src, void *ctx, QvError *err) {
+  return qv_ipc_reader_new(ctx, src, NULL, err); /* the reader retains src */
+}
+
+/* messages(): an iterator that decodes one message per next(), so the
+ * first item costs one message whatever the stream's length. */
+typedef struct {
+  PyObject_HEAD
+  QvIpcReader *reader; /* NULL once exhausted or failed */
+  int64_t index;
+} MessageIterObject;
+
+static void MessageIter_dealloc(MessageIterObject *self) {
+  qv_ipc_reader_free(self->reader);
+  qvpy_free_instance((PyObject *)self);
+}
+
+static PyObject *MessageIter_next(MessageIterObject *self) {
+  if (self->reader == NULL) return NULL;
+  QvError err;
+  qv_error_clear(&err);
+  QvIpcMessage msg;
+  QvStatus st;
+  Py_BEGIN_ALLOW_THREADS
+  st = qv_ipc_reader_next(self->reader, &msg, &err);
+  Py_END_ALLOW_THREADS
+  if (st) {
+    qv_ipc_reader_free(self->reader);
+    self->reader = NULL;
+    return st == QV_EOS ? NULL : qvpy_raise(qvpy_state_of((PyObject *)self), st, &err);
+  }
+  PyObject *d = message_dict(&msg, self->index++);
+  qv_ipc_message_reset(&msg);
+  return d;
+}
+
+/* Python's slots are void pointers, functions included (ISO C leaves the
+ * conversion to the platform; every platform CPython runs on allows it). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+static PyType_Slot MessageIter_slots[] = {
+    {Py_tp_dealloc, (void *)MessageIter_dealloc},
+    {Py_tp_doc, (void *)"The messages of an Arrow stream or file, decoded one per next()."},
+    {Py_tp_iter, (void *)PyObject_SelfIter},
+    {Py_tp_iternext, (void *)MessageIter_next},
+    {0, NULL}};
+#pragma GCC diagnostic pop
+
+static PyType_Spec MessageIter_spec = {"quiver._MessageIter", sizeof(MessageIterObject), 0,
+                                       Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                           Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                       MessageIter_slots};
+
+static PyObject *py_messages(PyObject *m, PyObject *args, PyObject *kwargs) {
+  QvPyState *qs = qvpy_state(m);
+  static char *kw[] = {"source", NULL};
+  PyObject *source;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O", kw, &source)) return NULL;
+  MessageIterObject *it = PyObject_New(MessageIterObject, qs->MessageIterType);
+  if (!it) return NULL;
+  it->reader = NULL;
+  it->index = 0;
+  if (qvpy_with_source(qs, source, open_messages_call, &it->reader) < 0) {
+    Py_DECREF(it);
+    return NULL;
+  }
+  return (PyObject *)it;
+}
+
+int qvpy_io_exec(PyObject *module, QvPyState *qs) {
+  qs->MessageIterType = qvpy_add_type(module, &MessageIter_spec, false);
+  return qs->MessageIterType ? 0 : -1;
+}
+
+PyMethodDef qvpy_io_methods[] = {
+    {"messages_iter", (PyCFunction)(void (*)(void))py_messages, METH_VARARGS | METH_KEYWORDS,
+     "messages_iter(source)\n--\n\nAn iterator of the messages of a stream or file, as dicts."},
+    {NULL, NULL, 0, NULL}};

@@ -1,0 +1,304 @@
+/* quiver.RecordBatchReader and the record batch writer, both speaking the
+ * Arrow PyCapsule interface (arrow_schema, arrow_array, arrow_array_stream). */
+#include "qvpy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/c_data.h"
+#include "quiver/recordbatch_ipc.h"
+
+/* ---- record batches: capsules of the Arrow PyCapsule interface */
+
+static void schema_capsule_free(PyObject *cap) {
+  struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
+  if (!s) {
+    PyErr_Clear();
+    return;
+  }
+  if (s->release) s->release(s);
+  free(s);
+}
+
+static void stream_capsule_free(PyObject *cap) {
+  struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
+  if (!s) {
+    PyErr_Clear();
+    return;
+  }
+  if (s->release) s->release(s);
+  free(s);
+}
+
+static const QvRbReadOptions full_validation = {.struct_size = sizeof(QvRbReadOptions),
+                                                .validate = QV_VALIDATE_FULL};
+
+/* A new stream over `src` from its first batch. The stream reader reads an
+ * Arrow file through its footer, and qv_rb_write_all recognises its streams
+ * (keeping shared dictionary ids), so files go through it too. */
+static QvStatus open_batches(QvSource *src, struct ArrowArrayStream *out, QvError *err) {
+  memset(out, 0, sizeof *out);
+  return qv_rb_stream_reader_new(out, src, &full_validation, err);
+}
+
+typedef struct {
+  PyObject_HEAD
+  QvSource *src;
+  bool file;
+  int64_t num_batches;
+  struct ArrowSchema schema;
+} ReaderObject;
+
+static void Reader_dealloc(ReaderObject *self) {
+  if (self->schema.release) self->schema.release(&self->schema);
+  qv_source_free(self->src);
+  qvpy_free_instance((PyObject *)self);
+}
+
+/* Keeps the source in the Reader and reads its schema (and a file's batch
+ * count). */
+static QvStatus open_reader_call(QvSource *src, void *ctx, QvError *err) {
+  ReaderObject *self = ctx;
+  qv_source_retain(src);
+  self->src = src;
+  QvStatus st = QV_OK;
+  if (self->file) {
+    /* the file reader checks both magics and the footer */
+    QvRbFileReader *f = NULL;
+    st = qv_rb_file_reader_new(&f, src, &full_validation, err);
+    if (st == QV_OK) self->num_batches = qv_rb_file_n_batches(f);
+    qv_rb_file_reader_free(f);
+  }
+  struct ArrowArrayStream s;
+  if (st == QV_OK) st = open_batches(src, &s, err);
+  if (st == QV_OK) {
+    st = qv_rb_stream_get_schema(&s, &self->schema, err);
+    s.release(&s);
+  }
+  return st;
+}
+
+static PyObject *open_reader(QvPyState *qs, PyObject *source, bool file) {
+  ReaderObject *self = PyObject_New(ReaderObject, qs->ReaderType);
+  if (!self) return NULL;
+  self->src = NULL;
+  self->file = file;
+  self->num_batches = -1;
+  memset(&self->schema, 0, sizeof self->schema);
+  if (qvpy_with_source(qs, source, open_reader_call, self) < 0) {
+    Py_DECREF(self);
+    return NULL;
+  }
+  return (PyObject *)self;
+}
+
+static PyObject *py_read_stream(PyObject *m, PyObject *args, PyObject *kwargs) {
+  QvPyState *qs = qvpy_state(m);
+  static char *kw[] = {"source", NULL};
+  PyObject *source;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O", kw, &source)) return NULL;
+  return open_reader(qs, source, false);
+}
+
+static PyObject *py_read_file(PyObject *m, PyObject *args, PyObject *kwargs) {
+  QvPyState *qs = qvpy_state(m);
+  static char *kw[] = {"source", NULL};
+  PyObject *source;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O", kw, &source)) return NULL;
+  return open_reader(qs, source, true);
+}
+
+static PyObject *Reader_c_schema(ReaderObject *self, PyObject *unused) {
+  (void)unused;
+  QvPyState *qs = qvpy_state_of((PyObject *)self);
+  struct ArrowSchema *s = calloc(1, sizeof *s);
+  if (!s) return PyErr_NoMemory();
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_arrow_schema_copy(&self->schema, s, &err);
+  if (st) {
+    free(s);
+    return qvpy_raise(qs, st, &err);
+  }
+  PyObject *cap = PyCapsule_New(s, "arrow_schema", schema_capsule_free);
+  if (!cap) {
+    s->release(s);
+    free(s);
+  }
+  return cap;
+}
+
+static PyObject *Reader_c_stream(ReaderObject *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"requested_schema", NULL};
+  PyObject *req = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &req)) return NULL;
+  QvPyState *qs = qvpy_state_of((PyObject *)self);
+  /* requested_schema is a hint (the interface lets a producer ignore it):
+   * quiver hands out the types the file holds. */
+  struct ArrowArrayStream *s = calloc(1, sizeof *s);
+  if (!s) return PyErr_NoMemory();
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st;
+  Py_BEGIN_ALLOW_THREADS
+  st = open_batches(self->src, s, &err);
+  Py_END_ALLOW_THREADS
+  if (st) {
+    free(s);
+    return qvpy_raise(qs, st, &err);
+  }
+  PyObject *cap = PyCapsule_New(s, "arrow_array_stream", stream_capsule_free);
+  if (!cap) {
+    s->release(s);
+    free(s);
+  }
+  return cap;
+}
+
+static PyObject *Reader_get_num_batches(ReaderObject *self, void *c) {
+  (void)c;
+  if (self->num_batches < 0) Py_RETURN_NONE;
+  return PyLong_FromLongLong(self->num_batches);
+}
+
+static PyObject *Reader_get_columns(ReaderObject *self, void *c) {
+  (void)c;
+  PyObject *l = PyList_New(0);
+  for (int64_t i = 0; l && i < self->schema.n_children; i++) {
+    const struct ArrowSchema *ch = self->schema.children[i];
+    PyObject *t = Py_BuildValue("(Ns)", PyUnicode_DecodeUTF8(ch->name ? ch->name : "", (Py_ssize_t)strlen(ch->name ? ch->name : ""), "surrogateescape"), ch->format);
+    if (!t || PyList_Append(l, t) < 0) Py_CLEAR(l);
+    Py_XDECREF(t);
+  }
+  return l;
+}
+
+static PyMethodDef Reader_methods[] = {
+    {"__arrow_c_schema__", (PyCFunction)Reader_c_schema, METH_NOARGS,
+     "__arrow_c_schema__()\n--\n\nA PyCapsule 'arrow_schema' holding a copy of the schema."},
+    {"__arrow_c_stream__", (PyCFunction)(void (*)(void))Reader_c_stream, METH_VARARGS | METH_KEYWORDS,
+     "__arrow_c_stream__(requested_schema=None)\n--\n\nA PyCapsule 'arrow_array_stream' reading the "
+     "batches from the start (zero-copy views of the mapping or buffer, fully validated). Each call "
+     "starts a new stream."},
+    {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Reader_getset[] = {
+    {"num_batches", (getter)Reader_get_num_batches, NULL, "Batches in an Arrow file (None for a stream).", NULL},
+    {"columns", (getter)Reader_get_columns, NULL, "[(name, Arrow format string)] of the top-level columns.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+/* Python's slots are void pointers, functions included (ISO C leaves the
+ * conversion to the platform; every platform CPython runs on allows it). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpedantic"
+static PyType_Slot Reader_slots[] = {
+    {Py_tp_dealloc, (void *)Reader_dealloc},
+    {Py_tp_doc, (void *)"Record batches of an Arrow IPC stream or file, exported through the Arrow "
+                        "PyCapsule interface (__arrow_c_schema__, __arrow_c_stream__)."},
+    {Py_tp_methods, Reader_methods},
+    {Py_tp_getset, Reader_getset},
+    {0, NULL}};
+#pragma GCC diagnostic pop
+
+static PyType_Spec Reader_spec = {"quiver.RecordBatchReader", sizeof(ReaderObject), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                      Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                  Reader_slots};
+
+int qvpy_records_exec(PyObject *module, QvPyState *qs) {
+  qs->ReaderType = qvpy_add_type(module, &Reader_spec, true);
+  return qs->ReaderType ? 0 : -1;
+}
+
+static int parse_write_options(int file, PyObject *compression, QvRbWriteOptions *o) {
+  memset(o, 0, sizeof *o);
+  o->struct_size = sizeof *o;
+  o->format = file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM;
+  if (compression == Py_None) return 0;
+  const char *c = PyUnicode_Check(compression) ? PyUnicode_AsUTF8(compression) : NULL;
+  if (c && (strcmp(c, "lz4") == 0 || strcmp(c, "lz4_frame") == 0)) o->compression = QV_COMPRESSION_LZ4_FRAME;
+  else if (c && strcmp(c, "zstd") == 0) o->compression = QV_COMPRESSION_ZSTD;
+  else {
+    PyErr_Format(PyExc_ValueError, "compression must be None, 'lz4' or 'zstd', not %R", compression);
+    return -1;
+  }
+  return 0;
+}
+
+/* A stream, or one schema and one batch. */
+typedef struct BatchesWrite {
+  const QvRbWriteOptions *o;
+  struct ArrowArrayStream *stream;
+  const struct ArrowSchema *schema;
+  struct ArrowArray *array;
+} BatchesWrite;
+
+static QvStatus write_batches_call(QvSink *sink, void *ctx, QvError *err) {
+  BatchesWrite *b = ctx;
+  if (b->stream->release) return qv_rb_write_all(b->stream, sink, b->o, err);
+  QvRbWriter *w = NULL;
+  QvStatus st = qv_rb_writer_new(&w, b->schema, sink, b->o, err);
+  if (st == QV_OK) st = qv_rb_writer_write(w, b->array, err);
+  if (st == QV_OK) st = qv_rb_writer_finish(w, err);
+  qv_rb_writer_free(w);
+  return st;
+}
+
+static PyObject *py_write_batches(PyObject *m, PyObject *args, PyObject *kwargs) {
+  QvPyState *qs = qvpy_state(m);
+  static char *kw[] = {"dest", "stream", "schema", "array", "file", "compression", NULL};
+  PyObject *dest, *stream_cap = Py_None, *schema_cap = Py_None, *array_cap = Py_None,
+                  *compression = Py_None;
+  int file = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOpO", kw, &dest, &stream_cap, &schema_cap,
+                                   &array_cap, &file, &compression))
+    return NULL;
+  QvRbWriteOptions o;
+  if (parse_write_options(file, compression, &o) < 0) return NULL;
+  /* move the producer's structs out of the capsules (the consumer's job) */
+  struct ArrowArrayStream stream;
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+  memset(&stream, 0, sizeof stream);
+  memset(&schema, 0, sizeof schema);
+  memset(&array, 0, sizeof array);
+  if (stream_cap != Py_None) {
+    struct ArrowArrayStream *p = PyCapsule_GetPointer(stream_cap, "arrow_array_stream");
+    if (!p) return NULL;
+    if (!p->release) {
+      PyErr_SetString(PyExc_ValueError, "the stream capsule was already consumed");
+      return NULL;
+    }
+    stream = *p;
+    p->release = NULL;
+  } else {
+    struct ArrowSchema *ps = PyCapsule_GetPointer(schema_cap, "arrow_schema");
+    struct ArrowArray *pa = ps ? PyCapsule_GetPointer(array_cap, "arrow_array") : NULL;
+    if (!pa) return NULL;
+    if (!ps->release || !pa->release) {
+      PyErr_SetString(PyExc_ValueError, "the capsules were already consumed");
+      return NULL;
+    }
+    schema = *ps;
+    ps->release = NULL;
+    array = *pa;
+    pa->release = NULL;
+  }
+  BatchesWrite w = {&o, &stream, &schema, &array};
+  PyObject *result = qvpy_with_sink(qs, dest, write_batches_call, &w);
+  if (stream.release) stream.release(&stream);
+  if (schema.release) schema.release(&schema);
+  if (array.release) array.release(&array);
+  return result;
+}
+
+PyMethodDef qvpy_records_methods[] = {
+    {"read_stream", (PyCFunction)(void (*)(void))py_read_stream, METH_VARARGS | METH_KEYWORDS,
+     "read_stream(source)\n--\n\nA RecordBatchReader over an Arrow IPC stream (or file, read in "
+     "order) implementing the Arrow PyCapsule interface."},
+    {"read_file", (PyCFunction)(void (*)(void))py_read_file, METH_VARARGS | METH_KEYWORDS,
+     "read_file(source)\n--\n\nA RecordBatchReader over an Arrow IPC file (through its footer)."},
+    {"_write_batches", (PyCFunction)(void (*)(void))py_write_batches, METH_VARARGS | METH_KEYWORDS,
+     "_write_batches(dest, stream=None, schema=None, array=None, file=False, compression=None)\n--\n\n"
+     "Writes a stream capsule, or a schema and array capsule, as an Arrow stream or file."},
+    {NULL, NULL, 0, NULL}};
