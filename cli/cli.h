@@ -26,6 +26,7 @@ int qv_cmd_tensor(int argc, char **argv);
 int qv_cmd_tensor_stack(int argc, char **argv);
 int qv_cmd_tensor_unstack(int argc, char **argv);
 int qv_cmd_tensor_npy_column(int argc, char **argv);
+int qv_cmd_tensor_from_table(int argc, char **argv);
 int qv_cmd_cat(int argc, char **argv);
 int qv_cmd_convert(int argc, char **argv);
 int qv_cmd_validate(int argc, char **argv);

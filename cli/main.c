@@ -30,7 +30,7 @@ static const Command commands[] = {
      "  one line per buffer: its compressed and uncompressed bytes. FILE '-'\n"
      "  reads stdin.\n"},
     {"tensor", qv_cmd_tensor,
-     "tensor from-npy|to-npy|from-npz|to-npz|stack|unstack IN OUT  .npy/.npz, tensor columns <-> Arrow tensors",
+     "tensor from-npy|to-npy|from-npz|to-npz|stack|unstack|from-table IN OUT  .npy/.npz, tensor columns, tables <-> Arrow tensors",
      "usage: quiver tensor from-npy IN.npy OUT.arrow [--sparse=coo|csr|csc|csf]\n"
      "                [--index-type=T] [--axis-order=A,B,...] [--csf-lengths=elements|bytes]\n"
      "                [--max-output SIZE]\n"
@@ -66,7 +66,16 @@ static const Command commands[] = {
      "  'tensor'), an Arrow stream, or a file with --file; --max-output SIZE bounds\n"
      "  its values (every element, default 16G), checked before anything is written.\n"
      "  --threads N (stack, unstack, --as-column): threads that copy (null cells\n"
-     "  filled, a layout made row-major; default: every CPU; the output is the same).\n"},
+     "  filled, a layout made row-major; default: every CPU; the output is the same).\n"
+     "       quiver tensor from-table IN.arrow OUT.arrow [--columns a,b,...] [--column-major]\n"
+     "                [--null-to-nan] [--max-output SIZE]\n"
+     "  from-table: the numeric columns of a table (every batch of a stream or file)\n"
+     "  -> one Tensor [rows, columns] as Arrow C++'s RecordBatch::ToTensor makes it:\n"
+     "  the columns' types merged (uint16 + int16 = int32, int32 + float32 = float64),\n"
+     "  row-major unless --column-major; a null is an error unless --null-to-nan\n"
+     "  (NaN, integers become floats); a non-numeric column is an error (exit 1),\n"
+     "  float16 mixed with another type is unsupported (exit 3). --columns picks\n"
+     "  and orders the columns by name; --max-output SIZE bounds the tensor (16G).\n"},
     {"cat", qv_cmd_cat, "cat [--json] [--threads N] FILE|-  print tensors NumPy-style, record batches as a table",
      "usage: quiver cat [--json [--max-output SIZE]] [--threads N] FILE|-\n"
      "  Prints the values of every Tensor and SparseTensor message NumPy-style (a\n"

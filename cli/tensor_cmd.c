@@ -145,10 +145,11 @@ int qv_cmd_tensor(int argc, char **argv) {
   static const char *const formats[] = {"coo", "csr", "csc", "csf", NULL};
   if (argc < 1)
     return cli_usage_error("tensor", "needs a subcommand: from-npy, to-npy, from-npz, to-npz, "
-                              "stack or unstack");
+                              "stack, unstack or from-table");
   /* the tensor column subcommands live in tensorcol_cmd.c */
   if (strcmp(argv[0], "stack") == 0) return qv_cmd_tensor_stack(argc - 1, argv + 1);
   if (strcmp(argv[0], "unstack") == 0) return qv_cmd_tensor_unstack(argc - 1, argv + 1);
+  if (strcmp(argv[0], "from-table") == 0) return qv_cmd_tensor_from_table(argc - 1, argv + 1);
   if (strcmp(argv[0], "from-npy") == 0)
     for (int k = 1; k < argc && strcmp(argv[k], "--") != 0; k++)
       if (strcmp(argv[k], "--as-column") == 0) return qv_cmd_tensor_npy_column(argc - 1, argv + 1);
@@ -156,7 +157,7 @@ int qv_cmd_tensor(int argc, char **argv) {
   for (int k = 0; subs[k]; k++)
     if (strcmp(argv[0], subs[k]) == 0) which = k;
   if (which < 0)
-    return cli_usage_error("tensor", "'%s' is not one of from-npy, to-npy, from-npz, to-npz, stack, unstack",
+    return cli_usage_error("tensor", "'%s' is not one of from-npy, to-npy, from-npz, to-npz, stack, unstack, from-table",
                               argv[0]);
   bool is_from_npy = which == 0, is_to_npy = which == 1, is_from_npz = which == 2;
   bool is_to_npz = which == 3;

@@ -43,7 +43,7 @@ from . import _quiver
 __all__ = [
     "read_tensor", "read_tensor_info", "read_tensor_object", "write_tensor", "read_sparse",
     "write_sparse", "SparseTensor", "convert", "messages", "read_stream", "read_file",
-    "write_stream", "write_file", "Tensor", "RecordBatchReader", "Error", "InvalidError",
+    "write_stream", "write_file", "table_to_tensor", "Tensor", "RecordBatchReader", "Error", "InvalidError",
     "NotSupportedError", "CapacityError", "InputOutputError", "OutOfMemoryError",
 ]
 
@@ -340,6 +340,32 @@ def read_stream(source):
 def read_file(source):
     """A :class:`quiver.RecordBatchReader` over an Arrow IPC file, through its footer."""
     return _read_file(_source(source))
+
+
+def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False):
+    """The numeric columns of a table as one new 2-D ndarray ``[rows, columns]``.
+
+    As Arrow C++'s ``RecordBatch::ToTensor`` and pyarrow's
+    ``RecordBatch.to_tensor`` make it, over every batch of ``source``: an
+    Arrow IPC stream or file (a path, a bytes-like object or a binary file
+    object), or any producer of ``__arrow_c_stream__`` (a quiver
+    :class:`RecordBatchReader`, a pyarrow table, ...).
+
+    ``columns``: the names to take, in order (default: every column; a str
+    is a ``TypeError``). The dtype merges the columns' types as Arrow does
+    (uint16 + int16 = int32, int8 + float32 = float32, int32 + float32 =
+    float64). ``row_major=False`` gives a Fortran-order array. A null is an
+    :class:`InvalidError` unless ``null_to_nan``, which writes NaN and makes
+    an integer result float32 (8- and 16-bit integers) or float64. A column
+    that is not an integer or float (strings, bools, dates, ...) is an
+    :class:`InvalidError` naming it; float16 mixed with another type is
+    :class:`NotSupportedError`. The array owns its memory and is writable.
+    """
+    if hasattr(source, "__arrow_c_stream__"):
+        source = source.__arrow_c_stream__()
+    elif type(source).__name__ != "PyCapsule":
+        source = _source(source)
+    return _quiver._table_to_tensor(source, columns, bool(row_major), bool(null_to_nan))
 
 
 def _write(dest, obj, file, compression):

@@ -9,6 +9,7 @@
  *   tensor.c         quiver.Tensor and the dense tensor functions
  *   sparse.c         quiver._Sparse and the sparse tensor functions
  *   records.c        quiver.RecordBatchReader and the record batch writer
+ *   table_tensor.c   table_to_tensor: the numeric columns of a table as a 2-D ndarray
  *
  * A concept file exposes a method table (appended to the module by
  * quiver_module.c) and, when it defines types or needs state, an exec
@@ -163,6 +164,7 @@ extern PyMethodDef qvpy_tensor_methods[];
 extern PyMethodDef qvpy_sparse_methods[];
 extern PyMethodDef qvpy_io_methods[];
 extern PyMethodDef qvpy_records_methods[];
+extern PyMethodDef qvpy_table_tensor_methods[]; /* table_tensor.c: tables as tensors */
 
 /* A heap type made from `spec` for `module` and added to it under its short
  * name when `add` is true: the new type, or NULL raised. */

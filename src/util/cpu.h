@@ -65,6 +65,7 @@ typedef enum QvPath {
   QV_PATH_TRANSPOSE_EDGE,     /* tensor copy: a short source side (over half a line) by partial micro-blocks */
   QV_PATH_RECYCLED_BUFFER,    /* a large buffer served again from a recycler (util/recycle.h) */
   QV_PATH_CODEC_SINK_WINDOW,  /* frames compressed on threads into the sink's free memory, then moved */
+  QV_PATH_TABLE_TENSOR_MEMCPY, /* table -> tensor: a same-type column copied with memcpy (column-major) */
   QV_PATH_COUNT
 } QvPath;
 

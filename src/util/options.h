@@ -43,6 +43,7 @@ QvStatus qvi_options_load(void *dst, size_t dst_size, size_t first_size, const v
 #include "quiver/sparse.h"
 #include "quiver/sparse_column.h"
 #include "quiver/sparse_ipc.h"
+#include "quiver/table_tensor.h"
 #include "quiver/tensor_column.h"
 #include "quiver/tensor_dlpack.h"
 #include "quiver/tensor_ipc.h"
@@ -71,6 +72,7 @@ QvStatus qvi_options_load(void *dst, size_t dst_size, size_t first_size, const v
 #define QVI_FIRST_QvSparseColumnOptions QVI_THROUGH(QvSparseColumnOptions, struct_size)
 #define QVI_FIRST_QvSparseStackOptions QVI_THROUGH(QvSparseStackOptions, max_output_size)
 #define QVI_FIRST_QvSparseUnstackOptions QVI_THROUGH(QvSparseUnstackOptions, max_output_size)
+#define QVI_FIRST_QvTableToTensorOptions QVI_THROUGH(QvTableToTensorOptions, max_output_size)
 #define QVI_FIRST_QvSparseBuildOptions QVI_THROUGH(QvSparseBuildOptions, max_output_size)
 
 #endif

@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "quiver/table_tensor.h"
 #include "quiver/tensor_column.h"
 #include "util/options.h"
 
@@ -100,12 +101,36 @@ static void test_loader_zero_fills(void **state) {
   assert_null(dst.leading_name);
 }
 
+/* QvTableToTensorOptions: its first layout is today's; a prefix is refused,
+ * the whole struct read as given. */
+static void test_table_tensor_options(void **state) {
+  (void)state;
+  QvTableToTensorOptions src, dst;
+  memset(&src, 0x7f, sizeof src);
+  src.struct_size = QVI_FIRST_QvTableToTensorOptions;
+  src.null_to_nan = true;
+  src.column_major = false;
+  src.columns = NULL;
+  src.n_columns = 0;
+  src.max_output_size = 99;
+  QvError e;
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, &src, QvTableToTensorOptions, &e), QV_OK);
+  assert_true(dst.null_to_nan && !dst.column_major);
+  assert_int_equal(dst.max_output_size, 99);
+  src.struct_size = offsetof(QvTableToTensorOptions, max_output_size);
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, &src, QvTableToTensorOptions, &e), QV_EARG);
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, NULL, QvTableToTensorOptions, &e), QV_OK);
+  assert_false(dst.null_to_nan);
+  assert_int_equal(dst.max_output_size, 0);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_older_layout_is_read),
       cmocka_unit_test(test_smaller_than_ever_is_refused),
       cmocka_unit_test(test_newer_caller),
       cmocka_unit_test(test_loader_zero_fills),
+      cmocka_unit_test(test_table_tensor_options),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);

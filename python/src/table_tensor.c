@@ -1,0 +1,143 @@
+/* quiver._quiver: tables as tensors (quiver/table_tensor.h) —
+ * _table_to_tensor(source, columns, row_major, null_to_nan). */
+#include "qvpy.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/c_data.h"
+#include "quiver/recordbatch_ipc.h"
+#include "quiver/table_tensor.h"
+
+typedef struct TableCall {
+  QvTableToTensorOptions o;
+  QvTensor t;
+} TableCall;
+
+static const QvRbReadOptions full_validation = {.struct_size = sizeof(QvRbReadOptions),
+                                                .validate = QV_VALIDATE_FULL};
+
+static QvStatus table_call(QvSource *src, void *ctx, QvError *err) {
+  TableCall *c = ctx;
+  struct ArrowArrayStream s;
+  memset(&s, 0, sizeof s);
+  QvStatus st = qv_rb_stream_reader_new(&s, src, &full_validation, err);
+  if (st) return st;
+  st = qv_table_stream_to_tensor(&s, &c->o, &c->t, err);
+  s.release(&s);
+  return st;
+}
+
+/* columns: None or a sequence of str (a str itself is refused: it is no
+ * list of names). *names and *keep are freed by the caller. */
+static int parse_columns(PyObject *obj, const char ***names, int64_t *n, PyObject **keep) {
+  *names = NULL;
+  *n = 0;
+  *keep = NULL;
+  if (obj == Py_None) return 0;
+  if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
+    PyErr_SetString(PyExc_TypeError, "columns must be a list of column names, not a str");
+    return -1;
+  }
+  PyObject *seq = PySequence_Fast(obj, "columns must be a list of column names");
+  if (!seq) return -1;
+  Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+  const char **out = malloc((size_t)(len ? len : 1) * sizeof *out);
+  if (!out) {
+    Py_DECREF(seq);
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < len; i++) {
+    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+    if (!PyUnicode_Check(item)) {
+      PyErr_Format(PyExc_TypeError, "columns[%zd] must be a str, not %.100s", i,
+                   Py_TYPE(item)->tp_name);
+      free(out);
+      Py_DECREF(seq);
+      return -1;
+    }
+    Py_ssize_t sz;
+    const char *u = PyUnicode_AsUTF8AndSize(item, &sz);
+    if (!u) {
+      free(out);
+      Py_DECREF(seq);
+      return -1;
+    }
+    if ((size_t)sz != strlen(u)) {
+      PyErr_Format(PyExc_ValueError, "columns[%zd] contains NUL", i);
+      free(out);
+      Py_DECREF(seq);
+      return -1;
+    }
+    out[i] = u; /* kept alive by seq, which holds the items */
+  }
+  *names = out;
+  *n = len;
+  *keep = seq;
+  return 0;
+}
+
+static PyObject *py_table_to_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
+  QvPyState *qs = qvpy_state(m);
+  static char *kw[] = {"source", "columns", "row_major", "null_to_nan", NULL};
+  PyObject *source, *columns = Py_None;
+  int row_major = 1, null_to_nan = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|Opp", kw, &source, &columns, &row_major,
+                                   &null_to_nan))
+    return NULL;
+  const char **names;
+  int64_t n;
+  PyObject *keep;
+  if (parse_columns(columns, &names, &n, &keep) < 0) return NULL;
+  TableCall c;
+  memset(&c, 0, sizeof c);
+  c.o = (QvTableToTensorOptions){.struct_size = sizeof c.o, .null_to_nan = null_to_nan != 0,
+                                 .column_major = !row_major, .columns = names, .n_columns = n};
+  if (columns == Py_None) c.o.columns = NULL;
+  int rc;
+  if (PyCapsule_IsValid(source, "arrow_array_stream")) {
+    /* a producer's stream: moved out of the capsule and read with the GIL
+     * held (its callbacks may need it) */
+    struct ArrowArrayStream *cs = PyCapsule_GetPointer(source, "arrow_array_stream");
+    if (!cs || !cs->release) {
+      PyErr_SetString(PyExc_ValueError, "the stream capsule was already consumed");
+      rc = -1;
+    } else {
+      struct ArrowArrayStream s = *cs;
+      cs->release = NULL;
+      QvError err;
+      qv_error_clear(&err);
+      QvStatus st = qv_table_stream_to_tensor(&s, &c.o, &c.t, &err);
+      s.release(&s);
+      rc = st ? (qvpy_raise(qs, st, &err), -1) : 0;
+    }
+  } else {
+    rc = qvpy_with_source(qs, source, table_call, &c);
+  }
+  free(names);
+  Py_XDECREF(keep);
+  if (rc < 0) {
+    qv_tensor_reset(&c.t);
+    return NULL;
+  }
+  QvPyTensor *t = qvpy_tensor_new(qs);
+  if (!t) {
+    qv_tensor_reset(&c.t);
+    return NULL;
+  }
+  t->t = c.t;
+  PyObject *a = qvpy_tensor_to_numpy(t, NULL);
+  Py_DECREF(t);
+  /* the tensor's buffer is its own: the array may write it */
+  if (a) PyArray_ENABLEFLAGS((PyArrayObject *)a, NPY_ARRAY_WRITEABLE);
+  return a;
+}
+
+PyMethodDef qvpy_table_tensor_methods[] = {
+    {"_table_to_tensor", (PyCFunction)(void (*)(void))py_table_to_tensor,
+     METH_VARARGS | METH_KEYWORDS,
+     "_table_to_tensor(source, columns=None, row_major=True, null_to_nan=False)\n--\n\n"
+     "The numeric columns of a table (an Arrow stream or file: a path or a buffer, or an "
+     "arrow_array_stream capsule) as one new 2-D ndarray (see quiver.table_to_tensor)."},
+    {NULL, NULL, 0, NULL}};

@@ -1,0 +1,172 @@
+"""quiver.table_to_tensor: tables (written by quiver's integration JSON reader
+and by the apache-arrow npm package) as 2-D ndarrays with Arrow C++'s
+ToTensor rules for types, nulls and errors."""
+import base64
+import gc
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import quiver
+
+
+def _int(bits, signed):
+    return {"name": "int", "bitWidth": bits, "isSigned": signed}
+
+
+TYPES = {"i8": _int(8, True), "i16": _int(16, True), "i32": _int(32, True),
+         "i64": _int(64, True), "u16": _int(16, False), "u64": _int(64, False),
+         "f16": {"name": "floatingpoint", "precision": "HALF"},
+         "f32": {"name": "floatingpoint", "precision": "SINGLE"},
+         "f64": {"name": "floatingpoint", "precision": "DOUBLE"},
+         "utf8": {"name": "utf8"}, "bool": {"name": "bool"}}
+
+
+def write_table(cli, path, cols, batches):
+    """cols: [(name, type key)]; batches: [[values (None = null) per column]]."""
+    fields = [{"name": n, "nullable": True, "type": TYPES[t], "children": []} for n, t in cols]
+    out = []
+    for b in batches:
+        count = len(b[0])
+        columns = []
+        for (n, t), vals in zip(cols, b):
+            col = {"name": n, "count": count, "VALIDITY": [0 if v is None else 1 for v in vals]}
+            if t == "utf8":
+                s = ["" if v is None else str(v) for v in vals]
+                offs = [0]
+                for x in s:
+                    offs.append(offs[-1] + len(x))
+                col["OFFSET"], col["DATA"] = offs, s
+            elif t in ("i64", "u64"):
+                col["DATA"] = ["0" if v is None else str(v) for v in vals]
+            elif t == "bool":
+                col["DATA"] = [bool(v) for v in vals]
+            else:
+                col["DATA"] = [0 if v is None else v for v in vals]
+            columns.append(col)
+        out.append({"count": count, "columns": columns})
+    with open(f"{path}.json", "w") as f:
+        json.dump({"schema": {"fields": fields}, "batches": out}, f)
+    subprocess.run([cli, "integration", "--mode=json-to-arrow", f"--json={path}.json",
+                    f"--arrow={path}"], check=True, capture_output=True)
+    return str(path)
+
+
+@pytest.fixture
+def mixed(tmp_path, cli):
+    return write_table(cli, tmp_path / "t.arrow", [("a", "u16"), ("b", "i16"), ("c", "f32")],
+                       [[[1, 2], [10, 20], [0.5, 1.5]], [[3], [30], [2.5]]])
+
+
+WANT = np.array([[1, 10, 0.5], [2, 20, 1.5], [3, 30, 2.5]])
+
+
+def test_types_layouts_and_sources(mixed):
+    a = quiver.table_to_tensor(mixed)
+    assert a.dtype == np.float64 and a.shape == (3, 3) and a.flags.c_contiguous
+    assert np.array_equal(a, WANT)
+    f = quiver.table_to_tensor(mixed, row_major=False)
+    assert f.flags.f_contiguous and not f.flags.c_contiguous and np.array_equal(f, WANT)
+    # uint16 + int16 = int32, columns in the order given
+    b = quiver.table_to_tensor(mixed, columns=["b", "a"])
+    assert b.dtype == np.int32 and np.array_equal(b, [[10, 1], [20, 2], [30, 3]])
+    assert quiver.table_to_tensor(mixed, columns=("a",)).dtype == np.uint16
+    # bytes, a file object, a memoryview, a quiver reader, a stream capsule
+    data = open(mixed, "rb").read()
+    for src in (data, memoryview(data), open(mixed, "rb"), quiver.read_file(mixed),
+                quiver.read_stream(data), quiver.read_stream(mixed).__arrow_c_stream__()):
+        assert np.array_equal(quiver.table_to_tensor(src), WANT)
+    # the result owns its memory: writable, outlives the source
+    a[0, 0] = 42
+    del data
+    gc.collect()
+    assert a[0, 0] == 42 and a.base is not None
+
+
+def test_nulls(tmp_path, cli):
+    p = write_table(cli, tmp_path / "n.arrow", [("x", "i32"), ("y", "f32")],
+                    [[[1, None, 3], [4.0, 5.0, None]]])
+    with pytest.raises(quiver.ArrowInvalid, match=r"column 'x' has a null at row 1.*null_to_nan"):
+        quiver.table_to_tensor(p)
+    a = quiver.table_to_tensor(p, null_to_nan=True)
+    assert a.dtype == np.float64
+    assert np.array_equal(a, [[1, 4], [np.nan, 5], [3, np.nan]], equal_nan=True)
+    # integers become floats with null_to_nan: int8 -> float32, int32 -> float64
+    q = write_table(cli, tmp_path / "i.arrow", [("s", "i8"), ("t", "i32")], [[[1, None], [2, 3]]])
+    assert quiver.table_to_tensor(q, columns=["s"], null_to_nan=True).dtype == np.float32
+    assert quiver.table_to_tensor(q, columns=["t"], null_to_nan=True).dtype == np.float64
+    assert quiver.table_to_tensor(q, columns=["t"]).dtype == np.int32
+
+
+def test_errors(tmp_path, cli, mixed):
+    s = write_table(cli, tmp_path / "s.arrow", [("n", "i32"), ("name", "utf8"), ("ok", "bool")],
+                    [[[1], ["a"], [True]]])
+    with pytest.raises(quiver.ArrowInvalid, match="column 'name': DataType is not supported: string"):
+        quiver.table_to_tensor(s)
+    with pytest.raises(quiver.ArrowInvalid, match="DataType is not supported: bool"):
+        quiver.table_to_tensor(s, columns=["ok"])
+    h = write_table(cli, tmp_path / "h.arrow", [("h", "f16"), ("f", "f64")], [[[1.0], [2.0]]])
+    with pytest.raises(quiver.ArrowNotSupported, match="halffloat"):
+        quiver.table_to_tensor(h)
+    assert quiver.table_to_tensor(h, columns=["h"]).dtype == np.float16
+    u = write_table(cli, tmp_path / "u.arrow", [("big", "u64"), ("neg", "i64")], [[[1], [-1]]])
+    with pytest.raises(quiver.ArrowInvalid, match="no common integer type"):
+        quiver.table_to_tensor(u)
+    with pytest.raises(quiver.ArrowInvalid, match=r"no column named 'zz' \(columns: 'a', 'b', 'c'\)"):
+        quiver.table_to_tensor(mixed, columns=["a", "zz"])
+    with pytest.raises(quiver.ArrowInvalid, match="without columns"):
+        quiver.table_to_tensor(mixed, columns=[])
+    with pytest.raises(TypeError, match="not a str"):
+        quiver.table_to_tensor(mixed, columns="ab")
+    with pytest.raises(TypeError, match=r"columns\[0\] must be a str"):
+        quiver.table_to_tensor(mixed, columns=[1])
+    with pytest.raises(ValueError):
+        quiver.table_to_tensor(b"not arrow at all")
+    cap = quiver.read_stream(mixed).__arrow_c_stream__()
+    quiver.table_to_tensor(cap)
+    with pytest.raises(ValueError, match="already consumed"):
+        quiver.table_to_tensor(cap)
+
+
+def test_no_leak_over_10000_conversions(mixed):
+    from test_tensor import assert_no_growth
+    data = open(mixed, "rb").read()
+
+    def cycle():
+        for _ in range(500):
+            a = quiver.table_to_tensor(data)
+            b = quiver.table_to_tensor(mixed, row_major=False)
+            float(a[-1, -1] + b[-1, -1])
+
+    assert_no_growth(cycle, "10,000")
+
+
+JS = """
+import { tableFromArrays, tableToIPC } from 'apache-arrow';
+const t = tableFromArrays({
+  i: Int32Array.from([1, -2, 3, 4]),
+  u: Uint8Array.from([5, 6, 7, 8]),
+  d: Float64Array.from([0.25, 0.5, 0.75, 1.0]),
+});
+process.stdout.write(Buffer.from(tableToIPC(t, 'stream')).toString('base64'));
+"""
+
+
+def test_a_table_written_by_arrow_js(root):
+    js = os.path.join(root, "tests", "interop", "js")
+    if not shutil.which("node") or not os.path.isdir(os.path.join(js, "node_modules", "apache-arrow")):
+        pytest.skip("node or the apache-arrow npm package (npm ci in tests/interop/js) is missing")
+    r = subprocess.run(["node", "--input-type=module", "-e", JS], cwd=js, capture_output=True,
+                       check=True)
+    data = base64.b64decode(r.stdout)
+    a = quiver.table_to_tensor(data)
+    # int32 + uint8 = int32, then + float64 = float64
+    assert a.dtype == np.float64
+    assert np.array_equal(a, [[1, 5, 0.25], [-2, 6, 0.5], [3, 7, 0.75], [4, 8, 1.0]])
+    b = quiver.table_to_tensor(data, columns=["u", "i"], row_major=False)
+    assert b.dtype == np.int32 and b.flags.f_contiguous
+    assert np.array_equal(b, [[5, 1], [6, -2], [7, 3], [8, 4]])

@@ -1,0 +1,486 @@
+/* Tables as tensors (quiver/table_tensor.h): Arrow C++'s RecordBatch::ToTensor
+ * rules over the C Data Interface. */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/array.h"
+#include "quiver/sparse.h" /* QV_DEFAULT_MAX_OUTPUT_SIZE */
+#include "quiver/table_tensor.h"
+#include "util/cpu.h"
+#include "util/options.h"
+
+static bool is_float(QvArrowType t) {
+  return t == QV_ARROW_FLOAT16 || t == QV_ARROW_FLOAT32 || t == QV_ARROW_FLOAT64;
+}
+static bool is_signed(QvArrowType t) { return t >= QV_ARROW_INT8 && t <= QV_ARROW_INT64; }
+static bool is_unsigned(QvArrowType t) { return t >= QV_ARROW_UINT8 && t <= QV_ARROW_UINT64; }
+static int bits_of(QvArrowType t) { return (int)qv_arrow_type_size(t) * 8; }
+
+static QvArrowType signed_of(int bits) {
+  return bits <= 8 ? QV_ARROW_INT8 : bits <= 16 ? QV_ARROW_INT16 : bits <= 32 ? QV_ARROW_INT32 : QV_ARROW_INT64;
+}
+static QvArrowType unsigned_of(int bits) {
+  return bits <= 8 ? QV_ARROW_UINT8 : bits <= 16 ? QV_ARROW_UINT16 : bits <= 32 ? QV_ARROW_UINT32 : QV_ARROW_UINT64;
+}
+static QvArrowType float_of(int bits) {
+  return bits <= 16 ? QV_ARROW_FLOAT16 : bits <= 32 ? QV_ARROW_FLOAT32 : QV_ARROW_FLOAT64;
+}
+/* The float an integer of `bits` promotes to (int8 + float32 = float32,
+ * int32 + float32 = float64): float16 for 8 bits, float32 for 16, else 64. */
+static int int_as_float_bits(int bits) { return bits <= 8 ? 16 : bits <= 16 ? 32 : 64; }
+
+/* Arrow C++'s field merge with promote_integer_to_float, promote_integer_sign
+ * and promote_numeric_width, for two numeric types (float16 handled by the
+ * caller). */
+static QvStatus merge(QvArrowType a, QvArrowType b, const char *a_name, const char *b_name,
+                      QvArrowType *out, QvError *error) {
+  if (a == b) {
+    *out = a;
+    return QV_OK;
+  }
+  if (is_float(a) || is_float(b)) {
+    int fa = is_float(a) ? bits_of(a) : int_as_float_bits(bits_of(a));
+    int fb = is_float(b) ? bits_of(b) : int_as_float_bits(bits_of(b));
+    *out = float_of(fa > fb ? fa : fb);
+    return QV_OK;
+  }
+  int wa = bits_of(a), wb = bits_of(b);
+  if (is_signed(a) == is_signed(b)) {
+    *out = is_signed(a) ? signed_of(wa > wb ? wa : wb) : unsigned_of(wa > wb ? wa : wb);
+    return QV_OK;
+  }
+  int wu = is_unsigned(a) ? wa : wb, ws = is_unsigned(a) ? wb : wa;
+  if (wu < ws) {
+    *out = signed_of(ws);
+    return QV_OK;
+  }
+  if (wu == 64)
+    return qv_error_set(error, QV_EINVAL,
+                        "columns '%s' (%s) and '%s' (%s) have no common integer type: uint64 "
+                        "does not fit a signed integer",
+                        a_name, qv_arrow_type_name(a), b_name, qv_arrow_type_name(b));
+  *out = signed_of(wu * 2);
+  return QV_OK;
+}
+
+/* A non-numeric type as Arrow C++'s DataType::ToString spells the simple
+ * ones (the parameters of parameterized types left out). */
+static const char *cpp_type_name(QvArrowType t) {
+  switch (t) {
+    case QV_ARROW_STRING: return "string";
+    case QV_ARROW_LARGE_STRING: return "large_string";
+    case QV_ARROW_STRING_VIEW: return "string_view";
+    case QV_ARROW_DATE32: return "date32[day]";
+    case QV_ARROW_DATE64: return "date64[ms]";
+    default: return qv_arrow_type_name(t);
+  }
+}
+
+/* The chosen columns as schema child indices. */
+typedef struct Chosen {
+  int64_t n;
+  int64_t *index;
+} Chosen;
+
+static void names_list(const struct ArrowSchema *schema, char *buf, size_t size) {
+  size_t n = 0;
+  buf[0] = '\0';
+  for (int64_t i = 0; i < schema->n_children && n < size; i++) {
+    const char *nm = schema->children[i]->name ? schema->children[i]->name : "";
+    n += (size_t)snprintf(buf + n, size - n, "%s'%s'", i ? ", " : "", nm);
+  }
+}
+
+static QvStatus choose(const struct ArrowSchema *schema, const QvTableToTensorOptions *o,
+                       Chosen *c, QvError *error) {
+  c->n = o->columns ? o->n_columns : schema->n_children;
+  c->index = NULL;
+  if (o->columns && o->n_columns < 0)
+    return qv_error_set(error, QV_EARG, "n_columns = %lld is negative", (long long)o->n_columns);
+  if (c->n == 0) return QV_OK;
+  c->index = malloc((size_t)c->n * sizeof *c->index);
+  if (c->index == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  for (int64_t k = 0; k < c->n; k++) {
+    if (o->columns == NULL) {
+      c->index[k] = k;
+      continue;
+    }
+    const char *want = o->columns[k];
+    if (want == NULL) {
+      free(c->index);
+      c->index = NULL;
+      return qv_error_set(error, QV_EARG, "columns[%lld] is NULL", (long long)k);
+    }
+    int64_t found = -1, hits = 0;
+    for (int64_t i = 0; i < schema->n_children; i++) {
+      const char *nm = schema->children[i]->name;
+      if (nm != NULL && strcmp(nm, want) == 0) {
+        if (found < 0) found = i;
+        hits++;
+      }
+    }
+    if (hits != 1) {
+      char list[512];
+      names_list(schema, list, sizeof list);
+      free(c->index);
+      c->index = NULL;
+      return hits == 0 ? qv_error_set(error, QV_EINVAL, "no column named '%s' (columns: %s)",
+                                      want, list)
+                       : qv_error_set(error, QV_EINVAL,
+                                      "%lld columns are named '%s': the name is ambiguous "
+                                      "(columns: %s)",
+                                      (long long)hits, want, list);
+    }
+    c->index[k] = found;
+  }
+  return QV_OK;
+}
+
+static const char *col_name(const struct ArrowSchema *schema, int64_t i) {
+  const char *nm = schema->children[i]->name;
+  return nm ? nm : "";
+}
+
+/* Type checks in Arrow C++'s order after the null check: the first column
+ * an integer or float, each other numeric and not float16 mixed, merged. */
+static QvStatus result_type(const struct ArrowSchema *schema, const Chosen *c, bool null_to_nan,
+                            QvArrowType *out, QvError *error) {
+  if (c->n == 0)
+    return qv_error_set(error, QV_EINVAL,
+                        "Conversion to Tensor for RecordBatches without columns/schema is not "
+                        "supported.");
+  QvArrowType acc = QV_ARROW_NONE;
+  const char *acc_name = "";
+  for (int64_t k = 0; k < c->n; k++) {
+    QvArrowSchemaView v;
+    QvStatus st = qv_arrow_schema_view_init(&v, schema->children[c->index[k]], error);
+    if (st) return qv_error_prefix(error, "column '%s'", col_name(schema, c->index[k])), st;
+    QvArrowType t = v.type;
+    if (!(t >= QV_ARROW_INT8 && t < QV_ARROW_NUMERIC_END))
+      return qv_error_set(error, QV_EINVAL, "column '%s': DataType is not supported: %s",
+                          col_name(schema, c->index[k]),
+                          cpp_type_name(t));
+    if (k == 0) {
+      acc = t;
+      acc_name = col_name(schema, c->index[k]);
+      continue;
+    }
+    if ((t == QV_ARROW_FLOAT16 || acc == QV_ARROW_FLOAT16) && t != acc)
+      return qv_error_set(error, QV_ENOTSUP,
+                          "column '%s' (%s) with %s: Casting from or to halffloat is not "
+                          "supported.",
+                          col_name(schema, c->index[k]), qv_arrow_type_name(t),
+                          qv_arrow_type_name(acc));
+    if ((st = merge(acc, t, acc_name, col_name(schema, c->index[k]), &acc, error)) != QV_OK)
+      return st;
+  }
+  /* merged with float32: int8..uint16 -> float32, wider -> float64 */
+  if (null_to_nan && !is_float(acc)) {
+    int fb = int_as_float_bits(bits_of(acc));
+    acc = float_of(fb < 32 ? 32 : fb);
+  }
+  *out = acc;
+  return QV_OK;
+}
+
+QvStatus qv_table_tensor_type(const struct ArrowSchema *schema,
+                              const QvTableToTensorOptions *options, QvArrowType *out,
+                              QvError *error) {
+  if (schema == NULL || out == NULL)
+    return qv_error_set(error, QV_EARG, "qv_table_tensor_type: schema or out is NULL");
+  *out = QV_ARROW_NONE;
+  QvTableToTensorOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvTableToTensorOptions, error);
+  if (st) return st;
+  Chosen c;
+  if ((st = choose(schema, &o, &c, error)) != QV_OK) return st;
+  st = result_type(schema, &c, o.null_to_nan, out, error);
+  free(c.index);
+  return st;
+}
+
+/* ---- the copy */
+
+/* One source column chunk: `n` values of type `in` at `values`, validity
+ * bits at `bits` (NULL: none) from bit `bit0`. */
+typedef struct Chunk {
+  QvArrowType in;
+  const uint8_t *values;
+  const uint8_t *bits;
+  int64_t bit0;
+  int64_t n;
+} Chunk;
+
+static inline bool valid_at(const Chunk *ch, int64_t i) {
+  if (ch->bits == NULL) return true;
+  int64_t b = ch->bit0 + i;
+  return (ch->bits[b >> 3] >> (b & 7)) & 1;
+}
+
+/* dst[i * step] = (OUT)src[i] for each value; nulls as NaN (floats only). */
+#define CONVERT_FROM(OUT, IN)                                                              \
+  do {                                                                                     \
+    const IN *src = (const IN *)(const void *)ch->values;                                  \
+    if (ch->bits == NULL) {                                                                \
+      for (int64_t i = 0; i < ch->n; i++) dst[i * step] = (OUT)src[i];                     \
+    } else {                                                                               \
+      for (int64_t i = 0; i < ch->n; i++) dst[i * step] = valid_at(ch, i) ? (OUT)src[i] : nan_value; \
+    }                                                                                      \
+  } while (0)
+
+#define CONVERT_TO(NAME, OUT, NANV)                                                        \
+  static void NAME(const Chunk *ch, void *out, int64_t step) {                             \
+    OUT *dst = out;                                                                        \
+    const OUT nan_value = NANV;                                                            \
+    switch (ch->in) {                                                                      \
+      case QV_ARROW_INT8: CONVERT_FROM(OUT, int8_t); break;                                \
+      case QV_ARROW_INT16: CONVERT_FROM(OUT, int16_t); break;                              \
+      case QV_ARROW_INT32: CONVERT_FROM(OUT, int32_t); break;                              \
+      case QV_ARROW_INT64: CONVERT_FROM(OUT, int64_t); break;                              \
+      case QV_ARROW_UINT8: CONVERT_FROM(OUT, uint8_t); break;                              \
+      case QV_ARROW_UINT16: CONVERT_FROM(OUT, uint16_t); break;                            \
+      case QV_ARROW_UINT32: CONVERT_FROM(OUT, uint32_t); break;                            \
+      case QV_ARROW_UINT64: CONVERT_FROM(OUT, uint64_t); break;                            \
+      case QV_ARROW_FLOAT32: CONVERT_FROM(OUT, float); break;                              \
+      case QV_ARROW_FLOAT64: CONVERT_FROM(OUT, double); break;                             \
+      default: break; /* float16 only meets float16: copied as bits */                     \
+    }                                                                                      \
+  }
+
+/* Integers never meet a null (an integer result has no nulls: null_to_nan
+ * makes it a float), so their NaN is a placeholder. */
+CONVERT_TO(to_i8, int8_t, 0)
+CONVERT_TO(to_i16, int16_t, 0)
+CONVERT_TO(to_i32, int32_t, 0)
+CONVERT_TO(to_i64, int64_t, 0)
+CONVERT_TO(to_u8, uint8_t, 0)
+CONVERT_TO(to_u16, uint16_t, 0)
+CONVERT_TO(to_u32, uint32_t, 0)
+CONVERT_TO(to_u64, uint64_t, 0)
+CONVERT_TO(to_f32, float, NAN)
+CONVERT_TO(to_f64, double, NAN)
+
+static void to_f16(const Chunk *ch, void *out, int64_t step) {
+  uint16_t *dst = out;
+  const uint16_t *src = (const uint16_t *)(const void *)ch->values;
+  for (int64_t i = 0; i < ch->n; i++) dst[i * step] = valid_at(ch, i) ? src[i] : (uint16_t)0x7e00;
+}
+
+typedef void (*ConvertFn)(const Chunk *ch, void *out, int64_t step);
+
+static ConvertFn convert_fn(QvArrowType out) {
+  switch (out) {
+    case QV_ARROW_INT8: return to_i8;
+    case QV_ARROW_INT16: return to_i16;
+    case QV_ARROW_INT32: return to_i32;
+    case QV_ARROW_INT64: return to_i64;
+    case QV_ARROW_UINT8: return to_u8;
+    case QV_ARROW_UINT16: return to_u16;
+    case QV_ARROW_UINT32: return to_u32;
+    case QV_ARROW_UINT64: return to_u64;
+    case QV_ARROW_FLOAT16: return to_f16;
+    case QV_ARROW_FLOAT32: return to_f32;
+    default: return to_f64;
+  }
+}
+
+/* Views of every batch against the schema (cheap validation), rows counted. */
+typedef struct Views {
+  int64_t n;
+  QvArrayView *v;
+  int64_t rows;
+} Views;
+
+static void views_reset(Views *w) {
+  for (int64_t b = 0; b < w->n; b++) qv_array_view_reset(&w->v[b]);
+  free(w->v);
+  memset(w, 0, sizeof *w);
+}
+
+static QvStatus views_init(const struct ArrowSchema *schema, const struct ArrowArray *const *batches,
+                           int64_t n, Views *w, QvError *error) {
+  memset(w, 0, sizeof *w);
+  if (n == 0) return QV_OK;
+  w->v = calloc((size_t)n, sizeof *w->v);
+  if (w->v == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  for (int64_t b = 0; b < n; b++) {
+    if (batches[b] == NULL || batches[b]->release == NULL) {
+      views_reset(w);
+      return qv_error_set(error, QV_EARG, "batch %lld is NULL or released", (long long)b);
+    }
+    QvStatus st = qv_array_view_init(&w->v[b], schema, error);
+    if (st == QV_OK) {
+      w->n = b + 1;
+      st = qv_array_view_set_array(&w->v[b], batches[b], QV_VALIDATE_CHEAP, error);
+    }
+    if (st == QV_OK && __builtin_add_overflow(w->rows, w->v[b].length, &w->rows))
+      st = qv_error_set(error, QV_ELIMIT, "the batches' rows overflow int64");
+    if (st) {
+      views_reset(w);
+      return qv_error_prefix(error, "batch %lld", (long long)b), st;
+    }
+  }
+  return QV_OK;
+}
+
+/* Nulls of column view `c` in the rows [off, off + len) of its parent batch. */
+static int64_t first_null(const QvArrayView *c, int64_t off, int64_t len) {
+  if (c->type.type == QV_ARROW_NULL) return len > 0 ? 0 : -1;
+  if (c->null_count == 0 || c->buffer[0] == NULL) return -1;
+  for (int64_t i = 0; i < len; i++)
+    if (qv_array_view_is_null(c, off + i)) return i;
+  return -1;
+}
+
+QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
+                            const struct ArrowArray *const *batches, int64_t n_batches,
+                            const QvTableToTensorOptions *options, QvTensor *out,
+                            QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "qv_table_to_tensor: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (schema == NULL || (batches == NULL && n_batches > 0) || n_batches < 0)
+    return qv_error_set(error, QV_EARG, "qv_table_to_tensor: no schema or batches");
+  QvTableToTensorOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvTableToTensorOptions, error);
+  if (st) return st;
+  Chosen c;
+  if ((st = choose(schema, &o, &c, error)) != QV_OK) return st;
+  Views w;
+  if ((st = views_init(schema, batches, n_batches, &w, error)) != QV_OK) {
+    free(c.index);
+    return st;
+  }
+  if (c.n == 0) {
+    st = result_type(schema, &c, o.null_to_nan, &(QvArrowType){0}, error);
+    goto done;
+  }
+  /* nulls first, as Arrow C++ checks them */
+  if (!o.null_to_nan) {
+    int64_t row0 = 0;
+    for (int64_t b = 0; b < w.n; b++) {
+      for (int64_t k = 0; k < c.n; k++) {
+        int64_t at = first_null(&w.v[b].children[c.index[k]], w.v[b].offset, w.v[b].length);
+        if (at >= 0) {
+          st = qv_error_set(error, QV_EINVAL,
+                            "column '%s' has a null at row %lld: Can only convert a RecordBatch "
+                            "with no nulls. Set null_to_nan to true to convert nulls to NaN",
+                            col_name(schema, c.index[k]), (long long)(row0 + at));
+          goto done;
+        }
+      }
+      row0 += w.v[b].length;
+    }
+  }
+  QvArrowType type;
+  if ((st = result_type(schema, &c, o.null_to_nan, &type, error)) != QV_OK) goto done;
+  int64_t es = (int64_t)qv_arrow_type_size(type), total, limit;
+  limit = o.max_output_size > 0 ? o.max_output_size : QV_DEFAULT_MAX_OUTPUT_SIZE;
+  if (__builtin_mul_overflow(w.rows, c.n, &total) || __builtin_mul_overflow(total, es, &total) ||
+      total > limit) {
+    st = qv_error_set(error, QV_ELIMIT,
+                      "a tensor of %lld rows x %lld columns of %s exceeds the output limit of "
+                      "%lld bytes",
+                      (long long)w.rows, (long long)c.n, qv_arrow_type_name(type),
+                      (long long)limit);
+    goto done;
+  }
+  void *data;
+  int64_t shape[2] = {w.rows, c.n};
+  if ((st = qv_tensor_alloc(out, type, 2, shape, NULL, o.column_major, &data, error)) != QV_OK)
+    goto done;
+  ConvertFn fn = convert_fn(type);
+  bool memcpy_hit = false;
+  int64_t row0 = 0;
+  for (int64_t b = 0; b < w.n; b++) {
+    const QvArrayView *bv = &w.v[b];
+    for (int64_t k = 0; k < c.n; k++) {
+      const QvArrayView *cv = &bv->children[c.index[k]];
+      int64_t off = cv->offset + bv->offset;
+      Chunk ch = {.in = cv->type.type, .values = cv->buffer[1] + off * (int64_t)qv_arrow_type_size(cv->type.type),
+                  .bits = (cv->null_count != 0 && cv->buffer[0]) ? cv->buffer[0] : NULL,
+                  .bit0 = off, .n = bv->length};
+      if (ch.n == 0) continue;
+      uint8_t *dst;
+      int64_t step;
+      if (o.column_major) {
+        dst = (uint8_t *)data + (k * w.rows + row0) * es;
+        step = 1;
+      } else {
+        dst = (uint8_t *)data + (row0 * c.n + k) * es;
+        step = c.n;
+      }
+      if (ch.bits == NULL && ch.in == type && step == 1) {
+        memcpy(dst, ch.values, (size_t)(ch.n * es));
+        memcpy_hit = true;
+      } else {
+        fn(&ch, dst, step);
+      }
+    }
+    row0 += bv->length;
+  }
+  if (memcpy_hit) qvi_path_hit(QV_PATH_TABLE_TENSOR_MEMCPY);
+done:
+  views_reset(&w);
+  free(c.index);
+  if (st) qv_tensor_reset(out);
+  return st;
+}
+
+QvStatus qv_table_stream_to_tensor(struct ArrowArrayStream *stream,
+                                   const QvTableToTensorOptions *options, QvTensor *out,
+                                   QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "qv_table_stream_to_tensor: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (stream == NULL || stream->release == NULL)
+    return qv_error_set(error, QV_EARG, "qv_table_stream_to_tensor: no stream");
+  struct ArrowSchema schema;
+  memset(&schema, 0, sizeof schema);
+  int rc = stream->get_schema(stream, &schema);
+  if (rc != 0) {
+    const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+    return qv_error_set(error, rc == ENOMEM ? QV_ENOMEM : QV_EINVAL, "reading the schema: %s",
+                        m ? m : strerror(rc));
+  }
+  struct ArrowArray *arrays = NULL;
+  const struct ArrowArray **ptrs = NULL;
+  int64_t n = 0, cap = 0;
+  QvStatus st = QV_OK;
+  for (;;) {
+    if (n == cap) {
+      int64_t nc = cap ? cap * 2 : 8;
+      struct ArrowArray *na = realloc(arrays, (size_t)nc * sizeof *na);
+      if (na == NULL) {
+        st = qv_error_set(error, QV_ENOMEM, "out of memory");
+        break;
+      }
+      arrays = na;
+      cap = nc;
+    }
+    memset(&arrays[n], 0, sizeof arrays[n]);
+    rc = stream->get_next(stream, &arrays[n]);
+    if (rc != 0) {
+      const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+      st = qv_error_set(error, rc == ENOMEM ? QV_ENOMEM : QV_EINVAL, "reading batch %lld: %s",
+                        (long long)n, m ? m : strerror(rc));
+      break;
+    }
+    if (arrays[n].release == NULL) break; /* end of stream */
+    n++;
+  }
+  if (st == QV_OK && n > 0) {
+    ptrs = malloc((size_t)n * sizeof *ptrs);
+    if (ptrs == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
+    for (int64_t b = 0; ptrs && b < n; b++) ptrs[b] = &arrays[b];
+  }
+  if (st == QV_OK) st = qv_table_to_tensor(&schema, ptrs, n, options, out, error);
+  for (int64_t b = 0; b < n; b++)
+    if (arrays[b].release) arrays[b].release(&arrays[b]);
+  free(arrays);
+  free(ptrs);
+  schema.release(&schema);
+  return st;
+}

@@ -1,0 +1,358 @@
+/* Tables as tensors (quiver/table_tensor.h): Arrow C++'s ToTensor rules for
+ * type promotion, nulls and errors; both layouts; several and sliced
+ * batches; column choice; the output limit; the memcpy fast path (counted);
+ * and the stream form over an IPC stream. */
+#include "test_rb_helpers.h"
+#include "test_util.h"
+
+#include <math.h>
+
+#include "quiver/table_tensor.h"
+#include "quiver/tensor.h"
+#include "util/cpu.h"
+
+#define NUL_ (-12345.0) /* a null cell in the test tables */
+
+typedef struct Col {
+  const char *name;
+  const char *format;
+  double v[9];
+} Col;
+
+/* A batch of `rows` rows of the given columns (NUL_ cells are null; "u"
+ * columns get strings). */
+static void make(struct ArrowSchema *s, struct ArrowArray *a, const Col *cols, int ncols, int rows) {
+  QvError e = {0};
+  rbt_check(qv_arrow_schema_init(s, "+s", NULL, 0, ncols, &e), &e, "schema");
+  for (int c = 0; c < ncols; c++)
+    rbt_check(qv_arrow_schema_init(s->children[c], cols[c].format, cols[c].name,
+                                   ARROW_FLAG_NULLABLE, 0, &e),
+              &e, "child");
+  rbt_check(qv_array_init_from_schema(a, s, &e), &e, "init");
+  for (int r = 0; r < rows; r++) {
+    for (int c = 0; c < ncols; c++) {
+      struct ArrowArray *ch = a->children[c];
+      double v = cols[c].v[r];
+      char f = cols[c].format[0];
+      QvStatus st;
+      if (v == NUL_) st = qv_array_append_null(ch, 1, &e);
+      else if (f == 'u') st = qv_array_append_string(ch, "x", &e);
+      else if (f == 'e' || f == 'f' || f == 'g') st = qv_array_append_double(ch, v, &e);
+      else if (f == 'C' || f == 'S' || f == 'I' || f == 'L') st = qv_array_append_uint(ch, (uint64_t)v, &e);
+      else st = qv_array_append_int(ch, (int64_t)v, &e);
+      rbt_check(st, &e, "append");
+    }
+    rbt_check(qv_array_finish_element(a, &e), &e, "row");
+  }
+  rbt_check(qv_array_finish_building(a, QV_VALIDATE_FULL, &e), &e, "finish");
+}
+
+static QvStatus convert(const Col *cols, int ncols, int rows, const QvTableToTensorOptions *o,
+                        QvTensor *t, QvError *e) {
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  make(&s, &a, cols, ncols, rows);
+  const struct ArrowArray *b = &a;
+  QvStatus st = qv_table_to_tensor(&s, &b, 1, o, t, e);
+  a.release(&a);
+  s.release(&s);
+  return st;
+}
+
+static void expect_values(const QvTensor *t, QvArrowType type, int64_t rows, int64_t cols,
+                          bool column_major, const double *want) {
+  assert_int_equal(t->type, type);
+  assert_int_equal(t->ndim, 2);
+  assert_int_equal(t->shape[0], rows);
+  assert_int_equal(t->shape[1], cols);
+  int64_t es = (int64_t)qv_arrow_type_size(type);
+  if (column_major) {
+    assert_int_equal(t->strides[0], es);
+    assert_int_equal(t->strides[1], es * rows);
+  } else {
+    assert_int_equal(t->strides[0], es * cols);
+    assert_int_equal(t->strides[1], es);
+  }
+  assert_null(t->dim_names);
+  for (int64_t c = 0; c < cols; c++)
+    for (int64_t r = 0; r < rows; r++) {
+      double got;
+      QvError e = {0};
+      rbt_check(qv_tensor_get_double(t, (int64_t[]){r, c}, &got, &e), &e, "get");
+      double w = want[c * rows + r]; /* want: column by column */
+      if (isnan(w)) {
+        if (!isnan(got)) fail_msg("[%lld, %lld] = %g, want NaN", (long long)r, (long long)c, got);
+      } else if (got != w) {
+        fail_msg("[%lld, %lld] = %g, want %g", (long long)r, (long long)c, got, w);
+      }
+    }
+}
+
+static void expect_error(QvStatus st, const QvError *e, QvStatus code, const char *substr) {
+  assert_int_equal(st, code);
+  if (strstr(e->message, substr) == NULL) fail_msg("message '%s' lacks '%s'", e->message, substr);
+}
+
+static const Col u16 = {"f0", "S", {1, 2, 3, 4, 5, 6, 7, 8, 9}};
+static const Col i16 = {"f1", "s", {10, 20, 30, 40, 50, 60, 70, 80, 90}};
+static const Col f32 = {"f2", "f", {100, 200, 300, NAN, 500, 600, 700, 800, 900}};
+
+static void test_promotion(void **state) {
+  (void)state;
+  QvTensor t;
+  QvError e = {0};
+  QvTableToTensorOptions cm = {.struct_size = sizeof cm, .column_major = true};
+  /* single column keeps its type */
+  rbt_check(convert(&u16, 1, 9, &cm, &t, &e), &e, "u16");
+  expect_values(&t, QV_ARROW_UINT16, 9, 1, true, u16.v);
+  qv_tensor_reset(&t);
+  /* uint16 + int16 = int32 */
+  Col two[2] = {u16, i16};
+  double want2[18];
+  for (int i = 0; i < 9; i++) want2[i] = u16.v[i], want2[9 + i] = i16.v[i];
+  rbt_check(convert(two, 2, 9, &cm, &t, &e), &e, "u16+i16");
+  expect_values(&t, QV_ARROW_INT32, 9, 2, true, want2);
+  qv_tensor_reset(&t);
+  /* uint16 + int16 + float32 = float64, NaN values pass through */
+  Col three[3] = {u16, i16, f32};
+  double want3[27];
+  for (int i = 0; i < 9; i++) want3[i] = u16.v[i], want3[9 + i] = i16.v[i], want3[18 + i] = f32.v[i];
+  rbt_check(convert(three, 3, 9, NULL, &t, &e), &e, "mixed");
+  expect_values(&t, QV_ARROW_FLOAT64, 9, 3, false, want3);
+  qv_tensor_reset(&t);
+
+  /* the pairwise rules */
+  static const struct {
+    const char *a, *b;
+    QvArrowType want;
+  } pairs[] = {
+      {"c", "i", QV_ARROW_INT32},   {"s", "l", QV_ARROW_INT64},   {"C", "S", QV_ARROW_UINT16},
+      {"C", "i", QV_ARROW_INT32},   {"I", "s", QV_ARROW_INT64},   {"I", "i", QV_ARROW_INT64},
+      {"C", "c", QV_ARROW_INT16},   {"c", "f", QV_ARROW_FLOAT32}, {"s", "f", QV_ARROW_FLOAT32},
+      {"i", "f", QV_ARROW_FLOAT64}, {"L", "f", QV_ARROW_FLOAT64}, {"f", "g", QV_ARROW_FLOAT64},
+      {"C", "g", QV_ARROW_FLOAT64}, {"e", "e", QV_ARROW_FLOAT16}, {"f", "c", QV_ARROW_FLOAT32},
+  };
+  for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+    Col p[2] = {{"a", pairs[k].a, {1, 2}}, {"b", pairs[k].b, {3, 4}}};
+    rbt_check(convert(p, 2, 2, NULL, &t, &e), &e, pairs[k].a);
+    if (t.type != pairs[k].want)
+      fail_msg("%s + %s = %s, want %s", pairs[k].a, pairs[k].b, qv_arrow_type_name(t.type),
+               qv_arrow_type_name(pairs[k].want));
+    expect_values(&t, pairs[k].want, 2, 2, false, (double[]){1, 2, 3, 4});
+    qv_tensor_reset(&t);
+    QvArrowType only;
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    make(&s, &a, p, 2, 0);
+    rbt_check(qv_table_tensor_type(&s, NULL, &only, &e), &e, "type");
+    assert_int_equal(only, pairs[k].want);
+    a.release(&a);
+    s.release(&s);
+  }
+}
+
+static void test_nulls(void **state) {
+  (void)state;
+  QvTensor t;
+  QvError e = {0};
+  Col c[2] = {{"f0", "i", {NUL_, 2, 3, 4, 5, 6, 7, 8, 9}},
+              {"f1", "f", {10, 20, 30, 40, NUL_, 60, 70, 80, 90}}};
+  expect_error(convert(c, 2, 9, NULL, &t, &e), &e, QV_EINVAL,
+               "column 'f0' has a null at row 0: Can only convert a RecordBatch with no nulls");
+  assert_null(t.data);
+  double want[18];
+  for (int i = 0; i < 9; i++) {
+    want[i] = i == 0 ? NAN : c[0].v[i];
+    want[9 + i] = i == 4 ? NAN : c[1].v[i];
+  }
+  QvTableToTensorOptions o = {.struct_size = sizeof o, .null_to_nan = true};
+  /* int32 + float32 = float64 */
+  rbt_check(convert(c, 2, 9, &o, &t, &e), &e, "nan");
+  expect_values(&t, QV_ARROW_FLOAT64, 9, 2, false, want);
+  qv_tensor_reset(&t);
+  o.column_major = true;
+  rbt_check(convert(c, 2, 9, &o, &t, &e), &e, "nan cm");
+  expect_values(&t, QV_ARROW_FLOAT64, 9, 2, true, want);
+  qv_tensor_reset(&t);
+  /* int8 + int8 with null_to_nan = float32 (no nulls needed), int32 -> float64 */
+  Col i8[2] = {{"a", "c", {NUL_, 2}}, {"b", "c", {3, 4}}};
+  rbt_check(convert(i8, 2, 2, &o, &t, &e), &e, "i8");
+  expect_values(&t, QV_ARROW_FLOAT32, 2, 2, true, (double[]){NAN, 2, 3, 4});
+  qv_tensor_reset(&t);
+  Col i32[1] = {{"a", "i", {1, 2}}};
+  rbt_check(convert(i32, 1, 2, &o, &t, &e), &e, "i32");
+  expect_values(&t, QV_ARROW_FLOAT64, 2, 1, true, (double[]){1, 2});
+  qv_tensor_reset(&t);
+  /* float16 nulls are the float16 NaN */
+  Col h[1] = {{"h", "e", {1.5, NUL_}}};
+  rbt_check(convert(h, 1, 2, &o, &t, &e), &e, "f16");
+  assert_int_equal(t.type, QV_ARROW_FLOAT16);
+  assert_int_equal(((const uint16_t *)(const void *)t.data)[1], 0x7e00);
+  expect_values(&t, QV_ARROW_FLOAT16, 2, 1, true, (double[]){1.5, NAN});
+  qv_tensor_reset(&t);
+}
+
+static void test_errors(void **state) {
+  (void)state;
+  QvTensor t;
+  QvError e = {0};
+  expect_error(convert(NULL, 0, 3, NULL, &t, &e), &e, QV_EINVAL,
+               "Conversion to Tensor for RecordBatches without columns/schema is not supported.");
+  Col s[2] = {{"n", "i", {1, 2}}, {"name", "u", {0, 0}}};
+  expect_error(convert(s, 2, 2, NULL, &t, &e), &e, QV_EINVAL,
+               "column 'name': DataType is not supported: string");
+  Col b[1] = {{"flag", "b", {1, 0}}};
+  expect_error(convert(b, 1, 2, NULL, &t, &e), &e, QV_EINVAL, "DataType is not supported: bool");
+  Col d[1] = {{"day", "tdD", {1, 0}}};
+  expect_error(convert(d, 1, 2, NULL, &t, &e), &e, QV_EINVAL, "DataType is not supported: date32");
+  Col h[2] = {{"h", "e", {1, 2}}, {"d", "g", {1, 2}}};
+  expect_error(convert(h, 2, 2, NULL, &t, &e), &e, QV_ENOTSUP,
+               "Casting from or to halffloat is not supported.");
+  Col h2[2] = {{"d", "g", {1, 2}}, {"h", "e", {1, 2}}};
+  expect_error(convert(h2, 2, 2, NULL, &t, &e), &e, QV_ENOTSUP,
+               "Casting from or to halffloat is not supported.");
+  Col u[2] = {{"big", "L", {1, 2}}, {"neg", "l", {1, 2}}};
+  expect_error(convert(u, 2, 2, NULL, &t, &e), &e, QV_EINVAL,
+               "columns 'big' (uint64) and 'neg' (int64) have no common integer type");
+  /* column choice */
+  const char *missing[] = {"f1", "nope"};
+  QvTableToTensorOptions o = {.struct_size = sizeof o, .columns = missing, .n_columns = 2};
+  Col c[2] = {u16, i16};
+  expect_error(convert(c, 2, 9, &o, &t, &e), &e, QV_EINVAL,
+               "no column named 'nope' (columns: 'f0', 'f1')");
+  Col dup[2] = {{"x", "i", {1}}, {"x", "i", {2}}};
+  const char *x[] = {"x"};
+  o.columns = x;
+  o.n_columns = 1;
+  expect_error(convert(dup, 2, 1, &o, &t, &e), &e, QV_EINVAL, "2 columns are named 'x'");
+  o.n_columns = 0;
+  expect_error(convert(c, 2, 9, &o, &t, &e), &e, QV_EINVAL, "without columns");
+  /* the output limit, before any allocation */
+  QvTableToTensorOptions lim = {.struct_size = sizeof lim, .max_output_size = 8 * 9 * 2 - 1};
+  Col g[2] = {{"a", "g", {0}}, {"b", "g", {0}}};
+  expect_error(convert(g, 2, 9, &lim, &t, &e), &e, QV_ELIMIT, "exceeds the output limit of 143 bytes");
+  lim.max_output_size = 8 * 9 * 2;
+  rbt_check(convert(g, 2, 9, &lim, &t, &e), &e, "at the limit");
+  qv_tensor_reset(&t);
+  /* nulls are checked before types, as Arrow C++ does */
+  Col sn[1] = {{"s", "u", {NUL_, 0}}};
+  expect_error(convert(sn, 1, 2, NULL, &t, &e), &e, QV_EINVAL, "Can only convert a RecordBatch");
+}
+
+static void test_choice_batches_slices(void **state) {
+  (void)state;
+  QvError e = {0};
+  Col c1[3] = {{"a", "i", {1, 2, 3}}, {"b", "g", {4, 5, 6}}, {"c", "c", {7, 8, 9}}};
+  Col c2[3] = {{"a", "i", {10, 11, 12}}, {"b", "g", {13, 14, 15}}, {"c", "c", {16, 17, 18}}};
+  struct ArrowSchema s1, s2;
+  struct ArrowArray a1, a2;
+  make(&s1, &a1, c1, 3, 3);
+  make(&s2, &a2, c2, 3, 3);
+  /* the second batch sliced to its last two rows */
+  a2.offset = 1;
+  a2.length = 2;
+  const struct ArrowArray *batches[2] = {&a1, &a2};
+  const char *cols[] = {"c", "a", "c"};
+  QvTableToTensorOptions o = {.struct_size = sizeof o, .columns = cols, .n_columns = 3};
+  QvTensor t;
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &o, &t, &e), &e, "choice");
+  /* int8 + int32 + int8 = int32 */
+  expect_values(&t, QV_ARROW_INT32, 5, 3, false,
+                (double[]){7, 8, 9, 17, 18, 1, 2, 3, 11, 12, 7, 8, 9, 17, 18});
+  qv_tensor_reset(&t);
+  /* same-type columns in column-major order are copied with memcpy */
+  const char *same[] = {"a"};
+  o.columns = same;
+  o.n_columns = 1;
+  o.column_major = true;
+  uint64_t before = qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY);
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &o, &t, &e), &e, "memcpy");
+  assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY), before + 1);
+  expect_values(&t, QV_ARROW_INT32, 5, 1, true, (double[]){1, 2, 3, 11, 12});
+  qv_tensor_reset(&t);
+  /* a conversion is not a memcpy */
+  before = qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY);
+  QvTableToTensorOptions o2 = o;
+  o2.columns = (const char *[]){"c", "a"};
+  o2.n_columns = 2;
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &o2, &t, &e), &e, "convert");
+  qv_tensor_reset(&t);
+  /* "a" is int32 = the result: that column is a memcpy, "c" is not */
+  assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY), before + 1);
+  o2.columns = (const char *[]){"c", "b"};
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &o2, &t, &e), &e, "convert");
+  expect_values(&t, QV_ARROW_FLOAT64, 5, 2, true, (double[]){7, 8, 9, 17, 18, 4, 5, 6, 14, 15});
+  qv_tensor_reset(&t);
+  /* b is float64 = the result: one memcpy column again */
+  assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY), before + 2);
+  o2.columns = (const char *[]){"c"};
+  o2.n_columns = 1;
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &o2, &t, &e), &e, "int8 only");
+  qv_tensor_reset(&t);
+  assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY), before + 3);
+  o2.columns = (const char *[]){"c"};
+  o2.null_to_nan = true; /* int8 -> float32: no memcpy */
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &o2, &t, &e), &e, "int8 as float");
+  expect_values(&t, QV_ARROW_FLOAT32, 5, 1, true, (double[]){7, 8, 9, 17, 18});
+  qv_tensor_reset(&t);
+  assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY), before + 3);
+  /* no batches: a 0 x n tensor */
+  rbt_check(qv_table_to_tensor(&s1, NULL, 0, NULL, &t, &e), &e, "empty");
+  assert_int_equal(t.shape[0], 0);
+  assert_int_equal(t.shape[1], 3);
+  qv_tensor_reset(&t);
+  /* a released batch is refused */
+  struct ArrowArray gone = {0};
+  const struct ArrowArray *bad[1] = {&gone};
+  expect_error(qv_table_to_tensor(&s1, bad, 1, NULL, &t, &e), &e, QV_EARG, "released");
+  a1.release(&a1);
+  a2.release(&a2);
+  s1.release(&s1);
+  s2.release(&s2);
+}
+
+static void test_stream(void **state) {
+  (void)state;
+  QvError e = {0};
+  Col c1[2] = {{"x", "s", {1, 2}}, {"y", "f", {3, 4}}};
+  Col c2[2] = {{"x", "s", {5}}, {"y", "f", {NUL_}}};
+  struct ArrowSchema s1, s2;
+  struct ArrowArray a1, a2;
+  make(&s1, &a1, c1, 2, 2);
+  make(&s2, &a2, c2, 2, 1);
+  struct ArrowArray *batches[2] = {&a1, &a2};
+  uint8_t *data;
+  size_t size;
+  QvRbWriteOptions wo = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_NONE, 0, 1);
+  rbt_write(&s1, batches, 2, &wo, &data, &size);
+  struct ArrowArrayStream st;
+  rbt_check(rbt_stream_open(&st, data, size, NULL, &e), &e, "open");
+  QvTensor t;
+  expect_error(qv_table_stream_to_tensor(&st, NULL, &t, &e), &e, QV_EINVAL,
+               "column 'y' has a null at row 2");
+  st.release(&st);
+  rbt_check(rbt_stream_open(&st, data, size, NULL, &e), &e, "open");
+  QvTableToTensorOptions o = {.struct_size = sizeof o, .null_to_nan = true};
+  rbt_check(qv_table_stream_to_tensor(&st, &o, &t, &e), &e, "stream");
+  /* int16 + float32 = float32 */
+  expect_values(&t, QV_ARROW_FLOAT32, 3, 2, false, (double[]){1, 2, 5, 3, 4, NAN});
+  qv_tensor_reset(&t);
+  st.release(&st);
+  free(data);
+  a1.release(&a1);
+  a2.release(&a2);
+  s1.release(&s1);
+  s2.release(&s2);
+}
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_promotion),
+      cmocka_unit_test(test_nulls),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_choice_batches_slices),
+      cmocka_unit_test(test_stream),
+  };
+  const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
+  return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
+}
