@@ -90,7 +90,7 @@ def test_types_layouts_and_sources(mixed):
 def test_nulls(tmp_path, cli):
     p = write_table(cli, tmp_path / "n.arrow", [("x", "i32"), ("y", "f32")],
                     [[[1, None, 3], [4.0, 5.0, None]]])
-    with pytest.raises(quiver.ArrowInvalid, match=r"column 'x' has a null at row 1.*null_to_nan"):
+    with pytest.raises(quiver.InvalidError, match=r"column 'x' has a null at row 1.*null_to_nan"):
         quiver.table_to_tensor(p)
     a = quiver.table_to_tensor(p, null_to_nan=True)
     assert a.dtype == np.float64
@@ -105,20 +105,20 @@ def test_nulls(tmp_path, cli):
 def test_errors(tmp_path, cli, mixed):
     s = write_table(cli, tmp_path / "s.arrow", [("n", "i32"), ("name", "utf8"), ("ok", "bool")],
                     [[[1], ["a"], [True]]])
-    with pytest.raises(quiver.ArrowInvalid, match="column 'name': DataType is not supported: string"):
+    with pytest.raises(quiver.InvalidError, match="column 'name': DataType is not supported: string"):
         quiver.table_to_tensor(s)
-    with pytest.raises(quiver.ArrowInvalid, match="DataType is not supported: bool"):
+    with pytest.raises(quiver.InvalidError, match="DataType is not supported: bool"):
         quiver.table_to_tensor(s, columns=["ok"])
     h = write_table(cli, tmp_path / "h.arrow", [("h", "f16"), ("f", "f64")], [[[1.0], [2.0]]])
-    with pytest.raises(quiver.ArrowNotSupported, match="halffloat"):
+    with pytest.raises(quiver.NotSupportedError, match="halffloat"):
         quiver.table_to_tensor(h)
     assert quiver.table_to_tensor(h, columns=["h"]).dtype == np.float16
     u = write_table(cli, tmp_path / "u.arrow", [("big", "u64"), ("neg", "i64")], [[[1], [-1]]])
-    with pytest.raises(quiver.ArrowInvalid, match="no common integer type"):
+    with pytest.raises(quiver.InvalidError, match="no common integer type"):
         quiver.table_to_tensor(u)
-    with pytest.raises(quiver.ArrowInvalid, match=r"no column named 'zz' \(columns: 'a', 'b', 'c'\)"):
+    with pytest.raises(quiver.InvalidError, match=r"no column named 'zz' \(columns: 'a', 'b', 'c'\)"):
         quiver.table_to_tensor(mixed, columns=["a", "zz"])
-    with pytest.raises(quiver.ArrowInvalid, match="without columns"):
+    with pytest.raises(quiver.InvalidError, match="without columns"):
         quiver.table_to_tensor(mixed, columns=[])
     with pytest.raises(TypeError, match="not a str"):
         quiver.table_to_tensor(mixed, columns="ab")
