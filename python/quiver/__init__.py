@@ -43,7 +43,8 @@ from . import _quiver
 __all__ = [
     "read_tensor", "read_tensor_info", "read_tensor_object", "write_tensor", "read_sparse",
     "write_sparse", "SparseTensor", "convert", "messages", "read_stream", "read_file",
-    "write_stream", "write_file", "table_to_tensor", "Tensor", "RecordBatchReader", "Error", "InvalidError",
+    "write_stream", "write_file", "table_to_tensor", "read_tensor_column", "read_tensor_cells",
+    "write_tensor_column", "Tensor", "RecordBatchReader", "Error", "InvalidError",
     "NotSupportedError", "CapacityError", "InputOutputError", "OutOfMemoryError",
 ]
 
@@ -340,6 +341,60 @@ def read_stream(source):
 def read_file(source):
     """A :class:`quiver.RecordBatchReader` over an Arrow IPC file, through its footer."""
     return _read_file(_source(source))
+
+
+def read_tensor_column(source, column=None, batch=None, fill=None):
+    """A tensor column of a table as one ndarray ``[rows, *cell_shape]``.
+
+    ``source`` is an Arrow IPC stream or file (a path, which is
+    memory-mapped, a bytes-like object or a binary file object). The column
+    is an ``arrow.fixed_shape_tensor`` column, or an
+    ``arrow.variable_shape_tensor`` one whose cells share a shape;
+    ``column=None`` takes the only tensor column (an error names them when
+    there are several). The array views the mapping or the buffer without a
+    copy (read-only; a ``permutation`` becomes strides) when one batch is
+    read: ``batch=i`` picks batch ``i``, otherwise every batch is read and
+    several are concatenated (one copy). A null cell is an
+    :class:`InvalidError` unless ``fill`` gives the value its elements take
+    (the batch is then copied).
+    """
+    arrays, nulls = _quiver._read_tensor_column(_source(source), column, batch, fill is not None)
+    if fill is not None:
+        for a, rows in zip(arrays, nulls):
+            if rows:
+                a[rows] = fill
+    if len(arrays) == 1:
+        return arrays[0]
+    if not arrays:
+        raise InvalidError("the table has no record batches: the cell shape is unknown")
+    out = _np.concatenate(arrays)
+    return out
+
+
+def read_tensor_cells(source, column=None):
+    """Every cell of a tensor column (fixed or variable shape, any shapes) as a list:
+    a read-only ndarray viewing the source per cell (its ``permutation`` as
+    strides), ``None`` for a null cell; every batch, in order."""
+    return _quiver._read_tensor_cells(_source(source), column)
+
+
+def write_tensor_column(dest, data, name="tensor", dim_names=None, file=False):
+    """Writes a one-column table of tensors to ``dest`` (path or file object):
+    an Arrow stream, or an Arrow file with ``file=True``.
+
+    ``data`` an ndarray ``[n, ...]``: an ``arrow.fixed_shape_tensor`` column
+    of ``n`` cells, written from the array's memory without a copy; cells
+    in Fortran order or transposed (any permutation of a row-major layout
+    with the leading dim outermost, e.g. ``a.transpose(0, 2, 1)``) become a
+    ``permutation``, also without a copy. A layout whose cells interleave
+    (``numpy.asfortranarray`` of the whole ``[n, ...]`` array) cannot be a
+    FixedSizeList column and is copied row-major. ``data`` a list of
+    arrays (one dtype and number of dims; ``None`` for a null cell): an
+    ``arrow.variable_shape_tensor`` column, its ``uniform_shape`` giving the
+    extents every cell shares. ``dim_names``: one name per cell dim (a str
+    is a ``TypeError``).
+    """
+    _quiver._write_tensor_column(dest, data, name, dim_names, bool(file))
 
 
 def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False):

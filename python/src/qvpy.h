@@ -10,6 +10,7 @@
  *   sparse.c         quiver._Sparse and the sparse tensor functions
  *   records.c        quiver.RecordBatchReader and the record batch writer
  *   table_tensor.c   table_to_tensor: the numeric columns of a table as a 2-D ndarray
+ *   tensor_column.c  arrow.fixed_shape_tensor / variable_shape_tensor columns
  *
  * A concept file exposes a method table (appended to the module by
  * quiver_module.c) and, when it defines types or needs state, an exec
@@ -165,6 +166,7 @@ extern PyMethodDef qvpy_sparse_methods[];
 extern PyMethodDef qvpy_io_methods[];
 extern PyMethodDef qvpy_records_methods[];
 extern PyMethodDef qvpy_table_tensor_methods[]; /* table_tensor.c: tables as tensors */
+extern PyMethodDef qvpy_tensor_column_methods[]; /* tensor_column.c: tensor columns */
 
 /* A heap type made from `spec` for `module` and added to it under its short
  * name when `add` is true: the new type, or NULL raised. */
