@@ -9,7 +9,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 30
 WERROR     ?= ON
 
-.PHONY: all deps build test test-plain test-asan test-fuzz test-s390x demo install bench clean
+.PHONY: all deps build test test-plain test-asan test-fuzz test-s390x demo install bench docs clean
 
 all: build
 
@@ -51,6 +51,13 @@ test-s390x:
 
 demo: deps build
 	bash examples/demo.sh $(BUILD)/quiver
+
+# The API reference from include/quiver/ (Debian's doxygen): $(BUILD)/docs/html.
+# docs/Doxyfile makes every warning an error.
+docs:
+	mkdir -p $(BUILD)/docs
+	QV_DOCS_OUT=$(abspath $(BUILD))/docs doxygen docs/Doxyfile
+	@echo "API reference: $(BUILD)/docs/html/index.html"
 
 install: build
 	cmake --install $(BUILD)

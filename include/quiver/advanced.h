@@ -28,8 +28,8 @@ QV_API int qv_cpu_count(void);
 /** Number of set bits in bits[start, start + length) (start in bits). */
 QV_API int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length);
 
-/** Reads entry i of an integer buffer of type `index_type` (QV_ARROW_INT8 ..
- * QV_ARROW_UINT64) as int64; uint64 values above INT64_MAX read as -1. */
+/** Reads entry i of an integer buffer of type `index_type`
+ * (QV_ARROW_INT8 .. QV_ARROW_UINT64) as int64; uint64 values above INT64_MAX read as -1. */
 QV_API int64_t qv_index_load(const uint8_t *buf, QvArrowType index_type, int64_t i);
 
 /** IEEE half -> float. Keeps a NaN's payload exactly, so every half

@@ -1,4 +1,5 @@
-/* quiver: columnar arrays in memory (Columnar.rst), built on the Arrow C Data
+/** @file
+ * quiver: columnar arrays in memory (Columnar.rst), built on the Arrow C Data
  * Interface (quiver/c_data.h). Nothing here knows about bytes on disk.
  *
  *  - Schemas: parse an ArrowSchema into a QvArrowSchemaView; build ArrowSchemas
@@ -30,7 +31,7 @@
 extern "C" {
 #endif
 
-/* Nesting limit for schemas and arrays (children + dictionaries). */
+/** Nesting limit for schemas and arrays (children + dictionaries). */
 #define QV_ARRAY_MAX_DEPTH 64
 
 
@@ -38,75 +39,77 @@ extern "C" {
 
 /* ---- schemas */
 
-/* A parsed ArrowSchema node. Pointers point into the schema's strings. */
+/** A parsed ArrowSchema node. Pointers point into the schema's strings. */
 typedef struct QvArrowSchemaView {
   const struct ArrowSchema *schema;
-  /* Logical type: QV_ARROW_DICTIONARY when the schema has a dictionary. */
+  /** Logical type: QV_ARROW_DICTIONARY when the schema has a dictionary. */
   QvArrowType type;
-  /* Physical layout type: the index type of a dictionary, INT32 for date32
+  /** Physical layout type: the index type of a dictionary, INT32 for date32
    * and time32, INT64 for date64, time64, timestamp and duration; otherwise
    * equal to `type`. */
   QvArrowType storage_type;
-  /* Bytes per value for fixed-width storage (decimals, intervals, fixed-size
+  /** Bytes per value for fixed-width storage (decimals, intervals, fixed-size
    * binary, dictionary indices, ...); 0 for bool and variable-size types. */
   int32_t byte_width;
-  int32_t fixed_size;        /* fixed-size list: values per list */
-  int32_t decimal_precision; /* decimals */
+  int32_t fixed_size;        /**< fixed-size list: values per list */
+  int32_t decimal_precision; /**< decimals */
   int32_t decimal_scale;
   int32_t decimal_bit_width;
-  QvTimeUnit time_unit;      /* time32/64, timestamp, duration (quiver/common.h) */
-  const char *timezone;      /* timestamp: may be "" */
+  QvTimeUnit time_unit;      /**< time32/64, timestamp, duration (quiver/common.h) */
+  const char *timezone;      /**< timestamp: may be "" */
   size_t timezone_len;
   int64_t n_children;
-  /* Unions: union_type_ids[i] is the type code of child i;
+  /** Unions: union_type_ids[i] is the type code of child i;
    * union_child_index[code] the child of a type code or -1. */
   int8_t union_type_ids[128];
   int8_t union_child_index[128];
-  /* ARROW:extension:name / ARROW:extension:metadata, or NULL. */
+  /** ARROW:extension:name / ARROW:extension:metadata, or NULL. */
   const char *extension_name;
   size_t extension_name_len;
   const char *extension_metadata;
   size_t extension_metadata_len;
 } QvArrowSchemaView;
 
-/* Parses one node (not its children): the format string, the child count
+/** Parses one node (not its children): the format string, the child count
  * the type requires, a dictionary's integer index type, union type codes,
  * extension metadata. */
 QV_API QvStatus qv_arrow_schema_view_init(QvArrowSchemaView *view, const struct ArrowSchema *schema,
                              QvError *error);
 
-/* Validates a whole schema tree (every node parses, depth limit). */
+/** Validates a whole schema tree (every node parses, depth limit). */
 QV_API QvStatus qv_arrow_schema_validate(const struct ArrowSchema *schema, QvError *error);
 
-/* Initializes `schema` (release set) with a copy of `format` and `name`
+/** Initializes `schema` (release set) with a copy of `format` and `name`
  * (NULL: no name), the flags, and n_children child structs allocated with
  * release == NULL, to be initialized by the caller with qv_arrow_schema_init.
  * Does not check the format. */
 QV_API QvStatus qv_arrow_schema_init(struct ArrowSchema *schema, const char *format, const char *name,
                         int64_t flags, int64_t n_children, QvError *error);
-/* Allocates schema->dictionary (release == NULL) for the caller to init. */
+/** Allocates schema->dictionary (release == NULL) for the caller to init. */
 QV_API QvStatus qv_arrow_schema_alloc_dictionary(struct ArrowSchema *schema, QvError *error);
-/* Appends a key/value pair to the metadata (schemas made by qv_arrow_schema_init). */
+/** Appends a key/value pair to the metadata (schemas made by qv_arrow_schema_init). */
 QV_API QvStatus qv_arrow_schema_add_metadata(struct ArrowSchema *schema, const char *key, size_t key_len,
                                 const char *value, size_t value_len, QvError *error);
-/* Replaces the metadata with a copy of a C Data Interface metadata blob. */
+/** Replaces the metadata with a copy of a C Data Interface metadata blob. */
 QV_API QvStatus qv_arrow_schema_set_metadata(struct ArrowSchema *schema, const char *metadata,
                                 QvError *error);
+/** A deep copy of `src` into `dst` (released by dst->release). */
 QV_API QvStatus qv_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst, QvError *error);
 
-/* Metadata blobs (int32 count, then int32 length + bytes for each key and
+/** Metadata blobs (int32 count, then int32 length + bytes for each key and
  * value, native endian). */
 typedef struct QvArrowMetadataIter {
   const char *next;
   int32_t remaining;
 } QvArrowMetadataIter;
+/** Starts iterating a metadata blob (NULL: no pairs). */
 QV_API void qv_arrow_metadata_iter_init(QvArrowMetadataIter *it, const char *metadata);
-/* false at the end */
+/** false at the end */
 QV_API bool qv_arrow_metadata_iter_next(QvArrowMetadataIter *it, const char **key, int32_t *key_len,
                            const char **value, int32_t *value_len);
-/* Size in bytes of a metadata blob (0 for NULL). */
+/** Size in bytes of a metadata blob (0 for NULL). */
 QV_API int64_t qv_arrow_metadata_size(const char *metadata);
-/* Finds a key; returns false when absent. */
+/** Finds a key; returns false when absent. */
 QV_API bool qv_arrow_metadata_get(const char *metadata, const char *key, const char **value,
                      int32_t *value_len);
 
@@ -115,11 +118,11 @@ QV_API bool qv_arrow_metadata_get(const char *metadata, const char *key, const c
 typedef enum QvLayout {
   QV_LAYOUT_NULL,
   QV_LAYOUT_BOOL,
-  QV_LAYOUT_FIXED,       /* byte_width bytes per value */
-  QV_LAYOUT_BINARY,      /* int32 offsets + data */
+  QV_LAYOUT_FIXED,       /**< byte_width bytes per value */
+  QV_LAYOUT_BINARY,      /**< int32 offsets + data */
   QV_LAYOUT_LARGE_BINARY,
   QV_LAYOUT_VIEW,
-  QV_LAYOUT_LIST,        /* int32 offsets + child (list, map) */
+  QV_LAYOUT_LIST,        /**< int32 offsets + child (list, map) */
   QV_LAYOUT_LARGE_LIST,
   QV_LAYOUT_LIST_VIEW,
   QV_LAYOUT_LARGE_LIST_VIEW,
@@ -130,14 +133,14 @@ typedef enum QvLayout {
   QV_LAYOUT_REE
 } QvLayout;
 
-/* The layout of a storage type (QvArrowSchemaView.storage_type). */
+/** The layout of a storage type (QvArrowSchemaView.storage_type). */
 QV_API QvLayout qv_layout_of(QvArrowType storage_type);
-/* Whether the layout has a validity bitmap in slot 0. */
+/** Whether the layout has a validity bitmap in slot 0. */
 QV_API bool qv_layout_has_validity(QvLayout layout);
-/* Number of buffers an ArrowArray of this layout carries (views: without
+/** Number of buffers an ArrowArray of this layout carries (views: without
  * the variadic buffers and the trailing sizes buffer). */
 QV_API int qv_layout_n_buffers(QvLayout layout);
-/* Byte width of the offsets of a binary/list-like layout (4 or 8), else 0. */
+/** Byte width of the offsets of a binary/list-like layout (4 or 8), else 0. */
 QV_API int qv_layout_offset_width(QvLayout layout);
 
 
@@ -145,93 +148,97 @@ QV_API int qv_layout_offset_width(QvLayout layout);
 
 typedef enum QvValidateLevel {
   QV_VALIDATE_NONE = 0,
-  /* O(number of buffers): every buffer large enough for offset + length,
+  /** O(number of buffers): every buffer large enough for offset + length,
    * child lengths, first/last offsets and run ends inside their targets. */
   QV_VALIDATE_CHEAP = 1,
-  /* O(data): also offsets monotonic, UTF-8, view lengths/buffer indices/
+  /** O(data): also offsets monotonic, UTF-8, view lengths/buffer indices/
    * prefixes, union type codes and dense offsets, run ends strictly
    * increasing, dictionary indices in range, null counts vs bitmaps. */
   QV_VALIDATE_FULL = 2
 } QvValidateLevel;
 
-/* Buffer slots of a view, by layout:
+/** Buffer slots of a view, by layout:
  *   slot 0: validity bitmap (types that have one; NULL when absent)
  *   slot 1: values / bits / offsets / views / type codes / indices
  *   slot 2: binary data / list-view sizes / dense-union offsets
  * sizes are in bytes, counted from the buffer's start (physical index 0). */
 typedef struct QvArrayView {
   QvArrowSchemaView type;
-  const struct ArrowArray *array; /* set by qv_array_view_set_array */
+  const struct ArrowArray *array; /**< set by qv_array_view_set_array */
   int64_t offset;
   int64_t length;
-  int64_t null_count; /* -1: unknown */
+  int64_t null_count; /**< -1: unknown */
   const uint8_t *buffer[3];
   int64_t buffer_size[3];
-  /* binary/utf8 views: the variadic data buffers and their sizes */
+  /** binary/utf8 views: the variadic data buffers and their sizes */
   int64_t n_variadic;
   const uint8_t **variadic;
   int64_t *variadic_size;
   int64_t variadic_capacity;
   int64_t n_children;
   struct QvArrayView *children;
-  struct QvArrayView *dictionary; /* dictionary-encoded arrays: the values */
+  struct QvArrayView *dictionary; /**< dictionary-encoded arrays: the values */
 } QvArrayView;
 
-/* Allocates a view tree shaped like `schema` (validated). */
+/** Allocates a view tree shaped like `schema` (validated). */
 QV_API QvStatus qv_array_view_init(QvArrayView *view, const struct ArrowSchema *schema,
                             QvError *error);
+/** Frees the view tree (the arrays viewed are not touched). */
 QV_API void qv_array_view_reset(QvArrayView *view);
-/* Room for n variadic buffers in a view node (binary/utf8 views). */
+/** Room for n variadic buffers in a view node (binary/utf8 views). */
 QV_API QvStatus qv_array_view_reserve_variadic(QvArrayView *view, int64_t n, QvError *error);
-/* Points the view tree at an array: checks n_buffers / n_children /
+/** Points the view tree at an array: checks n_buffers / n_children /
  * dictionary presence and required pointers, derives buffer sizes from the
  * lengths (trusting the producer, as the C Data Interface does), then runs
  * the checks of `level`. */
 QV_API QvStatus qv_array_view_set_array(QvArrayView *view, const struct ArrowArray *array,
                                  QvValidateLevel level, QvError *error);
-/* Flags of qv_array_view_validate. */
-#define QV_VALIDATE_SKIP_DICTIONARIES 1u /* a reader checks each dictionary once, when it
+/** Flags of qv_array_view_validate. */
+#define QV_VALIDATE_SKIP_DICTIONARIES 1u /**< a reader checks each dictionary once, when it
                                             arrives, not with every batch using it */
-/* Checks a filled-in view: children and, unless flags has
+/** Checks a filled-in view: children and, unless flags has
  * QV_VALIDATE_SKIP_DICTIONARIES, dictionaries. flags: 0 or that. */
 QV_API QvStatus qv_array_view_validate(const QvArrayView *view, QvValidateLevel level,
                                        unsigned flags, QvError *error);
-/* One-shot validation of an array against its schema. */
+/** One-shot validation of an array against its schema. */
 QV_API QvStatus qv_array_validate(const struct ArrowArray *array, const struct ArrowSchema *schema,
                            QvValidateLevel level, QvError *error);
 
 /* ---- reading values from a (validated) view; i is the logical index */
+
+/** Whether logical element i is null. */
 QV_API bool qv_array_view_is_null(const QvArrayView *view, int64_t i);
-/* integers, bool, dates/times/timestamps/durations, dictionary indices,
+/** integers, bool, dates/times/timestamps/durations, dictionary indices,
  * interval months */
 QV_API int64_t qv_array_view_get_int(const QvArrayView *view, int64_t i);
+/** As qv_array_view_get_int, for unsigned values (uint64 in full). */
 QV_API uint64_t qv_array_view_get_uint(const QvArrayView *view, int64_t i);
-/* floating point (float16 converted) and integers */
+/** floating point (float16 converted) and integers */
 QV_API double qv_array_view_get_double(const QvArrayView *view, int64_t i);
 typedef struct QvBytes {
   const uint8_t *data;
   int64_t size;
 } QvBytes;
-/* binary/utf8 (all flavours), fixed-size binary, and the raw little-endian
+/** binary/utf8 (all flavours), fixed-size binary, and the raw little-endian
  * bytes of decimals and intervals */
 QV_API QvBytes qv_array_view_get_bytes(const QvArrayView *view, int64_t i);
-/* lists, list views, maps, fixed-size lists: range in the child */
+/** lists, list views, maps, fixed-size lists: range in the child */
 QV_API void qv_array_view_get_list(const QvArrayView *view, int64_t i, int64_t *child_start,
                             int64_t *child_length);
-/* unions: the child a value lives in and its index there */
+/** unions: the child a value lives in and its index there */
 QV_API void qv_array_view_get_union(const QvArrayView *view, int64_t i, int64_t *child,
                              int64_t *child_index);
-/* run-end encoded: index of the run (in the values child) holding i */
+/** run-end encoded: index of the run (in the values child) holding i */
 QV_API int64_t qv_array_view_get_run(const QvArrayView *view, int64_t i);
 
-/* The value at i as JSON text (NUL-terminated; qv_free it):
+/** The value at i as JSON text (NUL-terminated; qv_free it):
  * null, numbers, "strings" (binary as hex), [lists], {"struct": fields},
  * maps as [[key, value], ...], unions/run-end/dictionary arrays as the value
  * they stand for, decimals as "123.45" strings. NaN/Inf print as strings.
  * Output beyond max_len bytes (0 = unlimited) is cut and ends with "...". */
 QV_API QvStatus qv_array_view_format_value(const QvArrayView *view, int64_t i, size_t max_len,
                                     char **out, QvError *error);
-/* The same for a person (what `quiver cat` prints): as above, except
+/** The same for a person (what `quiver cat` prints): as above, except
  * date32/date64 as 2024-03-01 (date64 with a time of day as
  * 2024-03-01T13:45:07.123); time32/64 as 13:45:07.123 (fraction digits by
  * unit: none, 3, 6, 9); timestamps as 2024-03-01T13:45:07.123456, with a
@@ -250,64 +257,68 @@ QV_API QvStatus qv_array_view_format_human(const QvArrayView *view, int64_t i, s
 
 /* ---- building arrays */
 
-/* An empty array of the schema's type in the building state. Dictionary
+/** An empty array of the schema's type in the building state. Dictionary
  * types get a building `array->dictionary` for the values; nested types get
  * building children (array->children[i]). */
 QV_API QvStatus qv_array_init_from_schema(struct ArrowArray *array, const struct ArrowSchema *schema,
                                    QvError *error);
-/* Appends n nulls. For structs, fixed-size lists and sparse unions this also
+/** Appends n nulls. For structs, fixed-size lists and sparse unions this also
  * appends to the children (nulls, or empty values where a child cannot be
  * null); for run-end encoded arrays it appends a run of nulls. */
 QV_API QvStatus qv_array_append_null(struct ArrowArray *array, int64_t n, QvError *error);
-/* Appends n valid "zero" values (0, "", empty list, ...). */
+/** Appends n valid "zero" values (0, "", empty list, ...). */
 QV_API QvStatus qv_array_append_empty(struct ArrowArray *array, int64_t n, QvError *error);
-/* Integer-like types (bool, ints, dates, times, timestamps, durations,
+/** Integer-like types (bool, ints, dates, times, timestamps, durations,
  * interval months, dictionary indices, decimals by sign extension). Fails
  * with QV_EINVAL when the value does not fit the type. */
 QV_API QvStatus qv_array_append_int(struct ArrowArray *array, int64_t value, QvError *error);
+/** As qv_array_append_int, for values up to UINT64_MAX. */
 QV_API QvStatus qv_array_append_uint(struct ArrowArray *array, uint64_t value, QvError *error);
-/* float16/32/64 */
+/** float16/32/64 */
 QV_API QvStatus qv_array_append_double(struct ArrowArray *array, double value, QvError *error);
-/* binary/utf8 (all flavours), fixed-size binary (exact width), decimals and
+/** binary/utf8 (all flavours), fixed-size binary (exact width), decimals and
  * intervals (raw little-endian bytes of the exact width) */
 QV_API QvStatus qv_array_append_bytes(struct ArrowArray *array, const void *data, int64_t size, QvError *error);
+/** As qv_array_append_bytes, for a NUL-terminated string. */
 QV_API QvStatus qv_array_append_string(struct ArrowArray *array, const char *nul_terminated, QvError *error);
+/** A day-time interval: days and milliseconds. */
 QV_API QvStatus qv_array_append_interval_day_time(struct ArrowArray *array, int32_t days, int32_t ms, QvError *error);
+/** A month-day-nano interval: months, days and nanoseconds. */
 QV_API QvStatus qv_array_append_interval_month_day_nano(struct ArrowArray *array, int32_t months,
                                                  int32_t days, int64_t nanoseconds, QvError *error);
-/* Lists, list views, maps, fixed-size lists, structs: after appending the
+/** Lists, list views, maps, fixed-size lists, structs: after appending the
  * element's values to the child(ren), closes one valid element. */
 QV_API QvStatus qv_array_finish_element(struct ArrowArray *array, QvError *error);
-/* Unions: after appending one value to the child of `type_code`, closes the
+/** Unions: after appending one value to the child of `type_code`, closes the
  * element (sparse unions get empty values appended to the other children). */
 QV_API QvStatus qv_array_finish_union_element(struct ArrowArray *array, int8_t type_code, QvError *error);
-/* Run-end encoded: after appending one value to children[1], closes a run
+/** Run-end encoded: after appending one value to children[1], closes a run
  * of run_length (> 0) elements. */
 QV_API QvStatus qv_array_finish_run(struct ArrowArray *array, int64_t run_length, QvError *error);
-/* Run-end encoded: lengthens the last run by n (> 0) elements. */
+/** Run-end encoded: lengthens the last run by n (> 0) elements. */
 QV_API QvStatus qv_array_extend_run(struct ArrowArray *array, int64_t n, QvError *error);
-/* Appends src[start, start + length) (same type) to a building array. */
+/** Appends src[start, start + length) (same type) to a building array. */
 QV_API QvStatus qv_array_append_view(struct ArrowArray *array, const QvArrayView *src, int64_t start,
                               int64_t length, QvError *error);
-/* Ends building: sets buffers, lengths and null counts of the whole tree
+/** Ends building: sets buffers, lengths and null counts of the whole tree
  * and validates it at `level`. The array then is an ordinary ArrowArray. */
 QV_API QvStatus qv_array_finish_building(struct ArrowArray *array, QvValidateLevel level,
                                   QvError *error);
 
 /* ---- arrays made by quiver */
 
-/* Exports a view as an ArrowArray whose buffers point where the view's
+/** Exports a view as an ArrowArray whose buffers point where the view's
  * buffers point; every node holds a reference to `owner` (may be NULL when
  * the memory is static). Empty offset buffers become a static 0. A
  * dictionary view that has `array` set is attached with qv_array_share. */
 QV_API QvStatus qv_array_export_view(const QvArrayView *view, QvOwner *owner, struct ArrowArray *out,
                               QvError *error);
-/* A second, independent ArrowArray sharing src's memory (reference counts).
+/** A second, independent ArrowArray sharing src's memory (reference counts).
  * Only arrays created by quiver can be shared (QV_EARG otherwise). */
 QV_API QvStatus qv_array_share(const struct ArrowArray *src, struct ArrowArray *dst, QvError *error);
-/* True when `array` was produced by quiver (its release callback is ours). */
+/** True when `array` was produced by quiver (its release callback is ours). */
 QV_API bool qv_array_is_quiver(const struct ArrowArray *array);
-/* New array holding a's values followed by b's (both of `schema`'s type). */
+/** New array holding a's values followed by b's (both of `schema`'s type). */
 QV_API QvStatus qv_array_concat(const struct ArrowArray *a, const struct ArrowArray *b,
                          const struct ArrowSchema *schema, struct ArrowArray *out,
                          QvError *error);

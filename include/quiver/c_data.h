@@ -1,4 +1,5 @@
-/* quiver: the Arrow C Data Interface and C Stream Interface, exactly as the
+/** @file
+ * quiver: the Arrow C Data Interface and C Stream Interface, exactly as the
  * Arrow specification defines them (CDataInterface.rst, CStreamInterface.rst).
  * These structs are quiver's public currency for record batches: arrays are
  * read into them and written from them, so they can be handed to (or taken
@@ -36,7 +37,7 @@ extern "C" {
 #define ARROW_FLAG_MAP_KEYS_SORTED 4
 
 struct ArrowSchema {
-  /* Array type description */
+  /** Array type description */
   const char* format;
   const char* name;
   const char* metadata;
@@ -45,14 +46,14 @@ struct ArrowSchema {
   struct ArrowSchema** children;
   struct ArrowSchema* dictionary;
 
-  /* Release callback */
+  /** Release callback */
   void (*release)(struct ArrowSchema*);
-  /* Opaque producer-specific data */
+  /** Opaque producer-specific data */
   void* private_data;
 };
 
 struct ArrowArray {
-  /* Array data description */
+  /** Array data description */
   int64_t length;
   int64_t null_count;
   int64_t offset;
@@ -62,31 +63,31 @@ struct ArrowArray {
   struct ArrowArray** children;
   struct ArrowArray* dictionary;
 
-  /* Release callback */
+  /** Release callback */
   void (*release)(struct ArrowArray*);
-  /* Opaque producer-specific data */
+  /** Opaque producer-specific data */
   void* private_data;
 };
 
-#endif /* ARROW_C_DATA_INTERFACE */
+#endif /**< ARROW_C_DATA_INTERFACE */
 
 #ifndef ARROW_C_STREAM_INTERFACE
 #define ARROW_C_STREAM_INTERFACE
 
 struct ArrowArrayStream {
-  /* Callbacks providing stream functionality */
+  /** Callbacks providing stream functionality */
   int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
   int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
   const char* (*get_last_error)(struct ArrowArrayStream*);
 
-  /* Release callback */
+  /** Release callback */
   void (*release)(struct ArrowArrayStream*);
 
-  /* Opaque producer-specific data */
+  /** Opaque producer-specific data */
   void* private_data;
 };
 
-#endif /* ARROW_C_STREAM_INTERFACE */
+#endif /**< ARROW_C_STREAM_INTERFACE */
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* quiver: what every public header shares.
+/** @file
+ * quiver: what every public header shares.
  *
  * QV_API marks the library's public functions and data. The library is
  * built with -fvisibility=hidden, so only what carries QV_API is exported
@@ -38,7 +39,7 @@
 
 #include <stddef.h>
 
-/* Status codes and the error struct: quiver/error.h. */
+/** Status codes and the error struct: quiver/error.h. */
 typedef int QvStatus;
 typedef struct QvError QvError;
 
@@ -55,7 +56,7 @@ typedef struct QvError QvError;
  *  - QvLayout (quiver/array.h): a physical buffer layout (fixed width,
  *    offsets + data, ...), which several logical types share. */
 
-/* Logical data types. The numeric members, the value types of tensors and
+/** Logical data types. The numeric members, the value types of tensors and
  * sparse tensors, come first and in this order (integers signed, then
  * unsigned, then floats), from QV_ARROW_INT8 to QV_ARROW_NUMERIC_END - 1.
  * QV_ARROW_NONE (0) is no type: in an options struct it means "the
@@ -73,7 +74,7 @@ typedef enum QvArrowType {
   QV_ARROW_FLOAT16,
   QV_ARROW_FLOAT32,
   QV_ARROW_FLOAT64,
-  QV_ARROW_NUMERIC_END, /* one past the numeric types; also QV_ARROW_NULL */
+  QV_ARROW_NUMERIC_END, /**< one past the numeric types; also QV_ARROW_NULL */
   QV_ARROW_NULL = QV_ARROW_NUMERIC_END,
   QV_ARROW_BOOL,
   QV_ARROW_DECIMAL32,
@@ -110,7 +111,7 @@ typedef enum QvArrowType {
   QV_ARROW_TYPE_COUNT
 } QvArrowType;
 
-/* Time units of Arrow's time32/64, timestamp and duration types, with the
+/** Time units of Arrow's time32/64, timestamp and duration types, with the
  * values of Schema.fbs's TimeUnit. */
 typedef enum QvTimeUnit {
   QV_TIME_SECOND = 0,
@@ -119,7 +120,7 @@ typedef enum QvTimeUnit {
   QV_TIME_NANOSECOND = 3
 } QvTimeUnit;
 
-/* Byte order. Zero is "the host's" (so a zeroed options struct writes
+/** Byte order. Zero is "the host's" (so a zeroed options struct writes
  * native bytes); decoded metadata always says LITTLE or BIG (Schema.fbs's
  * Endianness numbers, 0 and 1, are mapped by the decoder and encoder, as
  * the compression codecs are). */
@@ -129,7 +130,7 @@ typedef enum QvEndianness {
   QV_ENDIAN_BIG = 2
 } QvEndianness;
 
-/* Sparse tensor formats, in memory (quiver/sparse.h) and in SparseTensor
+/** Sparse tensor formats, in memory (quiver/sparse.h) and in SparseTensor
  * metadata (quiver/format.h: the SparseTensorIndex union's CSX member with
  * compressedAxis Row is CSR, Column is CSC; the decoder and encoder map). */
 typedef enum QvSparseFormat {
@@ -143,21 +144,21 @@ typedef enum QvSparseFormat {
 extern "C" {
 #endif
 
-/* "int8" ... "float64", "utf8", "timestamp", "dictionary", ... ("?" when
+/** "int8" ... "float64", "utf8", "timestamp", "dictionary", ... ("?" when
  * out of range). */
 QV_API const char *qv_arrow_type_name(QvArrowType type);
-/* Bytes per value of a numeric type; 0 for every other type. */
+/** Bytes per value of a numeric type; 0 for every other type. */
 QV_API size_t qv_arrow_type_size(QvArrowType type);
-/* Parses a numeric type's name ("int8" ... "float64"); QV_EINVAL for any
+/** Parses a numeric type's name ("int8" ... "float64"); QV_EINVAL for any
  * other name, naming the ones it takes. */
 QV_API QvStatus qv_arrow_type_parse(const char *name, QvArrowType *out, QvError *error);
 
-/* "coo", "csr", "csc", "csf" ("?" when out of range). */
+/** "coo", "csr", "csc", "csf" ("?" when out of range). */
 QV_API const char *qv_sparse_format_name(QvSparseFormat format);
-/* Parses those names, in either case ("CSR" too); QV_EINVAL otherwise. */
+/** Parses those names, in either case ("CSR" too); QV_EINVAL otherwise. */
 QV_API QvStatus qv_sparse_format_parse(const char *name, QvSparseFormat *out, QvError *error);
 
-/* Frees memory the library handed out: encoded metadata, formatted text,
+/** Frees memory the library handed out: encoded metadata, formatted text,
  * a memory sink's bytes, qv_aligned_alloc blocks. NULL is a no-op. */
 QV_API void qv_free(void *p);
 

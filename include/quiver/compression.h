@@ -1,4 +1,5 @@
-/* quiver: body compression codecs of the Arrow IPC format (Message.fbs
+/** @file
+ * quiver: body compression codecs of the Arrow IPC format (Message.fbs
  * BodyCompression, one buffer at a time).
  *
  * One enum serves the metadata structs (quiver/format.h: a RecordBatch's
@@ -25,13 +26,13 @@ typedef enum QvCompression {
   QV_COMPRESSION_ZSTD = 2
 } QvCompression;
 
-/* Decompresses `src` (an LZ4 frame or a ZSTD frame) into exactly dst_size
+/** Decompresses `src` (an LZ4 frame or a ZSTD frame) into exactly dst_size
  * bytes; any other output size is an error. */
 QV_API QvStatus qv_decompress(QvCompression codec, const uint8_t *src, size_t src_size,
                               uint8_t *dst, size_t dst_size, QvError *error);
-/* Upper bound of the compressed size of n bytes. */
+/** Upper bound of the compressed size of n bytes. */
 QV_API size_t qv_compress_bound(QvCompression codec, size_t n);
-/* Compresses into dst (capacity >= qv_compress_bound); level 0 = default. */
+/** Compresses into dst (capacity >= qv_compress_bound); level 0 = default. */
 QV_API QvStatus qv_compress(QvCompression codec, int level, const uint8_t *src, size_t n,
                             uint8_t *dst, size_t capacity, size_t *out_size, QvError *error);
 

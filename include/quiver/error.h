@@ -1,4 +1,5 @@
-/* quiver: status codes and the error struct used by every function.
+/** @file
+ * quiver: status codes and the error struct used by every function.
  *
  * Every fallible function returns a QvStatus (QV_OK == 0) and takes an optional
  * `QvError *` that receives a human-readable message naming what was wrong and
@@ -18,14 +19,14 @@ typedef int QvStatus;
 
 enum {
   QV_OK = 0,
-  QV_EINVAL = 1,      /* input is malformed (bad bytes, violated invariant) */
-  QV_ENOMEM = 2,      /* allocation failed */
-  QV_EIO = 3,         /* read/write/open/mmap failed */
-  QV_ENOTSUP = 4,     /* well-formed but not supported by quiver */
-  QV_ELIMIT = 5,      /* a configured limit (size, depth, count) was exceeded */
-  QV_ETRUNCATED = 6,  /* input ended in the middle of a structure */
-  QV_EARG = 7,        /* the caller passed invalid arguments */
-  QV_EOS = 8          /* not an error: end of stream reached */
+  QV_EINVAL = 1,      /**< input is malformed (bad bytes, violated invariant) */
+  QV_ENOMEM = 2,      /**< allocation failed */
+  QV_EIO = 3,         /**< read/write/open/mmap failed */
+  QV_ENOTSUP = 4,     /**< well-formed but not supported by quiver */
+  QV_ELIMIT = 5,      /**< a configured limit (size, depth, count) was exceeded */
+  QV_ETRUNCATED = 6,  /**< input ended in the middle of a structure */
+  QV_EARG = 7,        /**< the caller passed invalid arguments */
+  QV_EOS = 8          /**< not an error: end of stream reached */
 };
 
 #define QV_ERROR_MESSAGE_SIZE 1024
@@ -35,13 +36,13 @@ typedef struct QvError {
   char message[QV_ERROR_MESSAGE_SIZE];
 } QvError;
 
-/* Short constant name of a status ("QV_EINVAL"). */
+/** Short constant name of a status ("QV_EINVAL"). */
 QV_API const char *qv_status_name(QvStatus status);
 
-/* Clears an error struct (code QV_OK, empty message). NULL is accepted. */
+/** Clears an error struct (code QV_OK, empty message). NULL is accepted. */
 QV_API void qv_error_clear(QvError *error);
 
-/* Sets code and printf-style message; returns `code` so callers can
+/** Sets code and printf-style message; returns `code` so callers can
  * `return qv_error_set(err, QV_EINVAL, "...")`. NULL `error` is accepted. */
 QV_API QvStatus qv_error_set(QvError *error, QvStatus code, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -49,7 +50,7 @@ QV_API QvStatus qv_error_set(QvError *error, QvStatus code, const char *fmt, ...
 #endif
     ;
 
-/* Prepends "prefix: " to the message already in `error`; returns error->code. */
+/** Prepends "prefix: " to the message already in `error`; returns error->code. */
 QV_API QvStatus qv_error_prefix(QvError *error, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

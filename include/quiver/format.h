@@ -1,4 +1,5 @@
-/* quiver: the Arrow IPC metadata (Message.fbs, Schema.fbs, Tensor.fbs,
+/** @file
+ * quiver: the Arrow IPC metadata (Message.fbs, Schema.fbs, Tensor.fbs,
  * SparseTensor.fbs, File.fbs) as plain C structs, with a verifying decoder
  * and an encoder.
  *
@@ -22,7 +23,7 @@
 extern "C" {
 #endif
 
-/* MetadataVersion */
+/** MetadataVersion */
 typedef enum QvMetadataVersion {
   QV_METADATA_V1 = 0,
   QV_METADATA_V2,
@@ -30,7 +31,7 @@ typedef enum QvMetadataVersion {
   QV_METADATA_V4,
   QV_METADATA_V5
 } QvMetadataVersion;
-/* MessageHeader union tags */
+/** MessageHeader union tags */
 typedef enum QvMessageHeader {
   QV_HEADER_NONE = 0,
   QV_HEADER_SCHEMA = 1,
@@ -39,7 +40,7 @@ typedef enum QvMessageHeader {
   QV_HEADER_TENSOR = 4,
   QV_HEADER_SPARSE_TENSOR = 5
 } QvMessageHeader;
-/* Type union tags */
+/** Type union tags */
 typedef enum QvTypeId {
   QV_TYPE_NONE = 0,
   QV_TYPE_NULL = 1,
@@ -71,7 +72,7 @@ typedef enum QvTypeId {
   QV_TYPE_ID_COUNT = 27
 } QvTypeId;
 
-/* The enums of Schema.fbs and Message.fbs, with the spec's numbers. Time
+/** The enums of Schema.fbs and Message.fbs, with the spec's numbers. Time
  * units are QvTimeUnit and byte order QvEndianness (quiver/common.h). */
 typedef enum QvPrecision {
   QV_PRECISION_HALF = 0,
@@ -85,20 +86,20 @@ typedef enum QvIntervalUnit {
   QV_INTERVAL_MONTH_DAY_NANO = 2
 } QvIntervalUnit;
 typedef enum QvUnionMode { QV_UNION_SPARSE = 0, QV_UNION_DENSE = 1 } QvUnionMode;
-/* Schema.features entries (int64 in the spec: the array stays int64_t). */
+/** Schema.features entries (int64 in the spec: the array stays int64_t). */
 enum {
   QV_FEATURE_UNUSED = 0,
   QV_FEATURE_DICTIONARY_REPLACEMENT = 1,
   QV_FEATURE_COMPRESSED_BODY = 2
 };
 typedef enum QvDictionaryKind { QV_DICTIONARY_KIND_DENSE_ARRAY = 0 } QvDictionaryKind;
-/* BodyCompressionMethod (the codec is a QvCompression, quiver/compression.h) */
+/** BodyCompressionMethod (the codec is a QvCompression, quiver/compression.h) */
 typedef enum QvCompressionMethod { QV_COMPRESSION_METHOD_BUFFER = 0 } QvCompressionMethod;
 
 typedef struct QvKeyValue {
-  const char *key;   /* NULL when absent */
+  const char *key;   /**< NULL when absent */
   size_t key_len;
-  const char *value; /* NULL when absent */
+  const char *value; /**< NULL when absent */
   size_t value_len;
 } QvKeyValue;
 
@@ -107,7 +108,7 @@ typedef struct QvIntType {
   bool is_signed;
 } QvIntType;
 
-/* A member of the Type union, with its parameters. */
+/** A member of the Type union, with its parameters. */
 typedef struct QvType {
   QvTypeId id;
   union {
@@ -116,7 +117,7 @@ typedef struct QvType {
     struct { int32_t precision, scale, bit_width; } decimal;
     struct { QvDateUnit unit; } date;
     struct { QvTimeUnit unit; int32_t bit_width; } time;
-    struct { QvTimeUnit unit; const char *timezone; size_t timezone_len; } timestamp; /* NULL tz: none */
+    struct { QvTimeUnit unit; const char *timezone; size_t timezone_len; } timestamp; /**< NULL tz: none */
     struct { QvIntervalUnit unit; } interval;
     struct { QvTimeUnit unit; } duration;
     struct { int32_t byte_width; } fixed_size_binary;
@@ -128,18 +129,18 @@ typedef struct QvType {
 
 typedef struct QvDictionaryEncoding {
   int64_t id;
-  bool has_index_type; /* absent means signed 32-bit */
+  bool has_index_type; /**< absent means signed 32-bit */
   QvIntType index_type;
   bool is_ordered;
   QvDictionaryKind kind;
 } QvDictionaryEncoding;
 
 typedef struct QvField {
-  const char *name; /* NULL when absent */
+  const char *name; /**< NULL when absent */
   size_t name_len;
   bool nullable;
   QvType type;
-  const QvDictionaryEncoding *dictionary; /* NULL when not dictionary-encoded */
+  const QvDictionaryEncoding *dictionary; /**< NULL when not dictionary-encoded */
   int64_t n_children;
   const struct QvField *children;
   int64_t n_metadata;
@@ -147,7 +148,7 @@ typedef struct QvField {
 } QvField;
 
 typedef struct QvSchema {
-  QvEndianness endianness; /* LITTLE or BIG, never NATIVE */
+  QvEndianness endianness; /**< LITTLE or BIG, never NATIVE */
   int64_t n_fields;
   const QvField *fields;
   int64_t n_metadata;
@@ -172,7 +173,7 @@ typedef struct QvRecordBatch {
   const QvFieldNode *nodes;
   int64_t n_buffers;
   const QvBuffer *buffers;
-  /* NONE: no BodyCompression table; else its codec (the .fbs CompressionType
+  /** NONE: no BodyCompression table; else its codec (the .fbs CompressionType
    * numbers are mapped by the decoder and encoder) */
   QvCompression compression;
   QvCompressionMethod method;
@@ -189,7 +190,7 @@ typedef struct QvDictionaryBatch {
 
 typedef struct QvTensorDim {
   int64_t size;
-  const char *name; /* NULL when absent */
+  const char *name; /**< NULL when absent */
   size_t name_len;
 } QvTensorDim;
 
@@ -212,7 +213,7 @@ typedef struct QvSparseCOO {
   bool is_canonical;
 } QvSparseCOO;
 
-/* CSR or CSC: SparseMatrixIndexCSX, whose compressedAxis the format says. */
+/** CSR or CSC: SparseMatrixIndexCSX, whose compressedAxis the format says. */
 typedef struct QvSparseCSX {
   QvIntType indptr_type;
   QvBuffer indptr_buffer;
@@ -236,10 +237,10 @@ typedef struct QvSparseTensorMeta {
   int64_t ndim;
   const QvTensorDim *shape;
   int64_t non_zero_length;
-  QvSparseFormat format; /* the index: COO, CSR/CSC (CSX), CSF */
+  QvSparseFormat format; /**< the index: COO, CSR/CSC (CSX), CSF */
   union {
     QvSparseCOO coo;
-    QvSparseCSX csx; /* CSR and CSC */
+    QvSparseCSX csx; /**< CSR and CSC */
     QvSparseCSF csf;
   } index;
   QvBuffer data;
@@ -258,7 +259,7 @@ typedef struct QvMessage {
   int64_t body_length;
   int64_t n_metadata;
   const QvKeyValue *metadata;
-  void *private_data; /* arena; owned */
+  void *private_data; /**< arena; owned */
 } QvMessage;
 
 typedef struct QvBlock {
@@ -280,14 +281,14 @@ typedef struct QvFooter {
   void *private_data;
 } QvFooter;
 
-/* NULL or a zeroed struct: every default. */
+/** NULL or a zeroed struct: every default. */
 typedef struct QvDecodeOptions {
-  size_t struct_size;  /* 0 or sizeof(QvDecodeOptions) (quiver/common.h) */
-  unsigned max_depth;  /* FlatBuffers table nesting; 0 = 64 */
-  size_t max_tables;   /* tables + strings visited (per reference); 0 = 1,000,000 */
+  size_t struct_size;  /**< 0 or sizeof(QvDecodeOptions) (quiver/common.h) */
+  unsigned max_depth;  /**< FlatBuffers table nesting; 0 = 64 */
+  size_t max_tables;   /**< tables + strings visited (per reference); 0 = 1,000,000 */
 } QvDecodeOptions;
 
-/* Verifies then decodes a Message FlatBuffer. On error *out is left empty
+/** Verifies then decodes a Message FlatBuffer. On error *out is left empty
  * (safe to release) and `error` names the offending field. Semantic checks:
  * known union tags and enum values, required fields, type parameters (Int
  * widths, Decimal width and precision, Time unit vs width, ...), non-negative
@@ -297,9 +298,10 @@ typedef struct QvDecodeOptions {
  * 64 KiB (possible only when sub-objects are shared by many references). */
 QV_API QvStatus qv_message_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                            QvMessage *out, QvError *error);
+/** Frees what qv_message_decode allocated; the struct is zeroed. */
 QV_API void qv_message_reset(QvMessage *msg);
 
-/* Encodes to a FlatBuffer; *out is the library's, qv_free it (NULL on error).
+/** Encodes to a FlatBuffer; *out is the library's, qv_free it (NULL on error).
  * Deterministic: equal messages give identical bytes. Values are written as
  * given (so invalid metadata can be produced on purpose); QV_EARG for what
  * cannot be encoded at all (an unknown header, Type or sparse index tag, a
@@ -307,28 +309,36 @@ QV_API void qv_message_reset(QvMessage *msg);
  * fields nested deeper than the decoder accepts. */
 QV_API QvStatus qv_message_encode(const QvMessage *msg, uint8_t **out, size_t *out_size, QvError *error);
 
+/** Decodes an Arrow file footer (Footer FlatBuffer) with the limits of `options`. */
 QV_API QvStatus qv_footer_decode(const uint8_t *buf, size_t size, const QvDecodeOptions *options,
                           QvFooter *out, QvError *error);
+/** Frees what qv_footer_decode allocated; the struct is zeroed. */
 QV_API void qv_footer_reset(QvFooter *footer);
+/** Encodes a footer; *out is the library's, qv_free it (as qv_message_encode). */
 QV_API QvStatus qv_footer_encode(const QvFooter *footer, uint8_t **out, size_t *out_size,
                           QvError *error);
 
-/* Deep equality of metadata values (never pointers). An absent string differs
+/** Deep equality of metadata values (never pointers). An absent string differs
  * from an empty one and has_* flags count (the encoder writes them
  * differently); members a struct marks unused are ignored (index_type when
  * !has_index_type, method when compression is NONE, private_data). On a
  * difference, the path of the first differing field ("Message.header(Schema)
  * .fields[1].type.unit") is written to `where` when it is not NULL. */
 QV_API bool qv_type_equal(const QvType *a, const QvType *b);
+/** As qv_type_equal, for schemas; the first difference's path in `where`. */
 QV_API bool qv_schema_equal(const QvSchema *a, const QvSchema *b, char *where, size_t where_size);
+/** As qv_type_equal, for messages; the first difference's path in `where`. */
 QV_API bool qv_message_equal(const QvMessage *a, const QvMessage *b, char *where, size_t where_size);
+/** As qv_type_equal, for footers; the first difference's path in `where`. */
 QV_API bool qv_footer_equal(const QvFooter *a, const QvFooter *b, char *where, size_t where_size);
 
-/* Names for display: "Schema", "Int", "V5", ... ("?" when unknown). */
+/** Names for display: "Schema", "Int", "V5", ... ("?" when unknown). */
 QV_API const char *qv_header_type_name(QvMessageHeader header_type);
+/** The Schema.fbs name of a type id ("Int", "Utf8", ...). */
 QV_API const char *qv_type_id_name(QvTypeId id);
+/** The name of a metadata version ("V4", "V5"). */
 QV_API const char *qv_metadata_version_name(QvMetadataVersion version);
-/* Writes a short human description of a type ("int32", "timestamp[us, tz=UTC]",
+/** Writes a short human description of a type ("int32", "timestamp[us, tz=UTC]",
  * "float64", "list", "decimal128(10, 2)") into buf. Returns buf. */
 QV_API char *qv_type_describe(const QvType *type, char *buf, size_t size);
 

@@ -1,4 +1,5 @@
-/* quiver: the Arrow integration JSON format (Integration.rst, "JSON test data
+/** @file
+ * quiver: the Arrow integration JSON format (Integration.rst, "JSON test data
  * format"), the text form in which Arrow implementations exchange test data:
  * a schema, record batches value by value, and dictionaries by id.
  *
@@ -43,13 +44,13 @@
 extern "C" {
 #endif
 
-/* A schema and its batches, as the writer and the comparison take them and
+/** A schema and its batches, as the writer and the comparison take them and
  * as a read file lends them (nothing here is owned). */
 typedef struct QvJsonData {
-  const struct ArrowSchema *schema;         /* struct "+s": the fields */
-  const struct ArrowArray *const *batches;  /* struct arrays of the schema's type */
+  const struct ArrowSchema *schema;         /**< struct "+s": the fields */
+  const struct ArrowArray *const *batches;  /**< struct arrays of the schema's type */
   int64_t n_batches;
-  /* The dictionary id of every dictionary-encoded schema node, in pre-order:
+  /** The dictionary id of every dictionary-encoded schema node, in pre-order:
    * a node, then (when it is dictionary-encoded) its dictionary's value type,
    * then its children. Several nodes may share an id: they then share one
    * dictionary. NULL: the ids 0, 1, 2, ... in that order (none shared). */
@@ -59,9 +60,9 @@ typedef struct QvJsonData {
 
 typedef struct QvJsonReadOptions {
   size_t struct_size;
-  /* Largest JSON text accepted, after gzip decompression; 0 = 2 GiB. */
+  /** Largest JSON text accepted, after gzip decompression; 0 = 2 GiB. */
   int64_t max_size;
-  /* A signed 64-bit value (int64, date64, time64, timestamp, duration)
+  /** A signed 64-bit value (int64, date64, time64, timestamp, duration)
    * spelled from 2^63 to 2^64 - 1, or a decimal from 2^(bits-1) to 2^bits - 1,
    * is out of its type's range and refused (QV_EINVAL naming it) unless this
    * is true: then it is read as the two's complement bits it spells, as
@@ -70,40 +71,42 @@ typedef struct QvJsonReadOptions {
   bool accept_unsigned_spelling;
 } QvJsonReadOptions;
 
-/* A read integration JSON file (library-allocated). */
+/** A read integration JSON file (library-allocated). */
 typedef struct QvJsonFile QvJsonFile;
 
-/* Reads the whole source (quiver/io.h: memory, a path, a pipe) and parses
+/** Reads the whole source (quiver/io.h: memory, a path, a pipe) and parses
  * it; gzip-compressed content (.json.gz) is recognised by its magic bytes
  * and inflated (libdeflate). Errors name the source. */
 QV_API QvStatus qv_json_read(QvJsonFile **out, QvSource *source, const QvJsonReadOptions *options,
                              QvError *error);
-/* NULL is a no-op. */
+/** NULL is a no-op. */
 QV_API void qv_json_file_free(QvJsonFile *file);
-/* The schema, batches and dictionary ids (every node's, in the pre-order of
+/** The schema, batches and dictionary ids (every node's, in the pre-order of
  * QvJsonData). The pointers stay valid until qv_json_file_free; share a
  * batch with qv_array_share (quiver/array.h) to keep it longer. Dictionary-
  * encoded nodes of the batches carry their dictionary (ArrowArray.dictionary). */
 QV_API void qv_json_file_data(const QvJsonFile *file, QvJsonData *out);
-/* The dictionaries of the file's "dictionaries" list, in their order:
+/** The dictionaries of the file's "dictionaries" list, in their order:
  * the id, the values (an array of the value type) and the value type. */
 QV_API int64_t qv_json_file_n_dictionaries(const QvJsonFile *file);
+/** Dictionary i of the file (0 .. qv_json_file_n_dictionaries - 1): its id, values and value
+ * type, valid while the file lives. */
 QV_API QvStatus qv_json_file_dictionary(const QvJsonFile *file, int64_t i, int64_t *id,
                                         const struct ArrowArray **values,
                                         const struct ArrowSchema **value_type, QvError *error);
 
 typedef struct QvJsonWriteOptions {
   size_t struct_size;
-  /* Spaces per nesting level; 0 = 2; negative: everything on one line. */
+  /** Spaces per nesting level; 0 = 2; negative: everything on one line. */
   int32_t indent;
-  /* The most bytes the text may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE
+  /** The most bytes the text may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE
    * (quiver/sparse.h, 16 GiB). The size is counted before anything is
    * written, stopping as soon as it passes the limit (QV_ELIMIT naming it),
    * so a batch of 2^40 rows is refused at once. */
   int64_t max_output_size;
 } QvJsonWriteOptions;
 
-/* Writes `data` as integration JSON: the schema, a "dictionaries" list
+/** Writes `data` as integration JSON: the schema, a "dictionaries" list
  * (each id once, its values taken from the batches' arrays) when some node
  * is dictionary-encoded, then the batches. Every batch is validated in full
  * first. Sliced arrays (offsets) are written as their logical values.
@@ -117,12 +120,12 @@ QV_API QvStatus qv_json_write(const QvJsonData *data, QvSink *sink,
 
 typedef struct QvJsonCompareOptions {
   size_t struct_size;
-  /* Absolute tolerance of floating-point values; 0 = 1e-5 (Arrow C++'s
+  /** Absolute tolerance of floating-point values; 0 = 1e-5 (Arrow C++'s
    * default); negative: exact comparison. */
   double float_tolerance;
 } QvJsonCompareOptions;
 
-/* Compares `found` against `expected`: the schemas (field names but those
+/** Compares `found` against `expected`: the schemas (field names but those
  * of a map's entries, key and value fields, which Arrow C++ does not compare
  * either; types and
  * every type parameter, nullability, custom metadata of fields and schema

@@ -1,4 +1,5 @@
-/* quiver: where bytes come from (QvSource) and where they go (QvSink).
+/** @file
+ * quiver: where bytes come from (QvSource) and where they go (QvSink).
  *
  * Every reader in quiver takes a QvSource and every writer a QvSink, in the
  * style of nanoarrow's ArrowIpcInputStream / ArrowIpcOutputStream:
@@ -49,25 +50,26 @@ extern "C" {
 
 typedef struct QvSource QvSource;
 
-/* Zero-copy view of data[0..size); `owner` (may be NULL: the caller keeps
+/** Zero-copy view of data[0..size); `owner` (may be NULL: the caller keeps
  * the bytes alive while the source and every view from it are used) is
  * retained. */
 QV_API QvStatus qv_source_new_memory(QvSource **out, const void *data, size_t size, QvOwner *owner,
                                      QvError *error);
-/* A regular file is mapped read-only when a reader first needs its bytes;
+/** A regular file is mapped read-only when a reader first needs its bytes;
  * a FIFO or character device (/dev/stdin) is read sequentially. A directory
  * or a missing file is QV_EIO naming the path. */
 QV_API QvStatus qv_source_new_path(QvSource **out, const char *path, QvError *error);
-/* Reads from the descriptor's current position (the input starts there);
+/** Reads from the descriptor's current position (the input starts there);
  * the descriptor is not closed. Pipes are fine. On a seekable regular file
  * readers may also pread (an Arrow file's footer, for instance). */
 QV_API QvStatus qv_source_new_fd(QvSource **out, int fd, QvError *error);
+/** Takes one more reference (each qv_source_free drops one). */
 QV_API void qv_source_retain(QvSource *s);
-/* Drops the caller's reference; readers hold their own. NULL is a no-op. */
+/** Drops the caller's reference; readers hold their own. NULL is a no-op. */
 QV_API void qv_source_free(QvSource *s);
-/* For messages: the path, "<memory>" or "<fd 3>". */
+/** For messages: the path, "<memory>" or "<fd 3>". */
 QV_API const char *qv_source_name(const QvSource *s);
-/* The whole input as one block, for formats that are read whole (JSON, a
+/** The whole input as one block, for formats that are read whole (JSON, a
  * .npz read from a pipe): caller memory and a regular file are handed out
  * as they are (a view, no copy); a pipe or fd is read from its position to
  * its end into a 64-byte-aligned block that grows with what arrives, so a
@@ -81,18 +83,18 @@ QV_API QvStatus qv_source_read_all(QvSource *s, int64_t max_size, const uint8_t 
 
 typedef struct QvSink QvSink;
 
-/* Path sink flags. */
-#define QV_SINK_NO_FSYNC 1u /* skip the fsyncs (scratch output, benchmarks) */
+/** Path sink flags. */
+#define QV_SINK_NO_FSYNC 1u /**< skip the fsyncs (scratch output, benchmarks) */
 
-/* Writes into dst[0..capacity); a write that does not fit fails with
+/** Writes into dst[0..capacity); a write that does not fit fails with
  * QV_ELIMIT and writes nothing. Writers may use the bytes past what is
  * written as scratch (record batch writers compress there). */
 QV_API QvStatus qv_sink_new_buffer(QvSink **out, void *dst, size_t capacity, QvError *error);
-/* A growing 64-byte-aligned buffer; qv_sink_memory_take hands it out. */
+/** A growing 64-byte-aligned buffer; qv_sink_memory_take hands it out. */
 QV_API QvStatus qv_sink_new_memory(QvSink **out, QvError *error);
-/* write(2) at the descriptor's current position; not closed. */
+/** write(2) at the descriptor's current position; not closed. */
 QV_API QvStatus qv_sink_new_fd(QvSink **out, int fd, QvError *error);
-/* Writes a temporary file in the target's directory (created with
+/** Writes a temporary file in the target's directory (created with
  * O_EXCL under an unpredictable name, with the existing target's mode or
  * 0666 & ~umask); qv_sink_finish fsyncs it, renames it over the target and
  * fsyncs the directory. qv_sink_free without a successful finish, or any
@@ -102,26 +104,26 @@ QV_API QvStatus qv_sink_new_fd(QvSink **out, int fd, QvError *error);
  * regular file (a FIFO, /dev/stdout) is opened and written in place.
  * flags: 0 or QV_SINK_NO_FSYNC. */
 QV_API QvStatus qv_sink_new_path(QvSink **out, const char *path, unsigned flags, QvError *error);
-/* Every write is passed to `write` (which returns QV_OK or an error it set
+/** Every write is passed to `write` (which returns QV_OK or an error it set
  * in `error`). */
 QV_API QvStatus qv_sink_new_callback(QvSink **out,
                                      QvStatus (*write)(void *ctx, const void *data, size_t size,
                                                        QvError *error),
                                      void *ctx, QvError *error);
 
-/* All `size` bytes or an error (which the sink then keeps). */
+/** All `size` bytes or an error (which the sink then keeps). */
 QV_API QvStatus qv_sink_write(QvSink *sink, const void *data, size_t size, QvError *error);
-/* Bytes accepted so far. */
+/** Bytes accepted so far. */
 QV_API int64_t qv_sink_bytes_written(const QvSink *sink);
-/* Commits: a path sink fsyncs, renames and fsyncs the directory; the others
+/** Commits: a path sink fsyncs, renames and fsyncs the directory; the others
  * have nothing to do. After a successful finish further writes are QV_EARG;
  * finishing again is a no-op. */
 QV_API QvStatus qv_sink_finish(QvSink *sink, QvError *error);
-/* Memory sink: hands out the bytes written so far (*data is NULL when none;
+/** Memory sink: hands out the bytes written so far (*data is NULL when none;
  * free it with qv_free) and leaves the sink empty. QV_EARG for
  * another kind of sink. */
 QV_API QvStatus qv_sink_memory_take(QvSink *sink, uint8_t **data, size_t *size, QvError *error);
-/* NULL is a no-op. A path sink not finished removes its temporary file. */
+/** NULL is a no-op. A path sink not finished removes its temporary file. */
 QV_API void qv_sink_free(QvSink *sink);
 
 #ifdef __cplusplus

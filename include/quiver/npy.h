@@ -1,4 +1,5 @@
-/* quiver: NumPy .npy files <-> dense tensors.
+/** @file
+ * quiver: NumPy .npy files <-> dense tensors.
  *
  * Format (numpy.lib.format): "\x93NUMPY", major and minor version bytes, a
  * little-endian header length (uint16 for 1.0, uint32 for 2.0 and 3.0), then
@@ -31,35 +32,35 @@
 extern "C" {
 #endif
 
-/* Headers longer than this are rejected (NumPy's own reader refuses
+/** Headers longer than this are rejected (NumPy's own reader refuses
  * headers above 10000 bytes by default). */
 #define QV_NPY_MAX_HEADER_SIZE 65536
 
 typedef struct QvNpyHeader {
-  int major, minor;       /* format version */
-  char descr[8];          /* the dtype string, e.g. "<f8" */
+  int major, minor;       /**< format version */
+  char descr[8];          /**< the dtype string, e.g. "<f8" */
   QvArrowType type;
-  bool big_endian;        /* the data's byte order */
+  bool big_endian;        /**< the data's byte order */
   bool fortran_order;
   int32_t ndim;
   int64_t shape[QV_TENSOR_MAX_NDIM];
-  size_t data_offset;     /* from the start of the file: preamble + header */
-  int64_t data_size;      /* bytes the shape needs */
+  size_t data_offset;     /**< from the start of the file: preamble + header */
+  int64_t data_size;      /**< bytes the shape needs */
 } QvNpyHeader;
 
-/* Parses and validates the preamble and header (not the data). */
+/** Parses and validates the preamble and header (not the data). */
 QV_API QvStatus qv_npy_parse_header(const uint8_t *data, size_t size, QvNpyHeader *out, QvError *error);
 
-/* NULL or a zeroed struct means every default. */
+/** NULL or a zeroed struct means every default. */
 typedef struct QvNpyReadOptions {
-  size_t struct_size; /* 0 or sizeof(QvNpyReadOptions) */
-  /* Most bytes read from a pipe or FIFO, which is read to its end before the
+  size_t struct_size; /**< 0 or sizeof(QvNpyReadOptions) */
+  /** Most bytes read from a pipe or FIFO, which is read to its end before the
    * header is parsed (memory and regular files are views: nothing is read);
    * 0 = no bound beyond the machine's memory. Over it: QV_ELIMIT. */
   int64_t max_input_size;
 } QvNpyReadOptions;
 
-/* Reads a .npy image from a source (quiver/io.h). Memory and regular files
+/** Reads a .npy image from a source (quiver/io.h). Memory and regular files
  * are read zero-copy: little-endian data (on a little-endian host) aligned
  * to its element size is a view that keeps the caller's memory owner or
  * the file mapping alive; fortran_order gives column-major strides, still
@@ -70,15 +71,15 @@ typedef struct QvNpyReadOptions {
 QV_API QvStatus qv_npy_read(QvSource *source, const QvNpyReadOptions *options, QvTensor *out,
                             QvError *error);
 
-/* NULL or a zeroed struct means every default. */
+/** NULL or a zeroed struct means every default. */
 typedef struct QvNpyWriteOptions {
-  size_t struct_size; /* 0 or sizeof(QvNpyWriteOptions) */
-  /* Write every tensor in C order (a column-major one as a C-order copy)
+  size_t struct_size; /**< 0 or sizeof(QvNpyWriteOptions) */
+  /** Write every tensor in C order (a column-major one as a C-order copy)
    * instead of column-major tensors with fortran_order True. */
   bool c_order;
 } QvNpyWriteOptions;
 
-/* Writing: format 1.0 (2.0 when the header would exceed 65535 bytes), the
+/** Writing: format 1.0 (2.0 when the header would exceed 65535 bytes), the
  * header padded so the data starts at a multiple of 64 bytes, host byte
  * order. Row-major tensors are written in C order, column-major ones with
  * fortran_order True (both as one copy of the memory), other layouts as a
@@ -86,7 +87,7 @@ typedef struct QvNpyWriteOptions {
  * finished (qv_sink_finish commits a path sink). */
 QV_API QvStatus qv_npy_write(const QvTensor *t, QvSink *sink, const QvNpyWriteOptions *options,
                              QvError *error);
-/* Bytes qv_npy_write produces for t with these options. */
+/** Bytes qv_npy_write produces for t with these options. */
 QV_API QvStatus qv_npy_write_size(const QvTensor *t, const QvNpyWriteOptions *options, size_t *size,
                                   QvError *error);
 

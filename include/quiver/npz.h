@@ -1,4 +1,5 @@
-/* quiver: SciPy sparse matrices in .npz files (scipy.sparse.save_npz /
+/** @file
+ * quiver: SciPy sparse matrices in .npz files (scipy.sparse.save_npz /
  * load_npz) <-> sparse tensors.
  *
  * An .npz is a zip archive of .npy members (numpy.savez; deflate-compressed
@@ -53,28 +54,28 @@
 extern "C" {
 #endif
 
-/* What qv_npz_read changed to make the input valid. struct_size: 0 or
+/** What qv_npz_read changed to make the input valid. struct_size: 0 or
  * sizeof; the reader sets it to sizeof and every other field. */
 typedef struct QvNpzReadInfo {
   size_t struct_size;
-  bool sorted;               /* a CSR row's (CSC column's) indices were out of order
+  bool sorted;               /**< a CSR row's (CSC column's) indices were out of order
                                 or repeated: sorted, as SciPy's sum_duplicates does */
-  int64_t duplicates_summed; /* entries merged into an earlier one with the same index */
+  int64_t duplicates_summed; /**< entries merged into an earlier one with the same index */
 } QvNpzReadInfo;
 
 
-/* NULL or a zeroed struct means every default. */
+/** NULL or a zeroed struct means every default. */
 typedef struct QvNpzReadOptions {
-  size_t struct_size; /* 0 or sizeof(QvNpzReadOptions) */
-  /* Threads decoding members (inflating, copying misaligned ones, checking
+  size_t struct_size; /**< 0 or sizeof(QvNpzReadOptions) */
+  /** Threads decoding members (inflating, copying misaligned ones, checking
    * CRCs) at once: 0 (default) or 1 reads on the caller's thread; more runs
    * the two big members after the first concurrently. */
   int threads;
-  /* Check the CRC-32 of stored members too (one more pass over their
+  /** Check the CRC-32 of stored members too (one more pass over their
    * bytes, which a zero-copy read otherwise never touches). Deflated
    * members are always checked. */
   bool verify_crc;
-  /* Leave stored members whose data is not aligned to its element size
+  /** Leave stored members whose data is not aligned to its element size
    * (SciPy's always are: zipfile does not align) as views of the archive
    * instead of copying them: no copy, no fresh memory, but the tensor's
    * buffers may then be misaligned. Only for callers that pass them on as
@@ -84,7 +85,7 @@ typedef struct QvNpzReadOptions {
   bool keep_misaligned;
 } QvNpzReadOptions;
 
-/* CSR/CSC: indices are sorted within each row (column) and repeated ones
+/** CSR/CSC: indices are sorted within each row (column) and repeated ones
  * summed in entry order in the value type's arithmetic (integers wrap), as
  * scipy.sparse's sum_duplicates does; zero sums are kept. `info` (may be
  * NULL) says whether that happened. The result is then validated strictly.
@@ -96,17 +97,17 @@ typedef struct QvNpzReadOptions {
 QV_API QvStatus qv_npz_read(QvSource *source, const QvNpzReadOptions *options, QvSparseTensor *out,
                             QvNpzReadInfo *info, QvError *error);
 
-/* NULL or a zeroed struct means every default. */
+/** NULL or a zeroed struct means every default. */
 typedef struct QvNpzWriteOptions {
-  size_t struct_size; /* 0 or sizeof(QvNpzWriteOptions) */
-  bool stored;        /* false (default): deflate, as save_npz(compressed=True) */
-  /* Members deflated (or, stored, checksummed) at once, one thread each: 0
+  size_t struct_size; /**< 0 or sizeof(QvNpzWriteOptions) */
+  bool stored;        /**< false (default): deflate, as save_npz(compressed=True) */
+  /** Members deflated (or, stored, checksummed) at once, one thread each: 0
    * (default) or 1 works on the caller's thread. The bytes written are the
    * same for every value. */
   int threads;
 } QvNpzWriteOptions;
 
-/* Writes a 2-D CSR, CSC or COO tensor the way save_npz does (same member
+/** Writes a 2-D CSR, CSC or COO tensor the way save_npz does (same member
  * names, order and .npy headers) to `sink` (quiver/io.h; not finished:
  * qv_sink_finish commits a path sink), front to back, without building the
  * archive in memory: stored members go from the tensor's buffers to the

@@ -1,4 +1,5 @@
-/* quiver: record batches in the Arrow IPC stream and file formats
+/** @file
+ * quiver: record batches in the Arrow IPC stream and file formats
  * (Columnar.rst "Serialization and Interprocess Communication").
  *
  * Reading produces C Data Interface structs (quiver/c_data.h): a stream
@@ -46,15 +47,15 @@ extern "C" {
 
 #define QV_RB_DEFAULT_MAX_DECOMPRESSED ((int64_t)2 << 30)
 
-/* Options: NULL or a zeroed struct means every default. */
+/** Options: NULL or a zeroed struct means every default. */
 typedef struct QvRbReadOptions {
-  size_t struct_size;          /* 0 or sizeof(QvRbReadOptions) */
-  const QvIpcReaderOptions *ipc; /* the message reader's limits; NULL: defaults */
-  /* QV_VALIDATE_FULL for the content checks; anything else: cheap checks */
+  size_t struct_size;          /**< 0 or sizeof(QvRbReadOptions) */
+  const QvIpcReaderOptions *ipc; /**< the message reader's limits; NULL: defaults */
+  /** QV_VALIDATE_FULL for the content checks; anything else: cheap checks */
   QvValidateLevel validate;
-  /* Bound of the decompressed bytes of one message body; 0 = default. */
+  /** Bound of the decompressed bytes of one message body; 0 = default. */
   int64_t max_decompressed_size;
-  /* Bodies in the other byte order than the host's (Schema.endianness) are
+  /** Bodies in the other byte order than the host's (Schema.endianness) are
    * converted to host order while they are read (one copying pass; a body in
    * host order stays zero-copy). true: hand out the body's bytes as they
    * are; when their order is not the host's, the top-level ArrowSchema then
@@ -63,8 +64,8 @@ typedef struct QvRbReadOptions {
    * in the foreign order) and delta dictionary batches are refused
    * (QV_ENOTSUP: appending needs the offsets). */
   bool keep_byte_order;
-  /* Threads that decompress the buffers of a compressed message, 0..
-   * QV_RB_MAX_THREADS; 0 or 1: the calling thread alone. The reader starts
+  /** Threads that decompress the buffers of a compressed message,
+   * 0 .. QV_RB_MAX_THREADS; 0 or 1: the calling thread alone. The reader starts
    * them once, at its first compressed message, and joins them when it is
    * freed. The arrays are the same for any count, and so is the error of a
    * bad message (that of its first failing buffer).
@@ -85,13 +86,13 @@ typedef struct QvRbReadOptions {
   int threads;
 } QvRbReadOptions;
 
-/* Largest `threads` of QvRbReadOptions and QvRbWriteOptions. */
+/** Largest `threads` of QvRbReadOptions and QvRbWriteOptions. */
 #define QV_RB_MAX_THREADS 256
 
-/* Metadata key of a schema whose arrays hold foreign-order bytes. */
+/** Metadata key of a schema whose arrays hold foreign-order bytes. */
 #define QV_RB_BYTE_ORDER_KEY "quiver:byte_order"
 
-/* Stream reader over a source (quiver/io.h: memory and paths are read
+/** Stream reader over a source (quiver/io.h: memory and paths are read
  * zero-copy, an fd or pipe sequentially). The ArrowArrayStream owns the
  * reader, which holds its own reference to the source (the caller may free
  * it right away); release the stream when done. The Schema message is read
@@ -100,16 +101,17 @@ typedef struct QvRbReadOptions {
 QV_API QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
                                         const QvRbReadOptions *options, QvError *error);
 
-/* get_schema / get_next of any ArrowArrayStream with quiver's status and
+/** get_schema / get_next of any ArrowArrayStream with quiver's status and
  * error message (for quiver's streams the original status). get_next:
  * QV_EOS at the end of the stream (out->release NULL); the stream's own
  * get_next callback keeps the C interface's convention (0, released array). */
 QV_API QvStatus qv_rb_stream_get_schema(struct ArrowArrayStream *stream, struct ArrowSchema *out,
                                  QvError *error);
+/** The next batch of the stream; QV_EOS at its end (see qv_rb_stream_get_schema). */
 QV_API QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *stream, struct ArrowArray *out,
                                QvError *error);
 
-/* The dictionary id of every dictionary-encoded node of the stream's
+/** The dictionary id of every dictionary-encoded node of the stream's
  * schema, in pre-order (a node, then its dictionary's value type, then its
  * children: the order of QvJsonData.dictionary_ids and of
  * QvRbWriteOptions.dictionary_ids). Nodes with one id share one dictionary:
@@ -118,56 +120,59 @@ QV_API QvStatus qv_rb_stream_get_next(struct ArrowArrayStream *stream, struct Ar
 QV_API void qv_rb_stream_dictionary_ids(struct ArrowArrayStream *stream, const int64_t **ids,
                                         int64_t *n);
 
-/* File reader: random access through the footer. */
+/** File reader: random access through the footer. */
 typedef struct QvRbFileReader QvRbFileReader;
 
-/* Checks both magics, decodes the footer and its schema (nothing else is
+/** Checks both magics, decodes the footer and its schema (nothing else is
  * read until a batch is asked for). The source must allow reading at an
  * offset (memory, a path, not a pipe); the reader holds its own reference.
  * Batches from a path are zero-copy views of the mapped file. */
 QV_API QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
                                       const QvRbReadOptions *options, QvError *error);
-/* NULL is a no-op; batches handed out stay valid. */
+/** NULL is a no-op; batches handed out stay valid. */
 QV_API void qv_rb_file_reader_free(QvRbFileReader *reader);
-/* As qv_rb_stream_dictionary_ids, for the file's schema. */
+/** As qv_rb_stream_dictionary_ids, for the file's schema. */
 QV_API void qv_rb_file_dictionary_ids(const QvRbFileReader *reader, const int64_t **ids,
                                       int64_t *n);
+/** The number of record batch blocks in the footer. */
 QV_API int64_t qv_rb_file_n_batches(const QvRbFileReader *reader);
+/** The number of dictionary batch blocks in the footer. */
 QV_API int64_t qv_rb_file_n_dictionaries(const QvRbFileReader *reader);
+/** A copy of the file's schema as a C Data Interface schema. */
 QV_API QvStatus qv_rb_file_get_schema(QvRbFileReader *reader, struct ArrowSchema *out, QvError *error);
-/* Batch i (0-based). The first call reads every dictionary block. */
+/** Batch i (0-based). The first call reads every dictionary block. */
 QV_API QvStatus qv_rb_file_read_batch(QvRbFileReader *reader, int64_t i, struct ArrowArray *out,
                                QvError *error);
 
 /* ---- writing */
 
-/* Options: NULL or a zeroed struct means every default. */
+/** Options: NULL or a zeroed struct means every default. */
 typedef struct QvRbWriteOptions {
-  size_t struct_size;          /* 0 or sizeof(QvRbWriteOptions) */
-  QvIpcFormat format;          /* stream (default) or file */
-  int alignment;               /* 8 (default) or 64: metadata and buffer padding */
-  QvCompression compression;   /* default none */
-  /* 0: the codec's default (LZ4: its fast mode, ZSTD: 1); otherwise the
+  size_t struct_size;          /**< 0 or sizeof(QvRbWriteOptions) */
+  QvIpcFormat format;          /**< stream (default) or file */
+  int alignment;               /**< 8 (default) or 64: metadata and buffer padding */
+  QvCompression compression;   /**< default none */
+  /** 0: the codec's default (LZ4: its fast mode, ZSTD: 1); otherwise the
    * codec's own levels: ZSTD 1..22, LZ4 below 3 its fast mode and 3..12 LZ4
    * HC; negative levels trade ratio for speed, out-of-range ones are
    * clamped by the codec */
   int compression_level;
-  /* Checks run on every input batch (structure is always checked). */
+  /** Checks run on every input batch (structure is always checked). */
   QvValidateLevel validate;
-  /* Write a grown dictionary again in full instead of as a delta. */
+  /** Write a grown dictionary again in full instead of as a delta. */
   bool no_dictionary_deltas;
-  /* The dictionary id of every dictionary-encoded node of the schema, in
+  /** The dictionary id of every dictionary-encoded node of the schema, in
    * the pre-order of qv_rb_stream_dictionary_ids; nodes given one id share
    * one dictionary (a batch must then hold equal dictionaries in them), and
    * their value types must agree. NULL: 0, 1, 2, ... in that order, except
    * that qv_rb_write_all takes the ids of a quiver reader's stream. */
   const int64_t *dictionary_ids;
   int64_t n_dictionary_ids;
-  /* Byte order of the bodies (Schema.endianness): QV_ENDIAN_NATIVE (0,
+  /** Byte order of the bodies (Schema.endianness): QV_ENDIAN_NATIVE (0,
    * the host's), QV_ENDIAN_LITTLE or QV_ENDIAN_BIG; a foreign order
    * costs one copying pass over the multi-byte buffers. */
   QvEndianness endianness;
-  /* Threads that compress the buffers of a message, 0..QV_RB_MAX_THREADS;
+  /** Threads that compress the buffers of a message, 0..QV_RB_MAX_THREADS;
    * 0 or 1: the calling thread alone. Started once by qv_rb_writer_new
    * (when compressing), joined by qv_rb_writer_free. The output is byte for
    * byte the same for any count. Into a buffer or memory sink, a message's
@@ -185,18 +190,18 @@ typedef struct QvRbWriteOptions {
 
 typedef struct QvRbWriter QvRbWriter;
 
-/* `schema` is a struct ("+s") whose children are the columns; its metadata
+/** `schema` is a struct ("+s") whose children are the columns; its metadata
  * becomes the Schema's custom metadata. Writes the file magic (file format)
  * and the Schema message to `sink` (quiver/io.h), which must outlive the
  * writer. The writer never finishes the sink: after qv_rb_writer_finish
  * the caller calls qv_sink_finish (a path sink then replaces its target). */
 QV_API QvStatus qv_rb_writer_new(QvRbWriter **out, const struct ArrowSchema *schema, QvSink *sink,
                                  const QvRbWriteOptions *options, QvError *error);
-/* `batch` is a struct array of the schema's type without top-level nulls
+/** `batch` is a struct array of the schema's type without top-level nulls
  * (offset and length select the rows). Dictionaries are written first when
  * new or changed. The array is not released. */
 QV_API QvStatus qv_rb_writer_write(QvRbWriter *writer, const struct ArrowArray *batch, QvError *error);
-/* As qv_rb_writer_write, but takes the batch (batch->release is NULL on
+/** As qv_rb_writer_write, but takes the batch (batch->release is NULL on
  * return, whatever the outcome; the writer releases it). A compressing
  * writer with threads > 1 checks the batch, starts compressing it and
  * returns, writing the batch handed over before it meanwhile: compression
@@ -211,17 +216,17 @@ QV_API QvStatus qv_rb_writer_write(QvRbWriter *writer, const struct ArrowArray *
  * qv_rb_writer_write followed by the release. qv_rb_write_all uses it. */
 QV_API QvStatus qv_rb_writer_write_move(QvRbWriter *writer, struct ArrowArray *batch,
                                         QvError *error);
-/* Waits for every batch handed over and writes it to the sink. */
+/** Waits for every batch handed over and writes it to the sink. */
 QV_API QvStatus qv_rb_writer_flush(QvRbWriter *writer, QvError *error);
-/* Writes any batch still held, the end-of-stream marker (and for files the
+/** Writes any batch still held, the end-of-stream marker (and for files the
  * footer). Everything has been handed to the sink when it returns. */
 QV_API QvStatus qv_rb_writer_finish(QvRbWriter *writer, QvError *error);
-/* A batch still held is dropped unwritten (its compression stops). */
+/** A batch still held is dropped unwritten (its compression stops). */
 QV_API void qv_rb_writer_free(QvRbWriter *writer);
-/* Bytes handed to the sink so far (not those of a batch still held). */
+/** Bytes handed to the sink so far (not those of a batch still held). */
 QV_API int64_t qv_rb_writer_bytes_written(const QvRbWriter *writer);
 
-/* Writes every batch of `stream` (not released) as a stream or file (the
+/** Writes every batch of `stream` (not released) as a stream or file (the
  * sink is not finished). */
 QV_API QvStatus qv_rb_write_all(struct ArrowArrayStream *stream, QvSink *sink,
                                 const QvRbWriteOptions *options, QvError *error);

@@ -1,4 +1,5 @@
-/* quiver: sparse tensors in memory (SparseTensor.fbs index kinds).
+/** @file
+ * quiver: sparse tensors in memory (SparseTensor.fbs index kinds).
  *
  *  COO  an nnz x ndim matrix of coordinates (with its own byte strides) and
  *       nnz values; `is_canonical` = sorted row-major lexicographically with
@@ -41,39 +42,40 @@ extern "C" {
 typedef struct QvSparseTensor {
   QvSparseFormat format;
   QvArrowType value_type;
-  QvArrowType index_type;  /* COO coordinates; CSX/CSF indices */
-  QvArrowType indptr_type; /* CSX/CSF indptr (unused for COO) */
+  QvArrowType index_type;  /**< COO coordinates; CSX/CSF indices */
+  QvArrowType indptr_type; /**< CSX/CSF indptr (unused for COO) */
   int32_t ndim;
   const int64_t *shape;
-  const char *const *dim_names; /* NULL or ndim names */
+  const char *const *dim_names; /**< NULL or ndim names */
   int64_t nnz;
-  const uint8_t *values;        /* nnz contiguous values */
+  const uint8_t *values;        /**< nnz contiguous values */
 
-  /* COO */
-  const uint8_t *coords;        /* element (i, d) at coords + i*coords_strides[0] + d*coords_strides[1] */
-  int64_t coords_strides[2];    /* bytes; row-major is {ndim*isize, isize} */
+  /** COO */
+  const uint8_t *coords;        /**< element (i, d) at coords + i*coords_strides[0] + d*coords_strides[1] */
+  int64_t coords_strides[2];    /**< bytes; row-major is {ndim*isize, isize} */
   bool is_canonical;
 
-  /* CSR / CSC */
-  const uint8_t *indptr;        /* rows+1 (CSR) or cols+1 (CSC) entries */
-  const uint8_t *indices;       /* nnz entries */
-  int64_t indptr_len;           /* entries in indptr (qv_sparse_init: rows+1 / cols+1) */
-  int64_t indices_len;          /* entries in indices (qv_sparse_init: nnz) */
+  /** CSR / CSC */
+  const uint8_t *indptr;        /**< rows+1 (CSR) or cols+1 (CSC) entries */
+  const uint8_t *indices;       /**< nnz entries */
+  int64_t indptr_len;           /**< entries in indptr (qv_sparse_init: rows+1 / cols+1) */
+  int64_t indices_len;          /**< entries in indices (qv_sparse_init: nnz) */
 
-  /* CSF: levels follow axis_order */
-  const int32_t *axis_order;            /* ndim entries, a permutation */
-  const uint8_t *const *csf_indptr;     /* ndim-1 buffers */
-  const int64_t *csf_indptr_len;        /* entries per indptr buffer */
-  const uint8_t *const *csf_indices;    /* ndim buffers */
-  const int64_t *csf_indices_len;       /* entries per indices buffer; last == nnz */
+  /** CSF: levels follow axis_order */
+  const int32_t *axis_order;            /**< ndim entries, a permutation */
+  const uint8_t *const *csf_indptr;     /**< ndim-1 buffers */
+  const int64_t *csf_indptr_len;        /**< entries per indptr buffer */
+  const uint8_t *const *csf_indices;    /**< ndim buffers */
+  const int64_t *csf_indices_len;       /**< entries per indices buffer; last == nnz */
 
-  QvOwner *owner;     /* keeps the buffers alive; may be NULL */
-  void *private_data; /* owned storage */
+  QvOwner *owner;     /**< keeps the buffers alive; may be NULL */
+  void *private_data; /**< owned storage */
 } QvSparseTensor;
 
+/** Releases the tensor's buffers (its owner, its own storage); the struct is zeroed. */
 QV_API void qv_sparse_reset(QvSparseTensor *t);
 
-/* Full validation: buffer lengths consistent with nnz/ndim/index width
+/** Full validation: buffer lengths consistent with nnz/ndim/index width
  * (overflow-checked; COO byte offsets from the strides fit in int64), every
  * coordinate inside the shape, a COO marked canonical really sorted and
  * unique, CSX indptr of the right length (indptr_len) starting at 0,
@@ -88,30 +90,30 @@ QV_API void qv_sparse_reset(QvSparseTensor *t);
  * within what nnz, the shape and the declared lengths say they hold. */
 QV_API QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error);
 
-/* What qv_sparse_init builds a view from: the members every format has,
+/** What qv_sparse_init builds a view from: the members every format has,
  * then the members of the format's index. */
 typedef struct QvSparseDesc {
   QvSparseFormat format;
   QvArrowType value_type;
-  QvArrowType index_type;       /* COO coordinates; CSX/CSF indices */
-  QvArrowType indptr_type;      /* CSX/CSF indptr (unused for COO) */
-  int32_t ndim;                 /* CSR/CSC: 2 */
-  const int64_t *shape;         /* ndim entries */
-  const char *const *dim_names; /* NULL or ndim names */
+  QvArrowType index_type;       /**< COO coordinates; CSX/CSF indices */
+  QvArrowType indptr_type;      /**< CSX/CSF indptr (unused for COO) */
+  int32_t ndim;                 /**< CSR/CSC: 2 */
+  const int64_t *shape;         /**< ndim entries */
+  const char *const *dim_names; /**< NULL or ndim names */
   int64_t nnz;
-  const void *values;           /* nnz contiguous values */
-  QvOwner *owner;               /* retained; NULL: the caller keeps the buffers alive */
+  const void *values;           /**< nnz contiguous values */
+  QvOwner *owner;               /**< retained; NULL: the caller keeps the buffers alive */
 
-  /* COO */
+  /** COO */
   const void *coords;
-  const int64_t *coords_strides; /* 2 entries in bytes; NULL = row-major */
+  const int64_t *coords_strides; /**< 2 entries in bytes; NULL = row-major */
   bool is_canonical;
 
-  /* CSR / CSC: indptr of rows+1 / cols+1 entries, indices of nnz */
+  /** CSR / CSC: indptr of rows+1 / cols+1 entries, indices of nnz */
   const void *indptr;
   const void *indices;
 
-  /* CSF: ndim levels in axis_order; indptr[l] for l < ndim - 1 */
+  /** CSF: ndim levels in axis_order; indptr[l] for l < ndim - 1 */
   const int32_t *axis_order;
   const void *const *csf_indptr;
   const int64_t *csf_indptr_len;
@@ -119,7 +121,7 @@ typedef struct QvSparseDesc {
   const int64_t *csf_indices_len;
 } QvSparseDesc;
 
-/* Builds a view over caller memory, validated (qv_sparse_validate); shape,
+/** Builds a view over caller memory, validated (qv_sparse_validate); shape,
  * names and the CSF pointer/length arrays are copied, the buffers are not.
  * Every type must be given (QV_ARROW_NONE is QV_EINVAL like any other
  * invalid type: a view describes memory that exists, so there is nothing to
@@ -127,7 +129,7 @@ typedef struct QvSparseDesc {
  * owner not retained. */
 QV_API QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error);
 
-/* A cache of buffers for callers that convert again and again.
+/** A cache of buffers for callers that convert again and again.
  *
  * A fresh buffer costs a page fault and the kernel's zeroing of every page
  * it touches, about a sixth of a dense -> CSC conversion here and several
@@ -164,39 +166,40 @@ QV_API QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, Qv
  * one cache (each buffer goes to one conversion at a time), which works but
  * mixes sizes: for speed give each thread its own. */
 typedef struct QvSparseWorkspace QvSparseWorkspace;
+/** A new workspace (free it with qv_sparse_workspace_free). */
 QV_API QvStatus qv_sparse_workspace_new(QvSparseWorkspace **out, QvError *error);
-/* NULL is a no-op. */
+/** NULL is a no-op. */
 QV_API void qv_sparse_workspace_free(QvSparseWorkspace *ws);
-/* Gives every cached buffer back to the system (buffers in use are not
+/** Gives every cached buffer back to the system (buffers in use are not
  * affected); the workspace stays usable. NULL is a no-op. */
 QV_API void qv_sparse_workspace_trim(QvSparseWorkspace *ws);
 
-/* Counters of a workspace since it was made (a snapshot). */
+/** Counters of a workspace since it was made (a snapshot). */
 typedef struct QvSparseWorkspaceStats {
-  int64_t reused;       /* buffers served from the cache */
-  int64_t allocated;    /* buffers obtained from the system for conversions using it */
-  int64_t outstanding;  /* buffers in use now (held by conversions and results) */
-  int64_t cached;       /* buffers in the cache now */
-  int64_t cached_bytes; /* their capacity in bytes */
+  int64_t reused;       /**< buffers served from the cache */
+  int64_t allocated;    /**< buffers obtained from the system for conversions using it */
+  int64_t outstanding;  /**< buffers in use now (held by conversions and results) */
+  int64_t cached;       /**< buffers in the cache now */
+  int64_t cached_bytes; /**< their capacity in bytes */
 } QvSparseWorkspaceStats;
-/* Fills *out (zeroed for a NULL workspace). */
+/** Fills *out (zeroed for a NULL workspace). */
 QV_API void qv_sparse_workspace_stats(QvSparseWorkspace *ws, QvSparseWorkspaceStats *out);
 
-/* Options for conversions; NULL or a zeroed struct means every default. */
+/** Options for conversions; NULL or a zeroed struct means every default. */
 typedef struct QvSparseOptions {
-  size_t struct_size;        /* 0 or sizeof(QvSparseOptions) (quiver/common.h) */
-  QvArrowType index_type;    /* QV_ARROW_NONE: int64 */
-  const int32_t *axis_order; /* CSF: NULL = 0..ndim-1 */
-  /* Bytes the output's buffers may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE.
+  size_t struct_size;        /**< 0 or sizeof(QvSparseOptions) (quiver/common.h) */
+  QvArrowType index_type;    /**< QV_ARROW_NONE: int64 */
+  const int32_t *axis_order; /**< CSF: NULL = 0..ndim-1 */
+  /** Bytes the output's buffers may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE.
    * Checked before anything is allocated: QV_ELIMIT naming both sizes. */
   int64_t max_output_size;
-  /* NULL: buffers come from the system and go back when released. Else
+  /** NULL: buffers come from the system and go back when released. Else
    * the conversion's buffers come from and go back to this workspace (see
    * QvSparseWorkspace); the result is the same either way. */
   QvSparseWorkspace *workspace;
 } QvSparseOptions;
 
-/* 16 GiB: the default bound on what one conversion may produce. */
+/** 16 GiB: the default bound on what one conversion may produce. */
 #define QV_DEFAULT_MAX_OUTPUT_SIZE ((int64_t)16 << 30)
 
 /* The output bound of a conversion. From a sparse input it is computed from
@@ -209,7 +212,7 @@ typedef struct QvSparseOptions {
  * limit and the input's data (overlapping strides), so the check never costs
  * more than reading the input or producing an allowed output. */
 
-/* Conversions choose one index type for every index buffer (indptr and
+/** Conversions choose one index type for every index buffer (indptr and
  * indices alike). A value that does not fit it is QV_EINVAL naming the buffer,
  * the value and its position ("COO coords: value 150 (coordinate of dim 1 at
  * non-zero 1) does not fit index type int8 (max 127)"); only actual values
@@ -222,28 +225,30 @@ typedef struct QvSparseOptions {
 QV_API QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
                               const QvSparseOptions *options, QvSparseTensor *out,
                               QvError *error);
-/* sparse -> dense (new row-major tensor, names kept). Duplicates of a
+/** sparse -> dense (new row-major tensor, names kept). Duplicates of a
  * non-canonical COO are summed. QV_ELIMIT when the dense size overflows. */
 QV_API QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *error);
-/* sparse -> dense into caller memory, row-major, dst_size >= size*elsize. */
+/** sparse -> dense into caller memory, row-major, dst_size >= size*elsize. */
 QV_API QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_size,
                                  QvError *error);
-/* sparse -> sparse without building the dense tensor (memory O(nnz)). COO
+/** sparse -> sparse without building the dense tensor (memory O(nnz)). COO
  * outputs are canonical; duplicates of a non-canonical COO input are summed
  * in entry order (integers wrap, float16 rounds), as SciPy's sum_duplicates;
  * explicit zeros stored in the input are kept. Same-format conversions copy
  * (changing the index type, or the CSF axis order). */
 QV_API QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
                            const QvSparseOptions *options, QvSparseTensor *out, QvError *error);
-/* COO canonicalization: sort row-major, sum duplicates (as SciPy does). */
+/** COO canonicalization: sort row-major, sum duplicates (as SciPy does). */
 QV_API QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, QvError *error);
 
+/** nnz divided by the number of elements of the dense shape (0 for an empty shape). */
 QV_API double qv_sparse_density(const QvSparseTensor *t);
-/* Value equality (explicit zeros in the sparse form compare equal to absent
+/** Value equality (explicit zeros in the sparse form compare equal to absent
  * entries, -0.0 == 0.0, NaN equals NaN, duplicates of a non-canonical COO
  * summed first); same shape and value type required. False for an invalid
  * tensor or when memory runs out. */
 QV_API bool qv_sparse_equal_dense(const QvSparseTensor *t, const QvTensor *dense);
+/** Value equality of two sparse tensors, whatever their formats (as qv_sparse_equal_dense). */
 QV_API bool qv_sparse_equal(const QvSparseTensor *a, const QvSparseTensor *b);
 
 

@@ -1,12 +1,16 @@
-/* quiver: sparse tensors inside tables, the extension types of
+/** @file
+ * quiver: sparse tensors inside tables, the extension types of
  * docs/sparse-tensor-extension.md, and their bridges to QvSparseTensor.
  *
  *  - quiver.sparse_tensor: one sparse tensor per row, the format fixed by the
- *    type. Storage Struct{shape: FixedSizeList<int64>[ndim], then by format
+ *    type. Storage:
+ *    @verbatim
+ *    Struct{shape: FixedSizeList<int64>[ndim], then by format
  *      COO  canonical: Bool, coords: List<FixedSizeList<I>[ndim]>, values: List<V>
  *      CSR/CSC  indptr: List<P>, indices: List<I>, values: List<V>
  *      CSF  axis_order: FixedSizeList<int32>[ndim], indptr: List<List<P>>,
  *           indices: List<List<I>>, values: List<V>}
+ *    @endverbatim
  *    (every List may be a LargeList), metadata {"format": "csr",
  *    "dim_names": [...]}. Each list holds one buffer of the SparseTensor
  *    message the cell stands for, so a message maps to a cell and back.
@@ -56,29 +60,29 @@ extern "C" {
 
 typedef enum QvSparseColumnKind {
   QV_SPARSE_COLUMN_NONE = 0,
-  QV_SPARSE_COLUMN_TENSOR, /* quiver.sparse_tensor */
-  QV_SPARSE_COLUMN_VECTOR  /* quiver.sparse_vector */
+  QV_SPARSE_COLUMN_TENSOR, /**< quiver.sparse_tensor */
+  QV_SPARSE_COLUMN_VECTOR  /**< quiver.sparse_vector */
 } QvSparseColumnKind;
 
-/* The parsed extension type of a sparse column. */
+/** The parsed extension type of a sparse column. */
 typedef struct QvSparseColumnType {
   QvSparseColumnKind kind;
-  /* tensor: the cells' format; vector: QV_SPARSE_CSR (the stacked matrix) */
+  /** tensor: the cells' format; vector: QV_SPARSE_CSR (the stacked matrix) */
   QvSparseFormat format;
   QvArrowType value_type;
-  QvArrowType index_type;  /* COO coords, CSX/CSF indices; vector: index */
-  /* CSX/CSF indptr (COO: equal to index_type); vector: int32 for List
+  QvArrowType index_type;  /**< COO coords, CSX/CSF indices; vector: index */
+  /** CSX/CSF indptr (COO: equal to index_type); vector: int32 for List
    * storage, int64 for LargeList */
   QvArrowType indptr_type;
-  int32_t ndim;             /* dims of a cell; vector: 1 */
-  int64_t size;             /* vector: the dense length d; tensor: 0 */
-  /* Storage lists are LargeLists (writing); on reading, set when any is. */
+  int32_t ndim;             /**< dims of a cell; vector: 1 */
+  int64_t size;             /**< vector: the dense length d; tensor: 0 */
+  /** Storage lists are LargeLists (writing); on reading, set when any is. */
   bool large_lists;
-  /* NULL or n_dim_names names: a tensor's ndim dims; a vector column's 2
+  /** NULL or n_dim_names names: a tensor's ndim dims; a vector column's 2
    * (its rows, then the vector dim: the names of the stacked matrix). */
   const char *const *dim_names;
   int32_t n_dim_names;
-  void *private_data; /* names storage; owned */
+  void *private_data; /**< names storage; owned */
 } QvSparseColumnType;
 
 /** Parses extension metadata (JSON text of `len` bytes, not NUL-terminated)
@@ -120,10 +124,10 @@ QV_API QvStatus qv_sparse_column_schema_init(struct ArrowSchema *out, const char
 /* ---- columns */
 
 typedef struct QvSparseColumnOptions {
-  size_t struct_size; /* 0 or sizeof(QvSparseColumnOptions); no options yet */
+  size_t struct_size; /**< 0 or sizeof(QvSparseColumnOptions); no options yet */
 } QvSparseColumnOptions;
 
-/* A sparse column: its type and its storage array, kept alive by `owner`
+/** A sparse column: its type and its storage array, kept alive by `owner`
  * (cell views retain it). */
 typedef struct QvSparseColumn {
   QvSparseColumnType type;
@@ -162,8 +166,8 @@ QV_API QvStatus qv_sparse_column_cell(const QvSparseColumn *col, int64_t i, QvSp
 QV_API int64_t qv_sparse_column_cell_nnz(const QvSparseColumn *col, int64_t i);
 
 typedef struct QvSparseStackOptions {
-  size_t struct_size; /* 0 or sizeof(QvSparseStackOptions) */
-  /* Bytes the indptr copy of a sliced column may take (checked before it is
+  size_t struct_size; /**< 0 or sizeof(QvSparseStackOptions) */
+  /** Bytes the indptr copy of a sliced column may take (checked before it is
    * made, QV_ELIMIT naming both sizes); 0: QV_DEFAULT_MAX_OUTPUT_SIZE. */
   int64_t max_output_size;
 } QvSparseStackOptions;
@@ -177,9 +181,9 @@ QV_API QvStatus qv_sparse_vector_stack(const QvSparseColumn *col,
                                        QvError *error);
 
 typedef struct QvSparseUnstackOptions {
-  size_t struct_size; /* 0 or sizeof(QvSparseUnstackOptions) */
-  const char *name;   /* field name; NULL: "sparse" */
-  /* Bytes an indptr copy may take (other indptr types than int32/int64);
+  size_t struct_size; /**< 0 or sizeof(QvSparseUnstackOptions) */
+  const char *name;   /**< field name; NULL: "sparse" */
+  /** Bytes an indptr copy may take (other indptr types than int32/int64);
    * 0: QV_DEFAULT_MAX_OUTPUT_SIZE. */
   int64_t max_output_size;
 } QvSparseUnstackOptions;
@@ -194,20 +198,20 @@ QV_API QvStatus qv_sparse_vector_unstack(const QvSparseTensor *csr,
                                          QvError *error);
 
 typedef struct QvSparseBuildOptions {
-  size_t struct_size;      /* 0 or sizeof(QvSparseBuildOptions) */
-  const char *name;        /* field name; NULL: "sparse" */
-  QvSparseColumnKind kind; /* QV_SPARSE_COLUMN_NONE: TENSOR */
-  /* vector: the dense length (0: the cells' shape[0], which must agree) */
+  size_t struct_size;      /**< 0 or sizeof(QvSparseBuildOptions) */
+  const char *name;        /**< field name; NULL: "sparse" */
+  QvSparseColumnKind kind; /**< QV_SPARSE_COLUMN_NONE: TENSOR */
+  /** vector: the dense length (0: the cells' shape[0], which must agree) */
   int64_t size;
-  /* tensor: the column's dim names (NULL: the first non-null cell's); every
+  /** tensor: the column's dim names (NULL: the first non-null cell's); every
    * cell must have these names or none */
   const char *const *dim_names;
   int32_t n_dim_names;
-  /* tensor with no non-null cell: what the column holds */
+  /** tensor with no non-null cell: what the column holds */
   QvSparseFormat format;
   QvArrowType value_type, index_type, indptr_type;
   int32_t ndim;
-  /* Bytes the copied buffers may take (checked before any is made);
+  /** Bytes the copied buffers may take (checked before any is made);
    * 0: QV_DEFAULT_MAX_OUTPUT_SIZE. */
   int64_t max_output_size;
 } QvSparseBuildOptions;

@@ -1,10 +1,13 @@
-/* quiver: sparse tensors as Arrow IPC SparseTensor messages
+/** @file
+ * quiver: sparse tensors as Arrow IPC SparseTensor messages
  * (SparseTensor.fbs, Other.rst).
  *
  * A sparse tensor is written as one standalone encapsulated message, like a
  * dense tensor (tensor_ipc.h):
  *
+ * @verbatim
  *   <0xFFFFFFFF> <int32 length> <Message{SparseTensor} + padding> <body>
+ * @endverbatim
  *
  * The body starts at a multiple of 64 bytes from the start of the message,
  * every buffer inside it (the sparse index buffers, then the data) starts
@@ -50,26 +53,26 @@
 extern "C" {
 #endif
 
-/* How CSF index buffer lengths are written. */
+/** How CSF index buffer lengths are written. */
 typedef enum QvCsfLengths {
-  QV_CSF_LENGTHS_ELEMENTS = 0, /* element counts, as Arrow C++ (the default) */
-  QV_CSF_LENGTHS_BYTES = 1     /* bytes, as Buffer is defined */
+  QV_CSF_LENGTHS_ELEMENTS = 0, /**< element counts, as Arrow C++ (the default) */
+  QV_CSF_LENGTHS_BYTES = 1     /**< bytes, as Buffer is defined */
 } QvCsfLengths;
 
 typedef struct QvSparseWriteOptions {
-  size_t struct_size;       /* 0 or sizeof(QvSparseWriteOptions) */
-  QvCsfLengths csf_lengths; /* 0 = QV_CSF_LENGTHS_ELEMENTS */
+  size_t struct_size;       /**< 0 or sizeof(QvSparseWriteOptions) */
+  QvCsfLengths csf_lengths; /**< 0 = QV_CSF_LENGTHS_ELEMENTS */
 } QvSparseWriteOptions;
 
 /* ---- reading */
 
-/* NULL or a zeroed struct means every default. */
+/** NULL or a zeroed struct means every default. */
 typedef struct QvSparseReadOptions {
-  size_t struct_size;             /* 0 or sizeof(QvSparseReadOptions) */
-  const QvIpcReaderOptions *ipc; /* the message reader's limits; NULL: defaults */
+  size_t struct_size;             /**< 0 or sizeof(QvSparseReadOptions) */
+  const QvIpcReaderOptions *ipc; /**< the message reader's limits; NULL: defaults */
 } QvSparseReadOptions;
 
-/* Builds a view of the sparse tensor in a decoded SparseTensor message;
+/** Builds a view of the sparse tensor in a decoded SparseTensor message;
  * the tensor retains msg->owner, so msg may be released afterwards. Buffers
  * not aligned to their element size (only in hand-made files) are served
  * from an aligned copy of the body. *csf_lengths (may be NULL) receives the
@@ -77,7 +80,7 @@ typedef struct QvSparseReadOptions {
 QV_API QvStatus qv_sparse_from_message(const QvIpcMessage *msg, QvSparseTensor *out,
                                 QvCsfLengths *csf_lengths, QvError *error);
 
-/* Reads message number `index` (0-based, counting every message) of
+/** Reads message number `index` (0-based, counting every message) of
  * `source` as a sparse tensor; an error when that message is not a
  * SparseTensor ("message 0 is a Tensor, not a SparseTensor") or the input
  * holds fewer messages. Zero-copy from memory and from a path (only the
@@ -89,11 +92,11 @@ QV_API QvStatus qv_sparse_read(QvSource *source, int64_t index, const QvSparseRe
 
 /* ---- writing (options may be NULL: defaults) */
 
-/* The tensor is validated first (qv_sparse_validate); a COO whose
+/** The tensor is validated first (qv_sparse_validate); a COO whose
  * is_canonical flag is set is written with isCanonical true. */
 QV_API QvStatus qv_sparse_write_size(const QvSparseTensor *t, const QvSparseWriteOptions *options,
                                 size_t *size, QvError *error);
-/* Writes the message to `sink` (not finished: call qv_sink_finish after the
+/** Writes the message to `sink` (not finished: call qv_sink_finish after the
  * last message); every buffer is written straight from the tensor's memory
  * (a COO index matrix with other strides is copied to row-major first). A
  * buffer sink too small for the message fails with QV_ELIMIT. */

@@ -1,4 +1,5 @@
-/* quiver: tensors inside tables (Arrow's canonical tensor extension types,
+/** @file
+ * quiver: tensors inside tables (Arrow's canonical tensor extension types,
  * CanonicalExtensions.rst) and their bridges to dense tensors.
  *
  *  - arrow.fixed_shape_tensor: storage FixedSizeList<value>[prod(shape)],
@@ -59,28 +60,28 @@ extern "C" {
 
 typedef enum QvTensorColumnKind {
   QV_TENSOR_COLUMN_NONE = 0,
-  QV_TENSOR_COLUMN_FIXED_SHAPE,    /* arrow.fixed_shape_tensor */
-  QV_TENSOR_COLUMN_VARIABLE_SHAPE, /* arrow.variable_shape_tensor */
-  QV_TENSOR_COLUMN_CELL            /* Binary/FixedSizeBinary cells, named by the caller */
+  QV_TENSOR_COLUMN_FIXED_SHAPE,    /**< arrow.fixed_shape_tensor */
+  QV_TENSOR_COLUMN_VARIABLE_SHAPE, /**< arrow.variable_shape_tensor */
+  QV_TENSOR_COLUMN_CELL            /**< Binary/FixedSizeBinary cells, named by the caller */
 } QvTensorColumnKind;
 
-/* The parsed extension type of a tensor column. */
+/** The parsed extension type of a tensor column. */
 typedef struct QvTensorColumnType {
   QvTensorColumnKind kind;
   QvArrowType value_type;
-  int32_t ndim; /* dims of one cell (physical = logical count) */
-  /* Physical shape: every extent for fixed shape and cell tensors; for
+  int32_t ndim; /**< dims of one cell (physical = logical count) */
+  /** Physical shape: every extent for fixed shape and cell tensors; for
    * variable shape, uniform_shape with -1 for a non-uniform (null) or
    * unspecified extent. */
   int64_t shape[QV_TENSOR_MAX_NDIM];
-  bool has_uniform_shape;               /* variable shape: uniform_shape given */
+  bool has_uniform_shape;               /**< variable shape: uniform_shape given */
   bool has_permutation;
-  int32_t permutation[QV_TENSOR_MAX_NDIM]; /* identity when absent */
-  const char *const *dim_names;          /* NULL or ndim names (physical order) */
-  void *private_data;                    /* names storage; owned */
+  int32_t permutation[QV_TENSOR_MAX_NDIM]; /**< identity when absent */
+  const char *const *dim_names;          /**< NULL or ndim names (physical order) */
+  void *private_data;                    /**< names storage; owned */
 } QvTensorColumnType;
 
-/* Parses extension metadata (JSON text of `len` bytes, not NUL-terminated)
+/** Parses extension metadata (JSON text of `len` bytes, not NUL-terminated)
  * of a kind into *out (zeroed first; reset with qv_tensor_column_type_reset).
  * For variable shape, `ndim` is the storage's shape list size (the metadata
  * alone does not fix it); other kinds take ndim from "shape" and ignore the
@@ -95,12 +96,13 @@ typedef struct QvTensorColumnType {
 QV_API QvStatus qv_tensor_column_type_parse(QvTensorColumnKind kind, const char *json, size_t len,
                                             int32_t ndim, QvTensorColumnType *out,
                                             QvError *error);
+/** Frees what qv_tensor_column_type_parse allocated; NULL is a no-op. */
 QV_API void qv_tensor_column_type_reset(QvTensorColumnType *type);
-/* Elements in one cell of a fixed shape / cell tensor type (product of the
+/** Elements in one cell of a fixed shape / cell tensor type (product of the
  * extents); -1 on overflow. */
 QV_API int64_t qv_tensor_column_type_cell_n_elements(const QvTensorColumnType *type);
 
-/* Recognizes a field: arrow.fixed_shape_tensor and arrow.variable_shape_tensor
+/** Recognizes a field: arrow.fixed_shape_tensor and arrow.variable_shape_tensor
  * by their names, the cell form when the field's extension name equals
  * `cell_extension` (NULL: not recognized). Parses the metadata and checks the
  * storage type against it (FixedSizeList size == product(shape) naming both,
@@ -110,10 +112,10 @@ QV_API int64_t qv_tensor_column_type_cell_n_elements(const QvTensorColumnType *t
 QV_API QvStatus qv_tensor_column_type_from_field(const struct ArrowSchema *field,
                                                  const char *cell_extension,
                                                  QvTensorColumnType *out, QvError *error);
-/* Writes the metadata JSON of a type (NUL-terminated; qv_free it). */
+/** Writes the metadata JSON of a type (NUL-terminated; qv_free it). */
 QV_API QvStatus qv_tensor_column_type_to_json(const QvTensorColumnType *type, char **json,
                                               QvError *error);
-/* Builds the field (name may be NULL) for a type: storage format, children,
+/** Builds the field (name may be NULL) for a type: storage format, children,
  * extension name (`cell_extension` for the cell form; required then) and
  * metadata. Nullable. */
 QV_API QvStatus qv_tensor_column_schema_init(struct ArrowSchema *out, const char *name,
@@ -123,11 +125,11 @@ QV_API QvStatus qv_tensor_column_schema_init(struct ArrowSchema *out, const char
 /* ---- columns */
 
 typedef struct QvTensorColumnOptions {
-  size_t struct_size;         /* 0 or sizeof(QvTensorColumnOptions) */
-  const char *cell_extension; /* the cell form's extension name; NULL: none */
+  size_t struct_size;         /**< 0 or sizeof(QvTensorColumnOptions) */
+  const char *cell_extension; /**< the cell form's extension name; NULL: none */
 } QvTensorColumnOptions;
 
-/* A tensor column: its type, and the storage array kept alive by `owner`
+/** A tensor column: its type, and the storage array kept alive by `owner`
  * (cell views retain it). */
 typedef struct QvTensorColumn {
   QvTensorColumnType type;
@@ -137,7 +139,7 @@ typedef struct QvTensorColumn {
   void *private_data;
 } QvTensorColumn;
 
-/* Takes a field and its array (the array is moved: array->release is NULL
+/** Takes a field and its array (the array is moved: array->release is NULL
  * afterwards, on success only), validates the storage array fully
  * (QV_VALIDATE_FULL) and against the type: a variable shape cell whose data
  * length is not the product of its shape ("cell 3: shape [2, 5] holds 10
@@ -147,26 +149,28 @@ typedef struct QvTensorColumn {
 QV_API QvStatus qv_tensor_column_init(QvTensorColumn *out, const struct ArrowSchema *field,
                                       struct ArrowArray *array,
                                       const QvTensorColumnOptions *options, QvError *error);
+/** Frees what qv_tensor_column_init allocated (the array is the caller's). */
 QV_API void qv_tensor_column_reset(QvTensorColumn *col);
+/** Whether cell i is null. */
 QV_API bool qv_tensor_column_is_null(const QvTensorColumn *col, int64_t i);
-/* Cell i as a logical tensor view (see the top of this file); a null cell is
+/** Cell i as a logical tensor view (see the top of this file); a null cell is
  * QV_EINVAL ("cell 4 is null"); i out of range is QV_EARG. Dim names follow
  * the permutation. */
 QV_API QvStatus qv_tensor_column_cell(const QvTensorColumn *col, int64_t i, QvTensor *out,
                                       QvError *error);
 
 typedef struct QvTensorStackOptions {
-  size_t struct_size; /* 0 or sizeof(QvTensorStackOptions) */
-  bool null_fill;     /* null cells become zeros (one copy) instead of an error */
-  bool contiguous;    /* always a row-major copy */
-  const char *leading_name; /* name of the leading dim when cells have dim names; NULL: "" */
-  /* The most bytes a copy (null_fill, contiguous, unaligned cells) may
+  size_t struct_size; /**< 0 or sizeof(QvTensorStackOptions) */
+  bool null_fill;     /**< null cells become zeros (one copy) instead of an error */
+  bool contiguous;    /**< always a row-major copy */
+  const char *leading_name; /**< name of the leading dim when cells have dim names; NULL: "" */
+  /** The most bytes a copy (null_fill, contiguous, unaligned cells) may
    * allocate, checked before it does (QV_ELIMIT naming both sizes): a
    * variable shape column of null cells takes its shape from uniform_shape
    * alone, so its input bounds nothing. 0: QV_DEFAULT_MAX_OUTPUT_SIZE
    * (quiver/sparse.h, 16 GiB). Views are not limited. */
   int64_t max_output_size;
-  /* Threads that copy, 0..QV_TENSOR_COLUMN_MAX_THREADS; 0 or 1 (default):
+  /** Threads that copy, 0..QV_TENSOR_COLUMN_MAX_THREADS; 0 or 1 (default):
    * the calling thread alone. A copy (null_fill, contiguous, unaligned
    * cells) of 4 MiB or more is split by ranges of the leading index, each
    * thread writing (and first touching) its own slab of the result. Views
@@ -174,10 +178,10 @@ typedef struct QvTensorStackOptions {
   int threads;
 } QvTensorStackOptions;
 
-/* Largest `threads` of QvTensorStackOptions and QvTensorUnstackOptions. */
+/** Largest `threads` of QvTensorStackOptions and QvTensorUnstackOptions. */
 #define QV_TENSOR_COLUMN_MAX_THREADS 256
 
-/* A tensor column of any kind as one tensor [length, ...logical shape]
+/** A tensor column of any kind as one tensor [length, ...logical shape]
  * (see the top of this file for when it copies). Variable shape cells must
  * all have one shape: otherwise QV_EINVAL naming the first cell that
  * differs and both shapes ("cell 2 has shape [2, 3], cell 0 has [2, 2]");
@@ -189,14 +193,14 @@ QV_API QvStatus qv_tensor_column_stack(const QvTensorColumn *col,
                                        QvError *error);
 
 typedef struct QvTensorUnstackOptions {
-  size_t struct_size; /* 0 or sizeof(QvTensorUnstackOptions) */
-  const char *name;   /* field name; NULL: "tensor" */
-  bool contiguous;    /* never express a layout with `permutation`: copy row-major */
-  /* Threads of a row-major copy, as QvTensorStackOptions.threads. */
+  size_t struct_size; /**< 0 or sizeof(QvTensorUnstackOptions) */
+  const char *name;   /**< field name; NULL: "tensor" */
+  bool contiguous;    /**< never express a layout with `permutation`: copy row-major */
+  /** Threads of a row-major copy, as QvTensorStackOptions.threads. */
   int threads;
 } QvTensorUnstackOptions;
 
-/* A tensor with ndim >= 1 as a fixed_shape_tensor column of shape[0] cells
+/** A tensor with ndim >= 1 as a fixed_shape_tensor column of shape[0] cells
  * of shape[1:] (dim names: those of dims 1.. when the tensor has names).
  * *schema and *array are new; the array shares the tensor's memory and
  * retains its owner when it does not copy. */
@@ -204,7 +208,7 @@ QV_API QvStatus qv_tensor_column_unstack(const QvTensor *t, const QvTensorUnstac
                                   struct ArrowSchema *schema, struct ArrowArray *array,
                                   QvError *error);
 
-/* Builds a column of `type` (any kind; for variable shape only value_type,
+/** Builds a column of `type` (any kind; for variable shape only value_type,
  * ndim, dim names, permutation and uniform_shape matter) from n cells,
  * copying them (cells[i] NULL: a null cell). Each cell is the physical
  * tensor: row-major bytes of its shape in any layout (it is read with its
@@ -215,7 +219,7 @@ QV_API QvStatus qv_tensor_column_build(const QvTensorColumnType *type, const cha
                                        int64_t n, struct ArrowSchema *schema,
                                        struct ArrowArray *array, QvError *error);
 
-/* Moves a column (field + array, e.g. from qv_tensor_column_unstack) into a
+/** Moves a column (field + array, e.g. from qv_tensor_column_unstack) into a
  * one-column record batch: a Struct schema and array with the column as
  * their only child (field->release and column->release are NULL after
  * success), ready for qv_rb_writer_write. */

@@ -1,4 +1,5 @@
-/* quiver: dense tensors <-> DLPack (dlpack.h, the exchange struct of NumPy,
+/** @file
+ * quiver: dense tensors <-> DLPack (dlpack.h, the exchange struct of NumPy,
  * PyTorch, JAX, CuPy).
  *
  * Both directions are zero-copy: an exported DLManagedTensor points at the
@@ -39,7 +40,7 @@ typedef DLManagedTensorVersioned QvDLManagedTensorVersioned;
 #define QV_DLPACK_FLAG_READ_ONLY DLPACK_FLAG_BITMASK_READ_ONLY
 #define QV_DLPACK_FLAG_IS_COPIED DLPACK_FLAG_BITMASK_IS_COPIED
 #else
-/* DLPack 1.0's DLPackVersion and DLManagedTensorVersioned, field for field. */
+/** DLPack 1.0's DLPackVersion and DLManagedTensorVersioned, field for field. */
 typedef struct QvDLPackVersion {
   uint32_t major;
   uint32_t minor;
@@ -55,14 +56,14 @@ typedef struct QvDLManagedTensorVersioned {
 #define QV_DLPACK_FLAG_IS_COPIED ((uint64_t)1 << 1)
 #endif
 
-/* The DLPack version quiver's versioned exports carry. */
+/** The DLPack version quiver's versioned exports carry. */
 #define QV_DLPACK_MAJOR 1
 #define QV_DLPACK_MINOR 0
 
-/* What quiver checks when importing, beyond what the DLTensor says. */
+/** What quiver checks when importing, beyond what the DLTensor says. */
 typedef struct QvDlpackImportOptions {
-  size_t struct_size; /* 0 or sizeof(QvDlpackImportOptions) */
-  /* Bytes known to be readable from dl_tensor.data (before byte_offset is
+  size_t struct_size; /**< 0 or sizeof(QvDlpackImportOptions) */
+  /** Bytes known to be readable from dl_tensor.data (before byte_offset is
    * added), when the caller knows them (e.g. from the producer's buffer):
    * then a byte_offset past them, or a shape/strides reaching beyond them,
    * is QV_EINVAL. 0 = unknown: the DLTensor's shape is trusted, as every
@@ -70,19 +71,19 @@ typedef struct QvDlpackImportOptions {
   int64_t data_size;
 } QvDlpackImportOptions;
 
-/* Exports `t` as a new DLManagedTensor on the CPU (device 0) that points at
+/** Exports `t` as a new DLManagedTensor on the CPU (device 0) that points at
  * t's data (byte_offset 0) with t's shape and element strides; the struct
  * retains t->owner, so `t` may be reset at once. The consumer calls
  * (*out)->deleter(*out) exactly once. When t->owner is NULL the caller keeps
  * the data alive until then. Fails (QV_ENOTSUP) for byte strides that are not
  * multiples of the element size. */
 QV_API QvStatus qv_tensor_to_dlpack(const QvTensor *t, DLManagedTensor **out, QvError *error);
-/* The same as a DLPack 1.0 versioned tensor, version 1.0, flags
+/** The same as a DLPack 1.0 versioned tensor, version 1.0, flags
  * READ_ONLY (quiver's tensor data is const: file mappings are read-only). */
 QV_API QvStatus qv_tensor_to_dlpack_versioned(const QvTensor *t, QvDLManagedTensorVersioned **out,
                                               QvError *error);
 
-/* Imports a DLManagedTensor as a tensor view of its memory (no copy). On
+/** Imports a DLManagedTensor as a tensor view of its memory (no copy). On
  * success quiver owns `managed`: its deleter runs when the last view made
  * from it is reset (with a NULL deleter the producer keeps the memory alive).
  * On failure the caller still owns it and *out is zeroed. Refused with
@@ -94,7 +95,7 @@ QV_API QvStatus qv_tensor_to_dlpack_versioned(const QvTensor *t, QvDLManagedTens
  * it. Dimension names: none. */
 QV_API QvStatus qv_tensor_from_dlpack(DLManagedTensor *managed, const QvDlpackImportOptions *options,
                                       QvTensor *out, QvError *error);
-/* The same for DLPack 1.0 versioned tensors: a major version other than 1 is
+/** The same for DLPack 1.0 versioned tensors: a major version other than 1 is
  * QV_ENOTSUP (the layout past `version` may differ). The READ_ONLY flag needs
  * nothing: quiver never writes through a view. */
 QV_API QvStatus qv_tensor_from_dlpack_versioned(QvDLManagedTensorVersioned *managed,

@@ -1,8 +1,11 @@
-/* quiver: dense tensors as Arrow IPC Tensor messages (Tensor.fbs, Other.rst).
+/** @file
+ * quiver: dense tensors as Arrow IPC Tensor messages (Tensor.fbs, Other.rst).
  *
  * A tensor is written as one standalone encapsulated message:
  *
+ * @verbatim
  *   <0xFFFFFFFF> <int32 length> <Message{Tensor} FlatBuffer + padding> <body>
+ * @endverbatim
  *
  * The metadata is padded so that the body starts at a multiple of 64 bytes
  * from the start of the message, and the body is padded to a multiple of 64
@@ -34,13 +37,13 @@ extern "C" {
 
 /* ---- reading */
 
-/* NULL or a zeroed struct means every default. */
+/** NULL or a zeroed struct means every default. */
 typedef struct QvTensorReadOptions {
-  size_t struct_size;     /* 0 or sizeof(QvTensorReadOptions) */
-  const QvIpcReaderOptions *ipc; /* the message reader's limits; NULL: defaults */
+  size_t struct_size;     /**< 0 or sizeof(QvTensorReadOptions) */
+  const QvIpcReaderOptions *ipc; /**< the message reader's limits; NULL: defaults */
 } QvTensorReadOptions;
 
-/* Builds a view of the tensor in a decoded Tensor message; the tensor
+/** Builds a view of the tensor in a decoded Tensor message; the tensor
  * retains msg->owner, so msg may be released afterwards. Validates: the
  * header is a Tensor, its type is numeric (Int or FloatingPoint), ndim <=
  * QV_TENSOR_MAX_NDIM, strides (when present and non-empty) has one entry per
@@ -55,7 +58,7 @@ typedef struct QvTensorReadOptions {
  * access through the pointer stays valid. */
 QV_API QvStatus qv_tensor_from_message(const QvIpcMessage *msg, QvTensor *out, QvError *error);
 
-/* Reads message number `index` (0-based, counting every message of the
+/** Reads message number `index` (0-based, counting every message of the
  * stream whatever its kind) of `source` (quiver/io.h) and returns it as a
  * tensor. It is an error when that message is not a Tensor (e.g. "message 1
  * is a SparseTensor, not a Tensor") or when the input holds fewer messages.
@@ -76,20 +79,20 @@ QV_API QvStatus qv_tensor_read(QvSource *source, int64_t index, const QvTensorRe
 
 /* ---- writing */
 
-/* NULL or a zeroed struct means every default. */
+/** NULL or a zeroed struct means every default. */
 typedef struct QvTensorWriteOptions {
-  size_t struct_size; /* 0 or sizeof(QvTensorWriteOptions) */
-  /* Write every tensor row-major (a column-major one as a row-major copy),
+  size_t struct_size; /**< 0 or sizeof(QvTensorWriteOptions) */
+  /** Write every tensor row-major (a column-major one as a row-major copy),
    * for readers that ignore strides. false: contiguous layouts as they are. */
   bool row_major;
 } QvTensorWriteOptions;
 
-/* Bytes qv_tensor_write writes for `t` with these options (framed metadata
+/** Bytes qv_tensor_write writes for `t` with these options (framed metadata
  * + padded body). */
 QV_API QvStatus qv_tensor_write_size(const QvTensor *t, const QvTensorWriteOptions *options,
                                      size_t *size, QvError *error);
 
-/* Writes the message for `t` to `sink` (not finished: call qv_sink_finish
+/** Writes the message for `t` to `sink` (not finished: call qv_sink_finish
  * after the last message; several tensors may go into one sink). Row- or
  * column-major tensors are written as they are, with their strides, straight
  * from the tensor's memory; other layouts are written as a row-major copy

@@ -1,8 +1,9 @@
-/* quiver: version of the headers and of the library.
+/** @file
+ * quiver: version of the headers and of the library.
  *
  * The numbers follow semantic versioning: the major version changes when
  * the ABI of libquiver.so changes incompatibly (its SONAME is
- * libquiver.so.<major>). Compare QV_VERSION_NUMBER (what a program was
+ * `libquiver.so.<major>`). Compare QV_VERSION_NUMBER (what a program was
  * compiled against) with qv_version_number() (what it runs with). */
 #ifndef QUIVER_VERSION_H
 #define QUIVER_VERSION_H
@@ -24,9 +25,9 @@ extern "C" {
   QV_VERSION_STRINGIFY(QV_VERSION_MAJOR)                                             \
   "." QV_VERSION_STRINGIFY(QV_VERSION_MINOR) "." QV_VERSION_STRINGIFY(QV_VERSION_PATCH)
 
-/* The library's version as "MAJOR.MINOR.PATCH" (static storage). */
+/** The library's version as "MAJOR.MINOR.PATCH" (static storage). */
 QV_API const char *qv_version(void);
-/* The library's QV_VERSION_NUMBER. */
+/** The library's QV_VERSION_NUMBER. */
 QV_API int qv_version_number(void);
 
 #ifdef __cplusplus
