@@ -51,6 +51,7 @@
 #include "quiver/array.h"
 #include "quiver/recordbatch_ipc.h"
 #include "quiver/tensor_column.h"
+#include "quiver/table_tensor.h"
 #include "quiver/sparse_column.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"

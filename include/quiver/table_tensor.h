@@ -1,4 +1,5 @@
-/* quiver: tables as tensors, as Arrow C++'s RecordBatch::ToTensor /
+/** @file
+ * quiver: tables as tensors, as Arrow C++'s RecordBatch::ToTensor /
  * Table::ToTensor and pyarrow's RecordBatch.to_tensor make them.
  *
  * The numeric columns of a table (one or several record batches sharing a
@@ -66,7 +67,7 @@ QV_API QvStatus qv_table_tensor_type(const struct ArrowSchema *schema,
                                      const QvTableToTensorOptions *options, QvArrowType *out,
                                      QvError *error);
 
-/** Converts the record batches `batches[0 .. n_batches)` of `schema` (a
+/** Converts the record batches `batches[0]` to `batches[n_batches - 1]` of `schema` (a
  * struct schema, as the record batch readers give) into one new contiguous
  * tensor [total rows, chosen columns] that owns its buffer (64-byte
  * aligned), without dim names. Each batch is validated against the schema

@@ -23,3 +23,12 @@ fi
 grep -q 'bad.h:4: qv_plain' "$tmp/out" && grep -q 'bad.h:5: qv_bare' "$tmp/out" && ! grep -q qv_good "$tmp/out" \
   || { echo "FAIL: the checker's report is wrong:"; cat "$tmp/out"; exit 1; }
 "$py" "$here/check_doc_coverage.py" "$src"/include/quiver/*.h
+# quiver/quiver.h includes every public header.
+missing=0
+for h in "$src"/include/quiver/*.h; do
+  name=$(basename "$h")
+  [ "$name" = quiver.h ] && continue
+  grep -q "^#include \"quiver/$name\"" "$src/include/quiver/quiver.h" || { echo "FAIL: quiver/quiver.h does not include quiver/$name"; missing=1; }
+done
+[ "$missing" -eq 0 ] || exit 1
+echo "ok: quiver/quiver.h includes every public header"
