@@ -84,7 +84,7 @@ static const Command commands[] = {
      "  and last rows), and a summary line. FILE '-' reads stdin.\n"
      "  --json: record batches as Arrow's integration JSON; tensors and sparse\n"
      "  tensors as {\"messages\": [...]} with type, shape, strides, dim names and\n"
-     "  values (sparse: format, index types, index buffers), see README.md. The\n"
+     "  values (sparse: format, index types, index buffers), see docs/cli.md. The\n"
      "  JSON streams out; its size is counted first and refused past --max-output\n"
      "  SIZE (default 16G; nothing printed, exit 1).\n"
      "  --threads N: threads that decompress compressed record batches (default:\n"

@@ -92,7 +92,7 @@ typedef enum QvSourceAdvice {
 } QvSourceAdvice;
 
 /* What a full read gets (measured by bench/bench_recordbatch, see
- * bench/README.md). */
+ * docs/benchmark-notes.md). */
 #define QV_SOURCE_FULL_READ_ADVICE QV_SOURCE_ADVICE_POPULATE
 
 /* Sets how the view will be made (effective for a view made after the
