@@ -33,6 +33,8 @@ int qv_cmd_validate(int argc, char **argv);
 int qv_cmd_stream_to_file(int argc, char **argv);
 int qv_cmd_file_to_stream(int argc, char **argv);
 int qv_cmd_integration(int argc, char **argv);
+/* migrate (migrate_cmd.c) */
+int qv_cmd_migrate(int argc, char **argv);
 /* cat --json (cat_json.c) */
 int qv_cmd_cat_json(int argc, char **argv);
 

@@ -42,6 +42,48 @@ static void put_name(Text *t, const char *name, size_t len) {
   cli_text_free(&e);
 }
 
+/* A sparse column field (quiver/sparse_column.h): kind, format, ndim or
+ * size, and dim names, from its metadata; the storage types are in the
+ * field's children, printed before. */
+static void put_sparse_column(Text *t, const QvField *f, const QvKeyValue *name,
+                              const QvKeyValue *meta) {
+  QvSparseColumnKind kind = QV_SPARSE_COLUMN_NONE;
+  if (name->value_len == strlen(QV_SPARSE_TENSOR_EXTENSION) &&
+      memcmp(name->value, QV_SPARSE_TENSOR_EXTENSION, name->value_len) == 0)
+    kind = QV_SPARSE_COLUMN_TENSOR;
+  if (name->value_len == strlen(QV_SPARSE_VECTOR_EXTENSION) &&
+      memcmp(name->value, QV_SPARSE_VECTOR_EXTENSION, name->value_len) == 0)
+    kind = QV_SPARSE_COLUMN_VECTOR;
+  if (kind == QV_SPARSE_COLUMN_NONE) return;
+  int32_t ndim = 1;
+  for (int64_t i = 0; kind == QV_SPARSE_COLUMN_TENSOR && i < f->n_children; i++)
+    if (f->children[i].name_len == 5 && memcmp(f->children[i].name, "shape", 5) == 0 &&
+        f->children[i].type.id == QV_TYPE_FIXED_SIZE_LIST)
+      ndim = f->children[i].type.u.fixed_size_list.list_size;
+  QvSparseColumnType type;
+  QvError err;
+  char text[512];
+  if (qv_sparse_column_type_parse(kind, meta ? meta->value : "", meta ? meta->value_len : 0,
+                                  ndim, &type, &err) == QV_OK) {
+    size_t n = 0;
+    if (kind == QV_SPARSE_COLUMN_VECTOR)
+      n = (size_t)snprintf(text, sizeof text, "sparse vector size=%lld", (long long)type.size);
+    else
+      n = (size_t)snprintf(text, sizeof text, "sparse %s ndim=%d",
+                           qv_sparse_format_name(type.format), (int)ndim);
+    for (int32_t k = 0; type.dim_names && k < type.n_dim_names && n < sizeof text - 64; k++)
+      n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", k ? ", " : " dim_names=[",
+                            type.dim_names[k]);
+    if (type.dim_names && n < sizeof text - 2) snprintf(text + n, sizeof text - n, "]");
+  } else {
+    snprintf(text, sizeof text, "invalid: %s", err.message);
+  }
+  qv_sparse_column_type_reset(&type);
+  put(t, " [");
+  put_name(t, text, strlen(text));
+  put(t, "]");
+}
+
 /* A tensor extension field: its cell shape and dim names (rb_print.h). */
 static void put_tensor_column(Text *t, const QvField *f) {
   const QvKeyValue *name = NULL, *meta = NULL;
@@ -65,7 +107,10 @@ static void put_tensor_column(Text *t, const QvField *f) {
           f->children[i].type.id == QV_TYPE_FIXED_SIZE_LIST)
         ndim = f->children[i].type.u.fixed_size_list.list_size;
   }
-  if (kind == QV_TENSOR_COLUMN_NONE) return;
+  if (kind == QV_TENSOR_COLUMN_NONE) {
+    put_sparse_column(t, f, name, meta);
+    return;
+  }
   QvTensorColumnType type;
   QvError err;
   char text[512];

@@ -14,6 +14,7 @@
 
 #include "input.h"
 #include "quiver/recordbatch_ipc.h"
+#include "quiver/sparse_column.h"
 #include "text.h"
 
 /* ---- type descriptions, Arrow style ("list<item: int64>") */
@@ -106,7 +107,66 @@ static void describe(QvCliText *t, const struct ArrowSchema *s, int depth) {
     cli_text_put_name(t, text, strlen(text));
   }
   qv_tensor_column_type_reset(&tensor);
+  QvSparseColumnType sparse;
+  memset(&sparse, 0, sizeof sparse);
+  if (v.extension_name && qv_sparse_column_type_from_field(s, &sparse, NULL) == QV_OK &&
+      sparse.kind != QV_SPARSE_COLUMN_NONE) {
+    char text[512];
+    cli_sparse_type_text(&sparse, text, sizeof text);
+    cli_text_puts(t, ", ");
+    cli_text_put_name(t, text, strlen(text));
+  }
+  qv_sparse_column_type_reset(&sparse);
   if (v.extension_name) cli_text_puts(t, ">");
+}
+
+void cli_sparse_type_text(const QvSparseColumnType *type, char *buf, size_t size) {
+  size_t n = 0;
+#define PUT(...) \
+  do { \
+    if (n < size) n += (size_t)snprintf(buf + n, size - n, __VA_ARGS__); \
+  } while (0)
+  buf[0] = 0;
+  if (type->kind == QV_SPARSE_COLUMN_VECTOR) {
+    PUT("sparse vector %s size=%lld index=%s", qv_arrow_type_name(type->value_type),
+        (long long)type->size, qv_arrow_type_name(type->index_type));
+  } else {
+    PUT("sparse %s %s ndim=%d index=%s", qv_sparse_format_name(type->format),
+        qv_arrow_type_name(type->value_type), (int)type->ndim,
+        qv_arrow_type_name(type->index_type));
+    if (type->format != QV_SPARSE_COO) PUT(" indptr=%s", qv_arrow_type_name(type->indptr_type));
+  }
+  if (type->dim_names != NULL) {
+    PUT(" dim_names=[");
+    for (int32_t k = 0; k < type->n_dim_names; k++)
+      PUT("%s%s", k ? ", " : "", type->dim_names[k]);
+    PUT("]");
+  }
+#undef PUT
+}
+
+/* A sparse column's cell: "csr [6, 4] nnz=5" (a vector row: "[1000] nnz=3"). */
+static QvStatus sparse_cell_text(const QvSparseColumn *col, int64_t row, char **out,
+                                 QvError *error) {
+  char buf[160];
+  if (qv_sparse_column_is_null(col, row)) {
+    snprintf(buf, sizeof buf, "null");
+  } else {
+    QvSparseTensor t;
+    QvStatus st = qv_sparse_column_cell(col, row, &t, error);
+    if (st) return st;
+    size_t n = 0;
+    if (col->type.kind == QV_SPARSE_COLUMN_TENSOR)
+      n += (size_t)snprintf(buf, sizeof buf, "%s ", qv_sparse_format_name(t.format));
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "[");
+    for (int32_t k = 0; k < t.ndim && n < sizeof buf - 40; k++)
+      n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%lld", k ? ", " : "",
+                            (long long)t.shape[k]);
+    if (n < sizeof buf - 40) snprintf(buf + n, sizeof buf - n, "] nnz=%lld", (long long)t.nnz);
+    qv_sparse_reset(&t);
+  }
+  *out = strdup(buf);
+  return *out ? QV_OK : qv_error_set(error, QV_ENOMEM, "out of memory");
 }
 
 void cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size) {
@@ -282,9 +342,19 @@ QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, Q
   t.head = calloc((size_t)(HEAD_ROWS * t.cols + 1), sizeof(char *));
   t.tail = calloc((size_t)(TAIL_ROWS * t.cols + 1), sizeof(char *));
   char **names = column_names(&schema);
+  bool *sparse_col = calloc((size_t)t.cols + 1, sizeof *sparse_col);
+  QvSparseColumn *scol = calloc((size_t)t.cols + 1, sizeof *scol);
+  for (int64_t c = 0; sparse_col && c < t.cols; c++) {
+    QvSparseColumnType ty;
+    memset(&ty, 0, sizeof ty);
+    sparse_col[c] = qv_sparse_column_type_from_field(schema.children[c], &ty, NULL) == QV_OK &&
+                    ty.kind != QV_SPARSE_COLUMN_NONE;
+    qv_sparse_column_type_reset(&ty);
+  }
   QvArrayView v;
   int64_t batches = 0;
-  if (line.failed || t.head == NULL || t.tail == NULL || names == NULL) {
+  if (line.failed || t.head == NULL || t.tail == NULL || names == NULL || sparse_col == NULL ||
+      scol == NULL) {
     st = qv_error_set(error, QV_ENOMEM, "out of memory");
   } else if ((st = qv_array_view_init(&v, &schema, error)) == QV_OK) {
     fprintf(out, "%s\n", cli_text_str(&line));
@@ -303,6 +373,22 @@ QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, Q
         break;
       }
       batches++;
+      /* sparse columns: validated as such, cells printed by shape and nnz */
+      for (int64_t c = 0; c < t.cols && st == QV_OK; c++) {
+        if (!sparse_col[c]) continue;
+        qv_sparse_column_reset(&scol[c]);
+        struct ArrowArray cells;
+        if ((st = qv_array_share(a.children[c], &cells, error)) == QV_OK) {
+          st = qv_sparse_column_init(&scol[c], schema.children[c], &cells, NULL, error);
+          if (cells.release) cells.release(&cells);
+          if (st) memset(&scol[c], 0, sizeof scol[c]);
+        }
+        if (st) qv_error_prefix(error, "batch %" PRId64, batches - 1);
+      }
+      if (st) {
+        a.release(&a);
+        break;
+      }
       /* Only rows that may be shown are visited: the first HEAD_ROWS of the
        * input and the last TAIL_ROWS of this batch (a batch declaring 2^40
        * rows that take no memory costs 20 rows, not 2^40). */
@@ -318,7 +404,9 @@ QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, Q
         for (int64_t c = 0; c < t.cols && st == QV_OK; c++) {
           free(row[c]);
           row[c] = NULL;
-          st = qv_array_view_format_human(&v.children[c], v.offset + r, MAX_CELL, &row[c], error);
+          st = sparse_col[c] ? sparse_cell_text(&scol[c], v.offset + r, &row[c], error)
+                             : qv_array_view_format_human(&v.children[c], v.offset + r,
+                                                          MAX_CELL, &row[c], error);
         }
       }
       t.rows += v.length;
@@ -336,6 +424,9 @@ QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, Q
     qv_array_view_reset(&v);
   }
   free_names(names, schema.n_children);
+  for (int64_t c = 0; scol && c < t.cols; c++) qv_sparse_column_reset(&scol[c]);
+  free(scol);
+  free(sparse_col);
   cli_text_free(&line);
   table_free(&t);
   schema.release(&schema);

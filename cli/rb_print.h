@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "quiver/error.h"
+#include "quiver/sparse_column.h"
 #include "quiver/tensor_column.h"
 
 /* Prints an Arrow record batch stream or file held in memory: a schema line,
@@ -21,5 +22,8 @@ QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, Q
  * tensor column type (variable shape: "shape=[2, ?]" from uniform_shape,
  * "?" where an extent varies), cut to fit `size`. */
 void cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size);
+/* "sparse csr float64 ndim=2 index=int32 indptr=int32 dim_names=[r, c]" /
+ * "sparse vector float32 size=1000 index=int32" for a sparse column type. */
+void cli_sparse_type_text(const QvSparseColumnType *type, char *buf, size_t size);
 
 #endif

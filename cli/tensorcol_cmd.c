@@ -7,6 +7,8 @@
 
 #include "cli.h"
 #include "quiver/npy.h"
+#include "quiver/sparse_column.h"
+#include "quiver/sparse_ipc.h"
 #include "quiver/tensor_column.h"
 #include "quiver/tensor_ipc.h"
 
@@ -41,25 +43,59 @@ static QvStatus find_column(struct ArrowArrayStream *stream, const char *column,
     bool is_tensor = qv_tensor_column_type_from_field(f, extension, &t, NULL) == QV_OK &&
                      t.kind != QV_TENSOR_COLUMN_NONE;
     qv_tensor_column_type_reset(&t);
+    QvSparseColumnType sp;
+    memset(&sp, 0, sizeof sp);
+    is_tensor |= qv_sparse_column_type_from_field(f, &sp, NULL) == QV_OK &&
+                 sp.kind != QV_SPARSE_COLUMN_NONE;
+    qv_sparse_column_type_reset(&sp);
     if (is_tensor && idx >= 0)
       return qv_error_set(err, QV_EINVAL, "several tensor columns: name one with --column");
     if (is_tensor) idx = i;
   }
   if (idx < 0)
     return column ? qv_error_set(err, QV_EINVAL, "no column named '%s'", column)
-                  : qv_error_set(err, QV_EINVAL, "no tensor column (a cell tensor column needs "
+                  : qv_error_set(err, QV_EINVAL, "no tensor or sparse column (a cell tensor column "
+                                                 "needs "
                                                  "--extension NAME)");
   *out = idx;
   return QV_OK;
 }
 
+/* A quiver.sparse_vector column as one CSR SparseTensor message (a view:
+ * the list offsets are the indptr, the struct's children indices and
+ * values). */
+static QvStatus stack_sparse(const struct ArrowSchema *field, struct ArrowArray *cells,
+                             QvSink *sink, int64_t max_output, QvError *err) {
+  QvSparseColumn col;
+  QvStatus st = qv_sparse_column_init(&col, field, cells, NULL, err);
+  if (st) return st;
+  QvSparseTensor csr;
+  QvSparseStackOptions so = {.struct_size = sizeof so, .max_output_size = max_output};
+  st = qv_sparse_vector_stack(&col, &so, &csr, err);
+  qv_sparse_column_reset(&col);
+  if (st == QV_OK) st = qv_sparse_write(&csr, sink, NULL, err);
+  qv_sparse_reset(&csr);
+  return st;
+}
+
 /* Column idx of every batch as a stacked tensor, one Tensor message per
- * batch. */
+ * batch (a sparse-vector column: one CSR SparseTensor message). */
 static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *schema,
                           int64_t idx, QvSink *sink, const char *extension, bool fill,
                           int64_t max_output, QvError *err) {
   QvStatus st = QV_OK;
   int64_t batches = 0;
+  QvSparseColumnType sp;
+  memset(&sp, 0, sizeof sp);
+  if ((st = qv_sparse_column_type_from_field(schema->children[idx], &sp, err)) != QV_OK)
+    return st;
+  QvSparseColumnKind sparse = sp.kind;
+  qv_sparse_column_type_reset(&sp);
+  if (sparse == QV_SPARSE_COLUMN_TENSOR)
+    return qv_error_set(err, QV_EINVAL, "column '%s' is a quiver.sparse_tensor column (one "
+                        "tensor per row): stack takes a quiver.sparse_vector column; "
+                        "quiver migrate --to-messages writes the rows as messages",
+                        schema->children[idx]->name ? schema->children[idx]->name : "");
   for (;;) {
     struct ArrowArray batch;
     st = qv_rb_stream_get_next(s, &batch, err);
@@ -72,6 +108,16 @@ static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *
     st = qv_array_share(batch.children[idx], &cells, err);
     batch.release(&batch);
     if (st) break;
+    if (sparse == QV_SPARSE_COLUMN_VECTOR) {
+      st = stack_sparse(schema->children[idx], &cells, sink, max_output, err);
+      if (cells.release) cells.release(&cells);
+      if (st) {
+        qv_error_prefix(err, "batch %lld", (long long)batches);
+        break;
+      }
+      batches++;
+      continue;
+    }
     QvTensorColumn col;
     QvTensorColumnOptions co = {.struct_size = sizeof co, .cell_extension = extension};
     st = qv_tensor_column_init(&col, schema->children[idx], &cells, &co, err);
@@ -125,9 +171,13 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
   QvSink *sink;
   st = find_column(&stream, column, extension, &schema, &idx, &err);
   if (st == QV_OK) st = cli_output_open(pos[1], &sink, &err);
-  if (st == QV_OK)
-    st = cli_output_close(pos[1], sink,
-                             stack_all(&stream, &schema, idx, sink, extension, fill, max_output, &err), &err);
+  if (st == QV_OK) {
+    st = stack_all(&stream, &schema, idx, sink, extension, fill, max_output, &err);
+    if (st == QV_OK)
+      st = cli_output_close(pos[1], sink, st, &err);
+    else
+      qv_sink_free(sink); /* the input's error: OUT is left as it was */
+  }
   if (schema.release) schema.release(&schema);
   stream.release(&stream);
   return st ? cli_fail(cmd, &err) : 0;
@@ -151,6 +201,54 @@ static QvStatus write_column(const QvTensor *t, const char *name, bool file, con
   if ((st = cli_output_open(out, &sink, err)) == QV_OK) {
     QvRbWriter *w = NULL;
     QvRbWriteOptions wo = {.struct_size = sizeof wo, .format = file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM};
+    QvStatus ws = qv_rb_writer_new(&w, &bs, sink, &wo, err);
+    if (ws == QV_OK) ws = qv_rb_writer_write(w, &batch, err);
+    if (ws == QV_OK) ws = qv_rb_writer_finish(w, err);
+    qv_rb_writer_free(w);
+    st = cli_output_close(out, sink, ws, err);
+  }
+  batch.release(&batch);
+  bs.release(&bs);
+  return st;
+}
+
+/* A CSR SparseTensor message as a one-column quiver.sparse_vector table: read
+ * through a source (a path is mapped, and the reader's validation seals the
+ * tensor, so the column is made in constant time), the column a view of its
+ * buffers. */
+static QvStatus write_sparse_column(const char *in, int64_t index, const char *name, bool file,
+                                    int64_t max_output, const char *out, QvError *err) {
+  QvSource *src;
+  QvStatus st = cli_source_new(in, &src, err);
+  if (st) return st;
+  QvSparseTensor t;
+  st = qv_sparse_read(src, index, NULL, &t, err);
+  qv_source_free(src);
+  if (st) return st;
+  if (t.format != QV_SPARSE_CSR) {
+    st = qv_error_set(err, QV_ENOTSUP, "message %lld is a %s SparseTensor: a sparse-vector "
+                      "column is the rows of a CSR matrix (quiver convert --to=csr first)",
+                      (long long)index, qv_sparse_format_name(t.format));
+    qv_sparse_reset(&t);
+    return st;
+  }
+  struct ArrowSchema field, bs;
+  struct ArrowArray column, batch;
+  QvSparseUnstackOptions uo = {.struct_size = sizeof uo, .name = name ? name : "sparse",
+                               .max_output_size = max_output};
+  st = qv_sparse_vector_unstack(&t, &uo, &field, &column, err);
+  qv_sparse_reset(&t);
+  if (st) return st;
+  if ((st = qv_tensor_column_to_batch(&field, &column, &bs, &batch, err)) != QV_OK) {
+    field.release(&field);
+    column.release(&column);
+    return st;
+  }
+  QvSink *sink;
+  if ((st = cli_output_open(out, &sink, err)) == QV_OK) {
+    QvRbWriter *w = NULL;
+    QvRbWriteOptions wo = {.struct_size = sizeof wo,
+                           .format = file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM};
     QvStatus ws = qv_rb_writer_new(&w, &bs, sink, &wo, err);
     if (ws == QV_OK) ws = qv_rb_writer_write(w, &batch, err);
     if (ws == QV_OK) ws = qv_rb_writer_finish(w, err);
@@ -198,9 +296,12 @@ static int to_column(const char *cmd, bool npy, int argc, char **argv) {
     }
   } else {
     st = cli_read_tensor(pos[0], index, &in, &err);
-    if (st == QV_OK && in.is_sparse)
-      st = qv_error_set(&err, QV_ENOTSUP, "message %lld is a SparseTensor: convert it to a dense "
-                        "tensor first (quiver convert --to=dense)", (long long)index);
+    if (st == QV_OK && in.is_sparse) {
+      cli_tensor_free(&in);
+      st = write_sparse_column(pos[0], index, name, file, max_output, pos[1], &err);
+      if (st == QV_ELIMIT) cli_name_max_output(&err);
+      return st ? cli_fail(cmd, &err) : 0;
+    }
   }
   /* the column holds every element whatever the input's strides (a
    * zero-stride tensor of 264 bytes can stand for terabytes) */

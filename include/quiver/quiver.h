@@ -53,6 +53,7 @@
 #include "quiver/tensor_column.h"
 #include "quiver/table_tensor.h"
 #include "quiver/sparse_column.h"
+#include "quiver/migrate.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 #include "quiver/integration_json.h"

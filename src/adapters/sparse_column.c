@@ -10,6 +10,7 @@
 #include "quiver/sparse_column.h"
 #include "sparse/sparse_internal.h"
 #include "sparse/sparse_seal.h"
+#include "util/cpu.h"
 #include "util/options.h"
 
 /* What a column's owner keeps alive: the moved storage array and its view. */
@@ -484,7 +485,10 @@ QvStatus qv_sparse_vector_unstack(const QvSparseTensor *csr, const QvSparseUnsta
     return qv_error_set(error, QV_EINVAL,
                         "a %s sparse tensor is no sparse-vector column: only CSR rows are vectors",
                         qv_sparse_format_name(csr->format));
-  if (!qvi_sp_sealed(csr) && (st = qv_sparse_validate(csr, error)) != QV_OK) return st;
+  if (qvi_sp_sealed(csr))
+    qvi_path_hit(QV_PATH_SPARSE_UNSTACK_SEALED);
+  else if ((st = qv_sparse_validate(csr, error)) != QV_OK)
+    return st;
   int64_t n = csr->shape[0];
   bool large = csr->indptr_type == QV_ARROW_INT64 ||
                (csr->indptr_type != QV_ARROW_INT32 && csr->nnz > INT32_MAX);

@@ -8,6 +8,7 @@
 #include "adapters/tensor_message.h"
 #include "adapters/value_type_arrow.h"
 #include "ipc/reader_internal.h"
+#include "ipc/source_internal.h"
 #include "sparse/sparse_seal.h"
 #include "util/checked.h"
 #include "util/cpu.h"
@@ -430,6 +431,11 @@ QvStatus qv_sparse_read(QvSource *source, int64_t index, const QvSparseReadOptio
   if (st == QV_OK) {
     st = qv_sparse_from_message(&msg, out, NULL, error);
     if (st) qv_error_prefix(error, "message %" PRId64 " at offset %" PRId64, index, msg.offset);
+    /* validated in full over bytes no caller can write (a read-only mapping
+     * of a path, or the library's copy of an fd's bytes): sealed, so that
+     * writing it or making it a column does not scan it again */
+    else if (qvi_source_kind(source) != QV_SOURCE_MEMORY)
+      qvi_sp_seal(out);
     qv_ipc_message_reset(&msg);
   }
   return qvi_source_error_prefix(source, st, error);

@@ -66,6 +66,7 @@ typedef enum QvPath {
   QV_PATH_RECYCLED_BUFFER,    /* a large buffer served again from a recycler (util/recycle.h) */
   QV_PATH_CODEC_SINK_WINDOW,  /* frames compressed on threads into the sink's free memory, then moved */
   QV_PATH_TABLE_TENSOR_MEMCPY, /* table -> tensor: a same-type column copied with memcpy (column-major) */
+  QV_PATH_SPARSE_UNSTACK_SEALED, /* CSR -> sparse-vector column of a sealed (reader-validated) tensor: no scan */
   QV_PATH_COUNT
 } QvPath;
 

@@ -37,6 +37,7 @@ QvStatus qvi_options_load(void *dst, size_t dst_size, size_t first_size, const v
 #include "quiver/format.h"
 #include "quiver/integration_json.h"
 #include "quiver/ipc.h"
+#include "quiver/migrate.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 #include "quiver/recordbatch_ipc.h"
@@ -74,5 +75,6 @@ QvStatus qvi_options_load(void *dst, size_t dst_size, size_t first_size, const v
 #define QVI_FIRST_QvSparseUnstackOptions QVI_THROUGH(QvSparseUnstackOptions, max_output_size)
 #define QVI_FIRST_QvTableToTensorOptions QVI_THROUGH(QvTableToTensorOptions, max_output_size)
 #define QVI_FIRST_QvSparseBuildOptions QVI_THROUGH(QvSparseBuildOptions, max_output_size)
+#define QVI_FIRST_QvMigrateOptions QVI_THROUGH(QvMigrateOptions, ipc)
 
 #endif

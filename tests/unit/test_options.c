@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "quiver/table_tensor.h"
+#include "quiver/migrate.h"
 #include "quiver/tensor_column.h"
 #include "util/options.h"
 
@@ -124,6 +125,26 @@ static void test_table_tensor_options(void **state) {
   assert_int_equal(dst.max_output_size, 0);
 }
 
+/* QvMigrateOptions (quiver/migrate.h): its first size is the whole struct
+ * of 0.5; NULL means every default. */
+static void test_migrate_options(void **state) {
+  (void)state;
+  QvMigrateOptions src, dst;
+  memset(&src, 0, sizeof src);
+  src.struct_size = QVI_FIRST_QvMigrateOptions;
+  src.format = QV_IPC_FORMAT_FILE;
+  src.threads = 2;
+  QvError e;
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, &src, QvMigrateOptions, &e), QV_OK);
+  assert_int_equal(dst.format, QV_IPC_FORMAT_FILE);
+  assert_int_equal(dst.threads, 2);
+  src.struct_size = QVI_FIRST_QvMigrateOptions - 1;
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, &src, QvMigrateOptions, &e), QV_EARG);
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, NULL, QvMigrateOptions, &e), QV_OK);
+  assert_int_equal(dst.format, QV_IPC_FORMAT_STREAM);
+  assert_null(dst.notice);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_older_layout_is_read),
@@ -131,6 +152,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_newer_caller),
       cmocka_unit_test(test_loader_zero_fills),
       cmocka_unit_test(test_table_tensor_options),
+      cmocka_unit_test(test_migrate_options),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
