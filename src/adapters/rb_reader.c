@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapters/rb_reader_internal.h"
 #include "adapters/rb_swap.h"
 #include "adapters/tensor_message.h"
 #include "ipc/compression_internal.h"
@@ -914,6 +915,11 @@ static QvStatus load_dictionary_batch(Core *c, const QvMessage *msg, const uint8
 typedef struct StreamReader {
   Core core;
   QvIpcReader *ipc;
+  /* a reader over a message callback (qvi_rb_stream_reader_from_messages)
+   * instead of ipc */
+  QviRbNextMessage next_message;
+  void *next_ctx;
+  void (*next_release)(void *ctx);
   QvIpcMessage schema_msg;
   QvError error;
   bool finished;
@@ -933,11 +939,19 @@ static int errno_of(QvStatus st) {
 /* Reads messages up to the next RecordBatch, loading the dictionaries on
  * the way, into b: b->status is QV_OK with the batch prepared, QV_EOS at
  * the end, or the failure (b->error). */
+static QvStatus stream_message(StreamReader *r, QvIpcMessage *msg, QvError *error) {
+  if (r->next_message == NULL) return qv_ipc_reader_next(r->ipc, msg, error);
+  memset(msg, 0, sizeof *msg);
+  QvStatus st = r->next_message(r->next_ctx, msg, error);
+  if (st) qv_ipc_message_reset(msg);
+  return st;
+}
+
 static void stream_read_batch(StreamReader *r, Batch *b) {
   QvStatus st;
   for (;;) {
     QvIpcMessage msg;
-    st = qv_ipc_reader_next(r->ipc, &msg, &b->error);
+    st = stream_message(r, &msg, &b->error);
     if (st) break;
     const char *kind = qv_header_type_name(msg.message.header_type);
     bool batch = msg.message.header_type == QV_HEADER_RECORD_BATCH;
@@ -1024,6 +1038,7 @@ static void stream_reader_free(StreamReader *r) {
   core_free(&r->core);
   qv_ipc_message_reset(&r->schema_msg);
   qv_ipc_reader_free(r->ipc);
+  if (r->next_release) r->next_release(r->next_ctx);
   free(r);
 }
 
@@ -1063,6 +1078,42 @@ static QvStatus stream_start(QvIpcReader *ipc, QvSource *source, const QvRbReadO
   /* a pipe is never read ahead: handing out a batch must not wait for the
    * next one to arrive */
   r->core.read_ahead = r->core.opt.threads > 1 && qvi_source_has_view(source);
+  out->get_schema = stream_get_schema;
+  out->get_next = stream_get_next;
+  out->get_last_error = stream_last_error;
+  out->release = stream_release;
+  out->private_data = r;
+  return QV_OK;
+}
+
+QvStatus qvi_rb_stream_reader_from_messages(struct ArrowArrayStream *out, QviRbNextMessage next,
+                                            void *ctx, void (*release)(void *ctx),
+                                            const QvRbReadOptions *options, QvError *error) {
+  memset(out, 0, sizeof *out);
+  QvRbReadOptions o;
+  QvStatus st = QV_OPTIONS_LOAD(&o, options, QvRbReadOptions, error);
+  StreamReader *r = st ? NULL : calloc(1, sizeof *r);
+  if (r == NULL) {
+    if (release) release(ctx);
+    return st ? st : qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  r->next_message = next;
+  r->next_ctx = ctx;
+  r->next_release = release;
+  st = stream_message(r, &r->schema_msg, error);
+  if (st == QV_EOS)
+    st = qv_error_set(error, QV_EINVAL, "no messages, so there is no Schema message");
+  if (!st && r->schema_msg.message.header_type != QV_HEADER_SCHEMA)
+    st = qv_error_set(error, QV_EINVAL, "the stream starts with a %s message, not a Schema",
+                      qv_header_type_name(r->schema_msg.message.header_type));
+  if (!st) st = qvi_metadata_version_check(r->schema_msg.message.version, "Schema message", error);
+  if (!st) st = core_init(&r->core, &r->schema_msg.message.header.schema, &o, error);
+  if (st) {
+    stream_reader_free(r);
+    return st;
+  }
+  /* messages arrive as they are sent: never read ahead */
+  r->core.read_ahead = false;
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
   out->get_last_error = stream_last_error;

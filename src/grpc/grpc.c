@@ -187,6 +187,7 @@ struct QviGrpcCall {
   QvError error;
   /* sending */
   uint8_t send_prefix[5];
+  uint64_t send_owed; /* bytes the message begun last still needs (send_begin) */
   struct iovec send_iov[MAX_SEND_IOV + 1];
   int send_n, send_i;
   bool send_active;
@@ -1053,11 +1054,16 @@ static QvStatus deadline_passed(QviGrpcCall *call, QvError *error) {
   return qv_error_set(error, QV_EIO, "DEADLINE_EXCEEDED: no answer within the deadline");
 }
 
-QvStatus qvi_grpc_call_send(QviGrpcCall *call, const struct iovec *iov, int n, QvError *error) {
+/* Sends iov[0..n) as the bytes of a message: with the 5-byte prefix
+ * (with_prefix, for a message of `total` bytes) or as the next bytes of
+ * the message begun last (call->send_owed counts what it still needs). */
+static QvStatus send_pieces(QviGrpcCall *call, bool with_prefix, uint64_t total,
+                            const struct iovec *iov, int n, QvError *error) {
   if (n < 0 || n > MAX_SEND_IOV) return qv_error_set(error, QV_EARG, "too many pieces");
-  size_t total = 0;
-  for (int i = 0; i < n; i++) total += iov[i].iov_len;
-  if (total > UINT32_MAX) return qv_error_set(error, QV_ELIMIT, "message too large for gRPC");
+  size_t sum = 0;
+  for (int i = 0; i < n; i++) sum += iov[i].iov_len;
+  if (with_prefix && total > UINT32_MAX)
+    return qv_error_set(error, QV_ELIMIT, "message too large for gRPC");
   Conn *c = call->conn;
   pthread_mutex_lock(&c->mu);
   QvStatus st = QV_OK;
@@ -1067,14 +1073,23 @@ QvStatus qvi_grpc_call_send(QviGrpcCall *call, const struct iovec *iov, int n, Q
     pthread_mutex_unlock(&c->mu);
     return st;
   }
-  call->send_prefix[0] = 0;
-  call->send_prefix[1] = (uint8_t)(total >> 24);
-  call->send_prefix[2] = (uint8_t)(total >> 16);
-  call->send_prefix[3] = (uint8_t)(total >> 8);
-  call->send_prefix[4] = (uint8_t)total;
-  call->send_iov[0] = (struct iovec){call->send_prefix, 5};
-  for (int i = 0; i < n; i++) call->send_iov[i + 1] = iov[i];
-  call->send_n = n + 1;
+  if (with_prefix ? call->send_owed != 0 || sum > total : sum > call->send_owed) {
+    pthread_mutex_unlock(&c->mu);
+    return qv_error_set(error, QV_EARG, with_prefix ? "the message begun last is not complete"
+                                                     : "more bytes than the message holds");
+  }
+  call->send_owed = with_prefix ? total - sum : call->send_owed - sum;
+  int k = 0;
+  if (with_prefix) {
+    call->send_prefix[0] = 0;
+    call->send_prefix[1] = (uint8_t)(total >> 24);
+    call->send_prefix[2] = (uint8_t)(total >> 16);
+    call->send_prefix[3] = (uint8_t)(total >> 8);
+    call->send_prefix[4] = (uint8_t)total;
+    call->send_iov[k++] = (struct iovec){call->send_prefix, 5};
+  }
+  for (int i = 0; i < n; i++) call->send_iov[k++] = iov[i];
+  call->send_n = k;
   call->send_i = 0;
   call->send_active = true;
   call->want_resume = true;
@@ -1105,11 +1120,29 @@ QvStatus qvi_grpc_call_send(QviGrpcCall *call, const struct iovec *iov, int n, Q
   return st;
 }
 
+QvStatus qvi_grpc_call_send(QviGrpcCall *call, const struct iovec *iov, int n, QvError *error) {
+  uint64_t total = 0;
+  for (int i = 0; i < n && i <= MAX_SEND_IOV; i++) total += iov[i].iov_len;
+  return send_pieces(call, true, total, iov, n, error);
+}
+
+QvStatus qvi_grpc_call_send_begin(QviGrpcCall *call, size_t total, const struct iovec *iov, int n,
+                                  QvError *error) {
+  return send_pieces(call, true, total, iov, n, error);
+}
+
+QvStatus qvi_grpc_call_send_more(QviGrpcCall *call, const struct iovec *iov, int n,
+                                 QvError *error) {
+  return send_pieces(call, false, 0, iov, n, error);
+}
+
 QvStatus qvi_grpc_call_close_send(QviGrpcCall *call, QvError *error) {
   Conn *c = call->conn;
   pthread_mutex_lock(&c->mu);
   QvStatus st = QV_OK;
   if (call_over(call)) st = call_error(call, error);
+  else if (call->send_owed)
+    st = qv_error_set(error, QV_EARG, "the message begun last is not complete");
   else {
     call->close_send = true;
     call->want_resume = true;

@@ -129,6 +129,15 @@ void qvi_grpc_call_set_placement(QviGrpcCall *c, QviGrpcPlacement place, void *c
  * connection (they are not copied first), or on an error: the call was
  * cancelled, reset, timed out or the connection failed. */
 QvStatus qvi_grpc_call_send(QviGrpcCall *c, const struct iovec *iov, int n, QvError *error);
+/* A message sent in pieces: send_begin sends the prefix of a message of
+ * `total` bytes and its first bytes iov[0..n) (may be none), send_more its
+ * next bytes, until `total` are sent (more is QV_EARG; so is any other
+ * send or close_send before the message is complete). Each returns when
+ * its bytes are written, as qvi_grpc_call_send does, so a caller can hand
+ * over memory that is valid only during the call. */
+QvStatus qvi_grpc_call_send_begin(QviGrpcCall *c, size_t total, const struct iovec *iov, int n,
+                                  QvError *error);
+QvStatus qvi_grpc_call_send_more(QviGrpcCall *c, const struct iovec *iov, int n, QvError *error);
 /* Client: no more messages (END_STREAM on the request). */
 QvStatus qvi_grpc_call_close_send(QviGrpcCall *c, QvError *error);
 /* The next message: QV_OK, QV_EOS when the peer's messages ended (client:

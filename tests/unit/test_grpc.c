@@ -56,6 +56,24 @@ static void handler(void *ctx, QviGrpcCall *call) {
       if (qvi_grpc_call_send(call, &io, 1, NULL)) break;
     }
     qvi_grpc_call_finish(call, sent == 200 ? QVI_GRPC_OK : QVI_GRPC_CANCELLED, NULL);
+  } else if (strcmp(path, "/t/Pieces") == 0) {
+    /* one 300 000-byte message in pieces (from a buffer reused between
+     * pieces: each is written before send_more returns), misuse refused */
+    static uint8_t piece[100000];
+    QvStatus st = QV_OK;
+    memset(piece, 'a', 10);
+    struct iovec head = {piece, 10};
+    st |= qvi_grpc_call_send_begin(call, 300000, &head, 1, NULL);
+    struct iovec whole = {piece, 5};
+    st |= qvi_grpc_call_send(call, &whole, 1, NULL) == QV_EARG ? 0 : 1;
+    for (int i = 0; i < 3 && !st; i++) {
+      memset(piece, 'b' + i, sizeof piece);
+      struct iovec v[2] = {{piece, i == 2 ? 99990 - 50000 : 50000}, {piece, 50000}};
+      st |= qvi_grpc_call_send_more(call, v, 2, NULL);
+    }
+    struct iovec extra = {piece, 1};
+    st |= qvi_grpc_call_send_more(call, &extra, 1, NULL) == QV_EARG ? 0 : 1;
+    qvi_grpc_call_finish(call, st ? QVI_GRPC_INTERNAL : QVI_GRPC_OK, NULL);
   } else {
     qvi_grpc_call_finish(call, QVI_GRPC_UNIMPLEMENTED, path);
   }
@@ -306,6 +324,30 @@ static void test_helpers(void **state) {
   assert_string_equal(qvi_grpc_status_name(16), "UNAUTHENTICATED");
 }
 
+static void test_send_in_pieces(void **state) {
+  (void)state;
+  QviGrpcLimits lim = {.max_receive_size = 1 << 20};
+  QviGrpcChannel *ch = connect_local(&lim);
+  QviGrpcCall *call;
+  QvError err = {0};
+  assert_int_equal(qvi_grpc_call_start(&call, ch, "/t/Pieces", NULL, 0, 0, &err), QV_OK);
+  assert_int_equal(qvi_grpc_call_close_send(call, &err), QV_OK);
+  QviGrpcMessage m;
+  assert_int_equal(qvi_grpc_call_recv(call, &m, &err), QV_OK);
+  assert_int_equal(m.size, 300000);
+  for (size_t i = 0; i < 10; i++) assert_int_equal(m.data[i], 'a');
+  /* piece i's two iovecs hold 100 000 bytes of 'b' + i (the last 99 990) */
+  assert_int_equal(m.data[10], 'b');
+  assert_int_equal(m.data[10 + 99999], 'b');
+  assert_int_equal(m.data[10 + 100000], 'c');
+  assert_int_equal(m.data[299999], 'd');
+  qvi_grpc_message_reset(&m);
+  assert_int_equal(qvi_grpc_call_recv(call, &m, &err), QV_EOS);
+  assert_int_equal(qvi_grpc_call_status(call), QVI_GRPC_OK);
+  qvi_grpc_call_free(call);
+  qvi_grpc_channel_free(ch);
+}
+
 static void test_connect_refused(void **state) {
   (void)state;
   QviGrpcChannel *ch = NULL;
@@ -322,7 +364,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_status_message), cmocka_unit_test(test_headers),
       cmocka_unit_test(test_receive_limit),  cmocka_unit_test(test_deadline),
       cmocka_unit_test(test_cancel_mid_stream), cmocka_unit_test(test_concurrent_clients),
-      cmocka_unit_test(test_connect_refused),
+      cmocka_unit_test(test_connect_refused), cmocka_unit_test(test_send_in_pieces),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, setup, teardown)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
