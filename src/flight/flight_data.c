@@ -6,6 +6,7 @@
 
 #include "adapters/rb_reader_internal.h"
 #include "adapters/tensor_message.h"
+#include "flight/flight_internal.h"
 #include "flight/flight_pb.h"
 #include "util/load.h"
 #include "util/options.h"
@@ -393,5 +394,22 @@ QvStatus qvi_flight_write_stream(struct ArrowArrayStream *stream, const QviFligh
   if (!st) st = qvi_flight_writer_check_end(w, error);
   qv_sink_free(sink);
   qvi_flight_writer_free(w);
+  return st;
+}
+
+QvStatus qvi_flight_schema_encode(const struct ArrowSchema *schema, uint8_t **out, size_t *size,
+                                  QvError *error) {
+  *out = NULL;
+  *size = 0;
+  QvSink *sink;
+  QvStatus st = qv_sink_new_memory(&sink, error);
+  if (st) return st;
+  QvRbWriter *w;
+  st = qv_rb_writer_new(&w, schema, sink, NULL, error);
+  if (!st) {
+    qv_rb_writer_free(w);
+    st = qv_sink_memory_take(sink, out, size, error);
+  }
+  qv_sink_free(sink);
   return st;
 }

@@ -187,7 +187,8 @@ struct QviGrpcCall {
   QvError error;
   /* sending */
   uint8_t send_prefix[5];
-  uint64_t send_owed; /* bytes the message begun last still needs (send_begin) */
+  uint64_t send_owed;
+  char *resp_name, *resp_value; /* server: one extra response header */ /* bytes the message begun last still needs (send_begin) */
   struct iovec send_iov[MAX_SEND_IOV + 1];
   int send_n, send_i;
   bool send_active;
@@ -269,6 +270,8 @@ static void call_free_memory(QviGrpcCall *call) {
   }
   qv_free(call->msg_buf);
   free(call->path);
+  free(call->resp_name);
+  free(call->resp_value);
   for (size_t i = 0; i < call->n_headers; i++) {
     free((char *)call->headers[i].name);
     free((char *)call->headers[i].value);
@@ -539,6 +542,17 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8
     }
     return 0;
   }
+  if (n[0] != ':' && strncmp(n, "grpc-", 5) != 0 && call->n_headers < MAX_HEADERS) {
+    /* response headers and trailers, for the caller (an auth token) */
+    QviGrpcHeader *h = &call->headers[call->n_headers];
+    h->name = strdup(n);
+    h->value = strdup(v);
+    if (h->name && h->value) call->n_headers++;
+    else {
+      free((char *)h->name);
+      free((char *)h->value);
+    }
+  }
   if (strcmp(n, ":status") == 0) call->http_status = atoi(v);
   else if (strcmp(n, "content-type") == 0)
     call->content_type_ok = strncmp(v, "application/grpc", 16) == 0;
@@ -761,20 +775,35 @@ static void apply_pending(Conn *c) {
         char code[16], msg[3 * 1024];
         snprintf(code, sizeof code, "%d", call->finish_code);
         qvi_grpc_percent_encode(call->finish_msg, msg, sizeof msg);
-        nghttp2_nv nv[4] = {
+        nghttp2_nv nv[5] = {
             {(uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE},
             {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
              NGHTTP2_NV_FLAG_NONE},
             {(uint8_t *)"grpc-status", (uint8_t *)code, 11, strlen(code), NGHTTP2_NV_FLAG_NONE},
-            {(uint8_t *)"grpc-message", (uint8_t *)msg, 12, strlen(msg), NGHTTP2_NV_FLAG_NONE}};
-        nghttp2_submit_response(s, call->stream_id, nv, msg[0] ? 4 : 3, NULL);
+            {0},
+            {0}};
+        size_t k = 3;
+        if (msg[0])
+          nv[k++] = (nghttp2_nv){(uint8_t *)"grpc-message", (uint8_t *)msg, 12, strlen(msg),
+                                 NGHTTP2_NV_FLAG_NONE};
+        if (call->resp_name)
+          nv[k++] = (nghttp2_nv){(uint8_t *)call->resp_name, (uint8_t *)call->resp_value,
+                                 strlen(call->resp_name), strlen(call->resp_value),
+                                 NGHTTP2_NV_FLAG_NONE};
+        nghttp2_submit_response(s, call->stream_id, nv, k, NULL);
       } else {
-        nghttp2_nv nv[2] = {
+        nghttp2_nv nv[3] = {
             {(uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE},
             {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16,
-             NGHTTP2_NV_FLAG_NONE}};
+             NGHTTP2_NV_FLAG_NONE},
+            {0}};
+        size_t k = 2;
+        if (call->resp_name)
+          nv[k++] = (nghttp2_nv){(uint8_t *)call->resp_name, (uint8_t *)call->resp_value,
+                                 strlen(call->resp_name), strlen(call->resp_value),
+                                 NGHTTP2_NV_FLAG_NONE};
         nghttp2_data_provider p = provider(call);
-        nghttp2_submit_response(s, call->stream_id, nv, 2, &p);
+        nghttp2_submit_response(s, call->stream_id, nv, k, &p);
       }
     } else if (call->want_resume && call->deferred) {
       call->deferred = false;
@@ -1238,6 +1267,29 @@ const char *qvi_grpc_call_header(const QviGrpcCall *call, const char *name) {
   for (size_t i = 0; i < call->n_headers; i++)
     if (strcmp(call->headers[i].name, name) == 0) return call->headers[i].value;
   return NULL;
+}
+
+QvStatus qvi_grpc_call_set_response_header(QviGrpcCall *call, const char *name, const char *value,
+                                           QvError *error) {
+  Conn *c = call->conn;
+  pthread_mutex_lock(&c->mu);
+  QvStatus st = QV_OK;
+  if (call->response_sent) {
+    st = qv_error_set(error, QV_EARG, "the response headers are sent already");
+  } else {
+    free(call->resp_name);
+    free(call->resp_value);
+    call->resp_name = strdup(name);
+    call->resp_value = strdup(value);
+    if (!call->resp_name || !call->resp_value) {
+      free(call->resp_name);
+      free(call->resp_value);
+      call->resp_name = call->resp_value = NULL;
+      st = qv_error_set(error, QV_ENOMEM, "out of memory");
+    }
+  }
+  pthread_mutex_unlock(&c->mu);
+  return st;
 }
 
 bool qvi_grpc_call_cancelled(const QviGrpcCall *call) {

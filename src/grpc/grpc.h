@@ -157,9 +157,14 @@ int64_t qvi_grpc_call_deadline(const QviGrpcCall *c);
 void qvi_grpc_call_free(QviGrpcCall *c);
 
 /* Server side: the call's :path and request headers (valid for the call's
- * life). */
+ * life). Client side: header returns the response's headers and trailers
+ * received so far (not grpc-*), to be read after a recv returned. */
 const char *qvi_grpc_call_path(const QviGrpcCall *c);
 const char *qvi_grpc_call_header(const QviGrpcCall *c, const char *name);
+/* Server: one extra response header (name lower case), before the first
+ * send or the finish (QV_EARG after). */
+QvStatus qvi_grpc_call_set_response_header(QviGrpcCall *c, const char *name, const char *value,
+                                           QvError *error);
 /* True once the client has cancelled, reset, timed out or gone away. */
 bool qvi_grpc_call_cancelled(const QviGrpcCall *c);
 /* Server: ends the call with a status (and message, percent-encoded here),

@@ -34,6 +34,7 @@ QvStatus qvi_options_load(void *dst, size_t dst_size, size_t first_size, const v
   qvi_options_load((dst), sizeof *(dst), QVI_FIRST_##type, (src), #type, (error))
 
 /* ---- first sizes (see the top of this file) */
+#include "quiver/flight.h"
 #include "quiver/format.h"
 #include "quiver/integration_json.h"
 #include "quiver/ipc.h"
@@ -49,6 +50,8 @@ QvStatus qvi_options_load(void *dst, size_t dst_size, size_t first_size, const v
 #include "quiver/tensor_dlpack.h"
 #include "quiver/tensor_ipc.h"
 
+#define QVI_FIRST_QvFlightClientOptions QVI_THROUGH(QvFlightClientOptions, connect_timeout_ms)
+#define QVI_FIRST_QvFlightServerOptions QVI_THROUGH(QvFlightServerOptions, max_receive_size)
 #define QVI_FIRST_QvDecodeOptions QVI_THROUGH(QvDecodeOptions, max_tables)
 #define QVI_FIRST_QvIpcReaderOptions QVI_THROUGH(QvIpcReaderOptions, map_each_body)
 #define QVI_FIRST_QvRbReadOptions QVI_THROUGH(QvRbReadOptions, threads)

@@ -41,9 +41,16 @@ static void handler(void *ctx, QviGrpcCall *call) {
     qvi_grpc_call_finish(call, QVI_GRPC_INVALID_ARGUMENT, "bad thing: 100% wrong\nsecond line");
   } else if (strcmp(path, "/t/Hang") == 0) {
     while (!qvi_grpc_call_cancelled(call)) sleep_ms(5);
-    qvi_grpc_call_finish(call, QVI_GRPC_CANCELLED, NULL);
+    /* the server sees the deadline too (grpc-timeout): on a loaded machine
+     * its status may reach the client before the client's own timer fires */
+    int64_t dl = qvi_grpc_call_deadline(call);
+    qvi_grpc_call_finish(call,
+                         dl && qvi_grpc_now_ms() >= dl ? QVI_GRPC_DEADLINE_EXCEEDED
+                                                       : QVI_GRPC_CANCELLED,
+                         NULL);
   } else if (strcmp(path, "/t/Header") == 0) {
     const char *v = qvi_grpc_call_header(call, "x-test");
+    qvi_grpc_call_set_response_header(call, "x-answer", "42", NULL);
     struct iovec io = {(void *)(v ? v : "none"), strlen(v ? v : "none")};
     qvi_grpc_call_send(call, &io, 1, NULL);
     qvi_grpc_call_finish(call, QVI_GRPC_OK, NULL);
@@ -172,6 +179,10 @@ static void test_headers(void **state) {
   assert_int_equal(qvi_grpc_call_recv(call, &m, &err), QV_OK);
   assert_int_equal(m.size, 11);
   assert_memory_equal(m.data, "hello there", 11);
+  /* the server's extra response header reaches the client */
+  assert_non_null(qvi_grpc_call_header(call, "x-answer"));
+  assert_string_equal(qvi_grpc_call_header(call, "x-answer"), "42");
+  assert_null(qvi_grpc_call_header(call, "grpc-status"));
   qvi_grpc_message_reset(&m);
   assert_int_equal(qvi_grpc_call_recv(call, &m, &err), QV_EOS);
   qvi_grpc_call_free(call);

@@ -145,6 +145,25 @@ static void test_migrate_options(void **state) {
   assert_null(dst.notice);
 }
 
+/* Flight's client options (0.5): their first size is the whole struct. */
+static void test_flight_client_options(void **state) {
+  (void)state;
+  QvFlightClientOptions src, dst;
+  memset(&src, 0, sizeof src);
+  src.struct_size = QVI_FIRST_QvFlightClientOptions;
+  src.timeout_ms = 1500;
+  src.token = "t";
+  QvError e;
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, &src, QvFlightClientOptions, &e), QV_OK);
+  assert_true(dst.timeout_ms == 1500);
+  assert_string_equal(dst.token, "t");
+  assert_int_equal(QVI_FIRST_QvFlightClientOptions, sizeof(QvFlightClientOptions));
+  src.struct_size = QVI_FIRST_QvFlightClientOptions - 1;
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, &src, QvFlightClientOptions, &e), QV_EARG);
+  assert_int_equal(QV_OPTIONS_LOAD(&dst, NULL, QvFlightClientOptions, &e), QV_OK);
+  assert_null(dst.token);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_older_layout_is_read),
@@ -153,6 +172,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_loader_zero_fills),
       cmocka_unit_test(test_table_tensor_options),
       cmocka_unit_test(test_migrate_options),
+      cmocka_unit_test(test_flight_client_options),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
