@@ -35,6 +35,8 @@ int qv_cmd_file_to_stream(int argc, char **argv);
 int qv_cmd_integration(int argc, char **argv);
 /* migrate (migrate_cmd.c) */
 int qv_cmd_migrate(int argc, char **argv);
+/* flight serve / list / info / get / put / action (flight_cmd.c) */
+int qv_cmd_flight(int argc, char **argv);
 /* cat --json (cat_json.c) */
 int qv_cmd_cat_json(int argc, char **argv);
 

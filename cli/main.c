@@ -176,6 +176,33 @@ static const Command commands[] = {
      "  64-bit type, 2^127 and up in a decimal128; --accept-unsigned-spelling reads\n"
      "  them as the two's complement bits they spell (arrow-js writes -1 as\n"
      "  \"18446744073709551615\").\n"},
+    {"flight", qv_cmd_flight,
+     "flight serve|list|info|get|put|action ...  Arrow Flight server and client",
+     "usage: quiver flight serve DIR [--host H] [--port P] [--tls-cert F --tls-key F]\n"
+     "                           [--token T] [--allow-put]\n"
+     "       quiver flight list URI\n"
+     "       quiver flight info URI PATH\n"
+     "       quiver flight get URI PATH [OUT]\n"
+     "       quiver flight put URI PATH [IN]\n"
+     "       quiver flight action URI TYPE [BODY]\n"
+     "  client options: --token T, --tls-ca F, --header K=V (repeatable), --timeout SECONDS\n"
+     "  serve puts the Arrow files and streams below DIR on Arrow Flight (gRPC):\n"
+     "  a flight per file, named by its path relative to DIR (tensor message files\n"
+     "  as one-column tensor tables). Its first line on stdout is its URI\n"
+     "  (grpc://HOST:PORT, grpc+tls:// with --tls-cert/--tls-key); --port 0 (the\n"
+     "  default) takes a free port, --host defaults to 127.0.0.1. With --token\n"
+     "  every call needs 'authorization: Bearer T' (else UNAUTHENTICATED). With\n"
+     "  --allow-put DoPut stores new files (through a hidden temporary file; a\n"
+     "  failed or cancelled upload leaves nothing, an existing file is never\n"
+     "  replaced). SIGINT or SIGTERM ends it cleanly.\n"
+     "  URI is grpc://HOST:PORT, grpc+tcp:// or grpc+tls:// (system CAs, or\n"
+     "  --tls-ca). list prints 'PATH<TAB>N rows<TAB>N bytes' per flight; info the\n"
+     "  flight's rows, bytes, endpoints and schema fields; get writes the flight\n"
+     "  (every endpoint) as an Arrow stream to OUT or stdout; put uploads IN (or\n"
+     "  stdin: any Arrow file or stream) as PATH and prints the server's\n"
+     "  PutResults; action runs DoAction TYPE with BODY and prints each Result.\n"
+     "  A server's error is printed with its gRPC status (exit 1, or 3 for\n"
+     "  UNIMPLEMENTED).\n"},
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -312,6 +312,9 @@ typedef struct QvFlightCall QvFlightCall;
  * RESOURCE_EXHAUSTED, QV_EARG INVALID_ARGUMENT, others INTERNAL). */
 typedef struct QvFlightHandlers {
   void *ctx;
+  /* called with ctx when the server is freed, or when qv_flight_server_new
+   * fails (NULL: none) */
+  void (*release)(void *ctx);
   /* ListFlights: qv_flight_call_send_info for each */
   QvStatus (*list_flights)(void *ctx, QvFlightCall *call, const uint8_t *criteria, size_t size,
                            QvError *error);
@@ -369,6 +372,28 @@ QV_API QvStatus qv_flight_server_run(QvFlightServer *server, QvError *error);
 QV_API void qv_flight_server_stop(QvFlightServer *server);
 /* After run returned (NULL is a no-op). */
 QV_API void qv_flight_server_free(QvFlightServer *server);
+
+/* Options of the directory server. */
+typedef struct QvFlightDirOptions {
+  size_t struct_size; /* 0 or sizeof(QvFlightDirOptions) */
+  bool allow_put;     /* DoPut creates new files (else PERMISSION_DENIED) */
+  bool allow_replace; /* DoPut may replace an existing file (else ALREADY_EXISTS) */
+} QvFlightDirOptions;
+
+/* A server over the Arrow files below `dir` (quiver flight serve):
+ * ListFlights (every Arrow file or stream, hidden names skipped, 8 levels
+ * deep), GetFlightInfo / PollFlightInfo (schema, rows from the messages'
+ * metadata, the file's size; one endpoint whose ticket is the relative
+ * path), GetSchema, DoGet (a file of Tensor messages as a one-column
+ * table of tensor cells, a batch per tensor), DoPut (validated in full,
+ * written as a hidden temporary file then linked, or renamed, into place;
+ * a failed or cancelled upload leaves nothing; ".arrows" or ".stream"
+ * names get the stream format, others the file format), ListActions and
+ * DoAction "list-paths". A PATH descriptor's segments name the file;
+ * empty, "." ".." and hidden segments are refused. */
+QV_API QvStatus qv_flight_dir_server_new(QvFlightServer **out, const char *dir, const char *host,
+                                         int port, const QvFlightServerOptions *server_options,
+                                         const QvFlightDirOptions *dir_options, QvError *error);
 
 /* The gRPC code the call ends with when its handler fails. */
 QV_API void qv_flight_call_set_code(QvFlightCall *call, QvFlightCode code);

@@ -381,15 +381,17 @@ QvStatus qv_flight_server_new(QvFlightServer **out, const char *host, int port,
   *out = NULL;
   QvFlightServerOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, QvFlightServerOptions, error);
-  if (st) return st;
-  if ((o.tls_cert_file == NULL) != (o.tls_key_file == NULL))
-    return qv_error_set(error, QV_EARG, "TLS needs both a certificate and a key");
-  if ((o.user == NULL) != (o.password == NULL))
-    return qv_error_set(error, QV_EARG, "basic credentials need both a user and a password");
-  if (o.token && (strpbrk(o.token, "\r\n") || !*o.token))
-    return qv_error_set(error, QV_EARG, "the token must be one non-empty line");
-  QvFlightServer *s = calloc(1, sizeof *s);
-  if (s == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  if (!st && (o.tls_cert_file == NULL) != (o.tls_key_file == NULL))
+    st = qv_error_set(error, QV_EARG, "TLS needs both a certificate and a key");
+  if (!st && (o.user == NULL) != (o.password == NULL))
+    st = qv_error_set(error, QV_EARG, "basic credentials need both a user and a password");
+  if (!st && o.token && (strpbrk(o.token, "\r\n") || !*o.token))
+    st = qv_error_set(error, QV_EARG, "the token must be one non-empty line");
+  QvFlightServer *s = st ? NULL : calloc(1, sizeof *s);
+  if (s == NULL) {
+    if (handlers && handlers->release) handlers->release(handlers->ctx);
+    return st ? st : qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
   if (handlers) s->h = *handlers;
   s->token = dup_or_null(o.token);
   s->user = dup_or_null(o.user);
@@ -429,6 +431,7 @@ void qv_flight_server_stop(QvFlightServer *s) { qvi_grpc_server_stop(s->grpc); }
 void qv_flight_server_free(QvFlightServer *s) {
   if (s == NULL) return;
   qvi_grpc_server_free(s->grpc);
+  if (s->h.release) s->h.release(s->h.ctx);
   free(s->token);
   free(s->user);
   free(s->password);

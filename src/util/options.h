@@ -52,6 +52,7 @@ QvStatus qvi_options_load(void *dst, size_t dst_size, size_t first_size, const v
 
 #define QVI_FIRST_QvFlightClientOptions QVI_THROUGH(QvFlightClientOptions, connect_timeout_ms)
 #define QVI_FIRST_QvFlightServerOptions QVI_THROUGH(QvFlightServerOptions, max_receive_size)
+#define QVI_FIRST_QvFlightDirOptions QVI_THROUGH(QvFlightDirOptions, allow_replace)
 #define QVI_FIRST_QvDecodeOptions QVI_THROUGH(QvDecodeOptions, max_tables)
 #define QVI_FIRST_QvIpcReaderOptions QVI_THROUGH(QvIpcReaderOptions, map_each_body)
 #define QVI_FIRST_QvRbReadOptions QVI_THROUGH(QvRbReadOptions, threads)
