@@ -57,6 +57,7 @@
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 #include "quiver/integration_json.h"
+#include "quiver/flight.h"
 #include "quiver/advanced.h"
 
 #endif
