@@ -44,7 +44,7 @@ __all__ = [
     "read_tensor", "read_tensor_info", "read_tensor_object", "write_tensor", "read_sparse",
     "write_sparse", "SparseTensor", "convert", "messages", "read_stream", "read_file",
     "write_stream", "write_file", "table_to_tensor", "read_tensor_column", "read_tensor_cells",
-    "write_tensor_column", "Tensor", "RecordBatchReader", "Error", "InvalidError",
+    "write_tensor_column", "read_sparse_column", "write_sparse_column", "migrate", "Tensor", "RecordBatchReader", "Error", "InvalidError",
     "NotSupportedError", "CapacityError", "InputOutputError", "OutOfMemoryError",
 ]
 
@@ -446,3 +446,6 @@ def write_stream(dest, obj, compression=None):
 def write_file(dest, obj, compression=None):
     """As :func:`write_stream`, in the Arrow IPC file format (with footer)."""
     _write(dest, obj, True, compression)
+
+
+from ._sparse_column import migrate, read_sparse_column, write_sparse_column  # noqa: E402
