@@ -513,20 +513,6 @@ static int fail(const char *path, QvError *err) {
   return cli_fail("cat", err);
 }
 
-/* A NumPy file is not Arrow: rather than report what its first bytes would
- * mean as a message, say which command reads it. */
-static bool is_numpy(const char *path, const QvCliInput *in, QvError *err) {
-  const char *sub = NULL;
-  if (in->size >= 6 && memcmp(in->data, "\x93NUMPY", 6) == 0) sub = "from-npy";
-  /* .npz is a zip archive: a local file header, or the end record of an empty one */
-  if (in->size >= 4 && (memcmp(in->data, "PK\3\4", 4) == 0 || memcmp(in->data, "PK\5\6", 4) == 0))
-    sub = "from-npz";
-  if (sub == NULL) return false;
-  qv_error_set(err, QV_EINVAL, "a NumPy .%s file, not Arrow: 'quiver tensor %s %s OUT.arrow' converts it",
-               sub + 5, sub, path);
-  return true;
-}
-
 int qv_cmd_cat(int argc, char **argv) {
   for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
     if (strcmp(argv[i], "--json") == 0) return qv_cmd_cat_json(argc, argv);
@@ -545,10 +531,6 @@ int qv_cmd_cat(int argc, char **argv) {
   qv_error_clear(&err);
   if (cli_input_open(path, &in, &err)) return cli_fail("cat", &err);
   int status;
-  if (is_numpy(path, &in, &err)) {
-    cli_input_free(&in);
-    return fail(path, &err);
-  }
   /* Tensors are printed message by message; everything else is read as
    * record batches (an Arrow file through its footer), whose reader names
    * what is wrong with input that is neither. */

@@ -15,6 +15,15 @@
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_ipc.h"
 
+QvStatus cli_error_name_input(const char *path, QvError *error) {
+  const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
+  size_t n = strlen(name);
+  const char *m = error->message;
+  if (strncmp(m, "<memory>: ", 10) == 0) memmove(error->message, m + 10, strlen(m + 10) + 1);
+  if (strncmp(m, name, n) != 0 || m[n] != ':') qv_error_prefix(error, "%s", name);
+  return error->code;
+}
+
 QvStatus cli_source_new(const char *path, QvSource **src, QvError *error) {
   return strcmp(path, "-") == 0 ? qv_source_new_fd(src, STDIN_FILENO, error)
                                 : qv_source_new_path(src, path, error);
@@ -157,17 +166,13 @@ void cli_tensor_free(QvCliTensor *t) {
 
 QvStatus cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvError *error) {
   memset(out, 0, sizeof *out);
-  bool in_stdin = strcmp(path, "-") == 0;
   QvSource *src;
   QvStatus st = cli_source_new(path, &src, error);
   if (st) return st;
   QvIpcReader *r;
   st = qv_ipc_reader_new(&r, src, NULL, error);
   qv_source_free(src); /* the reader holds its own reference */
-  if (st) {
-    if (!in_stdin) qv_error_prefix(error, "%s", path);
-    return st;
-  }
+  if (st) return cli_error_name_input(path, error); /* the reader names a path already */
   QvIpcMessage msg;
   st = qv_ipc_reader_nth(r, index, &msg, error);
   if (st == QV_OK) {
@@ -188,7 +193,7 @@ QvStatus cli_read_tensor(const char *path, int64_t index, QvCliTensor *out, QvEr
   qv_ipc_reader_free(r);
   if (st) {
     cli_tensor_free(out);
-    if (!in_stdin) qv_error_prefix(error, "%s", path);
+    cli_error_name_input(path, error);
   }
   return st;
 }

@@ -13,6 +13,10 @@
 #include "quiver/sparse.h"
 #include "quiver/tensor.h"
 
+/* Makes an error about an input start with its name ("stdin" for "-"),
+ * once (a path source names itself already; a memory source's "<memory>"
+ * is replaced). Returns error->code. */
+QvStatus cli_error_name_input(const char *path, QvError *error);
 /* A source over `path`, or over stdin for "-". */
 QvStatus cli_source_new(const char *path, QvSource **src, QvError *error);
 

@@ -383,18 +383,27 @@ int qv_cmd_inspect(int argc, char **argv) {
   QvIpcReader *r = NULL;
   int rc = 0;
   if (cli_reader_memory(&r, in.data, in.size, &err)) {
+    cli_error_name_input(path, &err);
     rc = cli_fail("inspect", &err);
     goto done;
   }
   bool is_file = qv_ipc_reader_format(r) == QV_IPC_FORMAT_FILE;
-  printf("%s: Arrow %s, %zu bytes\n", strcmp(path, "-") == 0 ? "stdin" : path,
-         is_file ? "file" : "stream", in.size);
-  printf("%-10s %-15s %-8s %-10s %-10s %s\n", "offset", "kind", "version", "metadata", "body",
-         "summary");
   int64_t count = 0;
   for (;;) {
     QvIpcMessage m;
     QvStatus st = qv_ipc_reader_next(r, &m, &err);
+    if (st && st != QV_EOS && count == 0) {
+      /* input whose first message cannot be read is not listed as Arrow */
+      cli_error_name_input(path, &err);
+      rc = cli_fail("inspect", &err);
+      goto done;
+    }
+    if (count == 0) {
+      printf("%s: Arrow %s, %zu bytes\n", strcmp(path, "-") == 0 ? "stdin" : path,
+             is_file ? "file" : "stream", in.size);
+      printf("%-10s %-15s %-8s %-10s %-10s %s\n", "offset", "kind", "version", "metadata",
+             "body", "summary");
+    }
     if (st == QV_EOS) break;
     if (st) {
       fflush(stdout);

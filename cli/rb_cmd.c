@@ -56,7 +56,7 @@ int qv_cmd_validate(int argc, char **argv) {
   cli_input_free(&in);
   if (st) {
     /* valid but beyond quiver (big-endian, say) is not "invalid" */
-    fprintf(stderr, "quiver validate: %s: %s: %s\n", path,
+    fprintf(stderr, "quiver validate: %s: %s: %s\n", strcmp(path, "-") == 0 ? "stdin" : path,
             st == QV_ENOTSUP ? "not supported" : "invalid", error.message);
     return cli_exit_code(st);
   }
@@ -185,6 +185,7 @@ int qv_cmd_file_to_stream(int argc, char **argv) {
   FileStream fs;
   memset(&fs, 0, sizeof fs);
   QvStatus st = cli_rb_reader_memory(in.data, in.size, NULL, &fs.f, &error);
+  if (st) cli_error_name_input(path, &error); /* errors about the input carry its path */
   if (!st) {
     /* fields that share a dictionary in the file share it in the stream */
     qv_rb_file_dictionary_ids(fs.f, &wo.dictionary_ids, &wo.n_dictionary_ids);

@@ -33,6 +33,10 @@ static QvStatus find_column(struct ArrowArrayStream *stream, const char *column,
   QvStatus st = qv_rb_stream_get_schema(stream, schema, err);
   if (st) return st;
   int64_t idx = -1;
+  /* a tensor column whose metadata or storage is wrong is the problem to
+   * report, not "no tensor column" */
+  QvError bad;
+  QvStatus bad_st = QV_OK;
   for (int64_t i = 0; i < schema->n_children; i++) {
     const struct ArrowSchema *f = schema->children[i];
     if (column != NULL) {
@@ -40,17 +44,32 @@ static QvStatus find_column(struct ArrowArrayStream *stream, const char *column,
       continue;
     }
     QvTensorColumnType t;
-    bool is_tensor = qv_tensor_column_type_from_field(f, extension, &t, NULL) == QV_OK &&
-                     t.kind != QV_TENSOR_COLUMN_NONE;
+    QvError e;
+    QvStatus ts = qv_tensor_column_type_from_field(f, extension, &t, &e);
+    bool is_tensor = ts == QV_OK && t.kind != QV_TENSOR_COLUMN_NONE;
     qv_tensor_column_type_reset(&t);
     QvSparseColumnType sp;
     memset(&sp, 0, sizeof sp);
-    is_tensor |= qv_sparse_column_type_from_field(f, &sp, NULL) == QV_OK &&
-                 sp.kind != QV_SPARSE_COLUMN_NONE;
+    QvError se;
+    QvStatus ss = qv_sparse_column_type_from_field(f, &sp, &se);
+    is_tensor |= ss == QV_OK && sp.kind != QV_SPARSE_COLUMN_NONE;
     qv_sparse_column_type_reset(&sp);
+    if (ts == QV_OK && ss != QV_OK) {
+      ts = ss;
+      e = se;
+    }
+    if (ts != QV_OK && bad_st == QV_OK) {
+      bad_st = ts;
+      bad = e;
+      qv_error_prefix(&bad, "column %lld '%s'", (long long)i, f->name ? f->name : "");
+    }
     if (is_tensor && idx >= 0)
       return qv_error_set(err, QV_EINVAL, "several tensor columns: name one with --column");
     if (is_tensor) idx = i;
+  }
+  if (idx < 0 && bad_st != QV_OK) {
+    *err = bad;
+    return bad_st;
   }
   if (idx < 0)
     return column ? qv_error_set(err, QV_EINVAL, "no column named '%s'", column)
@@ -65,7 +84,7 @@ static QvStatus find_column(struct ArrowArrayStream *stream, const char *column,
  * the list offsets are the indptr, the struct's children indices and
  * values). */
 static QvStatus stack_sparse(const struct ArrowSchema *field, struct ArrowArray *cells,
-                             QvSink *sink, int64_t max_output, QvError *err) {
+                             QvSink *sink, int64_t max_output, bool *input_error, QvError *err) {
   QvSparseColumn col;
   QvStatus st = qv_sparse_column_init(&col, field, cells, NULL, err);
   if (st) return st;
@@ -73,7 +92,7 @@ static QvStatus stack_sparse(const struct ArrowSchema *field, struct ArrowArray 
   QvSparseStackOptions so = {.struct_size = sizeof so, .max_output_size = max_output};
   st = qv_sparse_vector_stack(&col, &so, &csr, err);
   qv_sparse_column_reset(&col);
-  if (st == QV_OK) st = qv_sparse_write(&csr, sink, NULL, err);
+  if (st == QV_OK && (st = qv_sparse_write(&csr, sink, NULL, err))) *input_error = false;
   qv_sparse_reset(&csr);
   return st;
 }
@@ -82,7 +101,8 @@ static QvStatus stack_sparse(const struct ArrowSchema *field, struct ArrowArray 
  * batch (a sparse-vector column: one CSR SparseTensor message). */
 static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *schema,
                           int64_t idx, QvSink *sink, const char *extension, bool fill,
-                          int64_t max_output, QvError *err) {
+                          int64_t max_output, bool *input_error, QvError *err) {
+  *input_error = true; /* every step but the writes reads the input */
   QvStatus st = QV_OK;
   int64_t batches = 0;
   QvSparseColumnType sp;
@@ -109,7 +129,7 @@ static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *
     batch.release(&batch);
     if (st) break;
     if (sparse == QV_SPARSE_COLUMN_VECTOR) {
-      st = stack_sparse(schema->children[idx], &cells, sink, max_output, err);
+      st = stack_sparse(schema->children[idx], &cells, sink, max_output, input_error, err);
       if (cells.release) cells.release(&cells);
       if (st) {
         qv_error_prefix(err, "batch %lld", (long long)batches);
@@ -129,7 +149,13 @@ static QvStatus stack_all(struct ArrowArrayStream *s, const struct ArrowSchema *
                                .max_output_size = max_output, .threads = cli_threads()};
     st = qv_tensor_column_stack(&col, &so, &t, err);
     qv_tensor_column_reset(&col);
-    if (st == QV_OK) st = qv_tensor_write(&t, sink, NULL, err);
+    char *opt = st ? strstr(err->message, "(null_fill makes them zeros)") : NULL;
+    if (opt) snprintf(opt, sizeof err->message - (size_t)(opt - err->message),
+                      "(--fill-nulls makes them zeros)");
+    if (st == QV_OK) {
+      st = qv_tensor_write(&t, sink, NULL, err);
+      if (st) *input_error = false;
+    }
     qv_tensor_reset(&t);
     if (st) {
       qv_error_prefix(err, "batch %lld", (long long)batches);
@@ -170,13 +196,18 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
   int64_t idx = -1;
   QvSink *sink;
   st = find_column(&stream, column, extension, &schema, &idx, &err);
+  if (st) cli_error_name_input(pos[0], &err);
   if (st == QV_OK) st = cli_output_open(pos[1], &sink, &err);
   if (st == QV_OK) {
-    st = stack_all(&stream, &schema, idx, sink, extension, fill, max_output, &err);
-    if (st == QV_OK)
+    bool input_error;
+    st = stack_all(&stream, &schema, idx, sink, extension, fill, max_output, &input_error, &err);
+    if (st && input_error) {
+      /* about the input: named by its path; the unfinished output goes */
+      qv_sink_free(sink);
+      cli_error_name_input(pos[0], &err);
+    } else {
       st = cli_output_close(pos[1], sink, st, &err);
-    else
-      qv_sink_free(sink); /* the input's error: OUT is left as it was */
+    }
   }
   if (schema.release) schema.release(&schema);
   stream.release(&stream);

@@ -370,8 +370,8 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
     int64_t first = 0;
     while (!qv_array_view_is_null(&s->view, first)) first++;
     return qv_error_set(error, QV_EINVAL,
-                        "cell %lld is null (%lld null cells): a tensor has no nulls (fill them "
-                        "with zeros by option)",
+                        "cell %lld is null (%lld null cells): a tensor has no nulls (null_fill "
+                        "makes them zeros)",
                         (long long)first, (long long)col->null_count);
   }
   int64_t physical[QV_TENSOR_MAX_NDIM];

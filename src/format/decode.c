@@ -369,7 +369,9 @@ static QvStatus decode_record_batch(Decoder *d, QvFbTable t, const char *where,
       const uint8_t *p = qvi_fb_vec_at(nodes, i);
       n[i].length = qvi_le_i64(p);
       n[i].null_count = qvi_le_i64(p + 8);
-      if (n[i].length < 0 || n[i].null_count < 0 || n[i].null_count > n[i].length)
+      /* -1 is "unknown", as in Arrow C++ (apache-arrow JS writes it for a
+       * sliced Null column); readers count the bitmap when they need it */
+      if (n[i].length < 0 || n[i].null_count < -1 || n[i].null_count > n[i].length)
         return invalid(d, "%s.nodes[%zu]: length %lld / null_count %lld is invalid", where, i,
                        (long long)n[i].length, (long long)n[i].null_count);
     }

@@ -139,6 +139,35 @@ static QvStatus open_random(QvIpcReader *r, QvError *error) {
   return find_footer(r, error);
 }
 
+/* Input that is not Arrow at all is named for what it is, rather than
+ * reported as what its first bytes would mean as a message prefix: an empty
+ * input (no Schema, no magic: Arrow C++ refuses it too), a NumPy .npy file,
+ * a zip archive (.npz). */
+static QvStatus refuse_foreign(QvIpcReader *r, QvError *error) {
+  uint8_t head[8];
+  size_t got = 0;
+  if (qvi_source_kind(r->src) == QV_SOURCE_STREAM) {
+    if (r->format == QV_IPC_FORMAT_FILE) return QV_OK;
+    QvStatus st = qvi_source_peek(r->src, head, sizeof head, &got, error);
+    if (st) return st;
+  } else {
+    got = r->head_n < sizeof head ? r->head_n : sizeof head;
+    memcpy(head, r->head, got);
+  }
+  if (got == 0)
+    return qv_error_set(error, QV_EINVAL,
+                        "empty input (0 bytes): an Arrow stream starts with a Schema message, "
+                        "an Arrow file with the ARROW1 magic");
+  if (got >= 6 && memcmp(head, "\x93NUMPY", 6) == 0)
+    return qv_error_set(error, QV_EINVAL,
+                        "a NumPy .npy file, not Arrow IPC ('quiver tensor from-npy' converts it)");
+  if (got >= 4 && (memcmp(head, "PK\3\4", 4) == 0 || memcmp(head, "PK\5\6", 4) == 0))
+    return qv_error_set(error, QV_EINVAL,
+                        "a zip archive (a NumPy .npz?), not Arrow IPC ('quiver tensor from-npz' "
+                        "converts an .npz)");
+  return QV_OK;
+}
+
 QvStatus qv_ipc_reader_new(QvIpcReader **out, QvSource *source, const QvIpcReaderOptions *options,
                            QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "NULL output");
@@ -159,6 +188,7 @@ QvStatus qv_ipc_reader_new(QvIpcReader **out, QvSource *source, const QvIpcReade
   r->src = source;
   st = qvi_source_kind(source) == QV_SOURCE_STREAM ? open_sequential(r, error)
                                                    : open_random(r, error);
+  if (st == QV_OK) st = refuse_foreign(r, error);
   if (st) {
     free(r);
     /* a path source reports which file was bad */
@@ -251,6 +281,13 @@ static QvStatus parse_prefix(const QvIpcReader *r, int64_t pos, const uint8_t *p
   if (*len < 0)
     return qv_error_set(error, QV_EINVAL, "message at offset %lld: negative metadata length %d",
                         (long long)pos, *len);
+  /* a stream's first four bytes that are neither the continuation marker
+   * nor a plausible length: this is not Arrow data, not a big message */
+  if (*len > r->options.max_metadata_size && pos == 0 && *prefix_size == 4)
+    return qv_error_set(error, QV_EINVAL,
+                        "not Arrow IPC: the input starts with neither the ARROW1 magic nor a "
+                        "message prefix (bytes %02x %02x %02x %02x)",
+                        p[0], p[1], p[2], p[3]);
   if (*len > r->options.max_metadata_size)
     return qv_error_set(error, QV_ELIMIT,
                         "message at offset %lld: metadata length %d exceeds the limit of %lld",

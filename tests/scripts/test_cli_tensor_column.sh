@@ -175,7 +175,9 @@ want = np.stack([c.T for c in cells])
 check(r.returncode == 0 and t is not None and t.shape == (3, 3, 2) and np.array_equal(t, want),
       f"variable shape stack (permuted cells): {r.stderr} {t}")
 r, t = stacked(f"{tmp}/var.arrow", "--column", "vn")
-check(r.returncode == 1 and "cell 1 is null" in r.stderr, f"variable null refused: {r.stderr}")
+check(r.returncode == 1 and "cell 1 is null" in r.stderr and "--fill-nulls" in r.stderr
+      and f"{tmp}/var.arrow" in r.stderr and f"{tmp}/s.arrow" not in r.stderr,
+      f"variable null refused, naming the input and --fill-nulls: {r.stderr}")
 r, t = stacked(f"{tmp}/var.arrow", "--column", "vn", "--fill-nulls")
 want = np.stack([cells[0].T, np.zeros((3, 2), np.float32), cells[2].T])
 check(r.returncode == 0 and t is not None and np.array_equal(t, want),
