@@ -131,11 +131,15 @@ static const Command commands[] = {
      "  checked before anything is written. --threads N: threads that copy a\n"
      "  layout row-major (default: every CPU). IN may be '-' for stdin, OUT '-'\n"
      "  for stdout (not with --split).\n"},
-    {"validate", qv_cmd_validate, "validate [--threads N] FILE|-  check a record batch file/stream in full",
+    {"validate", qv_cmd_validate, "validate [--threads N] FILE|-  check a record batch or tensor file/stream in full",
      "usage: quiver validate [--threads N] FILE|-\n"
      "  Reads every record batch of an Arrow file or stream with full validation\n"
      "  and prints what it holds. A file is read through its footer, as every\n"
-     "  command reads it (--stream is accepted and changes nothing).\n"
+     "  command reads it (--stream is accepted and changes nothing). Tensor\n"
+     "  columns and sparse columns (arrow.fixed_shape_tensor,\n"
+     "  arrow.variable_shape_tensor, quiver.sparse_tensor, quiver.sparse_vector)\n"
+     "  are checked against their metadata, every cell. A stream of Tensor and\n"
+     "  SparseTensor messages has every message validated in full.\n"
      "  Exit 0 valid, 1 invalid (the reason on stderr),\n"
      "  3 valid but not supported by quiver. --threads N: threads that\n"
      "  decompress compressed batches (default: every core).\n"},

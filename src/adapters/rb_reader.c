@@ -1204,18 +1204,45 @@ static QvStatus check_schema_message(QvRbFileReader *r, QvError *error) {
     const QvSchema *ms = &msg.message.header.schema;
     char where[256] = "";
     if (!qv_schema_equal(ms, &r->footer.schema, where, sizeof where)) {
-      /* name both sides: the two types of the first field that differs */
-      long long i = -1;
-      const char *f = strstr(where, "fields[");
-      if (f) i = strtoll(f + 7, NULL, 10);
-      char a[128] = "", b[128] = "";
-      if (i >= 0 && i < ms->n_fields && i < r->footer.schema.n_fields) {
-        qv_type_describe(&ms->fields[i].type, a, sizeof a);
-        qv_type_describe(&r->footer.schema.fields[i].type, b, sizeof b);
+      /* name both sides: the field that differs ("fields[1].children[0]"),
+       * by its two names when the names differ, else by its two types */
+      const QvField *fa = NULL, *fb = NULL;
+      const char *p = where;
+      if (strncmp(p, "Schema.", 7) == 0) p += 7;
+      long long i;
+      int used = 0;
+      if (sscanf(p, "fields[%lld]%n", &i, &used) == 1 && used > 0 && i >= 0 &&
+          i < ms->n_fields && i < r->footer.schema.n_fields) {
+        fa = &ms->fields[i];
+        fb = &r->footer.schema.fields[i];
+        p += used;
+        for (;;) {
+          used = 0;
+          if (sscanf(p, ".children[%lld]%n", &i, &used) != 1 || used == 0) break;
+          if (i < 0 || i >= fa->n_children || i >= fb->n_children) break;
+          fa = &fa->children[i];
+          fb = &fb->children[i];
+          p += used;
+        }
+      }
+      char at[300];
+      snprintf(at, sizeof at, "the Schema message at offset 8 disagrees with the footer's schema at %s",
+               where);
+      if (fa && strcmp(p, ".name") == 0) {
         st = qv_error_set(error, QV_EINVAL,
-                          "the Schema message at offset 8 disagrees with the footer's schema at "
-                          "%s: field %lld is %s in the Schema message, %s in the footer",
-                          where, i, a, b);
+                          "%s: the field is named '%.*s' in the Schema message, '%.*s' in the footer",
+                          at, fa->name ? (int)(fa->name_len > 64 ? 64 : fa->name_len) : 0,
+                          fa->name ? fa->name : "",
+                          fb->name ? (int)(fb->name_len > 64 ? 64 : fb->name_len) : 0,
+                          fb->name ? fb->name : "");
+      } else if (fa) {
+        char ta[128] = "", tb[128] = "";
+        qv_type_describe(&fa->type, ta, sizeof ta);
+        qv_type_describe(&fb->type, tb, sizeof tb);
+        st = qv_error_set(error, QV_EINVAL,
+                          "%s: field '%.*s' is %s in the Schema message, %s in the footer", at,
+                          fa->name ? (int)(fa->name_len > 64 ? 64 : fa->name_len) : 0,
+                          fa->name ? fa->name : "", ta, tb);
       } else {
         st = qv_error_set(error, QV_EINVAL,
                           "the Schema message at offset 8 (%lld fields) disagrees with the "

@@ -160,11 +160,12 @@ static QvStatus refuse_foreign(QvIpcReader *r, QvError *error) {
                         "an Arrow file with the ARROW1 magic");
   if (got >= 6 && memcmp(head, "\x93NUMPY", 6) == 0)
     return qv_error_set(error, QV_EINVAL,
-                        "a NumPy .npy file, not Arrow IPC ('quiver tensor from-npy' converts it)");
+                        "a NumPy .npy file, not Arrow IPC: 'quiver tensor from-npy IN.npy OUT.arrow' "
+                        "converts it");
   if (got >= 4 && (memcmp(head, "PK\3\4", 4) == 0 || memcmp(head, "PK\5\6", 4) == 0))
     return qv_error_set(error, QV_EINVAL,
-                        "a zip archive (a NumPy .npz?), not Arrow IPC ('quiver tensor from-npz' "
-                        "converts an .npz)");
+                        "a zip archive (a NumPy .npz?), not Arrow IPC: 'quiver tensor from-npz IN.npz "
+                        "OUT.arrow' converts an .npz");
   return QV_OK;
 }
 

@@ -19,19 +19,19 @@ check "pipe: CSR summary" grep -q 'CSR float64 shape=\[6, 4\] nnz=9' "$tmp/out"
 
 : > "$tmp/empty"
 "$cli" inspect "$tmp/empty" > "$tmp/out" 2>&1; rc=$?
-check "empty input is an empty stream" test $rc -eq 0
-check "empty input: 0 messages" grep -q '^0 messages$' "$tmp/out"
+check "empty input is an error (exit 1)" test $rc -eq 1
+check "empty input: says so, lists nothing" grep -q "^quiver inspect: $tmp/empty: empty input (0 bytes)" "$tmp/out"
 
 head -c 100 "$ex/arrow_cpp_tensor_3x4_colmajor.arrow" > "$tmp/trunc"
 "$cli" inspect "$tmp/trunc" > /dev/null 2> "$tmp/err"; rc=$?
 check "truncated metadata: exit 1" test $rc -eq 1
-check "truncated metadata: message" grep -q 'quiver inspect: message at offset 0: metadata needs 248 bytes' "$tmp/err"
+check "truncated metadata: message" grep -q "quiver inspect: $tmp/trunc: message at offset 0: metadata needs 248 bytes" "$tmp/err"
 
 head -c 2000 /dev/urandom > "$tmp/garbage"
 printf '\377\377\377\377\100\000\000\000' | cat - "$tmp/garbage" > "$tmp/garbage2"
 "$cli" inspect "$tmp/garbage2" > /dev/null 2> "$tmp/err"; rc=$?
 check "garbage metadata: exit 1" test $rc -eq 1
-check "garbage metadata: message names the message" grep -q 'quiver inspect: message at offset 0' "$tmp/err"
+check "garbage metadata: message names the message" grep -q "quiver inspect: $tmp/garbage2: message at offset 0" "$tmp/err"
 
 printf 'ARROW1\000\000garbage' > "$tmp/badfile"
 "$cli" inspect "$tmp/badfile" > /dev/null 2> "$tmp/err"; rc=$?

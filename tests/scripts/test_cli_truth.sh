@@ -14,6 +14,8 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 exec "$py" - "$QV_CLI" "$tmp" <<'PY'
+import json
+import struct
 import subprocess
 import sys
 
@@ -84,6 +86,97 @@ r = run("tensor", "stack", f"{tmp}/bad.arrow", out)
 check(r.returncode == 1 and "no tensor column" not in r.stderr and "5" in r.stderr
       and "cells" in r.stderr and f"{tmp}/bad.arrow" in r.stderr and out not in r.stderr,
       f"stack of bad metadata names the problem and the input: {r.stderr}")
+
+# ---- validate checks registered extension types against their storage
+r = run("validate", f"{tmp}/col.arrow")
+check(r.returncode == 0, f"validate of a good tensor column: {r.stderr}")
+r = run("validate", f"{tmp}/bad.arrow")
+check(r.returncode == 1 and "'cells'" in r.stderr and "5" in r.stderr,
+      f"validate: fixed_shape_tensor shape [5] on FixedSizeList[3]: {r.returncode} {r.stderr}")
+def fixed_tensor_table(path, meta, size=6):
+    """A one-column table of two arrow.fixed_shape_tensor cells of `size`
+    int32 values with extension metadata `meta`, through integration JSON."""
+    field = {"name": "t", "nullable": True, "type": {"name": "fixedsizelist", "listSize": size},
+             "metadata": [{"key": "ARROW:extension:name", "value": "arrow.fixed_shape_tensor"},
+                          {"key": "ARROW:extension:metadata", "value": meta}],
+             "children": [{"name": "item", "nullable": False,
+                           "type": {"name": "int", "bitWidth": 32, "isSigned": True},
+                           "children": []}]}
+    column = {"name": "t", "count": 2, "VALIDITY": [1, 1],
+              "children": [{"name": "item", "count": 2 * size, "VALIDITY": [1] * (2 * size),
+                            "DATA": list(range(2 * size))}]}
+    doc = {"schema": {"fields": [field]}, "batches": [{"count": 2, "columns": [column]}]}
+    with open(f"{path}.json", "w") as f:
+        json.dump(doc, f)
+    r = run("integration", "--mode=json-to-arrow", f"--json={path}.json", f"--arrow={path}")
+    check(r.returncode == 0, f"json-to-arrow {path}: {r.stderr}")
+
+
+fixed_tensor_table(f"{tmp}/perm.arrow", '{"shape":[2,3],"permutation":[1,0]}')
+r = run("validate", f"{tmp}/perm.arrow")
+check(r.returncode == 0, f"validate of a permuted tensor column: {r.stderr}")
+for meta, says in [('{"shape":[2,3],"permutation":[1,1]}', "permutation"),
+                   ('{"shape":[3]}', "3"), ('{"shape":[2,3],"dim_names":["x"]}', "dim_names"),
+                   ('{"shape":[2,-3]}', "-3"), ('{"shape":[2,3]', "JSON")]:
+    fixed_tensor_table(f"{tmp}/bad_meta.arrow", meta)
+    r = run("validate", f"{tmp}/bad_meta.arrow")
+    check(r.returncode == 1 and says in r.stderr and "'t'" in r.stderr,
+          f"validate: fixed_shape_tensor {meta} on FixedSizeList[6]: {r.returncode} {r.stderr}")
+
+# ---- validate of Tensor and SparseTensor streams: in full
+a = np.zeros((2, 3, 4))
+a[0, 1, 2], a[1, 2, 3] = 1, 2
+np.save(f"{tmp}/d.npy", a)
+run("tensor", "from-npy", f"{tmp}/d.npy", f"{tmp}/dense.arrow")
+r = run("validate", f"{tmp}/dense.arrow")
+check(r.returncode == 0 and "1 Tensor, 0 SparseTensor" in r.stdout, f"validate of a Tensor: {r.stdout} {r.stderr}")
+r = run("convert", f"{tmp}/dense.arrow", f"{tmp}/csf.arrow", "--to=csf")
+check(r.returncode == 0, f"convert --to=csf: {r.stderr}")
+r = run("validate", f"{tmp}/csf.arrow")
+check(r.returncode == 0 and "0 Tensor, 1 SparseTensor" in r.stdout, f"validate of a CSF: {r.stdout} {r.stderr}")
+csf = open(f"{tmp}/csf.arrow", "rb").read()
+order = struct.pack("<4i", 3, 0, 1, 2)
+check(csf.count(order) == 1, "the CSF axis order is where the test expects it")
+open(f"{tmp}/csf99.arrow", "wb").write(csf.replace(order, struct.pack("<4i", 3, 0, 1, 99)))
+for args in (["validate"], ["cat"], ["convert", "--to=coo"]):
+    cmd = [args[0], f"{tmp}/csf99.arrow"] + ([f"{tmp}/o.arrow"] + args[1:] if len(args) > 1 else [])
+    r = run(*cmd)
+    check(r.returncode == 1 and "99 at position 2" in r.stderr and "-1" not in r.stderr,
+          f"{args[0]}: axis_order 99 is shown as 99: {r.stderr}")
+# a Tensor whose strides reach past its data
+dense = open(f"{tmp}/dense.arrow", "rb").read()
+strides = struct.pack("<3q", 96, 32, 8)
+check(dense.count(strides) == 1, "the strides are where the test expects them")
+open(f"{tmp}/over.arrow", "wb").write(dense.replace(strides, struct.pack("<3q", 960, 32, 8)))
+r = run("validate", f"{tmp}/over.arrow")
+check(r.returncode == 1 and "message 0" in r.stderr, f"validate: strides past the data: {r.stderr}")
+
+# ---- a uint64 dictionary index of 2^64-1 is shown as itself, not -1
+doc = {"schema": {"fields": [{"name": "d", "nullable": True, "type": {"name": "utf8"}, "children": [],
+                              "dictionary": {"id": 0, "isOrdered": False, "indexType":
+                                             {"name": "int", "bitWidth": 64, "isSigned": False}}}]},
+       "dictionaries": [{"id": 0, "data": {"count": 2, "columns": [
+           {"name": "DICT0", "count": 2, "VALIDITY": [1, 1], "OFFSET": [0, 1, 2], "DATA": ["a", "b"]}]}}],
+       "batches": [{"count": 2, "columns": [{"name": "d", "count": 2, "VALIDITY": [1, 1],
+                                             "DATA": ["1", "1"]}]}]}
+with open(f"{tmp}/dict.json", "w") as f:
+    json.dump(doc, f)
+r = run("integration", "--mode=json-to-arrow", f"--json={tmp}/dict.json", f"--arrow={tmp}/dict.arrow")
+check(r.returncode == 0, f"json-to-arrow of a uint64-indexed dictionary: {r.stderr}")
+d = open(f"{tmp}/dict.arrow", "rb").read()
+idx = struct.pack("<2Q", 1, 1)
+check(d.count(idx) == 1, "the indices are where the test expects them")
+open(f"{tmp}/dict_bad.arrow", "wb").write(d.replace(idx, struct.pack("<2Q", 1, 2**64 - 1)))
+for c in ("validate", "cat"):
+    r = run(c, f"{tmp}/dict_bad.arrow")
+    check(r.returncode == 1 and "index 18446744073709551615 at 1" in r.stderr,
+          f"{c}: uint64 index 2^64-1: {r.stderr}")
+doc["batches"][0]["columns"][0]["DATA"] = ["1", "18446744073709551615"]
+with open(f"{tmp}/dict.json", "w") as f:
+    json.dump(doc, f)
+r = run("integration", "--mode=json-to-arrow", f"--json={tmp}/dict.json", f"--arrow={tmp}/dict2.arrow")
+check(r.returncode == 1 and "index 18446744073709551615 at 1" in r.stderr,
+      f"json-to-arrow: uint64 index 2^64-1: {r.stderr}")
 
 if failures:
     print(f"{len(failures)} of {checks} checks failed")

@@ -150,7 +150,7 @@ printf '\223NUMPY\001\000' > x.npy
 run cat x.npy
 check "cat of a .npy: exit 1" test $rc -eq 1
 check "cat of a .npy: suggests tensor from-npy ($err)" \
-  grep -qF "quiver cat: x.npy: a NumPy .npy file, not Arrow: 'quiver tensor from-npy x.npy OUT.arrow'" <<<"$err"
+  grep -qF "quiver cat: x.npy: a NumPy .npy file, not Arrow IPC: 'quiver tensor from-npy IN.npy OUT.arrow'" <<<"$err"
 run cat "$src/examples/data/scipy_csc_5x7.npz"
 check "cat of a .npz: exit 1" test $rc -eq 1
 check "cat of a .npz: suggests tensor from-npz ($err)" grep -qF "'quiver tensor from-npz " <<<"$err"

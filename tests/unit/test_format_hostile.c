@@ -382,8 +382,16 @@ static void test_bad_record_batch(void **state) {
   r.nodes[0][0] = -1;
   expect_fail(record_batch_message(&r), QV_EINVAL, "RecordBatch.nodes[0]");
   r = ok;
+  r.nodes[0][1] = -2;
+  expect_fail(record_batch_message(&r), QV_EINVAL, "RecordBatch.nodes[0]", "null_count -2");
+  /* -1 is "unknown" (Arrow C++'s kUnknownNullCount; apache-arrow JS writes it) */
+  r = ok;
   r.nodes[0][1] = -1;
-  expect_fail(record_batch_message(&r), QV_EINVAL, "RecordBatch.nodes[0]");
+  in = record_batch_message(&r);
+  assert_int_equal(qv_message_decode(in.data, in.size, NULL, &m, &e), QV_OK);
+  assert_int_equal(m.header.record_batch.nodes[0].null_count, -1);
+  qv_message_reset(&m);
+  free(in.data);
   r = ok;
   r.buffers[1][0] = -8;
   expect_fail(record_batch_message(&r), QV_EINVAL, "RecordBatch.buffers[1]", "negative");
