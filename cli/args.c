@@ -129,6 +129,12 @@ bool cli_args_index(QvCliArgs *a, const char *name, int64_t *out) {
   return true;
 }
 
+bool cli_args_quirks(QvCliArgs *a) {
+  if (!cli_args_flag(a, "--accept-decimal-overflow")) return false;
+  cli_set_accept_decimal_overflow(true);
+  return true;
+}
+
 bool cli_args_threads(QvCliArgs *a) {
   const char *v = cli_args_value(a, "--threads");
   if (v == NULL) return false;

@@ -70,6 +70,9 @@ bool cli_args_size(QvCliArgs *a, const char *name, int64_t *out);
 /* "--threads N" (1..QV_RB_MAX_THREADS): the threads that compress and
  * decompress record batch bodies, handed to cli_set_threads (input.h). */
 bool cli_args_threads(QvCliArgs *a);
+/* --accept-decimal-overflow (a quirk for old files: decimals beyond their
+ * precision pass full validation): sets it for the record batch readers. */
+bool cli_args_quirks(QvCliArgs *a);
 /* The current argument is no option the command has: usage error. */
 void cli_args_unknown(QvCliArgs *a);
 /* A usage error about the current argument (or the command line as a

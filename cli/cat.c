@@ -522,6 +522,7 @@ int qv_cmd_cat(int argc, char **argv) {
   while (cli_args_next(&a)) {
     if ((p = cli_args_positional(&a)) != NULL && path == NULL) path = p;
     else if (cli_args_threads(&a)) continue;
+    else if (cli_args_quirks(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;

@@ -360,6 +360,7 @@ int qv_cmd_cat_json(int argc, char **argv) {
   while (cli_args_next(&a)) {
     if (cli_args_flag(&a, "--json")) continue;
     if (cli_args_threads(&a)) continue;
+    if (cli_args_quirks(&a)) continue;
     if (cli_args_size(&a, "--max-output", &max_output)) continue;
     if ((p = cli_args_positional(&a)) != NULL && path == NULL) path = p;
     else if (p != NULL) cli_args_error(&a, "takes one FILE");

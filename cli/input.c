@@ -111,6 +111,10 @@ QvStatus cli_reader_memory(QvIpcReader **r, const uint8_t *data, size_t size, Qv
 }
 
 static int threads_given; /* 0: not set */
+static bool decimal_overflow;
+
+void cli_set_accept_decimal_overflow(bool accept) { decimal_overflow = accept; }
+bool cli_accept_decimal_overflow(void) { return decimal_overflow; }
 
 void cli_set_threads(int threads) { threads_given = threads; }
 
@@ -126,6 +130,7 @@ const QvRbReadOptions *cli_rb_read_options(void) {
   full.struct_size = sizeof full;
   full.validate = QV_VALIDATE_FULL;
   full.threads = cli_threads();
+  full.accept_decimal_overflow = decimal_overflow;
   return &full;
 }
 

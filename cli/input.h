@@ -50,6 +50,10 @@ const QvRbReadOptions *cli_rb_read_options(void);
 /* Threads for compressing and decompressing record batch bodies: what
  * --threads set, else every online CPU. */
 void cli_set_threads(int threads);
+/* --accept-decimal-overflow: QvRbReadOptions.accept_decimal_overflow (and
+ * QvJsonReadOptions' for integration). */
+void cli_set_accept_decimal_overflow(bool accept);
+bool cli_accept_decimal_overflow(void);
 int cli_threads(void);
 /* A record batch reader with those options over bytes the caller keeps
  * alive (zero-copy): a file reader into *file when `file` is not NULL, else

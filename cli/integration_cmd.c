@@ -148,7 +148,8 @@ static void arrow_input_data(const ArrowInput *in, QvJsonData *d) {
 static bool g_unsigned_spelling;
 
 static QvStatus read_json(const char *path, QvJsonFile **out, QvError *error) {
-  QvJsonReadOptions o = {.struct_size = sizeof o, .accept_unsigned_spelling = g_unsigned_spelling};
+  QvJsonReadOptions o = {.struct_size = sizeof o, .accept_unsigned_spelling = g_unsigned_spelling,
+                         .accept_decimal_overflow = cli_accept_decimal_overflow()};
   QvSource *src;
   QvStatus st = qv_source_new_path(&src, path, error);
   if (st) return st;
@@ -262,6 +263,7 @@ int qv_cmd_integration(int argc, char **argv) {
     else if ((v = cli_args_value(&a, "--arrow")) != NULL) arrow = v;
     else if (cli_args_size(&a, "--max-output", &max_output)) continue;
     else if (cli_args_flag(&a, "--accept-unsigned-spelling")) g_unsigned_spelling = true;
+    else if (cli_args_quirks(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;

@@ -139,7 +139,9 @@ static const Command commands[] = {
      "  columns and sparse columns (arrow.fixed_shape_tensor,\n"
      "  arrow.variable_shape_tensor, quiver.sparse_tensor, quiver.sparse_vector)\n"
      "  are checked against their metadata, every cell. A stream of Tensor and\n"
-     "  SparseTensor messages has every message validated in full.\n"
+     "  SparseTensor messages has every message validated in full. A decimal\n"
+     "  beyond its precision is invalid (--accept-decimal-overflow: a quirk for\n"
+     "  old files that hold such values).\n"
      "  Exit 0 valid, 1 invalid (the reason on stderr),\n"
      "  3 valid but not supported by quiver. --threads N: threads that\n"
      "  decompress compressed batches (default: every core).\n"},
@@ -168,7 +170,7 @@ static const Command commands[] = {
      "integration --mode=M --json=F.json --arrow=F.arrow_file  Arrow's integration test CLI",
      "usage: quiver integration --mode=validate|json-to-arrow|arrow-to-json\n"
      "                          --json=F.json --arrow=F.arrow_file [--max-output SIZE]\n"
-     "                          [--accept-unsigned-spelling]\n"
+     "                          [--accept-unsigned-spelling] [--accept-decimal-overflow]\n"
      "  The command line of Arrow's cross-implementation tests. validate: exit 0\n"
      "  when the Arrow file holds exactly the JSON's schema (names, types, nullability,\n"
      "  metadata, dictionary encoding and sharing) and batches (values, validity),\n"
@@ -179,7 +181,11 @@ static const Command commands[] = {
      "  A JSON value out of its type's range is an error: 2^63 and up in a signed\n"
      "  64-bit type, 2^127 and up in a decimal128; --accept-unsigned-spelling reads\n"
      "  them as the two's complement bits they spell (arrow-js writes -1 as\n"
-     "  \"18446744073709551615\").\n"},
+     "  \"18446744073709551615\").\n"
+     "  A decimal beyond its precision is refused (as by Arrow C++'s ValidateFull);\n"
+     "  --accept-decimal-overflow, a quirk for the generated_decimal gold files of\n"
+     "  Arrow 0.14.1 and 1.0.0, reads it (validate, cat, stream-to-file and\n"
+     "  file-to-stream take it too).\n"},
     {"flight", qv_cmd_flight,
      "flight serve|list|info|get|put|action ...  Arrow Flight server and client",
      "usage: quiver flight serve DIR [--host H] [--port P] [--tls-cert F --tls-key F]\n"

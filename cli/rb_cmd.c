@@ -152,6 +152,7 @@ int qv_cmd_validate(int argc, char **argv) {
     if ((p = cli_args_positional(&a)) != NULL && path == NULL) path = p;
     else if (cli_args_flag(&a, "--stream")) continue; /* accepted; files go by their footer */
     else if (cli_args_threads(&a)) continue;
+    else if (cli_args_quirks(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
@@ -210,6 +211,7 @@ static int parse_convert_args(const char *cmd, int argc, char **argv, QvRbWriteO
     else if ((k = cli_args_choice(&a, "--endianness", orders)) >= 0) o->endianness = order_ids[k];
     else if ((level = cli_args_value(&a, "--level")) != NULL) level_arg = level;
     else if (cli_args_threads(&a)) continue;
+    else if (cli_args_quirks(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;

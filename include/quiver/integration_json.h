@@ -69,6 +69,9 @@ typedef struct QvJsonReadOptions {
    * arrow-js's JSON writer spells negative values (-1 as
    * "18446744073709551615"). */
   bool accept_unsigned_spelling;
+  /* A quirk for old gold files: decimals beyond their precision are read
+   * (refused by default, as by Arrow C++'s ValidateFull). */
+  bool accept_decimal_overflow;
 } QvJsonReadOptions;
 
 /** A read integration JSON file (library-allocated). */

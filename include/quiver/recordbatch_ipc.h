@@ -84,6 +84,9 @@ typedef struct QvRbReadOptions {
    * batches reuse them: no fresh pages to fault in and zero per batch. It
    * keeps at most twice the largest batch's such bytes, until it is freed. */
   int threads;
+  /* A quirk for old files: full validation does not check decimals against
+   * their precision (QV_VALIDATE_DECIMALS_UNBOUNDED). */
+  bool accept_decimal_overflow;
 } QvRbReadOptions;
 
 /** Largest `threads` of QvRbReadOptions and QvRbWriteOptions. */

@@ -796,6 +796,11 @@ static QvStatus loader_begin(Loader *ld, Core *c, Jobs *jobs, const QvMessage *m
   return QV_OK;
 }
 
+static unsigned flags_of(const Core *c) {
+  return QV_VALIDATE_SKIP_DICTIONARIES |
+         (c->opt.accept_decimal_overflow ? QV_VALIDATE_DECIMALS_UNBOUNDED : 0u);
+}
+
 static QvValidateLevel level_of(const Core *c) {
   if (c->raw_foreign) return QV_VALIDATE_NONE; /* offsets are not in host order */
   return c->opt.validate == QV_VALIDATE_FULL ? QV_VALIDATE_FULL : QV_VALIDATE_CHEAP;
@@ -847,7 +852,7 @@ static QvStatus batch_prepare(Core *c, Batch *b, const QvMessage *msg, const uin
 /* Waits for b's buffers, validates and exports it; b is free afterwards. */
 static QvStatus batch_finish(Core *c, Batch *b, struct ArrowArray *out, QvError *error) {
   QvStatus st = jobs_finish(c, &b->jobs, error);
-  if (!st) st = qv_array_view_validate(&b->view, level_of(c), QV_VALIDATE_SKIP_DICTIONARIES, error);
+  if (!st) st = qv_array_view_validate(&b->view, level_of(c), flags_of(c), error);
   if (!st) st = qv_array_export_view(&b->view, b->owner, out, error);
   batch_release(c, b);
   return st;
@@ -882,7 +887,7 @@ static QvStatus load_dictionary_batch(Core *c, const QvMessage *msg, const uint8
   if (!st) st = check_counts(&ld);
   if (!st) st = jobs_start(c, &c->dict_jobs, error);
   if (!st) st = jobs_finish(c, &c->dict_jobs, error);
-  if (!st) st = qv_array_view_validate(&d->view, level_of(c), QV_VALIDATE_SKIP_DICTIONARIES, error);
+  if (!st) st = qv_array_view_validate(&d->view, level_of(c), flags_of(c), error);
   struct ArrowArray fresh;
   memset(&fresh, 0, sizeof fresh);
   if (!st) st = qv_array_export_view(&d->view, owner, &fresh, error);

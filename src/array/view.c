@@ -210,6 +210,7 @@ QvStatus qv_array_view_set_array(QvArrayView *view, const struct ArrowArray *arr
 typedef struct Ctx {
   QvValidateLevel level;
   bool dictionaries;
+  bool decimal_precision; /* not QV_VALIDATE_DECIMALS_UNBOUNDED */
   QvError *error;
 } Ctx;
 
@@ -429,6 +430,61 @@ static QvStatus check_dictionary_indices(Ctx *c, const QvArrayView *v) {
   return QV_OK;
 }
 
+/* Full validation: every non-null decimal's magnitude is below
+ * 10^precision, as Arrow C++'s ValidateFull checks ("Decimal value 1234567.89
+ * does not fit in precision of 5"). Values are host-order two's complement
+ * of bit_width bits, compared as 256-bit magnitudes. */
+static QvStatus check_decimals(Ctx *c, const QvArrayView *v) {
+  int n = v->type.byte_width;
+  int32_t precision = v->type.decimal_precision;
+  if (n < 4 || n > 32 || precision <= 0 || precision > 76) return QV_OK; /* the type is checked elsewhere */
+  uint32_t l32[8] = {1, 0, 0, 0, 0, 0, 0, 0}; /* 10^precision < 2^256 */
+  for (int32_t k = 0; k < precision; k++) {
+    uint64_t carry = 0;
+    for (int w = 0; w < 8; w++) {
+      uint64_t t = (uint64_t)l32[w] * 10u + carry;
+      l32[w] = (uint32_t)t;
+      carry = t >> 32;
+    }
+  }
+  uint64_t limit[4];
+  for (int w = 0; w < 4; w++) limit[w] = (uint64_t)l32[2 * w] | (uint64_t)l32[2 * w + 1] << 32;
+  const uint8_t *d = v->buffer[1], *valid = v->buffer[0];
+  int64_t end = v->offset + v->length;
+  for (int64_t i = v->offset; i < end; i++) {
+    if (valid && !qvi_bit_get(valid, i)) continue;
+    uint8_t le[32];
+    qvi_le_bytes(le, d + (size_t)i * (size_t)n, (size_t)n);
+    bool neg = (le[n - 1] & 0x80) != 0;
+    memset(le + n, neg ? 0xFF : 0, (size_t)(32 - n));
+    uint64_t m[4];
+    for (int w = 0; w < 4; w++) m[w] = qvi_le_u64(le + 8 * w);
+    if (neg) { /* magnitude = ~x + 1 */
+      uint64_t carry = 1;
+      for (int w = 0; w < 4; w++) {
+        m[w] = ~m[w] + carry;
+        carry = carry && m[w] == 0;
+      }
+    }
+    bool fits = false;
+    for (int w = 3; w >= 0; w--) {
+      if (m[w] != limit[w]) {
+        fits = m[w] < limit[w];
+        break;
+      }
+    }
+    if (fits) continue;
+    char *text = NULL;
+    QvError ignored;
+    if (qv_array_view_format_human(v, i - v->offset, 0, &text, &ignored) != QV_OK) text = NULL;
+    QvStatus st = FAIL("%s array: value %s at %lld does not fit in precision %d", qv_arrow_type_name(v->type.type),
+                       text ? text : "?", (long long)(i - v->offset), (int)precision);
+    free(text);
+    return st;
+  }
+  return QV_OK;
+}
+
 static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
   if (depth > QV_ARRAY_MAX_DEPTH)
     return FAIL("array nested deeper than %d", QV_ARRAY_MAX_DEPTH);
@@ -471,6 +527,10 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
       if ((st = check_size(c, v, 1, need, "values"))) return st;
       if (v->type.type == QV_ARROW_DICTIONARY && v->dictionary && c->level >= QV_VALIDATE_FULL)
         return check_dictionary_indices(c, v);
+      if (c->level >= QV_VALIDATE_FULL && c->decimal_precision &&
+          (v->type.storage_type == QV_ARROW_DECIMAL32 || v->type.storage_type == QV_ARROW_DECIMAL64 ||
+           v->type.storage_type == QV_ARROW_DECIMAL128 || v->type.storage_type == QV_ARROW_DECIMAL256))
+        return check_decimals(c, v);
       return QV_OK;
     case QV_LAYOUT_BINARY:
     case QV_LAYOUT_LARGE_BINARY:
@@ -540,21 +600,28 @@ static QvStatus validate_node(Ctx *c, const QvArrayView *v, int depth) {
 
 QvStatus qv_array_view_validate(const QvArrayView *view, QvValidateLevel level, unsigned flags,
                                 QvError *error) {
-  if (flags & ~QV_VALIDATE_SKIP_DICTIONARIES)
+  if (flags & ~(QV_VALIDATE_SKIP_DICTIONARIES | QV_VALIDATE_DECIMALS_UNBOUNDED))
     return qv_error_set(error, QV_EARG, "qv_array_view_validate: unknown flags 0x%x", flags);
   if (level == QV_VALIDATE_NONE) return QV_OK;
-  Ctx c = {level, !(flags & QV_VALIDATE_SKIP_DICTIONARIES), error};
+  Ctx c = {level, !(flags & QV_VALIDATE_SKIP_DICTIONARIES),
+           !(flags & QV_VALIDATE_DECIMALS_UNBOUNDED), error};
   return validate_node(&c, view, 0);
+}
+
+QvStatus qv_array_validate_flags(const struct ArrowArray *array, const struct ArrowSchema *schema,
+                                 QvValidateLevel level, unsigned flags, QvError *error) {
+  QvArrayView v;
+  QvStatus st = qv_array_view_init(&v, schema, error);
+  if (st) return st;
+  st = set_array(&v, array, 0, error);
+  if (st == QV_OK) st = qv_array_view_validate(&v, level, flags, error);
+  qv_array_view_reset(&v);
+  return st;
 }
 
 QvStatus qv_array_validate(const struct ArrowArray *array, const struct ArrowSchema *schema,
                            QvValidateLevel level, QvError *error) {
-  QvArrayView v;
-  QvStatus st = qv_array_view_init(&v, schema, error);
-  if (st) return st;
-  st = qv_array_view_set_array(&v, array, level, error);
-  qv_array_view_reset(&v);
-  return st;
+  return qv_array_validate_flags(array, schema, level, 0, error);
 }
 
 /* ---- value access */

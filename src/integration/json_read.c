@@ -82,6 +82,7 @@ typedef struct Reader {
   int64_t elem;
   size_t elem_at;
   bool unsigned_spelling; /* QvJsonReadOptions.accept_unsigned_spelling */
+  bool decimal_overflow;  /* QvJsonReadOptions.accept_decimal_overflow */
 } Reader;
 
 static void elem_begin(Reader *r) { r->elem_at = r->path.len; }
@@ -1351,7 +1352,9 @@ static QvStatus build_array(Reader *r, const json_t *col, const struct ArrowSche
       bufs = NULL;
       st = qv_array_export_view(&v, owner, out, r->error);
       qv_owner_free(owner);
-      if (st == QV_OK && (st = qv_array_validate(out, type, QV_VALIDATE_FULL, r->error))) {
+      if (st == QV_OK && (st = qv_array_validate_flags(out, type, QV_VALIDATE_FULL,
+                                                             r->decimal_overflow ? QV_VALIDATE_DECIMALS_UNBOUNDED : 0u,
+                                                             r->error))) {
         qv_error_prefix(r->error, "%s", r->path.text);
         out->release(out);
       }
@@ -1483,7 +1486,7 @@ void qv_json_file_free(QvJsonFile *f) {
 }
 
 static QvStatus parse_text(QvJsonFile **out, const char *text, size_t len, int64_t max,
-                           bool unsigned_spelling, QvError *error) {
+                           bool unsigned_spelling, bool decimal_overflow, QvError *error) {
   QvStatus st;
   if ((uint64_t)len > (uint64_t)max)
     return qv_error_set(error, QV_ELIMIT, "JSON text of %zu bytes is over the limit of %" PRId64,
@@ -1502,6 +1505,7 @@ static QvStatus parse_text(QvJsonFile **out, const char *text, size_t len, int64
   r.error = error;
   r.elem = -1;
   r.unsigned_spelling = unsigned_spelling;
+  r.decimal_overflow = decimal_overflow;
   if (f == NULL) {
     st = nomem(&r);
   } else if (!json_is_object(root)) {
@@ -1600,11 +1604,13 @@ QvStatus qv_json_read(QvJsonFile **out, QvSource *source, const QvJsonReadOption
     st = gunzip(data, size, max, &text, &len, error);
     qv_owner_free(owner);
     if (st == QV_OK) {
-      st = parse_text(out, text, len, max, opt.accept_unsigned_spelling, error);
+      st = parse_text(out, text, len, max, opt.accept_unsigned_spelling,
+                      opt.accept_decimal_overflow, error);
       free(text);
     }
   } else {
-    st = parse_text(out, (const char *)data, size, max, opt.accept_unsigned_spelling, error);
+    st = parse_text(out, (const char *)data, size, max, opt.accept_unsigned_spelling,
+                      opt.accept_decimal_overflow, error);
     qv_owner_free(owner);
   }
   if (st && st != QV_ENOMEM) qv_error_prefix(error, "%s", qv_source_name(source));

@@ -871,7 +871,10 @@ static QvStatus write_json(const QvJsonData *data, const QvJsonWriteOptions *opt
   for (int64_t b = 0; b < data->n_batches; b++) {
     if ((st = qv_array_view_init(&views[b], schema, error))) goto done;
     n_views++;
-    if ((st = qv_array_view_set_array(&views[b], data->batches[b], QV_VALIDATE_FULL, error))) {
+    /* in full, but a decimal beyond its precision is written as it is */
+    if ((st = qv_array_view_set_array(&views[b], data->batches[b], QV_VALIDATE_NONE, error)) ||
+        (st = qv_array_view_validate(&views[b], QV_VALIDATE_FULL, QV_VALIDATE_DECIMALS_UNBOUNDED,
+                                     error))) {
       qv_error_prefix(error, "batch %" PRId64, b);
       goto done;
     }

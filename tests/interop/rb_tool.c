@@ -489,10 +489,12 @@ static bool append_value(struct ArrowArray *a, const struct ArrowSchema *s, int6
       TRY(qv_array_append_double(a, (double)sv * 0.25 + (t.type == QV_ARROW_FLOAT64 ? 1e-9 : 0), NULL));
       return true;
     case QV_ARROW_DECIMAL128: {
-      /* some values need all 128 bits */
+      /* some values need all 128 bits (and every value fits its precision,
+       * which full validation checks: decimal128(12, -3) holds 12 digits) */
       uint8_t b[16];
-      int64_t lo = sv * 1234567890123LL, hi = lo < 0 ? -1 : 0;
-      if (i % 3 == 1) hi = sv * 1000003;
+      bool wide = t.decimal_precision >= 38;
+      int64_t lo = sv * (wide ? 1234567890123LL : 1234567LL), hi = lo < 0 ? -1 : 0;
+      if (wide && i % 3 == 1) hi = sv * 1000003;
       for (int k = 0; k < 8; k++) {
         b[k] = (uint8_t)((uint64_t)lo >> (8 * k));
         b[8 + k] = (uint8_t)((uint64_t)hi >> (8 * k));

@@ -34,7 +34,7 @@ def check(cond, what):
 
 
 def run(*args, stdin=None):
-    return subprocess.run([cli, *args], capture_output=True, text=True, stdin=stdin)
+    return subprocess.run([cli, *args], capture_output=True, text=True, errors="replace", stdin=stdin)
 
 
 np.save(f"{tmp}/a.npy", np.arange(6.0).reshape(2, 3))
@@ -177,6 +177,32 @@ with open(f"{tmp}/dict.json", "w") as f:
 r = run("integration", "--mode=json-to-arrow", f"--json={tmp}/dict.json", f"--arrow={tmp}/dict2.arrow")
 check(r.returncode == 1 and "index 18446744073709551615 at 1" in r.stderr,
       f"json-to-arrow: uint64 index 2^64-1: {r.stderr}")
+
+# ---- full validation refuses a decimal beyond its precision (as Arrow C++'s
+# ValidateFull); --accept-decimal-overflow is the quirk for old files
+doc = {"schema": {"fields": [{"name": "price", "nullable": True, "children": [],
+                              "type": {"name": "decimal", "precision": 5, "scale": 2}}]},
+       "batches": [{"count": 2, "columns": [{"name": "price", "count": 2, "VALIDITY": [1, 1],
+                                             "DATA": ["12345", "123456789"]}]}]}
+with open(f"{tmp}/dec.json", "w") as f:
+    json.dump(doc, f)
+r = run("integration", "--mode=json-to-arrow", f"--json={tmp}/dec.json", f"--arrow={tmp}/dec.arrow")
+check(r.returncode == 1 and "value 1234567.89 at 1 does not fit in precision 5" in r.stderr,
+      f"json-to-arrow refuses decimal(5, 2) 1234567.89: {r.stderr}")
+r = run("integration", "--mode=json-to-arrow", "--accept-decimal-overflow", f"--json={tmp}/dec.json",
+        f"--arrow={tmp}/dec.arrow")
+check(r.returncode == 0, f"json-to-arrow --accept-decimal-overflow: {r.stderr}")
+for args in (["validate"], ["cat"], ["cat", "--json"], ["file-to-stream"]):
+    r = run(*args, f"{tmp}/dec.arrow")
+    check(r.returncode == 1 and "1234567.89" in r.stderr and "precision 5" in r.stderr,
+          f"{' '.join(args)} refuses decimal(5, 2) 1234567.89: {r.stderr}")
+    r = run(*args, "--accept-decimal-overflow", f"{tmp}/dec.arrow")
+    check(r.returncode == 0, f"{' '.join(args)} --accept-decimal-overflow: {r.stderr}")
+r = run("integration", "--mode=validate", f"--json={tmp}/dec.json", f"--arrow={tmp}/dec.arrow")
+check(r.returncode == 1, f"integration validate without the quirk: {r.stderr}")
+r = run("integration", "--mode=validate", "--accept-decimal-overflow", f"--json={tmp}/dec.json",
+        f"--arrow={tmp}/dec.arrow")
+check(r.returncode == 0 and r.stdout == "", f"integration validate with the quirk: {r.stdout} {r.stderr}")
 
 if failures:
     print(f"{len(failures)} of {checks} checks failed")

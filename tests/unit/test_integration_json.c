@@ -198,10 +198,15 @@ static const char k_all_types[] =
     "\"dict\",\"count\":0,\"VALIDITY\":[],\"DATA\":[]},{\"name\":\"dict2\",\"count\":0,\"VALIDITY\":[],\""
     "DATA\":[]},{\"name\":\"ndict\",\"count\":0,\"VALIDITY\":[],\"DATA\":[]}]}]}";
 
+/* ALL_TYPES holds the extremes of every decimal's bit width whatever its
+ * precision (-11697 in decimal128(3, 2), 2^255 - 1 in decimal256(76, 0)), so
+ * it is read with the quirk accept_decimal_overflow; test_decimal_precision
+ * proves the default refuses it. */
 static QvJsonFile *read_ok(const char *text) {
   QvJsonFile *f = NULL;
   QvError e;
-  QvStatus st = qv_test_json_read_text(&f, text, strlen(text), NULL, &e);
+  QvJsonReadOptions o = {.struct_size = sizeof o, .accept_decimal_overflow = true};
+  QvStatus st = qv_test_json_read_text(&f, text, strlen(text), &o, &e);
   if (st != QV_OK) fail_msg("qv_json_read: %s", e.message);
   return f;
 }
@@ -284,7 +289,12 @@ static void test_read_all_types(void **state) {
   QvArrayView view;
   QvError e;
   assert_int_equal(qv_array_view_init(&view, d.schema, &e), QV_OK);
-  assert_int_equal(qv_array_view_set_array(&view, d.batches[0], QV_VALIDATE_FULL, &e), QV_OK);
+  /* in full but for the decimals' precision (k_all_types holds bit-width extremes) */
+  assert_int_equal(qv_array_view_set_array(&view, d.batches[0], QV_VALIDATE_NONE, &e), QV_OK);
+  assert_int_equal(qv_array_view_validate(&view, QV_VALIDATE_FULL, QV_VALIDATE_DECIMALS_UNBOUNDED, &e),
+                   QV_OK);
+  assert_int_equal(qv_array_view_validate(&view, QV_VALIDATE_FULL, 0, &e), QV_EINVAL);
+  assert_non_null(strstr(e.message, "does not fit in precision"));
   assert_int_equal(qv_array_view_get_int(&view.children[field_index(&d, "i64")], 0), INT64_MIN);
   assert_true(qv_array_view_get_uint(&view.children[field_index(&d, "u64")], 2) == UINT64_MAX);
   assert_true(qv_array_view_is_null(&view.children[field_index(&d, "i8")], 1));
@@ -406,7 +416,8 @@ static void test_gzip(void **state) {
   close(fd);
   QvJsonFile *g = NULL, *f = read_ok(k_all_types);
   QvError e;
-  assert_int_equal(read_path(&g, path, NULL, &e), QV_OK);
+  QvJsonReadOptions o = {.struct_size = sizeof o, .accept_decimal_overflow = true};
+  assert_int_equal(read_path(&g, path, &o, &e), QV_OK);
   assert_int_equal(compare(f, g, &e), QV_OK);
   qv_json_file_free(g);
   /* the limit counts decompressed bytes */
@@ -424,7 +435,7 @@ static void test_gzip(void **state) {
   FILE *out = fopen(path, "wb");
   fputs(k_all_types, out);
   fclose(out);
-  assert_int_equal(read_path(&g, path, NULL, &e), QV_OK);
+  assert_int_equal(read_path(&g, path, &o, &e), QV_OK);
   assert_int_equal(compare(f, g, &e), QV_OK);
   qv_json_file_free(g);
   unlink(path);
@@ -647,6 +658,52 @@ static void test_compare_shape(void **state) {
 
 #define FIELD_I32 "{\"name\":\"x\",\"nullable\":true,\"type\":{\"name\":\"int\",\"bitWidth\":32,\"isSigned\":true},\"children\":[]}"
 #define SCHEMA1(f) "{\"schema\":{\"fields\":[" f "]},"
+
+/* A decimal must fit its precision, as Arrow C++'s ValidateFull says
+ * (decimal128(5, 2) cannot hold 1234567.89); the quirk
+ * accept_decimal_overflow reads it. Every bit width, both signs, the bound
+ * itself (10^p - 1 fits, 10^p does not). */
+#define DEC1(p, bits, v)                                                                         \
+  SCHEMA1("{\"name\":\"d\",\"nullable\":true,\"type\":{\"name\":\"decimal\",\"precision\":" #p  \
+          ",\"scale\":2,\"bitWidth\":" #bits "},\"children\":[]}")                                  \
+  "\"batches\":[{\"count\":2,\"columns\":[{\"name\":\"d\",\"count\":2,\"VALIDITY\":[1,0],"          \
+  "\"DATA\":[\"" v "\",\"99999\"]}]}]}"
+
+/* Reads `text` with the default options (no quirk), which must succeed. */
+static void strict_ok(const char *text) {
+  QvJsonFile *f = NULL;
+  QvError e;
+  if (qv_test_json_read_text(&f, text, strlen(text), NULL, &e) != QV_OK)
+    fail_msg("qv_json_read: %s", e.message);
+  qv_json_file_free(f);
+}
+
+static void test_decimal_precision(void **state) {
+  (void)state;
+  strict_ok((DEC1(5, 128, "99999")));
+  strict_ok((DEC1(5, 128, "-99999")));
+  read_fails(DEC1(5, 128, "123456789"), QV_EINVAL, "value 1234567.89 at 0 does not fit in precision 5");
+  read_fails(DEC1(5, 128, "100000"), QV_EINVAL, "value 1000.00 at 0 does not fit in precision 5");
+  read_fails(DEC1(5, 128, "-100000"), QV_EINVAL, "value -1000.00 at 0 does not fit in precision 5");
+  read_fails(DEC1(9, 32, "1000000000"), QV_EINVAL, "does not fit in precision 9");
+  strict_ok((DEC1(9, 32, "-999999999")));
+  read_fails(DEC1(18, 64, "-1000000000000000000"), QV_EINVAL, "does not fit in precision 18");
+  strict_ok((DEC1(18, 64, "999999999999999999")));
+  read_fails(DEC1(38, 128, "100000000000000000000000000000000000000"), QV_EINVAL,
+             "does not fit in precision 38");
+  strict_ok((DEC1(38, 128, "-99999999999999999999999999999999999999")));
+  read_fails(DEC1(76, 256, "1" "0000000000000000000000000000000000000000000000000000000000000000000000000000"),
+             QV_EINVAL, "does not fit in precision 76");
+  strict_ok((DEC1(76, 256, "-" "9999999999999999999999999999999999999999999999999999999999999999999999999999")));
+  /* the null slot's value (99999) is not checked */
+  strict_ok((DEC1(3, 128, "999")));
+  /* the default refuses k_all_types' extremes, the quirk reads them */
+  read_fails(k_all_types, QV_EINVAL, "does not fit in precision");
+  qv_json_file_free(read_ok(k_all_types));
+  read_fails(DEC1(5, 128, "123456789"), QV_EINVAL, "1234567.89");
+  QvJsonFile *f = read_ok(DEC1(5, 128, "123456789"));
+  qv_json_file_free(f);
+}
 
 static void test_bad_input(void **state) {
   (void)state;
@@ -1075,7 +1132,7 @@ static void test_api_arguments(void **state) {
 
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_read_all_types),   cmocka_unit_test(test_round_trip),
+      cmocka_unit_test(test_read_all_types),   cmocka_unit_test(test_decimal_precision),   cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_slices),           cmocka_unit_test(test_gzip),
       cmocka_unit_test(test_float_specials),   cmocka_unit_test(test_float_tolerance),
       cmocka_unit_test(test_compare_value),    cmocka_unit_test(test_compare_validity),
