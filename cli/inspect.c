@@ -389,6 +389,7 @@ int qv_cmd_inspect(int argc, char **argv) {
   }
   bool is_file = qv_ipc_reader_format(r) == QV_IPC_FORMAT_FILE;
   int64_t count = 0;
+  bool has_sparse_column = false;
   for (;;) {
     QvIpcMessage m;
     QvStatus st = qv_ipc_reader_next(r, &m, &err);
@@ -413,6 +414,8 @@ int qv_cmd_inspect(int argc, char **argv) {
     Text t = {.len = 0};
     t.buf[0] = '\0';
     summarize(&t, &m);
+    if (m.message.header_type == QV_HEADER_SCHEMA && strstr(t.buf, "[sparse ") != NULL)
+      has_sparse_column = true;
     printf("%-10" PRId64 " %-15s %-8s %-10d %-10" PRId64 " %s%s\n", m.offset,
            qv_header_type_name(m.message.header_type),
            qv_metadata_version_name(m.message.version), m.metadata_length, m.body_length,
@@ -445,6 +448,15 @@ int qv_cmd_inspect(int argc, char **argv) {
       goto done;
     }
     qv_rb_file_reader_free(f);
+  }
+  /* sparse columns: format, shape and nnz per cell (a table; tensor
+   * messages have no schema and nothing is printed) */
+  if (count > 0 && has_sparse_column) {
+    if (cli_print_sparse_cells(in.data, in.size, stdout, &err)) {
+      fflush(stdout);
+      rc = cli_fail("inspect", &err);
+      goto done;
+    }
   }
   printf("%" PRId64 " message%s\n", count, count == 1 ? "" : "s");
 done:

@@ -27,8 +27,10 @@ static const Command commands[] = {
      "  length/nodes/buffers; tensor type, shape, strides, names; sparse format,\n"
      "  shape, nnz, density, index types, buffer offsets and alignment); for a\n"
      "  file, its footer. A compressed batch's codec and body sizes follow, and\n"
-     "  one line per buffer: its compressed and uncompressed bytes. FILE '-'\n"
-     "  reads stdin.\n"},
+     "  one line per buffer: its compressed and uncompressed bytes. A sparse\n"
+     "  column (quiver.sparse_tensor / quiver.sparse_vector) is described in the\n"
+     "  schema line, and its cells follow the messages: format, shape and nnz,\n"
+     "  at most 10 a batch. FILE '-' reads stdin.\n"},
     {"tensor", qv_cmd_tensor,
      "tensor from-npy|to-npy|from-npz|to-npz|stack|unstack|from-table IN OUT  .npy/.npz, tensor columns, tables <-> Arrow tensors",
      "usage: quiver tensor from-npy IN.npy OUT.arrow [--sparse=coo|csr|csc|csf]\n"
@@ -85,7 +87,8 @@ static const Command commands[] = {
      "  Prints the values of every Tensor and SparseTensor message NumPy-style (a\n"
      "  large sparse tensor as its list of non-zeros), and a record batch stream\n"
      "  or file as a table: a schema line, the rows (long inputs keep their first\n"
-     "  and last rows), and a summary line. FILE '-' reads stdin.\n"
+     "  and last rows), and a summary line; a sparse column's cells show their\n"
+     "  format, shape and nnz. FILE '-' reads stdin.\n"
      "  --json: record batches as Arrow's integration JSON; tensors and sparse\n"
      "  tensors as {\"messages\": [...]} with type, shape, strides, dim names and\n"
      "  values (sparse: format, index types, index buffers), see docs/cli.md. The\n"

@@ -433,3 +433,68 @@ QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, Q
   s.release(&s);
   return st;
 }
+
+#define CELL_LINES 10
+
+QvStatus cli_print_sparse_cells(const uint8_t *data, size_t size, FILE *out, QvError *error) {
+  struct ArrowArrayStream s;
+  QvStatus st = cli_rb_reader_memory(data, size, &s, NULL, error);
+  if (st) return st;
+  struct ArrowSchema schema;
+  if ((st = qv_rb_stream_get_schema(&s, &schema, error))) {
+    s.release(&s);
+    return st;
+  }
+  int64_t cols = schema.n_children;
+  bool *sparse = calloc((size_t)cols + 1, sizeof *sparse);
+  bool any = false;
+  for (int64_t c = 0; sparse && c < cols; c++) {
+    QvSparseColumnType ty;
+    memset(&ty, 0, sizeof ty);
+    sparse[c] = qv_sparse_column_type_from_field(schema.children[c], &ty, NULL) == QV_OK &&
+                ty.kind != QV_SPARSE_COLUMN_NONE;
+    qv_sparse_column_type_reset(&ty);
+    any |= sparse[c];
+  }
+  if (sparse == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
+  char **names = any ? column_names(&schema) : NULL;
+  if (any && names == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
+  for (int64_t b = 0; any && st == QV_OK; b++) {
+    struct ArrowArray a;
+    st = qv_rb_stream_get_next(&s, &a, error);
+    if (st == QV_EOS) {
+      st = QV_OK;
+      break;
+    }
+    if (st) break;
+    for (int64_t c = 0; c < cols && st == QV_OK; c++) {
+      if (!sparse[c]) continue;
+      QvSparseColumn col;
+      struct ArrowArray cells;
+      if ((st = qv_array_share(a.children[c], &cells, error)) != QV_OK) break;
+      st = qv_sparse_column_init(&col, schema.children[c], &cells, NULL, error);
+      if (cells.release) cells.release(&cells);
+      if (st) {
+        qv_error_prefix(error, "batch %" PRId64, b);
+        break;
+      }
+      int64_t shown = col.length < CELL_LINES ? col.length : CELL_LINES;
+      for (int64_t r = 0; r < shown && st == QV_OK; r++) {
+        char *text = NULL;
+        if ((st = sparse_cell_text(&col, a.offset + r, &text, error)) == QV_OK)
+          fprintf(out, "  %s batch %" PRId64 " row %" PRId64 ": %s\n", names[c], b, r, text);
+        free(text);
+      }
+      if (st == QV_OK && col.length > shown)
+        fprintf(out, "  %s batch %" PRId64 ": %" PRId64 " more rows\n", names[c], b,
+                col.length - shown);
+      qv_sparse_column_reset(&col);
+    }
+    a.release(&a);
+  }
+  free_names(names, cols);
+  free(sparse);
+  schema.release(&schema);
+  s.release(&s);
+  return st;
+}

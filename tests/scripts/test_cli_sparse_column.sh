@@ -29,6 +29,8 @@ check "cat: row 2" has "$(sed -n 5p <<<"$out")" "[5] nnz=2"
 check "cat: rows" has "$out" "(4 rows in 1 batch)"
 run inspect "$tmp/v.arrows"
 check "inspect: vector column" has "$out" "[sparse vector size=5]"
+check "inspect: a cell" has "$out" "  emb batch 0 row 2: [5] nnz=2"
+check "inspect: every cell" [ "$(grep -c '^  emb batch 0 row' <<<"$out")" -eq 4 ]
 run tensor stack "$tmp/v.arrows" "$tmp/back.arrow"
 check "stack" [ "$rc" -eq 0 ]
 check "stack: the CSR again" cmp -s <("$cli" cat "$tmp/csr.arrow") <("$cli" cat "$tmp/back.arrow")
@@ -48,6 +50,10 @@ check "cat: sparse_tensor type" has "$out" "sparse csr float32 ndim=2 index=int3
 check "cat: format, shape, nnz per cell" has "$out" "csr [4, 5] nnz=4"
 run inspect "$tmp/t.arrows"
 check "inspect: sparse_tensor column" has "$out" "[sparse csr ndim=2]"
+check "inspect: format, shape, nnz per cell" has "$out" "  sparse batch 0 row 1: csr [4, 5] nnz=4"
+run inspect "$tmp/csr.arrow"
+check "inspect of messages" [ "$rc" -eq 0 ]
+check "inspect: no cell lines for messages" [ "$(grep -c 'batch 0 row' <<<"$out")" -eq 0 ]
 run tensor stack "$tmp/t.arrows" "$tmp/x.arrow"
 check "sparse_tensor stack: exit 1" [ "$rc" -eq 1 ]
 check "sparse_tensor stack: why" has "$err" "stack takes a quiver.sparse_vector column"
