@@ -352,7 +352,8 @@ typedef struct QvFlightServerOptions {
    * (UNAUTHENTICATED otherwise); NULL: no authentication. */
   const char *token;
   /** Handshake with these basic credentials answers the token (both NULL:
-   * a Handshake answers the token to anyone who presents it). */
+   * the token is the credential, as the BasicAuth password or the bearer
+   * token; no token: every Handshake succeeds). */
   const char *user;
   const char *password;
   size_t max_receive_size; /**< 0: QV_FLIGHT_DEFAULT_MAX_RECEIVE */

@@ -170,6 +170,8 @@ static QvStatus open_in(QvFlightCall *call, struct ArrowArrayStream *in, QvError
 
 /* ---- dispatch */
 
+static bool authorized(QvFlightServer *s, QvFlightCall *call);
+
 static QvStatus handshake(QvFlightServer *s, QvFlightCall *call, QvError *error) {
   QviGrpcMessage m;
   QvStatus st = qvi_grpc_call_recv(call->grpc, &m, error);
@@ -179,8 +181,10 @@ static QvStatus handshake(QvFlightServer *s, QvFlightCall *call, QvError *error)
   st = qvi_flight_decode_handshake(m.data, m.size, &req, error);
   qvi_grpc_message_reset(&m);
   if (st) return st;
-  bool ok = true;
-  if (s->user) {
+  /* without a user, the token itself is the credential: as the password
+   * (or as the bearer token); with neither, anyone gets the (no) token */
+  bool ok = s->token == NULL || authorized(s, call);
+  if (s->token || s->user) {
     /* the BasicAuth payload { username = 2; password = 3 }, or the header */
     char *user = NULL, *pass = NULL;
     QviPbReader r;
@@ -197,7 +201,10 @@ static QvStatus handshake(QvFlightServer *s, QvFlightCall *call, QvError *error)
         }
       }
     }
-    ok = user && pass && strcmp(user, s->user) == 0 && strcmp(pass, s->password) == 0;
+    if (s->user)
+      ok = ok || (user && pass && strcmp(user, s->user) == 0 && strcmp(pass, s->password) == 0);
+    else
+      ok = ok || (pass && strcmp(pass, s->token) == 0);
     free(user);
     free(pass);
   }
