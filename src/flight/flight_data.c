@@ -8,6 +8,7 @@
 #include "adapters/tensor_message.h"
 #include "flight/flight_internal.h"
 #include "flight/flight_pb.h"
+#include "util/cpu.h"
 #include "util/load.h"
 #include "util/options.h"
 
@@ -114,6 +115,7 @@ QvStatus qvi_flight_data_to_ipc(const QviFlightData *fd, QvOwner *owner, int64_t
   /* an empty body still gets a valid pointer */
   static const uint8_t none[8];
   out->body = body_length > 0 ? fd->body : none;
+  if (body_length > 0 && ((uintptr_t)fd->body & 63) == 0) qvi_path_hit(QV_PATH_FLIGHT_BODY_PLACED);
   out->body_length = body_length;
   qv_owner_retain(owner);
   out->owner = owner;

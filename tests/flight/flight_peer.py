@@ -159,8 +159,6 @@ def server(directory, token, tls):
                 meta = b"\x0c\x00\x00\x00garbage, not a FlatBuffer"
             if i == 1 and mode == "abort":
                 context.abort(grpc.StatusCode.INTERNAL, "the peer broke off")
-            # Arrow C++ sends data_header unpadded: here too, for the
-            # messages whose padding is zeros past the FlatBuffer
             yield pb.FlightData(data_header=meta, data_body=body)
 
     def do_put(requests, context):

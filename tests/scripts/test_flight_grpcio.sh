@@ -6,7 +6,7 @@
 # made here by openssl), cancels a DoGet mid-stream, runs 16 DoGets at once
 # and uploads invalid IPC; quiver's CLI lists and fetches from grpcio's
 # server over TLS. (quiver's client against grpcio's server, RPC by RPC and
-# with hostile answers, is test_flight_grpcio.c.)
+# with hostile answers, is test_flight_peer.c.)
 . "$QV_SOURCE_DIR/tests/scripts/lib.sh"
 qv_tmpdir
 qv_need_python grpc google.protobuf

@@ -60,6 +60,14 @@ cat "$tmp/cli.out"
 grep -q "SparseTensor" "$tmp/cli.out" || { echo "FAIL: inspect did not show the SparseTensor"; exit 1; }
 [ -s "$tmp/run/m_coo.arrow" ] || { echo "FAIL: convert wrote no m_coo.arrow"; exit 1; }
 
+echo "== the Arrow Flight example"
+block sh "Arrow Flight" > "$tmp/flight.sh"
+(cd "$tmp/run" && PATH="$tmp/path:$PATH" timeout 60 bash -euo pipefail "$tmp/flight.sh") > "$tmp/flight.out"
+cat "$tmp/flight.out"
+grep -q "arrow_cpp_record_batches.arrow" "$tmp/flight.out" || { echo "FAIL: flight list did not list the file"; exit 1; }
+grep -q "rows in" "$tmp/flight.out" || { echo "FAIL: quiver cat printed no rows of the fetched flight"; exit 1; }
+[ -s "$tmp/run/batches.arrows" ] || { echo "FAIL: flight get wrote no batches.arrows"; exit 1; }
+
 echo "== links"
 bad=0
 for md in "$src/README.md" "$src"/docs/*.md; do
