@@ -204,6 +204,46 @@ r = run("integration", "--mode=validate", "--accept-decimal-overflow", f"--json=
         f"--arrow={tmp}/dec.arrow")
 check(r.returncode == 0 and r.stdout == "", f"integration validate with the quirk: {r.stdout} {r.stderr}")
 
+# ---- what docs/formats-and-limits.md says: a column-major dense input stays
+# column-major (convert --to=dense, to-npy); json-to-arrow writes 61 levels
+# of nested fields and refuses 62 (default readers would refuse them)
+np.save(f"{tmp}/f.npy", np.asfortranarray(np.arange(12.0).reshape(3, 4)))
+run("tensor", "from-npy", f"{tmp}/f.npy", f"{tmp}/f.arrow")
+r = run("convert", f"{tmp}/f.arrow", f"{tmp}/fd.arrow", "--to=dense")
+check(r.returncode == 0, f"convert --to=dense: {r.stderr}")
+r = run("inspect", f"{tmp}/fd.arrow")
+check("strides=[8, 24] (column-major)" in r.stdout, f"convert --to=dense keeps column-major: {r.stdout}")
+run("tensor", "to-npy", f"{tmp}/f.arrow", f"{tmp}/fb.npy")
+b = np.load(f"{tmp}/fb.npy")
+check(b.flags["F_CONTIGUOUS"] and not b.flags["C_CONTIGUOUS"] and (b == np.arange(12.0).reshape(3, 4)).all(),
+      "to-npy keeps column-major (fortran_order)")
+
+
+def deep(n):
+    def field(d):
+        if d == n:
+            return {"name": "x", "nullable": True, "children": [],
+                    "type": {"name": "int", "bitWidth": 32, "isSigned": True}}
+        return {"name": f"s{d}", "nullable": True, "type": {"name": "struct"}, "children": [field(d + 1)]}
+
+    def col(d):
+        if d == n:
+            return {"name": "x", "count": 1, "VALIDITY": [1], "DATA": [7]}
+        return {"name": f"s{d}", "count": 1, "VALIDITY": [1], "children": [col(d + 1)]}
+
+    with open(f"{tmp}/deep.json", "w") as f:
+        json.dump({"schema": {"fields": [field(1)]}, "batches": [{"count": 1, "columns": [col(1)]}]}, f)
+    return run("integration", "--mode=json-to-arrow", f"--json={tmp}/deep.json", f"--arrow={tmp}/deep{n}.arrow")
+
+
+r = deep(61)
+check(r.returncode == 0, f"json-to-arrow of 61 levels: {r.stderr}")
+r = run("validate", f"{tmp}/deep61.arrow")
+check(r.returncode == 0, f"validate of 61 levels: {r.stderr}")
+r = deep(62)
+check(r.returncode == 1 and "readers with default limits would refuse it" in r.stderr,
+      f"json-to-arrow of 62 levels: {r.stderr}")
+
 if failures:
     print(f"{len(failures)} of {checks} checks failed")
     sys.exit(1)
