@@ -194,7 +194,8 @@ QV_API QvStatus qv_tensor_column_stack(const QvTensorColumn *col,
 
 typedef struct QvTensorUnstackOptions {
   size_t struct_size; /**< 0 or sizeof(QvTensorUnstackOptions) */
-  const char *name;   /**< field name; NULL: "tensor" */
+  const char *name;   /**< field name; NULL: the tensor's leading dim name when it has
+                       * one (stacking the column gives it back), else "tensor" */
   bool contiguous;    /**< never express a layout with `permutation`: copy row-major */
   /** Threads of a row-major copy, as QvTensorStackOptions.threads. */
   int threads;

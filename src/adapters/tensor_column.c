@@ -522,8 +522,12 @@ QvStatus qv_tensor_column_unstack(const QvTensor *t, const QvTensorUnstackOption
     if (t->dim_names) names[k] = t->dim_names[1 + order[k]];
   }
   if (t->dim_names && (st = qvi_tensor_column_set_names(&type, names, error)) != QV_OK) goto done;
-  if ((st = qv_tensor_column_schema_init(schema, opts.name ? opts.name : "tensor", &type, NULL,
-                                         error)) != QV_OK)
+  /* no name: the leading dim's, so that stacking the column (whose leading
+   * dim takes the column's name) gives the tensor its names back */
+  const char *field_name = opts.name ? opts.name
+                           : t->dim_names && t->dim_names[0] && t->dim_names[0][0] ? t->dim_names[0]
+                                                                                 : "tensor";
+  if ((st = qv_tensor_column_schema_init(schema, field_name, &type, NULL, error)) != QV_OK)
     goto done;
   QvArrayView v;
   if ((st = qv_array_view_init(&v, schema, error)) != QV_OK) goto done;

@@ -244,6 +244,37 @@ r = deep(62)
 check(r.returncode == 1 and "readers with default limits would refuse it" in r.stderr,
       f"json-to-arrow of 62 levels: {r.stderr}")
 
+# ---- unstack -> stack keeps the leading dim's name: without --name the
+# column is named after it (stack names the leading dim after the column)
+# give the Tensor's dims names: stack a column named "batch" whose cells have
+# dim names, then check every round trip from there
+fixed = {"name": "batch", "nullable": True, "type": {"name": "fixedsizelist", "listSize": 12},
+         "metadata": [{"key": "ARROW:extension:name", "value": "arrow.fixed_shape_tensor"},
+                      {"key": "ARROW:extension:metadata",
+                       "value": '{"shape":[3,4],"dim_names":["h","w"]}'}],
+         "children": [{"name": "item", "nullable": False, "children": [],
+                       "type": {"name": "floatingpoint", "precision": "SINGLE"}}]}
+col = {"name": "batch", "count": 2, "VALIDITY": [1, 1],
+       "children": [{"name": "item", "count": 24, "VALIDITY": [1] * 24, "DATA": [float(x) for x in range(24)]}]}
+with open(f"{tmp}/named.json", "w") as f:
+    json.dump({"schema": {"fields": [fixed]}, "batches": [{"count": 2, "columns": [col]}]}, f)
+r = run("integration", "--mode=json-to-arrow", f"--json={tmp}/named.json", f"--arrow={tmp}/named_col.arrow")
+check(r.returncode == 0, f"json-to-arrow of a named tensor column: {r.stderr}")
+run("tensor", "stack", f"{tmp}/named_col.arrow", f"{tmp}/named_t.arrow")
+r = run("inspect", f"{tmp}/named_t.arrow")
+check("names=[batch, h, w]" in r.stdout, f"stack names the leading dim after the column: {r.stdout}")
+r = run("tensor", "unstack", f"{tmp}/named_t.arrow", f"{tmp}/named_u.arrow")
+check(r.returncode == 0, f"unstack: {r.stderr}")
+r = run("inspect", f"{tmp}/named_u.arrow")
+check("field (little-endian): batch:" in r.stdout or "1 field (big-endian): batch:" in r.stdout,
+      f"unstack names the column after the leading dim: {r.stdout}")
+run("tensor", "stack", f"{tmp}/named_u.arrow", f"{tmp}/named_t2.arrow")
+r = run("inspect", f"{tmp}/named_t2.arrow")
+check("names=[batch, h, w]" in r.stdout, f"unstack -> stack keeps 'batch': {r.stdout}")
+r = run("tensor", "unstack", f"{tmp}/named_t.arrow", f"{tmp}/named_c.arrow", "--name", "cells")
+r = run("inspect", f"{tmp}/named_c.arrow")
+check("cells:" in r.stdout, f"--name still names the column: {r.stdout}")
+
 if failures:
     print(f"{len(failures)} of {checks} checks failed")
     sys.exit(1)
