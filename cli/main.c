@@ -101,7 +101,7 @@ static const Command commands[] = {
      "convert IN OUT --to=dense|coo|csr|csc|csf  dense <-> sparse tensors",
      "usage: quiver convert IN.arrow OUT.arrow --to=dense|coo|csr|csc|csf [--index N]\n"
      "           [--index-type=T] [--axis-order=A,B,...] [--csf-lengths=elements|bytes]\n"
-     "           [--max-output SIZE]\n"
+     "           [--max-output SIZE] [--threads N]\n"
      "  Converts a Tensor or SparseTensor message (message N, default 0) to a dense\n"
      "  tensor or a sparse one. --index-type: int8 ... int64, uint8 ... uint64 (default\n"
      "  int64, or the input's index type for sparse input); --axis-order: the CSF level\n"
@@ -110,7 +110,9 @@ static const Command commands[] = {
      "  for stdout; OUT may be IN. --max-output SIZE: the most bytes the output may\n"
      "  take (suffix K, M, G, T: binary; default 16G); a dense output is its shape\n"
      "  times the element size, a sparse one from a dense input is bounded by its\n"
-     "  non-zeros (counted when every element being non-zero would exceed it).\n"},
+     "  non-zeros (counted when every element being non-zero would exceed it).\n"
+     "  --threads N: threads that group COO entries and transpose CSR <-> CSC\n"
+     "  (default: every CPU; the output is the same for any N).\n"},
     {"migrate", qv_cmd_migrate,
      "migrate IN OUT [--split] [--to-messages]  Tensor/SparseTensor messages <-> tensor columns",
      "usage: quiver migrate IN OUT [--split] [--file] [--name NAME] [--max-output SIZE]\n"

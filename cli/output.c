@@ -152,6 +152,7 @@ int cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
                                                     : QV_ARROW_INT64;
   o.axis_order = a->n_axis > 0 ? a->axis_order : NULL;
   o.max_output_size = a->max_output;
+  o.threads = cli_threads(); /* the output is the same for any count */
   QvSparseTensor sp;
   st = in->is_sparse ? qv_sparse_convert(&in->sparse, format, &o, &sp, &err)
                      : qv_sparse_from_dense(&in->dense, format, &o, &sp, &err);

@@ -197,7 +197,16 @@ typedef struct QvSparseOptions {
    * the conversion's buffers come from and go back to this workspace (see
    * QvSparseWorkspace); the result is the same either way. */
   QvSparseWorkspace *workspace;
+  /** Threads a large conversion may use, the caller's included: 0 or 1 =
+   * one, up to QV_SPARSE_MAX_THREADS. COO -> CSR/CSC grouping and CSR <->
+   * CSC transposition of 2^18 entries and more (over 4096 rows/columns)
+   * split their counting, scattering and per-bucket sorting across them.
+   * The output is byte for byte the same for every thread count. */
+  int threads;
 } QvSparseOptions;
+
+/** Largest QvSparseOptions.threads. */
+#define QV_SPARSE_MAX_THREADS 256
 
 /** 16 GiB: the default bound on what one conversion may produce. */
 #define QV_DEFAULT_MAX_OUTPUT_SIZE ((int64_t)16 << 30)

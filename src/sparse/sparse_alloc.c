@@ -78,6 +78,17 @@ QvSparseWorkspace *qvi_sp_ws_enter(QvSparseWorkspace *ws) {
 }
 void qvi_sp_ws_leave(QvSparseWorkspace *prev) { sp_ws_current = prev; }
 
+/* Likewise the thread pool of the conversion running on this thread. */
+static _Thread_local QvPool *sp_pool_current;
+
+QvPool *qvi_sp_pool_enter(QvPool *pool) {
+  QvPool *prev = sp_pool_current;
+  sp_pool_current = pool;
+  return prev;
+}
+void qvi_sp_pool_leave(QvPool *prev) { sp_pool_current = prev; }
+QvPool *qvi_sp_pool_current(void) { return sp_pool_current; }
+
 static SpHeader *hdr_open(void *p) {
   SpHeader *h = (SpHeader *)(void *)((uint8_t *)p - SP_HDR);
   SP_UNPOISON(h, SP_HDR);

@@ -227,15 +227,20 @@ QvStatus qvi_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *erro
 /* Checks a conversion's options; fills the index type and axis order. */
 QvStatus qvi_sp_options(const QvSparseOptions *options, QvSparseFormat format, int32_t ndim,
                     QvArrowType *itype, const int32_t **axis, QvSparseWorkspace **ws,
-                    QvError *error) {
+                    int *threads, QvError *error) {
   *itype = QV_ARROW_INT64;
   *axis = NULL;
   *ws = NULL;
+  *threads = 1;
   QvSparseOptions opts;
   QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvSparseOptions, error);
   if (st != QV_OK) return st;
   const QvSparseOptions *o = &opts;
   *ws = o->workspace;
+  if (o->threads < 0 || o->threads > QV_SPARSE_MAX_THREADS)
+    return qv_error_set(error, QV_EARG, "sparse conversion: threads must be 0..%d, not %d",
+                        QV_SPARSE_MAX_THREADS, o->threads);
+  *threads = o->threads > 1 ? o->threads : 1;
   if (format < QV_SPARSE_COO || format > QV_SPARSE_CSF)
     return qv_error_set(error, QV_EARG, "sparse conversion: unknown format %d", (int)format);
   if ((format == QV_SPARSE_CSR || format == QV_SPARSE_CSC) && ndim != 2)
@@ -359,12 +364,20 @@ QvStatus qvi_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, boo
   QvArrowType itype;
   const int32_t *axis;
   QvSparseWorkspace *ws;
-  QvStatus st = qvi_sp_options(options, format, ndim, &itype, &axis, &ws, error);
+  int threads;
+  QvStatus st = qvi_sp_options(options, format, ndim, &itype, &axis, &ws, &threads, error);
   if (st != QV_OK) return st;
   st = check_output_size(dense, sparse, format, itype, options, error);
   if (st != QV_OK) return st;
   st = qvi_sp_begin(out, format, vtype, ndim, shape, names, error);
   if (st != QV_OK) return st;
+  /* a pool only for the 2-D pipeline's large groupings (the kernels that
+   * split: sparse_group.c); a pool that cannot be made means one thread,
+   * whose output is the same */
+  QvPool *pool = NULL;
+  if (threads > 1 && pipeline && sparse != NULL && sparse->nnz >= SP_MIN_THREADED_NNZ)
+    (void)qvi_pool_new(&pool, threads, NULL);
+  QvPool *prev_pool = qvi_sp_pool_enter(pool);
   QvSparseWorkspace *prev = qvi_sp_ws_enter(ws);
   if (pipeline) {
     SpCsx c;
@@ -386,6 +399,8 @@ QvStatus qvi_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, boo
     }
   }
   qvi_sp_ws_leave(prev);
+  qvi_sp_pool_leave(prev_pool);
+  qvi_pool_free(pool);
   if (st != QV_OK) qv_sparse_reset(out);
   return st;
 }

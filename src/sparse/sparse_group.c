@@ -3,10 +3,12 @@
  * in entry order) or from the other CSX orientation (a transpose). Small
  * inputs scatter directly and sort rows afterwards; large ones go through
  * cache-sized buckets (see group_bucketed). */
+#include <sched.h>
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
 #include "util/cpu.h"
+#include "util/pool.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -75,14 +77,15 @@ SP_INLINE void seg_sort(int64_t *idx, uint8_t *val, int64_t n, size_t vs, SegTmp
 }
 
 /* After bucketing, rows [r0, r1): sorts each row that needs it, sums
- * duplicates and compacts to *w, rewriting ptr[r0..r1-1] (ptr[r1] is still
- * the old end of row r1 - 1; the caller sets ptr[nmajor] last). False on
+ * duplicates and compacts to *w, rewriting ptr[r0..r1-1] (`end` is the old
+ * end of row r1 - 1; ptr[r1] is neither read nor written, so buckets on
+ * other threads may own it; the caller sets ptr[nmajor] last). False on
  * allocation failure. */
-SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, uint8_t *val,
+SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t end, int64_t *idx, uint8_t *val,
                            size_t vs, QvArrowType vtype, int64_t *wp, SegTmp *tmp) {
   int64_t w = *wp, lo = ptr[r0];
   for (int64_t r = r0; r < r1; r++) {
-    int64_t hi = ptr[r + 1];
+    int64_t hi = r + 1 < r1 ? ptr[r + 1] : end;
     int64_t n = hi - lo;
     bool sorted = true, dup = false;
     for (int64_t k = lo + 1; k < hi; k++) {
@@ -125,13 +128,13 @@ SP_INLINE bool finish_rows(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, u
 /* finish_rows for a range whose rows are usually clean (sorted, no
  * duplicates, as the bucketed path produces them): then the whole range
  * moves down to *wp with one memmove, else row by row. */
-SP_INLINE bool finish_range(int64_t *ptr, int64_t r0, int64_t r1, int64_t *idx, uint8_t *val,
+SP_INLINE bool finish_range(int64_t *ptr, int64_t r0, int64_t r1, int64_t end, int64_t *idx, uint8_t *val,
                             size_t vs, QvArrowType vtype, int64_t *wp, SegTmp *tmp) {
-  int64_t lo = ptr[r0], hi = ptr[r1];
+  int64_t lo = ptr[r0], hi = end;
   bool clean = true;
   for (int64_t r = r0; r < r1 && clean; r++)
-    for (int64_t k = ptr[r] + 1; k < ptr[r + 1]; k++) clean &= idx[k] > idx[k - 1];
-  if (!clean) return finish_rows(ptr, r0, r1, idx, val, vs, vtype, wp, tmp);
+    for (int64_t k = ptr[r] + 1, e = r + 1 < r1 ? ptr[r + 1] : end; k < e; k++) clean &= idx[k] > idx[k - 1];
+  if (!clean) return finish_rows(ptr, r0, r1, end, idx, val, vs, vtype, wp, tmp);
   int64_t shift = lo - *wp;
   if (shift != 0) {
     memmove(idx + *wp, idx + lo, (size_t)(hi - lo) * 8);
@@ -152,6 +155,7 @@ typedef struct Src {
   int64_t nsrc;
   const uint8_t *values;
   int64_t n;
+  int64_t row0; /* CSX: the source row of sptr[0] (a chunk of the rows) */
 } Src;
 
 #define SP_FOR_EACH(src, CSX, KEY, MINOR, I, BODY)                           \
@@ -162,7 +166,7 @@ typedef struct Src {
       for (int64_t r_ = 0; r_ < (src)->nsrc; r_++) {                          \
         int64_t hi_ = sp_[r_ + 1]; /* local: stores below may alias */        \
         for (int64_t k_ = lo_; k_ < hi_; k_++) {                              \
-          int64_t KEY = si_[k_], MINOR = r_, I = k_;                          \
+          int64_t KEY = si_[k_], MINOR = (src)->row0 + r_, I = k_;                       \
           BODY                                                                \
         }                                                                     \
         lo_ = hi_;                                                            \
@@ -310,8 +314,7 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
     *wp = base + len;
     return true;
   }
-  ptr[r1] = base + len; /* finish_rows reads the end of the last row here */
-  return finish_rows(ptr, r0, r1, idx, val, vs, vtype, wp, tmp);
+  return finish_rows(ptr, r0, r1, base + len, idx, val, vs, vtype, wp, tmp);
 }
 
 /* Pass 2 for one bucket of COO entries (the common case: key low bits,
@@ -388,9 +391,414 @@ static void scatter_coo_lines(const int64_t *coords, int M, const uint8_t *value
 }
 #endif
 
+/* ---- the same grouping on several threads (QvSparseOptions.threads)
+ *
+ * Partitioned counting, as ScanTrans does for a CSR transposition: the
+ * source is cut into one chunk per thread (COO: equal entry ranges; CSX:
+ * row ranges of about equal entry counts), each thread counts its chunk's
+ * entries per bucket, and a prefix over (bucket, chunk) gives every chunk
+ * its own cursor in every bucket, so pass 1 scatters with no sharing and
+ * each bucket ends up holding its entries in source order, exactly as the
+ * one-thread scatter leaves it. Pass 2 then hands whole buckets to the
+ * threads. A transpose writes every bucket in its own region. From COO
+ * pairs a bucket's place depends on the duplicates summed in the buckets
+ * before it: each bucket sorts in its scratch, counts its distinct
+ * (key, minor) pairs, takes its start from the bucket before it (buckets
+ * are claimed in order, so that one is always already running), publishes
+ * the next bucket's start and writes its entries straight to their final
+ * place, summing duplicates in entry order as finish_rows does. The output
+ * is the one-thread output byte for byte. */
+enum { PAR_MIN_PER_THREAD = 1 << 17 };
+
+typedef struct ParScratch {
+  int64_t *sidx, *lc;
+  uint8_t *sval;
+  uint32_t *bhist, *bkey;
+  uint64_t *stage;
+} ParScratch;
+
+typedef struct ParGroup {
+  const Src *src;
+  Src *chunks;     /* T */
+  bool csx, counted, items;
+  int T, s, mbits, pb;
+  int64_t nkeys, nminor, nb, R, maxlen;
+  uint32_t mask;
+  uint64_t mmask;
+  size_t vs;
+  QvArrowType vtype;
+  int64_t *bcount; /* T x nb: entries of chunk t in bucket b, then chunk t's cursor there */
+  bool *bad;       /* T */
+  int64_t *start;  /* nb + 1 */
+  int64_t *wstart; /* nb + 1: COO, where each bucket's output starts (-1 until known) */
+  int64_t next;    /* the next bucket to claim (atomic) */
+  ParScratch *scr; /* T */
+  int64_t *ptr, *idx;
+  uint8_t *val;
+} ParGroup;
+
+/* First row r of the source with sptr[r] >= e (rows 0..nsrc). */
+static int64_t par_row_at(const Src *src, int64_t e) {
+  int64_t lo = 0, hi = src->nsrc;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (src->sptr[mid] < e) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* n * t / T without overflow. */
+static int64_t par_split(int64_t n, int t, int T) { return n / T * t + n % T * t / T; }
+
+static void par_count(void *ctx, size_t t) {
+  ParGroup *g = ctx;
+  const Src *c = &g->chunks[t];
+  int64_t *bc = g->bcount + (int64_t)t * g->nb, nkeys = g->nkeys, nminor = g->nminor;
+  int s = g->s;
+  bool bad = false;
+  SP_FOR_EACH(c, g->csx, key, minor, i, {
+    (void)i;
+    bool in = (uint64_t)key < (uint64_t)nkeys && (uint64_t)minor < (uint64_t)nminor;
+    bad |= !in;
+    bc[in ? key >> s : 0] += in;
+  });
+  g->bad[t] = bad;
+}
+
+SP_INLINE void par_scatter_vs(ParGroup *g, size_t t, size_t vs) {
+  const Src *c = &g->chunks[t];
+  int64_t *cur = g->bcount + (int64_t)t * g->nb, *idx = g->idx;
+  uint8_t *val = g->val;
+  int s = g->s, mbits = g->mbits;
+  uint32_t mask = g->mask;
+#if defined(__SSE2__)
+  if (g->scr[t].stage != NULL) {
+    scatter_coo_lines(c->coords, c->M, c->values, c->n, s, mask, mbits, g->nb, cur, idx,
+                      (uint64_t *)(void *)val, g->scr[t].stage);
+    return;
+  }
+#endif
+  SP_FOR_EACH(c, g->csx, key, minor, i, {
+    int64_t pos = cur[key >> s]++;
+    qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(c->values + (size_t)i * vs, vs));
+    idx[pos] = (int64_t)(((uint64_t)key & mask) << mbits | (uint64_t)minor);
+  });
+}
+
+static void par_scatter(void *ctx, size_t t) {
+  ParGroup *g = ctx;
+  switch (g->vs) {
+    case 1: par_scatter_vs(g, t, 1); break;
+    case 2: par_scatter_vs(g, t, 2); break;
+    case 4: par_scatter_vs(g, t, 4); break;
+    default: par_scatter_vs(g, t, 8); break;
+  }
+}
+
+/* Pass 2 of one transpose bucket (its rows arrive in source order, so each
+ * key's minors come out increasing): keys' starts, then the entries. */
+SP_INLINE void par_csx_bucket(ParGroup *g, ParScratch *sc, int64_t b, size_t vs) {
+  int64_t r0 = b << g->s, r1 = r0 + g->R < g->nkeys ? r0 + g->R : g->nkeys;
+  int64_t lo = g->start[b], len = g->start[b + 1] - lo;
+  int64_t *ai = sc->sidx, *lc = sc->lc, *ptr = g->ptr, *idx = g->idx;
+  uint8_t *av = sc->sval, *val = g->val;
+  int mbits = g->mbits;
+  uint64_t mmask = g->mmask;
+  memcpy(ai, idx + lo, (size_t)len * 8);
+  memcpy(av, val + (size_t)lo * vs, (size_t)len * vs);
+  if (!g->counted) {
+    memset(lc, 0, (size_t)(r1 - r0 + 1) * 8);
+    for (int64_t j = 0; j < len; j++) lc[((uint64_t)ai[j] >> mbits) + 1]++;
+    lc[0] = lo;
+    for (int64_t r = r0; r < r1; r++) {
+      lc[r - r0 + 1] += lc[r - r0];
+      ptr[r] = lc[r - r0];
+    }
+  } else {
+    memcpy(lc, ptr + r0, (size_t)(r1 - r0) * 8);
+  }
+  for (int64_t j = 0; j < len; j++) {
+    int64_t pos = lc[(uint64_t)ai[j] >> mbits]++;
+    idx[pos] = (int64_t)((uint64_t)ai[j] & mmask);
+    qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(av + (size_t)j * vs, vs));
+  }
+}
+
+/* The start of bucket b's output, once the bucket before it has counted. */
+static int64_t par_wait_start(int64_t *wstart, int64_t b) {
+  int64_t v;
+  unsigned spins = 0;
+  while ((v = __atomic_load_n(&wstart[b], __ATOMIC_ACQUIRE)) < 0)
+    if (++spins > 64) sched_yield();
+  return v;
+}
+
+/* Pass 2 of one COO bucket of packed items (bucket_items_nd's sort, then
+ * the write to the place the earlier buckets leave). */
+SP_INLINE void par_items_nd(ParGroup *g, ParScratch *sc, const int ND, int dw, int64_t b, size_t vs) {
+  int64_t r0 = b << g->s, r1 = r0 + g->R < g->nkeys ? r0 + g->R : g->nkeys;
+  int64_t lo = g->start[b], len = g->start[b + 1] - lo;
+  int mbits = g->mbits, pb = g->pb;
+  uint64_t dm = ((uint64_t)1 << dw) - 1, pmask = ((uint64_t)1 << pb) - 1;
+  uint64_t mmask = ((uint64_t)1 << mbits) - 1;
+  int64_t nk = r1 - r0, hn = (int64_t)1 << dw;
+  uint32_t *h = sc->bhist, *kc = sc->bkey;
+  uint64_t *a = (uint64_t *)sc->sidx, *bb = (uint64_t *)(sc->sidx + g->maxlen);
+  uint8_t *tv = sc->sval;
+  int64_t *ptr = g->ptr, *idx = g->idx;
+  uint8_t *val = g->val;
+  memset(h, 0, (size_t)(ND * hn) * 4);
+  memset(kc, 0, (size_t)nk * 4);
+  const uint64_t *src = (const uint64_t *)idx + lo;
+  for (int64_t j = 0; j < len; j++) {
+    uint64_t x = src[j];
+    h[x & dm]++;
+    if (ND > 1) h[hn + ((x >> dw) & dm)]++;
+    if (ND > 2) h[2 * hn + ((x >> (2 * dw)) & dm)]++;
+    kc[x >> mbits]++;
+  }
+  memcpy(tv, val + (size_t)lo * vs, (size_t)len * vs);
+  for (int d = 0; d < ND; d++) {
+    uint32_t *hd = h + d * hn, acc = 0;
+    for (int64_t k = 0; k < hn; k++) {
+      uint32_t c = hd[k];
+      hd[k] = acc;
+      acc += c;
+    }
+    int sh = pb + d * dw;
+    if (d == 0) {
+      for (int64_t j = 0; j < len; j++) {
+        uint64_t it = src[j] << pb | (uint64_t)j;
+        bb[hd[(it >> sh) & dm]++] = it;
+      }
+    } else {
+      for (int64_t j = 0; j < len; j++) {
+        uint64_t it = a[j];
+        bb[hd[(it >> sh) & dm]++] = it;
+      }
+    }
+    uint64_t *sw = a;
+    a = bb;
+    bb = sw;
+  }
+  uint32_t acc = 0;
+  for (int64_t k = 0; k < nk; k++) {
+    uint32_t c = kc[k];
+    kc[k] = acc;
+    acc += c;
+  }
+  int kshift = pb + mbits;
+  for (int64_t j = 0; j < len; j++) {
+    uint64_t it = a[j];
+    bb[kc[it >> kshift]++] = it;
+  }
+  /* the bucket's entries are all in scratch now: count, then take a place */
+  int64_t distinct = 0;
+  uint64_t prev = ~(uint64_t)0;
+  for (int64_t j = 0; j < len; j++) {
+    uint64_t kv = bb[j] >> pb;
+    distinct += kv != prev;
+    prev = kv;
+  }
+  int64_t base = par_wait_start(g->wstart, b);
+  __atomic_store_n(&g->wstart[b + 1], base + distinct, __ATOMIC_RELEASE);
+  int64_t *out = idx + base;
+  uint8_t *vout = val + (size_t)base * vs;
+  if (distinct == len) {
+    /* kc[k] is now the end of key k in the bucket */
+    for (int64_t k = 0; k < nk; k++) ptr[r0 + k] = base + (k > 0 ? kc[k - 1] : 0);
+    for (int64_t j = 0; j < len; j++) {
+      uint64_t it = bb[j];
+      out[j] = (int64_t)((it >> pb) & mmask);
+      qvi_st_bits(vout + (size_t)j * vs, vs, qvi_ld_bits(tv + (size_t)(it & pmask) * vs, vs));
+    }
+    return;
+  }
+  int64_t w = 0, krow = 0;
+  prev = ~(uint64_t)0;
+  for (int64_t j = 0; j < len; j++) {
+    uint64_t it = bb[j], kv = it >> pb;
+    const uint8_t *v = tv + (size_t)(it & pmask) * vs;
+    if (kv == prev) {
+      qvi_sp_value_add(g->vtype, vout + (size_t)(w - 1) * vs, v);
+      continue;
+    }
+    prev = kv;
+    int64_t key = (int64_t)(kv >> mbits);
+    while (krow <= key) ptr[r0 + krow++] = base + w;
+    out[w] = (int64_t)(kv & mmask);
+    qvi_st_bits(vout + (size_t)w * vs, vs, qvi_ld_bits(v, vs));
+    w++;
+  }
+  while (krow < nk) ptr[r0 + krow++] = base + w;
+}
+
+SP_INLINE void par_finish_vs(ParGroup *g, ParScratch *sc, size_t vs) {
+  int nd = (g->mbits + DIGIT - 1) / DIGIT, dw = nd > 0 ? (g->mbits + nd - 1) / nd : 1;
+  for (;;) {
+    int64_t b = __atomic_fetch_add(&g->next, 1, __ATOMIC_RELAXED);
+    if (b >= g->nb) return;
+    if (g->csx) par_csx_bucket(g, sc, b, vs);
+    else if (nd <= 1) par_items_nd(g, sc, 1, dw, b, vs);
+    else if (nd == 2) par_items_nd(g, sc, 2, dw, b, vs);
+    else par_items_nd(g, sc, 3, dw, b, vs);
+  }
+}
+
+static void par_finish(void *ctx, size_t t) {
+  ParGroup *g = ctx;
+  ParScratch *sc = &g->scr[t];
+  switch (g->vs) {
+    case 1: par_finish_vs(g, sc, 1); break;
+    case 2: par_finish_vs(g, sc, 2); break;
+    case 4: par_finish_vs(g, sc, 4); break;
+    default: par_finish_vs(g, sc, 8); break;
+  }
+}
+
+static void par_free(ParGroup *g) {
+  for (int t = 0; g->scr != NULL && t < g->T; t++) {
+    ParScratch *sc = &g->scr[t];
+    qvi_sp_free(sc->sidx);
+    qvi_sp_free(sc->lc);
+    qvi_sp_free(sc->sval);
+    qvi_sp_free(sc->bhist);
+    qvi_sp_free(sc->bkey);
+    qvi_sp_free(sc->stage);
+  }
+  qvi_sp_free(g->scr);
+  qvi_sp_free(g->chunks);
+  qvi_sp_free(g->bcount);
+  qvi_sp_free(g->bad);
+  qvi_sp_free(g->start);
+  qvi_sp_free(g->wstart);
+}
+
+/* The packed bucketed grouping on the pool: 1 done, 0 failed (*wp = -2 for
+ * an entry out of range), -1 when this grouping needs the one-thread path
+ * (COO buckets too large for packed items). Allocation happens on the
+ * calling thread, so a workspace serves every buffer. */
+static int group_par(const Src *src, bool csx, bool counted, int64_t nkeys, int64_t nminor, int64_t *ptr,
+                     int64_t *idx, uint8_t *val, size_t vs, QvArrowType vtype, int64_t *wp, QvPool *pool) {
+  ParGroup g;
+  memset(&g, 0, sizeof g);
+  g.src = src;
+  g.csx = csx;
+  g.counted = counted;
+  g.nkeys = nkeys;
+  g.nminor = nminor;
+  g.vs = vs;
+  g.vtype = vtype;
+  g.ptr = ptr;
+  g.idx = idx;
+  g.val = val;
+  while (((nkeys - 1) >> g.s) >= MAX_BUCKETS) g.s++;
+  while (g.mbits < 63 && ((uint64_t)(nminor - 1) >> g.mbits) != 0) g.mbits++;
+  if (!csx && (g.s > 16 || g.mbits > 3 * DIGIT)) return -1;
+  g.nb = ((nkeys - 1) >> g.s) + 1;
+  g.R = (int64_t)1 << g.s;
+  g.mask = (uint32_t)(g.R - 1);
+  g.mmask = (UINT64_C(1) << g.mbits) - 1;
+  int T = qvi_pool_threads(pool);
+  if (src->n / PAR_MIN_PER_THREAD < T) T = (int)(src->n / PAR_MIN_PER_THREAD);
+  g.T = T;
+  g.chunks = qvi_sp_malloc(T, sizeof(Src));
+  g.bcount = qvi_sp_calloc((int64_t)T * g.nb, 8);
+  g.bad = qvi_sp_calloc(T, sizeof(bool));
+  g.start = qvi_sp_malloc(g.nb + 1, 8);
+  g.wstart = qvi_sp_malloc(g.nb + 1, 8);
+  g.scr = qvi_sp_calloc(T, sizeof(ParScratch));
+  if (!g.chunks || !g.bcount || !g.bad || !g.start || !g.wstart || !g.scr) {
+    par_free(&g);
+    return 0;
+  }
+  for (int t = 0; t < T; t++) {
+    Src c = *src;
+    if (csx) {
+      int64_t base = src->sptr[0];
+      int64_t rlo = t == 0 ? 0 : par_row_at(src, base + par_split(src->n, t, T));
+      int64_t rhi = t + 1 == T ? src->nsrc : par_row_at(src, base + par_split(src->n, t + 1, T));
+      c.sptr = src->sptr + rlo;
+      c.nsrc = rhi - rlo;
+      c.row0 = src->row0 + rlo;
+      c.n = src->sptr[rhi] - src->sptr[rlo];
+    } else {
+      int64_t i0 = par_split(src->n, t, T), i1 = par_split(src->n, t + 1, T);
+      c.coords = src->coords + 2 * i0;
+      c.values = src->values + (size_t)i0 * vs;
+      c.n = i1 - i0;
+    }
+    g.chunks[t] = c;
+  }
+  /* pass 0: per chunk and bucket */
+  qvi_pool_run(pool, (size_t)T, par_count, &g);
+  bool bad = false;
+  for (int t = 0; t < T; t++) bad |= g.bad[t];
+  if (bad && !counted) {
+    par_free(&g);
+    *wp = -2;
+    return 0;
+  }
+  if (counted)
+    for (int64_t k = 0; k < nkeys; k++) ptr[k + 1] += ptr[k];
+  int64_t acc = 0;
+  for (int64_t b = 0; b < g.nb; b++) {
+    g.start[b] = acc;
+    for (int t = 0; t < T; t++) {
+      int64_t c = g.bcount[(int64_t)t * g.nb + b];
+      g.bcount[(int64_t)t * g.nb + b] = acc;
+      acc += c;
+    }
+    if (acc - g.start[b] > g.maxlen) g.maxlen = acc - g.start[b];
+  }
+  g.start[g.nb] = acc;
+  while (g.pb < 63 && ((uint64_t)(g.maxlen > 0 ? g.maxlen - 1 : 0) >> g.pb) != 0) g.pb++;
+  if (!csx && !(g.pb <= 31 && g.s + g.mbits + g.pb <= 64)) {
+    /* the caller's one-thread path counts again: undo the counted prefix */
+    if (counted)
+      for (int64_t k = nkeys; k > 0; k--) ptr[k] -= ptr[k - 1];
+    par_free(&g);
+    return -1;
+  }
+  g.items = !csx;
+  bool ok = true;
+  for (int t = 0; t < T && ok; t++) {
+    ParScratch *sc = &g.scr[t];
+    sc->sidx = qvi_sp_malloc(2 * g.maxlen, 8);
+    sc->sval = qvi_sp_malloc(g.maxlen, vs);
+    sc->lc = csx ? qvi_sp_malloc(g.R + 1, 8) : NULL;
+    sc->bhist = csx ? NULL : qvi_sp_malloc(3 << DIGIT, 4);
+    sc->bkey = csx ? NULL : qvi_sp_malloc(g.R, 4);
+#if defined(__SSE2__)
+    sc->stage = !csx && vs == 8 ? qvi_sp_malloc(16 * g.nb, 8) : NULL;
+    ok = !(!csx && vs == 8 && sc->stage == NULL);
+#endif
+    ok = ok && sc->sidx && sc->sval && (csx ? sc->lc != NULL : sc->bhist && sc->bkey);
+  }
+  if (!ok) {
+    par_free(&g);
+    return 0;
+  }
+  /* pass 1: every chunk into its cursors */
+  qvi_pool_run(pool, (size_t)T, par_scatter, &g);
+  /* pass 2: buckets claimed in order */
+  for (int64_t b = 0; b <= g.nb; b++) g.wstart[b] = b == 0 ? 0 : -1;
+  g.next = 0;
+  qvi_pool_run(pool, (size_t)T, par_finish, &g);
+  *wp = csx ? src->n : g.wstart[g.nb];
+  par_free(&g);
+  qvi_path_hit(QV_PATH_SPARSE_THREADS);
+  return 1;
+}
+
 SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packed, int64_t nkeys,
                               int64_t nminor, int64_t *ptr, int64_t *idx, uint8_t *val, size_t vs,
-                              QvArrowType vtype, int64_t *wp) {
+                              QvArrowType vtype, int64_t *wp, QvPool *pool) {
+  if (packed && qvi_pool_threads(pool) > 1 && src->n >= PAR_MIN_PER_THREAD * 2) {
+    int r = group_par(src, csx, counted, nkeys, nminor, ptr, idx, val, vs, vtype, wp, pool);
+    if (r >= 0) return r == 1;
+  }
   int s = 0;
   while (((nkeys - 1) >> s) >= MAX_BUCKETS) s++;
   int64_t nb = ((nkeys - 1) >> s) + 1, R = (int64_t)1 << s, n = src->n;
@@ -506,7 +914,6 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
           lc[r - r0 + 1] += lc[r - r0];
           ptr[r] = lc[r - r0];
         }
-        ptr[r1] = lo + len;
       } else {
         memcpy(lc, ptr + r0, (size_t)(r1 - r0) * 8);
       }
@@ -516,7 +923,7 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
         qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(av + (size_t)j * vs, vs));
       }
 #undef SP_LOW
-      if (!csx) ok = finish_range(ptr, r0, r1, idx, val, vs, vtype, wp, &tmp);
+      if (!csx) ok = finish_range(ptr, r0, r1, lo + len, idx, val, vs, vtype, wp, &tmp);
     }
   }
   qvi_sp_free(tmp.keys);
@@ -546,9 +953,10 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
     while (((nkeys - 1) >> s) >= MAX_BUCKETS) s++;
     while (mbits < 63 && ((uint64_t)(nminor - 1) >> mbits) != 0) mbits++;
     if (s + mbits <= 63)
-      ok = group_bucketed(src, csx, counted, true, nkeys, nminor, ptr, idx, val, vs, vtype, &w);
+      ok = group_bucketed(src, csx, counted, true, nkeys, nminor, ptr, idx, val, vs, vtype, &w,
+                          qvi_sp_pool_current());
     else
-      ok = group_bucketed(src, csx, counted, false, nkeys, nminor, ptr, idx, val, vs, vtype, &w);
+      ok = group_bucketed(src, csx, counted, false, nkeys, nminor, ptr, idx, val, vs, vtype, &w, NULL);
   } else {
     /* key counts (unless the caller has them in ptr[key + 1]), then
      * starts: ptr[k] = first position of key k */
@@ -565,13 +973,16 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
     ok = group_direct(src, csx, nkeys, ptr, idx, val, vs);
     if (ok && !csx) {
       SegTmp tmp = {NULL, NULL, 0};
-      ok = finish_rows(ptr, 0, nkeys, idx, val, vs, vtype, &w, &tmp);
+      ok = finish_rows(ptr, 0, nkeys, ptr[nkeys], idx, val, vs, vtype, &w, &tmp);
       qvi_sp_free(tmp.keys);
       qvi_sp_free(tmp.vals);
     }
   }
   if (!ok) return w == -2 ? -2 : -1;
-  if (csx) return src->n; /* a transpose keeps every entry, already sorted */
+  if (csx) { /* a transpose keeps every entry, already sorted */
+    ptr[nkeys] = src->n;
+    return src->n;
+  }
   ptr[nkeys] = w;
   return w;
 }
@@ -579,7 +990,7 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
 int64_t qvi_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
                      int64_t nminor, size_t vs, QvArrowType vtype, bool in_order, int64_t *ptr,
                      int64_t *idx, uint8_t *val) {
-  Src src = {coords, M, NULL, NULL, 0, values, n};
+  Src src = {coords, M, NULL, NULL, 0, values, n, 0};
   switch (vs) {
     case 1: return group(&src, false, in_order, false, nkeys, nminor, ptr, idx, val, 1, vtype);
     case 2: return group(&src, false, in_order, false, nkeys, nminor, ptr, idx, val, 2, vtype);
@@ -590,7 +1001,7 @@ int64_t qvi_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n
 
 int64_t qvi_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
                      int64_t nkeys, size_t vs, bool counted, int64_t *ptr, int64_t *idx, uint8_t *val) {
-  Src src = {NULL, 0, sptr, sidx, nsrc, values, sptr[nsrc]};
+  Src src = {NULL, 0, sptr, sidx, nsrc, values, sptr[nsrc], 0};
   switch (vs) {
     case 1: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 1, QV_ARROW_UINT8);
     case 2: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 2, QV_ARROW_UINT16);

@@ -11,6 +11,7 @@
 #include "quiver/sparse.h"
 #include "util/checked.h"
 #include "util/load.h"
+#include "util/pool.h"
 
 #if defined(__GNUC__)
 #define SP_INLINE static inline __attribute__((always_inline))
@@ -66,6 +67,15 @@ QvStatus qvi_sp_nomem(QvError *error, const char *what, int64_t n, size_t size);
  * own workspace, whatever the thread's. */
 QvSparseWorkspace *qvi_sp_ws_enter(QvSparseWorkspace *ws);
 void qvi_sp_ws_leave(QvSparseWorkspace *prev);
+/* Likewise the pool (QvSparseOptions.threads; NULL: one thread) the
+ * kernels of the conversion running on this thread may split work on. All
+ * buffers are still obtained on the calling thread. */
+QvPool *qvi_sp_pool_enter(QvPool *pool);
+void qvi_sp_pool_leave(QvPool *prev);
+QvPool *qvi_sp_pool_current(void);
+/* Inputs below this many entries convert on one thread whatever the
+ * threads option says (thread start-up would cost more than it saves). */
+#define SP_MIN_THREADED_NNZ (1 << 18)
 
 bool qvi_sp_is_index_type(QvArrowType t);
 /* Entry i of an index buffer (an integer type; the type is a constant
@@ -254,7 +264,7 @@ QvStatus qvi_sp_csx_emit(SpCsx *c, QvSparseTensor *out, QvArrowType itype, QvErr
  * (default int64) and CSF axis order (NULL: identity). */
 QvStatus qvi_sp_options(const QvSparseOptions *o, QvSparseFormat format, int32_t ndim,
                     QvArrowType *itype, const int32_t **axis, QvSparseWorkspace **ws,
-                    QvError *error);
+                    int *threads, QvError *error);
 
 /* Dense scan (sparse_dense.c): entries in the dense tensor's memory order. */
 QvStatus qvi_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error);

@@ -1,0 +1,201 @@
+/* Conversions on every core (issue 26): COO -> CSR and CSR -> CSC of 10^7
+ * random non-zeros (int64 indices, float64 values, 10^6 x 10^6) on one
+ * thread and on 2 (QvSparseOptions.threads), each against the other and
+ * against SciPy's tocsr() / tocsc() of the same problem in the same run
+ * (tests/scripts/bench_sparse_scipy.py through /usr/bin/python3; skipped
+ * with a note when SciPy is missing or QV_BENCH_NO_SCIPY is set), and
+ * dense -> CSC of a 4000 x 4000 float64 matrix at 10% against one memcpy
+ * of the dense bytes.
+ *
+ * Run from the repository root (the SciPy script is found from there):
+ *   build/bench_sparse_threads [repetitions, default 5] [threads, default 2]
+ * Each figure is the best of the repetitions; the 1- and N-thread runs
+ * alternate, so a change of load hits both. Targets (issue 26): N threads
+ * >= 1.7x faster than one, >= 4x faster than SciPy; dense -> CSC <= 1.0x
+ * memcpy. The outputs of 1 and N threads are compared byte for byte. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "quiver/sparse.h"
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU time of every thread of the process. */
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu1, cpun; /* best CPU times of the last time_pair */
+
+static uint64_t rng = 0x243f6a8885a308d3u;
+static uint64_t rnd(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+static void die(const char *what, const QvError *err) {
+  fprintf(stderr, "bench_sparse_threads: %s: %s\n", what, err ? err->message : "");
+  exit(1);
+}
+
+static int reps = 5, failures = 0;
+
+static bool same_csx(const QvSparseTensor *a, const QvSparseTensor *b) {
+  size_t is = qv_arrow_type_size(a->index_type), vs = qv_arrow_type_size(a->value_type);
+  return a->nnz == b->nnz && a->indptr_len == b->indptr_len &&
+         memcmp(a->indptr, b->indptr, (size_t)a->indptr_len * is) == 0 &&
+         memcmp(a->indices, b->indices, (size_t)a->nnz * is) == 0 &&
+         memcmp(a->values, b->values, (size_t)a->nnz * vs) == 0;
+}
+
+/* Best times of in -> f on 1 and on `threads` threads, alternated. */
+static void time_pair(const QvSparseTensor *in, QvSparseFormat f, int threads, double *t1, double *tn,
+                      QvSparseTensor *keep) {
+  *t1 = *tn = 1e30;
+  cpu1 = cpun = 1e30;
+  for (int r = 0; r < reps; r++) {
+    for (int k = 0; k < 2; k++) {
+      QvSparseOptions o = {.struct_size = sizeof o, .threads = k == 0 ? 1 : threads};
+      QvSparseTensor out;
+      QvError err;
+      double c = cpu_now(), t = now();
+      if (qv_sparse_convert(in, f, &o, &out, &err) != QV_OK) die("convert", &err);
+      t = now() - t;
+      c = cpu_now() - c;
+      double *best = k == 0 ? t1 : tn, *cbest = k == 0 ? &cpu1 : &cpun;
+      if (t < *best) *best = t;
+      if (c < *cbest) *cbest = c;
+      if (r == 0 && k == 0) {
+        keep[0] = out;
+      } else if (r == 0) {
+        keep[1] = out;
+        if (!same_csx(&keep[0], &keep[1])) {
+          printf("  OUTPUTS DIFFER between 1 and %d threads\n", threads);
+          failures++;
+        }
+      } else {
+        qv_sparse_reset(&out);
+      }
+    }
+  }
+}
+
+static void report(const char *what, double t1, double tn, int threads, double scipy) {
+  bool ok = t1 / tn >= 1.7;
+  failures += !ok;
+  printf("  %s: 1 thread %.1f ms, %d threads %.1f ms: %.2fx faster (target >= 1.7)  %s\n", what, t1 * 1e3,
+         threads, tn * 1e3, t1 / tn, ok ? "ok" : "UNDER TARGET");
+  /* the work the threads add: on a loaded machine, where a second thread
+   * finds no free core, this says more than the wall times */
+  printf("  %s: CPU time of every thread, 1 thread %.1f ms, %d threads %.1f ms (%.2fx the work)\n", what,
+         cpu1 * 1e3, threads, cpun * 1e3, cpun / cpu1);
+  if (scipy > 0) {
+    ok = scipy / tn >= 4.0;
+    failures += !ok;
+    printf("  %s: SciPy %.1f ms: %d threads %.2fx faster (target >= 4), 1 thread %.2fx  %s\n", what,
+           scipy * 1e3, threads, scipy / tn, scipy / t1, ok ? "ok" : "UNDER TARGET");
+  }
+}
+
+static void scipy_times(double *tocsr, double *tocsc) {
+  *tocsr = *tocsc = -1;
+  if (getenv("QV_BENCH_NO_SCIPY")) return;
+  FILE *p = popen("/usr/bin/python3 tests/scripts/bench_sparse_scipy.py 2>&1", "r");
+  if (p == NULL) return;
+  char line[512];
+  while (fgets(line, sizeof line, p)) {
+    if (sscanf(line, "scipy_tocsr_seconds %lf", tocsr) == 1) continue;
+    if (sscanf(line, "scipy_tocsc_seconds %lf", tocsc) == 1) continue;
+    printf("  (python) %s", line);
+  }
+  pclose(p);
+}
+
+static void dense_csc(void) {
+  enum { N = 4000 };
+  size_t bytes = (size_t)N * N * 8;
+  double *d = malloc(bytes), *dst = malloc(bytes);
+  if (d == NULL || dst == NULL) die("malloc", NULL);
+  for (size_t i = 0; i < (size_t)N * N; i++) d[i] = rnd() % 10 == 0 ? (double)(rnd() >> 11) * 0x1p-53 + 1.0 : 0.0;
+  memset(dst, 1, bytes);
+  int64_t shape[2] = {N, N}, strides[2] = {N * 8, 8};
+  QvTensor dt = {.type = QV_ARROW_FLOAT64, .ndim = 2, .shape = shape, .strides = strides, .data = (uint8_t *)d,
+                .data_size = (int64_t)bytes};
+  double tm = 1e30, tc = 1e30;
+  for (int r = 0; r < reps; r++) {
+    double t = now();
+    memcpy(dst, d, bytes);
+    t = now() - t;
+    if (t < tm) tm = t;
+    QvSparseTensor s;
+    QvError err;
+    t = now();
+    if (qv_sparse_from_dense(&dt, QV_SPARSE_CSC, NULL, &s, &err) != QV_OK) die("dense -> CSC", &err);
+    t = now() - t;
+    if (t < tc) tc = t;
+    qv_sparse_reset(&s);
+  }
+  if (((volatile double *)dst)[N] != d[N]) die("memcpy", NULL);
+  bool ok = tc / tm <= 1.0;
+  failures += !ok;
+  printf("\ndense -> CSC, 4000 x 4000 float64 at 10%%: %.2f ms, memcpy of 128 MB %.2f ms: %.2fx memcpy "
+         "(target <= 1.0)  %s\n",
+         tc * 1e3, tm * 1e3, tc / tm, ok ? "ok" : "OVER TARGET");
+  free(d);
+  free(dst);
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && atoi(argv[1]) > 0) reps = atoi(argv[1]);
+  int threads = argc > 2 && atoi(argv[2]) > 1 ? atoi(argv[2]) : 2;
+  enum { NNZ = 10000000 };
+  static const int64_t big[2] = {1000000, 1000000};
+  int64_t *coords = malloc(sizeof(int64_t) * 2 * NNZ);
+  double *vals = malloc(sizeof(double) * NNZ);
+  if (coords == NULL || vals == NULL) die("malloc", NULL);
+  for (int64_t i = 0; i < NNZ; i++) {
+    coords[2 * i] = (int64_t)(rnd() % 1000000);
+    coords[2 * i + 1] = (int64_t)(rnd() % 1000000);
+    vals[i] = (double)(rnd() >> 11) * 0x1p-53;
+  }
+  QvSparseTensor coo;
+  QvError err;
+  if (qv_sparse_init(&coo,
+                     &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = QV_ARROW_FLOAT64,
+                                     .index_type = QV_ARROW_INT64, .ndim = 2, .shape = big, .nnz = NNZ,
+                                     .coords = coords, .values = vals},
+                     &err) != QV_OK)
+    die("make_coo", &err);
+  printf("quiver sparse conversions on %d threads (best of %d, 1 and %d threads alternated)\n", threads, reps,
+         threads);
+  printf("10^7 random non-zeros (unsorted, int64 indices) in 10^6 x 10^6 float64:\n");
+  double sc_csr, sc_csc;
+  scipy_times(&sc_csr, &sc_csc);
+  if (sc_csr < 0) printf("  SciPy timing skipped (run: /usr/bin/python3 tests/scripts/bench_sparse_scipy.py)\n");
+  QvSparseTensor csr[2], csc[2];
+  double t1, tn;
+  time_pair(&coo, QV_SPARSE_CSR, threads, &t1, &tn, csr);
+  report("COO -> CSR", t1, tn, threads, sc_csr);
+  time_pair(&csr[0], QV_SPARSE_CSC, threads, &t1, &tn, csc);
+  report("CSR -> CSC", t1, tn, threads, sc_csc);
+  for (int k = 0; k < 2; k++) {
+    qv_sparse_reset(&csr[k]);
+    qv_sparse_reset(&csc[k]);
+  }
+  qv_sparse_reset(&coo);
+  free(coords);
+  free(vals);
+  dense_csc();
+  printf("\n%s\n", failures ? "SOME TARGETS MISSED" : "all targets met");
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,208 @@
+/* QvSparseOptions.threads: COO -> CSR/CSC and CSR <-> CSC on several
+ * threads give the one-thread output byte for byte (indptr, indices,
+ * values), for every value width, with and without duplicates, skewed
+ * and empty rows, and the threaded path really ran (its counter). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/sparse.h"
+#include "test_util.h"
+#include "util/cpu.h"
+
+static uint64_t rng_state;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+typedef struct Coo {
+  int64_t shape[2];
+  int64_t *coords;
+  uint8_t *values;
+  QvSparseTensor t;
+} Coo;
+
+/* n entries; rows drawn from [0, rows) (skew: half of them in row 7),
+ * columns from [0, cols); every 16th entry repeats an earlier one. */
+static void make_coo(Coo *c, QvArrowType vt, int64_t n, int64_t rows, int64_t cols, bool skew, uint64_t seed) {
+  rng_state = seed;
+  c->shape[0] = rows;
+  c->shape[1] = cols;
+  c->coords = malloc((size_t)n * 16);
+  size_t vs = qv_arrow_type_size(vt);
+  c->values = malloc((size_t)n * vs);
+  for (int64_t i = 0; i < n; i++) {
+    if (i > 0 && i % 16 == 0) {
+      int64_t j = (int64_t)(rnd() % (uint64_t)i);
+      c->coords[2 * i] = c->coords[2 * j];
+      c->coords[2 * i + 1] = c->coords[2 * j + 1];
+    } else {
+      c->coords[2 * i] = skew && (rnd() & 1) ? 7 : (int64_t)(rnd() % (uint64_t)rows);
+      c->coords[2 * i + 1] = (int64_t)(rnd() % (uint64_t)cols);
+    }
+    uint64_t bits = rnd();
+    if (vt == QV_ARROW_FLOAT64) {
+      double d = (double)(bits >> 11) * 0x1p-40 - 4096.0;
+      memcpy(c->values + (size_t)i * vs, &d, 8);
+    } else if (vt == QV_ARROW_FLOAT32) {
+      float f = (float)(bits >> 40) * 0x1p-10f;
+      memcpy(c->values + (size_t)i * vs, &f, 4);
+    } else if (vt == QV_ARROW_FLOAT16) {
+      uint16_t h = (uint16_t)(0x3c00 + (bits & 0x3ff)); /* 1.0 .. 2.0 */
+      memcpy(c->values + (size_t)i * vs, &h, 2);
+    } else {
+      memcpy(c->values + (size_t)i * vs, &bits, vs);
+    }
+  }
+  QvError err;
+  assert_int_equal(qv_sparse_init(&c->t,
+                                  &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = vt,
+                                                  .index_type = QV_ARROW_INT64, .ndim = 2, .shape = c->shape,
+                                                  .nnz = n, .coords = c->coords, .values = c->values},
+                                  &err),
+                   QV_OK);
+}
+
+static void free_coo(Coo *c) {
+  qv_sparse_reset(&c->t);
+  free(c->coords);
+  free(c->values);
+}
+
+static void assert_same_csx(const QvSparseTensor *a, const QvSparseTensor *b) {
+  assert_int_equal(a->format, b->format);
+  assert_int_equal(a->nnz, b->nnz);
+  assert_int_equal(a->indptr_len, b->indptr_len);
+  assert_int_equal(a->index_type, b->index_type);
+  size_t is = qv_arrow_type_size(a->index_type), vs = qv_arrow_type_size(a->value_type);
+  assert_memory_equal(a->indptr, b->indptr, (size_t)a->indptr_len * is);
+  assert_memory_equal(a->indices, b->indices, (size_t)a->nnz * is);
+  assert_memory_equal(a->values, b->values, (size_t)a->nnz * vs);
+}
+
+static QvStatus convert(const QvSparseTensor *in, QvSparseFormat f, int threads, QvArrowType itype,
+                        QvSparseTensor *out, QvError *err) {
+  QvSparseOptions o = {.struct_size = sizeof o, .index_type = itype, .threads = threads};
+  return qv_sparse_convert(in, f, &o, out, err);
+}
+
+/* COO -> f with 1, 2, 3 and 4 threads: identical, threaded path counted;
+ * then CSR <-> CSC of the result, the same. */
+static void check_case(QvArrowType vt, int64_t n, int64_t rows, int64_t cols, bool skew, uint64_t seed) {
+  Coo c;
+  make_coo(&c, vt, n, rows, cols, skew, seed);
+  QvError err;
+  for (int fi = 0; fi < 2; fi++) {
+    QvSparseFormat f = fi == 0 ? QV_SPARSE_CSR : QV_SPARSE_CSC;
+    QvSparseTensor ref, flip_ref;
+    uint64_t before = qvi_path_count(QV_PATH_SPARSE_THREADS);
+    assert_int_equal(convert(&c.t, f, 1, QV_ARROW_NONE, &ref, &err), QV_OK);
+    assert_int_equal(qvi_path_count(QV_PATH_SPARSE_THREADS), before);
+    assert_true(ref.nnz < n); /* duplicates were summed */
+    QvSparseFormat g = f == QV_SPARSE_CSR ? QV_SPARSE_CSC : QV_SPARSE_CSR;
+    assert_int_equal(convert(&ref, g, 1, QV_ARROW_NONE, &flip_ref, &err), QV_OK);
+    for (int threads = 2; threads <= 4; threads++) {
+      QvSparseTensor got, flip;
+      before = qvi_path_count(QV_PATH_SPARSE_THREADS);
+      assert_int_equal(convert(&c.t, f, threads, QV_ARROW_NONE, &got, &err), QV_OK);
+      /* split when large: 2^18 entries, over 4096 keys (output majors) */
+      bool split = n >= (1 << 18) && c.shape[f == QV_SPARSE_CSR ? 0 : 1] > 4096;
+      assert_int_equal(qvi_path_count(QV_PATH_SPARSE_THREADS) > before, split);
+      assert_same_csx(&got, &ref);
+      before = qvi_path_count(QV_PATH_SPARSE_THREADS);
+      assert_int_equal(convert(&got, g, threads, QV_ARROW_NONE, &flip, &err), QV_OK);
+      split = got.nnz >= (1 << 18) && c.shape[g == QV_SPARSE_CSR ? 0 : 1] > 4096;
+      assert_int_equal(qvi_path_count(QV_PATH_SPARSE_THREADS) > before, split);
+      assert_same_csx(&flip, &flip_ref);
+      qv_sparse_reset(&got);
+      qv_sparse_reset(&flip);
+    }
+    /* narrower output indices go through the same grouping */
+    QvSparseTensor r32, g32;
+    assert_int_equal(convert(&c.t, f, 1, QV_ARROW_INT32, &r32, &err), QV_OK);
+    assert_int_equal(convert(&c.t, f, 2, QV_ARROW_INT32, &g32, &err), QV_OK);
+    assert_same_csx(&g32, &r32);
+    qv_sparse_reset(&r32);
+    qv_sparse_reset(&g32);
+    if (vt != QV_ARROW_FLOAT64 && vt != QV_ARROW_FLOAT32 && vt != QV_ARROW_FLOAT16)
+      assert_true(qv_sparse_equal(&c.t, &ref)); /* integer sums: exact whatever the order */
+    assert_true(qv_sparse_equal(&ref, &flip_ref));
+    qv_sparse_reset(&ref);
+    qv_sparse_reset(&flip_ref);
+  }
+  free_coo(&c);
+}
+
+static void test_float64(void **state) {
+  (void)state;
+  check_case(QV_ARROW_FLOAT64, 400000, 1000000, 1000000, false, 0x9e3779b97f4a7c15u);
+}
+
+static void test_value_widths(void **state) {
+  (void)state;
+  check_case(QV_ARROW_INT8, 300000, 50000, 70000, false, 1);
+  check_case(QV_ARROW_FLOAT16, 300000, 50000, 70000, false, 2);
+  check_case(QV_ARROW_FLOAT32, 300000, 50000, 70000, false, 3);
+  check_case(QV_ARROW_INT64, 300000, 50000, 70000, false, 4);
+}
+
+static void test_heavy_duplicates_and_skew(void **state) {
+  (void)state;
+  /* 16 columns: nearly every entry a duplicate; then half in one row */
+  check_case(QV_ARROW_INT32, 300000, 8192, 16, false, 5);
+  check_case(QV_ARROW_FLOAT64, 300000, 20000, 5000, true, 6);
+  /* rows past the last entry stay empty (ptr runs to nnz) */
+  check_case(QV_ARROW_INT16, 300000, 3000000, 40, false, 7);
+}
+
+static void test_bad_options_and_input(void **state) {
+  (void)state;
+  Coo c;
+  make_coo(&c, QV_ARROW_FLOAT64, 300000, 10000, 10000, false, 8);
+  QvSparseTensor out;
+  QvError err;
+  assert_int_equal(convert(&c.t, QV_SPARSE_CSR, -1, QV_ARROW_NONE, &out, &err), QV_EARG);
+  assert_int_equal(convert(&c.t, QV_SPARSE_CSR, QV_SPARSE_MAX_THREADS + 1, QV_ARROW_NONE, &out, &err), QV_EARG);
+  assert_non_null(strstr(err.message, "threads"));
+  assert_int_equal(convert(&c.t, QV_SPARSE_CSR, QV_SPARSE_MAX_THREADS, QV_ARROW_NONE, &out, &err), QV_OK);
+  qv_sparse_reset(&out);
+  /* a coordinate outside the shape, late in the input: one message for
+   * every thread count */
+  c.coords[2 * 299990 + 1] = 10000;
+  QvError e1, e2;
+  assert_int_equal(convert(&c.t, QV_SPARSE_CSR, 1, QV_ARROW_NONE, &out, &e1), QV_EINVAL);
+  assert_int_equal(convert(&c.t, QV_SPARSE_CSR, 2, QV_ARROW_NONE, &out, &e2), QV_EINVAL);
+  assert_string_equal(e1.message, e2.message);
+  assert_null(out.private_data);
+  free_coo(&c);
+}
+
+static void test_small_input_one_thread(void **state) {
+  (void)state;
+  Coo c;
+  make_coo(&c, QV_ARROW_FLOAT64, 1000, 10000, 10000, false, 9);
+  QvSparseTensor a, b;
+  QvError err;
+  uint64_t before = qvi_path_count(QV_PATH_SPARSE_THREADS);
+  assert_int_equal(convert(&c.t, QV_SPARSE_CSR, 4, QV_ARROW_NONE, &a, &err), QV_OK);
+  assert_int_equal(qvi_path_count(QV_PATH_SPARSE_THREADS), before);
+  assert_int_equal(convert(&c.t, QV_SPARSE_CSR, 1, QV_ARROW_NONE, &b, &err), QV_OK);
+  assert_same_csx(&a, &b);
+  qv_sparse_reset(&a);
+  qv_sparse_reset(&b);
+  free_coo(&c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_float64),
+      cmocka_unit_test(test_value_widths),
+      cmocka_unit_test(test_heavy_duplicates_and_skew),
+      cmocka_unit_test(test_bad_options_and_input),
+      cmocka_unit_test(test_small_input_one_thread),
+  };
+  return qv_test_run(tests, NULL, NULL);
+}
