@@ -4,7 +4,8 @@
 
 works offline with Debian's pip and setuptools (python3-pip,
 python3-setuptools, python3-dev, python3-numpy, libdlpack-dev and the
-library's own -dev packages: liblz4, libzstd, libjansson, zlib, libdeflate).
+library's own -dev packages: liblz4, libzstd, libjansson, libdeflate,
+libnghttp2, libssl).
 The library's C sources are taken from the repository around this folder.
 """
 import glob
@@ -16,7 +17,7 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PACKAGES = ["liblz4", "libzstd", "jansson", "libdeflate"]
+PACKAGES = ["liblz4", "libzstd", "jansson", "libdeflate", "libnghttp2", "openssl"]
 
 
 def pkg_config(flag):
@@ -52,13 +53,13 @@ for layer in layers:
     sources += sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(ROOT, "src", layer, "*.c")))
 
 cflags = [f for f in pkg_config("--cflags") if f.startswith("-I")]
-libs = pkg_config("--libs") or ["-llz4", "-lzstd", "-ljansson", "-ldeflate", "-lpthread", "-lm"]
+libs = pkg_config("--libs") or ["-llz4", "-lzstd", "-ljansson", "-ldeflate", "-lnghttp2", "-lssl",
+                                "-lcrypto", "-lpthread", "-lm"]
 
+# The rest of the metadata is pyproject.toml's [project]; the version is
+# dynamic there and comes from the C header here.
 setup(
-    name="quiver",
     version=version(),
-    description="Arrow IPC tensors, sparse tensors and record batches for NumPy and SciPy",
-    packages=["quiver"],
     ext_modules=[Extension(
         "quiver._quiver",
         sources=sources,
@@ -67,6 +68,4 @@ setup(
         extra_compile_args=["-std=c11"] + [f for f in cflags],
         extra_link_args=libs + ["-lm"],
     )],
-    install_requires=["numpy"],
-    python_requires=">=3.10",
 )

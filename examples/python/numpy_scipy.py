@@ -22,7 +22,7 @@ info = quiver.read_tensor_info(path)
 print("tensor:", info["shape"], info["type"], info["layout"], "names", info["dim_names"])
 print("  equal:", np.array_equal(a, b), " column-major kept:", b.flags["F_CONTIGUOUS"],
       " zero-copy base:", type(b.base).__name__)
-print("  via DLPack:", np.from_dlpack(b.base).sum())
+print("  via DLPack:", np.from_dlpack(b.base).sum())  # type: ignore[arg-type]  # base: a quiver.Tensor
 
 # A SciPy CSR matrix: its data and indices come back as views of the file.
 m = sp.random(1000, 800, density=0.01, format="csr", random_state=1)

@@ -31,6 +31,7 @@ from ._quiver import (  # noqa: F401
     OutOfMemoryError,
     RecordBatchReader,
     Tensor,
+    __version__,
     read_file as _read_file,
     read_stream as _read_stream,
     read_tensor as _read_tensor,
@@ -41,6 +42,7 @@ from ._quiver import (  # noqa: F401
 from . import _quiver
 
 __all__ = [
+    "__version__",
     "read_tensor", "read_tensor_info", "read_tensor_object", "write_tensor", "read_sparse",
     "write_sparse", "SparseTensor", "convert", "messages", "read_stream", "read_file",
     "write_stream", "write_file", "table_to_tensor", "read_tensor_column", "read_tensor_cells",

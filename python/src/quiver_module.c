@@ -10,6 +10,8 @@
 
 #include <string.h>
 
+#include "quiver/version.h"
+
 QvPyState *qvpy_state(PyObject *module) {
   return PyModule_GetState(module);
 }
@@ -47,6 +49,8 @@ static int module_exec(PyObject *m) {
   if (qvpy_errors_exec(m, qs) < 0 || qvpy_tensor_exec(m, qs) < 0 || qvpy_sparse_exec(m, qs) < 0 ||
       qvpy_io_exec(m, qs) < 0 || qvpy_records_exec(m, qs) < 0)
     return -1;
+  /* the library's version (quiver/version.h), which is the package's */
+  if (PyModule_AddStringConstant(m, "__version__", qv_version()) < 0) return -1;
   for (size_t i = 0; i < sizeof method_tables / sizeof method_tables[0]; i++)
     if (PyModule_AddFunctions(m, method_tables[i]) < 0) return -1;
   return 0;

@@ -1,5 +1,6 @@
 """The module itself: exception names and aliases, module state, types that only readers make."""
 import importlib.util
+import re
 import sys
 
 import numpy as np
@@ -54,6 +55,7 @@ def test_module_state_per_module_object():
     # Multi-phase init: a second module object made from the same extension
     # has its own exception classes and types, and raises its own.
     spec = importlib.util.find_spec("quiver._quiver")
+    assert spec is not None and spec.loader is not None
     other = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(other)
     assert other is not _quiver and sys.modules["quiver._quiver"] is _quiver
@@ -72,3 +74,26 @@ def test_module_state_per_module_object():
     assert t.to_numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
     # the first module's readers make the first module's objects
     assert type(_quiver.read_tensor_object(buf.getvalue())) is _quiver.Tensor
+
+
+def test_version_is_the_headers():
+    import os
+    import re
+    header = os.path.join(os.environ.get("QV_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
+                          "include", "quiver", "version.h")
+    text = open(header).read()
+    parts = re.findall(r"#define QV_VERSION_(?:MAJOR|MINOR|PATCH) (\d+)", text)
+    assert len(parts) == 3
+    assert quiver.__version__ == ".".join(parts)
+    assert "__version__" in quiver.__all__
+
+
+def test_stubs_ship_with_the_package():
+    import os
+    here = os.path.dirname(quiver.__file__)
+    for name in ("py.typed", "__init__.pyi"):
+        assert os.path.exists(os.path.join(here, name)), name
+    # every public name has a stub
+    stub = open(os.path.join(here, "__init__.pyi")).read()
+    for name in quiver.__all__:
+        assert re.search(r"^(def|class) %s\b|^%s[:= ]" % (name, name), stub, re.M), name

@@ -165,7 +165,7 @@ def _first_batch_capsule(stream):
     return holder(ctypes.addressof(arr), b"arrow_array", None)
 
 
-_keep = []
+_keep: list[object] = []
 
 
 def test_write_from_arrow_c_array(tmp_path, all_types):

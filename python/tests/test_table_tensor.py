@@ -94,7 +94,7 @@ def test_nulls(tmp_path, cli):
         quiver.table_to_tensor(p)
     a = quiver.table_to_tensor(p, null_to_nan=True)
     assert a.dtype == np.float64
-    assert np.array_equal(a, [[1, 4], [np.nan, 5], [3, np.nan]], equal_nan=True)
+    assert np.array_equal(a, [[1, 4], [np.nan, 5], [3, np.nan]], equal_nan=True)  # type: ignore[arg-type]
     # integers become floats with null_to_nan: int8 -> float32, int32 -> float64
     q = write_table(cli, tmp_path / "i.arrow", [("s", "i8"), ("t", "i32")], [[[1, None], [2, 3]]])
     assert quiver.table_to_tensor(q, columns=["s"], null_to_nan=True).dtype == np.float32
@@ -123,7 +123,7 @@ def test_errors(tmp_path, cli, mixed):
     with pytest.raises(TypeError, match="not a str"):
         quiver.table_to_tensor(mixed, columns="ab")
     with pytest.raises(TypeError, match=r"columns\[0\] must be a str"):
-        quiver.table_to_tensor(mixed, columns=[1])
+        quiver.table_to_tensor(mixed, columns=[1])  # type: ignore[list-item]
     with pytest.raises(ValueError):
         quiver.table_to_tensor(b"not arrow at all")
     cap = quiver.read_stream(mixed).__arrow_c_stream__()

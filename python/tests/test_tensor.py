@@ -140,7 +140,7 @@ def test_dlpack_is_zero_copy(tmp_path):
     gc.collect()
     assert np.array_equal(d, a)  # the capsule keeps the mapping
     # the array read_tensor returns hands it out through its base
-    e = np.from_dlpack(quiver.read_tensor(tmp_path / "d.arrow").base)
+    e = np.from_dlpack(quiver.read_tensor(tmp_path / "d.arrow").base)  # type: ignore[arg-type]
     assert np.array_equal(e, a)
 
 
@@ -225,7 +225,7 @@ def test_errors_are_quiver_exceptions(tmp_path):
         quiver.read_tensor(tmp_path / "missing.arrow")
     assert isinstance(e.value, OSError) and "missing.arrow" in str(e.value)
     for bad in (b"", b"\xff\xff\xff\xff\x10\x00\x00\x00" + b"\0" * 16, b"garbage!" * 10):
-        with pytest.raises(quiver.Error) as e:
+        with pytest.raises(quiver.Error) as e:  # type: ignore[assignment]
             quiver.read_tensor(bad)
         assert isinstance(e.value, ValueError)
     with pytest.raises(quiver.NotSupportedError):

@@ -107,7 +107,7 @@ def test_variable_shape_cells(cli, tmp_path):
     assert "tensor int16 shape=[2, ?]" in shown and "arrow.variable_shape_tensor" in shown, shown
     blob = p.read_bytes()
     got = quiver.read_tensor_cells(blob)
-    assert got[1] is None and np.array_equal(got[0], cells[0]) and np.array_equal(got[2], cells[2])
+    assert got[1] is None and np.array_equal(got[0], cells[0]) and np.array_equal(got[2], cells[2])  # type: ignore[arg-type]  # cells holds a None
     assert inside(got[2], blob)
     with pytest.raises(quiver.InvalidError, match="cell 1 is null"):
         quiver.read_tensor_column(blob)
@@ -117,7 +117,7 @@ def test_variable_shape_cells(cli, tmp_path):
     same = [np.full((2, 2), i, np.float32) for i in range(3)]
     s = quiver.read_tensor_column(column_bytes(same))
     assert s.shape == (3, 2, 2) and np.array_equal(s, np.stack(same))
-    same[1] = None
+    same[1] = None  # type: ignore[call-overload]  # a null cell
     s = quiver.read_tensor_column(column_bytes(same), fill=-1)
     assert s.flags.writeable and (s[1] == -1).all() and (s[2] == 2).all()
     with pytest.raises(ValueError, match="share a dtype"):
@@ -211,7 +211,7 @@ def test_malformed_columns_raise(cli, tmp_path, meta, match):
                          [{"count": 1, "columns": [fixed_column("t", [c[0]], 4)]}])
     for read in (quiver.read_tensor_column, quiver.read_tensor_cells):
         with pytest.raises(ValueError, match=match):
-            read(p, column="t")
+            read(p, column="t")  # type: ignore[operator]
     with pytest.raises(ValueError):
         quiver.read_tensor_column(p)  # not recognised as a tensor column: none found
 
