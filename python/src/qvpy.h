@@ -12,6 +12,7 @@
  *   table_tensor.c   table_to_tensor: the numeric columns of a table as a 2-D ndarray
  *   tensor_column.c  arrow.fixed_shape_tensor / variable_shape_tensor columns
  *   sparse_column.c  quiver.sparse_tensor / sparse_vector columns, migrate
+ *   flight.c         Arrow Flight: the client and the directory server (quiver.flight)
  *
  * A concept file exposes a method table (appended to the module by
  * quiver_module.c) and, when it defines types or needs state, an exec
@@ -169,6 +170,7 @@ extern PyMethodDef qvpy_records_methods[];
 extern PyMethodDef qvpy_table_tensor_methods[]; /* table_tensor.c: tables as tensors */
 extern PyMethodDef qvpy_tensor_column_methods[]; /* tensor_column.c: tensor columns */
 extern PyMethodDef qvpy_sparse_column_methods[]; /* sparse_column.c: sparse columns, migrate */
+extern PyMethodDef qvpy_flight_methods[];        /* flight.c: Arrow Flight client and server */
 
 /* A heap type made from `spec` for `module` and added to it under its short
  * name when `add` is true: the new type, or NULL raised. */
