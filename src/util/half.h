@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "quiver/advanced.h"
-#include "quiver/tensor.h"
+#include "quiver/common.h"
 
 double qvi_half_to_double(uint16_t h);
 uint16_t qvi_double_to_half(double d);

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The include graph follows the layers (docs/development.md, "Layout of the
+# code"), checked on every quoted #include of src/, cli/ and python/src/:
+#  - the wire layers (src/flatbuf, src/protobuf, src/grpc) know nothing of
+#    Arrow: no src/format, src/adapters, src/tensor, src/sparse, src/array,
+#    src/ipc, src/flight, src/numpy, src/integration, and of the public
+#    headers only the Arrow-free ones (common, error, buffer, io, advanced,
+#    version);
+#  - the models (src/tensor, src/sparse, src/array) include neither src/ipc
+#    nor src/format, nor the IPC public headers;
+#  - the clients (cli/, python/src/, src/numpy, src/integration) include
+#    public headers (quiver/...), their own folder and src/util only.
+# KNOWN lists the crossings not yet removed (issue 21): each must still
+# exist, so the list only shrinks, and any other crossing fails.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=${QV_SOURCE_DIR:-$here/../..}
+cd "$src"
+KNOWN="src/adapters/sparse_column.c:sparse/sparse_internal.h
+src/adapters/tensor_column.c:tensor/tensor_internal.h
+src/numpy/npy.c:ipc/source_internal.h
+src/numpy/npz.c:ipc/source_internal.h
+src/numpy/npz.c:sparse/sparse_pool.h
+src/numpy/npz.c:sparse/sparse_seal.h"
+arrow_free_public='quiver/(common|error|buffer|io|advanced|version)\.h'
+found=$(mktemp)
+trap 'rm -f "$found"' EXIT
+# file:include for every quoted include
+list() { grep -H -o -E '^#include "[^"]+"' "$@" 2>/dev/null | sed -E 's/:#include "/:/; s/"$//'; }
+check() { # layer-name file:include lines on stdin; prints the crossings
+  while IFS=: read -r file inc; do
+    dir=$(dirname "$file")
+    own=$(basename "$dir")
+    case "$1" in
+      wire)
+        if [[ "$inc" =~ ^(format|adapters|tensor|sparse|array|ipc|flight|numpy|integration)/ ]] ||
+           { [[ "$inc" =~ ^quiver/ ]] && ! [[ "$inc" =~ ^$arrow_free_public$ ]]; }; then
+          echo "$file:$inc"
+        fi ;;
+      model)
+        if [[ "$inc" =~ ^(ipc|format)/ ]] || [[ "$inc" =~ ^quiver/(ipc|format|tensor_ipc|sparse_ipc|recordbatch_ipc)\.h$ ]]; then
+          echo "$file:$inc"
+        fi ;;
+      client)
+        if ! [[ "$inc" =~ ^quiver/ ]] && ! [[ "$inc" =~ ^util/ ]] && ! [[ "$inc" =~ ^$own/ ]] && [[ "$inc" == */* ]]; then
+          echo "$file:$inc"
+        fi ;;
+    esac
+  done
+}
+{
+  list src/flatbuf/* src/protobuf/* src/grpc/* | check wire
+  list src/tensor/* src/sparse/* src/array/* | check model
+  list cli/* python/src/* src/numpy/* src/integration/* | check client
+  # the model check also covers adapters reaching into a model's internals
+  list src/adapters/* | while IFS=: read -r file inc; do
+    [[ "$inc" =~ ^(tensor|sparse|array)/.*_internal\.h$ ]] && echo "$file:$inc"; true
+  done
+} | sort -u > "$found"
+status=0
+unexpected=$(comm -23 "$found" <(echo "$KNOWN" | sort -u))
+if [ -n "$unexpected" ]; then
+  echo "FAIL: includes that cross the layers:"; echo "$unexpected" | sed 's/^/  /'; status=1
+fi
+gone=$(comm -13 "$found" <(echo "$KNOWN" | sort -u))
+if [ -n "$gone" ]; then
+  echo "FAIL: listed as known crossings but no longer there (remove them from KNOWN):"
+  echo "$gone" | sed 's/^/  /'; status=1
+fi
+[ "$status" -eq 0 ] && echo "ok: $(cat src/*/* cli/* python/src/* 2>/dev/null | grep -c '^#include "') quoted includes follow the layers ($(echo "$KNOWN" | wc -l) known crossings left)"
+exit $status
