@@ -71,7 +71,7 @@ static const Command commands[] = {
      "  A quiver.sparse_vector column stacks to one CSR SparseTensor message per\n"
      "  batch, and unstack of a CSR SparseTensor message writes such a one-column\n"
      "  table (both views, no copy; docs/sparse-tensor-extension.md); another\n"
-     "  sparse format is unsupported (exit 3: convert --to=csr first).\n"
+     "  sparse format becomes a one-row quiver.sparse_tensor table.\n"
      "  --threads N (stack, unstack, --as-column): threads that copy (null cells\n"
      "  filled, a layout made row-major; default: every CPU; the output is the same).\n"
      "       quiver tensor from-table IN.arrow OUT.arrow [--columns a,b,...] [--column-major]\n"

@@ -246,7 +246,7 @@ static QvStatus write_column(const QvTensor *t, const char *name, bool file, con
 /* A CSR SparseTensor message as a one-column quiver.sparse_vector table: read
  * through a source (a path is mapped, and the reader's validation seals the
  * tensor, so the column is made in constant time), the column a view of its
- * buffers. */
+ * buffers. Another format: a one-row quiver.sparse_tensor column. */
 static QvStatus write_sparse_column(const char *in, int64_t index, const char *name, bool file,
                                     int64_t max_output, const char *out, QvError *err) {
   QvSource *src;
@@ -256,18 +256,20 @@ static QvStatus write_sparse_column(const char *in, int64_t index, const char *n
   st = qv_sparse_read(src, index, NULL, &t, err);
   qv_source_free(src);
   if (st) return st;
-  if (t.format != QV_SPARSE_CSR) {
-    st = qv_error_set(err, QV_ENOTSUP, "message %lld is a %s SparseTensor: a sparse-vector "
-                      "column is the rows of a CSR matrix (quiver convert --to=csr first)",
-                      (long long)index, qv_sparse_format_name(t.format));
-    qv_sparse_reset(&t);
-    return st;
-  }
   struct ArrowSchema field, bs;
   struct ArrowArray column, batch;
-  QvSparseUnstackOptions uo = {.struct_size = sizeof uo, .name = name ? name : "sparse",
-                               .max_output_size = max_output};
-  st = qv_sparse_vector_unstack(&t, &uo, &field, &column, err);
+  if (t.format == QV_SPARSE_CSR) {
+    QvSparseUnstackOptions uo = {.struct_size = sizeof uo, .name = name ? name : "sparse",
+                                 .max_output_size = max_output};
+    st = qv_sparse_vector_unstack(&t, &uo, &field, &column, err);
+  } else {
+    /* no rows to split: the tensor is the one cell of a quiver.sparse_tensor
+     * column (docs/sparse-tensor-extension.md) */
+    const QvSparseTensor *cells[1] = {&t};
+    QvSparseBuildOptions bo = {.struct_size = sizeof bo, .name = name ? name : "sparse",
+                               .kind = QV_SPARSE_COLUMN_TENSOR, .max_output_size = max_output};
+    st = qv_sparse_column_build(cells, 1, &bo, &field, &column, err);
+  }
   qv_sparse_reset(&t);
   if (st) return st;
   if ((st = qv_tensor_column_to_batch(&field, &column, &bs, &batch, err)) != QV_OK) {

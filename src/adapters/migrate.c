@@ -271,18 +271,78 @@ static void relaid_notice(const Run *r, int64_t i, const QvTensor *t, bool descr
 
 static void free_block(void *p) { qv_free(p); }
 
+static void free_array(void *p) {
+  struct ArrowArray *a = p;
+  if (a->release) a->release(a);
+  free(a);
+}
+
+/* A row-major copy of t, made on `threads` (split by t's leading index), as
+ * a tensor view that owns it. */
+static QvStatus row_major_copy(const QvTensor *t, int threads, QvTensor *out, QvError *error) {
+  struct ArrowSchema f;
+  struct ArrowArray *a = calloc(1, sizeof *a);
+  if (a == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .contiguous = true, .threads = threads};
+  QvStatus st = qv_tensor_column_unstack(t, &uo, &f, a, error);
+  if (st) {
+    free(a);
+    return st;
+  }
+  f.release(&f);
+  const void *data = a->children[0]->buffers[1];
+  QvOwner *owner = qv_owner_new(free_array, a);
+  if (owner == NULL) {
+    free_array(a);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  st = qv_tensor_init(out, &(QvTensorDesc){.type = t->type, .ndim = t->ndim, .shape = t->shape,
+                                           .dim_names = t->dim_names, .data = data,
+                                           .data_size = qv_tensor_n_elements(t) *
+                                                        (int64_t)qv_arrow_type_size(t->type),
+                                           .owner = owner}, error);
+  qv_owner_free(owner);
+  return st;
+}
+
+static QvStatus dense_one_row(Run *r, const QvTensor *t, struct ArrowSchema *field,
+                              struct ArrowArray *col, QvError *error);
+
 /* One message as a one-row fixed shape column: a view of its body (with
  * `permutation` when it is permuted) or a row-major copy. */
 static QvStatus dense_single(Run *r, int64_t i, struct ArrowSchema *field,
                              struct ArrowArray *col, QvError *error) {
   const QvTensor *t = &r->msgs[i].t;
+  int32_t order[QV_TENSOR_MAX_NDIM];
+  bool describable = layout_order(t, order);
+  QvTensor copy;
+  memset(&copy, 0, sizeof copy);
+  if (!describable) {
+    /* copied on the threads asked for, split by the message's own leading
+     * index (the one-row view below has a leading extent of 1) */
+    QvStatus st = row_major_copy(t, r->opts.threads, &copy, error);
+    if (st) return st;
+    r->stats->relaid++;
+    r->stats->gathered_bytes += qv_tensor_n_elements(t) * (int64_t)qv_arrow_type_size(t->type);
+    relaid_notice(r, i, t, false);
+    t = &copy;
+  }
+  QvStatus st = dense_one_row(r, t, field, col, error);
+  qv_tensor_reset(&copy);
+  return st;
+}
+
+/* t as a one-row fixed shape column: a view (with `permutation` when t is
+ * a permuted row-major layout). */
+static QvStatus dense_one_row(Run *r, const QvTensor *t, struct ArrowSchema *field,
+                              struct ArrowArray *col, QvError *error) {
   int64_t shape[QV_TENSOR_MAX_NDIM + 1], strides[QV_TENSOR_MAX_NDIM + 1];
   const char *names[QV_TENSOR_MAX_NDIM + 1];
   int64_t es = (int64_t)qv_arrow_type_size(t->type);
   int64_t n = qv_tensor_n_elements(t);
   if (t->ndim >= QV_TENSOR_MAX_NDIM)
-    return qv_error_set(error, QV_ENOTSUP, "message %lld: a column cell of %d dims is more "
-                        "than %d", (long long)i, (int)t->ndim, QV_TENSOR_MAX_NDIM - 1);
+    return qv_error_set(error, QV_ENOTSUP, "a column cell of %d dims is more than %d",
+                        (int)t->ndim, QV_TENSOR_MAX_NDIM - 1);
   shape[0] = 1;
   strides[0] = n * es > 0 ? n * es : es;
   names[0] = "";
@@ -291,8 +351,6 @@ static QvStatus dense_single(Run *r, int64_t i, struct ArrowSchema *field,
     strides[1 + k] = t->strides[k];
     if (t->dim_names) names[1 + k] = t->dim_names[k];
   }
-  int32_t order[QV_TENSOR_MAX_NDIM];
-  bool describable = layout_order(t, order);
   QvTensor one;
   QvStatus st = qv_tensor_init(&one, &(QvTensorDesc){.type = t->type, .ndim = t->ndim + 1,
                                                      .shape = shape, .strides = strides,
@@ -307,9 +365,9 @@ static QvStatus dense_single(Run *r, int64_t i, struct ArrowSchema *field,
   qv_tensor_reset(&one);
   if (st) return st;
   if (n > 0 && col->children[0]->buffers[1] != t->data) {
+    /* not reached: t is a permuted row-major layout here */
     r->stats->relaid++;
     r->stats->gathered_bytes += n * es;
-    if (!describable) relaid_notice(r, i, t, false);
   }
   return QV_OK;
 }

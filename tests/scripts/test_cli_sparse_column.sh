@@ -4,7 +4,8 @@
 # shape and nnz, inspect the column type; tensor stack of that table -> the
 # CSR message again (values, shape, index types); a migrated
 # quiver.sparse_tensor table shows format, shape and nnz per cell; COO
-# unstack is unsupported (3), a sparse_tensor column is no stack input (1).
+# unstack is a one-row quiver.sparse_tensor table, a sparse_tensor column is
+# no stack input (1).
 . "$QV_SOURCE_DIR/tests/scripts/lib.sh"
 qv_need_python numpy
 qv_tmpdir
@@ -58,7 +59,11 @@ run tensor stack "$tmp/t.arrows" "$tmp/x.arrow"
 check "sparse_tensor stack: exit 1" [ "$rc" -eq 1 ]
 check "sparse_tensor stack: why" has "$err" "stack takes a quiver.sparse_vector column"
 run tensor unstack "$tmp/coo.arrow" "$tmp/x.arrows"
-check "COO unstack: exit 3" [ "$rc" -eq 3 ]
-check "COO unstack: why" has "$err" "convert --to=csr"
-check "COO unstack: no output" [ ! -e "$tmp/x.arrows" ]
+check "COO unstack" [ "$rc" -eq 0 ]
+check "COO unstack: one quiver.sparse_tensor row" has "$("$cli" cat "$tmp/x.arrows")" "coo [4, 5] nnz=4"
+run migrate --to-messages "$tmp/x.arrows" "$tmp/coo2.arrow"
+check "COO unstack: the message again" cmp -s <("$cli" cat "$tmp/coo.arrow") <("$cli" cat "$tmp/coo2.arrow")
+run tensor unstack "$tmp/coo.arrow" "$tmp/y.arrows" --max-output 16
+check "COO unstack --max-output: exit 1" [ "$rc" -eq 1 ]
+check "COO unstack --max-output: no output" [ ! -e "$tmp/y.arrows" ]
 qv_finish test_cli_sparse_column

@@ -18,6 +18,7 @@
 #include "quiver/sparse.h"
 #include "quiver/sparse_column.h"
 #include "quiver/tensor_column.h"
+#include "util/cpu.h"
 #include "util/options.h"
 
 #define assert_ok(expr)                                                       \
@@ -408,6 +409,37 @@ static void test_other_layout_is_copied(void **state) {
   bytes_free(&out);
 }
 
+/* A large relayout copy runs on threads (counter), and the table is the
+ * same bytes for any count. */
+static void test_threads_same_bytes(void **state) {
+  (void)state;
+  QvError err = {0};
+  int64_t shape[2] = {1024, 1025};
+  double *v = malloc(sizeof(double) * 1024 * 1025);
+  assert_non_null(v);
+  for (int64_t i = 0; i < 1024 * 1025; i++) v[i] = (double)i;
+  QvTensor t;
+  dense(&t, QV_ARROW_FLOAT64, 2, shape, NULL, v, sizeof(double) * 1024 * 1025, NULL);
+  Bytes in = {0}, one = {0}, four = {0};
+  add_tensor(&in, &t);
+  qv_tensor_reset(&t);
+  free(v);
+  patch_strides(&in, 8200, 8, 8192, 8); /* rows overlap: no permutation describes it */
+  QvMigrateOptions o1 = {.struct_size = sizeof o1, .threads = 1};
+  QvMigrateOptions o4 = {.struct_size = sizeof o4, .threads = 4};
+  QvMigrateStats stats;
+  assert_ok(migrate(&in, &o1, &one, &stats, &err));
+  assert_int_equal(stats.relaid, 1);
+  uint64_t before = qvi_path_count(QV_PATH_TENSOR_COPY_THREADS);
+  assert_ok(migrate(&in, &o4, &four, &stats, &err));
+  assert_true(qvi_path_count(QV_PATH_TENSOR_COPY_THREADS) > before);
+  assert_int_equal(one.size, four.size);
+  assert_memory_equal(one.data, four.data, one.size);
+  bytes_free(&in);
+  bytes_free(&one);
+  bytes_free(&four);
+}
+
 /* Equal shapes: one fixed shape column (gathered); other shapes: variable
  * shape; a shared column-major layout stays a permutation. */
 static void test_several_messages(void **state) {
@@ -668,6 +700,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_column_major_is_a_permutation),
       cmocka_unit_test(test_other_layout_is_copied),
       cmocka_unit_test(test_several_messages),
+      cmocka_unit_test(test_threads_same_bytes),
       cmocka_unit_test(test_groups),
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_sparse_vector_to_messages),
