@@ -1,6 +1,7 @@
 /* quiver CLI: command-line parsing shared by the commands (args.h). */
 #include "args.h"
 #include "input.h"
+#include "output.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -145,6 +146,12 @@ bool cli_args_threads(QvCliArgs *a) {
     return false;
   }
   cli_set_threads((int)n);
+  return true;
+}
+
+bool cli_args_no_fsync(QvCliArgs *a) {
+  if (!cli_args_flag(a, "--no-fsync")) return false;
+  cli_set_no_fsync();
   return true;
 }
 

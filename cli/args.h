@@ -73,6 +73,10 @@ bool cli_args_threads(QvCliArgs *a);
 /* --accept-decimal-overflow (a quirk for old files: decimals beyond their
  * precision pass full validation): sets it for the record batch readers. */
 bool cli_args_quirks(QvCliArgs *a);
+/* "--no-fsync" (every command that writes a file): the output file is
+ * committed without the fsyncs of the file and its directory (scratch
+ * output); handed to cli_set_no_fsync (output.h). */
+bool cli_args_no_fsync(QvCliArgs *a);
 /* The current argument is no option the command has: usage error. */
 void cli_args_unknown(QvCliArgs *a);
 /* A usage error about the current argument (or the command line as a

@@ -22,6 +22,7 @@ int qv_cmd_convert(int argc, char **argv) {
     else if (cli_args_sparse(&a, &sa)) continue;
     else if (cli_args_size(&a, "--max-output", &sa.max_output)) continue;
     else if (cli_args_threads(&a)) continue;
+    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;

@@ -264,6 +264,7 @@ int qv_cmd_integration(int argc, char **argv) {
     else if (cli_args_size(&a, "--max-output", &max_output)) continue;
     else if (cli_args_flag(&a, "--accept-unsigned-spelling")) g_unsigned_spelling = true;
     else if (cli_args_quirks(&a)) continue;
+    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;

@@ -228,6 +228,10 @@ static void usage(FILE *f) {
              "       quiver help <command> | quiver <command> --help\n"
              "       quiver --version\n\ncommands:\n");
   for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %s\n", commands[i].summary);
+  fprintf(f, "\nEvery command that writes a file (convert, tensor, table, migrate,\n"
+             "integration) takes --no-fsync: the output is renamed into place without\n"
+             "the fsyncs of the file and its directory (scratch output; the default is\n"
+             "durable).\n");
   fprintf(f, "\nexit status: 0 success, 1 invalid input or failure, 2 usage error,\n"
              "3 valid input that quiver does not support\n");
 }

@@ -41,6 +41,7 @@ int qv_cmd_migrate(int argc, char **argv) {
     else if ((v = cli_args_value(&a, "--name")) != NULL) name = v;
     else if (cli_args_size(&a, "--max-output", &max_output)) continue;
     else if (cli_args_threads(&a)) threads = true;
+    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;

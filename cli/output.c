@@ -28,9 +28,13 @@ int cli_check_output(const char *cmd, const char *out) {
 
 /* ---- sinks */
 
+static unsigned sink_flags; /* QV_SINK_NO_FSYNC after --no-fsync */
+
+void cli_set_no_fsync(void) { sink_flags = QV_SINK_NO_FSYNC; }
+
 QvStatus cli_output_open(const char *out, QvSink **sink, QvError *error) {
   return strcmp(out, "-") == 0 ? qv_sink_new_fd(sink, STDOUT_FILENO, error)
-                               : qv_sink_new_path(sink, out, 0, error);
+                               : qv_sink_new_path(sink, out, sink_flags, error);
 }
 
 QvStatus cli_output_close(const char *out, QvSink *sink, QvStatus status, QvError *error) {

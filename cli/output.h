@@ -30,6 +30,8 @@ int cli_fail(const char *cmd, const QvError *error);
  * read their input. */
 int cli_check_output(const char *cmd, const char *out);
 
+/* From now on output files are committed without fsync (--no-fsync). */
+void cli_set_no_fsync(void);
 /* Opens OUT: "-" is stdout through an fd sink, anything else a path sink
  * (a temporary file renamed over OUT by cli_output_close: the input may
  * be a memory-mapped view of OUT itself, and a failed write leaves the old

@@ -50,6 +50,7 @@ int qv_cmd_tensor_from_table(int argc, char **argv) {
     else if (cli_args_flag(&a, "--column-major")) column_major = true;
     else if (cli_args_flag(&a, "--null-to-nan")) null_to_nan = true;
     else if (cli_args_size(&a, "--max-output", &max_output)) continue;
+    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;

@@ -181,6 +181,7 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
     else if (cli_args_flag(&a, "--fill-nulls")) fill = true;
     else if (cli_args_size(&a, "--max-output", &max_output)) continue;
     else if (cli_args_threads(&a)) continue;
+    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
@@ -310,6 +311,7 @@ static int to_column(const char *cmd, bool npy, int argc, char **argv) {
     else if (!npy && cli_args_index(&a, "--index", &index)) continue;
     else if (cli_args_size(&a, "--max-output", &max_output)) continue;
     else if (cli_args_threads(&a)) continue;
+    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;

@@ -7,14 +7,22 @@
  *         and body point into it.
  *  PREAD  a regular file not mapped whole: prefix and metadata are read with
  *         pread, the body is mapped on its own (or skipped untouched).
- *  SEQ    a descriptor or pipe: read sequentially, bodies copied. */
+ *  SEQ    a descriptor or pipe: read sequentially, bodies copied once,
+ *         straight from read(2) into a buffer of the body's size: one
+ *         that an earlier message of about that size handed back when it
+ *         was released (the reader keeps up to two bodies' worth), so a
+ *         stream of similar messages maps, unmaps and faults in no new
+ *         memory after the first ones; else a fresh one that grows with
+ *         the bytes that really arrive. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ipc/source_internal.h"
 #include "quiver/ipc.h"
+#include "util/cpu.h"
 #include "util/load.h"
 #include "util/options.h"
+#include "util/recycle.h"
 
 /* sequential reads allocate at most this much ahead of the bytes that
  * actually arrived, so a lying length costs memory only in proportion to
@@ -50,6 +58,9 @@ struct QvIpcReader {
    * format sniff and the first message's prefix and metadata */
   uint8_t head[PREAD_AHEAD];
   size_t head_n;
+  /* SEQ: bodies handed back by released messages, for the next ones */
+  QvRecycler *bodies;
+  size_t largest_body;
 };
 
 static bool has_magic(const uint8_t *p) { return memcmp(p, QV_IPC_MAGIC, QV_IPC_MAGIC_SIZE) == 0; }
@@ -107,6 +118,7 @@ static QvStatus open_sequential(QvIpcReader *r, QvError *error) {
   uint8_t head[FILE_HEAD];
   size_t got = 0;
   r->limit = INT64_MAX;
+  r->bodies = qvi_recycler_new(); /* NULL (out of memory): no reuse, same bytes */
   QvStatus st = qvi_source_peek(r->src, head, FILE_HEAD, &got, error);
   if (st) return st;
   if (got < QV_IPC_MAGIC_SIZE || !has_magic(head)) return QV_OK;
@@ -191,6 +203,7 @@ QvStatus qv_ipc_reader_new(QvIpcReader **out, QvSource *source, const QvIpcReade
                                                    : open_random(r, error);
   if (st == QV_OK) st = refuse_foreign(r, error);
   if (st) {
+    qvi_recycler_release(r->bodies);
     free(r);
     /* a path source reports which file was bad */
     return qvi_source_kind(source) == QV_SOURCE_MEMORY
@@ -205,6 +218,9 @@ QvStatus qv_ipc_reader_new(QvIpcReader **out, QvSource *source, const QvIpcReade
 void qv_ipc_reader_free(QvIpcReader *reader) {
   if (reader == NULL) return;
   qv_source_free(reader->src);
+  /* bodies still held by messages are freed when those are released */
+  qvi_recycler_close(reader->bodies);
+  qvi_recycler_release(reader->bodies);
   free(reader);
 }
 
@@ -315,12 +331,19 @@ typedef struct MessageMemory {
   uint8_t *metadata;
   uint8_t *body;
   QvOwner *body_owner;
+  QvRecycler *bodies; /* SEQ: where the body goes back (a reference) */
+  size_t body_capacity;
 } MessageMemory;
 
 static void free_message_memory(void *p) {
   MessageMemory *m = p;
   qv_free(m->metadata);
-  qv_free(m->body);
+  if (m->bodies != NULL) {
+    qvi_recycler_put(m->bodies, m->body, m->body_capacity);
+    qvi_recycler_release(m->bodies);
+  } else {
+    qv_free(m->body);
+  }
   qv_owner_free(m->body_owner);
   free(m);
 }
@@ -348,9 +371,9 @@ static QvStatus seq_read(QvIpcReader *r, uint8_t *buf, size_t n, size_t *got, Qv
 
 /* Sequential: n bytes into a new 64-byte-aligned allocation that grows with
  * the data actually read. *got < n when the input ended early; *out is then
- * still set (free it with qv_free). */
+ * still set (free it with qv_free). *capacity: the allocation's size. */
 static QvStatus seq_read_alloc(QvIpcReader *r, size_t n, uint8_t **out, size_t *got,
-                               QvError *error) {
+                               size_t *capacity, QvError *error) {
   *out = NULL;
   *got = 0;
   size_t cap = n < SEQ_READ_CHUNK ? n : SEQ_READ_CHUNK;
@@ -364,6 +387,7 @@ static QvStatus seq_read_alloc(QvIpcReader *r, size_t n, uint8_t **out, size_t *
     if (st || done < cap || done == n) {
       *out = buf;
       *got = done;
+      *capacity = cap;
       return st;
     }
     size_t next = cap > n / 2 ? n : cap * 2;
@@ -455,7 +479,8 @@ static QvStatus read_message(QvIpcReader *r, Mode mode, int64_t pos, bool want_b
     if ((st = own_memory(out, &mem, error))) return st;
     size_t got = 0;
     if (mode == MODE_SEQ) {
-      st = seq_read_alloc(r, (size_t)len, &mem->metadata, &got, error);
+      size_t cap;
+      st = seq_read_alloc(r, (size_t)len, &mem->metadata, &got, &cap, error);
     } else if ((mem->metadata = qv_aligned_alloc((size_t)len)) == NULL) {
       st = qv_error_set(error, QV_ENOMEM, "out of memory reading %d bytes of metadata", len);
     } else {
@@ -498,7 +523,26 @@ static QvStatus read_message(QvIpcReader *r, Mode mode, int64_t pos, bool want_b
    * grows with the bytes that really arrive */
   size_t got;
   if (want_body) {
-    st = seq_read_alloc(r, (size_t)out->body_length, &mem->body, &got, error);
+    size_t n = (size_t)out->body_length, cap = 0;
+    uint8_t *kept = qvi_recycler_take(r->bodies, n, &cap);
+    if (kept != NULL) {
+      /* a buffer released by an earlier message: its pages are in */
+      qvi_path_hit(QV_PATH_SEQ_BODY_REUSED);
+      mem->body = kept;
+      st = seq_read(r, kept, n, &got, error);
+    } else {
+      st = seq_read_alloc(r, n, &mem->body, &got, &cap, error);
+    }
+    if (mem->body != NULL && r->bodies != NULL) {
+      qvi_recycler_retain(r->bodies);
+      mem->bodies = r->bodies;
+      mem->body_capacity = cap;
+    }
+    if (st == QV_OK && got == n && n > r->largest_body) {
+      /* room for two: the body a caller holds and the one read next */
+      r->largest_body = n;
+      qvi_recycler_allow(r->bodies, n <= SIZE_MAX / 4 ? 4 * n : SIZE_MAX);
+    }
     out->body = mem->body;
   } else {
     int64_t skipped = 0;

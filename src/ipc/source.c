@@ -49,6 +49,19 @@ struct QvSource {
 
 static atomic_llong g_view_maps, g_range_maps, g_populates;
 
+static atomic_size_t g_short_reads; /* qvi_source_test_short_reads */
+static atomic_uint g_short_seq;
+
+void qvi_source_test_short_reads(size_t max) { atomic_store(&g_short_reads, max); }
+
+/* What one read(2)/pread(2) asks for of the n wanted. */
+static size_t io_ask(size_t n) {
+  size_t max = atomic_load_explicit(&g_short_reads, memory_order_relaxed);
+  if (max == 0 || n <= 1) return n;
+  size_t k = 1 + (size_t)(atomic_fetch_add_explicit(&g_short_seq, 7919, memory_order_relaxed) % max);
+  return k < n ? k : n;
+}
+
 int64_t qvi_source_count_view_maps(void) { return (int64_t)atomic_load(&g_view_maps); }
 int64_t qvi_source_count_range_maps(void) { return (int64_t)atomic_load(&g_range_maps); }
 int64_t qvi_source_count_populates(void) { return (int64_t)atomic_load(&g_populates); }
@@ -369,7 +382,7 @@ QvStatus qvi_source_pread(QvSource *s, void *buf, size_t n, int64_t offset, size
   }
   size_t done = 0;
   while (done < n) {
-    ssize_t k = pread(s->fd, (uint8_t *)buf + done, n - done,
+    ssize_t k = pread(s->fd, (uint8_t *)buf + done, io_ask(n - done),
                       (off_t)(s->base + offset + (int64_t)done));
     if (k < 0) {
       if (errno == EINTR) continue;
@@ -433,7 +446,7 @@ static QvStatus read_raw(QvSource *s, uint8_t *buf, size_t n, size_t *got, QvErr
   size_t done = 0;
   QvStatus st = QV_OK;
   while (done < n) {
-    ssize_t k = read(s->fd, buf + done, n - done);
+    ssize_t k = read(s->fd, buf + done, io_ask(n - done));
     if (k < 0) {
       if (errno == EINTR) continue;
       st = qv_error_set(error, QV_EIO, "%s: read failed at offset %lld: %s", s->name,

@@ -119,5 +119,9 @@ void qvi_source_populate(QvSource *s, int64_t offset, int64_t length);
 int64_t qvi_source_count_view_maps(void);
 int64_t qvi_source_count_range_maps(void);
 int64_t qvi_source_count_populates(void);
+/* Test hook: from now on every read(2) and pread(2) of a descriptor asks
+ * for at most `max` bytes, varying between 1 and max (0: no limit, as
+ * usual), so tests see the short reads pipes and sockets give. Process-wide. */
+void qvi_source_test_short_reads(size_t max);
 
 #endif

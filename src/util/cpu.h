@@ -69,6 +69,7 @@ typedef enum QvPath {
   QV_PATH_SPARSE_UNSTACK_SEALED, /* CSR -> sparse-vector column of a sealed (reader-validated) tensor: no scan */
   QV_PATH_FLIGHT_BODY_PLACED,  /* FlightData: data_body received on a 64-byte boundary, used in place */
   QV_PATH_SPARSE_THREADS,     /* sparse conversion: COO grouping / CSX transpose split across threads */
+  QV_PATH_SEQ_BODY_REUSED,    /* stream reader: a body read straight into a buffer an earlier message handed back */
   QV_PATH_COUNT
 } QvPath;
 

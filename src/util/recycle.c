@@ -69,14 +69,14 @@ void qvi_recycler_allow(QvRecycler *r, size_t limit) {
   pthread_mutex_unlock(&r->lock);
 }
 
-void *qvi_recycler_get(QvRecycler *r, size_t size, size_t *capacity) {
+void *qvi_recycler_take(QvRecycler *r, size_t size, size_t *capacity) {
+  void *p = NULL;
   if (r != NULL && size >= QV_RECYCLE_MIN) {
     pthread_mutex_lock(&r->lock);
     int best = -1;
     for (int i = 0; i < r->n; i++)
       if (r->cap[i] >= size && r->cap[i] / 2 <= size && (best < 0 || r->cap[i] < r->cap[best]))
         best = i;
-    void *p = NULL;
     if (best >= 0) {
       p = r->buf[best];
       *capacity = r->cap[best];
@@ -85,11 +85,14 @@ void *qvi_recycler_get(QvRecycler *r, size_t size, size_t *capacity) {
       r->cap[best] = r->cap[r->n];
     }
     pthread_mutex_unlock(&r->lock);
-    if (p) {
-      qvi_path_hit(QV_PATH_RECYCLED_BUFFER);
-      return p;
-    }
+    if (p) qvi_path_hit(QV_PATH_RECYCLED_BUFFER);
   }
+  return p;
+}
+
+void *qvi_recycler_get(QvRecycler *r, size_t size, size_t *capacity) {
+  void *kept = qvi_recycler_take(r, size, capacity);
+  if (kept != NULL) return kept;
   *capacity = size;
   return qv_aligned_alloc(size);
 }

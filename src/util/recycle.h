@@ -28,6 +28,9 @@ void qvi_recycler_allow(QvRecycler *r, size_t limit);
  * [size, 2 * size] (the smallest), else a fresh one; *capacity is what to
  * hand back with qvi_recycler_put. NULL: out of memory. r may be NULL. */
 void *qvi_recycler_get(QvRecycler *r, size_t size, size_t *capacity);
+/* A kept buffer of capacity in [size, 2 * size] (the smallest), or NULL
+ * when none is kept (nothing is allocated). r may be NULL. */
+void *qvi_recycler_take(QvRecycler *r, size_t size, size_t *capacity);
 /* Hands a buffer back: kept when there is room, freed otherwise. */
 void qvi_recycler_put(QvRecycler *r, void *p, size_t capacity);
 
