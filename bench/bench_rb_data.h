@@ -34,15 +34,15 @@ static void bench_rb_batch(const struct ArrowSchema *s, int64_t first, int64_t r
   bench_rb_check(qv_array_init_from_schema(out, s, &e), &e, "init");
   char text[32];
   for (int64_t r = first; r < first + rows; r++) {
-    qv_array_append_int(out->children[0], r);
-    qv_array_append_double(out->children[1], (double)r * 0.5);
+    bench_rb_check(qv_array_append_int(out->children[0], r, &e), &e, "append");
+    bench_rb_check(qv_array_append_double(out->children[1], (double)r * 0.5, &e), &e, "append");
     int n = snprintf(text, sizeof text, "n%" PRId64, (r * 7919) % 1000000);
-    qv_array_append_bytes(out->children[2], text, n);
+    bench_rb_check(qv_array_append_bytes(out->children[2], text, n, &e), &e, "append");
     if (r % 10 == 3)
-      qv_array_append_null(out->children[3], 1);
+      bench_rb_check(qv_array_append_null(out->children[3], 1, &e), &e, "append");
     else
-      qv_array_append_int(out->children[3], (int32_t)(r % 100000));
-    qv_array_finish_element(out);
+      bench_rb_check(qv_array_append_int(out->children[3], (int32_t)(r % 100000), &e), &e, "append");
+    bench_rb_check(qv_array_finish_element(out, &e), &e, "append");
   }
   bench_rb_check(qv_array_finish_building(out, QV_VALIDATE_NONE, &e), &e, "finish");
 }
