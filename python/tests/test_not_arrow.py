@@ -1,5 +1,5 @@
 """Input that is not Arrow (a NumPy .npy or .npz, text, nothing at all) is
-named for what it is by every reader, as quiver.ArrowInvalid (a ValueError),
+named for what it is by every reader, as quiver.InvalidError (a ValueError),
 never as a capacity error. The files are built here."""
 import io
 
@@ -34,10 +34,10 @@ def test_not_arrow_is_invalid(tmp_path, reader):
     for name, says in _inputs(tmp_path):
         path = tmp_path / name
         for src in (str(path), path.read_bytes(), io.BytesIO(path.read_bytes())):
-            with pytest.raises(quiver.ArrowInvalid) as e:
+            with pytest.raises(quiver.InvalidError) as e:
                 call(src)
             assert isinstance(e.value, ValueError)
-            assert not isinstance(e.value, quiver.ArrowCapacityError)
+            assert not isinstance(e.value, quiver.CapacityError)
             msg = str(e.value)
             assert says in msg or (says == "not Arrow" and "not an Arrow file" in msg), \
                 "%s(%s): %s" % (name_, name, msg)

@@ -872,9 +872,8 @@ static QvStatus plan_members(const QvSparseTensor *t, WMember *m, QvError *error
     return qv_error_set(error, QV_EINVAL,
                         "SciPy's .npz holds 2-D matrices; this %s tensor has %d dimensions",
                         qv_sparse_format_name(t->format), (int)t->ndim);
-  if (t->value_type == QV_ARROW_FLOAT16)
-    return qv_error_set(error, QV_EINVAL,
-                        "scipy.sparse does not support float16 values: convert to float32 first");
+  /* float16 values are written as SciPy's save_npz writes a matrix whose
+   * data is float16 (data.npy '<f2'; load_npz reads it back as float16) */
   int64_t nnz = t->nnz;
   int64_t iw = (int64_t)qv_arrow_type_size(t->index_type);
   /* save_npz's member order */
