@@ -46,7 +46,8 @@ __all__ = [
     "read_tensor", "read_tensor_info", "read_tensor_object", "write_tensor", "read_sparse",
     "write_sparse", "SparseTensor", "convert", "messages", "read_stream", "read_file",
     "write_stream", "write_file", "table_to_tensor", "read_tensor_column", "read_tensor_cells",
-    "write_tensor_column", "read_sparse_column", "write_sparse_column", "migrate", "Tensor", "RecordBatchReader", "Error", "InvalidError",
+    "write_tensor_column", "read_sparse_column", "write_sparse_column", "migrate", "from_dlpack",
+    "as_dlpack", "read_sparse_object", "Tensor", "RecordBatchReader", "Error", "InvalidError",
     "NotSupportedError", "CapacityError", "InputOutputError", "OutOfMemoryError",
 ]
 
@@ -85,17 +86,75 @@ def read_tensor_info(source, index=0):
     return _read_tensor_info(_source(source), index)
 
 
+def _is_dlpack_producer(obj):
+    return (hasattr(obj, "__dlpack__") and not isinstance(obj, (_np.ndarray, Tensor))
+            and not _is_torch_sparse(obj))
+
+
+def _is_torch_sparse(obj):
+    layout = getattr(obj, "layout", None)
+    return layout is not None and str(layout) in ("torch.sparse_coo", "torch.sparse_csr")
+
+
 def write_tensor(dest, array, dim_names=None):
     """Writes ``array`` as one Arrow Tensor message.
 
     ``array``: any NumPy array (or array-like) of int8..int64, uint8..uint64,
     float16, float32 or float64, in any layout (row- and column-major are
-    written as they are, other layouts as a row-major copy). ``dest``: a path
-    (a temporary file renamed over the target, so a failure leaves it
-    untouched) or a writable binary file object. ``dim_names``: one str per
-    dimension, or None.
+    written as they are, other layouts as a row-major copy), or any DLPack
+    producer (a PyTorch tensor, ...: read through DLPack without a copy).
+    ``dest``: a path (a temporary file renamed over the target, so a failure
+    leaves it untouched) or a writable binary file object. ``dim_names``: one
+    str per dimension, or None.
     """
+    if _is_dlpack_producer(array):
+        array = from_dlpack(array)
     _write_tensor(dest, array, dim_names)
+
+
+def from_dlpack(obj):
+    """A :class:`quiver.Tensor` viewing the memory of any DLPack producer, without a copy.
+
+    ``obj``: an object with ``__dlpack__`` (NumPy arrays, PyTorch tensors,
+    quiver tensors, ...) or a DLPack capsule of either version (0.6
+    ``dltensor`` or 1.x ``dltensor_versioned``; the capsule is consumed). A
+    1.x capsule is asked for first (``max_version=(1, 0)``), a producer that
+    does not know the keyword gives a 0.6 one. Only CPU memory is taken (a
+    ``BufferError`` otherwise); a consumed capsule, negative strides, a type
+    quiver lacks or an impossible shape are :class:`InvalidError` /
+    :class:`NotSupportedError` (both ``ValueError``). The Tensor keeps the
+    producer's memory alive; ``numpy.asarray(t)`` is a read-only view of it.
+    """
+    if type(obj).__name__ == "PyCapsule":
+        return _quiver._from_dlpack(obj)
+    if not hasattr(obj, "__dlpack__"):
+        raise TypeError("from_dlpack needs a DLPack producer (an object with __dlpack__) or a "
+                        "capsule, not %s" % type(obj).__name__)
+    if hasattr(obj, "__dlpack_device__"):
+        device = tuple(obj.__dlpack_device__())
+        if device[0] != 1:  # kDLCPU
+            raise BufferError("quiver reads CPU memory only; the producer is on device %r" % (device,))
+    try:
+        capsule = obj.__dlpack__(max_version=(1, 0))
+    except TypeError:
+        capsule = obj.__dlpack__()
+    return _quiver._from_dlpack(capsule)
+
+
+def as_dlpack(array):
+    """A DLPack producer for an ndarray quiver handed out: the one call between
+    ``read_tensor`` (and the other readers) and any DLPack consumer::
+
+        torch.from_dlpack(quiver.as_dlpack(quiver.read_tensor(path)))
+        numpy.from_dlpack(quiver.as_dlpack(a))
+
+    NumPy 1.x refuses to export read-only arrays, and quiver's arrays are
+    read-only (they may view a read-only file mapping); the returned
+    :class:`quiver.Tensor` views the array's memory without a copy and keeps
+    the array alive. Consumers must not write to it (DLPack 1.x consumers see
+    the read-only flag; 0.6 cannot carry it).
+    """
+    return _quiver._as_dlpack(array)
 
 
 class SparseTensor:
@@ -155,6 +214,27 @@ class SparseTensor:
         if handle.format not in _SCIPY_FORMATS:
             handle = handle.convert("coo")
         return _to_scipy(handle, upcast_half=True)
+
+    def to_torch(self):
+        """A PyTorch sparse tensor viewing quiver's buffers through DLPack where
+        PyTorch allows it: COO as ``torch.sparse_coo_tensor`` (int64 indices;
+        other widths converted), CSR as ``torch.sparse_csr_tensor``; CSC and
+        CSF are converted to COO first. Treat it as read-only."""
+        import torch
+
+        def view(a):
+            return torch.from_dlpack(as_dlpack(a))
+
+        t = self if self.format in ("coo", "csr") else self.to_coo()
+        values = view(t.data)
+        if t.format == "coo":
+            coords = t.indices if t.indices.dtype == _np.int64 else t.indices.astype(_np.int64)
+            out = torch.sparse_coo_tensor(view(coords).T, values, size=t.shape)
+            return out._coalesced_(True) if t.is_canonical else out
+        index = _np.int64 if _np.int64 in (t.indptr.dtype, t.indices.dtype) else _np.int32
+        return torch.sparse_csr_tensor(view(t.indptr.astype(index, copy=False)),
+                                       view(t.indices.astype(index, copy=False)), values,
+                                       size=t.shape)
 
     def __repr__(self):
         return "<quiver.SparseTensor {} {} shape={} nnz={}>".format(
@@ -239,27 +319,55 @@ def _handle_from_scipy(m):
         indices=_np.ascontiguousarray(m.indices))
 
 
+def _numpy_of_torch(t):
+    return _np.asarray(from_dlpack(t.detach()))
+
+
+def _handle_from_torch(t):
+    """A PyTorch sparse COO or CSR tensor's buffers, viewed through DLPack."""
+    if str(t.layout) == "torch.sparse_coo":
+        indices = _numpy_of_torch(t._indices())  # ndim x nnz
+        return _quiver._sparse_from_buffers(
+            "coo", tuple(t.shape), _numpy_of_torch(t._values()),
+            coords=_np.ascontiguousarray(indices.T), is_canonical=bool(t.is_coalesced()))
+    return _quiver._sparse_from_buffers(
+        "csr", tuple(t.shape), _numpy_of_torch(t.values()), indptr=_numpy_of_torch(t.crow_indices()),
+        indices=_numpy_of_torch(t.col_indices()))
+
+
 def _sparse_handle(obj, format, index_type):
-    """A quiver._Sparse for a scipy matrix, SparseTensor or dense array, in ``format``."""
-    if isinstance(obj, SparseTensor):
+    """A quiver._Sparse for a scipy matrix, SparseTensor, torch sparse tensor or dense array."""
+    if _is_torch_sparse(obj):
+        handle = _handle_from_torch(obj)
+    elif isinstance(obj, SparseTensor):
         handle = obj._handle
     elif isinstance(obj, _quiver._Sparse):
         handle = obj
     elif hasattr(obj, "tocsr") and hasattr(obj, "format") and hasattr(obj, "nnz"):
         handle = _handle_from_scipy(obj)
     else:
+        if _is_dlpack_producer(obj):
+            obj = _np.asarray(from_dlpack(obj))
         return _quiver._sparse_from_dense(obj, format or "coo", index_type)
     if (format and format != handle.format) or index_type is not None:
         handle = handle.convert(format or handle.format, index_type)
     return handle
 
 
+def read_sparse_object(source, index=0):
+    """SparseTensor message ``index`` as a :class:`quiver.SparseTensor` whatever
+    its format and shape (``.to_torch()``, ``.to_scipy()``, ``.to_dense()``)."""
+    return SparseTensor(_quiver._read_sparse(_source(source), index))
+
+
 def write_sparse(dest, matrix_or_tensor, format=None, index_type=None):
     """Writes one Arrow SparseTensor message.
 
     ``matrix_or_tensor``: any scipy.sparse matrix or array, a
-    :class:`quiver.SparseTensor`, or a dense NumPy array (converted to sparse
-    in C). ``format``: 'coo', 'csr', 'csc' or 'csf' (default: the input's
+    :class:`quiver.SparseTensor`, a PyTorch sparse COO or CSR tensor
+    (``torch.sparse_coo_tensor``, ``torch.sparse_csr_tensor``: its buffers
+    read through DLPack), or a dense array or DLPack producer (converted to
+    sparse in C). ``format``: 'coo', 'csr', 'csc' or 'csf' (default: the input's
     format; COO for a dense array; CSR for SciPy formats Arrow lacks).
     ``index_type``: a NumPy integer dtype for every index buffer (default: the
     input's, int64 for a dense array). ``dest``: a path or a writable binary
@@ -394,8 +502,15 @@ def write_tensor_column(dest, data, name="tensor", dim_names=None, file=False):
     arrays (one dtype and number of dims; ``None`` for a null cell): an
     ``arrow.variable_shape_tensor`` column, its ``uniform_shape`` giving the
     extents every cell shares. ``dim_names``: one name per cell dim (a str
-    is a ``TypeError``).
+    is a ``TypeError``). Any DLPack producer (a PyTorch tensor, ...) stands
+    for an ndarray, read without a copy.
     """
+    if isinstance(data, (list, tuple)):
+        data = [_np.asarray(from_dlpack(c)) if _is_dlpack_producer(c) else c for c in data]
+    elif _is_dlpack_producer(data):
+        data = _np.asarray(from_dlpack(data))
+    elif isinstance(data, Tensor):
+        data = _np.asarray(data)
     _quiver._write_tensor_column(dest, data, name, dim_names, bool(file))
 
 

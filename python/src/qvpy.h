@@ -13,6 +13,7 @@
  *   tensor_column.c  arrow.fixed_shape_tensor / variable_shape_tensor columns
  *   sparse_column.c  quiver.sparse_tensor / sparse_vector columns, migrate
  *   flight.c         Arrow Flight: the client and the directory server (quiver.flight)
+ *   dlpack.c         DLPack 0.6 and 1.x both ways (Tensor.__dlpack__, from_dlpack)
  *
  * A concept file exposes a method table (appended to the module by
  * quiver_module.c) and, when it defines types or needs state, an exec
@@ -126,6 +127,8 @@ int qvpy_tensor_exec(PyObject *module, QvPyState *qs);
 /* A new Tensor holding an empty tensor (to be filled). */
 QvPyTensor *qvpy_tensor_new(QvPyState *qs);
 PyObject *qvpy_tensor_to_numpy(QvPyTensor *self, PyObject *unused);
+/* Tensor.__dlpack__ (dlpack.c). */
+PyObject *qvpy_tensor_dlpack(PyObject *self, PyObject *args, PyObject *kwargs);
 /* *t: a view of a Tensor's tensor sharing its owner (reset it). */
 int qvpy_tensor_share(QvPyState *qs, PyObject *tensor, QvTensor *t);
 /* An ndarray quiver can describe as a QvTensor: native value type, no
@@ -171,6 +174,7 @@ extern PyMethodDef qvpy_table_tensor_methods[]; /* table_tensor.c: tables as ten
 extern PyMethodDef qvpy_tensor_column_methods[]; /* tensor_column.c: tensor columns */
 extern PyMethodDef qvpy_sparse_column_methods[]; /* sparse_column.c: sparse columns, migrate */
 extern PyMethodDef qvpy_flight_methods[];        /* flight.c: Arrow Flight client and server */
+extern PyMethodDef qvpy_dlpack_methods[];        /* dlpack.c: from_dlpack, as_dlpack */
 
 /* A heap type made from `spec` for `module` and added to it under its short
  * name when `add` is true: the new type, or NULL raised. */

@@ -132,43 +132,108 @@ static PyObject *Tensor_info(QvPyTensor *self, PyObject *unused) {
   return r;
 }
 
-static void dl_capsule_destructor(PyObject *cap) {
-  /* a consumer renames the capsule "used_dltensor" and owns the tensor */
-  if (!PyCapsule_IsValid(cap, "dltensor")) return;
-  DLManagedTensor *m = PyCapsule_GetPointer(cap, "dltensor");
-  if (m && m->deleter) m->deleter(m);
+/* ---- the array protocols: __array__, the buffer protocol */
+
+static PyObject *Tensor_array(QvPyTensor *self, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"dtype", "copy", NULL};
+  PyObject *dtype = Py_None, *copy = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$O", kw, &dtype, &copy)) return NULL;
+  PyObject *a = qvpy_tensor_to_numpy(self, NULL);
+  if (!a) return NULL;
+  if (dtype != Py_None || copy == Py_True) {
+    PyArray_Descr *d = NULL;
+    if (dtype != Py_None && !PyArray_DescrConverter(dtype, &d)) {
+      Py_DECREF(a);
+      return NULL;
+    }
+    if (!d) d = PyArray_DESCR((PyArrayObject *)a), Py_INCREF(d);
+    PyObject *c = PyArray_CastToType((PyArrayObject *)a, d, 0); /* steals d; a new array */
+    Py_DECREF(a);
+    return c;
+  }
+  return a; /* read-only: the memory may be a read-only file mapping */
 }
 
-static PyObject *Tensor_dlpack(QvPyTensor *self, PyObject *args, PyObject *kwargs) {
-  static char *kw[] = {"stream", "max_version", "dl_device", "copy", NULL};
-  PyObject *stream = Py_None, *maxv = Py_None, *dev = Py_None, *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O$OOO", kw, &stream, &maxv, &dev, &copy))
-    return NULL;
-  if (stream != Py_None) {
-    PyErr_SetString(PyExc_RuntimeError, "stream must be None for a CPU tensor");
-    return NULL;
+static int Tensor_getbuffer(QvPyTensor *self, Py_buffer *view, int flags) {
+  const QvTensor *t = &self->t;
+  if (flags & PyBUF_WRITABLE) {
+    PyErr_SetString(PyExc_BufferError, "a quiver.Tensor is read-only (often a file mapping)");
+    view->obj = NULL;
+    return -1;
   }
-  if (copy == Py_True) {
-    PyErr_SetString(PyExc_BufferError, "quiver exports its tensors without a copy only");
-    return NULL;
+  static const char *formats[] = {
+      [QV_ARROW_INT8] = "b",  [QV_ARROW_INT16] = "h",  [QV_ARROW_INT32] = "i",
+      [QV_ARROW_INT64] = "q", [QV_ARROW_UINT8] = "B",  [QV_ARROW_UINT16] = "H",
+      [QV_ARROW_UINT32] = "I", [QV_ARROW_UINT64] = "Q", [QV_ARROW_FLOAT16] = "e",
+      [QV_ARROW_FLOAT32] = "f", [QV_ARROW_FLOAT64] = "d"};
+  bool c = qv_tensor_is_row_major(t), f = qv_tensor_is_column_major(t);
+  if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c) {
+    PyErr_SetString(PyExc_BufferError, "the tensor is not C-contiguous");
+    view->obj = NULL;
+    return -1;
   }
-  /* quiver's export (DLPack 0.6) holds a reference to the tensor's owner:
-   * the file mapping or the caller's buffer, whose release takes the GIL
-   * itself, so the deleter may run on any thread */
-  DLManagedTensor *m;
-  QvError err;
-  qv_error_clear(&err);
-  QvStatus st = qv_tensor_to_dlpack(&self->t, &m, &err);
-  if (st) {
-    /* e.g. byte strides that are not whole elements */
-    PyErr_SetString(PyExc_BufferError, err.message);
-    return NULL;
+  if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f) {
+    PyErr_SetString(PyExc_BufferError, "the tensor is not Fortran-contiguous");
+    view->obj = NULL;
+    return -1;
   }
-  /* an empty tensor may have no data; consumers want a pointer */
-  if (m->dl_tensor.data == NULL) m->dl_tensor.data = qvpy_zero_size_data;
-  PyObject *cap = PyCapsule_New(m, "dltensor", dl_capsule_destructor);
-  if (!cap) m->deleter(m);
-  return cap;
+  if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c && !f) {
+    PyErr_SetString(PyExc_BufferError, "the tensor is not contiguous");
+    view->obj = NULL;
+    return -1;
+  }
+  if (!(flags & PyBUF_STRIDES) && !c) {
+    PyErr_SetString(PyExc_BufferError, "the tensor is strided: ask for strides (PyBUF_STRIDES)");
+    view->obj = NULL;
+    return -1;
+  }
+  int64_t es = (int64_t)qv_arrow_type_size(t->type);
+  view->buf = t->data ? (void *)t->data : qvpy_zero_size_data;
+  view->obj = (PyObject *)self;
+  Py_INCREF(self);
+  view->len = (Py_ssize_t)(qv_tensor_n_elements(t) * es);
+  view->readonly = 1;
+  view->itemsize = (Py_ssize_t)es;
+  view->format = (flags & PyBUF_FORMAT) ? (char *)formats[t->type] : NULL;
+  view->ndim = t->ndim;
+  /* Py_ssize_t is int64_t on every platform quiver builds its module for */
+  view->shape = (flags & PyBUF_ND) ? (Py_ssize_t *)(void *)t->shape : NULL;
+  view->strides = (flags & PyBUF_STRIDES) ? (Py_ssize_t *)(void *)t->strides : NULL;
+  view->suboffsets = NULL;
+  view->internal = NULL;
+  return 0;
+}
+
+static Py_ssize_t Tensor_len(QvPyTensor *self) {
+  if (self->t.ndim == 0) {
+    PyErr_SetString(PyExc_TypeError, "len() of a 0-d tensor");
+    return -1;
+  }
+  return (Py_ssize_t)self->t.shape[0];
+}
+
+static PyObject *Tensor_repr(QvPyTensor *self) {
+  const QvTensor *t = &self->t;
+  char shape[512];
+  size_t n = 0;
+  shape[0] = '\0';
+  for (int32_t i = 0; i < t->ndim && n < sizeof shape; i++)
+    n += (size_t)snprintf(shape + n, sizeof shape - n, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+  if (t->ndim == 1 && n < sizeof shape) snprintf(shape + n, sizeof shape - n, ",");
+  PyObject *names = NULL;
+  if (t->dim_names) {
+    PyObject *tuple = qvpy_names_tuple(t->dim_names, t->ndim);
+    if (!tuple) return NULL;
+    names = PyObject_Repr(tuple);
+    Py_DECREF(tuple);
+    if (!names) return NULL;
+  }
+  PyObject *r = names ? PyUnicode_FromFormat("quiver.Tensor(%s, shape=(%s), %s, dim_names=%U)",
+                                             qv_arrow_type_name(t->type), shape, layout_name(t), names)
+                      : PyUnicode_FromFormat("quiver.Tensor(%s, shape=(%s), %s)",
+                                             qv_arrow_type_name(t->type), shape, layout_name(t));
+  Py_XDECREF(names);
+  return r;
 }
 
 static PyObject *Tensor_dlpack_device(QvPyTensor *self, PyObject *unused) {
@@ -199,18 +264,43 @@ static PyMethodDef Tensor_methods[] = {
      "to_numpy()\n--\n\nA read-only ndarray viewing the tensor's memory (no copy); its base is this object."},
     {"info", (PyCFunction)Tensor_info, METH_NOARGS,
      "info()\n--\n\nA dict: type, dtype, shape, strides (bytes), dim_names, layout, nbytes."},
-    {"__dlpack__", (PyCFunction)(void (*)(void))Tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
-     "__dlpack__(stream=None)\n--\n\nA DLPack capsule viewing the tensor (no copy). The memory is "
-     "read-only (often a file mapping): consumers must not write to it."},
+    {"__dlpack__", (PyCFunction)(void (*)(void))qvpy_tensor_dlpack, METH_VARARGS | METH_KEYWORDS,
+     "__dlpack__(stream=None, *, max_version=None, dl_device=None, copy=None)\n--\n\n"
+     "A DLPack capsule viewing the tensor (no copy), as the array API standard specifies: a "
+     "'dltensor_versioned' capsule (DLPack 1.x, flagged read-only: the memory is often a file "
+     "mapping) when max_version >= (1, 0), the DLPack 0.6 'dltensor' one otherwise (consumers must "
+     "not write to it). copy=True exports a writable copy; a dl_device other than (kDLCPU, 0) "
+     "is a BufferError."},
+    {"__array__", (PyCFunction)(void (*)(void))Tensor_array, METH_VARARGS | METH_KEYWORDS,
+     "__array__(dtype=None, *, copy=None)\n--\n\nA read-only ndarray viewing the tensor (a cast "
+     "copy with dtype= or copy=True)."},
     {"__dlpack_device__", (PyCFunction)Tensor_dlpack_device, METH_NOARGS,
      "__dlpack_device__()\n--\n\n(kDLCPU, 0)."},
     {NULL, NULL, 0, NULL}};
+
+static PyObject *Tensor_get_dtype(QvPyTensor *self, void *c) {
+  (void)c;
+  return (PyObject *)PyArray_DescrFromType(qvpy_npy_type_of(self->t.type));
+}
+
+static PyObject *Tensor_get_ndim(QvPyTensor *self, void *c) {
+  (void)c;
+  return PyLong_FromLong(self->t.ndim);
+}
+
+static PyObject *Tensor_get_nbytes(QvPyTensor *self, void *c) {
+  (void)c;
+  return PyLong_FromLongLong(qv_tensor_n_elements(&self->t) * (int64_t)qv_arrow_type_size(self->t.type));
+}
 
 static PyGetSetDef Tensor_getset[] = {
     {"shape", (getter)Tensor_get_shape, NULL, "Shape (tuple of int).", NULL},
     {"strides", (getter)Tensor_get_strides, NULL, "Strides in bytes (tuple of int).", NULL},
     {"dim_names", (getter)Tensor_get_dim_names, NULL, "Dimension names, or None.", NULL},
     {"type", (getter)Tensor_get_type, NULL, "Value type name ('int8' ... 'float64').", NULL},
+    {"dtype", (getter)Tensor_get_dtype, NULL, "The NumPy dtype of the values.", NULL},
+    {"ndim", (getter)Tensor_get_ndim, NULL, "Number of dimensions.", NULL},
+    {"nbytes", (getter)Tensor_get_nbytes, NULL, "Bytes of the values (elements x item size).", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 /* Python's slots are void pointers, functions included (ISO C leaves the
@@ -223,6 +313,10 @@ static PyType_Slot Tensor_slots[] = {
                         "(a file mapping or the caller's buffer). Supports DLPack."},
     {Py_tp_methods, Tensor_methods},
     {Py_tp_getset, Tensor_getset},
+    {Py_tp_repr, (void *)Tensor_repr},
+    {Py_sq_length, (void *)Tensor_len},
+    {Py_mp_length, (void *)Tensor_len},
+    {Py_bf_getbuffer, (void *)Tensor_getbuffer},
     {0, NULL}};
 #pragma GCC diagnostic pop
 
