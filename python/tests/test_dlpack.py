@@ -69,11 +69,11 @@ def test_export_arguments():
         with pytest.raises(BufferError, match="CPU"):
             t.__dlpack__(dl_device=dev)
     with pytest.raises(BufferError):
-        t.__dlpack__(stream=1)
+        t.__dlpack__(stream=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        t.__dlpack__(max_version=1)
+        t.__dlpack__(max_version=1)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        t.__dlpack__(copy="yes")
+        t.__dlpack__(copy="yes")  # type: ignore[arg-type]
 
 
 def test_from_dlpack_numpy_and_quiver():
@@ -211,13 +211,13 @@ def test_hostile_capsules_raise():
         (dict(shape=[1] * 65), ""),                      # more dims than quiver has
     ]
     for kw, match in bad:
-        cap, addr = hostile(**kw)
+        cap, addr = hostile(**kw)  # type: ignore
         with pytest.raises((ValueError, BufferError), match=match):
             quiver.from_dlpack(cap)
         assert _get_name(cap) == b"dltensor", kw  # not consumed: the producer keeps it
     with pytest.raises(TypeError):
         quiver.from_dlpack(_capsule_new(ctypes.addressof((ctypes.c_int * 1)()), b"other", None))
-    t = None
+    t = None  # type: ignore
     gc.collect()
 
 
@@ -230,13 +230,13 @@ def test_tensor_array_protocols():
     v = np.asarray(t)
     assert v.shape == (2, 3, 4) and not v.flags.writeable and inside(v.ctypes.data, blob)
     assert np.asarray(t, dtype=np.float64).dtype == np.float64
-    m = memoryview(t)
+    m = memoryview(t)  # type: ignore
     assert m.readonly and m.format == "i" and m.shape == (2, 3, 4) and m.nbytes == 96
-    assert np.frombuffer(t, dtype=np.int32).ctypes.data == v.ctypes.data
+    assert np.frombuffer(t, dtype=np.int32).ctypes.data == v.ctypes.data  # type: ignore
     with pytest.raises(TypeError, match="not writable"):
-        ctypes.c_char.from_buffer(t)  # asks for a writable buffer: refused
+        ctypes.c_char.from_buffer(t)  # type: ignore  # asks for a writable buffer: refused
     f = quiver.read_tensor_object(tensor_bytes(np.asfortranarray(a[0])))
-    assert "column-major" in repr(f) and memoryview(f).f_contiguous
+    assert "column-major" in repr(f) and memoryview(f).f_contiguous  # type: ignore
     s = quiver.read_tensor_object(tensor_bytes(np.float64(3)))
     with pytest.raises(TypeError):
         len(s)
