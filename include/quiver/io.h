@@ -63,6 +63,26 @@ QV_API QvStatus qv_source_new_path(QvSource **out, const char *path, QvError *er
  * the descriptor is not closed. Pipes are fine. On a seekable regular file
  * readers may also pread (an Arrow file's footer, for instance). */
 QV_API QvStatus qv_source_new_fd(QvSource **out, int fd, QvError *error);
+/** A callback source's read: up to `n` bytes at the current position into
+ * `buf`, the count in *got (0 only at the end of the input; fewer than `n`
+ * is fine, the source asks again). QV_OK, or an error set in `error`. */
+typedef QvStatus (*QvSourceReadFn)(void *ctx, void *buf, size_t n, size_t *got, QvError *error);
+/** A callback source's seek, as lseek(2): `whence` is SEEK_SET, SEEK_CUR or
+ * SEEK_END; the new position from the input's start goes to *position. */
+typedef QvStatus (*QvSourceSeekFn)(void *ctx, int64_t offset, int whence, int64_t *position,
+                                   QvError *error);
+/** A source that reads through the caller's code (a Python file object, a
+ * decompressor, a transport of its own). `read` is required. With `seek`
+ * (NULL: sequential only) the source learns its size at creation (seek to
+ * the end and back) and readers may read at offsets, as they do on a
+ * regular file (an Arrow file's footer); each such read seeks back, so
+ * sequential reading is never disturbed. The callbacks are called by one
+ * thread at a time. `release` (may be NULL) is called with `ctx` once, when
+ * the last reference is dropped, or at once when creation fails. `name`
+ * (NULL: "<callback>") names the input in messages. */
+QV_API QvStatus qv_source_new_callback(QvSource **out, QvSourceReadFn read, QvSourceSeekFn seek,
+                                       void (*release)(void *ctx), void *ctx, const char *name,
+                                       QvError *error);
 /** Takes one more reference (each qv_source_free drops one). */
 QV_API void qv_source_retain(QvSource *s);
 /** Drops the caller's reference; readers hold their own. NULL is a no-op. */

@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE /* madvise and its MADV_* values */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,13 @@ struct QvSource {
   int64_t base; /* file offset where the input starts */
   /* FILE: how the whole-file view is made (QvSourceAdvice) */
   atomic_int advice;
+  /* callback sources (STREAM kind, fd -1): the caller's functions, one
+   * call at a time under `lock` */
+  QvSourceReadFn read_fn;
+  QvSourceSeekFn seek_fn;
+  void (*release_fn)(void *ctx);
+  void *ctx;
+  pthread_mutex_t lock;
   /* sequential reading */
   int64_t pos;
   uint8_t peeked[PEEK_MAX];
@@ -161,6 +169,56 @@ QvStatus qv_source_new_fd(QvSource **out, int fd, QvError *error) {
   return QV_OK;
 }
 
+QvStatus qv_source_new_callback(QvSource **out, QvSourceReadFn read_fn, QvSourceSeekFn seek_fn,
+                                void (*release_fn)(void *ctx), void *ctx, const char *name,
+                                QvError *error) {
+  QvStatus st;
+  if (out == NULL) {
+    st = qv_error_set(error, QV_EARG, "NULL output");
+    goto fail;
+  }
+  *out = NULL;
+  if (read_fn == NULL) {
+    st = qv_error_set(error, QV_EARG, "a callback source needs a read function");
+    goto fail;
+  }
+  QvSource *s;
+  st = source_alloc(&s, QV_SOURCE_STREAM, name ? name : "<callback>", error);
+  if (st) goto fail;
+  if (pthread_mutex_init(&s->lock, NULL) != 0) {
+    free(s->name);
+    free(s);
+    st = qv_error_set(error, QV_ENOMEM, "out of resources for a source lock");
+    goto fail;
+  }
+  s->read_fn = read_fn;
+  s->seek_fn = seek_fn;
+  s->release_fn = release_fn;
+  s->ctx = ctx;
+  if (seek_fn != NULL) {
+    /* As probe_seekable: the input starts at the current position. */
+    int64_t here, end, back;
+    st = seek_fn(ctx, 0, SEEK_CUR, &here, error);
+    if (!st) st = seek_fn(ctx, 0, SEEK_END, &end, error);
+    if (!st) st = seek_fn(ctx, here, SEEK_SET, &back, error);
+    if (!st && (here < 0 || end < 0 || back != here))
+      st = qv_error_set(error, QV_EIO, "%s: the seek callback reported positions %lld, %lld, %lld",
+                        s->name, (long long)here, (long long)end, (long long)back);
+    if (st) {
+      qv_source_free(s); /* calls release */
+      return st;
+    }
+    s->seekable = true;
+    s->base = here;
+    s->size = end > here ? end - here : 0;
+  }
+  *out = s;
+  return QV_OK;
+fail:
+  if (release_fn) release_fn(ctx);
+  return st;
+}
+
 void qv_source_retain(QvSource *s) {
   if (s) atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
 }
@@ -175,6 +233,10 @@ void qv_source_free(QvSource *s) {
   }
   qv_owner_free(s->owner);
   if (s->owns_fd) close(s->fd);
+  if (s->read_fn) {
+    if (s->release_fn) s->release_fn(s->ctx);
+    pthread_mutex_destroy(&s->lock);
+  }
   free(s->name);
   free(s);
 }
@@ -368,6 +430,47 @@ void qvi_source_populate(QvSource *s, int64_t offset, int64_t length) {
 
 /* ---- random access */
 
+/* Reads n bytes (fewer only at the end) through a callback source's read. */
+static QvStatus callback_read_full(QvSource *s, uint8_t *buf, size_t n, size_t *got,
+                                   QvError *error) {
+  size_t done = 0;
+  while (done < n) {
+    size_t k = 0;
+    QvStatus st = s->read_fn(s->ctx, buf + done, n - done, &k, error);
+    if (st) {
+      *got = done;
+      return qv_error_prefix(error, "%s", s->name);
+    }
+    if (k > n - done) {
+      *got = done;
+      return qv_error_set(error, QV_EIO, "%s: the read callback reported %zu bytes for a %zu-byte "
+                          "request", s->name, k, n - done);
+    }
+    if (k == 0) break;
+    done += k;
+  }
+  *got = done;
+  return QV_OK;
+}
+
+/* pread on a seekable callback source: seek, read, and seek back to where
+ * sequential reading stands (the caller's position, past what is peeked). */
+static QvStatus callback_pread(QvSource *s, void *buf, size_t n, int64_t offset, size_t *got,
+                               QvError *error) {
+  pthread_mutex_lock(&s->lock);
+  int64_t at;
+  QvStatus st = s->seek_fn(s->ctx, s->base + offset, SEEK_SET, &at, error);
+  if (!st && at != s->base + offset)
+    st = qv_error_set(error, QV_EIO, "%s: seek to %lld reached %lld", s->name,
+                      (long long)(s->base + offset), (long long)at);
+  if (!st) st = callback_read_full(s, buf, n, got, error);
+  QvError ignored;
+  QvStatus back = s->seek_fn(s->ctx, s->base + s->pos, SEEK_SET, &at, st ? &ignored : error);
+  if (!st && back) st = back;
+  pthread_mutex_unlock(&s->lock);
+  return st;
+}
+
 QvStatus qvi_source_pread(QvSource *s, void *buf, size_t n, int64_t offset, size_t *got,
                          QvError *error) {
   *got = 0;
@@ -380,6 +483,7 @@ QvStatus qvi_source_pread(QvSource *s, void *buf, size_t n, int64_t offset, size
     *got = n;
     return QV_OK;
   }
+  if (s->read_fn) return callback_pread(s, buf, n, offset, got, error);
   size_t done = 0;
   while (done < n) {
     ssize_t k = pread(s->fd, (uint8_t *)buf + done, io_ask(n - done),
@@ -440,6 +544,13 @@ static QvStatus read_raw(QvSource *s, uint8_t *buf, size_t n, size_t *got, QvErr
   *got = 0;
   if (s->kind != QV_SOURCE_STREAM) {
     QvStatus st = qvi_source_pread(s, buf, n, s->pos, got, error);
+    s->pos += (int64_t)*got;
+    return st;
+  }
+  if (s->read_fn) {
+    pthread_mutex_lock(&s->lock);
+    QvStatus st = callback_read_full(s, buf, n, got, error);
+    pthread_mutex_unlock(&s->lock);
     s->pos += (int64_t)*got;
     return st;
   }
