@@ -1319,6 +1319,12 @@ void qvi_grpc_call_free(QviGrpcCall *call) {
 void qvi_grpc_call_finish(QviGrpcCall *call, int code, const char *message) {
   Conn *c = call->conn;
   QviGrpcServer *srv = c->srv;
+  /* A call that failed after its deadline ended for that reason, whatever
+   * the handler reports (it saw the call cancelled), as gRPC servers say. */
+  if (code != QVI_GRPC_OK && call->deadline && qvi_grpc_now_ms() >= call->deadline) {
+    code = QVI_GRPC_DEADLINE_EXCEEDED;
+    message = "the call's deadline passed";
+  }
   pthread_mutex_lock(&c->mu);
   call->finish_code = code;
   snprintf(call->finish_msg, sizeof call->finish_msg, "%s", message ? message : "");
