@@ -231,6 +231,41 @@ SP_INLINE void digit_pass(const int64_t *ai, const uint8_t *av, const uint32_t *
   }
 }
 
+/* The ND least-significant-digit passes over a bucket's minor digits, with
+ * the digit counts already in h (ND tables of hn): the first pass builds
+ * the items (packed key << pb | position in the bucket) from `src`; the
+ * sorted items end in *a, *b is the other scratch array. */
+SP_INLINE void minor_digit_passes(uint32_t *h, const int ND, int64_t hn, int pb, int dw,
+                                  uint64_t dm, const uint64_t *src, int64_t len, uint64_t **a,
+                                  uint64_t **b) {
+  uint64_t *from = *a, *to = *b;
+  for (int d = 0; d < ND; d++) {
+    uint32_t *hd = h + d * hn, acc = 0;
+    for (int64_t k = 0; k < hn; k++) {
+      uint32_t c = hd[k];
+      hd[k] = acc;
+      acc += c;
+    }
+    int sh = pb + d * dw;
+    if (d == 0) {
+      for (int64_t j = 0; j < len; j++) {
+        uint64_t it = src[j] << pb | (uint64_t)j;
+        to[hd[(it >> sh) & dm]++] = it;
+      }
+    } else {
+      for (int64_t j = 0; j < len; j++) {
+        uint64_t it = from[j];
+        to[hd[(it >> sh) & dm]++] = it;
+      }
+    }
+    uint64_t *sw = from;
+    from = to;
+    to = sw;
+  }
+  *a = from;
+  *b = to;
+}
+
 typedef struct BucketScratch {
   uint64_t *a, *b;  /* items, maxlen each */
   uint8_t *vals;    /* the bucket's values, maxlen * vs */
@@ -259,30 +294,8 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
     kc[x >> mbits]++;
   }
   memcpy(t->vals, val + (size_t)lo * vs, (size_t)len * vs);
-  for (int d = 0; d < ND; d++) {
-    uint32_t *hd = h + d * hn, acc = 0;
-    for (int64_t k = 0; k < hn; k++) {
-      uint32_t c = hd[k];
-      hd[k] = acc;
-      acc += c;
-    }
-    int sh = pb + d * dw;
-    if (d == 0) {
-      /* the first pass builds the items from the bucket as pass 1 left it */
-      for (int64_t j = 0; j < len; j++) {
-        uint64_t it = src[j] << pb | (uint64_t)j;
-        b[hd[(it >> sh) & dm]++] = it;
-      }
-    } else {
-      for (int64_t j = 0; j < len; j++) {
-        uint64_t it = a[j];
-        b[hd[(it >> sh) & dm]++] = it;
-      }
-    }
-    uint64_t *sw = a;
-    a = b;
-    b = sw;
-  }
+  /* the first pass builds the items from the bucket as pass 1 left it */
+  minor_digit_passes(h, ND, hn, pb, dw, dm, src, len, &a, &b);
   /* rows start at the write position; a last stable pass by key puts the
    * items in (key, minor) order, then one sequential pass writes indices
    * and values and spots duplicates as equal neighbours */
@@ -559,29 +572,7 @@ SP_INLINE void par_items_nd(ParGroup *g, ParScratch *sc, const int ND, int dw, i
     kc[x >> mbits]++;
   }
   memcpy(tv, val + (size_t)lo * vs, (size_t)len * vs);
-  for (int d = 0; d < ND; d++) {
-    uint32_t *hd = h + d * hn, acc = 0;
-    for (int64_t k = 0; k < hn; k++) {
-      uint32_t c = hd[k];
-      hd[k] = acc;
-      acc += c;
-    }
-    int sh = pb + d * dw;
-    if (d == 0) {
-      for (int64_t j = 0; j < len; j++) {
-        uint64_t it = src[j] << pb | (uint64_t)j;
-        bb[hd[(it >> sh) & dm]++] = it;
-      }
-    } else {
-      for (int64_t j = 0; j < len; j++) {
-        uint64_t it = a[j];
-        bb[hd[(it >> sh) & dm]++] = it;
-      }
-    }
-    uint64_t *sw = a;
-    a = bb;
-    bb = sw;
-  }
+  minor_digit_passes(h, ND, hn, pb, dw, dm, src, len, &a, &bb);
   uint32_t acc = 0;
   for (int64_t k = 0; k < nk; k++) {
     uint32_t c = kc[k];
