@@ -19,6 +19,7 @@
 #include "quiver/sparse_column.h"
 #include "quiver/tensor_column.h"
 #include "util/cpu.h"
+#include "util/load.h"
 #include "util/options.h"
 
 #define assert_ok(expr)                                                       \
@@ -270,6 +271,12 @@ static void assert_same_messages(const Bytes *a, const Bytes *b, const char *wha
 static void test_arrow_cpp_round_trip(void **state) {
   (void)state;
   if (!qv_test_have_shared()) skip();
+  if (QV_HOST_BIG_ENDIAN) {
+    /* as test_sparse_ipc: Tensor/SparseTensor messages carry no byte order,
+     * bodies are read in the host's, and these files are little-endian */
+    print_message("skipped: little-endian tensor files on a big-endian host\n");
+    skip();
+  }
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", qv_test_shared_path(""));
   dir[strlen(dir) - 1] = 0; /* the trailing slash */
@@ -363,7 +370,13 @@ static void on_notice(void *ctx, const char *m) {
 
 /* Rewrites the first strides [a, b] found in the message's metadata. */
 static void patch_strides(Bytes *b, int64_t a0, int64_t b0, int64_t a1, int64_t b1) {
-  int64_t want[2] = {a0, b0}, now[2] = {a1, b1};
+  /* flatbuffer integers are little-endian on every host */
+  uint8_t want[16], now[16];
+  const int64_t wv[2] = {a0, b0}, nv[2] = {a1, b1};
+  for (int k = 0; k < 16; k++) {
+    want[k] = (uint8_t)((uint64_t)wv[k / 8] >> (8 * (k % 8)));
+    now[k] = (uint8_t)((uint64_t)nv[k / 8] >> (8 * (k % 8)));
+  }
   for (size_t i = 0; i + 16 <= b->size && i < 512; i += 8) {
     if (memcmp(b->data + i, want, 16) == 0) {
       memcpy(b->data + i, now, 16);
