@@ -228,9 +228,10 @@ static bool authorized(QvFlightServer *s, QvFlightCall *call) {
   return h && strcmp(h, s->bearer) == 0;
 }
 
-static QvStatus unimplemented(QvFlightCall *call, const char *method, QvError *error) {
+/* A method the server was given no handler for: gRPC's UNIMPLEMENTED. */
+static QvStatus no_handler(QvFlightCall *call, const char *method, QvError *error) {
   qv_flight_call_set_code(call, QV_FLIGHT_UNIMPLEMENTED);
-  return qv_error_set(error, QV_ENOTSUP, "%s is not implemented by this server", method);
+  return qv_error_set(error, QV_ENOTSUP, "this server has no handler for %s", method);
 }
 
 static QvStatus decode_descriptor_request(QvFlightCall *call, QvFlightDescriptor *d,
@@ -254,7 +255,7 @@ static QvStatus dispatch(QvFlightServer *s, QvFlightCall *call, const char *meth
   QvStatus st;
   QviGrpcMessage m;
   if (strcmp(method, "ListFlights") == 0) {
-    if (!h->list_flights) return unimplemented(call, method, error);
+    if (!h->list_flights) return no_handler(call, method, error);
     if ((st = recv_request(call, &m, error))) return st;
     QvFlightBytes crit;
     st = qvi_flight_decode_single(m.data, m.size, "Criteria", false, &crit, error);
@@ -269,7 +270,7 @@ static QvStatus dispatch(QvFlightServer *s, QvFlightCall *call, const char *meth
     bool info = method[0] == 'G' && method[3] == 'F', poll = method[0] == 'P';
     if ((info && !h->get_flight_info) || (poll && !h->poll_flight_info) ||
         (!info && !poll && !h->get_schema))
-      return unimplemented(call, method, error);
+      return no_handler(call, method, error);
     QvFlightDescriptor d;
     if ((st = decode_descriptor_request(call, &d, error))) return st;
     QviPbWriter w;
@@ -302,7 +303,7 @@ static QvStatus dispatch(QvFlightServer *s, QvFlightCall *call, const char *meth
     return st;
   }
   if (strcmp(method, "DoGet") == 0) {
-    if (!h->do_get) return unimplemented(call, method, error);
+    if (!h->do_get) return no_handler(call, method, error);
     if ((st = recv_request(call, &m, error))) return st;
     QvFlightBytes t;
     st = qvi_flight_decode_single(m.data, m.size, "Ticket", false, &t, error);
@@ -317,7 +318,7 @@ static QvStatus dispatch(QvFlightServer *s, QvFlightCall *call, const char *meth
   }
   if (strcmp(method, "DoPut") == 0 || strcmp(method, "DoExchange") == 0) {
     bool put = method[2] == 'P';
-    if ((put && !h->do_put) || (!put && !h->do_exchange)) return unimplemented(call, method, error);
+    if ((put && !h->do_put) || (!put && !h->do_exchange)) return no_handler(call, method, error);
     qvi_grpc_call_set_placement(call->grpc, qvi_flight_data_placement, NULL);
     struct ArrowArrayStream in = {0};
     st = open_in(call, &in, error);
@@ -338,7 +339,7 @@ static QvStatus dispatch(QvFlightServer *s, QvFlightCall *call, const char *meth
     return st;
   }
   if (strcmp(method, "DoAction") == 0) {
-    if (!h->do_action) return unimplemented(call, method, error);
+    if (!h->do_action) return no_handler(call, method, error);
     if ((st = recv_request(call, &m, error))) return st;
     QvFlightAction a;
     st = qvi_flight_decode_action(m.data, m.size, &a, error);
@@ -349,7 +350,7 @@ static QvStatus dispatch(QvFlightServer *s, QvFlightCall *call, const char *meth
     return st;
   }
   if (strcmp(method, "ListActions") == 0) {
-    if (!h->list_actions) return unimplemented(call, method, error);
+    if (!h->list_actions) return no_handler(call, method, error);
     if ((st = recv_request(call, &m, error))) return st;
     st = qvi_flight_decode_empty(m.data, m.size, error);
     qvi_grpc_message_reset(&m);
