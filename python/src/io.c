@@ -345,3 +345,20 @@ PyMethodDef qvpy_io_methods[] = {
     {"messages_iter", (PyCFunction)(void (*)(void))py_messages, METH_VARARGS | METH_KEYWORDS,
      "messages_iter(source)\n--\n\nAn iterator of the messages of a stream or file, as dicts."},
     {NULL, NULL, 0, NULL}};
+
+QvStatus qvpy_write_batch(QvSink *sink, const struct ArrowSchema *schema, struct ArrowArray *batch,
+                          const QvRbWriteOptions *options, QvError *err) {
+  QvRbWriter *w = NULL;
+  QvStatus st = qv_rb_writer_new(&w, schema, sink, options, err);
+  if (st == QV_OK) st = qv_rb_writer_write(w, batch, err);
+  if (st == QV_OK) st = qv_rb_writer_finish(w, err);
+  qv_rb_writer_free(w);
+  return st;
+}
+
+QvStatus qvpy_write_batch_call(QvSink *sink, void *ctx, QvError *err) {
+  QvPyBatchWrite *w = ctx;
+  QvRbWriteOptions o = {.struct_size = sizeof o,
+                        .format = w->file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM};
+  return qvpy_write_batch(sink, &w->schema, &w->batch, &o, err);
+}

@@ -46,6 +46,7 @@
 
 #include "quiver/error.h"
 #include "quiver/io.h"
+#include "quiver/recordbatch_ipc.h"
 #include "quiver/sparse.h"
 #include "quiver/tensor.h"
 
@@ -115,6 +116,16 @@ typedef QvStatus (*QvPySinkCall)(QvSink *sink, void *ctx, QvError *err);
  * runs call(sink, ctx) and finishes the sink with the GIL released: None, or
  * NULL with the exception (the file object's own first). */
 PyObject *qvpy_with_sink(QvPyState *qs, PyObject *dest, QvPySinkCall call, void *ctx);
+/* One schema and one batch written to `sink` (writer, write, finish). */
+QvStatus qvpy_write_batch(QvSink *sink, const struct ArrowSchema *schema, struct ArrowArray *batch,
+                          const QvRbWriteOptions *options, QvError *err);
+/* A QvPySinkCall over a QvPyBatchWrite: its batch as a stream or a file. */
+typedef struct QvPyBatchWrite {
+  struct ArrowSchema schema;
+  struct ArrowArray batch;
+  bool file;
+} QvPyBatchWrite;
+QvStatus qvpy_write_batch_call(QvSink *sink, void *ctx, QvError *err);
 
 /* ---- tensors (tensor.c) */
 

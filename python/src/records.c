@@ -236,12 +236,7 @@ typedef struct BatchesWrite {
 static QvStatus write_batches_call(QvSink *sink, void *ctx, QvError *err) {
   BatchesWrite *b = ctx;
   if (b->stream->release) return qv_rb_write_all(b->stream, sink, b->o, err);
-  QvRbWriter *w = NULL;
-  QvStatus st = qv_rb_writer_new(&w, b->schema, sink, b->o, err);
-  if (st == QV_OK) st = qv_rb_writer_write(w, b->array, err);
-  if (st == QV_OK) st = qv_rb_writer_finish(w, err);
-  qv_rb_writer_free(w);
-  return st;
+  return qvpy_write_batch(sink, b->schema, b->array, b->o, err);
 }
 
 static PyObject *py_write_batches(PyObject *m, PyObject *args, PyObject *kwargs) {

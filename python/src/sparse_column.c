@@ -170,24 +170,6 @@ static PyObject *py_read_sparse_column(PyObject *m, PyObject *args, PyObject *kw
 
 /* ---- writing */
 
-typedef struct SparseWriteColumn {
-  struct ArrowSchema batch_schema;
-  struct ArrowArray batch;
-  bool file;
-} SparseWriteColumn;
-
-static QvStatus write_call(QvSink *sink, void *ctx, QvError *err) {
-  SparseWriteColumn *w = ctx;
-  QvRbWriter *wr = NULL;
-  QvRbWriteOptions wo = {.struct_size = sizeof wo,
-                         .format = w->file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM};
-  QvStatus st = qv_rb_writer_new(&wr, &w->batch_schema, sink, &wo, err);
-  if (st == QV_OK) st = qv_rb_writer_write(wr, &w->batch, err);
-  if (st == QV_OK) st = qv_rb_writer_finish(wr, err);
-  qv_rb_writer_free(wr);
-  return st;
-}
-
 static PyObject *py_write_sparse_column(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
   static char *kw[] = {"dest", "tensors", "name", "vector", "file", NULL};
@@ -216,7 +198,7 @@ static PyObject *py_write_sparse_column(PyObject *m, PyObject *args, PyObject *k
     }
     cells[i] = &((QvPySparse *)o)->s;
   }
-  SparseWriteColumn w;
+  QvPyBatchWrite w;
   memset(&w, 0, sizeof w);
   w.file = file;
   struct ArrowSchema field;
@@ -235,7 +217,7 @@ static PyObject *py_write_sparse_column(PyObject *m, PyObject *args, PyObject *k
     st = qv_sparse_column_build(cells, (int64_t)n, &bo, &field, &col, &err);
   }
   if (st == QV_OK) {
-    st = qv_tensor_column_to_batch(&field, &col, &w.batch_schema, &w.batch, &err);
+    st = qv_tensor_column_to_batch(&field, &col, &w.schema, &w.batch, &err);
     if (st) {
       field.release(&field);
       col.release(&col);
@@ -247,9 +229,9 @@ static PyObject *py_write_sparse_column(PyObject *m, PyObject *args, PyObject *k
     Py_DECREF(seq);
     return qvpy_raise(qs, st, &err);
   }
-  PyObject *r = qvpy_with_sink(qs, dest, write_call, &w);
+  PyObject *r = qvpy_with_sink(qs, dest, qvpy_write_batch_call, &w);
   w.batch.release(&w.batch);
-  w.batch_schema.release(&w.batch_schema);
+  w.schema.release(&w.schema);
   Py_DECREF(seq); /* after the write: the view's tensors are the caller's */
   return r;
 }

@@ -322,24 +322,6 @@ static PyObject *py_read_tensor_cells(PyObject *m, PyObject *args, PyObject *kwa
 
 /* ---- writing */
 
-typedef struct ColumnWrite {
-  struct ArrowSchema batch_schema;
-  struct ArrowArray batch;
-  bool file;
-} ColumnWrite;
-
-static QvStatus write_column_call(QvSink *sink, void *ctx, QvError *err) {
-  ColumnWrite *w = ctx;
-  QvRbWriter *wr = NULL;
-  QvRbWriteOptions wo = {.struct_size = sizeof wo,
-                         .format = w->file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM};
-  QvStatus st = qv_rb_writer_new(&wr, &w->batch_schema, sink, &wo, err);
-  if (st == QV_OK) st = qv_rb_writer_write(wr, &w->batch, err);
-  if (st == QV_OK) st = qv_rb_writer_finish(wr, err);
-  qv_rb_writer_free(wr);
-  return st;
-}
-
 /* dim_names: None or a sequence of n str (a str itself is a TypeError). */
 static int parse_cell_names(PyObject *obj, int64_t n, const char **names, PyObject **keep) {
   *keep = NULL;
@@ -353,7 +335,7 @@ static int parse_cell_names(PyObject *obj, int64_t n, const char **names, PyObje
 
 /* A variable_shape_tensor column from a list of arrays (None: null). */
 static int build_variable(QvPyState *qs, PyObject *seq, PyObject *dim_names, const char *name,
-                          ColumnWrite *w) {
+                          QvPyBatchWrite *w) {
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
   PyArrayObject **arrays = calloc((size_t)(n ? n : 1), sizeof *arrays);
   QvTensor *cells = calloc((size_t)(n ? n : 1), sizeof *cells);
@@ -423,7 +405,7 @@ static int build_variable(QvPyState *qs, PyObject *seq, PyObject *dim_names, con
   Py_BEGIN_ALLOW_THREADS
   st = qv_tensor_column_build(&type, name, NULL, ptrs, n, &field, &column, &err);
   if (st == QV_OK) {
-    st = qv_tensor_column_to_batch(&field, &column, &w->batch_schema, &w->batch, &err);
+    st = qv_tensor_column_to_batch(&field, &column, &w->schema, &w->batch, &err);
     if (st) {
       field.release(&field);
       column.release(&column);
@@ -451,7 +433,7 @@ out:
  * layout as `permutation` when it is a permuted row-major one. `a` must
  * outlive the write (the batch views its memory). */
 static int build_fixed(QvPyState *qs, PyArrayObject *a, PyObject *dim_names, const char *name,
-                       ColumnWrite *w) {
+                       QvPyBatchWrite *w) {
   int nd = PyArray_NDIM(a);
   if (nd < 2) {
     PyErr_Format(PyExc_ValueError,
@@ -478,7 +460,7 @@ static int build_fixed(QvPyState *qs, PyArrayObject *a, PyObject *dim_names, con
   Py_BEGIN_ALLOW_THREADS
   st = qv_tensor_column_unstack(&t, &uo, &field, &column, &err);
   if (st == QV_OK) {
-    st = qv_tensor_column_to_batch(&field, &column, &w->batch_schema, &w->batch, &err);
+    st = qv_tensor_column_to_batch(&field, &column, &w->schema, &w->batch, &err);
     if (st) {
       field.release(&field);
       column.release(&column);
@@ -500,7 +482,7 @@ static PyObject *py_write_tensor_column(PyObject *m, PyObject *args, PyObject *k
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|sOp", kw, &dest, &data, &name, &dim_names,
                                    &file))
     return NULL;
-  ColumnWrite w;
+  QvPyBatchWrite w;
   memset(&w, 0, sizeof w);
   w.file = file != 0;
   PyArrayObject *a = NULL;
@@ -516,9 +498,9 @@ static PyObject *py_write_tensor_column(PyObject *m, PyObject *args, PyObject *k
     rc = build_fixed(qs, a, dim_names, name, &w);
   }
   PyObject *result = NULL;
-  if (rc == 0) result = qvpy_with_sink(qs, dest, write_column_call, &w);
+  if (rc == 0) result = qvpy_with_sink(qs, dest, qvpy_write_batch_call, &w);
   if (w.batch.release) w.batch.release(&w.batch);
-  if (w.batch_schema.release) w.batch_schema.release(&w.batch_schema);
+  if (w.schema.release) w.schema.release(&w.schema);
   Py_XDECREF(a);
   return result;
 }
