@@ -10,7 +10,10 @@
 #include "text.h"
 #include "quiver/format.h"
 #include "quiver/ipc.h"
+#include "quiver/recordbatch_ipc.h"
+#include "quiver/sparse_column.h"
 #include "quiver/tensor.h"
+#include "quiver/tensor_column.h"
 
 typedef struct Text {
   char buf[4096];
@@ -42,50 +45,10 @@ static void put_name(Text *t, const char *name, size_t len) {
   cli_text_free(&e);
 }
 
-/* A sparse column field (quiver/sparse_column.h): kind, format, ndim or
- * size, and dim names, from its metadata; the storage types are in the
- * field's children, printed before. */
-static void put_sparse_column(Text *t, const QvField *f, const QvKeyValue *name,
-                              const QvKeyValue *meta) {
-  QvSparseColumnKind kind = QV_SPARSE_COLUMN_NONE;
-  if (name->value_len == strlen(QV_SPARSE_TENSOR_EXTENSION) &&
-      memcmp(name->value, QV_SPARSE_TENSOR_EXTENSION, name->value_len) == 0)
-    kind = QV_SPARSE_COLUMN_TENSOR;
-  if (name->value_len == strlen(QV_SPARSE_VECTOR_EXTENSION) &&
-      memcmp(name->value, QV_SPARSE_VECTOR_EXTENSION, name->value_len) == 0)
-    kind = QV_SPARSE_COLUMN_VECTOR;
-  if (kind == QV_SPARSE_COLUMN_NONE) return;
-  int32_t ndim = 1;
-  for (int64_t i = 0; kind == QV_SPARSE_COLUMN_TENSOR && i < f->n_children; i++)
-    if (f->children[i].name_len == 5 && memcmp(f->children[i].name, "shape", 5) == 0 &&
-        f->children[i].type.id == QV_TYPE_FIXED_SIZE_LIST)
-      ndim = f->children[i].type.u.fixed_size_list.list_size;
-  QvSparseColumnType type;
-  QvError err;
-  char text[512];
-  if (qv_sparse_column_type_parse(kind, meta ? meta->value : "", meta ? meta->value_len : 0,
-                                  ndim, &type, &err) == QV_OK) {
-    size_t n = 0;
-    if (kind == QV_SPARSE_COLUMN_VECTOR)
-      n = (size_t)snprintf(text, sizeof text, "sparse vector size=%lld", (long long)type.size);
-    else
-      n = (size_t)snprintf(text, sizeof text, "sparse %s ndim=%d",
-                           qv_sparse_format_name(type.format), (int)ndim);
-    for (int32_t k = 0; type.dim_names && k < type.n_dim_names && n < sizeof text - 64; k++)
-      n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", k ? ", " : " dim_names=[",
-                            type.dim_names[k]);
-    if (type.dim_names && n < sizeof text - 2) snprintf(text + n, sizeof text - n, "]");
-  } else {
-    snprintf(text, sizeof text, "invalid: %s", err.message);
-  }
-  qv_sparse_column_type_reset(&type);
-  put(t, " [");
-  put_name(t, text, strlen(text));
-  put(t, "]");
-}
-
-/* A tensor extension field: its cell shape and dim names (rb_print.h). */
-static void put_tensor_column(Text *t, const QvField *f) {
+/* An extension field whose metadata does not parse: the reason (the type
+ * text, "extension<NAME[storage_type=...]>", says only that it was not
+ * recognized). */
+static void put_extension_problem(Text *t, const QvField *f) {
   const QvKeyValue *name = NULL, *meta = NULL;
   for (int64_t i = 0; i < f->n_metadata; i++) {
     const QvKeyValue *kv = &f->metadata[i];
@@ -94,63 +57,92 @@ static void put_tensor_column(Text *t, const QvField *f) {
     if (kv->key_len == 24 && memcmp(kv->key, "ARROW:extension:metadata", 24) == 0) meta = kv;
   }
   if (name == NULL) return;
-  QvTensorColumnKind kind = QV_TENSOR_COLUMN_NONE;
-  int32_t ndim = 0;
-  if (name->value_len == strlen(QV_FIXED_SHAPE_TENSOR) &&
-      memcmp(name->value, QV_FIXED_SHAPE_TENSOR, name->value_len) == 0)
-    kind = QV_TENSOR_COLUMN_FIXED_SHAPE;
-  if (name->value_len == strlen(QV_VARIABLE_SHAPE_TENSOR) &&
-      memcmp(name->value, QV_VARIABLE_SHAPE_TENSOR, name->value_len) == 0) {
-    kind = QV_TENSOR_COLUMN_VARIABLE_SHAPE;
-    for (int64_t i = 0; i < f->n_children; i++)
-      if (f->children[i].name_len == 5 && memcmp(f->children[i].name, "shape", 5) == 0 &&
-          f->children[i].type.id == QV_TYPE_FIXED_SIZE_LIST)
-        ndim = f->children[i].type.u.fixed_size_list.list_size;
-  }
-  if (kind == QV_TENSOR_COLUMN_NONE) {
-    put_sparse_column(t, f, name, meta);
-    return;
-  }
-  QvTensorColumnType type;
+#define IS(s) (name->value_len == strlen(s) && memcmp(name->value, s, name->value_len) == 0)
   QvError err;
-  char text[512];
-  if (qv_tensor_column_type_parse(kind, meta ? meta->value : "", meta ? meta->value_len : 0, ndim,
-                                  &type, &err) == QV_OK)
-    cli_tensor_type_text(&type, text, sizeof text);
-  else
-    snprintf(text, sizeof text, "invalid: %s", err.message);
-  qv_tensor_column_type_reset(&type);
-  put(t, " [");
-  put_name(t, text, strlen(text));
+  QvStatus st = QV_OK;
+  int32_t ndim = 0;
+  for (int64_t i = 0; i < f->n_children; i++)
+    if (f->children[i].name_len == 5 && memcmp(f->children[i].name, "shape", 5) == 0 &&
+        f->children[i].type.id == QV_TYPE_FIXED_SIZE_LIST)
+      ndim = f->children[i].type.u.fixed_size_list.list_size;
+  if (IS(QV_FIXED_SHAPE_TENSOR) || IS(QV_VARIABLE_SHAPE_TENSOR)) {
+    QvTensorColumnType type;
+    st = qv_tensor_column_type_parse(IS(QV_FIXED_SHAPE_TENSOR) ? QV_TENSOR_COLUMN_FIXED_SHAPE
+                                                               : QV_TENSOR_COLUMN_VARIABLE_SHAPE,
+                                     meta ? meta->value : "", meta ? meta->value_len : 0, ndim,
+                                     &type, &err);
+    qv_tensor_column_type_reset(&type);
+  } else if (IS(QV_SPARSE_TENSOR_EXTENSION) || IS(QV_SPARSE_VECTOR_EXTENSION)) {
+    QvSparseColumnType type;
+    st = qv_sparse_column_type_parse(IS(QV_SPARSE_TENSOR_EXTENSION) ? QV_SPARSE_COLUMN_TENSOR
+                                                                    : QV_SPARSE_COLUMN_VECTOR,
+                                     meta ? meta->value : "", meta ? meta->value_len : 0,
+                                     ndim ? ndim : 1, &type, &err);
+    qv_sparse_column_type_reset(&type);
+  }
+#undef IS
+  if (st == QV_OK) return;
+  put(t, " [invalid: ");
+  put_name(t, err.message, strlen(err.message));
   put(t, "]");
 }
 
-static void put_field(Text *t, const QvField *f, int depth) {
-  char type[128];
-  put_name(t, f->name, f->name_len);
-  put(t, ": ");
-  if (f->dictionary) {
-    put(t, "dictionary<values=%s, indices=%sint%d%s, id=%" PRId64 ">",
-        qv_type_describe(&f->type, type, sizeof type),
-        f->dictionary->index_type.is_signed ? "" : "u", f->dictionary->index_type.bit_width,
-        f->dictionary->is_ordered ? ", ordered" : "", f->dictionary->id);
-  } else {
-    put(t, "%s", qv_type_describe(&f->type, type, sizeof type));
-  }
-  if (f->n_children > 0) {
-    put(t, "<");
-    for (int64_t i = 0; i < f->n_children; i++) {
-      if (i) put(t, ", ");
-      if (depth > 8) {
-        put(t, "...");
-        break;
-      }
-      put_field(t, &f->children[i], depth + 1);
+/* Whether a top-level field is a quiver sparse column (its cells get a line
+ * each). */
+static bool schema_has_sparse_column(const QvSchema *schema) {
+  for (int64_t i = 0; i < schema->n_fields; i++) {
+    const QvField *f = &schema->fields[i];
+    for (int64_t k = 0; k < f->n_metadata; k++) {
+      const QvKeyValue *kv = &f->metadata[k];
+      if (kv->key == NULL || kv->value == NULL || kv->key_len != 20 ||
+          memcmp(kv->key, "ARROW:extension:name", 20) != 0)
+        continue;
+      if ((kv->value_len == strlen(QV_SPARSE_TENSOR_EXTENSION) &&
+           memcmp(kv->value, QV_SPARSE_TENSOR_EXTENSION, kv->value_len) == 0) ||
+          (kv->value_len == strlen(QV_SPARSE_VECTOR_EXTENSION) &&
+           memcmp(kv->value, QV_SPARSE_VECTOR_EXTENSION, kv->value_len) == 0))
+        return true;
     }
-    put(t, ">");
   }
-  if (!f->nullable) put(t, " not null");
-  put_tensor_column(t, f);
+  return false;
+}
+
+/* Dictionary ids of a field and its children, depth first. */
+static void collect_dict_ids(const QvField *f, int64_t *ids, int *n, int max, int depth) {
+  if (depth > QV_ARRAY_MAX_DEPTH) return;
+  if (f->dictionary && *n < max) ids[(*n)++] = f->dictionary->id;
+  for (int64_t i = 0; i < f->n_children; i++) collect_dict_ids(&f->children[i], ids, n, max, depth + 1);
+}
+
+/* "name: type" in Arrow C++'s spelling (qv_arrow_schema_to_string, as
+ * `quiver cat` prints it), then the dictionary ids, which a type does not
+ * carry; a field that no reader could read is described by its IPC type
+ * and the reason. */
+static void put_field(Text *t, const QvField *f) {
+  struct ArrowSchema s;
+  QvError err;
+  char *text = NULL;
+  QvStatus st = qv_rb_field_to_schema(f, &s, &err);
+  if (st == QV_OK) {
+    st = qv_arrow_schema_to_string_alloc(&s, QV_TYPE_STRING_FIELD, &text, &err);
+    s.release(&s);
+  }
+  if (st == QV_OK) {
+    put_name(t, text, strlen(text));
+  } else {
+    char type[128];
+    put_name(t, f->name, f->name_len);
+    put(t, ": %s [invalid: ", qv_type_describe(&f->type, type, sizeof type));
+    put_name(t, err.message, strlen(err.message));
+    put(t, "]");
+  }
+  qv_free(text);
+  int64_t ids[16];
+  int n = 0;
+  collect_dict_ids(f, ids, &n, 16, 0);
+  for (int i = 0; i < n; i++) put(t, "%s%" PRId64, i ? "," : n > 1 ? " [dictionary ids=" : " [dictionary id=", ids[i]);
+  if (n) put(t, "]");
+  put_extension_problem(t, f);
 }
 
 static void put_shape(Text *t, int64_t ndim, const QvTensorDim *shape) {
@@ -293,7 +285,7 @@ static void summarize(Text *t, const QvIpcMessage *m) {
       put(t, s->endianness == QV_ENDIAN_BIG ? " (big-endian)" : " (little-endian)");
       for (int64_t i = 0; i < s->n_fields; i++) {
         put(t, i ? ", " : ": ");
-        put_field(t, &s->fields[i], 0);
+        put_field(t, &s->fields[i]);
       }
       break;
     }
@@ -414,7 +406,7 @@ int qv_cmd_inspect(int argc, char **argv) {
     Text t = {.len = 0};
     t.buf[0] = '\0';
     summarize(&t, &m);
-    if (m.message.header_type == QV_HEADER_SCHEMA && strstr(t.buf, "[sparse ") != NULL)
+    if (m.message.header_type == QV_HEADER_SCHEMA && schema_has_sparse_column(&m.message.header.schema))
       has_sparse_column = true;
     printf("%-10" PRId64 " %-15s %-8s %-10d %-10" PRId64 " %s%s\n", m.offset,
            qv_header_type_name(m.message.header_type),

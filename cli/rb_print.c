@@ -17,132 +17,18 @@
 #include "quiver/sparse_column.h"
 #include "text.h"
 
-/* ---- type descriptions, Arrow style ("list<item: int64>") */
+/* ---- type descriptions: Arrow C++'s spelling (qv_arrow_schema_to_string),
+ * escaped, since the names in it come from the file */
 
-static const char *const unit_names[4] = {"s", "ms", "us", "ns"};
-
-static void describe(QvCliText *t, const struct ArrowSchema *s, int depth);
-
-static void describe_field(QvCliText *t, const struct ArrowSchema *s, int depth) {
-  if (s->name) cli_text_put_name(t, s->name, strlen(s->name));
-  cli_text_puts(t, ": ");
-  describe(t, s, depth + 1);
-  if (!(s->flags & ARROW_FLAG_NULLABLE)) cli_text_puts(t, " not null");
-}
-
-static void describe(QvCliText *t, const struct ArrowSchema *s, int depth) {
-  QvArrowSchemaView v;
-  if (depth > 16 || qv_arrow_schema_view_init(&v, s, NULL) != QV_OK) {
-    cli_text_puts(t, "?");
-    return;
-  }
-  if (v.type == QV_ARROW_DICTIONARY) {
-    cli_text_puts(t, "dictionary<values=");
-    describe(t, s->dictionary, depth + 1);
-    cli_text_printf(t, ", indices=%s%s>", qv_arrow_type_name(v.storage_type),
-                (s->flags & ARROW_FLAG_DICTIONARY_ORDERED) ? ", ordered" : "");
-    return;
-  }
-  if (v.extension_name) {
-    cli_text_puts(t, "extension<");
-    cli_text_put_name(t, v.extension_name, (size_t)v.extension_name_len);
-    cli_text_puts(t, ", ");
-  }
-  switch (v.type) {
-    case QV_ARROW_DECIMAL32:
-    case QV_ARROW_DECIMAL64:
-    case QV_ARROW_DECIMAL128:
-    case QV_ARROW_DECIMAL256:
-      cli_text_printf(t, "%s(%d, %d)", qv_arrow_type_name(v.type), v.decimal_precision, v.decimal_scale);
-      break;
-    case QV_ARROW_TIME32:
-    case QV_ARROW_TIME64:
-    case QV_ARROW_DURATION:
-      cli_text_printf(t, "%s[%s]", qv_arrow_type_name(v.type), unit_names[v.time_unit & 3]);
-      break;
-    case QV_ARROW_TIMESTAMP:
-      cli_text_printf(t, "timestamp[%s", unit_names[v.time_unit & 3]);
-      if (v.timezone_len) {
-        cli_text_puts(t, ", tz=");
-        cli_text_put_name(t, v.timezone, (size_t)v.timezone_len);
-      }
-      cli_text_puts(t, "]");
-      break;
-    case QV_ARROW_FIXED_SIZE_BINARY: cli_text_printf(t, "fixed_size_binary[%d]", v.byte_width); break;
-    case QV_ARROW_LIST:
-    case QV_ARROW_LARGE_LIST:
-    case QV_ARROW_LIST_VIEW:
-    case QV_ARROW_LARGE_LIST_VIEW:
-    case QV_ARROW_MAP:
-      cli_text_printf(t, "%s<", qv_arrow_type_name(v.type));
-      describe_field(t, s->children[0], depth);
-      cli_text_puts(t, ">");
-      break;
-    case QV_ARROW_FIXED_SIZE_LIST:
-      cli_text_printf(t, "fixed_size_list<");
-      describe_field(t, s->children[0], depth);
-      cli_text_printf(t, ">[%d]", v.fixed_size);
-      break;
-    case QV_ARROW_STRUCT:
-    case QV_ARROW_SPARSE_UNION:
-    case QV_ARROW_DENSE_UNION:
-    case QV_ARROW_RUN_END_ENCODED:
-      cli_text_printf(t, "%s<", qv_arrow_type_name(v.type));
-      for (int64_t i = 0; i < s->n_children; i++) {
-        if (i) cli_text_puts(t, ", ");
-        if (v.type == QV_ARROW_SPARSE_UNION || v.type == QV_ARROW_DENSE_UNION)
-          cli_text_printf(t, "%d=", v.union_type_ids[i]);
-        describe_field(t, s->children[i], depth);
-      }
-      cli_text_puts(t, ">");
-      break;
-    default: cli_text_puts(t, qv_arrow_type_name(v.type));
-  }
-  QvTensorColumnType tensor = {0};
-  if (v.extension_name && qv_tensor_column_type_from_field(s, NULL, &tensor, NULL) == QV_OK &&
-      tensor.kind != QV_TENSOR_COLUMN_NONE) {
-    char text[512];
-    cli_tensor_type_text(&tensor, text, sizeof text);
-    cli_text_puts(t, ", ");
+static void describe_field(QvCliText *t, const struct ArrowSchema *s) {
+  char *text = NULL;
+  if (qv_arrow_schema_to_string_alloc(s, QV_TYPE_STRING_FIELD, &text, NULL) == QV_OK) {
     cli_text_put_name(t, text, strlen(text));
-  }
-  qv_tensor_column_type_reset(&tensor);
-  QvSparseColumnType sparse;
-  memset(&sparse, 0, sizeof sparse);
-  if (v.extension_name && qv_sparse_column_type_from_field(s, &sparse, NULL) == QV_OK &&
-      sparse.kind != QV_SPARSE_COLUMN_NONE) {
-    char text[512];
-    cli_sparse_type_text(&sparse, text, sizeof text);
-    cli_text_puts(t, ", ");
-    cli_text_put_name(t, text, strlen(text));
-  }
-  qv_sparse_column_type_reset(&sparse);
-  if (v.extension_name) cli_text_puts(t, ">");
-}
-
-void cli_sparse_type_text(const QvSparseColumnType *type, char *buf, size_t size) {
-  size_t n = 0;
-#define PUT(...) \
-  do { \
-    if (n < size) n += (size_t)snprintf(buf + n, size - n, __VA_ARGS__); \
-  } while (0)
-  buf[0] = 0;
-  if (type->kind == QV_SPARSE_COLUMN_VECTOR) {
-    PUT("sparse vector %s size=%lld index=%s", qv_arrow_type_name(type->value_type),
-        (long long)type->size, qv_arrow_type_name(type->index_type));
   } else {
-    PUT("sparse %s %s ndim=%d index=%s", qv_sparse_format_name(type->format),
-        qv_arrow_type_name(type->value_type), (int)type->ndim,
-        qv_arrow_type_name(type->index_type));
-    if (type->format != QV_SPARSE_COO) PUT(" indptr=%s", qv_arrow_type_name(type->indptr_type));
+    if (s->name) cli_text_put_name(t, s->name, strlen(s->name));
+    cli_text_puts(t, ": ?");
   }
-  if (type->dim_names != NULL) {
-    PUT(" dim_names=[");
-    for (int32_t k = 0; k < type->n_dim_names; k++)
-      PUT("%s%s", k ? ", " : "", type->dim_names[k]);
-    PUT("]");
-  }
-#undef PUT
+  qv_free(text);
 }
 
 /* A sparse column's cell: "csr [6, 4] nnz=5" (a vector row: "[1000] nnz=3"). */
@@ -169,35 +55,6 @@ static QvStatus sparse_cell_text(const QvSparseColumn *col, int64_t row, char **
   return *out ? QV_OK : qv_error_set(error, QV_ENOMEM, "out of memory");
 }
 
-void cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size) {
-  size_t n = 0;
-#define PUT(...) \
-  do { \
-    if (n < size) n += (size_t)snprintf(buf + n, size - n, __VA_ARGS__); \
-  } while (0)
-  if (type->value_type != QV_ARROW_NONE)
-    PUT("tensor %s shape=[", qv_arrow_type_name(type->value_type));
-  else
-    PUT("tensor shape=[");
-  for (int32_t k = 0; k < type->ndim; k++) {
-    if (type->shape[k] < 0)
-      PUT("%s?", k ? ", " : "");
-    else
-      PUT("%s%lld", k ? ", " : "", (long long)type->shape[k]);
-  }
-  PUT("]");
-  if (type->dim_names != NULL) {
-    PUT(" dim_names=[");
-    for (int32_t k = 0; k < type->ndim; k++) PUT("%s%s", k ? ", " : "", type->dim_names[k]);
-    PUT("]");
-  }
-  if (type->has_permutation) {
-    PUT(" permutation=[");
-    for (int32_t k = 0; k < type->ndim; k++) PUT("%s%d", k ? ", " : "", (int)type->permutation[k]);
-    PUT("]");
-  }
-#undef PUT
-}
 
 /* ---- table printing */
 
@@ -334,7 +191,7 @@ QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, Q
   cli_text_puts(&line, "schema: ");
   for (int64_t i = 0; i < schema.n_children; i++) {
     if (i) cli_text_puts(&line, ", ");
-    describe_field(&line, schema.children[i], 0);
+    describe_field(&line, schema.children[i]);
   }
   Table t;
   memset(&t, 0, sizeof t);

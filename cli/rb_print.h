@@ -18,13 +18,6 @@
  * summary line ends "before the error") and its error is returned. */
 QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error);
 
-/* "tensor float32 shape=[3, 4] dim_names=[C, H] permutation=[1, 0]" for a
- * tensor column type (variable shape: "shape=[2, ?]" from uniform_shape,
- * "?" where an extent varies), cut to fit `size`. */
-void cli_tensor_type_text(const QvTensorColumnType *type, char *buf, size_t size);
-/* "sparse csr float64 ndim=2 index=int32 indptr=int32 dim_names=[r, c]" /
- * "sparse vector float32 size=1000 index=int32" for a sparse column type. */
-void cli_sparse_type_text(const QvSparseColumnType *type, char *buf, size_t size);
 /* For every sparse column of a record batch stream or file in memory, one
  * line per cell ("  emb batch 0 row 3: [1000] nnz=12", at most 10 a batch,
  * then how many more), each batch validated as the column's type first.

@@ -96,6 +96,48 @@ QV_API QvStatus qv_arrow_schema_set_metadata(struct ArrowSchema *schema, const c
 /** A deep copy of `src` into `dst` (released by dst->release). */
 QV_API QvStatus qv_arrow_schema_copy(const struct ArrowSchema *src, struct ArrowSchema *dst, QvError *error);
 
+/** Flag of qv_arrow_schema_to_string: the field, "name: type" with " not
+ * null" after a non-nullable one (Arrow C++'s Field::ToString), rather than
+ * its type alone. */
+#define QV_TYPE_STRING_FIELD 1u
+
+/** Writes the type of `schema` (with QV_TYPE_STRING_FIELD: the field) as
+ * text, spelled as Arrow C++'s DataType::ToString spells it: "int32",
+ * "double", "halffloat", "string", "date32[day]", "timestamp[ms, tz=UTC]",
+ * "decimal128(5, 2)", "list<item: int32>", "fixed_size_list<item: int32>[2]",
+ * "struct<a: int32, b: string not null>", "sparse_union<x: int32=5>",
+ * "map<string, int32>" (names other than key/value/entries in parentheses:
+ * "map<string ('k'), int32 ('v') ('pairs')>"), "run_end_encoded<run_ends:
+ * int32, values: string>", "dictionary<values=string, indices=int8,
+ * ordered=0>", "extension<arrow.fixed_shape_tensor[value_type=float,
+ * shape=[2,3], permutation=[1,0], dim_names=[H,W]]>",
+ * "extension<arrow.variable_shape_tensor[value_type=int64, ndim=3,
+ * uniform_shape=[null,1,null]]>", "extension<arrow.uuid>". quiver's own
+ * extension types follow the pattern:
+ * "extension<quiver.sparse_tensor[value_type=double, format=csr, ndim=2,
+ * index_type=int64, indptr_type=int64]>",
+ * "extension<quiver.sparse_vector[value_type=float, size=5,
+ * index_type=int32]>"; any other extension type, or one whose metadata does
+ * not fit its storage, is "extension<NAME[storage_type=STORAGE]>".
+ *
+ * snprintf's rule: at most `cap` bytes including the NUL are written to
+ * `buf` (NULL with cap 0 measures) and *length (may be NULL) receives the
+ * length of the whole text. Names (fields, time zones, extension names)
+ * are copied as they are: a printer that sends the text to a terminal
+ * escapes it. QV_EINVAL when a node does not parse, QV_ELIMIT past
+ * QV_ARRAY_MAX_DEPTH. */
+QV_API QvStatus qv_arrow_schema_to_string(const struct ArrowSchema *schema, unsigned flags,
+                                          char *buf, size_t cap, size_t *length,
+                                          QvError *error);
+/** qv_arrow_schema_to_string into a NUL-terminated string of its own
+ * (*out; qv_free it). */
+QV_API QvStatus qv_arrow_schema_to_string_alloc(const struct ArrowSchema *schema,
+                                                unsigned flags, char **out, QvError *error);
+/** Arrow C++'s name of a type without parameters ("int32", "halffloat",
+ * "float", "double", "string", "date32[day]", "month_interval", ...);
+ * "?" for a parameterized or nested type. */
+QV_API const char *qv_arrow_type_cpp_name(QvArrowType type);
+
 /** Metadata blobs (int32 count, then int32 length + bytes for each key and
  * value, native endian). */
 typedef struct QvArrowMetadataIter {

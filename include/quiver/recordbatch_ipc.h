@@ -95,6 +95,16 @@ typedef struct QvRbReadOptions {
 /** Metadata key of a schema whose arrays hold foreign-order bytes. */
 #define QV_RB_BYTE_ORDER_KEY "quiver:byte_order"
 
+/** The ArrowSchema of one field of an IPC Schema message (quiver/format.h):
+ * format string, name, nullability, children, a dictionary's index type and
+ * value type, metadata, as the readers build it; released by out->release.
+ * For printing a decoded Schema message's types with
+ * qv_arrow_schema_to_string (quiver inspect). QV_EINVAL for a field no
+ * reader could read (no type, bad union type ids), QV_ELIMIT past
+ * QV_ARRAY_MAX_DEPTH. */
+QV_API QvStatus qv_rb_field_to_schema(const QvField *field, struct ArrowSchema *out,
+                                      QvError *error);
+
 /** Stream reader over a source (quiver/io.h: memory and paths are read
  * zero-copy, an fd or pipe sequentially). The ArrowArrayStream owns the
  * reader, which holds its own reference to the source (the caller may free

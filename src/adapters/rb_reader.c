@@ -171,6 +171,25 @@ done:
   return st;
 }
 
+QvStatus qv_rb_field_to_schema(const QvField *field, struct ArrowSchema *out, QvError *error) {
+  QvStatus st = field_to_schema(field, out, 0, error);
+  if (st) return st;
+  if ((st = qv_arrow_schema_validate(out, error))) out->release(out);
+  return st;
+}
+
+/* A field's type in Arrow C++'s spelling (quiver/array.h), for messages;
+ * the bare type name when the field does not convert. */
+static void field_type_text(const QvField *f, char *buf, size_t size) {
+  struct ArrowSchema s;
+  if (field_to_schema(f, &s, 0, NULL) == QV_OK) {
+    QvStatus st = qv_arrow_schema_to_string(&s, 0, buf, size, NULL, NULL);
+    s.release(&s);
+    if (st == QV_OK) return;
+  }
+  qv_type_describe(&f->type, buf, size);
+}
+
 static QvStatus schema_from_ipc(const QvSchema *s, struct ArrowSchema *out, QvError *error) {
   QvStatus st = qv_arrow_schema_init(out, "+s", "", 0, s->n_fields, error);
   if (st) return st;
@@ -1242,8 +1261,8 @@ static QvStatus check_schema_message(QvRbFileReader *r, QvError *error) {
                           fb->name ? fb->name : "");
       } else if (fa) {
         char ta[128] = "", tb[128] = "";
-        qv_type_describe(&fa->type, ta, sizeof ta);
-        qv_type_describe(&fb->type, tb, sizeof tb);
+        field_type_text(fa, ta, sizeof ta);
+        field_type_text(fb, tb, sizeof tb);
         st = qv_error_set(error, QV_EINVAL,
                           "%s: field '%.*s' is %s in the Schema message, %s in the footer", at,
                           fa->name ? (int)(fa->name_len > 64 ? 64 : fa->name_len) : 0,

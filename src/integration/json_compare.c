@@ -222,10 +222,12 @@ typedef struct SchemaCmp {
   int in_dictionary; /* how many dictionaries' values the walk is inside */
 } SchemaCmp;
 
+/* A node's type in Arrow C++'s spelling (quiver/array.h) and its format
+ * string: "int8 (\"c\")". */
 static QvStatus type_text(const struct ArrowSchema *s, char *buf, size_t cap) {
-  QvArrowSchemaView v;
-  if (qv_arrow_schema_view_init(&v, s, NULL) == QV_OK)
-    snprintf(buf, cap, "%s (\"%.64s\")", qv_arrow_type_name(v.type), s->format);
+  char text[160];
+  if (qv_arrow_schema_to_string(s, 0, text, sizeof text, NULL, NULL) == QV_OK)
+    snprintf(buf, cap, "%s (\"%.64s\")", text, s->format);
   else
     snprintf(buf, cap, "\"%.64s\"", s->format ? s->format : "");
   return QV_OK;
@@ -344,7 +346,7 @@ static QvStatus schema_eq(SchemaCmp *sc, const struct ArrowSchema *a, const stru
                         a->dictionary ? "dictionary-encoded" : "no dictionary encoding",
                         b->dictionary ? "dictionary-encoded" : "no dictionary encoding");
   if (strcmp(a->format, b->format) != 0) {
-    char ta[96], tb[96];
+    char ta[240], tb[240];
     type_text(a, ta, sizeof ta);
     type_text(b, tb, sizeof tb);
     return qv_error_set(err, QV_EINVAL, "%s: %s: expected %s, found %s", path,

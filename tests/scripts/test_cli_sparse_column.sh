@@ -23,13 +23,13 @@ PY
 run tensor unstack "$tmp/csr.arrow" "$tmp/v.arrows" --name emb
 check "unstack CSR" [ "$rc" -eq 0 ]
 run cat "$tmp/v.arrows"
-check "cat: vector type" has "$out" "emb: extension<quiver.sparse_vector, list<entries: struct<index: int32 not null, value: float32 not null> not null>, sparse vector float32 size=5 index=int32>"
+check "cat: vector type" has "$out" "emb: extension<quiver.sparse_vector[value_type=float, size=5, index_type=int32]>"
 check "cat: row 0" has "$(sed -n 3p <<<"$out")" "[5] nnz=1"
 check "cat: row 1" has "$(sed -n 4p <<<"$out")" "[5] nnz=0"
 check "cat: row 2" has "$(sed -n 5p <<<"$out")" "[5] nnz=2"
 check "cat: rows" has "$out" "(4 rows in 1 batch)"
 run inspect "$tmp/v.arrows"
-check "inspect: vector column" has "$out" "[sparse vector size=5]"
+check "inspect: vector column, as cat spells it" has "$out" "emb: extension<quiver.sparse_vector[value_type=float, size=5, index_type=int32]>"
 check "inspect: a cell" has "$out" "  emb batch 0 row 2: [5] nnz=2"
 check "inspect: every cell" [ "$(grep -c '^  emb batch 0 row' <<<"$out")" -eq 4 ]
 run tensor stack "$tmp/v.arrows" "$tmp/back.arrow"
@@ -47,10 +47,10 @@ check "stack a file" cmp -s <("$cli" cat "$tmp/csr.arrow") <("$cli" cat "$tmp/ba
 cat "$tmp/csr.arrow" "$tmp/csr.arrow" > "$tmp/two.arrow"
 run migrate "$tmp/two.arrow" "$tmp/t.arrows"
 run cat "$tmp/t.arrows"
-check "cat: sparse_tensor type" has "$out" "sparse csr float32 ndim=2 index=int32 indptr=int32>"
+check "cat: sparse_tensor type" has "$out" "sparse: extension<quiver.sparse_tensor[value_type=float, format=csr, ndim=2, index_type=int32, indptr_type=int32]>"
 check "cat: format, shape, nnz per cell" has "$out" "csr [4, 5] nnz=4"
 run inspect "$tmp/t.arrows"
-check "inspect: sparse_tensor column" has "$out" "[sparse csr ndim=2]"
+check "inspect: sparse_tensor column, as cat spells it" has "$out" "sparse: extension<quiver.sparse_tensor[value_type=float, format=csr, ndim=2, index_type=int32, indptr_type=int32]>"
 check "inspect: format, shape, nnz per cell" has "$out" "  sparse batch 0 row 1: csr [4, 5] nnz=4"
 run inspect "$tmp/csr.arrow"
 check "inspect of messages" [ "$rc" -eq 0 ]

@@ -39,9 +39,11 @@ def js_read(path, name):
 
 
 r = run("cat", f"{tmp}/js.arrows")
-check("tensor float32 shape=[2, 3] dim_names=[rows, cols] permutation=[1, 0]" in r.stdout,
+check("fixed: extension<arrow.fixed_shape_tensor[value_type=float, shape=[2,3], permutation=[1,0], "
+      "dim_names=[rows,cols]]>" in r.stdout,
       f"cat, fixed: {r.stdout}")
-check("tensor int32 shape=[2, ?] dim_names=[h, w]" in r.stdout, f"cat, variable: {r.stdout}")
+check("variable: extension<arrow.variable_shape_tensor[value_type=int32, ndim=2, dim_names=[h,w], "
+      "uniform_shape=[2,null]]>" in r.stdout, f"cat, variable: {r.stdout}")
 r = run("tensor", "stack", f"{tmp}/js.arrows", f"{tmp}/t.arrow", "--column", "fixed")
 check(r.returncode == 1 and "cell 2 is null" in r.stderr, f"null refused: {r.stderr}")
 r = run("tensor", "stack", f"{tmp}/js.arrows", f"{tmp}/t.arrow", "--column", "fixed",
