@@ -40,6 +40,7 @@
 #include "quiver/buffer.h"
 #include "quiver/io.h"
 #include "quiver/c_data.h"
+#include "quiver/c_device.h"
 #include "quiver/format.h"
 #include "quiver/ipc.h"
 #include "quiver/compression.h"
