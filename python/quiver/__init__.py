@@ -40,6 +40,10 @@ from ._quiver import (  # noqa: F401
     write_tensor as _write_tensor,
 )
 from . import _quiver
+from ._records import (  # noqa: F401
+    ChunkedColumn, Column, Field, RecordBatch, Schema, Table,
+)
+from ._values import DayTimeInterval, MonthDayNano  # noqa: F401
 
 __all__ = [
     "__version__",
@@ -47,7 +51,8 @@ __all__ = [
     "write_sparse", "SparseTensor", "convert", "messages", "read_stream", "read_file",
     "write_stream", "write_file", "table_to_tensor", "read_tensor_column", "read_tensor_cells",
     "write_tensor_column", "read_sparse_column", "write_sparse_column", "migrate", "from_dlpack",
-    "as_dlpack", "read_sparse_object", "Tensor", "RecordBatchReader", "Error", "InvalidError",
+    "as_dlpack", "read_sparse_object", "Tensor", "RecordBatchReader", "RecordBatch", "Column",
+    "Table", "ChunkedColumn", "Schema", "Field", "DayTimeInterval", "MonthDayNano", "Error", "InvalidError",
     "NotSupportedError", "CapacityError", "InputOutputError", "OutOfMemoryError",
 ]
 

@@ -14,6 +14,7 @@
  *   sparse_column.c  quiver.sparse_tensor / sparse_vector columns, migrate
  *   flight.c         Arrow Flight: the client and the directory server (quiver.flight)
  *   dlpack.c         DLPack 0.6 and 1.x both ways (Tensor.__dlpack__, from_dlpack)
+ *   batch.c          record batches and columns without pyarrow (quiver/_records.py)
  *
  * A concept file exposes a method table (appended to the module by
  * quiver_module.c) and, when it defines types or needs state, an exec
@@ -186,6 +187,7 @@ extern PyMethodDef qvpy_tensor_column_methods[]; /* tensor_column.c: tensor colu
 extern PyMethodDef qvpy_sparse_column_methods[]; /* sparse_column.c: sparse columns, migrate */
 extern PyMethodDef qvpy_flight_methods[];        /* flight.c: Arrow Flight client and server */
 extern PyMethodDef qvpy_dlpack_methods[];        /* dlpack.c: from_dlpack, as_dlpack */
+extern PyMethodDef qvpy_batch_methods[];         /* batch.c: batches and columns */
 
 /* A heap type made from `spec` for `module` and added to it under its short
  * name when `add` is true: the new type, or NULL raised. */

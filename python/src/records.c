@@ -173,7 +173,32 @@ static PyObject *Reader_get_columns(ReaderObject *self, void *c) {
   return l;
 }
 
+/* Iteration, read_all() and .schema are written in Python over batch.c
+ * (quiver/_records.py): each calls the function of that module named `fn`. */
+static PyObject *call_records(PyObject *self, const char *fn) {
+  PyObject *mod = PyImport_ImportModule("quiver._records");
+  PyObject *r = mod ? PyObject_CallMethod(mod, fn, "O", self) : NULL;
+  Py_XDECREF(mod);
+  return r;
+}
+
+static PyObject *Reader_iter(PyObject *self) {
+  return call_records(self, "iter_batches");
+}
+
+static PyObject *Reader_read_all(PyObject *self, PyObject *unused) {
+  (void)unused;
+  return call_records(self, "read_all");
+}
+
+static PyObject *Reader_get_schema(PyObject *self, void *c) {
+  (void)c;
+  return call_records(self, "reader_schema");
+}
+
 static PyMethodDef Reader_methods[] = {
+    {"read_all", (PyCFunction)Reader_read_all, METH_NOARGS,
+     "read_all()\n--\n\nEvery batch as a quiver.Table (the batches, not concatenated)."},
     {"__arrow_c_schema__", (PyCFunction)Reader_c_schema, METH_NOARGS,
      "__arrow_c_schema__()\n--\n\nA PyCapsule 'arrow_schema' holding a copy of the schema."},
     {"__arrow_c_stream__", (PyCFunction)(void (*)(void))Reader_c_stream, METH_VARARGS | METH_KEYWORDS,
@@ -184,6 +209,7 @@ static PyMethodDef Reader_methods[] = {
 
 static PyGetSetDef Reader_getset[] = {
     {"num_batches", (getter)Reader_get_num_batches, NULL, "Batches in an Arrow file (None for a stream).", NULL},
+    {"schema", (getter)Reader_get_schema, NULL, "The quiver.Schema of the batches.", NULL},
     {"columns", (getter)Reader_get_columns, NULL, "[(name, Arrow format string)] of the top-level columns.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
@@ -193,10 +219,12 @@ static PyGetSetDef Reader_getset[] = {
 #pragma GCC diagnostic ignored "-Wpedantic"
 static PyType_Slot Reader_slots[] = {
     {Py_tp_dealloc, (void *)Reader_dealloc},
-    {Py_tp_doc, (void *)"Record batches of an Arrow IPC stream or file, exported through the Arrow "
-                        "PyCapsule interface (__arrow_c_schema__, __arrow_c_stream__)."},
+    {Py_tp_doc, (void *)"Record batches of an Arrow IPC stream or file: iterating gives quiver.RecordBatch "
+                        "objects (each pass from the start), and the Arrow PyCapsule interface "
+                        "(__arrow_c_schema__, __arrow_c_stream__) exports them."},
     {Py_tp_methods, Reader_methods},
     {Py_tp_getset, Reader_getset},
+    {Py_tp_iter, (void *)Reader_iter},
     {0, NULL}};
 #pragma GCC diagnostic pop
 

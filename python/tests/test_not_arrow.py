@@ -23,8 +23,8 @@ READERS = [
     ("read_tensor_info", lambda s: quiver.read_tensor_info(s)),
     ("read_sparse", lambda s: quiver.read_sparse(s)),
     ("messages", lambda s: list(quiver.messages(s))),
-    ("read_stream", lambda s: list(quiver.read_stream(s))),  # type: ignore[call-overload]
-    ("read_file", lambda s: list(quiver.read_file(s))),  # type: ignore[call-overload]
+    ("read_stream", lambda s: list(quiver.read_stream(s))),
+    ("read_file", lambda s: list(quiver.read_file(s))),
 ]
 
 

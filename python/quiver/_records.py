@@ -1,0 +1,433 @@
+"""Record batches from Python without pyarrow: Schema, Field, RecordBatch,
+Column, Table and ChunkedColumn over the C half in python/src/batch.c.
+
+A RecordBatch holds the batch the library read (a capsule keeping the file
+mapping or the caller's buffer alive); columns and slices are windows on it,
+so nothing is copied until values are asked for. ``Column.to_numpy()`` views
+the batch's memory where NumPy can (numeric, date64, timestamp, duration,
+time64, and fixed-size lists of them); booleans, date32 and time32 are
+widened into a new array.
+"""
+
+import numpy as _np
+
+from . import _quiver
+from ._quiver import InvalidError
+
+__all__ = ["Schema", "Field", "RecordBatch", "Column", "Table", "ChunkedColumn"]
+
+
+class Field:
+    """One field of a schema: ``name``, ``type`` (Arrow C++'s spelling, e.g.
+    ``timestamp[ms, tz=UTC]``), ``format`` (the C Data Interface format
+    string), ``nullable``, ``metadata`` (dict of str), ``children`` (the
+    fields of nested types) and, for a dictionary-encoded field,
+    ``dictionary`` (the values' field) and ``ordered``."""
+
+    __slots__ = ("name", "type", "format", "nullable", "metadata", "children", "dictionary",
+                 "ordered")
+
+    def __init__(self, d):
+        self.name = d["name"]
+        self.type = d["type"]
+        self.format = d["format"]
+        self.nullable = d["nullable"]
+        self.metadata = d["metadata"]
+        self.children = [Field(c) for c in d["children"]]
+        self.dictionary = Field(d["dictionary"]) if d["dictionary"] is not None else None
+        self.ordered = d["ordered"]
+
+    def __eq__(self, other):
+        if not isinstance(other, Field):
+            return NotImplemented
+        return all(getattr(self, k) == getattr(other, k) for k in Field.__slots__)
+
+    def __repr__(self):
+        return f"Field({self.name!r}, {self.type!r}{'' if self.nullable else ', nullable=False'})"
+
+    def __str__(self):
+        return f"{self.name}: {self.type}{'' if self.nullable else ' not null'}"
+
+
+class Schema:
+    """The fields of a table (``fields``, ``names``, ``types``) and its
+    ``metadata`` (dict of str). ``schema[i]`` and ``schema["name"]`` give a
+    Field; ``field_index(name)`` its position."""
+
+    __slots__ = ("fields", "metadata")
+
+    def __init__(self, root):
+        self.fields = [Field(c) for c in root["children"]]
+        self.metadata = root["metadata"]
+
+    @property
+    def names(self):
+        return [f.name for f in self.fields]
+
+    @property
+    def types(self):
+        return [f.type for f in self.fields]
+
+    def field_index(self, name):
+        for i, f in enumerate(self.fields):
+            if f.name == name:
+                return i
+        raise KeyError(f"no column {name!r} (the columns: {', '.join(map(repr, self.names))})")
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            return self.fields[self.field_index(key)]
+        return self.fields[key]
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __iter__(self):
+        return iter(self.fields)
+
+    def __eq__(self, other):
+        if not isinstance(other, Schema):
+            return NotImplemented
+        return self.fields == other.fields and self.metadata == other.metadata
+
+    def __repr__(self):
+        return "Schema(" + ", ".join(str(f) for f in self.fields) + ")"
+
+    def __str__(self):
+        return "\n".join(str(f) for f in self.fields)
+
+
+def _span(n, key):
+    """(start, length) of a slice with step 1 over n rows."""
+    r = range(n)[key]
+    if r.step != 1:
+        raise ValueError("only slices with step 1 are supported (they stay views)")
+    return r.start, max(len(r), 0)
+
+
+def _index(n, i):
+    i = int(i)
+    if i < 0:
+        i += n
+    if not 0 <= i < n:
+        raise IndexError(f"row {i} out of range ({n} rows)")
+    return i
+
+
+def _check_nulls_arg(nulls):
+    if nulls not in ("mask", "raise"):
+        raise ValueError(f"nulls must be 'mask' or 'raise', not {nulls!r}")
+
+
+def _masked(data, mask, nulls, name):
+    if mask is None:
+        return data
+    if nulls == "raise":
+        raise InvalidError(f"column {name!r} has {int(mask.sum())} null value(s) "
+                           "(to_numpy(nulls='mask') gives a numpy.ma masked array)")
+    if data.ndim > 1:
+        mask = _np.broadcast_to(mask.reshape((-1,) + (1,) * (data.ndim - 1)), data.shape).copy()
+    return _np.ma.MaskedArray(data, mask=mask, copy=False)
+
+
+class Column:
+    """Rows of one column of a RecordBatch (a window: slicing copies nothing).
+
+    ``len()``, ``null_count``, ``name``, ``type``, ``field``; ``col[i]`` is a
+    value, ``col[a:b]`` a Column; ``to_numpy()`` and ``to_pylist()``."""
+
+    __slots__ = ("_batch", "_index", "_start", "_length", "field")
+
+    def __init__(self, batch, index, start, length, field):
+        self._batch = batch
+        self._index = index
+        self._start = start
+        self._length = length
+        self.field = field
+
+    @property
+    def name(self):
+        return self.field.name
+
+    @property
+    def type(self):
+        return self.field.type
+
+    def __len__(self):
+        return self._length
+
+    @property
+    def null_count(self):
+        return _quiver._column_null_count(self._batch, self._index, self._start, self._length)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            s, n = _span(self._length, key)
+            return Column(self._batch, self._index, self._start + s, n, self.field)
+        i = _index(self._length, key)
+        return _quiver._column_pylist(self._batch, self._index, self._start + i, 1)[0]
+
+    def __iter__(self):
+        return iter(self.to_pylist())
+
+    def to_pylist(self):
+        """The values as Python objects (None for nulls); see docs/python.md for each type."""
+        return _quiver._column_pylist(self._batch, self._index, self._start, self._length)
+
+    def to_numpy(self, nulls="mask"):
+        """The values as an ndarray: a read-only view of the batch's memory where
+        NumPy can hold the type as it is (numeric, date64, timestamp,
+        duration, time64; a fixed-size list column is [rows, size, ...]),
+        else a new array (bool, date32, time32, dictionary columns). With
+        nulls, ``nulls="mask"`` gives a ``numpy.ma.MaskedArray`` (data still
+        viewing the batch) and ``nulls="raise"`` raises InvalidError."""
+        _check_nulls_arg(nulls)
+        data, mask = _quiver._column_numpy(self._batch, self._index, self._start, self._length)
+        return _masked(data, mask, nulls, self.name)
+
+    def __repr__(self):
+        return f"<quiver.Column {self.name!r}: {self.type}, {self._length} rows>"
+
+
+class RecordBatch:
+    """One record batch: ``num_rows`` (``len()``), ``num_columns``,
+    ``schema``, ``column(name_or_index)``, ``columns``; ``batch[a:b]`` and
+    ``slice(offset, length)`` are batches viewing the same memory;
+    ``to_pydict()`` and ``to_pylist()`` (rows as dicts)."""
+
+    __slots__ = ("_batch", "_start", "_length", "_schema")
+
+    def __init__(self, capsule, start=None, length=None, schema=None):
+        self._batch = capsule
+        self._start = 0 if start is None else start
+        self._length = _quiver._batch_length(capsule) if length is None else length
+        self._schema = schema
+
+    @property
+    def schema(self):
+        if self._schema is None:
+            self._schema = Schema(_quiver._schema_fields(self._batch))
+        return self._schema
+
+    @property
+    def num_rows(self):
+        return self._length
+
+    def __len__(self):
+        return self._length
+
+    @property
+    def num_columns(self):
+        return len(self.schema)
+
+    @property
+    def column_names(self):
+        return self.schema.names
+
+    def _column_index(self, key):
+        if isinstance(key, str):
+            return self.schema.field_index(key)
+        n = self.num_columns
+        i = int(key)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"column {key} out of range ({n} columns)")
+        return i
+
+    def column(self, key):
+        """The column at an index or with a name (the first of that name)."""
+        i = self._column_index(key)
+        return Column(self._batch, i, self._start, self._length, self.schema.fields[i])
+
+    @property
+    def columns(self):
+        return [self.column(i) for i in range(self.num_columns)]
+
+    def slice(self, offset=0, length=None):
+        if offset < 0 or offset > self._length:
+            raise IndexError(f"offset {offset} out of range ({self._length} rows)")
+        if length is None or length > self._length - offset:
+            length = self._length - offset
+        if length < 0:
+            raise ValueError("length must be >= 0")
+        return RecordBatch(self._batch, self._start + offset, length, self._schema)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            s, n = _span(self._length, key)
+            return RecordBatch(self._batch, self._start + s, n, self._schema)
+        return self.column(key)
+
+    def to_pydict(self):
+        return {c.name: c.to_pylist() for c in self.columns}
+
+    def to_pylist(self):
+        cols = self.columns
+        values = [c.to_pylist() for c in cols]
+        names = [c.name for c in cols]
+        return [dict(zip(names, row)) for row in zip(*values)] if cols else [{}] * self._length
+
+    def __repr__(self):
+        return f"<quiver.RecordBatch {self._length} rows: {', '.join(str(f) for f in self.schema)}>"
+
+
+class ChunkedColumn:
+    """One column of a Table: its ``chunks`` (a Column per batch), ``len()``,
+    ``null_count``, ``to_numpy()`` (a view when there is one batch, else one
+    concatenated copy) and ``to_pylist()``."""
+
+    __slots__ = ("chunks", "field")
+
+    def __init__(self, chunks, field):
+        self.chunks = chunks
+        self.field = field
+
+    @property
+    def name(self):
+        return self.field.name
+
+    @property
+    def type(self):
+        return self.field.type
+
+    def __len__(self):
+        return sum(len(c) for c in self.chunks)
+
+    @property
+    def null_count(self):
+        return sum(c.null_count for c in self.chunks)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            s, n = _span(len(self), key)
+            out = []
+            for c in self.chunks:
+                if n > 0 and s < len(c):
+                    take = min(n, len(c) - s)
+                    out.append(c[s:s + take])
+                    n -= take
+                    s = 0
+                else:
+                    s -= len(c)
+            return ChunkedColumn(out, self.field)
+        i = _index(len(self), key)
+        for c in self.chunks:
+            if i < len(c):
+                return c[i]
+            i -= len(c)
+        raise IndexError(key)  # not reached
+
+    def __iter__(self):
+        return iter(self.to_pylist())
+
+    def to_pylist(self):
+        out = []
+        for c in self.chunks:
+            out.extend(c.to_pylist())
+        return out
+
+    def to_numpy(self, nulls="mask"):
+        _check_nulls_arg(nulls)
+        if len(self.chunks) == 1:
+            return self.chunks[0].to_numpy(nulls)
+        parts = [c.to_numpy(nulls) for c in self.chunks]
+        if not parts:
+            raise InvalidError(f"column {self.name!r} has no batches to take a dtype from")
+        if any(isinstance(p, _np.ma.MaskedArray) for p in parts):
+            return _np.ma.concatenate(parts)
+        return _np.concatenate(parts)
+
+    def __repr__(self):
+        return f"<quiver.ChunkedColumn {self.name!r}: {self.type}, {len(self)} rows, {len(self.chunks)} chunks>"
+
+
+class Table:
+    """Every batch of a reader (``read_all()``): ``batches``, ``schema``,
+    ``num_rows`` (``len()``), ``num_columns``, ``column(name_or_index)`` (a
+    ChunkedColumn), ``table[a:b]``, ``to_pydict()``, ``to_pylist()``."""
+
+    __slots__ = ("batches", "schema")
+
+    def __init__(self, batches, schema):
+        self.batches = batches
+        self.schema = schema
+
+    @property
+    def num_rows(self):
+        return sum(len(b) for b in self.batches)
+
+    def __len__(self):
+        return self.num_rows
+
+    @property
+    def num_columns(self):
+        return len(self.schema)
+
+    @property
+    def column_names(self):
+        return self.schema.names
+
+    def column(self, key):
+        i = self.schema.field_index(key) if isinstance(key, str) else key
+        if not isinstance(key, str):
+            n = self.num_columns
+            i = int(key) + (n if int(key) < 0 else 0)
+            if not 0 <= i < n:
+                raise IndexError(f"column {key} out of range ({n} columns)")
+        return ChunkedColumn([b.column(i) for b in self.batches], self.schema.fields[i])
+
+    @property
+    def columns(self):
+        return [self.column(i) for i in range(self.num_columns)]
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            s, n = _span(self.num_rows, key)
+            out = []
+            for b in self.batches:
+                if n > 0 and s < len(b):
+                    take = min(n, len(b) - s)
+                    out.append(b.slice(s, take))
+                    n -= take
+                    s = 0
+                else:
+                    s -= len(b)
+            return Table(out, self.schema)
+        return self.column(key)
+
+    def __iter__(self):
+        return iter(self.batches)
+
+    def to_pydict(self):
+        return {c.name: c.to_pylist() for c in self.columns}
+
+    def to_pylist(self):
+        out = []
+        for b in self.batches:
+            out.extend(b.to_pylist())
+        return out
+
+    def __repr__(self):
+        return (f"<quiver.Table {self.num_rows} rows in {len(self.batches)} batches: "
+                f"{', '.join(str(f) for f in self.schema)}>")
+
+
+# ---- the RecordBatchReader's methods (python/src/records.c calls these)
+
+def reader_schema(reader):
+    return Schema(_quiver._schema_fields(reader.__arrow_c_schema__()))
+
+
+def iter_batches(reader):
+    stream = reader.__arrow_c_stream__()
+    schema = reader_schema(reader)
+    while True:
+        b = _quiver._stream_next(stream)
+        if b is None:
+            return
+        yield RecordBatch(b, schema=schema)
+
+
+def read_all(reader):
+    return Table(list(iter_batches(reader)), reader_schema(reader))

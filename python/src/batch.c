@@ -1,0 +1,602 @@
+/* Record batches read from Python without pyarrow: the C half of
+ * quiver.RecordBatch / quiver.Column (python/quiver/_records.py).
+ *
+ * A batch is a PyCapsule "quiver._batch" holding the batch's ArrowArray, a
+ * copy of its schema and a QvArrayView over both. Arrays produced by the
+ * library keep their memory (the file mapping, the caller's buffer) alive
+ * through their owners, so a batch outlives its reader and its source, and
+ * every ndarray viewing a batch has the capsule as its base.
+ *
+ * Columns are addressed as (batch, column index, start, length): `start` is
+ * the row of the batch (slices only move it), the view's own offsets are
+ * applied here. The batch was fully validated by the stream reader, so the
+ * getters of quiver/array.h are safe on every index in range. */
+#include "qvpy.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/array.h"
+#include "quiver/c_data.h"
+
+#define BATCH_CAPSULE "quiver._batch"
+
+typedef struct BatchHold {
+  struct ArrowSchema schema;
+  struct ArrowArray array;
+  QvArrayView view;
+  bool view_ready;
+} BatchHold;
+
+static void batch_hold_free(BatchHold *h) {
+  if (h->view_ready) qv_array_view_reset(&h->view);
+  if (h->array.release) h->array.release(&h->array);
+  if (h->schema.release) h->schema.release(&h->schema);
+  free(h);
+}
+
+static void batch_capsule_free(PyObject *cap) {
+  BatchHold *h = PyCapsule_GetPointer(cap, BATCH_CAPSULE);
+  if (!h) {
+    PyErr_Clear();
+    return;
+  }
+  batch_hold_free(h);
+}
+
+static BatchHold *get_batch(PyObject *cap) {
+  return PyCapsule_GetPointer(cap, BATCH_CAPSULE);
+}
+
+/* ---- _stream_next(stream_capsule): the next batch capsule, or None */
+
+typedef struct NextCall {
+  struct ArrowArrayStream *stream;
+  BatchHold *h;
+} NextCall;
+
+static QvStatus next_call(struct ArrowArrayStream *s, BatchHold *h, QvError *err) {
+  QvStatus st = qv_rb_stream_get_next(s, &h->array, err);
+  if (st == QV_EOS || (st == QV_OK && !h->array.release)) {
+    qv_error_clear(err);
+    return QV_OK; /* the end: no array */
+  }
+  if (st) return st;
+  st = qv_rb_stream_get_schema(s, &h->schema, err);
+  if (st == QV_OK) st = qv_array_view_init(&h->view, &h->schema, err);
+  if (st == QV_OK) {
+    h->view_ready = true;
+    /* the stream reader validated the batch in full; this derives sizes */
+    st = qv_array_view_set_array(&h->view, &h->array, QV_VALIDATE_CHEAP, err);
+  }
+  if (st == QV_OK && h->view.type.type != QV_ARROW_STRUCT)
+    st = qv_error_set(err, QV_EINVAL, "a record batch must be a struct array, not format '%s'",
+                      h->schema.format);
+  return st;
+}
+
+static PyObject *py_stream_next(PyObject *m, PyObject *cap) {
+  QvPyState *qs = qvpy_state(m);
+  struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
+  if (!s) return NULL;
+  if (!s->release) {
+    PyErr_SetString(PyExc_ValueError, "the stream capsule was already consumed");
+    return NULL;
+  }
+  BatchHold *h = calloc(1, sizeof *h);
+  if (!h) return PyErr_NoMemory();
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st;
+  Py_BEGIN_ALLOW_THREADS
+  st = next_call(s, h, &err);
+  Py_END_ALLOW_THREADS
+  if (st) {
+    batch_hold_free(h);
+    return qvpy_raise(qs, st, &err);
+  }
+  if (!h->array.release) {
+    batch_hold_free(h);
+    Py_RETURN_NONE;
+  }
+  PyObject *c = PyCapsule_New(h, BATCH_CAPSULE, batch_capsule_free);
+  if (!c) batch_hold_free(h);
+  return c;
+}
+
+/* ---- schemas as plain Python values */
+
+static PyObject *text(const char *s, Py_ssize_t n) {
+  return PyUnicode_DecodeUTF8(s, n, "surrogateescape");
+}
+
+static PyObject *metadata_dict(const char *md) {
+  PyObject *d = PyDict_New();
+  if (!d || !md) return d;
+  QvArrowMetadataIter it;
+  qv_arrow_metadata_iter_init(&it, md);
+  const char *k, *v;
+  int32_t kn, vn;
+  while (qv_arrow_metadata_iter_next(&it, &k, &kn, &v, &vn)) {
+    PyObject *ko = text(k, kn), *vo = ko ? text(v, vn) : NULL;
+    int rc = vo ? PyDict_SetItem(d, ko, vo) : -1;
+    Py_XDECREF(ko);
+    Py_XDECREF(vo);
+    if (rc < 0) return Py_DECREF(d), NULL;
+  }
+  return d;
+}
+
+/* The type as Arrow C++'s DataType::ToString spells it. */
+static PyObject *type_text(QvPyState *qs, const struct ArrowSchema *s) {
+  char *t = NULL;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_arrow_schema_to_string_alloc(s, 0, &t, &err);
+  if (st) return qvpy_raise(qs, st, &err);
+  PyObject *r = text(t, (Py_ssize_t)strlen(t));
+  qv_free(t);
+  return r;
+}
+
+/* {name, format, type, nullable, metadata, children, dictionary, ordered} */
+static PyObject *field_dict(QvPyState *qs, const struct ArrowSchema *s, int depth) {
+  if (depth > QV_ARRAY_MAX_DEPTH) {
+    PyErr_SetString(PyExc_ValueError, "schema nested too deeply");
+    return NULL;
+  }
+  PyObject *d = PyDict_New();
+  if (!d) return NULL;
+  const char *name = s->name ? s->name : "";
+  if (qvpy_dict_put(d, "name", text(name, (Py_ssize_t)strlen(name))) < 0 ||
+      qvpy_dict_put(d, "format", text(s->format, (Py_ssize_t)strlen(s->format))) < 0 ||
+      qvpy_dict_put(d, "type", type_text(qs, s)) < 0 ||
+      qvpy_dict_put(d, "nullable", PyBool_FromLong((s->flags & ARROW_FLAG_NULLABLE) != 0)) < 0 ||
+      qvpy_dict_put(d, "ordered", PyBool_FromLong((s->flags & ARROW_FLAG_DICTIONARY_ORDERED) != 0)) < 0 ||
+      qvpy_dict_put(d, "metadata", metadata_dict(s->metadata)) < 0)
+    return Py_DECREF(d), NULL;
+  PyObject *children = PyList_New(0);
+  if (qvpy_dict_put(d, "children", children) < 0) return Py_DECREF(d), NULL;
+  for (int64_t i = 0; i < s->n_children; i++) {
+    PyObject *c = field_dict(qs, s->children[i], depth + 1);
+    int rc = c ? PyList_Append(children, c) : -1;
+    Py_XDECREF(c);
+    if (rc < 0) return Py_DECREF(d), NULL;
+  }
+  PyObject *dict = s->dictionary ? field_dict(qs, s->dictionary, depth + 1) : Py_NewRef(Py_None);
+  if (qvpy_dict_put(d, "dictionary", dict) < 0) return Py_DECREF(d), NULL;
+  return d;
+}
+
+/* _schema_fields(schema_capsule or batch capsule): the root's field dict */
+static PyObject *py_schema_fields(PyObject *m, PyObject *cap) {
+  QvPyState *qs = qvpy_state(m);
+  const struct ArrowSchema *s = NULL;
+  if (PyCapsule_IsValid(cap, BATCH_CAPSULE)) {
+    s = &get_batch(cap)->schema;
+  } else {
+    struct ArrowSchema *p = PyCapsule_GetPointer(cap, "arrow_schema");
+    if (!p) return NULL;
+    if (!p->release) {
+      PyErr_SetString(PyExc_ValueError, "the schema capsule was already released");
+      return NULL;
+    }
+    QvError err;
+    qv_error_clear(&err);
+    QvStatus st = qv_arrow_schema_validate(p, &err);
+    if (st) return qvpy_raise(qs, st, &err);
+    s = p;
+  }
+  return field_dict(qs, s, 0);
+}
+
+/* ---- columns */
+
+typedef struct ColumnRef {
+  BatchHold *h;
+  const QvArrayView *v; /* the column's view */
+  int64_t start, length; /* logical rows of v */
+} ColumnRef;
+
+/* (batch, index, start, length) checked against the batch. */
+static int parse_column(PyObject *args, ColumnRef *c, PyObject **cap, PyObject **extra) {
+  long long index, start, length;
+  *extra = NULL;
+  if (!PyArg_ParseTuple(args, "OLLL|O", cap, &index, &start, &length, extra)) return -1;
+  BatchHold *h = get_batch(*cap);
+  if (!h) return -1;
+  if (index < 0 || index >= h->view.n_children) {
+    PyErr_Format(PyExc_IndexError, "column %lld out of range (the batch has %lld)", index,
+                 (long long)h->view.n_children);
+    return -1;
+  }
+  if (start < 0 || length < 0 || start > h->view.length || length > h->view.length - start) {
+    PyErr_Format(PyExc_IndexError, "rows [%lld, %lld + %lld) outside the batch's %lld", start, start,
+                 length, (long long)h->view.length);
+    return -1;
+  }
+  c->h = h;
+  c->v = &h->view.children[index];
+  /* row r of a struct is row offset + r of its children */
+  c->start = h->view.offset + start;
+  c->length = length;
+  return 0;
+}
+
+static bool has_nulls(const QvArrayView *v, int64_t start, int64_t n) {
+  if (v->type.type == QV_ARROW_NULL) return n > 0;
+  for (int64_t i = 0; i < n; i++)
+    if (qv_array_view_is_null(v, start + i)) return true;
+  return false;
+}
+
+/* ---- to_pylist */
+
+typedef struct PyConv {
+  QvPyState *qs;
+  PyObject *values; /* the quiver._values module */
+} PyConv;
+
+static PyObject *call_helper(PyConv *cv, const char *fn, const char *fmt, ...) {
+  PyObject *f = PyObject_GetAttrString(cv->values, fn);
+  if (!f) return NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  PyObject *a = Py_VaBuildValue(fmt, ap);
+  va_end(ap);
+  PyObject *r = a ? PyObject_CallObject(f, a) : NULL;
+  Py_XDECREF(a);
+  Py_DECREF(f);
+  return r;
+}
+
+static PyObject *py_value(PyConv *cv, const QvArrayView *v, int64_t i, int depth);
+
+static PyObject *list_of(PyConv *cv, const QvArrayView *child, int64_t start, int64_t n, int depth) {
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  for (int64_t j = 0; l && j < n; j++) {
+    PyObject *x = py_value(cv, child, start + j, depth + 1);
+    if (!x) Py_CLEAR(l);
+    else PyList_SET_ITEM(l, (Py_ssize_t)j, x);
+  }
+  return l;
+}
+
+static PyObject *py_value(PyConv *cv, const QvArrayView *v, int64_t i, int depth) {
+  if (depth > QV_ARRAY_MAX_DEPTH) {
+    PyErr_SetString(cv->qs->InvalidError, "value nested too deeply");
+    return NULL;
+  }
+  if (qv_array_view_is_null(v, i)) Py_RETURN_NONE;
+  const QvArrowSchemaView *t = &v->type;
+  const char *tz = NULL;
+  switch (t->type) {
+    case QV_ARROW_NULL: Py_RETURN_NONE;
+    case QV_ARROW_DICTIONARY:
+      return py_value(cv, v->dictionary, (int64_t)qv_array_view_get_uint(v, i), depth + 1);
+    case QV_ARROW_BOOL: return PyBool_FromLong(qv_array_view_get_int(v, i) != 0);
+    case QV_ARROW_INT8:
+    case QV_ARROW_INT16:
+    case QV_ARROW_INT32:
+    case QV_ARROW_INT64:
+    case QV_ARROW_UINT8:
+    case QV_ARROW_UINT16:
+    case QV_ARROW_UINT32: return PyLong_FromLongLong(qv_array_view_get_int(v, i));
+    case QV_ARROW_UINT64: return PyLong_FromUnsignedLongLong(qv_array_view_get_uint(v, i));
+    case QV_ARROW_FLOAT16:
+    case QV_ARROW_FLOAT32:
+    case QV_ARROW_FLOAT64: return PyFloat_FromDouble(qv_array_view_get_double(v, i));
+    case QV_ARROW_STRING:
+    case QV_ARROW_LARGE_STRING:
+    case QV_ARROW_STRING_VIEW: {
+      QvBytes b = qv_array_view_get_bytes(v, i);
+      return PyUnicode_DecodeUTF8((const char *)b.data, (Py_ssize_t)b.size, "strict");
+    }
+    case QV_ARROW_BINARY:
+    case QV_ARROW_LARGE_BINARY:
+    case QV_ARROW_BINARY_VIEW:
+    case QV_ARROW_FIXED_SIZE_BINARY: {
+      QvBytes b = qv_array_view_get_bytes(v, i);
+      return PyBytes_FromStringAndSize((const char *)b.data, (Py_ssize_t)b.size);
+    }
+    case QV_ARROW_DECIMAL32:
+    case QV_ARROW_DECIMAL64:
+    case QV_ARROW_DECIMAL128:
+    case QV_ARROW_DECIMAL256: {
+      char *s = NULL;
+      QvError err;
+      qv_error_clear(&err);
+      QvStatus st = qv_array_view_format_human(v, i, 0, &s, &err);
+      if (st) return qvpy_raise(cv->qs, st, &err);
+      PyObject *r = call_helper(cv, "decimal_from", "(s)", s);
+      qv_free(s);
+      return r;
+    }
+    case QV_ARROW_DATE32: return call_helper(cv, "date_from_days", "(L)", (long long)qv_array_view_get_int(v, i));
+    case QV_ARROW_DATE64: return call_helper(cv, "date_from_ms", "(L)", (long long)qv_array_view_get_int(v, i));
+    case QV_ARROW_TIME32:
+    case QV_ARROW_TIME64:
+      return call_helper(cv, "time_from", "(Li)", (long long)qv_array_view_get_int(v, i), (int)t->time_unit);
+    case QV_ARROW_TIMESTAMP:
+      if (t->timezone && t->timezone_len > 0) tz = t->timezone;
+      return call_helper(cv, "datetime_from", "(Lis#)", (long long)qv_array_view_get_int(v, i),
+                         (int)t->time_unit, tz, (Py_ssize_t)(tz ? t->timezone_len : 0));
+    case QV_ARROW_DURATION:
+      return call_helper(cv, "timedelta_from", "(Li)", (long long)qv_array_view_get_int(v, i), (int)t->time_unit);
+    case QV_ARROW_INTERVAL_MONTHS: return PyLong_FromLongLong(qv_array_view_get_int(v, i));
+    case QV_ARROW_INTERVAL_DAY_TIME: {
+      QvBytes b = qv_array_view_get_bytes(v, i);
+      int32_t d[2];
+      memcpy(d, b.data, sizeof d);
+      return call_helper(cv, "day_time", "(ii)", (int)d[0], (int)d[1]);
+    }
+    case QV_ARROW_INTERVAL_MONTH_DAY_NANO: {
+      QvBytes b = qv_array_view_get_bytes(v, i);
+      int32_t md[2];
+      int64_t ns;
+      memcpy(md, b.data, sizeof md);
+      memcpy(&ns, b.data + 8, sizeof ns);
+      return call_helper(cv, "month_day_nano", "(iiL)", (int)md[0], (int)md[1], (long long)ns);
+    }
+    case QV_ARROW_LIST:
+    case QV_ARROW_LARGE_LIST:
+    case QV_ARROW_LIST_VIEW:
+    case QV_ARROW_LARGE_LIST_VIEW:
+    case QV_ARROW_FIXED_SIZE_LIST: {
+      int64_t s, n;
+      qv_array_view_get_list(v, i, &s, &n);
+      return list_of(cv, &v->children[0], s, n, depth);
+    }
+    case QV_ARROW_MAP: {
+      int64_t s, n;
+      qv_array_view_get_list(v, i, &s, &n);
+      const QvArrayView *entries = &v->children[0];
+      PyObject *l = PyList_New((Py_ssize_t)n);
+      for (int64_t j = 0; l && j < n; j++) {
+        int64_t r = entries->offset + s + j;
+        PyObject *k = py_value(cv, &entries->children[0], r, depth + 2);
+        PyObject *x = k ? py_value(cv, &entries->children[1], r, depth + 2) : NULL;
+        PyObject *pair = x ? PyTuple_Pack(2, k, x) : NULL;
+        Py_XDECREF(k);
+        Py_XDECREF(x);
+        if (!pair) Py_CLEAR(l);
+        else PyList_SET_ITEM(l, (Py_ssize_t)j, pair);
+      }
+      return l;
+    }
+    case QV_ARROW_STRUCT: {
+      PyObject *d = PyDict_New();
+      for (int64_t c = 0; d && c < v->n_children; c++) {
+        const char *name = v->children[c].type.schema->name;
+        if (!name) name = "";
+        PyObject *k = text(name, (Py_ssize_t)strlen(name));
+        PyObject *x = k ? py_value(cv, &v->children[c], v->offset + i, depth + 1) : NULL;
+        if (!x || PyDict_SetItem(d, k, x) < 0) Py_CLEAR(d);
+        Py_XDECREF(k);
+        Py_XDECREF(x);
+      }
+      return d;
+    }
+    case QV_ARROW_SPARSE_UNION:
+    case QV_ARROW_DENSE_UNION: {
+      int64_t child, idx;
+      qv_array_view_get_union(v, i, &child, &idx);
+      if (child < 0) Py_RETURN_NONE;
+      return py_value(cv, &v->children[child], idx, depth + 1);
+    }
+    case QV_ARROW_RUN_END_ENCODED:
+      return py_value(cv, &v->children[1], qv_array_view_get_run(v, i), depth + 1);
+    default: break;
+  }
+  PyErr_Format(cv->qs->NotSupportedError, "to_pylist: format '%s' is not supported",
+               t->schema ? t->schema->format : "?");
+  return NULL;
+}
+
+/* _column_pylist(batch, index, start, length) */
+static PyObject *py_column_pylist(PyObject *m, PyObject *args) {
+  ColumnRef c;
+  PyObject *cap, *extra;
+  if (parse_column(args, &c, &cap, &extra) < 0) return NULL;
+  PyConv cv = {qvpy_state(m), PyImport_ImportModule("quiver._values")};
+  if (!cv.values) return NULL;
+  PyObject *l = list_of(&cv, c.v, c.start, c.length, 0);
+  Py_DECREF(cv.values);
+  return l;
+}
+
+/* _column_null_count(batch, index, start, length) */
+static PyObject *py_column_null_count(PyObject *m, PyObject *args) {
+  (void)m;
+  ColumnRef c;
+  PyObject *cap, *extra;
+  if (parse_column(args, &c, &cap, &extra) < 0) return NULL;
+  int64_t n = 0;
+  if (c.v->type.type == QV_ARROW_NULL) n = c.length;
+  else if (c.v->null_count != 0 || c.v->type.type == QV_ARROW_DICTIONARY ||
+           c.v->type.type == QV_ARROW_SPARSE_UNION || c.v->type.type == QV_ARROW_DENSE_UNION ||
+           c.v->type.type == QV_ARROW_RUN_END_ENCODED)
+    for (int64_t i = 0; i < c.length; i++) n += qv_array_view_is_null(c.v, c.start + i);
+  return PyLong_FromLongLong(n);
+}
+
+/* ---- to_numpy */
+
+/* The NumPy dtype of a fixed-width leaf and whether its values can be
+ * viewed as they are (else they are widened into a new array). */
+static PyArray_Descr *leaf_descr(const QvArrowSchemaView *t, bool *view) {
+  static const char *const units[] = {"s", "ms", "us", "ns"};
+  char spec[16];
+  *view = true;
+  int npy = qvpy_npy_type_of(t->type);
+  if (npy >= 0) return PyArray_DescrFromType(npy);
+  switch (t->type) {
+    case QV_ARROW_BOOL: *view = false; return PyArray_DescrFromType(NPY_BOOL);
+    case QV_ARROW_DATE32: *view = false; snprintf(spec, sizeof spec, "M8[D]"); break;
+    case QV_ARROW_DATE64: snprintf(spec, sizeof spec, "M8[ms]"); break;
+    case QV_ARROW_TIMESTAMP: snprintf(spec, sizeof spec, "M8[%s]", units[t->time_unit & 3]); break;
+    case QV_ARROW_DURATION: snprintf(spec, sizeof spec, "m8[%s]", units[t->time_unit & 3]); break;
+    case QV_ARROW_TIME32:
+      *view = false;
+      snprintf(spec, sizeof spec, "m8[%s]", units[t->time_unit & 3]);
+      break;
+    case QV_ARROW_TIME64: snprintf(spec, sizeof spec, "m8[%s]", units[t->time_unit & 3]); break;
+    default: return NULL;
+  }
+  PyObject *s = PyUnicode_FromString(spec);
+  PyArray_Descr *d = NULL;
+  if (s && !PyArray_DescrConverter(s, &d)) d = NULL;
+  Py_XDECREF(s);
+  return d;
+}
+
+static PyObject *null_mask(const QvArrayView *v, int64_t start, int64_t n) {
+  if (!has_nulls(v, start, n)) Py_RETURN_NONE;
+  npy_intp dims[1] = {(npy_intp)n};
+  PyObject *mask = PyArray_ZEROS(1, dims, NPY_BOOL, 0);
+  if (!mask) return NULL;
+  npy_bool *p = PyArray_DATA((PyArrayObject *)mask);
+  for (int64_t i = 0; i < n; i++) p[i] = qv_array_view_is_null(v, start + i);
+  return mask;
+}
+
+static PyObject *leaf_array(QvPyState *qs, PyObject *cap, const QvArrayView *v, int64_t start, int64_t n);
+
+/* Values of a dictionary column: the dictionary's values taken at the
+ * indices (a copy). */
+static PyObject *dictionary_array(QvPyState *qs, PyObject *cap, const QvArrayView *v, int64_t start,
+                                  int64_t n) {
+  const QvArrayView *dict = v->dictionary;
+  if (has_nulls(dict, 0, dict->length)) {
+    PyErr_SetString(qs->NotSupportedError,
+                    "to_numpy: the column's dictionary holds nulls (use to_pylist())");
+    return NULL;
+  }
+  PyObject *values = leaf_array(qs, cap, dict, 0, dict->length);
+  if (!values) return NULL;
+  npy_intp dims[1] = {(npy_intp)n};
+  PyObject *idx = PyArray_ZEROS(1, dims, NPY_INTP, 0);
+  if (!idx) return Py_DECREF(values), NULL;
+  npy_intp *p = PyArray_DATA((PyArrayObject *)idx);
+  /* null rows take index 0 (masked by the caller); the dictionary may then be empty */
+  bool any_null = false;
+  for (int64_t i = 0; i < n; i++) {
+    bool null = qv_array_view_is_null(v, start + i);
+    any_null |= null;
+    p[i] = null ? 0 : (npy_intp)qv_array_view_get_uint(v, start + i);
+  }
+  PyObject *r;
+  if (any_null && dict->length == 0) {
+    PyArray_Descr *d = PyArray_DESCR((PyArrayObject *)values);
+    Py_INCREF(d);
+    r = PyArray_Zeros(1, dims, d, 0);
+  } else {
+    r = PyObject_GetItem(values, idx);
+  }
+  Py_DECREF(values);
+  Py_DECREF(idx);
+  return r;
+}
+
+/* The values of rows [start, start + n) of a fixed-width view (nested
+ * fixed-size lists of them become trailing dimensions). */
+static PyObject *leaf_array(QvPyState *qs, PyObject *cap, const QvArrayView *v, int64_t start, int64_t n) {
+  if (v->type.type == QV_ARROW_DICTIONARY) return dictionary_array(qs, cap, v, start, n);
+  npy_intp dims[QV_ARRAY_MAX_DEPTH + 1];
+  int nd = 1;
+  dims[0] = (npy_intp)n;
+  int64_t count = n;
+  while (v->type.type == QV_ARROW_FIXED_SIZE_LIST) {
+    if (nd > 1 && has_nulls(v, start, count)) {
+      PyErr_SetString(qs->NotSupportedError,
+                      "to_numpy: null lists inside the cells of a fixed-size list (use to_pylist())");
+      return NULL;
+    }
+    if (nd >= QV_ARRAY_MAX_DEPTH) {
+      PyErr_SetString(qs->InvalidError, "fixed-size lists nested too deeply");
+      return NULL;
+    }
+    int32_t size = v->type.fixed_size;
+    dims[nd++] = size;
+    /* the cells of rows [start, start + count) */
+    start = (v->offset + start) * size;
+    count *= size;
+    v = &v->children[0];
+  }
+  bool view;
+  PyArray_Descr *d = leaf_descr(&v->type, &view);
+  if (!d) {
+    if (!PyErr_Occurred())
+      PyErr_Format(qs->NotSupportedError,
+                   "to_numpy: format '%s' has no NumPy dtype (numeric, boolean, temporal and "
+                   "fixed-size lists of them do; use to_pylist())",
+                   v->type.schema->format);
+    return NULL;
+  }
+  if (nd > 1 && has_nulls(v, start, count)) {
+    Py_DECREF(d);
+    PyErr_SetString(qs->NotSupportedError,
+                    "to_numpy: null values inside the cells of a fixed-size list (use to_pylist())");
+    return NULL;
+  }
+  int64_t p = v->offset + start;
+  if (view) {
+    const uint8_t *data = v->buffer[1] ? v->buffer[1] + (size_t)p * (size_t)d->elsize : NULL;
+    if (count == 0 || !data) data = (const uint8_t *)qvpy_zero_size_data;
+    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, NULL, (void *)data, 0, NULL);
+    if (!arr) return NULL;
+    Py_INCREF(cap);
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, cap) < 0) return Py_DECREF(arr), NULL;
+    return arr;
+  }
+  PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, d, nd, dims, NULL, NULL, 0, NULL);
+  if (!arr) return NULL;
+  char *out = PyArray_DATA((PyArrayObject *)arr);
+  for (int64_t i = 0; i < count; i++) {
+    if (v->type.type == QV_ARROW_BOOL) {
+      ((npy_bool *)out)[i] = qv_array_view_get_int(v, start + i) != 0;
+    } else {
+      int64_t x = qv_array_view_get_int(v, start + i);
+      memcpy(out + 8 * i, &x, 8);
+    }
+  }
+  return arr;
+}
+
+/* _column_numpy(batch, index, start, length) -> (values, mask or None): a
+ * view when the type allows it; mask True where a row is null. */
+static PyObject *py_column_numpy(PyObject *m, PyObject *args) {
+  QvPyState *qs = qvpy_state(m);
+  ColumnRef c;
+  PyObject *cap, *extra;
+  if (parse_column(args, &c, &cap, &extra) < 0) return NULL;
+  PyObject *values = leaf_array(qs, cap, c.v, c.start, c.length);
+  if (!values) return NULL;
+  PyObject *mask = null_mask(c.v, c.start, c.length);
+  if (!mask) return Py_DECREF(values), NULL;
+  return Py_BuildValue("(NN)", values, mask);
+}
+
+/* _batch_length(batch) */
+static PyObject *py_batch_length(PyObject *m, PyObject *cap) {
+  (void)m;
+  BatchHold *h = get_batch(cap);
+  if (!h) return NULL;
+  return PyLong_FromLongLong(h->view.length);
+}
+
+PyMethodDef qvpy_batch_methods[] = {
+    {"_stream_next", (PyCFunction)py_stream_next, METH_O,
+     "_stream_next(stream_capsule)\n--\n\nThe stream's next batch as a quiver._batch capsule, or None."},
+    {"_schema_fields", (PyCFunction)py_schema_fields, METH_O,
+     "_schema_fields(capsule)\n--\n\nThe root field of a schema or batch capsule as nested dicts."},
+    {"_batch_length", (PyCFunction)py_batch_length, METH_O, "_batch_length(batch)\n--\n\nRows of a batch."},
+    {"_column_pylist", (PyCFunction)py_column_pylist, METH_VARARGS,
+     "_column_pylist(batch, index, start, length)\n--\n\nRows of a column as Python objects."},
+    {"_column_numpy", (PyCFunction)py_column_numpy, METH_VARARGS,
+     "_column_numpy(batch, index, start, length)\n--\n\n(ndarray, null mask or None)."},
+    {"_column_null_count", (PyCFunction)py_column_null_count, METH_VARARGS,
+     "_column_null_count(batch, index, start, length)\n--\n\nNull rows of a column."},
+    {NULL, NULL, 0, NULL}};
