@@ -44,6 +44,8 @@ from ._records import (  # noqa: F401
     ChunkedColumn, Column, Field, RecordBatch, Schema, Table,
 )
 from ._values import DayTimeInterval, MonthDayNano  # noqa: F401
+from ._numpy_files import read_npy, read_npz, write_npy, write_npz  # noqa: F401
+from ._json import read_json, write_json  # noqa: F401
 
 __all__ = [
     "__version__",
@@ -52,7 +54,8 @@ __all__ = [
     "write_stream", "write_file", "table_to_tensor", "read_tensor_column", "read_tensor_cells",
     "write_tensor_column", "read_sparse_column", "write_sparse_column", "migrate", "from_dlpack",
     "as_dlpack", "read_sparse_object", "Tensor", "RecordBatchReader", "RecordBatch", "Column",
-    "Table", "ChunkedColumn", "Schema", "Field", "DayTimeInterval", "MonthDayNano", "Error", "InvalidError",
+    "Table", "ChunkedColumn", "Schema", "Field", "DayTimeInterval", "MonthDayNano", "read_npy",
+    "write_npy", "read_npz", "write_npz", "read_json", "write_json", "Error", "InvalidError",
     "NotSupportedError", "CapacityError", "InputOutputError", "OutOfMemoryError",
 ]
 

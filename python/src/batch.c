@@ -46,8 +46,40 @@ static void batch_capsule_free(PyObject *cap) {
   batch_hold_free(h);
 }
 
+/* A batch capsule's hold; schema-only capsules (read_json's schema) have
+ * no array and serve _schema_fields only. */
 static BatchHold *get_batch(PyObject *cap) {
-  return PyCapsule_GetPointer(cap, BATCH_CAPSULE);
+  BatchHold *h = PyCapsule_GetPointer(cap, BATCH_CAPSULE);
+  if (h && !h->array.release) {
+    PyErr_SetString(PyExc_ValueError, "this capsule holds a schema, not a batch");
+    return NULL;
+  }
+  return h;
+}
+
+PyObject *qvpy_batch_capsule(QvPyState *qs, const struct ArrowSchema *schema,
+                             const struct ArrowArray *batch, QvValidateLevel level) {
+  BatchHold *h = calloc(1, sizeof *h);
+  if (!h) return PyErr_NoMemory();
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_arrow_schema_copy(schema, &h->schema, &err);
+  if (st == QV_OK && batch) st = qv_array_share(batch, &h->array, &err);
+  if (st == QV_OK && batch) st = qv_array_view_init(&h->view, &h->schema, &err);
+  if (st == QV_OK && batch) {
+    h->view_ready = true;
+    st = qv_array_view_set_array(&h->view, &h->array, level, &err);
+  }
+  if (st == QV_OK && strcmp(h->schema.format, "+s") != 0)
+    st = qv_error_set(&err, QV_EINVAL, "a record batch must be a struct array, not format '%s'",
+                      h->schema.format);
+  if (st) {
+    batch_hold_free(h);
+    return qvpy_raise(qs, st, &err);
+  }
+  PyObject *c = PyCapsule_New(h, BATCH_CAPSULE, batch_capsule_free);
+  if (!c) batch_hold_free(h);
+  return c;
 }
 
 /* ---- _stream_next(stream_capsule): the next batch capsule, or None */
@@ -175,7 +207,7 @@ static PyObject *py_schema_fields(PyObject *m, PyObject *cap) {
   QvPyState *qs = qvpy_state(m);
   const struct ArrowSchema *s = NULL;
   if (PyCapsule_IsValid(cap, BATCH_CAPSULE)) {
-    s = &get_batch(cap)->schema;
+    s = &((BatchHold *)PyCapsule_GetPointer(cap, BATCH_CAPSULE))->schema;
   } else {
     struct ArrowSchema *p = PyCapsule_GetPointer(cap, "arrow_schema");
     if (!p) return NULL;

@@ -15,6 +15,8 @@
  *   flight.c         Arrow Flight: the client and the directory server (quiver.flight)
  *   dlpack.c         DLPack 0.6 and 1.x both ways (Tensor.__dlpack__, from_dlpack)
  *   batch.c          record batches and columns without pyarrow (quiver/_records.py)
+ *   npy.c            .npy and save_npz files (quiver/_numpy_files.py)
+ *   json.c           Arrow's integration JSON (quiver/_json.py)
  *
  * A concept file exposes a method table (appended to the module by
  * quiver_module.c) and, when it defines types or needs state, an exec
@@ -45,6 +47,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "quiver/array.h"
 #include "quiver/error.h"
 #include "quiver/io.h"
 #include "quiver/recordbatch_ipc.h"
@@ -176,6 +179,14 @@ QvPySparse *qvpy_sparse_new(QvPyState *qs);
 int qvpy_io_exec(PyObject *module, QvPyState *qs);
 int qvpy_records_exec(PyObject *module, QvPyState *qs);
 
+/* ---- record batches (batch.c) */
+
+/* A "quiver._batch" capsule (what quiver.RecordBatch wraps) holding a copy
+ * of `schema` and a share of `batch` checked at `level`; batch NULL: a
+ * capsule of the schema alone. NULL raised on failure. */
+PyObject *qvpy_batch_capsule(QvPyState *qs, const struct ArrowSchema *schema,
+                             const struct ArrowArray *batch, QvValidateLevel level);
+
 /* ---- the method tables quiver_module.c appends */
 
 extern PyMethodDef qvpy_tensor_methods[];
@@ -188,6 +199,8 @@ extern PyMethodDef qvpy_sparse_column_methods[]; /* sparse_column.c: sparse colu
 extern PyMethodDef qvpy_flight_methods[];        /* flight.c: Arrow Flight client and server */
 extern PyMethodDef qvpy_dlpack_methods[];        /* dlpack.c: from_dlpack, as_dlpack */
 extern PyMethodDef qvpy_batch_methods[];         /* batch.c: batches and columns */
+extern PyMethodDef qvpy_npy_methods[];           /* npy.c: .npy and .npz files */
+extern PyMethodDef qvpy_json_methods[];          /* json.c: integration JSON */
 
 /* A heap type made from `spec` for `module` and added to it under its short
  * name when `add` is true: the new type, or NULL raised. */

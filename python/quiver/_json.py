@@ -1,0 +1,36 @@
+"""Arrow's integration JSON (the cross-implementation test format,
+quiver/integration_json.h) from Python: ``read_json`` and ``write_json``."""
+
+from . import _quiver
+from ._records import RecordBatch, Schema, Table
+
+__all__ = ["read_json", "write_json"]
+
+
+def read_json(source):
+    """An integration JSON file (a path, bytes-like or binary file object;
+    ``.json.gz`` is inflated) as a :class:`quiver.Table` (every batch checked
+    in full, as a file's are)."""
+    from . import _source
+    schema_cap, caps = _quiver._read_json(_source(source))
+    schema = Schema(_quiver._schema_fields(schema_cap))
+    return Table([RecordBatch(c, schema=schema) for c in caps], schema)
+
+
+def write_json(dest, source, indent=2, max_output=None):
+    """Writes record batches as integration JSON (what ``quiver integration
+    --mode=arrow-to-json`` writes): ``source`` is any ``__arrow_c_stream__``
+    producer (a quiver reader, ...) or an Arrow stream or file (path or
+    bytes). ``indent``: spaces per level, or None for one line.
+    ``max_output``: the most bytes the text may take (default 16 GiB);
+    beyond it nothing is written and CapacityError is raised."""
+    if not hasattr(source, "__arrow_c_stream__"):
+        from . import read_stream
+        source = read_stream(source)
+    if indent is None:
+        indent = -1
+    elif not isinstance(indent, int) or indent <= 0:
+        raise ValueError(f"indent must be a positive int or None, not {indent!r}")
+    if max_output is not None and max_output <= 0:
+        raise ValueError("max_output must be positive")
+    _quiver._write_json(dest, source.__arrow_c_stream__(), indent, max_output or 0)
