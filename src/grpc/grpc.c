@@ -18,6 +18,8 @@
 #include <fcntl.h>
 
 #include "grpc/transport.h"
+#include "util/cpu.h"
+#include "util/recycle.h"
 
 #define HEAD_STAGE 4096
 #define MAX_HEADERS 64
@@ -25,6 +27,7 @@
 #define MAX_FRAME ((uint32_t)1 << 20)
 #define MAX_STREAMS 100
 #define MAX_SEND_IOV 256
+#define READ_CHUNK ((size_t)256 << 10)
 
 /* ---- small helpers */
 
@@ -142,6 +145,8 @@ typedef struct Msg {
   struct Msg *next;
   uint8_t *buf;
   size_t size, shift;
+  size_t capacity;     /* of buf, for the recycler */
+  QvRecycler *recycle; /* where buf goes back (a reference), or NULL */
 } Msg;
 
 typedef struct Conn Conn;
@@ -174,6 +179,11 @@ struct QviGrpcCall {
   bool assembling;
   size_t msg_total, msg_got, msg_shift;
   uint8_t *msg_buf;
+  size_t msg_cap;
+  /* buffers of messages the caller let go of, for the next ones (their
+   * pages are faulted in already): at most one, of the largest message */
+  QvRecycler *recycle;
+  size_t recycle_largest;
   uint8_t stage[HEAD_STAGE];
   size_t stage_n;
   Msg *q_head, *q_tail;
@@ -259,16 +269,29 @@ static void wake(Conn *c) {
 
 static void conn_release_locked(Conn *c, bool *freed);
 
-static void msg_free_owner(void *p) { qv_free(p); }
+/* A message's memory once nobody holds it: back to its call's recycler
+ * (kept while the call lives and there is room), else freed. */
+static void msg_free(Msg *m) {
+  if (m->recycle) {
+    qvi_recycler_put(m->recycle, m->buf, m->capacity);
+    qvi_recycler_release(m->recycle);
+  } else {
+    qv_free(m->buf);
+  }
+  free(m);
+}
+
+static void msg_free_owner(void *p) { msg_free(p); }
 
 static void call_free_memory(QviGrpcCall *call) {
   for (Msg *m = call->q_head; m;) {
     Msg *n = m->next;
-    qv_free(m->buf);
-    free(m);
+    msg_free(m);
     m = n;
   }
   qv_free(call->msg_buf);
+  qvi_recycler_close(call->recycle);
+  qvi_recycler_release(call->recycle);
   free(call->path);
   free(call->resp_name);
   free(call->resp_value);
@@ -433,7 +456,21 @@ static int deliver(Conn *c, QviGrpcCall *call, const uint8_t *data, size_t len) 
       size_t shift = call->place ? call->place(call->place_ctx, call->stage, call->stage_n,
                                                call->msg_total) : 0;
       if (shift > 63) shift = 0;
-      call->msg_buf = qv_aligned_alloc(call->msg_total + shift + 1);
+      size_t need = call->msg_total + shift + 1;
+      call->msg_buf = NULL;
+      call->msg_cap = need;
+      if (need >= QV_RECYCLE_MIN) {
+        if (call->recycle == NULL) call->recycle = qvi_recycler_new(); /* NULL: no reuse */
+        if (call->recycle && need > call->recycle_largest) {
+          /* room for one: the message a caller holds while the next one
+           * arrives into the buffer of the one before */
+          call->recycle_largest = need;
+          qvi_recycler_allow(call->recycle, need);
+        }
+        call->msg_buf = qvi_recycler_get(call->recycle, need, &call->msg_cap);
+      } else {
+        call->msg_buf = qv_aligned_alloc(need);
+      }
       if (call->msg_buf == NULL) {
         call_fail(call, QV_ENOMEM, "%s", "out of memory for a gRPC message");
         return -1;
@@ -457,6 +494,11 @@ static int deliver(Conn *c, QviGrpcCall *call, const uint8_t *data, size_t len) 
       m->buf = call->msg_buf;
       m->size = call->msg_total;
       m->shift = call->msg_shift;
+      m->capacity = call->msg_cap;
+      if (call->recycle && m->capacity >= QV_RECYCLE_MIN) {
+        qvi_recycler_retain(call->recycle);
+        m->recycle = call->recycle;
+      }
       call->msg_buf = NULL;
       if (call->q_tail) call->q_tail->next = m;
       else call->q_head = m;
@@ -849,14 +891,20 @@ static void conn_drop_calls(Conn *c) {
 
 static void *conn_thread(void *arg) {
   Conn *c = arg;
-  uint8_t buf[64 * 1024];
+  /* large reads: fewer poll/read rounds per received byte (heap: the
+   * thread's stack stays small) */
+  uint8_t *buf = malloc(READ_CHUNK);
   /* a write to a socket the peer closed fails with EPIPE instead of
    * raising SIGPIPE in the process */
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, NULL);
   pthread_mutex_lock(&c->mu);
+  if (buf == NULL) {
+    qv_error_set(&c->dead_error, QV_ENOMEM, "%s", "out of memory for the connection");
+  }
   for (;;) {
+    if (buf == NULL) break;
     if (c->closing && !c->goaway_sent) {
       c->goaway_sent = true;
       for (QviGrpcCall *call = c->calls; call; call = call->next) call->want_cancel = true;
@@ -887,7 +935,7 @@ static void *conn_thread(void *arg) {
     ssize_t got = 0;
     QvError err = {0};
     if (pending || (r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))))
-      got = qvi_transport_read(&c->tr, buf, sizeof buf, &err);
+      got = qvi_transport_read(&c->tr, buf, READ_CHUNK, &err);
     pthread_mutex_lock(&c->mu);
     if (got == -1) {
       conn_die(c, "the peer closed the connection");
@@ -909,6 +957,7 @@ static void *conn_thread(void *arg) {
       }
     }
   }
+  free(buf);
   conn_die(c, "the connection closed");
   /* the calls still held learn of it; the last reference frees the conn */
   conn_drop_calls(c);
@@ -1200,17 +1249,15 @@ QvStatus qvi_grpc_call_recv(QviGrpcCall *call, QviGrpcMessage *out, QvError *err
         call->need_consume = true;
         wake(c);
       }
-      QvOwner *owner = qv_owner_new(msg_free_owner, m->buf);
+      QvOwner *owner = qv_owner_new(msg_free_owner, m);
       if (owner == NULL) {
-        qv_free(m->buf);
-        free(m);
+        msg_free(m);
         st = qv_error_set(error, QV_ENOMEM, "out of memory");
         break;
       }
       out->data = m->buf + m->shift;
       out->size = m->size;
       out->owner = owner;
-      free(m);
       st = QV_OK;
       break;
     }

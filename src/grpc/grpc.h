@@ -15,8 +15,14 @@
  *
  * Memory: received DATA is consumed (WINDOW_UPDATE) as it is assembled into
  * a message only while no whole message waits for the caller, so one call
- * holds at most one waiting message, the one being assembled and one stream
- * window (QVI_GRPC_STREAM_WINDOW). A message is at most max_receive_size
+ * holds at most one waiting message, the one being assembled (allocated
+ * whole when its first bytes arrive), further messages within one stream
+ * window (QVI_GRPC_STREAM_WINDOW, 16 MiB) and one recycled buffer: a
+ * message buffer (64 KiB or more) the caller let go of is kept for the next
+ * message of about its size, whose pages are then faulted in already
+ * (QV_PATH_RECYCLED_BUFFER), at most one, of the largest message received.
+ * A connection's unconsumed bytes are bounded by its window (128 MiB), and
+ * its thread reads through one 256 KiB buffer. A message is at most max_receive_size
  * bytes (default QVI_GRPC_DEFAULT_MAX_RECEIVE, 256 MiB; a larger one resets
  * the stream with RESOURCE_EXHAUSTED before anything is allocated for it),
  * and a header block at most max_header_list_size bytes (default 64 KiB). */
@@ -59,8 +65,11 @@ enum {
 #define QVI_GRPC_MAX_RECEIVE_LIMIT ((size_t)UINT32_MAX)
 #define QVI_GRPC_DEFAULT_MAX_HEADER_LIST ((size_t)64 << 10)
 /* The HTTP/2 receive window of each stream (what a peer may send ahead of
- * what the caller has taken). */
-#define QVI_GRPC_STREAM_WINDOW ((int32_t)1 << 20)
+ * what the caller has taken): wide enough that a bulk sender is not held
+ * back by WINDOW_UPDATE round trips (at 1 MiB a 1 GiB DoGet spent its time
+ * waiting for them); the bytes go into the message being assembled, which
+ * is allocated whole anyway. */
+#define QVI_GRPC_STREAM_WINDOW ((int32_t)16 << 20)
 
 /* "UNAUTHENTICATED" */
 const char *qvi_grpc_status_name(int code);
