@@ -449,9 +449,11 @@ def messages(source):
 def read_stream(source):
     """A :class:`quiver.RecordBatchReader` over an Arrow IPC stream (a file is read in order).
 
-    It implements ``__arrow_c_schema__`` and ``__arrow_c_stream__``, so
-    ``pyarrow.table(r)``, ``polars.from_arrow(r)``, ``duckdb`` or
-    ``nanoarrow`` read it without a copy. Batches are fully validated.
+    It implements ``__arrow_c_schema__``, ``__arrow_c_stream__`` and
+    ``__arrow_c_device_stream__`` (CPU device arrays: device_type 1,
+    device_id -1), so ``pyarrow.table(r)``, ``polars.from_arrow(r)``,
+    ``duckdb`` or ``nanoarrow`` read it without a copy. Batches are fully
+    validated.
     """
     return _read_stream(_source(source))
 
@@ -528,7 +530,8 @@ def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False):
     As Arrow C++'s ``RecordBatch::ToTensor`` and pyarrow's
     ``RecordBatch.to_tensor`` make it, over every batch of ``source``: an
     Arrow IPC stream or file (a path, a bytes-like object or a binary file
-    object), or any producer of ``__arrow_c_stream__`` (a quiver
+    object), or any producer of ``__arrow_c_device_stream__`` (CPU data) or
+    ``__arrow_c_stream__`` (a quiver
     :class:`RecordBatchReader`, a pyarrow table, ...).
 
     ``columns``: the names to take, in order (default: every column; a str
@@ -541,29 +544,52 @@ def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False):
     :class:`InvalidError` naming it; float16 mixed with another type is
     :class:`NotSupportedError`. The array owns its memory and is writable.
     """
-    if hasattr(source, "__arrow_c_stream__"):
-        source = source.__arrow_c_stream__()
+    stream = _arrow_stream_capsule(source)
+    if stream is not None:
+        source = stream
     elif type(source).__name__ != "PyCapsule":
         source = _source(source)
     return _quiver._table_to_tensor(source, columns, bool(row_major), bool(null_to_nan))
 
 
-def _write(dest, obj, file, compression):
+def _arrow_stream_capsule(obj):
+    """The plain stream capsule of a producer of ``__arrow_c_device_stream__``
+    (preferred) or ``__arrow_c_stream__``; None when it offers neither. A
+    device stream of another device than the CPU is a NotSupportedError, and
+    so is a non-CPU array in its middle when it is read."""
+    if hasattr(obj, "__arrow_c_device_stream__"):
+        return _quiver._device_stream_to_cpu(obj.__arrow_c_device_stream__())
     if hasattr(obj, "__arrow_c_stream__"):
-        _quiver._write_batches(dest, stream=obj.__arrow_c_stream__(), file=file,
-                               compression=compression)
+        return obj.__arrow_c_stream__()
+    return None
+
+
+def _write(dest, obj, file, compression):
+    stream = _arrow_stream_capsule(obj)
+    if stream is not None:
+        _quiver._write_batches(dest, stream=stream, file=file, compression=compression)
+    elif hasattr(obj, "__arrow_c_device_array__"):
+        schema, array = obj.__arrow_c_device_array__()
+        _quiver._write_batches(dest, schema=schema, array=_quiver._device_array_to_cpu(array),
+                               file=file, compression=compression)
     elif hasattr(obj, "__arrow_c_array__"):
         schema, array = obj.__arrow_c_array__()
         _quiver._write_batches(dest, schema=schema, array=array, file=file,
                                compression=compression)
     else:
-        raise TypeError("{} exports neither __arrow_c_stream__ nor __arrow_c_array__".format(
-            type(obj).__name__))
+        raise TypeError("{} exports none of __arrow_c_device_stream__, __arrow_c_stream__, "
+                        "__arrow_c_device_array__, __arrow_c_array__".format(type(obj).__name__))
 
 
 def write_stream(dest, obj, compression=None):
-    """Writes every batch of ``obj`` (anything exporting ``__arrow_c_stream__`` or
-    ``__arrow_c_array__``) as an Arrow IPC stream to ``dest`` (path or file object).
+    """Writes every batch of ``obj`` as an Arrow IPC stream to ``dest`` (path or file object).
+
+    ``obj`` is anything exporting ``__arrow_c_device_stream__``,
+    ``__arrow_c_stream__``, ``__arrow_c_device_array__`` or
+    ``__arrow_c_array__`` (the first it has, in that order: the device form
+    is preferred). Device data must be CPU data: another device, a CPU array
+    with a sync event, or a non-CPU array in the middle of a device stream is
+    a :class:`NotSupportedError` (a ``ValueError``).
     ``compression``: None, 'lz4' or 'zstd'."""
     _write(dest, obj, False, compression)
 

@@ -17,6 +17,7 @@
  *   batch.c          record batches and columns without pyarrow (quiver/_records.py)
  *   npy.c            .npy and save_npz files (quiver/_numpy_files.py)
  *   json.c           Arrow's integration JSON (quiver/_json.py)
+ *   device.c         the C Device Data Interface capsules (__arrow_c_device_stream__)
  *
  * A concept file exposes a method table (appended to the module by
  * quiver_module.c) and, when it defines types or needs state, an exec
@@ -201,6 +202,9 @@ extern PyMethodDef qvpy_dlpack_methods[];        /* dlpack.c: from_dlpack, as_dl
 extern PyMethodDef qvpy_batch_methods[];         /* batch.c: batches and columns */
 extern PyMethodDef qvpy_npy_methods[];           /* npy.c: .npy and .npz files */
 extern PyMethodDef qvpy_json_methods[];          /* json.c: integration JSON */
+extern PyMethodDef qvpy_device_methods[];        /* device.c: device array/stream capsules */
+/* device.c: RecordBatchReader.__arrow_c_device_stream__(requested_schema=None, **kwargs) */
+PyObject *qvpy_reader_c_device_stream(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* A heap type made from `spec` for `module` and added to it under its short
  * name when `add` is true: the new type, or NULL raised. */

@@ -205,6 +205,11 @@ static PyMethodDef Reader_methods[] = {
      "__arrow_c_stream__(requested_schema=None)\n--\n\nA PyCapsule 'arrow_array_stream' reading the "
      "batches from the start (zero-copy views of the mapping or buffer, fully validated). Each call "
      "starts a new stream."},
+    {"__arrow_c_device_stream__", (PyCFunction)(void (*)(void))qvpy_reader_c_device_stream,
+     METH_VARARGS | METH_KEYWORDS,
+     "__arrow_c_device_stream__(requested_schema=None, **kwargs)\n--\n\nA PyCapsule "
+     "'arrow_device_array_stream' of CPU device arrays (device_type 1, device_id -1), as "
+     "__arrow_c_stream__ reads them; keywords other than None raise NotImplementedError."},
     {NULL, NULL, 0, NULL}};
 
 static PyGetSetDef Reader_getset[] = {
@@ -309,9 +314,14 @@ static PyObject *py_write_batches(PyObject *m, PyObject *args, PyObject *kwargs)
   }
   BatchesWrite w = {&o, &stream, &schema, &array};
   PyObject *result = qvpy_with_sink(qs, dest, write_batches_call, &w);
+  /* a producer's release callback may be Python code (ctypes, cffi): it
+   * must not run with the write's exception pending */
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
   if (stream.release) stream.release(&stream);
   if (schema.release) schema.release(&schema);
   if (array.release) array.release(&array);
+  PyErr_Restore(type, value, tb);
   return result;
 }
 

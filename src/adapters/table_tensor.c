@@ -464,7 +464,11 @@ QvStatus qv_table_stream_to_tensor(struct ArrowArrayStream *stream,
     rc = stream->get_next(stream, &arrays[n]);
     if (rc != 0) {
       const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
-      st = qv_error_set(error, rc == ENOMEM ? QV_ENOMEM : QV_EINVAL, "reading batch %lld: %s",
+      st = qv_error_set(error,
+                        rc == ENOMEM    ? QV_ENOMEM
+                        : rc == ENOTSUP ? QV_ENOTSUP
+                                        : QV_EINVAL,
+                        "reading batch %lld: %s",
                         (long long)n, m ? m : strerror(rc));
       break;
     }
