@@ -106,8 +106,13 @@ int cli_args_choice(QvCliArgs *a, const char *name, const char *const *choices) 
   if (!is_option(a, name, &v)) return -1;
   /* one message for a missing and a wrong value: both list the choices */
   if (v == NULL && a->i + 1 < a->argc && a->argv[a->i + 1][0] != '-') v = a->argv[++a->i];
-  for (int k = 0; v != NULL && choices[k] != NULL; k++)
-    if (strcmp(v, choices[k]) == 0) return k;
+  /* ASCII case-insensitive, as the library's parsers (qv_sparse_format_parse)
+   * and so the Python module read the same names */
+  for (int k = 0; v != NULL && choices[k] != NULL; k++) {
+    const char *x = v, *y = choices[k];
+    while (*x && *y && ((*x >= 'A' && *x <= 'Z') ? *x | 0x20 : *x) == *y) x++, y++;
+    if (*x == 0 && *y == 0) return k;
+  }
   char list[256];
   size_t len = 0;
   list[0] = '\0';

@@ -294,16 +294,35 @@ def _wrap_sparse(handle):
     return SparseTensor(handle)
 
 
-def read_sparse(source, index=0):
+def read_sparse(source, index=0, copy=False):
     """SparseTensor message ``index`` of ``source``.
 
     2-D CSR, CSC and COO become ``scipy.sparse.csr_matrix``/``csc_matrix``/
     ``coo_matrix`` whose ``data`` and int32/int64 index arrays view the file
     mapping or buffer without a copy (other index widths are converted, as
     SciPy only takes those two). N-d COO, CSF and float16 values (which SciPy
-    cannot hold) become a :class:`quiver.SparseTensor`.
+    cannot hold) become a :class:`quiver.SparseTensor`. The views are
+    read-only; ``copy=True`` gives writable copies instead (SciPy's in-place
+    operations, ``m.data *= 2``, then work).
     """
-    return _wrap_sparse(_quiver._read_sparse(_source(source), index))
+    m = _wrap_sparse(_quiver._read_sparse(_source(source), index))
+    if not copy:
+        return m
+    if isinstance(m, SparseTensor):
+        m.data = m.data.copy()
+        m.indices = ([a.copy() for a in m.indices] if isinstance(m.indices, list)
+                     else m.indices.copy())
+        if m.indptr is not None:
+            m.indptr = [a.copy() for a in m.indptr] if isinstance(m.indptr, list) else m.indptr.copy()
+        return m
+    return m.copy()
+
+
+def _native(a):
+    """``a`` C-contiguous in the host's byte order (Arrow buffers are in the
+    writer's order): swapped in a copy when it is not."""
+    a = _np.ascontiguousarray(a)
+    return a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))
 
 
 def _handle_from_scipy(m):
@@ -312,19 +331,19 @@ def _handle_from_scipy(m):
         m = m.tocsr()
         fmt = "csr"
     if fmt == "coo":
-        coords = _np.empty((m.nnz, 2), dtype=_np.result_type(m.row.dtype, m.col.dtype))
+        coords = _np.empty((m.nnz, 2), dtype=_np.result_type(m.row.dtype, m.col.dtype)
+                           .newbyteorder("="))
         coords[:, 0] = m.row
         coords[:, 1] = m.col
         return _quiver._sparse_from_buffers(
-            "coo", m.shape, _np.ascontiguousarray(m.data), coords=coords,
+            "coo", m.shape, _native(m.data), coords=coords,
             is_canonical=bool(getattr(m, "has_canonical_format", False)))
     if not m.has_canonical_format:
         # quiver's CSR/CSC have sorted indices without duplicates
         m = m.copy()
         m.sum_duplicates()
     return _quiver._sparse_from_buffers(
-        fmt, m.shape, _np.ascontiguousarray(m.data), indptr=_np.ascontiguousarray(m.indptr),
-        indices=_np.ascontiguousarray(m.indices))
+        fmt, m.shape, _native(m.data), indptr=_native(m.indptr), indices=_native(m.indices))
 
 
 def _numpy_of_torch(t):

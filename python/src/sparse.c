@@ -70,7 +70,13 @@ static int parse_convert(QvPyState *qs, PyObject *fmt, PyObject *it, PyObject *a
   for (int i = 0; i < ndim; i++) {
     long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
     if (v == -1 && PyErr_Occurred()) return Py_DECREF(seq), -1;
-    c->axis[i] = (int32_t)(v < 0 || v > QV_TENSOR_MAX_NDIM ? -1 : v);
+    if (v < 0 || v >= ndim) {
+      PyErr_Format(PyExc_ValueError, "axis_order[%d] = %ld is not a dim in [0, %lld)", i, v,
+                   (long long)ndim);
+      Py_DECREF(seq);
+      return -1;
+    }
+    c->axis[i] = (int32_t)v;
   }
   Py_DECREF(seq);
   c->o.axis_order = c->axis;

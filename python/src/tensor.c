@@ -13,6 +13,14 @@
 PyArrayObject *qvpy_usable_array(QvPyState *qs, PyObject *obj) {
   PyArrayObject *a = (PyArrayObject *)PyArray_FromAny(obj, NULL, 0, 0, 0, NULL);
   if (!a) return NULL;
+  if (PyArray_ISBYTESWAPPED(a) && !PyDataType_HASFIELDS(PyArray_DESCR(a))) {
+    /* Arrow tensors are in the writer's byte order: swap a copy to native */
+    PyArray_Descr *native = PyArray_DescrNewByteorder(PyArray_DESCR(a), NPY_NATIVE);
+    PyArrayObject *c = native ? (PyArrayObject *)PyArray_CastToType(a, native, 0) : NULL;
+    Py_DECREF(a);
+    if (!c) return NULL;
+    a = c;
+  }
   QvArrowType vt;
   if (qvpy_value_type_of_array(qs, a, &vt) < 0) return Py_DECREF(a), NULL;
   if (PyArray_NDIM(a) > QV_TENSOR_MAX_NDIM) {

@@ -86,6 +86,11 @@ PyObject *qvpy_names_tuple(const char *const *names, int64_t n) {
 int qvpy_parse_names(PyObject *obj, int64_t ndim, const char **names, PyObject **keep) {
   *keep = NULL;
   if (obj == NULL || obj == Py_None) return 0;
+  if (PyUnicode_Check(obj) || PyBytes_Check(obj)) {
+    /* a str is a sequence of 1-character names: almost never meant */
+    PyErr_SetString(PyExc_TypeError, "dim_names must be a list of str, not a str");
+    return -1;
+  }
   PyObject *seq = PySequence_Fast(obj, "dim_names must be a sequence of str");
   if (!seq) return -1;
   if (PySequence_Fast_GET_SIZE(seq) != ndim) {

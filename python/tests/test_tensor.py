@@ -231,7 +231,8 @@ def test_errors_are_quiver_exceptions(tmp_path):
     with pytest.raises(quiver.NotSupportedError):
         quiver.write_tensor(io.BytesIO(), np.zeros(3, bool))
     with pytest.raises(quiver.NotSupportedError):
-        quiver.write_tensor(io.BytesIO(), np.zeros(3, ">f8"))
+        # (a non-native byte order is swapped on write since #24: test_rough_edges)
+        quiver.write_tensor(io.BytesIO(), np.zeros(3, "c16"))
     with pytest.raises(TypeError):
         quiver.read_tensor(12)
     sparse = io.BytesIO()
