@@ -21,7 +21,9 @@
  *    LargeList), the struct's children its indices and values.
  *
  * What copies and what does not:
- *  - a cell -> QvSparseTensor (qv_sparse_column_cell): a view;
+ *  - a cell -> QvSparseTensor (qv_sparse_column_cell): a view, not scanned
+ *    again (qv_sparse_column_init checked every row once; the storage it
+ *    holds must not change while the column or a view lives);
  *  - a sparse-vector column -> one CSR tensor (qv_sparse_vector_stack): a
  *    view in constant time, except that the indptr is copied (O(rows)) when
  *    the column is a slice whose first offset is not 0 (a CSR indptr starts
@@ -147,7 +149,11 @@ typedef struct QvSparseColumn {
  * strictly increasing where the format requires it (CSR/CSC rows/columns, CSF
  * siblings, a vector's entries), a COO marked canonical that is unsorted or
  * has duplicates, a CSF axis_order that is no permutation. A field that is no
- * sparse column is QV_EINVAL. */
+ * sparse column is QV_EINVAL. Each rule is checked once: a sparse-vector
+ * column without nulls whose offsets start at 0 has its entries checked as
+ * one CSR matrix in a single vector pass (the row loop runs only to name the
+ * first bad row and element); cell views and the stacked CSR matrix trust
+ * this check. */
 QV_API QvStatus qv_sparse_column_init(QvSparseColumn *out, const struct ArrowSchema *field,
                                       struct ArrowArray *array,
                                       const QvSparseColumnOptions *options, QvError *error);

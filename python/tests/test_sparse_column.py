@@ -162,3 +162,38 @@ def test_migrate_and_back(tmp_path):
         "x.tensor_float32_2d.arrows", "x.csr_float64_int32_int32_2d.arrows"]
     with pytest.raises(quiver.CapacityError):
         quiver.migrate(str(msgs), str(tmp_path / "y.arrows"), max_output=16)
+
+
+def _patched(buf, old, new):
+    i = buf.find(old)
+    assert i >= 0 and buf.find(old, i + 1) < 0, "the pattern must occur once"
+    return buf[:i] + new + buf[i + len(old):]
+
+
+@pytest.mark.parametrize("as_list", [False, True])
+def test_read_checks_every_rule_once_and_refuses_lies(tmp_path, as_list):
+    # the reader makes only the cheap checks; the sparse column is then
+    # checked in full (one pass): a lying index is still refused, naming the
+    # row (and, for a vector column, the element)
+    size = 1000000
+    m = sp.csr_matrix((np.array([1.0, 2.0, 3.0, 4.0, 5.0]),
+                       np.array([5, 987654, 10, 999, 3], dtype=np.int32),
+                       np.array([0, 2, 4, 5], dtype=np.int32)), shape=(3, size))
+    path = tmp_path / "v.arrows"
+    quiver.write_sparse_column(str(path), [m] if as_list else m)
+    buf = path.read_bytes()
+    assert (quiver.read_sparse_column(buf)[0] if as_list else quiver.read_sparse_column(buf)).nnz == 5
+    marker = np.int32(987654).tobytes()
+    out = _patched(buf, marker, np.int32(1500000).tobytes())
+    unsorted = _patched(buf, marker, np.int32(1).tobytes())
+    if as_list:
+        with pytest.raises(quiver.InvalidError, match="row 0:.*out of range"):
+            quiver.read_sparse_column(out)
+        with pytest.raises(quiver.InvalidError, match="row 0:.*not sorted"):
+            quiver.read_sparse_column(unsorted)
+    else:
+        with pytest.raises(quiver.InvalidError,
+                           match=r"row 0 element 1: index 1500000 is outside \[0, 1000000\)"):
+            quiver.read_sparse_column(out)
+        with pytest.raises(quiver.InvalidError, match="row 0 element 1: index 1 after 5"):
+            quiver.read_sparse_column(unsorted)

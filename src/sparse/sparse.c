@@ -256,8 +256,8 @@ void qvi_sp_point_csf(QvSparseTensor *t) {
   t->csf_indices_len = s->csf_indices_len;
 }
 
-QvStatus qvi_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *pool,
-                         QvError *error) {
+static QvStatus sp_init(QvSparseTensor *out, const QvSparseDesc *desc, bool validate,
+                        QvPool *pool, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "sparse tensor: out is NULL");
   memset(out, 0, sizeof *out);
   if (desc == NULL) return qv_error_set(error, QV_EARG, "sparse tensor: descriptor is NULL");
@@ -285,9 +285,19 @@ QvStatus qvi_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool 
   }
   out->owner = desc->owner;
   qv_owner_retain(desc->owner);
+  if (!validate) return QV_OK;
   st = qvi_sp_validate_pool(out, true, pool, error);
   if (st != QV_OK) qv_sparse_reset(out);
   return st;
+}
+
+QvStatus qvi_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *pool,
+                         QvError *error) {
+  return sp_init(out, desc, true, pool, error);
+}
+
+QvStatus qvi_sp_init_checked(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error) {
+  return sp_init(out, desc, false, NULL, error);
 }
 
 QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error) {

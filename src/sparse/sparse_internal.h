@@ -43,6 +43,19 @@ typedef struct SpStore {
  * COO are not range-checked (the caller does it in its own first pass). */
 QvStatus qvi_sp_validate(const QvSparseTensor *t, bool coords, QvError *error);
 
+/* Whether the entries of a CSR/CSC tensor whose indptr is already known
+ * valid (starts at 0, non-decreasing, ends at nnz) are in [0, nminor) and
+ * strictly increasing within each of the nmajor segments, by the vector
+ * scan of qv_sparse_validate. False also when the index types have no such
+ * scan (int32/int64 only): the caller then checks entry by entry, and names
+ * the first bad one. */
+bool qvi_sp_csx_entries_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nminor);
+
+/* qv_sparse_init without the validation: for a descriptor whose every rule
+ * the caller proved already over memory that cannot have changed since
+ * (a sparse column's cell, checked when the column was made). */
+QvStatus qvi_sp_init_checked(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error);
+
 /* Starts *out (zeroed first) with a store holding copies of shape and names. */
 QvStatus qvi_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvArrowType value_type,
                   int32_t ndim, const int64_t *shape, const char *const *dim_names,

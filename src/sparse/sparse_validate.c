@@ -324,6 +324,10 @@ static bool csx_fast_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nminor,
   return pairs == starts;
 }
 
+bool qvi_sp_csx_entries_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nminor) {
+  return csx_fast_ok(t, nmajor, nminor, qvi_sp_pool_current());
+}
+
 static QvStatus validate_csx(const QvSparseTensor *t, QvPool *pool, QvError *error) {
   bool csr = t->format == QV_SPARSE_CSR;
   const char *fmt = csr ? "CSR" : "CSC";

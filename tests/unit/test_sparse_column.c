@@ -16,6 +16,7 @@
 #include "quiver/sparse.h"
 #include "quiver/sparse_column.h"
 #include "quiver/tensor_column.h"
+#include "util/cpu.h"
 
 /* An expected QV_OK, with the message when it is not. */
 #define assert_ok(expr)                                                         \
@@ -384,7 +385,11 @@ static void test_vector_zero_copy(void **state) {
     QvSparseColumn col;
     struct ArrowArray ac;
     assert_ok(qv_array_share(&ab, &ac, &err));
+    /* no nulls, offsets from 0: the rows are checked as one CSR matrix by
+     * the vector scan (counted), not row by row */
+    uint64_t scans = qvi_path_count(QV_PATH_SPARSE_COLUMN_SCAN);
     assert_ok(qv_sparse_column_init(&col, &fb, &ac, NULL, &err));
+    assert_int_equal(qvi_path_count(QV_PATH_SPARSE_COLUMN_SCAN), scans + 1);
     assert_int_equal(col.type.kind, QV_SPARSE_COLUMN_VECTOR);
     assert_int_equal(col.type.size, C);
     assert_int_equal(col.type.large_lists, large);
@@ -408,7 +413,10 @@ static void test_vector_zero_copy(void **state) {
     f2.release(&f2);
     /* a row: a 1-D canonical COO view */
     QvSparseTensor row;
+    uint64_t checked = qvi_path_count(QV_PATH_SPARSE_CELL_CHECKED);
     assert_ok(qv_sparse_column_cell(&col, 11, &row, &err));
+    /* the column checked the row already: the view is not scanned again */
+    assert_int_equal(qvi_path_count(QV_PATH_SPARSE_CELL_CHECKED), checked + 1);
     assert_int_equal(row.format, QV_SPARSE_COO);
     assert_true(row.is_canonical);
     assert_int_equal(row.shape[0], C);
@@ -420,7 +428,10 @@ static void test_vector_zero_copy(void **state) {
     /* a slice (offset 7): the indptr is rebased (a copy), the rest are views */
     ab.offset = 7;
     ab.length = 20;
+    scans = qvi_path_count(QV_PATH_SPARSE_COLUMN_SCAN);
     assert_ok(qv_sparse_column_init(&col, &fb, &ab, NULL, &err));
+    /* the first offset is not 0: checked row by row */
+    assert_int_equal(qvi_path_count(QV_PATH_SPARSE_COLUMN_SCAN), scans);
     assert_ok(qv_sparse_vector_stack(&col, NULL, &st, &err));
     int64_t first = qv_index_load(csr.indptr, csr.indptr_type, 7);
     assert_true(first > 0);
@@ -587,8 +598,11 @@ static void test_bad_input(void **state) {
   int32_t *off = buf(&a, 1);
   assert_int_equal(off[1], 2); /* row 0 holds indices 1, 3 */
   idx[3] = 4;
+  uint64_t scans = qvi_path_count(QV_PATH_SPARSE_COLUMN_SCAN);
+  /* the vector scan refuses (it names nothing), the row loop names */
   init_fails(&f, &a, QV_EINVAL, "field 'x' (quiver.sparse_vector): row 1 element 1: index 4 is "
                                 "outside [0, 4)");
+  assert_int_equal(qvi_path_count(QV_PATH_SPARSE_COLUMN_SCAN), scans);
   idx[3] = -1;
   init_fails(&f, &a, QV_EINVAL, "row 1 element 1: index -1 is outside [0, 4)");
   /* unsorted, then duplicate */
