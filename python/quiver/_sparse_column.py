@@ -217,9 +217,28 @@ def migrate(source, dest, to_messages=False, split=False, file=False, name=None,
     column. Messages that cannot share a column raise ``InvalidError``
     naming the groups, unless ``split``: one table per group, at ``dest``
     with the group's name before its extension. ``to_messages``: the reverse
-    (a one-column table -> one message per row). ``dest`` is a path; the
-    paths written are returned.
+    (a one-column table -> one message per row). ``source`` is what the
+    readers take: a path (memory-mapped), a bytes-like object (read in
+    place) or a binary file object (read whole). ``dest`` is a path
+    (replaced atomically), a writable binary file object (written as the
+    output is made) or a ``bytearray`` (the output appended); ``split``
+    needs a path. Returns the paths written (``[dest]`` for a file object
+    or bytearray).
     """
     _, _, _source, _ = _pkg()
-    return _quiver._migrate(_source(source), _os.fspath(dest), bool(to_messages), bool(split),
-                            bool(file), name, int(max_output or 0), int(threads or 0))
+    to_object = isinstance(dest, bytearray) or hasattr(dest, "write")
+    target = _Append(dest) if isinstance(dest, bytearray) else dest if to_object else _os.fspath(dest)
+    written = _quiver._migrate(_source(source), target, bool(to_messages), bool(split),
+                               bool(file), name, int(max_output or 0), int(threads or 0))
+    return [dest] if to_object else written
+
+
+class _Append:
+    """A bytearray as a binary file object: write() appends."""
+
+    def __init__(self, buf):
+        self._buf = buf
+
+    def write(self, data):
+        self._buf += data
+        return len(data)

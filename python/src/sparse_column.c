@@ -243,7 +243,8 @@ static PyObject *py_write_sparse_column(PyObject *m, PyObject *args, PyObject *k
 /* ---- migrate */
 
 typedef struct MigrateCall {
-  const char *dest;
+  const char *dest; /* NULL: a file object's sink (migrate_sink_call) */
+  QvSource *src;    /* the source of migrate_sink_call */
   bool back, split;
   QvMigrateOptions o;
   char **paths;
@@ -285,6 +286,14 @@ static QvStatus migrate_call(QvSource *src, void *ctx, QvError *err) {
   return st;
 }
 
+/* A file object as dest: the table (or the messages) written through its
+ * write() as they are made, no gathered copy. */
+static QvStatus migrate_sink_call(QvSink *sink, void *ctx, QvError *err) {
+  MigrateCall *c = ctx;
+  return c->back ? qv_migrate_to_messages(c->src, sink, &c->o, &c->stats, err)
+                 : qv_migrate(c->src, sink, &c->o, &c->stats, err);
+}
+
 static void migrate_notice(void *ctx, const char *message) {
   (void)ctx;
   PyGILState_STATE g = PyGILState_Ensure();
@@ -297,16 +306,22 @@ static PyObject *py_migrate(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
   static char *kw[] = {"source", "dest", "to_messages", "split", "file", "name",
                        "max_output", "threads", NULL};
-  PyObject *source, *name_obj = Py_None;
-  const char *dest;
+  PyObject *source, *dest_obj, *name_obj = Py_None;
   int back = 0, split = 0, file = 0, threads = 0;
   long long max_output = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "Os|pppOLi", kw, &source, &dest, &back, &split,
-                                   &file, &name_obj, &max_output, &threads))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pppOLi", kw, &source, &dest_obj, &back,
+                                   &split, &file, &name_obj, &max_output, &threads))
     return NULL;
+  bool to_object = PyObject_HasAttrString(dest_obj, "write");
+  if (to_object && split) {
+    PyErr_SetString(PyExc_TypeError, "split writes one file per group: dest must be a path");
+    return NULL;
+  }
+  PyObject *dest_bytes = NULL;
+  if (!to_object && !PyUnicode_FSConverter(dest_obj, &dest_bytes)) return NULL;
   MigrateCall c;
   memset(&c, 0, sizeof c);
-  c.dest = dest;
+  c.dest = dest_bytes ? PyBytes_AS_STRING(dest_bytes) : NULL;
   c.back = back;
   c.split = split;
   c.o.struct_size = sizeof c.o;
@@ -314,8 +329,22 @@ static PyObject *py_migrate(PyObject *m, PyObject *args, PyObject *kwargs) {
   c.o.max_output_size = max_output;
   c.o.threads = threads;
   c.o.notice = migrate_notice;
-  if (name_obj != Py_None && (c.o.name = PyUnicode_AsUTF8(name_obj)) == NULL) return NULL;
+  if (name_obj != Py_None && (c.o.name = PyUnicode_AsUTF8(name_obj)) == NULL) {
+    Py_XDECREF(dest_bytes);
+    return NULL;
+  }
+  if (to_object) {
+    if (qvpy_open_source(qs, source, &c.src) < 0) return NULL;
+    PyObject *r = qvpy_with_sink(qs, dest_obj, migrate_sink_call, &c);
+    Py_BEGIN_ALLOW_THREADS
+    qv_source_free(c.src);
+    Py_END_ALLOW_THREADS
+    if (r == NULL) return NULL;
+    Py_DECREF(r);
+    return Py_BuildValue("[O]", dest_obj);
+  }
   int rc = qvpy_with_source(qs, source, migrate_call, &c);
+  Py_DECREF(dest_bytes);
   PyObject *list = rc < 0 ? NULL : PyList_New(c.n_paths);
   for (int i = 0; i < c.n_paths; i++) {
     if (list) {
@@ -340,5 +369,6 @@ PyMethodDef qvpy_sparse_column_methods[] = {
      "See quiver.write_sparse_column."},
     {"_migrate", (PyCFunction)(void (*)(void))py_migrate, METH_VARARGS | METH_KEYWORDS,
      "_migrate(source, dest, to_messages=False, split=False, file=False, name=None, "
-     "max_output=0, threads=0)\n--\n\nSee quiver.migrate; the paths written."},
+     "max_output=0, threads=0)\n--\n\nSee quiver.migrate; the paths written (or [dest], a "
+     "file object)."},
     {NULL, NULL, 0, NULL}};

@@ -197,3 +197,52 @@ def test_read_checks_every_rule_once_and_refuses_lies(tmp_path, as_list):
             quiver.read_sparse_column(out)
         with pytest.raises(quiver.InvalidError, match="row 0 element 1: index 1 after 5"):
             quiver.read_sparse_column(unsorted)
+
+
+def test_migrate_file_objects_and_buffers(tmp_path):
+    import io
+
+    a = np.arange(12, dtype=np.float64).reshape(3, 4)
+    msgs = tmp_path / "m.arrow"
+    with open(msgs, "wb") as f:
+        quiver.write_tensor(f, a)
+        quiver.write_tensor(f, a + 1)
+    ref = tmp_path / "ref.arrows"
+    quiver.migrate(msgs, ref)  # a PathLike dest, as before
+    want = ref.read_bytes()
+    raw = msgs.read_bytes()
+    # sources as the readers take them: a path, bytes, a memoryview, a file object
+    for source in (str(msgs), raw, memoryview(raw), open(msgs, "rb")):
+        out = io.BytesIO()
+        assert quiver.migrate(source, out) == [out]
+        assert out.getvalue() == want
+    # a bytearray dest: the output appended
+    buf = bytearray(b"xy")
+    assert quiver.migrate(raw, buf) == [buf]
+    assert bytes(buf[:2]) == b"xy" and bytes(buf[2:]) == want
+    # a real file object, in the file format
+    with open(tmp_path / "f.arrow", "wb") as f:
+        quiver.migrate(raw, f, file=True)
+    np.testing.assert_array_equal(quiver.read_tensor_cells(str(tmp_path / "f.arrow"))[1], a + 1)
+    # and back to messages through a file object
+    back = io.BytesIO()
+    quiver.migrate(want, back, to_messages=True)
+    np.testing.assert_array_equal(quiver.read_tensor(back.getvalue(), 1), a + 1)
+    # split writes one file per group: a path only
+    with pytest.raises(TypeError, match="split writes one file per group"):
+        quiver.migrate(raw, io.BytesIO(), split=True)
+    # errors: quiver's (a non-Arrow source), and the file object's own
+    with pytest.raises(quiver.InvalidError):
+        quiver.migrate(b"not arrow at all", io.BytesIO())
+
+    class Full(io.RawIOBase):
+        def writable(self):
+            return True
+
+        def write(self, b):
+            raise OSError(28, "no space left (test)")
+
+    with pytest.raises(OSError, match="no space left"):
+        quiver.migrate(raw, Full())
+    with pytest.raises(TypeError):
+        quiver.migrate(raw, 42)
