@@ -310,12 +310,21 @@ def test_capsule_conversions(table):
     gc.collect()
 
 
-def test_many_device_streams_released(table):
+def test_no_leak_over_10000_device_streams(table):
+    import io
+    from test_tensor import assert_no_growth
     r = quiver.read_stream(table[0])
-    for _ in range(2000):
-        cap = r.__arrow_c_device_stream__()
-        s = device_stream(cap)
-        d = ArrowDeviceArray()
-        assert s.get_next(ctypes.pointer(s), ctypes.pointer(d)) == 0
-        del cap  # the array outlives its stream
-        release_array(d.array)
+    blob = open(table[0], "rb").read()
+
+    def cycle():
+        for i in range(1000):
+            cap = r.__arrow_c_device_stream__()
+            s = device_stream(cap)
+            d = ArrowDeviceArray()
+            assert s.get_next(ctypes.pointer(s), ctypes.pointer(d)) == 0
+            del cap, s  # the array outlives its stream
+            release_array(d.array)
+            if i % 10 == 0:
+                quiver.write_stream(io.BytesIO(), DeviceOnly(quiver.read_stream(blob)))
+
+    assert_no_growth(cycle, "10,000")
