@@ -83,7 +83,7 @@ static double time_to_dense(const QvSparseTensor *s, void *dst, size_t n) {
   for (int r = 0; r < reps; r++) {
     QvError err;
     double t = now();
-    if (qv_sparse_to_dense_into(s, dst, n, &err) != QV_OK) die("to_dense_into", &err);
+    if (qv_sparse_to_dense_into(s, dst, n, NULL, &err) != QV_OK) die("to_dense_into", &err);
     t = now() - t;
     if (t < best) best = t;
   }

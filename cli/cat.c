@@ -458,7 +458,7 @@ static QvStatus print_sparse(const QvSparseTensor *t, FILE *f, QvError *err) {
   QvStatus st;
   if (dense_size(t) <= THRESHOLD) {
     QvTensor dense;
-    if ((st = qv_sparse_to_dense(t, &dense, err))) return st;
+    if ((st = qv_sparse_to_dense(t, NULL, &dense, err))) return st;
     bool ok = print_values(&dense, f);
     qv_tensor_reset(&dense);
     return ok ? QV_OK : qv_error_set(err, QV_ENOMEM, "out of memory formatting values");

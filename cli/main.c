@@ -111,8 +111,9 @@ static const Command commands[] = {
      "  take (suffix K, M, G, T: binary; default 16G); a dense output is its shape\n"
      "  times the element size, a sparse one from a dense input is bounded by its\n"
      "  non-zeros (counted when every element being non-zero would exceed it).\n"
-     "  --threads N: threads that group COO entries and transpose CSR <-> CSC\n"
-     "  (default: every CPU; the output is the same for any N).\n"},
+     "  --threads N: threads that group COO entries, transpose CSR <-> CSC and\n"
+     "  scatter sparse -> dense (default: every CPU; the output is the same for\n"
+     "  any N).\n"},
     {"migrate", qv_cmd_migrate,
      "migrate IN OUT [--split] [--to-messages]  Tensor/SparseTensor messages <-> tensor columns",
      "usage: quiver migrate IN OUT [--split] [--file] [--name NAME] [--max-output SIZE]\n"

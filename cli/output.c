@@ -140,7 +140,8 @@ int cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
     QvArrowType vt = in->is_sparse ? in->sparse.value_type : in->dense.type;
     if (cli_check_dense_output(ndim, shape, vt, a->max_output, &err)) return cli_fail(cmd, &err);
     if (in->is_sparse) {
-      st = qv_sparse_to_dense(&in->sparse, &dense, &err);
+      QvSparseOptions so = {.struct_size = sizeof so, .threads = cli_threads()};
+      st = qv_sparse_to_dense(&in->sparse, &so, &dense, &err);
       if (st) return cli_fail(cmd, &err);
     } else {
       dense = in->dense;

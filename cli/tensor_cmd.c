@@ -67,7 +67,8 @@ static int to_npy(const char *in, const char *out, int64_t index, int64_t max_ou
     return cli_fail("tensor to-npy", &err);
   }
   if (t.is_sparse) {
-    st = qv_sparse_to_dense(&t.sparse, &dense, &err);
+    QvSparseOptions so = {.struct_size = sizeof so, .threads = cli_threads()};
+    st = qv_sparse_to_dense(&t.sparse, &so, &dense, &err);
   } else {
     dense = t.dense;
   }

@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   CHECK(qv_sparse_validate(&t, &err) == QV_OK);
   if (t.shape[0] == 0 || t.shape[1] == 0 || t.shape[0] <= MAX_DENSE / t.shape[1]) {
     QvTensor dense;
-    CHECK(qv_sparse_to_dense(&t, &dense, &err) == QV_OK);
+    CHECK(qv_sparse_to_dense(&t, NULL, &dense, &err) == QV_OK);
     CHECK(qv_sparse_equal_dense(&t, &dense));
     qv_tensor_reset(&dense);
   }

@@ -78,7 +78,7 @@ static void check_tensor(const QvSparseTensor *t) {
     size_t bytes = (size_t)n * qv_arrow_type_size(t->value_type);
     uint8_t *dense = malloc(bytes ? bytes : 1);
     CHECK(dense != NULL);
-    CHECK(qv_sparse_to_dense_into(t, dense, bytes, &err) == QV_OK);
+    CHECK(qv_sparse_to_dense_into(t, dense, bytes, NULL, &err) == QV_OK);
     QvTensor view;
     CHECK(qv_tensor_init(&view, &(QvTensorDesc){.type = t->value_type, .ndim = t->ndim,
                                                 .shape = t->shape, .data = dense,

@@ -200,7 +200,8 @@ typedef struct QvSparseOptions {
   /** Threads a large conversion may use, the caller's included: 0 or 1 =
    * one, up to QV_SPARSE_MAX_THREADS. COO -> CSR/CSC grouping and CSR <->
    * CSC transposition of 2^18 entries and more (over 4096 rows/columns)
-   * split their counting, scattering and per-bucket sorting across them.
+   * split their counting, scattering and per-bucket sorting across them;
+   * sparse -> dense (qv_sparse_to_dense) splits its scatter.
    * The output is byte for byte the same for every thread count. */
   int threads;
 } QvSparseOptions;
@@ -235,11 +236,17 @@ QV_API QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat forma
                               const QvSparseOptions *options, QvSparseTensor *out,
                               QvError *error);
 /** sparse -> dense (new row-major tensor, names kept). Duplicates of a
- * non-canonical COO are summed. QV_ELIMIT when the dense size overflows. */
-QV_API QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *error);
-/** sparse -> dense into caller memory, row-major, dst_size >= size*elsize. */
+ * non-canonical COO are summed. QV_ELIMIT when the dense size overflows.
+ * `options` (NULL = defaults): only `threads` applies; CSR/CSC and COO
+ * without duplicates of 2^18 entries and more scatter on that many threads,
+ * the result the same byte for byte. */
+QV_API QvStatus qv_sparse_to_dense(const QvSparseTensor *t, const QvSparseOptions *options, QvTensor *out,
+                                   QvError *error);
+/** sparse -> dense into caller memory, row-major, dst_size >= size*elsize.
+ * `options` as for qv_sparse_to_dense; the zeroing of a buffer of 8 MiB and
+ * more splits across the threads too. */
 QV_API QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_size,
-                                 QvError *error);
+                                        const QvSparseOptions *options, QvError *error);
 /** sparse -> sparse without building the dense tensor (memory O(nnz)). COO
  * outputs are canonical; duplicates of a non-canonical COO input are summed
  * in entry order (integers wrap, float16 rounds), as SciPy's sum_duplicates;

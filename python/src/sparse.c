@@ -140,7 +140,7 @@ static PyObject *Sparse_to_dense(QvPySparse *self, PyObject *unused) {
   void *dst = PyArray_DATA((PyArrayObject *)arr);
   size_t n = (size_t)PyArray_NBYTES((PyArrayObject *)arr);
   Py_BEGIN_ALLOW_THREADS
-  st = qv_sparse_to_dense_into(s, dst, n, &err);
+  st = qv_sparse_to_dense_into(s, dst, n, NULL, &err);
   Py_END_ALLOW_THREADS
   if (st) {
     Py_DECREF(arr);

@@ -94,7 +94,7 @@ bool qv_sparse_equal_dense(const QvSparseTensor *t, const QvTensor *dense) {
   if (t == NULL || dense == NULL || qv_sparse_validate(t, NULL) != QV_OK) return false;
   if (t->value_type != dense->type || !same_shape(t, dense->ndim, dense->shape)) return false;
   QvTensor tmp;
-  if (qv_sparse_to_dense(t, &tmp, NULL) != QV_OK) return false;
+  if (qv_sparse_to_dense(t, NULL, &tmp, NULL) != QV_OK) return false;
   bool eq = qv_tensor_equal(&tmp, dense, true);
   qv_tensor_reset(&tmp);
   return eq;

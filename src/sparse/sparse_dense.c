@@ -14,6 +14,7 @@
 #include "util/checked.h"
 #include "util/cpu.h"
 #include "util/options.h"
+#include "util/pool.h"
 
 /* ---- scanning */
 
@@ -224,6 +225,18 @@ QvStatus qvi_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *erro
   return qvi_sp_nomem(error, "dense to sparse", n, 8 + vs);
 }
 
+QvStatus qvi_sp_load_options(const QvSparseOptions *options, QvSparseOptions *opts, int *threads,
+                             QvError *error) {
+  *threads = 1;
+  QvStatus st = QV_OPTIONS_LOAD(opts, options, QvSparseOptions, error);
+  if (st != QV_OK) return st;
+  if (opts->threads < 0 || opts->threads > QV_SPARSE_MAX_THREADS)
+    return qv_error_set(error, QV_EARG, "sparse conversion: threads must be 0..%d, not %d",
+                        QV_SPARSE_MAX_THREADS, opts->threads);
+  *threads = opts->threads > 1 ? opts->threads : 1;
+  return QV_OK;
+}
+
 /* Checks a conversion's options; fills the index type and axis order. */
 QvStatus qvi_sp_options(const QvSparseOptions *options, QvSparseFormat format, int32_t ndim,
                     QvArrowType *itype, const int32_t **axis, QvSparseWorkspace **ws,
@@ -233,14 +246,10 @@ QvStatus qvi_sp_options(const QvSparseOptions *options, QvSparseFormat format, i
   *ws = NULL;
   *threads = 1;
   QvSparseOptions opts;
-  QvStatus st = QV_OPTIONS_LOAD(&opts, options, QvSparseOptions, error);
+  QvStatus st = qvi_sp_load_options(options, &opts, threads, error);
   if (st != QV_OK) return st;
   const QvSparseOptions *o = &opts;
   *ws = o->workspace;
-  if (o->threads < 0 || o->threads > QV_SPARSE_MAX_THREADS)
-    return qv_error_set(error, QV_EARG, "sparse conversion: threads must be 0..%d, not %d",
-                        QV_SPARSE_MAX_THREADS, o->threads);
-  *threads = o->threads > 1 ? o->threads : 1;
   if (format < QV_SPARSE_COO || format > QV_SPARSE_CSF)
     return qv_error_set(error, QV_EARG, "sparse conversion: unknown format %d", (int)format);
   if ((format == QV_SPARSE_CSR || format == QV_SPARSE_CSC) && ndim != 2)
@@ -507,7 +516,94 @@ static QvStatus scatter_csf(const QvSparseTensor *t, const int64_t *rs, uint8_t 
   return st;
 }
 
-static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
+/* ---- sparse -> dense on several threads (QvSparseOptions.threads)
+ *
+ * Every part writes its own elements: CSR/CSC by ranges of rows/columns of
+ * about equal entry counts, a COO without duplicates by equal entry
+ * ranges; distinct entries are distinct elements, so the parts share no
+ * byte and the result is the one-thread result whatever the split. A COO
+ * with duplicates (summed in entry order) and CSF scatter on one thread.
+ * Zeroing a caller's buffer splits by byte ranges. */
+typedef struct DenseJob {
+  uint8_t *dst;
+  size_t bytes, vs;
+  int parts;
+  /* CSX */
+  const int64_t *ptr, *idx;
+  const uint8_t *vals;
+  int64_t nmajor, smajor, sminor;
+  /* COO */
+  const SpEntries *e;
+  const int64_t *rs;
+} DenseJob;
+
+static void dense_zero_part(void *ctx, size_t i) {
+  DenseJob *j = ctx;
+  size_t per = j->bytes / (size_t)j->parts, extra = j->bytes % (size_t)j->parts;
+  size_t lo = i * per + (i < extra ? i : extra), len = per + (i < extra ? 1 : 0);
+  memset(j->dst + lo, 0, len);
+}
+
+/* First major r with ptr[r] >= e. */
+static int64_t major_at(const int64_t *ptr, int64_t nmajor, int64_t e) {
+  int64_t lo = 0, hi = nmajor;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (ptr[mid] < e) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* n * i / parts without overflow. */
+static int64_t part_of(int64_t n, size_t i, int parts) {
+  return n / parts * (int64_t)i + n % parts * (int64_t)i / parts;
+}
+
+static void dense_csx_part(void *ctx, size_t i) {
+  DenseJob *j = ctx;
+  int64_t n = j->ptr[j->nmajor] - j->ptr[0];
+  int64_t r0 = i == 0 ? 0 : major_at(j->ptr, j->nmajor, j->ptr[0] + part_of(n, i, j->parts));
+  int64_t r1 = (int)i + 1 == j->parts ? j->nmajor
+                                      : major_at(j->ptr, j->nmajor, j->ptr[0] + part_of(n, i + 1, j->parts));
+  const int64_t *ptr = j->ptr + r0;
+  uint8_t *dst = j->dst + (size_t)(r0 * j->smajor) * j->vs;
+  switch (j->vs) {
+#define CASE(VS) case VS: scatter_csx(ptr, j->idx, j->vals, r1 - r0, j->smajor, j->sminor, dst, VS); break;
+    CASE(1)
+    CASE(2)
+    CASE(4)
+    default: CASE(8)
+#undef CASE
+  }
+}
+
+static void dense_coo_part(void *ctx, size_t i) {
+  DenseJob *j = ctx;
+  SpEntries e = *j->e;
+  int64_t i0 = part_of(j->e->n, i, j->parts), i1 = part_of(j->e->n, i + 1, j->parts);
+  e.coords = j->e->coords + i0 * e.ndim;
+  e.values = j->e->values + (size_t)i0 * j->vs;
+  e.n = i1 - i0;
+  switch (j->vs) {
+#define CASE(VS) case VS: scatter_coo(&e, j->rs, j->dst, VS); break;
+    CASE(1)
+    CASE(2)
+    CASE(4)
+    default: CASE(8)
+#undef CASE
+  }
+}
+
+/* Parts for n entries on the pool: 1 below the threaded size. */
+static int dense_parts(const QvPool *pool, int64_t n) {
+  int T = qvi_pool_threads(pool);
+  if (T <= 1 || n < SP_MIN_THREADED_NNZ) return 1;
+  int64_t most = n / (SP_MIN_THREADED_NNZ / 2);
+  return most < T ? (int)most : T;
+}
+
+static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvPool *pool, QvError *error) {
   int32_t nd = t->ndim;
   size_t vs = qv_arrow_type_size(t->value_type);
   int64_t rs[QV_TENSOR_MAX_NDIM];
@@ -519,14 +615,9 @@ static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
     st = qvi_sp_entries_from_sparse(t, &e, error);
     if (st != QV_OK) return st;
     if (e.unique) {
-      switch (vs) {
-#define CASE(VS) case VS: scatter_coo(&e, rs, dst, VS); break;
-        CASE(1)
-        CASE(2)
-        CASE(4)
-        default: CASE(8)
-#undef CASE
-      }
+      DenseJob j = {.dst = dst, .vs = vs, .parts = dense_parts(pool, e.n), .e = &e, .rs = rs};
+      if (j.parts > 1) qvi_path_hit(QV_PATH_SPARSE_DENSE_THREADS);
+      qvi_pool_run(j.parts > 1 ? pool : NULL, (size_t)j.parts, dense_coo_part, &j);
     } else {
       for (int64_t i = 0; i < e.n; i++) {
         int64_t flat = 0;
@@ -546,15 +637,11 @@ static QvStatus scatter(const QvSparseTensor *t, uint8_t *dst, QvError *error) {
   if (st != QV_OK) return st;
   st = qvi_sp_int64_view(t->indices, t->index_type, t->nnz, &idx, &own_i, error);
   if (st == QV_OK) {
-    int64_t smajor = csr ? t->shape[1] : 1, sminor = csr ? 1 : t->shape[1];
-    switch (vs) {
-#define CASE(VS) case VS: scatter_csx(ptr, idx, t->values, nmajor, smajor, sminor, dst, VS); break;
-      CASE(1)
-      CASE(2)
-      CASE(4)
-      default: CASE(8)
-#undef CASE
-    }
+    DenseJob j = {.dst = dst, .vs = vs, .ptr = ptr, .idx = idx, .vals = t->values, .nmajor = nmajor,
+                  .smajor = csr ? t->shape[1] : 1, .sminor = csr ? 1 : t->shape[1]};
+    j.parts = dense_parts(pool, ptr[nmajor] - ptr[0]);
+    if (j.parts > 1) qvi_path_hit(QV_PATH_SPARSE_DENSE_THREADS);
+    qvi_pool_run(j.parts > 1 ? pool : NULL, (size_t)j.parts, dense_csx_part, &j);
   }
   qvi_sp_free(own_p);
   qvi_sp_free(own_i);
@@ -575,9 +662,22 @@ static int64_t dense_size(const QvSparseTensor *t) {
   return size;
 }
 
+/* A pool of the requested threads when the work is large enough to split
+ * (NULL otherwise, or when one cannot be made: the result is the same). */
+static QvPool *dense_pool(int threads, int64_t nnz, size_t bytes) {
+  QvPool *pool = NULL;
+  if (threads > 1 && (nnz >= SP_MIN_THREADED_NNZ || bytes >= SP_MIN_THREADED_ZERO))
+    (void)qvi_pool_new(&pool, threads, NULL);
+  return pool;
+}
+
 QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_size,
-                                 QvError *error) {
-  QvStatus st = qv_sparse_validate(t, error);
+                                 const QvSparseOptions *options, QvError *error) {
+  QvSparseOptions opts;
+  int threads;
+  QvStatus st = qvi_sp_load_options(options, &opts, &threads, error);
+  if (st != QV_OK) return st;
+  st = qv_sparse_validate(t, error);
   if (st != QV_OK) return st;
   int64_t size = dense_size(t);
   if (size < 0) return qv_error_set(error, QV_ELIMIT, "sparse to dense: the dense size overflows int64");
@@ -586,14 +686,24 @@ QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_
     return qv_error_set(error, QV_EARG, "sparse to dense: destination holds %zu bytes, need %zu", dst_size,
                         bytes);
   if (bytes == 0) return QV_OK;
-  memset(dst, 0, bytes);
-  return scatter(t, dst, error);
+  QvPool *pool = dense_pool(threads, t->nnz, bytes);
+  DenseJob z = {.dst = dst, .bytes = bytes, .parts = 1};
+  if (pool != NULL && bytes >= SP_MIN_THREADED_ZERO) z.parts = qvi_pool_threads(pool);
+  qvi_pool_run(z.parts > 1 ? pool : NULL, (size_t)z.parts, dense_zero_part, &z);
+  st = scatter(t, dst, pool, error);
+  qvi_pool_free(pool);
+  return st;
 }
 
-QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *error) {
+QvStatus qv_sparse_to_dense(const QvSparseTensor *t, const QvSparseOptions *options, QvTensor *out,
+                            QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "sparse to dense: out is NULL");
   memset(out, 0, sizeof *out);
-  QvStatus st = qv_sparse_validate(t, error);
+  QvSparseOptions opts;
+  int threads;
+  QvStatus st = qvi_sp_load_options(options, &opts, &threads, error);
+  if (st != QV_OK) return st;
+  st = qv_sparse_validate(t, error);
   if (st != QV_OK) return st;
   if (dense_size(t) < 0) return qv_error_set(error, QV_ELIMIT, "sparse to dense: the dense size overflows int64");
   void *dst;
@@ -601,7 +711,9 @@ QvStatus qv_sparse_to_dense(const QvSparseTensor *t, QvTensor *out, QvError *err
   if (st != QV_OK) return st;
   if (qv_tensor_n_elements(out) == 0) return QV_OK;
   /* the new tensor owns its zero-filled buffer: scatter into it */
-  st = scatter(t, dst, error);
+  QvPool *pool = dense_pool(threads, t->nnz, 0);
+  st = scatter(t, dst, pool, error);
+  qvi_pool_free(pool);
   if (st != QV_OK) qv_tensor_reset(out);
   return st;
 }

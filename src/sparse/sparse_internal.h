@@ -89,6 +89,11 @@ QvPool *qvi_sp_pool_current(void);
 /* Inputs below this many entries convert on one thread whatever the
  * threads option says (thread start-up would cost more than it saves). */
 #define SP_MIN_THREADED_NNZ (1 << 18)
+/* Bytes of a caller's dense buffer worth zeroing on several threads. */
+#define SP_MIN_THREADED_ZERO ((size_t)8 << 20)
+/* Loads QvSparseOptions (NULL = defaults) and checks its thread count. */
+QvStatus qvi_sp_load_options(const QvSparseOptions *options, QvSparseOptions *opts, int *threads,
+                             QvError *error);
 
 bool qvi_sp_is_index_type(QvArrowType t);
 /* Entry i of an index buffer (an integer type; the type is a constant

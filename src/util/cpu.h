@@ -72,6 +72,7 @@ typedef enum QvPath {
   QV_PATH_SEQ_BODY_REUSED,    /* stream reader: a body read straight into a buffer an earlier message handed back */
   QV_PATH_SPARSE_COLUMN_SCAN, /* sparse-vector column check: the rows scanned as one CSR matrix (vector kernel) */
   QV_PATH_SPARSE_CELL_CHECKED, /* sparse column cell view made without a second scan (the column checked it) */
+  QV_PATH_SPARSE_DENSE_THREADS, /* sparse -> dense: the scatter split across a pool's threads */
   QV_PATH_COUNT
 } QvPath;
 

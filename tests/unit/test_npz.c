@@ -531,7 +531,7 @@ static void test_coo_entries(void **state) {
           col[i]);
     }
     QvTensor dense;
-    assert_int_equal(qv_sparse_to_dense(&t, &dense, &err), QV_OK);
+    assert_int_equal(qv_sparse_to_dense(&t, NULL, &dense, &err), QV_OK);
     float v;
     int64_t at[2] = {2, 1};
     double d;

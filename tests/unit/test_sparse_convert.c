@@ -53,15 +53,15 @@ static void assert_round_trip(const QvSparseTensor *s, const QvTensor *dense) {
   QvError err;
   assert_int_equal(qv_sparse_validate(s, &err), QV_OK);
   QvTensor back;
-  assert_int_equal(qv_sparse_to_dense(s, &back, &err), QV_OK);
+  assert_int_equal(qv_sparse_to_dense(s, NULL, &back, &err), QV_OK);
   assert_true(qv_tensor_equal(&back, dense, true));
   assert_true(qv_sparse_equal_dense(s, dense));
   /* into a caller buffer too */
   size_t bytes = (size_t)qv_tensor_n_elements(dense) * qv_arrow_type_size(dense->type);
   uint8_t *buf = malloc(bytes + 1);
-  assert_int_equal(qv_sparse_to_dense_into(s, buf, bytes, &err), QV_OK);
+  assert_int_equal(qv_sparse_to_dense_into(s, buf, bytes, NULL, &err), QV_OK);
   assert_memory_equal(buf, back.data, bytes);
-  if (bytes > 0) assert_int_equal(qv_sparse_to_dense_into(s, buf, bytes - 1, &err), QV_EARG);
+  if (bytes > 0) assert_int_equal(qv_sparse_to_dense_into(s, buf, bytes - 1, NULL, &err), QV_EARG);
   free(buf);
   qv_tensor_reset(&back);
 }
@@ -524,7 +524,7 @@ static void test_canonicalize_duplicates(void **state) {
   want_dense[0] = -1;
   want_dense[3] = 6;
   want_dense[9] = 11.75;
-  assert_int_equal(qv_sparse_to_dense_into(&coo, dense, sizeof dense, &err), QV_OK);
+  assert_int_equal(qv_sparse_to_dense_into(&coo, dense, sizeof dense, NULL, &err), QV_OK);
   assert_memory_equal(dense, want_dense, sizeof dense);
   assert_true(qv_sparse_equal(&coo, &c));
   /* straight to CSR / CSC / CSF sums them too */
@@ -678,7 +678,7 @@ static void test_names_and_density(void **state) {
     assert_true(qv_sparse_density(&s) == 3.0 / 20.0);
     assert_int_equal(qv_sparse_convert(&s, kFormats[(f + 1) % 4], NULL, &t, &err), QV_OK);
     assert_string_equal(t.dim_names[0], "row");
-    assert_int_equal(qv_sparse_to_dense(&t, &back, &err), QV_OK);
+    assert_int_equal(qv_sparse_to_dense(&t, NULL, &back, &err), QV_OK);
     assert_string_equal(back.dim_names[1], "col");
     qv_tensor_reset(&back);
     qv_sparse_reset(&t);
@@ -859,7 +859,7 @@ static void test_huge_shapes(void **state) {
   assert_true(qv_sparse_density(&coo) > 0.0);
   /* the dense form cannot exist */
   QvTensor d;
-  assert_int_equal(qv_sparse_to_dense(&coo, &d, &err), QV_ELIMIT);
+  assert_int_equal(qv_sparse_to_dense(&coo, NULL, &d, &err), QV_ELIMIT);
   /* CSR of INT64_MAX rows needs an indptr that large: a clean error */
   QvSparseTensor csr;
   assert_int_not_equal(qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &csr, &err), QV_OK);

@@ -112,7 +112,7 @@ static void test_coo_views_to_dense(void **state) {
                                                         .is_canonical = true,
                                                         .values = kCooData}, &err),
                      QV_OK);
-    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
+    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, NULL, &err), QV_OK);
     assert_memory_equal(out, d, sizeof d);
     qv_sparse_reset(&t);
     free(c);
@@ -127,7 +127,7 @@ static void test_coo_views_to_dense(void **state) {
                                                         .is_canonical = true,
                                                         .values = kCooData}, &err),
                      QV_OK);
-    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
+    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, NULL, &err), QV_OK);
     assert_memory_equal(out, d, sizeof d);
     /* converting it gives the row-major canonical buffers */
     QvSparseTensor r;
@@ -146,7 +146,7 @@ static void test_coo_views_to_dense(void **state) {
                                                         .shape = kCooShape, .nnz = 6, .coords = c,
                                                         .values = kCooDataNonCanon}, &err),
                      QV_OK);
-    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
+    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, NULL, &err), QV_OK);
     assert_memory_equal(out, d, sizeof d);
     assert_int_equal(qv_sparse_canonicalize(&t, &r, &err), QV_OK);
     assert_true(r.is_canonical);
@@ -217,7 +217,7 @@ static void test_csx_examples(void **state) {
                                                         .indices = x, .values = kCsrData}, &err),
                      QV_OK);
     double out[24];
-    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
+    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, NULL, &err), QV_OK);
     assert_memory_equal(out, kCsxDense, sizeof out);
     qv_sparse_reset(&t);
     free(p);
@@ -230,7 +230,7 @@ static void test_csx_examples(void **state) {
                                                         .shape = kCsxShape, .nnz = 9, .indptr = p,
                                                         .indices = x, .values = kCscData}, &err),
                      QV_OK);
-    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
+    assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, NULL, &err), QV_OK);
     assert_memory_equal(out, kCsxDense, sizeof out);
     assert_true(qv_sparse_equal_dense(&t, &dense));
     qv_sparse_reset(&t);
@@ -344,7 +344,7 @@ static void test_csf_examples(void **state) {
                                                           .csf_indices_len = x->indices_len,
                                                           .values = x->data}, &err),
                        QV_OK);
-      assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, &err), QV_OK);
+      assert_int_equal(qv_sparse_to_dense_into(&t, out, sizeof out, NULL, &err), QV_OK);
       assert_memory_equal(out, d, sizeof d);
       QvSparseTensor coo;
       assert_int_equal(qv_sparse_convert(&t, QV_SPARSE_COO, NULL, &coo, &err), QV_OK);

@@ -466,7 +466,7 @@ static void test_csf_lengths_both_ways(void **state) {
     make_fbs_csf(&f, pairs[p][0], pairs[p][1]);
     QvTensor dense;
     QvError err;
-    assert_int_equal(qv_sparse_to_dense(&f.t, &dense, &err), QV_OK);
+    assert_int_equal(qv_sparse_to_dense(&f.t, NULL, &dense, &err), QV_OK);
     size_t n_el, n_by;
     QvSparseWriteOptions el = {sizeof el, QV_CSF_LENGTHS_ELEMENTS}, by = {sizeof by, QV_CSF_LENGTHS_BYTES};
     uint8_t *a = write_buffer(&f.t, &el, &n_el);

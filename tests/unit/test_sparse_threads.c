@@ -1,7 +1,8 @@
 /* QvSparseOptions.threads: COO -> CSR/CSC and CSR <-> CSC on several
  * threads give the one-thread output byte for byte (indptr, indices,
  * values), for every value width, with and without duplicates, skewed
- * and empty rows, and the threaded path really ran (its counter). */
+ * and empty rows, and the threaded path really ran (its counter); sparse ->
+ * dense likewise (qv_sparse_to_dense's options). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,8 +197,75 @@ static void test_small_input_one_thread(void **state) {
   free_coo(&c);
 }
 
+/* sparse -> dense of t with 1..4 threads, allocated and into a caller's
+ * buffer (first filled with garbage): the same bytes every time, the split
+ * counted exactly when `split`. */
+static void check_dense(const QvSparseTensor *t, bool split) {
+  QvError err;
+  QvTensor ref;
+  uint64_t before = qvi_path_count(QV_PATH_SPARSE_DENSE_THREADS);
+  assert_int_equal(qv_sparse_to_dense(t, NULL, &ref, &err), QV_OK);
+  assert_int_equal(qvi_path_count(QV_PATH_SPARSE_DENSE_THREADS), before);
+  size_t bytes = (size_t)qv_tensor_n_elements(&ref) * qv_arrow_type_size(ref.type);
+  uint8_t *buf = malloc(bytes);
+  assert_non_null(buf);
+  for (int threads = 1; threads <= 4; threads++) {
+    QvSparseOptions o = {.struct_size = sizeof o, .threads = threads};
+    QvTensor got;
+    before = qvi_path_count(QV_PATH_SPARSE_DENSE_THREADS);
+    assert_int_equal(qv_sparse_to_dense(t, &o, &got, &err), QV_OK);
+    assert_int_equal(qvi_path_count(QV_PATH_SPARSE_DENSE_THREADS) > before, split && threads > 1);
+    assert_memory_equal(got.data, ref.data, bytes);
+    qv_tensor_reset(&got);
+    memset(buf, 0xa5, bytes);
+    before = qvi_path_count(QV_PATH_SPARSE_DENSE_THREADS);
+    assert_int_equal(qv_sparse_to_dense_into(t, buf, bytes, &o, &err), QV_OK);
+    assert_int_equal(qvi_path_count(QV_PATH_SPARSE_DENSE_THREADS) > before, split && threads > 1);
+    assert_memory_equal(buf, ref.data, bytes);
+  }
+  free(buf);
+  qv_tensor_reset(&ref);
+}
+
+/* CSR, CSC and canonical COO split their scatter; a COO with duplicates
+ * (summed in entry order) and CSF stay on one thread, with equal bytes. */
+static void test_to_dense_threads(void **state) {
+  (void)state;
+  Coo c;
+  make_coo(&c, QV_ARROW_FLOAT64, 320000, 2500, 1500, false, 10);
+  QvError err;
+  check_dense(&c.t, false); /* duplicates: one thread */
+  static const QvSparseFormat fs[] = {QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_COO, QV_SPARSE_CSF};
+  for (size_t k = 0; k < sizeof fs / sizeof fs[0]; k++) {
+    QvSparseTensor s;
+    assert_int_equal(convert(&c.t, fs[k], 1, QV_ARROW_NONE, &s, &err), QV_OK);
+    assert_true(s.nnz >= (1 << 18));
+    check_dense(&s, fs[k] != QV_SPARSE_CSF);
+    qv_sparse_reset(&s);
+  }
+  /* small: one thread whatever the option */
+  Coo small;
+  make_coo(&small, QV_ARROW_INT32, 1000, 300, 200, false, 11);
+  QvSparseTensor s;
+  assert_int_equal(convert(&small.t, QV_SPARSE_CSR, 1, QV_ARROW_NONE, &s, &err), QV_OK);
+  check_dense(&s, false);
+  /* the thread count is checked as for every conversion */
+  QvSparseOptions bad = {.struct_size = sizeof bad, .threads = -1};
+  QvTensor d;
+  int32_t buf[300 * 200];
+  assert_int_equal(qv_sparse_to_dense(&s, &bad, &d, &err), QV_EARG);
+  assert_non_null(strstr(err.message, "threads"));
+  assert_int_equal(qv_sparse_to_dense_into(&s, buf, sizeof buf, &bad, &err), QV_EARG);
+  bad.threads = QV_SPARSE_MAX_THREADS + 1;
+  assert_int_equal(qv_sparse_to_dense_into(&s, buf, sizeof buf, &bad, &err), QV_EARG);
+  qv_sparse_reset(&s);
+  free_coo(&small);
+  free_coo(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_to_dense_threads),
       cmocka_unit_test(test_float64),
       cmocka_unit_test(test_value_widths),
       cmocka_unit_test(test_heavy_duplicates_and_skew),

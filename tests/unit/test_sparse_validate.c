@@ -171,7 +171,7 @@ static void test_coo_rules(void **state) {
                                                       .is_canonical = true}, &err),
                    QV_OK);
   double none[1];
-  assert_int_equal(qv_sparse_to_dense_into(&t, none, 0, &err), QV_OK);
+  assert_int_equal(qv_sparse_to_dense_into(&t, none, 0, NULL, &err), QV_OK);
   qv_sparse_reset(&t);
 }
 
@@ -193,7 +193,7 @@ static QvStatus csx(QvSparseFormat f, QvArrowType pt, QvArrowType it, const int6
                                                    .indices = x, .values = v}, err);
   if (st == QV_OK) {
     QvTensor d;
-    assert_int_equal(qv_sparse_to_dense(&t, &d, err), QV_OK);
+    assert_int_equal(qv_sparse_to_dense(&t, NULL, &d, err), QV_OK);
     qv_tensor_reset(&d);
   } else {
     assert_null(t.private_data);
@@ -284,7 +284,7 @@ static void test_csx_rules(void **state) {
   expect_error(qv_sparse_convert(&h, QV_SPARSE_COO, NULL, &o, &err), &err, QV_EINVAL, "must end at 8");
   assert_null(o.private_data);
   double dense[24];
-  expect_error(qv_sparse_to_dense_into(&h, dense, sizeof dense, &err), &err, QV_EINVAL, "must end at 8");
+  expect_error(qv_sparse_to_dense_into(&h, dense, sizeof dense, NULL, &err), &err, QV_EINVAL, "must end at 8");
   assert_false(qv_sparse_equal(&h, &t));
   qv_sparse_reset(&t);
   /* CSR needs 2 dims */
@@ -466,7 +466,7 @@ static void test_csf_rules(void **state) {
                                                       .values = v3}, &err),
                    QV_OK);
   double d[10];
-  assert_int_equal(qv_sparse_to_dense_into(&t, d, sizeof d, &err), QV_OK);
+  assert_int_equal(qv_sparse_to_dense_into(&t, d, sizeof d, NULL, &err), QV_OK);
   assert_true(d[4] == -2 && d[7] == 3 && d[0] == 0);
   qv_sparse_reset(&t);
   /* all-zero CSF as Arrow writes it: levels empty, indptr [0] */
@@ -499,7 +499,7 @@ static void expect_convert_error(const QvSparseTensor *t, const char *needle) {
   double d[24];
   QvError err;
   if (t->shape[0] * t->shape[1] <= 24)
-    expect_error(qv_sparse_to_dense_into(t, d, sizeof d, &err), &err, QV_EINVAL, needle);
+    expect_error(qv_sparse_to_dense_into(t, d, sizeof d, NULL, &err), &err, QV_EINVAL, needle);
 }
 
 static void test_convert_checks_coordinates(void **state) {
@@ -600,7 +600,7 @@ static void accept_or_reject(QvStatus st, QvSparseTensor *t, int *accepted) {
     qv_sparse_reset(&o);
   }
   QvTensor d;
-  assert_int_equal(qv_sparse_to_dense(t, &d, &err), QV_OK);
+  assert_int_equal(qv_sparse_to_dense(t, NULL, &d, &err), QV_OK);
   assert_true(qv_sparse_equal_dense(t, &d));
   qv_tensor_reset(&d);
   qv_sparse_reset(t);
