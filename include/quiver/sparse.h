@@ -254,8 +254,13 @@ QV_API QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size
  * (changing the index type, or the CSF axis order). */
 QV_API QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
                            const QvSparseOptions *options, QvSparseTensor *out, QvError *error);
-/** COO canonicalization: sort row-major, sum duplicates (as SciPy does). */
-QV_API QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, QvError *error);
+/** COO canonicalization: sort row-major, sum duplicates (as SciPy does).
+ * `options` (NULL = defaults) as for qv_sparse_convert, except that
+ * QV_ARROW_NONE keeps the input's index type; with `threads`, a 2-D COO
+ * whose extents are O(nnz) groups and sums on that many threads (the same
+ * bytes for every count). */
+QV_API QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, const QvSparseOptions *options,
+                                       QvSparseTensor *out, QvError *error);
 
 /** nnz divided by the number of elements of the dense shape (0 for an empty shape). */
 QV_API double qv_sparse_density(const QvSparseTensor *t);

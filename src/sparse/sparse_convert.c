@@ -24,14 +24,19 @@ QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
   return qvi_sp_produce(NULL, t, pipeline, format, options, out, error);
 }
 
-QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, QvSparseTensor *out, QvError *error) {
+QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, const QvSparseOptions *options, QvSparseTensor *out,
+                                QvError *error) {
   if (coo == NULL || out == NULL) return qv_error_set(error, QV_EARG, "COO canonicalize: NULL argument");
-  if (coo->format != QV_SPARSE_COO) {
-    memset(out, 0, sizeof *out);
+  memset(out, 0, sizeof *out);
+  if (coo->format != QV_SPARSE_COO)
     return qv_error_set(error, QV_EARG, "COO canonicalize: input is %s, not COO",
                         qv_sparse_format_name(coo->format));
-  }
-  QvSparseOptions o = {.index_type = coo->index_type};
+  QvSparseOptions o;
+  int threads;
+  QvStatus st = qvi_sp_load_options(options, &o, &threads, error);
+  if (st != QV_OK) return st;
+  o.struct_size = sizeof o;
+  if (o.index_type == QV_ARROW_NONE) o.index_type = coo->index_type; /* kept unless asked */
   return qv_sparse_convert(coo, QV_SPARSE_COO, &o, out, error);
 }
 

@@ -513,7 +513,7 @@ static void test_canonicalize_duplicates(void **state) {
                                                         .is_canonical = true,
                                                         .values = vals}, &err),
                    QV_EINVAL);
-  assert_int_equal(qv_sparse_canonicalize(&coo, &c, &err), QV_OK);
+  assert_int_equal(qv_sparse_canonicalize(&coo, NULL, &c, &err), QV_OK);
   static const int64_t want_c[6] = {0, 0, 0, 3, 2, 1};
   const double want_v[3] = {-1, 6, 11.75};
   assert_true(c.is_canonical);
@@ -558,7 +558,7 @@ static void test_canonicalize_duplicates(void **state) {
                                                         .shape = one, .nnz = 2, .coords = c2,
                                                         .values = i8}, &err),
                    QV_OK);
-  assert_int_equal(qv_sparse_canonicalize(&coo, &c, &err), QV_OK);
+  assert_int_equal(qv_sparse_canonicalize(&coo, NULL, &c, &err), QV_OK);
   assert_int_equal(c.nnz, 1);
   assert_int_equal((int8_t)c.values[0], -128);
   qv_sparse_reset(&c);
@@ -570,14 +570,14 @@ static void test_canonicalize_duplicates(void **state) {
                                                         .shape = one, .nnz = 2, .coords = c2,
                                                         .values = h}, &err),
                    QV_OK);
-  assert_int_equal(qv_sparse_canonicalize(&coo, &c, &err), QV_OK);
+  assert_int_equal(qv_sparse_canonicalize(&coo, NULL, &c, &err), QV_OK);
   uint16_t hv;
   memcpy(&hv, c.values, 2);
   assert_int_equal(hv, 0x3e00); /* 1.5 */
   qv_sparse_reset(&c);
   /* canonicalize accepts only COO */
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSF, NULL, &csf, &err), QV_OK);
-  assert_int_equal(qv_sparse_canonicalize(&csf, &c, &err), QV_EARG);
+  assert_int_equal(qv_sparse_canonicalize(&csf, NULL, &c, &err), QV_EARG);
   qv_sparse_reset(&csf);
   qv_sparse_reset(&coo);
 }
@@ -769,7 +769,7 @@ static void bucketed_vs_canonical(int64_t nrows, int64_t ncols, int minor_shift,
                                                         .shape = shape, .nnz = N, .coords = c,
                                                         .values = v}, &err),
                    QV_OK);
-  assert_int_equal(qv_sparse_canonicalize(&coo, &canon, &err), QV_OK);
+  assert_int_equal(qv_sparse_canonicalize(&coo, NULL, &canon, &err), QV_OK);
   /* every caller's input is large enough for the buckets: prove they ran */
   uint64_t runs = qvi_path_count(QV_PATH_GROUP_BUCKETED);
   assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &csr, &err), QV_OK);
@@ -844,7 +844,7 @@ static void test_huge_shapes(void **state) {
                                                         .shape = big, .nnz = N, .coords = coords,
                                                         .values = vals}, &err),
                    QV_OK);
-  assert_int_equal(qv_sparse_canonicalize(&coo, &c, &err), QV_OK);
+  assert_int_equal(qv_sparse_canonicalize(&coo, NULL, &c, &err), QV_OK);
   int64_t *sorted = malloc(sizeof(int64_t) * 2 * N);
   memcpy(sorted, coords, sizeof(int64_t) * 2 * N);
   qsort(sorted, N, 16, cmp_rows);

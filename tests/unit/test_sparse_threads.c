@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "quiver/sparse.h"
 #include "test_util.h"
 #include "util/cpu.h"
@@ -263,8 +264,54 @@ static void test_to_dense_threads(void **state) {
   free_coo(&c);
 }
 
+/* Summing duplicates (qv_sparse_canonicalize) on 1..4 threads: the same
+ * coordinates and values, the split counted. */
+static void test_canonicalize_threads(void **state) {
+  (void)state;
+  Coo c;
+  make_coo(&c, QV_ARROW_FLOAT64, 300000, 200000, 150000, false, 12);
+  QvError err;
+  QvSparseTensor ref;
+  uint64_t before = qvi_path_count(QV_PATH_SPARSE_THREADS);
+  assert_int_equal(qv_sparse_canonicalize(&c.t, NULL, &ref, &err), QV_OK);
+  assert_int_equal(qvi_path_count(QV_PATH_SPARSE_THREADS), before);
+  assert_true(ref.is_canonical);
+  assert_true(ref.nnz < 300000);
+  assert_int_equal(ref.index_type, QV_ARROW_INT64);
+  for (int threads = 2; threads <= 4; threads++) {
+    QvSparseOptions o = {.struct_size = sizeof o, .threads = threads};
+    QvSparseTensor got;
+    before = qvi_path_count(QV_PATH_SPARSE_THREADS);
+    assert_int_equal(qv_sparse_canonicalize(&c.t, &o, &got, &err), QV_OK);
+    assert_true(qvi_path_count(QV_PATH_SPARSE_THREADS) > before);
+    assert_int_equal(got.nnz, ref.nnz);
+    assert_int_equal(got.index_type, ref.index_type);
+    for (int64_t i = 0; i < ref.nnz; i++)
+      for (int d = 0; d < 2; d++)
+        assert_int_equal(qv_index_load(got.coords + i * got.coords_strides[0] + d * got.coords_strides[1],
+                                       got.index_type, 0),
+                         qv_index_load(ref.coords + i * ref.coords_strides[0] + d * ref.coords_strides[1],
+                                       ref.index_type, 0));
+    assert_memory_equal(got.values, ref.values, (size_t)ref.nnz * 8);
+    qv_sparse_reset(&got);
+  }
+  /* an index type asked for is honoured; bad thread counts refused */
+  QvSparseOptions o32 = {.struct_size = sizeof o32, .index_type = QV_ARROW_INT32, .threads = 2};
+  QvSparseTensor n32;
+  assert_int_equal(qv_sparse_canonicalize(&c.t, &o32, &n32, &err), QV_OK);
+  assert_int_equal(n32.index_type, QV_ARROW_INT32);
+  assert_true(qv_sparse_equal(&n32, &ref));
+  qv_sparse_reset(&n32);
+  QvSparseOptions bad = {.struct_size = sizeof bad, .threads = -1};
+  assert_int_equal(qv_sparse_canonicalize(&c.t, &bad, &n32, &err), QV_EARG);
+  assert_null(n32.private_data);
+  qv_sparse_reset(&ref);
+  free_coo(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_canonicalize_threads),
       cmocka_unit_test(test_to_dense_threads),
       cmocka_unit_test(test_float64),
       cmocka_unit_test(test_value_widths),
