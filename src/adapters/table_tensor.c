@@ -336,6 +336,37 @@ static int64_t first_null(const QvArrayView *c, int64_t off, int64_t len) {
   return -1;
 }
 
+/* Output rows per row-major tile: TILE_BYTES of output (half of a common
+ * L2), gathered from every column before the next tile. */
+#define TILE_BYTES ((int64_t)128 << 10)
+
+/* The output tensor, not zeroed (unlike qv_tensor_alloc): the copy writes
+ * every element (each batch's rows of each column; a null as NaN), and a
+ * zeroing pass would fault the pages in and write the output twice. */
+static QvStatus alloc_output(QvArrowType type, const int64_t shape[2], bool column_major,
+                             QvTensor *out, void **data_out, QvError *error) {
+  int64_t strides[2];
+  QvStatus st = qv_tensor_compute_strides(type, 2, shape, column_major, strides, error);
+  if (st != QV_OK) return st;
+  size_t bytes = (size_t)(shape[0] * shape[1]) * qv_arrow_type_size(type);
+  void *data = qv_aligned_alloc(bytes);
+  QvOwner *owner = data ? qv_owner_new(qv_free, data) : NULL;
+  if (owner == NULL) {
+    qv_free(data);
+    return qv_error_set(error, QV_ENOMEM, "table to tensor: cannot allocate %zu bytes", bytes);
+  }
+  QvTensorDesc desc = {.type = type, .ndim = 2, .shape = shape, .strides = strides,
+                       .data = data, .data_size = (int64_t)bytes, .owner = owner};
+  st = qv_tensor_init(out, &desc, error);
+  qv_owner_free(owner); /* the tensor holds its own reference */
+  if (st != QV_OK) {
+    memset(out, 0, sizeof *out);
+    return st;
+  }
+  *data_out = data;
+  return QV_OK;
+}
+
 QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
                             const struct ArrowArray *const *batches, int64_t n_batches,
                             const QvTableToTensorOptions *options, QvTensor *out,
@@ -388,41 +419,52 @@ QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
                       (long long)limit);
     goto done;
   }
-  void *data;
+  void *data = NULL;
   int64_t shape[2] = {w.rows, c.n};
-  if ((st = qv_tensor_alloc(out, type, 2, shape, NULL, o.column_major, &data, error)) != QV_OK)
-    goto done;
+  if ((st = alloc_output(type, shape, o.column_major, out, &data, error)) != QV_OK) goto done;
   ConvertFn fn = convert_fn(type);
-  bool memcpy_hit = false;
+  bool memcpy_hit = false, tiled = false;
+  /* Row-major, the output is gathered a tile of rows at a time (every
+   * column of TILE_BYTES of output rows), so that the tile stays in the
+   * cache while each column writes its stride of it: column by column over
+   * the whole output would bring every output line in once per column. */
+  int64_t tile = o.column_major ? INT64_MAX : TILE_BYTES / (c.n * es);
+  if (tile < 1) tile = 1;
   int64_t row0 = 0;
   for (int64_t b = 0; b < w.n; b++) {
     const QvArrayView *bv = &w.v[b];
-    for (int64_t k = 0; k < c.n; k++) {
-      const QvArrayView *cv = &bv->children[c.index[k]];
-      int64_t off = cv->offset + bv->offset;
-      Chunk ch = {.in = cv->type.type, .values = cv->buffer[1] + off * (int64_t)qv_arrow_type_size(cv->type.type),
-                  .bits = (cv->null_count != 0 && cv->buffer[0]) ? cv->buffer[0] : NULL,
-                  .bit0 = off, .n = bv->length};
-      if (ch.n == 0) continue;
-      uint8_t *dst;
-      int64_t step;
-      if (o.column_major) {
-        dst = (uint8_t *)data + (k * w.rows + row0) * es;
-        step = 1;
-      } else {
-        dst = (uint8_t *)data + (row0 * c.n + k) * es;
-        step = c.n;
-      }
-      if (ch.bits == NULL && ch.in == type && step == 1) {
-        memcpy(dst, ch.values, (size_t)(ch.n * es));
-        memcpy_hit = true;
-      } else {
-        fn(&ch, dst, step);
+    if (!o.column_major && c.n > 1 && bv->length > tile) tiled = true;
+    for (int64_t r = 0; r < bv->length; r += tile) {
+      int64_t len = bv->length - r < tile ? bv->length - r : tile;
+      for (int64_t k = 0; k < c.n; k++) {
+        const QvArrayView *cv = &bv->children[c.index[k]];
+        int64_t off = cv->offset + bv->offset + r;
+        Chunk ch = {.in = cv->type.type,
+                    .values = cv->buffer[1] + off * (int64_t)qv_arrow_type_size(cv->type.type),
+                    .bits = (cv->null_count != 0 && cv->buffer[0]) ? cv->buffer[0] : NULL,
+                    .bit0 = off,
+                    .n = len};
+        uint8_t *dst;
+        int64_t step;
+        if (o.column_major) {
+          dst = (uint8_t *)data + (k * w.rows + row0 + r) * es;
+          step = 1;
+        } else {
+          dst = (uint8_t *)data + ((row0 + r) * c.n + k) * es;
+          step = c.n;
+        }
+        if (ch.bits == NULL && ch.in == type && step == 1) {
+          memcpy(dst, ch.values, (size_t)(ch.n * es));
+          memcpy_hit = true;
+        } else {
+          fn(&ch, dst, step);
+        }
       }
     }
     row0 += bv->length;
   }
   if (memcpy_hit) qvi_path_hit(QV_PATH_TABLE_TENSOR_MEMCPY);
+  if (tiled) qvi_path_hit(QV_PATH_TABLE_TENSOR_TILED);
 done:
   views_reset(&w);
   free(c.index);

@@ -66,6 +66,7 @@ typedef enum QvPath {
   QV_PATH_RECYCLED_BUFFER,    /* a large buffer served again from a recycler (util/recycle.h) */
   QV_PATH_CODEC_SINK_WINDOW,  /* frames compressed on threads into the sink's free memory, then moved */
   QV_PATH_TABLE_TENSOR_MEMCPY, /* table -> tensor: a same-type column copied with memcpy (column-major) */
+  QV_PATH_TABLE_TENSOR_TILED, /* table -> tensor, row-major: gathered a cache-sized tile of rows at a time */
   QV_PATH_SPARSE_UNSTACK_SEALED, /* CSR -> sparse-vector column of a sealed (reader-validated) tensor: no scan */
   QV_PATH_FLIGHT_BODY_PLACED,  /* FlightData: data_body received on a 64-byte boundary, used in place */
   QV_PATH_SPARSE_THREADS,     /* sparse conversion: COO grouping / CSX transpose split across threads */

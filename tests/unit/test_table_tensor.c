@@ -1,6 +1,7 @@
 /* Tables as tensors (quiver/table_tensor.h): Arrow C++'s ToTensor rules for
  * type promotion, nulls and errors; both layouts; several and sliced
- * batches; column choice; the output limit; the memcpy fast path (counted);
+ * batches; column choice; the output limit; the memcpy fast path and the
+ * row-major tiles (counted);
  * and the stream form over an IPC stream. */
 #include "test_rb_helpers.h"
 #include "test_util.h"
@@ -345,6 +346,93 @@ static void test_stream(void **state) {
   s2.release(&s2);
 }
 
+/* Row-major over batches longer than a tile (128 KiB of output rows): the
+ * gather runs tile by tile (counted), and every element lands, nulls as NaN,
+ * across tile and batch edges; a single column, column-major or a batch
+ * within one tile is not tiled. The output is not zeroed first, so a missed
+ * element would show. */
+static void make_long(struct ArrowSchema *s, struct ArrowArray *a, int64_t rows, int64_t base) {
+  QvError e = {0};
+  rbt_check(qv_arrow_schema_init(s, "+s", NULL, 0, 3, &e), &e, "schema");
+  const char *fmt[3] = {"g", "i", "s"}, *nm[3] = {"d", "i", "s"};
+  for (int c = 0; c < 3; c++)
+    rbt_check(qv_arrow_schema_init(s->children[c], fmt[c], nm[c], ARROW_FLAG_NULLABLE, 0, &e), &e,
+              "child");
+  rbt_check(qv_array_init_from_schema(a, s, &e), &e, "init");
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t g = base + r;
+    rbt_check(qv_array_append_double(a->children[0], (double)g * 0.5, &e), &e, "d");
+    if (g % 7 == 3)
+      rbt_check(qv_array_append_null(a->children[1], 1, &e), &e, "null");
+    else
+      rbt_check(qv_array_append_int(a->children[1], g, &e), &e, "i");
+    rbt_check(qv_array_append_int(a->children[2], (int64_t)(g % 30000) - 15000, &e), &e, "s");
+    rbt_check(qv_array_finish_element(a, &e), &e, "row");
+  }
+  rbt_check(qv_array_finish_building(a, QV_VALIDATE_FULL, &e), &e, "finish");
+}
+
+static void test_tiled_row_major(void **state) {
+  (void)state;
+  QvError e = {0};
+  struct ArrowSchema s1, s2, s3;
+  struct ArrowArray a1, a2, a3;
+  const int64_t n1 = 20000, n2 = 9001; /* tiles of 131072 / 24 = 5461 rows */
+  make_long(&s1, &a1, n1, 0);
+  make_long(&s2, &a2, n2, n1);
+  const struct ArrowArray *batches[2] = {&a1, &a2};
+  QvTableToTensorOptions o = {.struct_size = sizeof o, .null_to_nan = true};
+  QvTensor t;
+  uint64_t before = qvi_path_count(QV_PATH_TABLE_TENSOR_TILED);
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &o, &t, &e), &e, "tiled");
+  assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_TILED), before + 1);
+  assert_int_equal(t.type, QV_ARROW_FLOAT64);
+  assert_int_equal(t.shape[0], n1 + n2);
+  assert_int_equal(t.shape[1], 3);
+  assert_int_equal(t.strides[0], 24);
+  const double *d = (const double *)(const void *)t.data;
+  for (int64_t g = 0; g < n1 + n2; g++) {
+    if (d[g * 3] != (double)g * 0.5) fail_msg("[%lld, 0] = %g", (long long)g, d[g * 3]);
+    if (g % 7 == 3 ? !isnan(d[g * 3 + 1]) : d[g * 3 + 1] != (double)g)
+      fail_msg("[%lld, 1] = %g", (long long)g, d[g * 3 + 1]);
+    if (d[g * 3 + 2] != (double)((g % 30000) - 15000))
+      fail_msg("[%lld, 2] = %g", (long long)g, d[g * 3 + 2]);
+  }
+  qv_tensor_reset(&t);
+  /* column-major, one column, or a batch within one tile: not tiled */
+  before = qvi_path_count(QV_PATH_TABLE_TENSOR_TILED);
+  QvTableToTensorOptions cm = o;
+  cm.column_major = true;
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &cm, &t, &e), &e, "column-major");
+  d = (const double *)(const void *)t.data;
+  for (int64_t g = 0; g < n1 + n2; g++)
+    if (d[g] != (double)g * 0.5 || d[2 * (n1 + n2) + g] != (double)((g % 30000) - 15000) ||
+        (g % 7 == 3 ? !isnan(d[n1 + n2 + g]) : d[n1 + n2 + g] != (double)g))
+      fail_msg("column-major row %lld", (long long)g);
+  qv_tensor_reset(&t);
+  QvTableToTensorOptions one = o;
+  one.columns = (const char *[]){"s"};
+  one.n_columns = 1;
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &one, &t, &e), &e, "one column");
+  assert_int_equal(t.type, QV_ARROW_FLOAT32); /* int16 with null_to_nan */
+  qv_tensor_reset(&t);
+  make_long(&s3, &a3, 5000, 0);
+  const struct ArrowArray *small[1] = {&a3};
+  rbt_check(qv_table_to_tensor(&s3, small, 1, &o, &t, &e), &e, "one tile");
+  d = (const double *)(const void *)t.data;
+  for (int64_t g = 0; g < 5000; g++)
+    if (d[g * 3] != (double)g * 0.5 || d[g * 3 + 2] != (double)((g % 30000) - 15000))
+      fail_msg("one tile row %lld", (long long)g);
+  qv_tensor_reset(&t);
+  assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_TILED), before);
+  a1.release(&a1);
+  a2.release(&a2);
+  a3.release(&a3);
+  s1.release(&s1);
+  s2.release(&s2);
+  s3.release(&s3);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_promotion),
@@ -352,6 +440,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_choice_batches_slices),
       cmocka_unit_test(test_stream),
+      cmocka_unit_test(test_tiled_row_major),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
