@@ -22,6 +22,7 @@
 
 #include "bench_rb_data.h"
 #include "ipc/source_internal.h"
+#include "util/load.h"
 #include "quiver/recordbatch_ipc.h"
 
 #define REPEAT 5
@@ -60,11 +61,6 @@ typedef struct Data {
 /* Writes every batch into dst[0, cap) (a buffer sink) or, with dst NULL,
  * a growing memory sink; *size receives the bytes written. */
 /* Byte order of what write_once writes (QV_RB_ENDIAN_*). */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define QV_HOST_BIG_ENDIAN_BENCH 1
-#else
-#define QV_HOST_BIG_ENDIAN_BENCH 0
-#endif
 static int write_endianness = QV_ENDIAN_NATIVE;
 
 static double write_once(const Data *d, uint8_t *dst, size_t cap, QvIpcFormat format,
@@ -380,7 +376,7 @@ int main(int argc, char **argv) {
   report("read stream from memory, full validation", tf, t_memcpy, rows);
   /* the same stream written in the foreign byte order: the reader swaps
    * every multi-byte buffer in one pass (issue 12's target: <= 1.3x memcpy) */
-  write_endianness = QV_HOST_BIG_ENDIAN_BENCH ? QV_ENDIAN_LITTLE : QV_ENDIAN_BIG;
+  write_endianness = QV_HOST_BIG_ENDIAN ? QV_ENDIAN_LITTLE : QV_ENDIAN_BIG;
   size_t native_size = mem.size;
   write_once(&d, mem.data, cap, QV_IPC_FORMAT_STREAM, &mem.size);
   double tsw = 1e9;

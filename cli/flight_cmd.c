@@ -192,33 +192,60 @@ static int parse_client(const char *cmd, int argc, char **argv, int min, int max
   return QV_EXIT_OK;
 }
 
-static int cmd_list(int argc, char **argv) {
-  const char *cmd = "flight list";
-  Positional p = {0};
-  ClientArgs c = {0};
-  int rc = parse_client(cmd, argc, argv, 1, 1, &p, &c, "URI");
-  if (rc) {
-    client_args_free(&c);
-    return rc;
-  }
-  QvError err = {0};
+/* One client command's state, from its arguments to its exit code. */
+typedef struct Call {
+  const char *cmd;
+  Positional p;
+  ClientArgs c;
+  QvError err;
   QvFlightClient *cl;
-  QvStatus st = client_open(p.v[0], &c, &cl, &err);
+  QvFlightDescriptor d; /* PATH (p.v[1]) once call_descriptor ran */
+  char *buf, **segs;
+} Call;
+
+/* Parses the arguments (min..max positionals): 0 or the usage exit code. */
+static int call_parse(Call *k, const char *cmd, int argc, char **argv, int min, int max,
+                      const char *what) {
+  memset(k, 0, sizeof *k);
+  k->cmd = cmd;
+  int rc = parse_client(cmd, argc, argv, min, max, &k->p, &k->c, what);
+  if (rc) client_args_free(&k->c);
+  return rc;
+}
+
+static QvStatus call_descriptor(Call *k) {
+  return path_descriptor(k->p.v[1], &k->d, &k->buf, &k->segs, &k->err);
+}
+
+static QvStatus call_connect(Call *k) { return client_open(k->p.v[0], &k->c, &k->cl, &k->err); }
+
+/* Releases the call and answers its exit code. */
+static int call_end(Call *k, QvStatus st) {
+  qv_flight_client_free(k->cl);
+  free(k->buf);
+  free(k->segs);
+  client_args_free(&k->c);
+  return st ? cli_fail(k->cmd, &k->err) : QV_EXIT_OK;
+}
+
+static int cmd_list(int argc, char **argv) {
+  Call k;
+  int rc = call_parse(&k, "flight list", argc, argv, 1, 1, "URI");
+  if (rc) return rc;
   QvFlightInfo *infos = NULL;
   size_t n = 0;
-  if (!st) st = qv_flight_list_flights(cl, NULL, 0, &infos, &n, &err);
+  QvStatus st = call_connect(&k);
+  if (!st) st = qv_flight_list_flights(k.cl, NULL, 0, &infos, &n, &k.err);
   for (size_t i = 0; !st && i < n; i++) {
     const QvFlightInfo *f = &infos[i];
     char *path = f->has_descriptor ? qv_flight_descriptor_path_string(&f->descriptor) : NULL;
     int w = printf("%s\t%lld rows\t%lld bytes\n", path ? path : "(command)",
                    (long long)f->total_records, (long long)f->total_bytes);
     qv_free(path);
-    if (w < 0) st = qv_error_set(&err, QV_EIO, "writing stdout failed");
+    if (w < 0) st = qv_error_set(&k.err, QV_EIO, "writing stdout failed");
   }
   qv_flight_info_list_free(infos, n);
-  qv_flight_client_free(cl);
-  client_args_free(&c);
-  return st ? cli_fail(cmd, &err) : QV_EXIT_OK;
+  return call_end(&k, st);
 }
 
 static void print_field(const struct ArrowSchema *f, int depth, bool *failed) {
@@ -229,69 +256,46 @@ static void print_field(const struct ArrowSchema *f, int depth, bool *failed) {
 }
 
 static int cmd_info(int argc, char **argv) {
-  const char *cmd = "flight info";
-  Positional p = {0};
-  ClientArgs c = {0};
-  int rc = parse_client(cmd, argc, argv, 2, 2, &p, &c, "URI PATH");
-  if (rc) {
-    client_args_free(&c);
-    return rc;
-  }
-  QvError err = {0};
-  QvFlightClient *cl = NULL;
-  QvFlightDescriptor d;
-  char *buf = NULL, **segs = NULL;
+  Call k;
+  int rc = call_parse(&k, "flight info", argc, argv, 2, 2, "URI PATH");
+  if (rc) return rc;
   QvFlightInfo info = {0};
-  QvStatus st = path_descriptor(p.v[1], &d, &buf, &segs, &err);
-  if (!st) st = client_open(p.v[0], &c, &cl, &err);
-  if (!st) st = qv_flight_get_flight_info(cl, &d, &info, &err);
+  QvStatus st = call_descriptor(&k);
+  if (!st) st = call_connect(&k);
+  if (!st) st = qv_flight_get_flight_info(k.cl, &k.d, &info, &k.err);
   struct ArrowSchema schema = {0};
-  if (!st) st = qv_flight_schema_decode(info.schema.data, info.schema.size, &schema, &err);
+  if (!st) st = qv_flight_schema_decode(info.schema.data, info.schema.size, &schema, &k.err);
   if (!st) {
-    bool failed = printf("path: %s\nrows: %lld\nbytes: %lld\nendpoints: %zu\nschema:\n", p.v[1],
-                         (long long)info.total_records, (long long)info.total_bytes,
+    bool failed = printf("path: %s\nrows: %lld\nbytes: %lld\nendpoints: %zu\nschema:\n",
+                         k.p.v[1], (long long)info.total_records, (long long)info.total_bytes,
                          info.n_endpoints) < 0;
     for (int64_t i = 0; i < schema.n_children; i++) print_field(schema.children[i], 1, &failed);
-    if (failed) st = qv_error_set(&err, QV_EIO, "writing stdout failed");
+    if (failed) st = qv_error_set(&k.err, QV_EIO, "writing stdout failed");
   }
   if (schema.release) schema.release(&schema);
   qv_flight_info_reset(&info);
-  qv_flight_client_free(cl);
-  free(buf);
-  free(segs);
-  client_args_free(&c);
-  return st ? cli_fail(cmd, &err) : QV_EXIT_OK;
+  return call_end(&k, st);
 }
 
 static int cmd_get(int argc, char **argv) {
-  const char *cmd = "flight get";
-  Positional p = {0};
-  ClientArgs c = {0};
-  int rc = parse_client(cmd, argc, argv, 2, 3, &p, &c, "URI PATH [OUT]");
-  const char *out = p.n == 3 ? p.v[2] : "-";
-  if (!rc) rc = cli_check_output(cmd, out);
-  if (rc) {
-    client_args_free(&c);
+  Call k;
+  int rc = call_parse(&k, "flight get", argc, argv, 2, 3, "URI PATH [OUT]");
+  if (rc) return rc;
+  const char *out = k.p.n == 3 ? k.p.v[2] : "-";
+  if ((rc = cli_check_output(k.cmd, out)) != 0) {
+    client_args_free(&k.c);
     return rc;
   }
-  QvError err = {0};
-  QvFlightClient *cl = NULL;
-  QvFlightDescriptor d;
-  char *buf = NULL, **segs = NULL;
   QvFlightInfo info = {0};
-  QvStatus st = path_descriptor(p.v[1], &d, &buf, &segs, &err);
-  if (!st) st = client_open(p.v[0], &c, &cl, &err);
-  if (!st) st = qv_flight_get_flight_info(cl, &d, &info, &err);
+  QvStatus st = call_descriptor(&k);
+  if (!st) st = call_connect(&k);
+  if (!st) st = qv_flight_get_flight_info(k.cl, &k.d, &info, &k.err);
   struct ArrowArrayStream s = {0};
-  if (!st) st = qv_flight_read_endpoints(cl, &info, 0, &s, &err);
-  if (!st) st = cli_write_batches(out, &s, NULL, &err);
+  if (!st) st = qv_flight_read_endpoints(k.cl, &info, 0, &s, &k.err);
+  if (!st) st = cli_write_batches(out, &s, NULL, &k.err);
   if (s.release) s.release(&s);
   qv_flight_info_reset(&info);
-  qv_flight_client_free(cl);
-  free(buf);
-  free(segs);
-  client_args_free(&c);
-  return st ? cli_fail(cmd, &err) : QV_EXIT_OK;
+  return call_end(&k, st);
 }
 
 static void print_result(void *ctx, const uint8_t *data, size_t size) {
@@ -300,61 +304,39 @@ static void print_result(void *ctx, const uint8_t *data, size_t size) {
 }
 
 static int cmd_put(int argc, char **argv) {
-  const char *cmd = "flight put";
-  Positional p = {0};
-  ClientArgs c = {0};
-  int rc = parse_client(cmd, argc, argv, 2, 3, &p, &c, "URI PATH [IN]");
-  if (rc) {
-    client_args_free(&c);
-    return rc;
-  }
-  const char *in = p.n == 3 ? p.v[2] : "-";
-  QvError err = {0};
-  QvFlightClient *cl = NULL;
-  QvFlightDescriptor d;
-  char *buf = NULL, **segs = NULL;
+  Call k;
+  int rc = call_parse(&k, "flight put", argc, argv, 2, 3, "URI PATH [IN]");
+  if (rc) return rc;
+  const char *in = k.p.n == 3 ? k.p.v[2] : "-";
   QvSource *src = NULL;
   struct ArrowArrayStream s = {0};
-  QvStatus st = path_descriptor(p.v[1], &d, &buf, &segs, &err);
-  if (!st) st = cli_source_new(in, &src, &err);
-  if (!st) st = qv_rb_stream_reader_new(&s, src, cli_rb_read_options(), &err);
+  QvStatus st = call_descriptor(&k);
+  if (!st) st = cli_source_new(in, &src, &k.err);
+  if (!st) st = qv_rb_stream_reader_new(&s, src, cli_rb_read_options(), &k.err);
   qv_source_free(src);
-  if (!st) st = client_open(p.v[0], &c, &cl, &err);
+  if (!st) st = call_connect(&k);
   bool failed = false;
-  if (!st) st = qv_flight_do_put(cl, &d, &s, print_result, &failed, &err);
-  if (!st && failed) st = qv_error_set(&err, QV_EIO, "writing stdout failed");
+  if (!st) st = qv_flight_do_put(k.cl, &k.d, &s, print_result, &failed, &k.err);
+  if (!st && failed) st = qv_error_set(&k.err, QV_EIO, "writing stdout failed");
   if (s.release) s.release(&s);
-  qv_flight_client_free(cl);
-  free(buf);
-  free(segs);
-  client_args_free(&c);
-  return st ? cli_fail(cmd, &err) : QV_EXIT_OK;
+  return call_end(&k, st);
 }
 
 static int cmd_action(int argc, char **argv) {
-  const char *cmd = "flight action";
-  Positional p = {0};
-  ClientArgs c = {0};
-  int rc = parse_client(cmd, argc, argv, 2, 3, &p, &c, "URI TYPE [BODY]");
-  if (rc) {
-    client_args_free(&c);
-    return rc;
-  }
-  QvError err = {0};
-  QvFlightClient *cl = NULL;
-  QvStatus st = client_open(p.v[0], &c, &cl, &err);
-  QvFlightAction act = {.type = (char *)p.v[1]};
-  if (p.n == 3) act.body = (QvFlightBytes){(uint8_t *)p.v[2], strlen(p.v[2])};
+  Call k;
+  int rc = call_parse(&k, "flight action", argc, argv, 2, 3, "URI TYPE [BODY]");
+  if (rc) return rc;
+  QvStatus st = call_connect(&k);
+  QvFlightAction act = {.type = (char *)k.p.v[1]};
+  if (k.p.n == 3) act.body = (QvFlightBytes){(uint8_t *)k.p.v[2], strlen(k.p.v[2])};
   QvFlightBytes *res = NULL;
   size_t n = 0;
-  if (!st) st = qv_flight_do_action(cl, &act, &res, &n, &err);
+  if (!st) st = qv_flight_do_action(k.cl, &act, &res, &n, &k.err);
   bool failed = false;
   for (size_t i = 0; !st && i < n; i++) print_result(&failed, res[i].data, res[i].size);
-  if (!st && failed) st = qv_error_set(&err, QV_EIO, "writing stdout failed");
+  if (!st && failed) st = qv_error_set(&k.err, QV_EIO, "writing stdout failed");
   qv_flight_bytes_list_free(res, n);
-  qv_flight_client_free(cl);
-  client_args_free(&c);
-  return st ? cli_fail(cmd, &err) : QV_EXIT_OK;
+  return call_end(&k, st);
 }
 
 int qv_cmd_flight(int argc, char **argv) {

@@ -24,22 +24,9 @@ QvStatus qv_sparse_column_type_set_names(QvSparseColumnType *type, const char *c
   type->dim_names = NULL;
   type->n_dim_names = 0;
   if (names == NULL || n == 0) return QV_OK;
-  size_t total = (size_t)n * sizeof(char *);
-  for (int32_t i = 0; i < n; i++) {
-    if (names[i] == NULL)
-      return qv_error_set(error, QV_EARG, "qv_sparse_column_type_set_names: name %d is NULL",
-                          (int)i);
-    total += strlen(names[i]) + 1;
-  }
-  char **block = malloc(total);
-  if (block == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory for dim_names");
-  char *text = (char *)(block + n);
-  for (int32_t i = 0; i < n; i++) {
-    size_t len = strlen(names[i]) + 1;
-    memcpy(text, names[i], len);
-    block[i] = text;
-    text += len;
-  }
+  char **block;
+  QvStatus st = qvi_ext_names_copy(names, n, &block, error);
+  if (st != QV_OK) return qv_error_prefix(error, "qv_sparse_column_type_set_names");
   type->private_data = block;
   type->dim_names = (const char *const *)block;
   type->n_dim_names = n;
@@ -56,8 +43,10 @@ static bool parse_format(const char *s, QvSparseFormat *out) {
   return false;
 }
 
-static QvStatus parse_object(QvSparseColumnKind kind, json_t *root, int32_t ndim,
-                             QvSparseColumnType *out, QvError *error) {
+static QvStatus parse_object(json_t *root, int kind_, int32_t ndim, void *out_,
+                             QvError *error) {
+  QvSparseColumnKind kind = (QvSparseColumnKind)kind_;
+  QvSparseColumnType *out = out_;
   const char *what = qvi_sparse_column_kind_name(kind);
   if (!json_is_object(root))
     return qv_error_set(error, QV_EINVAL, "%s metadata: not a JSON object", what);
@@ -98,16 +87,8 @@ static QvStatus parse_object(QvSparseColumnKind kind, json_t *root, int32_t ndim
     return qv_error_set(error, QV_EINVAL, "%s metadata: \"dim_names\" has %zu elements, not %d",
                         what, json_array_size(arr), (int)n_names);
   const char *names[QV_TENSOR_MAX_NDIM];
-  for (int32_t i = 0; i < n_names; i++) {
-    json_t *v = json_array_get(arr, (size_t)i);
-    if (!json_is_string(v))
-      return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] is not a string", what,
-                          (int)i);
-    if (strlen(json_string_value(v)) != json_string_length(v))
-      return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] holds a NUL byte", what,
-                          (int)i);
-    names[i] = json_string_value(v);
-  }
+  QvStatus st = qvi_ext_meta_names(arr, n_names, what, names, error);
+  if (st != QV_OK) return st;
   return qv_sparse_column_type_set_names(out, names, n_names, error);
 }
 
@@ -123,14 +104,7 @@ QvStatus qv_sparse_column_type_parse(QvSparseColumnKind kind, const char *json, 
   if (kind == QV_SPARSE_COLUMN_TENSOR && (ndim < 1 || ndim > QV_TENSOR_MAX_NDIM))
     return qv_error_set(error, ndim < 1 ? QV_EINVAL : QV_ELIMIT, "%s: ndim %d is outside [1, %d]",
                         what, (int)ndim, QV_TENSOR_MAX_NDIM);
-  if (json == NULL && len > 0) return qv_error_set(error, QV_EARG, "%s metadata: NULL text", what);
-  json_error_t jerr;
-  json_t *root = json_loadb(json == NULL ? "" : json, len, JSON_REJECT_DUPLICATES, &jerr);
-  if (root == NULL)
-    return qv_error_set(error, QV_EINVAL, "%s metadata: malformed JSON at line %d column %d: %s",
-                        what, jerr.line, jerr.column, jerr.text);
-  QvStatus st = parse_object(kind, root, ndim, out, error);
-  json_decref(root);
+  QvStatus st = qvi_ext_meta_parse(json, len, what, parse_object, kind, ndim, out, error);
   if (st != QV_OK) {
     qv_sparse_column_type_reset(out);
     out->kind = kind;
@@ -150,17 +124,8 @@ QvStatus qv_sparse_column_type_to_json(const QvSparseColumnType *type, char **js
     bad |= json_object_set_new(root, "format", json_string(qv_sparse_format_name(type->format)));
   else
     bad |= json_object_set_new(root, "size", json_integer(type->size));
-  if (type->dim_names != NULL) {
-    json_t *names = json_array();
-    for (int32_t i = 0; i < type->n_dim_names; i++)
-      bad |= json_array_append_new(names, json_string(type->dim_names[i]));
-    bad |= json_object_set_new(root, "dim_names", names);
-  }
-  char *text = bad ? NULL : json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER);
-  json_decref(root);
-  if (text == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
-  *json = text;
-  return QV_OK;
+  bad |= qvi_ext_meta_put_names(root, type->dim_names, type->n_dim_names);
+  return qvi_ext_meta_dump(root, bad, JSON_PRESERVE_ORDER, json, error);
 }
 
 /* ---- storage types */
@@ -401,12 +366,7 @@ QvStatus qv_sparse_column_schema_init(struct ArrowSchema *out, const char *name,
   }
   char *json = NULL;
   if (st == QV_OK) st = qv_sparse_column_type_to_json(type, &json, error);
-  const char *en = qvi_sparse_column_kind_name(type->kind);
-  if (st == QV_OK)
-    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:name", 20, en, strlen(en), error);
-  if (st == QV_OK)
-    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:metadata", 24, json, strlen(json), error);
+  st = qvi_ext_field_finish(out, st, qvi_sparse_column_kind_name(type->kind), json, error);
   free(json);
-  if (st != QV_OK && out->release != NULL) out->release(out);
   return st;
 }

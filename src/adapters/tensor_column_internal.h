@@ -14,4 +14,28 @@ QvArrowType qvi_tensor_value_from_format(const char *format);
 QvStatus qvi_tensor_column_set_names(QvTensorColumnType *type, const char *const *names,
                                     QvError *error);
 
+/* ---- extension metadata helpers shared with the sparse column types
+ * (sparse_column_type.c): both forms carry their parameters as JSON. */
+struct json_t;
+struct ArrowSchema;
+/* Copies n names into one malloc'd block (the pointer array, then the text). */
+QvStatus qvi_ext_names_copy(const char *const *names, int32_t n, char ***out, QvError *error);
+/* Loads `len` bytes of metadata JSON (duplicate keys refused) and hands the root, with
+ * kind, ndim and out, to parse; `what` names the extension in messages. */
+QvStatus qvi_ext_meta_parse(const char *json, size_t len, const char *what,
+                            QvStatus (*parse)(struct json_t *root, int kind, int32_t ndim,
+                                              void *out, QvError *error),
+                            int kind, int32_t ndim, void *out, QvError *error);
+/* names[0..n) = the strings of the JSON array arr (strings without NUL bytes). */
+QvStatus qvi_ext_meta_names(struct json_t *arr, int32_t n, const char *what, const char **names,
+                            QvError *error);
+/* Sets root["dim_names"] when names is not NULL; nonzero on failure. */
+int qvi_ext_meta_put_names(struct json_t *root, const char *const *names, int32_t n);
+/* Dumps root compact and ASCII (| flags) into *json and releases root; bad: a set failed. */
+QvStatus qvi_ext_meta_dump(struct json_t *root, int bad, size_t flags, char **json,
+                           QvError *error);
+/* Adds the extension name and metadata to a built field; on failure releases it. */
+QvStatus qvi_ext_field_finish(struct ArrowSchema *out, QvStatus st, const char *ext_name,
+                              const char *json, QvError *error);
+
 #endif

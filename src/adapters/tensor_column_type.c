@@ -7,6 +7,7 @@
 
 #include "adapters/tensor_column_internal.h"
 #include "quiver/tensor_column.h"
+#include "util/copy.h"
 
 static const char *const kind_names[] = {"?", QV_FIXED_SHAPE_TENSOR, QV_VARIABLE_SHAPE_TENSOR,
                                          "cell tensor"};
@@ -45,6 +46,78 @@ int64_t qv_tensor_column_type_cell_n_elements(const QvTensorColumnType *type) {
   return n;
 }
 
+QvStatus qvi_ext_names_copy(const char *const *names, int32_t n, char ***out, QvError *error) {
+  *out = NULL;
+  size_t total = (size_t)n * sizeof(char *);
+  for (int32_t i = 0; i < n; i++) {
+    if (names[i] == NULL) return qv_error_set(error, QV_EARG, "dim_names: name %d is NULL", (int)i);
+    total += strlen(names[i]) + 1;
+  }
+  char **block = malloc(total);
+  if (block == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory for dim_names");
+  qvi_copy_names(names, (size_t)n, (const char **)block, (char *)(block + n));
+  *out = block;
+  return QV_OK;
+}
+
+QvStatus qvi_ext_meta_parse(const char *json, size_t len, const char *what,
+                            QvStatus (*parse)(json_t *root, int kind, int32_t ndim, void *out,
+                                              QvError *error),
+                            int kind, int32_t ndim, void *out, QvError *error) {
+  if (json == NULL && len > 0) return qv_error_set(error, QV_EARG, "%s metadata: NULL text", what);
+  json_error_t jerr;
+  json_t *root = json_loadb(json == NULL ? "" : json, len, JSON_REJECT_DUPLICATES, &jerr);
+  if (root == NULL)
+    return qv_error_set(error, QV_EINVAL, "%s metadata: malformed JSON at line %d column %d: %s",
+                        what, jerr.line, jerr.column, jerr.text);
+  QvStatus st = parse(root, kind, ndim, out, error);
+  json_decref(root);
+  return st;
+}
+
+QvStatus qvi_ext_meta_names(json_t *arr, int32_t n, const char *what, const char **names,
+                            QvError *error) {
+  for (int32_t i = 0; i < n; i++) {
+    json_t *v = json_array_get(arr, (size_t)i);
+    if (!json_is_string(v))
+      return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] is not a string", what,
+                          (int)i);
+    if (strlen(json_string_value(v)) != json_string_length(v))
+      return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] holds a NUL byte", what,
+                          (int)i);
+    names[i] = json_string_value(v);
+  }
+  return QV_OK;
+}
+
+int qvi_ext_meta_put_names(json_t *root, const char *const *names, int32_t n) {
+  if (names == NULL) return 0;
+  json_t *arr = json_array();
+  int bad = arr == NULL;
+  for (int32_t i = 0; i < n && !bad; i++) bad |= json_array_append_new(arr, json_string(names[i]));
+  return bad | json_object_set_new(root, "dim_names", arr);
+}
+
+QvStatus qvi_ext_meta_dump(json_t *root, int bad, size_t flags, char **json, QvError *error) {
+  char *text = bad ? NULL : json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII | flags);
+  json_decref(root);
+  if (text == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
+  *json = text;
+  return QV_OK;
+}
+
+QvStatus qvi_ext_field_finish(struct ArrowSchema *out, QvStatus st, const char *ext_name,
+                              const char *json, QvError *error) {
+  if (st == QV_OK)
+    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:name", 20, ext_name,
+                                      strlen(ext_name), error);
+  if (st == QV_OK)
+    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:metadata", 24, json, strlen(json),
+                                      error);
+  if (st != QV_OK && out->release != NULL) out->release(out);
+  return st;
+}
+
 /* Copies ndim names into one allocation: the pointer array, then the text. */
 QvStatus qvi_tensor_column_set_names(QvTensorColumnType *type, const char *const *names,
                                     QvError *error) {
@@ -52,17 +125,9 @@ QvStatus qvi_tensor_column_set_names(QvTensorColumnType *type, const char *const
   type->private_data = NULL;
   type->dim_names = NULL;
   if (names == NULL || type->ndim == 0) return QV_OK;
-  size_t total = (size_t)type->ndim * sizeof(char *);
-  for (int32_t i = 0; i < type->ndim; i++) total += strlen(names[i]) + 1;
-  char **block = malloc(total);
-  if (block == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory for dim_names");
-  char *text = (char *)(block + type->ndim);
-  for (int32_t i = 0; i < type->ndim; i++) {
-    size_t n = strlen(names[i]) + 1;
-    memcpy(text, names[i], n);
-    block[i] = text;
-    text += n;
-  }
+  char **block;
+  QvStatus st = qvi_ext_names_copy(names, type->ndim, &block, error);
+  if (st != QV_OK) return st;
   type->private_data = block;
   type->dim_names = (const char *const *)block;
   return QV_OK;
@@ -96,8 +161,10 @@ static QvStatus parse_extent(json_t *v, const char *what, const char *key, size_
   return QV_OK;
 }
 
-static QvStatus parse_object(QvTensorColumnKind kind, json_t *root, int32_t ndim,
-                             QvTensorColumnType *out, QvError *error) {
+static QvStatus parse_object(json_t *root, int kind_, int32_t ndim, void *out_,
+                             QvError *error) {
+  QvTensorColumnKind kind = (QvTensorColumnKind)kind_;
+  QvTensorColumnType *out = out_;
   const char *what = qvi_tensor_column_kind_name(kind);
   if (!json_is_object(root))
     return qv_error_set(error, QV_EINVAL, "%s metadata: not a JSON object", what);
@@ -169,16 +236,7 @@ static QvStatus parse_object(QvTensorColumnKind kind, json_t *root, int32_t ndim
   if ((st = get_array(root, "dim_names", what, out->ndim, &arr, error)) != QV_OK) return st;
   if (arr != NULL && out->ndim > 0) {
     const char *names[QV_TENSOR_MAX_NDIM];
-    for (int32_t i = 0; i < out->ndim; i++) {
-      json_t *v = json_array_get(arr, (size_t)i);
-      if (!json_is_string(v))
-        return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] is not a string", what,
-                            (int)i);
-      if (strlen(json_string_value(v)) != json_string_length(v))
-        return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] holds a NUL byte", what,
-                            (int)i);
-      names[i] = json_string_value(v);
-    }
+    if ((st = qvi_ext_meta_names(arr, out->ndim, what, names, error)) != QV_OK) return st;
     if ((st = qvi_tensor_column_set_names(out, names, error)) != QV_OK) return st;
   }
   return QV_OK;
@@ -204,14 +262,7 @@ QvStatus qv_tensor_column_type_parse(QvTensorColumnKind kind, const char *json, 
       return QV_OK;
     }
   }
-  if (json == NULL && len > 0) return qv_error_set(error, QV_EARG, "%s metadata: NULL text", what);
-  json_error_t jerr;
-  json_t *root = json_loadb(json == NULL ? "" : json, len, JSON_REJECT_DUPLICATES, &jerr);
-  if (root == NULL)
-    return qv_error_set(error, QV_EINVAL, "%s metadata: malformed JSON at line %d column %d: %s",
-                        what, jerr.line, jerr.column, jerr.text);
-  QvStatus st = parse_object(kind, root, ndim, out, error);
-  json_decref(root);
+  QvStatus st = qvi_ext_meta_parse(json, len, what, parse_object, kind, ndim, out, error);
   if (st != QV_OK) {
     qv_tensor_column_type_reset(out);
     out->kind = kind;
@@ -237,23 +288,14 @@ QvStatus qv_tensor_column_type_to_json(const QvTensorColumnType *type, char **js
                                                                              : "shape",
                                shape);
   }
-  if (type->dim_names != NULL) {
-    json_t *names = json_array();
-    for (int32_t i = 0; i < type->ndim; i++)
-      bad |= json_array_append_new(names, json_string(type->dim_names[i]));
-    bad |= json_object_set_new(root, "dim_names", names);
-  }
+  bad |= qvi_ext_meta_put_names(root, type->dim_names, type->ndim);
   if (type->has_permutation) {
     json_t *perm = json_array();
     for (int32_t i = 0; i < type->ndim; i++)
       bad |= json_array_append_new(perm, json_integer(type->permutation[i]));
     bad |= json_object_set_new(root, "permutation", perm);
   }
-  char *text = bad ? NULL : json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII);
-  json_decref(root);
-  if (text == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
-  *json = text;
-  return QV_OK;
+  return qvi_ext_meta_dump(root, bad, 0, json, error);
 }
 
 static QvStatus storage_error(QvError *error, const char *what, const char *field,
@@ -410,12 +452,7 @@ QvStatus qv_tensor_column_schema_init(struct ArrowSchema *out, const char *name,
   }
   char *json = NULL;
   if (st == QV_OK) st = qv_tensor_column_type_to_json(type, &json, error);
-  const char *en = ext_name(type, cell_extension);
-  if (st == QV_OK)
-    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:name", 20, en, strlen(en), error);
-  if (st == QV_OK)
-    st = qv_arrow_schema_add_metadata(out, "ARROW:extension:metadata", 24, json, strlen(json), error);
+  st = qvi_ext_field_finish(out, st, ext_name(type, cell_extension), json, error);
   free(json);
-  if (st != QV_OK && out->release != NULL) out->release(out);
   return st;
 }

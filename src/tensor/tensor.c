@@ -8,6 +8,7 @@
 
 #include "quiver/tensor.h"
 #include "tensor/tensor_internal.h"
+#include "util/copy.h"
 
 QvStatus qv_tensor_compute_strides(QvArrowType type, int32_t ndim, const int64_t *shape,
                                    bool column_major, int64_t *out, QvError *error) {
@@ -62,13 +63,7 @@ static void *alloc_private(int64_t ndim, const char *const *names, const int64_t
   *name_ptrs = NULL;
   if (names) {
     const char **ptrs = (const char **)(void *)(block + ptrs_off);
-    char *c = (char *)block + chars_off;
-    for (size_t i = 0; i < n; i++) {
-      size_t len = strlen(names[i]) + 1;
-      memcpy(c, names[i], len);
-      ptrs[i] = c;
-      c += len;
-    }
+    qvi_copy_names(names, n, ptrs, (char *)block + chars_off);
     *name_ptrs = (const char *const *)ptrs;
   }
   return block;

@@ -387,3 +387,12 @@ void qvi_copy_interleave(void *groups, const void *planes, int64_t plane_stride,
 #endif
   run_inter(&p, d, s, plane_stride, n);
 }
+
+void qvi_copy_names(const char *const *names, size_t n, const char **ptrs, char *text) {
+  for (size_t i = 0; i < n; i++) {
+    size_t len = strlen(names[i]) + 1;
+    memcpy(text, names[i], len);
+    ptrs[i] = text;
+    text += len;
+  }
+}

@@ -35,4 +35,8 @@ void qvi_copy_deinterleave(void *planes, int64_t plane_stride, const void *group
 void qvi_copy_interleave(void *groups, const void *planes, int64_t plane_stride, int64_t n, int k,
                         size_t elsize, bool stream);
 
+/* Packs n NUL-terminated names into text (which has room for every name and
+ * its NUL: sum of strlen + 1) and points ptrs[i] at each copy. */
+void qvi_copy_names(const char *const *names, size_t n, const char **ptrs, char *text);
+
 #endif

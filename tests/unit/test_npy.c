@@ -13,10 +13,11 @@
 #include "numpy/npy_header.h"
 #include "quiver/npy.h"
 #include "test_util.h"
+#include "util/load.h"
 
 /* Byte order of the host's values in a descr: tests that hand host-order
  * data to the reader must say so, or a big-endian host reads it swapped. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#if QV_HOST_BIG_ENDIAN
 #define NATIVE ">"
 #else
 #define NATIVE "<"
@@ -63,12 +64,6 @@ static QvStatus write_path(const QvTensor *t, const char *path, QvError *err) {
   return st;
 }
 
-static bool host_big(void) {
-  const uint16_t one = 1;
-  uint8_t b;
-  memcpy(&b, &one, 1);
-  return b == 0;
-}
 
 /* Builds a .npy image: preamble for `major`, the dict text padded with
  * spaces and '\n' so the data starts at a multiple of 64, then data. */
@@ -115,8 +110,8 @@ static const struct {
 static void check_case(int major, size_t d, char order, bool fortran) {
   QvArrowType type = dtypes[d].type;
   size_t elsize = qv_arrow_type_size(type);
-  bool big = order == '>' || ((order == '|' || order == '=') && host_big());
-  bool swap = big != host_big();
+  bool big = order == '>' || ((order == '|' || order == '=') && QV_HOST_BIG_ENDIAN);
+  bool swap = big != QV_HOST_BIG_ENDIAN;
   uint8_t data[6 * 8];
   for (int r = 0; r < 2; r++)
     for (int c = 0; c < 3; c++) {
@@ -352,7 +347,7 @@ static void test_writer_header_text(void **state) {
   size_t written;
   assert_int_equal(write_buf(&t, buf, sizeof buf, &written, &err), QV_OK);
   assert_int_equal(written, 128 + 20);
-  const char *expect = host_big() ? "{'descr': '>i4', 'fortran_order': False, 'shape': (5,), }"
+  const char *expect = QV_HOST_BIG_ENDIAN ? "{'descr': '>i4', 'fortran_order': False, 'shape': (5,), }"
                                   : "{'descr': '<i4', 'fortran_order': False, 'shape': (5,), }";
   assert_memory_equal(buf, "\x93NUMPY\x01\x00\x76\x00", 10);
   assert_memory_equal(buf + 10, expect, strlen(expect));

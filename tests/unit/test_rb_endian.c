@@ -7,12 +7,8 @@
 #include "test_util.h"
 
 #include "quiver/format.h"
+#include "util/load.h"
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define QV_TEST_HOST_BIG_ENDIAN true
-#else
-#define QV_TEST_HOST_BIG_ENDIAN false
-#endif
 
 
 /* Writes `batch` in `order` and reads it back through the stream reader
@@ -215,7 +211,7 @@ static void test_keep_byte_order(void **state) {
     struct ArrowArray a;
     assert_false(rbt_next(&s, &a));
     const uint8_t *v = a.children[0]->buffers[1];
-    bool host_big = QV_TEST_HOST_BIG_ENDIAN;
+    bool host_big = QV_HOST_BIG_ENDIAN;
     bool foreign = (order == QV_ENDIAN_BIG) != host_big;
     const char *value;
     int32_t value_len;

@@ -17,6 +17,7 @@
 #include "quiver/sparse_column.h"
 #include "quiver/tensor_column.h"
 #include "util/cpu.h"
+#include "util/load.h"
 
 /* An expected QV_OK, with the message when it is not. */
 #define assert_ok(expr)                                                         \
@@ -118,17 +119,12 @@ static void put(Dump *d, const char *fmt, ...) {
   assert_true(d->n < sizeof d->text);
 }
 
-static bool little_endian(void) {
-  const uint16_t one = 1;
-  return *(const uint8_t *)&one == 1;
-}
-
 static void put_bytes(Dump *d, const char *path, const char *what, const uint8_t *p,
                       int64_t count, int w) {
   put(d, "%s %s:", path, what);
   for (int64_t i = 0; i < count; i++) {
     uint64_t x = 0;
-    memcpy((uint8_t *)&x + (w < 8 && !little_endian() ? 8 - w : 0), p + i * w,
+    memcpy((uint8_t *)&x + (w < 8 && QV_HOST_BIG_ENDIAN ? 8 - w : 0), p + i * w,
            (size_t)w);
     put(d, " ");
     for (int b = 0; b < w; b++) put(d, "%02x", (unsigned)((x >> (8 * b)) & 0xff));

@@ -306,11 +306,6 @@ static void test_count_nonzero_values(void **state) {
   qv_tensor_reset(&t);
 }
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define QV_TEST_BIG_ENDIAN 1
-#else
-#define QV_TEST_BIG_ENDIAN 0
-#endif
 
 /* Long runs go through the blocked loop; lengths around the block size and
  * odd tails for every element width. */
@@ -332,7 +327,7 @@ static void test_count_nonzero_long(void **state) {
          * zeros as negative zeros for floats */
         memset(p + k * (int64_t)e, 0, e);
         /* the top byte: the last on a little-endian host, the first on a big-endian one */
-        size_t top = QV_TEST_BIG_ENDIAN ? 0 : e - 1;
+        size_t top = QV_HOST_BIG_ENDIAN ? 0 : e - 1;
         if (nz)
           p[k * (int64_t)e + top] = 0x01;
         else if (type >= QV_ARROW_FLOAT16)
