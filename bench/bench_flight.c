@@ -9,6 +9,8 @@
  *      the stream's batches are the server's only large memory).
  *
  * Usage: bench_flight [TOTAL_MIB]   (default 1024; the lead runs it quietly)
+ *        bench_flight --write FILE TOTAL_MIB   (writes that stream as an
+ *        Arrow stream file, for bench_flight_grpcio.sh)
  * Prints ratios, never asserts a timing. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -25,6 +27,7 @@
 
 #include "quiver/buffer.h"
 #include "quiver/flight.h"
+#include "quiver/io.h"
 #include "quiver/recordbatch_ipc.h"
 
 #define BATCH_BYTES ((int64_t)64 << 20)
@@ -262,7 +265,26 @@ static void concurrent(void) {
          (double)total / (1 << 20) / dt, (double)ru.ru_maxrss / 1024.0);
 }
 
+/* The bench's stream as an Arrow stream file. */
+static int write_file(const char *path, int64_t total_mib) {
+  int64_t n = total_mib / 64 > 0 ? total_mib / 64 : 1;
+  g_values = qv_aligned_alloc((size_t)BATCH_BYTES);
+  for (int64_t i = 0; i < BATCH_BYTES / 8; i++) g_values[i] = i;
+  struct ArrowArrayStream in;
+  gen_stream(&in, n);
+  QvSink *sink;
+  QvError e = {0};
+  QvRbWriteOptions wo = {.struct_size = sizeof wo, .format = QV_IPC_FORMAT_STREAM};
+  if (qv_sink_new_path(&sink, path, QV_SINK_NO_FSYNC, &e)) die("sink", &e);
+  if (qv_rb_write_all(&in, sink, &wo, &e) || qv_sink_finish(sink, &e)) die("write", &e);
+  qv_sink_free(sink);
+  in.release(&in);
+  qv_free(g_values);
+  return 0;
+}
+
 int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--write") == 0) return write_file(argv[2], atoll(argv[3]));
   int64_t total_mib = argc > 1 ? atoll(argv[1]) : 1024;
   if (total_mib < 64) total_mib = 64;
   g_batches = total_mib / 64;

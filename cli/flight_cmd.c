@@ -174,8 +174,9 @@ typedef struct Positional {
   int n;
 } Positional;
 
+/* writes_file: the command writes OUT, so it takes --no-fsync too. */
 static int parse_client(const char *cmd, int argc, char **argv, int min, int max, Positional *p,
-                        ClientArgs *c, const char *what) {
+                        ClientArgs *c, const char *what, bool writes_file) {
   QvCliArgs a;
   cli_args_init(&a, cmd, argc, argv);
   const char *v;
@@ -183,6 +184,8 @@ static int parse_client(const char *cmd, int argc, char **argv, int min, int max
     if ((v = cli_args_positional(&a)) != NULL) {
       if (p->n == max) cli_args_error(&a, "takes %s", what);
       else p->v[p->n++] = v;
+    } else if (writes_file && cli_args_no_fsync(&a)) {
+      continue;
     } else if (!client_option(&a, c)) {
       cli_args_unknown(&a);
     }
@@ -205,10 +208,10 @@ typedef struct Call {
 
 /* Parses the arguments (min..max positionals): 0 or the usage exit code. */
 static int call_parse(Call *k, const char *cmd, int argc, char **argv, int min, int max,
-                      const char *what) {
+                      const char *what, bool writes_file) {
   memset(k, 0, sizeof *k);
   k->cmd = cmd;
-  int rc = parse_client(cmd, argc, argv, min, max, &k->p, &k->c, what);
+  int rc = parse_client(cmd, argc, argv, min, max, &k->p, &k->c, what, writes_file);
   if (rc) client_args_free(&k->c);
   return rc;
 }
@@ -230,7 +233,7 @@ static int call_end(Call *k, QvStatus st) {
 
 static int cmd_list(int argc, char **argv) {
   Call k;
-  int rc = call_parse(&k, "flight list", argc, argv, 1, 1, "URI");
+  int rc = call_parse(&k, "flight list", argc, argv, 1, 1, "URI", false);
   if (rc) return rc;
   QvFlightInfo *infos = NULL;
   size_t n = 0;
@@ -257,7 +260,7 @@ static void print_field(const struct ArrowSchema *f, int depth, bool *failed) {
 
 static int cmd_info(int argc, char **argv) {
   Call k;
-  int rc = call_parse(&k, "flight info", argc, argv, 2, 2, "URI PATH");
+  int rc = call_parse(&k, "flight info", argc, argv, 2, 2, "URI PATH", false);
   if (rc) return rc;
   QvFlightInfo info = {0};
   QvStatus st = call_descriptor(&k);
@@ -279,7 +282,7 @@ static int cmd_info(int argc, char **argv) {
 
 static int cmd_get(int argc, char **argv) {
   Call k;
-  int rc = call_parse(&k, "flight get", argc, argv, 2, 3, "URI PATH [OUT]");
+  int rc = call_parse(&k, "flight get", argc, argv, 2, 3, "URI PATH [OUT]", true);
   if (rc) return rc;
   const char *out = k.p.n == 3 ? k.p.v[2] : "-";
   if ((rc = cli_check_output(k.cmd, out)) != 0) {
@@ -305,7 +308,7 @@ static void print_result(void *ctx, const uint8_t *data, size_t size) {
 
 static int cmd_put(int argc, char **argv) {
   Call k;
-  int rc = call_parse(&k, "flight put", argc, argv, 2, 3, "URI PATH [IN]");
+  int rc = call_parse(&k, "flight put", argc, argv, 2, 3, "URI PATH [IN]", false);
   if (rc) return rc;
   const char *in = k.p.n == 3 ? k.p.v[2] : "-";
   QvSource *src = NULL;
@@ -324,7 +327,7 @@ static int cmd_put(int argc, char **argv) {
 
 static int cmd_action(int argc, char **argv) {
   Call k;
-  int rc = call_parse(&k, "flight action", argc, argv, 2, 3, "URI TYPE [BODY]");
+  int rc = call_parse(&k, "flight action", argc, argv, 2, 3, "URI TYPE [BODY]", false);
   if (rc) return rc;
   QvStatus st = call_connect(&k);
   QvFlightAction act = {.type = (char *)k.p.v[1]};

@@ -199,7 +199,7 @@ static const Command commands[] = {
      "                           [--token T] [--allow-put]\n"
      "       quiver flight list URI\n"
      "       quiver flight info URI PATH\n"
-     "       quiver flight get URI PATH [OUT]\n"
+     "       quiver flight get URI PATH [OUT] [--no-fsync]\n"
      "       quiver flight put URI PATH [IN]\n"
      "       quiver flight action URI TYPE [BODY]\n"
      "  client options: --token T, --tls-ca F, --header K=V (repeatable), --timeout SECONDS\n"
@@ -230,7 +230,7 @@ static void usage(FILE *f) {
              "       quiver --version\n\ncommands:\n");
   for (size_t i = 0; i < N_COMMANDS; i++) fprintf(f, "  %s\n", commands[i].summary);
   fprintf(f, "\nEvery command that writes a file (convert, tensor, table, migrate,\n"
-             "integration) takes --no-fsync: the output is renamed into place without\n"
+             "integration, flight get) takes --no-fsync: the output is renamed into place without\n"
              "the fsyncs of the file and its directory (scratch output; the default is\n"
              "durable).\n");
   fprintf(f, "\nexit status: 0 success, 1 invalid input or failure, 2 usage error,\n"

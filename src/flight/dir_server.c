@@ -5,6 +5,7 @@
  * relative path), files of Tensor messages served as one-column tensor
  * tables (each tensor a batch of shape[0] cells, as `quiver tensor
  * unstack` writes them), and DoPut into a new file. */
+#define _DEFAULT_SOURCE /* realpath */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,7 @@
 
 typedef struct Dir {
   char *root;
+  char *real_root; /* root with every symbolic link resolved (realpath) */
   bool allow_put, allow_replace;
 } Dir;
 
@@ -89,6 +91,47 @@ static char *join(const char *a, const char *b) {
   char *p = malloc(n);
   if (p) snprintf(p, n, "%s/%s", a, b);
   return p;
+}
+
+/* Symbolic links: a path is served when what it resolves to (every link
+ * followed, realpath) lies inside the served directory, so a link to a
+ * file or directory inside it works and one leading out of it is refused
+ * (*outside true, as for "../x" in a name). *out: the resolved path, which
+ * is what gets opened. NULL *out, QV_EIO: no such file. */
+static QvStatus resolve(const Dir *d, const char *rel, char **out, bool *outside,
+                        QvError *error) {
+  *out = NULL;
+  *outside = false;
+  char *p = join(d->root, rel);
+  if (p == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  char *r = realpath(p, NULL);
+  free(p);
+  if (r == NULL) return qv_error_set(error, QV_EIO, "no file %s", rel);
+  size_t n = strlen(d->real_root);
+  bool in = strncmp(r, d->real_root, n) == 0 && (r[n] == '/' || (n == 1 && r[0] == '/'));
+  if (!in) {
+    free(r);
+    *outside = true;
+    return qv_error_set(error, QV_EIO,
+                        "%s leads out of the served directory (a symbolic link is followed only "
+                        "to a place inside it)", rel);
+  }
+  *out = r;
+  return QV_OK;
+}
+
+/* The handlers' check: a path whose links lead out is PERMISSION_DENIED. */
+static QvStatus refuse_outside(const Dir *d, QvFlightCall *call, const char *rel,
+                               QvError *error) {
+  char *r;
+  bool outside;
+  QvStatus st = resolve(d, rel, &r, &outside, error);
+  free(r);
+  if (outside) {
+    qv_flight_call_set_code(call, QV_FLIGHT_PERMISSION_DENIED);
+    return st;
+  }
+  return QV_OK; /* a missing file is the caller's NOT_FOUND */
 }
 
 /* ---- tensor files as tables */
@@ -251,10 +294,11 @@ static QvStatus count_rows(const char *path, int64_t *rows, QvError *error) {
 
 static QvStatus info_of(Dir *d, const char *rel, QvFlightInfo *out, QvError *error) {
   memset(out, 0, sizeof *out);
-  char *path = join(d->root, rel);
-  if (path == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  char *path;
+  bool outside;
+  QvStatus st = resolve(d, rel, &path, &outside, error);
+  if (st) return st;
   struct stat sb;
-  QvStatus st = QV_OK;
   if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     free(path);
     return qv_error_set(error, QV_EIO, "no file %s", rel);
@@ -362,10 +406,28 @@ static QvStatus list_dir(Dir *d, QvFlightCall *call, const char *rel, int depth,
     char *r = rel ? join(rel, names[i]) : strdup(names[i]);
     char *full = r ? join(d->root, r) : NULL;
     struct stat sb;
-    if (r == NULL || full == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
-    else if (lstat(full, &sb) == 0 && S_ISDIR(sb.st_mode) && depth + 1 < MAX_DEPTH)
-      st = list_dir(d, call, r, depth + 1, paths, error);
-    else if (S_ISREG(sb.st_mode)) {
+    bool link_to_file = false;
+    if (r == NULL || full == NULL) {
+      st = qv_error_set(error, QV_ENOMEM, "out of memory");
+    } else if (lstat(full, &sb) != 0) {
+      /* vanished meanwhile */
+    } else if (S_ISLNK(sb.st_mode)) {
+      /* a link to a file inside the directory is a flight; links to
+       * directories are not descended (no cycles), though a path through
+       * one that stays inside is served */
+      char *target;
+      bool outside;
+      QvError ignored;
+      struct stat tb;
+      if (resolve(d, r, &target, &outside, &ignored) == QV_OK) {
+        link_to_file = stat(target, &tb) == 0 && S_ISREG(tb.st_mode);
+        free(target);
+      }
+    }
+    if (st || full == NULL) {
+    } else if (!link_to_file && S_ISDIR(sb.st_mode)) {
+      if (depth + 1 < MAX_DEPTH) st = list_dir(d, call, r, depth + 1, paths, error);
+    } else if (link_to_file || S_ISREG(sb.st_mode)) {
       QvFlightInfo info;
       QvError ignored;
       /* files that are not Arrow data are not flights */
@@ -414,6 +476,11 @@ static QvStatus d_info(void *ctx, QvFlightCall *call, const QvFlightDescriptor *
   char *rel;
   QvStatus st = rel_of(call, desc, &rel, error);
   if (st) return st;
+  st = refuse_outside(ctx, call, rel, error);
+  if (st) {
+    free(rel);
+    return st;
+  }
   st = info_of(ctx, rel, out, error);
   free(rel);
   return not_found(call, st, error);
@@ -436,11 +503,17 @@ static QvStatus d_schema(void *ctx, QvFlightCall *call, const QvFlightDescriptor
   char *rel;
   QvStatus st = rel_of(call, desc, &rel, error);
   if (st) return st;
-  char *path = join(d->root, rel);
+  char *path = NULL;
+  bool outside;
   struct ArrowArrayStream s;
   struct stat sb;
-  if (path == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
-  else if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+  st = refuse_outside(d, call, rel, error);
+  if (st) {
+    free(rel);
+    return st;
+  }
+  if ((st = resolve(d, rel, &path, &outside, error))) {
+  } else if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
     st = qv_error_set(error, QV_EIO, "no file %s", rel);
   else if (!(st = open_table(path, &s, error))) {
     st = qv_rb_stream_get_schema(&s, out, error);
@@ -457,13 +530,20 @@ static QvStatus d_get(void *ctx, QvFlightCall *call, const uint8_t *ticket, size
   char *rel;
   QvStatus st = rel_from_ticket(ticket, n, &rel, error);
   if (st) return st;
-  char *path = join(d->root, rel);
+  char *path = NULL;
+  bool outside;
   struct stat sb;
-  if (path == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
-  else if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+  st = refuse_outside(d, call, rel, error);
+  if (st) {
+    free(rel);
+    return st;
+  }
+  if ((st = resolve(d, rel, &path, &outside, error))) {
+  } else if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     st = qv_error_set(error, QV_EIO, "no file %s", rel);
-  else
+  } else {
     st = open_table(path, out, error);
+  }
   free(path);
   free(rel);
   return not_found(call, st, error);
@@ -496,7 +576,23 @@ static QvStatus d_put(void *ctx, QvFlightCall *call, const QvFlightDescriptor *d
   }
   int fd = -1;
   struct stat sb;
-  if (tmp == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
+  /* the directory it goes into: inside the served one, links resolved */
+  bool outside = false;
+  if (tmp != NULL && strchr(rel, '/') != NULL) {
+    char *parent = strndup(rel, (size_t)(strrchr(rel, '/') - rel));
+    char *real = NULL;
+    if (parent == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
+    else if (resolve(d, parent, &real, &outside, error) != QV_OK && !outside)
+      st = qv_error_set(error, QV_EIO, "no directory %s to store %s in", parent, rel);
+    free(real);
+    free(parent);
+    if (outside) {
+      qv_flight_call_set_code(call, QV_FLIGHT_PERMISSION_DENIED);
+      st = QV_EIO;
+    }
+  }
+  if (st) {
+  } else if (tmp == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
   else if (!d->allow_replace && lstat(target, &sb) == 0) {
     qv_flight_call_set_code(call, QV_FLIGHT_ALREADY_EXISTS);
     st = qv_error_set(error, QV_EINVAL, "%s exists already", rel);
@@ -579,6 +675,7 @@ static QvStatus d_action(void *ctx, QvFlightCall *call, const QvFlightAction *a,
 static void d_release(void *ctx) {
   Dir *d = ctx;
   free(d->root);
+  free(d->real_root);
   free(d);
 }
 
@@ -595,9 +692,12 @@ QvStatus qv_flight_dir_server_new(QvFlightServer **out, const char *dir, const c
   Dir *d = calloc(1, sizeof *d);
   if (d == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   d->root = strdup(dir);
+  d->real_root = realpath(dir, NULL);
   d->allow_put = o.allow_put;
   d->allow_replace = o.allow_replace;
-  if (d->root == NULL) {
+  if (d->root == NULL || d->real_root == NULL) {
+    free(d->root);
+    free(d->real_root);
     free(d);
     return qv_error_set(error, QV_ENOMEM, "out of memory");
   }

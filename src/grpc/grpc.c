@@ -167,6 +167,7 @@ struct QviGrpcCall {
   nghttp2_nv *nva;
   size_t n_nva;
   size_t header_bytes;
+  bool header_overflow; /* server: the request's header block is over the limit */
   /* response state */
   int http_status;
   bool content_type_ok;
@@ -554,7 +555,14 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8
   Conn *c = user;
   QviGrpcCall *call = nghttp2_session_get_stream_user_data(s, frame->hd.stream_id);
   if (call == NULL) return 0;
+  if (call->header_overflow) return 0;
   call->header_bytes += namelen + valuelen + 32;
+  if (call->header_bytes > c->max_hdr && c->server) {
+    /* the request is answered RESOURCE_EXHAUSTED once its headers are in
+     * (on_frame_recv); nothing more of them is kept */
+    call->header_overflow = true;
+    return 0;
+  }
   if (call->header_bytes > c->max_hdr) {
     char m[128];
     snprintf(m, sizeof m, "header block exceeds the limit of %zu bytes", c->max_hdr);
@@ -616,7 +624,25 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *frame, void *u
   QviGrpcCall *call = nghttp2_session_get_stream_user_data(s, frame->hd.stream_id);
   if (call == NULL) return 0;
   if (frame->hd.type == NGHTTP2_HEADERS) {
-    if (c->server && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
+    if (c->server && frame->headers.cat == NGHTTP2_HCAT_REQUEST && call->header_overflow) {
+      /* headers over the limit: no handler; a trailers-only answer says
+       * why (as gRPC servers do), the connection goes on */
+      char code[8], msg[160], enc[480];
+      snprintf(code, sizeof code, "%d", QVI_GRPC_RESOURCE_EXHAUSTED);
+      snprintf(msg, sizeof msg, "the request's header block exceeds the limit of %zu bytes",
+               c->max_hdr);
+      qvi_grpc_percent_encode(msg, enc, sizeof enc);
+      nghttp2_nv nv[4] = {
+          {(uint8_t *)":status", (uint8_t *)"200", 7, 3, NGHTTP2_NV_FLAG_NONE},
+          {(uint8_t *)"content-type", (uint8_t *)"application/grpc", 12, 16, NGHTTP2_NV_FLAG_NONE},
+          {(uint8_t *)"grpc-status", (uint8_t *)code, 11, strlen(code), NGHTTP2_NV_FLAG_NONE},
+          {(uint8_t *)"grpc-message", (uint8_t *)enc, 12, strlen(enc), NGHTTP2_NV_FLAG_NONE}};
+      call->user_freed = true;
+      call->response_sent = true;
+      if (nghttp2_submit_response(s, frame->hd.stream_id, nv, 4, NULL) != 0)
+        nghttp2_submit_rst_stream(s, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                                  NGHTTP2_REFUSED_STREAM);
+    } else if (c->server && frame->headers.cat == NGHTTP2_HCAT_REQUEST) {
       /* a request: its handler starts on a thread of its own */
       pthread_t t;
       pthread_attr_t attr;

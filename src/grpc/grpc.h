@@ -25,7 +25,9 @@
  * its thread reads through one 256 KiB buffer. A message is at most max_receive_size
  * bytes (default QVI_GRPC_DEFAULT_MAX_RECEIVE, 256 MiB; a larger one resets
  * the stream with RESOURCE_EXHAUSTED before anything is allocated for it),
- * and a header block at most max_header_list_size bytes (default 64 KiB). */
+ * and a header block at most max_header_list_size bytes (default 64 KiB; a
+ * server answers a request over it RESOURCE_EXHAUSTED without starting a
+ * handler, and the connection goes on). */
 #ifndef QUIVER_GRPC_GRPC_H
 #define QUIVER_GRPC_GRPC_H
 

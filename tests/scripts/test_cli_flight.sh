@@ -111,6 +111,66 @@ run flight put "$uri" new.arrow "$tmp/got.arrows" --token s3cret
 check "put without --allow-put: PERMISSION_DENIED ($err)" has "$err" "PERMISSION_DENIED"
 check "put without --allow-put stores nothing" test ! -e "$tmp/dir/new.arrow"
 
+# --no-fsync on get (the one client command that writes a file): the same
+# bytes; strace, when installed, counts the fsyncs of the durable write
+run flight get "$uri" arrow_cpp_record_batches.arrow "$tmp/durable.arrows" --token s3cret
+check "get (durable) exits 0 ($err)" test $rc -eq 0
+run flight get "$uri" arrow_cpp_record_batches.arrow "$tmp/scratch.arrows" --token s3cret --no-fsync
+check "get --no-fsync exits 0 ($err)" test $rc -eq 0
+check "get --no-fsync writes the same bytes" cmp -s "$tmp/durable.arrows" "$tmp/scratch.arrows"
+if command -v strace >/dev/null 2>&1; then
+  fsyncs() { strace -f -e trace=fsync,fdatasync "$cli" "$@" 2>&1 >/dev/null | grep -c '^\(\[pid  *[0-9]*\] \)\?f\(data\)\?sync('; }
+  n=$(fsyncs flight get "$uri" arrow_cpp_record_batches.arrow "$tmp/s2.arrows" --token s3cret)
+  check "get: the durable write fsyncs the file and its directory ($n calls)" test "$n" -ge 2
+  n=$(fsyncs flight get "$uri" arrow_cpp_record_batches.arrow "$tmp/s3.arrows" --token s3cret --no-fsync)
+  check "get --no-fsync: no fsync ($n calls)" test "$n" -eq 0
+fi
+run flight list "$uri" --token s3cret --no-fsync
+check "list (writes no file) refuses --no-fsync (rc $rc)" test $rc -eq 2
+
+# symbolic links in the served directory: followed while they stay inside
+# it (to a file, or through a directory), refused (PERMISSION_DENIED) when
+# they lead out; the server keeps serving
+mkdir -p "$tmp/ldir/real" "$tmp/away"
+cp "$QV_SOURCE_DIR/examples/data/arrow_cpp_record_batches.arrow" "$tmp/ldir/real/a.arrow"
+cp "$QV_SOURCE_DIR/examples/data/arrow_cpp_record_batches.arrow" "$tmp/away/secret.arrow"
+ln -s real/a.arrow "$tmp/ldir/in.arrow"
+ln -s real "$tmp/ldir/indir"
+ln -s "$tmp/away/secret.arrow" "$tmp/ldir/out.arrow"
+ln -s "$tmp/away" "$tmp/ldir/outdir"
+ln -s ../../away/secret.arrow "$tmp/ldir/real/up.arrow"
+serve links "$tmp/ldir" --allow-put
+run flight list "$uri"
+check "links: list exits 0 ($err)" test $rc -eq 0
+check "links: a link to a file inside is listed" has "$out" $'in.arrow\t9 rows'
+check "links: a link out is not listed" test "$(grep -c 'out.arrow\|secret\|up.arrow' <<<"$out")" -eq 0
+for f in in.arrow indir/a.arrow; do
+  run flight get "$uri" "$f" "$tmp/lgot.arrows"
+  check "links: get $f (inside) exits 0 ($err)" test $rc -eq 0
+  "$cli" cat "$tmp/lgot.arrows" > "$tmp/have.txt" 2>&1
+  check "links: get $f: the same values" cmp -s "$tmp/want.txt" "$tmp/have.txt"
+done
+for f in out.arrow outdir/secret.arrow real/up.arrow; do
+  run flight get "$uri" "$f" "$tmp/lbad.arrows"
+  check "links: get $f (out) exits 1" test $rc -eq 1
+  check "links: get $f: PERMISSION_DENIED ($err)" has "$err" "PERMISSION_DENIED"
+  check "links: get $f: says why" has "$err" "leads out of the served directory"
+  check "links: get $f: no output file" test ! -e "$tmp/lbad.arrows"
+  run flight info "$uri" "$f"
+  check "links: info $f: PERMISSION_DENIED ($err)" has "$err" "PERMISSION_DENIED"
+done
+run flight put "$uri" outdir/new.arrow "$tmp/got.arrows"
+check "links: put through a link out: PERMISSION_DENIED ($err)" has "$err" "PERMISSION_DENIED"
+check "links: put through a link out stores nothing" test "$(ls -A "$tmp/away" | wc -l)" -eq 1
+run flight put "$uri" indir/new.arrow "$tmp/got.arrows"
+check "links: put through a link inside exits 0 ($err)" test $rc -eq 0
+check "links: put through a link inside stores the file" test -f "$tmp/ldir/real/new.arrow"
+run flight get "$uri" in.arrow "$tmp/lgot2.arrows"
+check "links: the server keeps serving ($err)" test $rc -eq 0
+kill -TERM "$links_pid"
+wait "$links_pid"
+check "links: SIGTERM exits 0" test $? -eq 0
+
 # clean shutdown
 kill -TERM "$plain_pid"
 wait "$plain_pid"

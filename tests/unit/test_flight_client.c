@@ -461,6 +461,40 @@ static void test_buffers_recycled(void **state) {
   qv_flight_client_free(c);
 }
 
+/* A request whose header block is over the server's limit (64 KiB): the
+ * call fails with a status saying so, within its deadline, and the server
+ * goes on serving (the same connection's next call and other clients). */
+static void test_oversized_headers(void **state) {
+  (void)state;
+  /* five fields of 16 KiB: each under HPACK's field limit, together over
+   * the block's */
+  size_t one = (size_t)16 << 10;
+  char *value = malloc(one + 1);
+  memset(value, 'v', one);
+  value[one] = 0;
+  QvFlightHeader hdr[5] = {{"x-huge-1", value}, {"x-huge-2", value}, {"x-huge-3", value},
+                           {"x-huge-4", value}, {"x-huge-5", value}};
+  QvFlightClientOptions co = {.struct_size = sizeof co, .headers = hdr, .n_headers = 5,
+                              .timeout_ms = 20000};
+  QvFlightClient *c = connect_to(g_srv.uri, &co);
+  QvError err = {0};
+  QvFlightAction a = {.type = "echo", .body = {(uint8_t *)"hi", 2}};
+  QvFlightBytes *res = NULL;
+  size_t n = 0;
+  assert_int_equal(qv_flight_do_action(c, &a, &res, &n, &err), QV_ELIMIT);
+  assert_non_null(strstr(err.message, "RESOURCE_EXHAUSTED"));
+  assert_non_null(strstr(err.message, "header block exceeds the limit of 65536 bytes"));
+  /* the same connection again: refused again, not broken */
+  assert_int_equal(qv_flight_do_action(c, &a, &res, &n, &err), QV_ELIMIT);
+  qv_flight_client_free(c);
+  free(value);
+  c = connect_to(g_srv.uri, NULL);
+  rbt_check(qv_flight_do_action(c, &a, &res, &n, &err), &err, "action after");
+  assert_int_equal(n, 2);
+  qv_flight_bytes_list_free(res, n);
+  qv_flight_client_free(c);
+}
+
 typedef struct Load {
   int ok;
 } Load;
@@ -516,6 +550,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_bad_locations),
       cmocka_unit_test(test_body_in_place),
       cmocka_unit_test(test_buffers_recycled),
+      cmocka_unit_test(test_oversized_headers),
       cmocka_unit_test(test_concurrent_clients),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, setup, teardown)};

@@ -414,6 +414,84 @@ static void test_stream_round_trip(void **state) {
   wire_free(&w);
 }
 
+/* Arrow C++ sends data_header as the bare Message flatbuffer, whose length
+ * may be 4 mod 8 (quiver pads it to 8): FlightData rewritten that way, the
+ * descriptor and app_metadata kept, still read back value for value, the
+ * bodies placed on 64-byte boundaries and used in place. */
+static void test_header_4_mod_8(void **state) {
+  (void)state;
+  const char *specs[] = {"l", "u", "+l(i)", "d:10,2", "b"};
+  Wire w = {0};
+  struct ArrowSchema schema;
+  struct ArrowArray batches[2];
+  char *path[] = {"x.arrow"};
+  QvFlightDescriptor desc = {.type = QV_FLIGHT_DESCRIPTOR_PATH, .path = path, .n_path = 1};
+  make_flight(&w, specs, 5, &schema, batches, &desc);
+  QvError err = {0};
+  Wire cpp = {0};
+  int trimmed = 0;
+  for (size_t i = 0; i < w.n; i++) {
+    QviFlightData fd;
+    assert_int_equal(qvi_flight_data_decode(w.msg[i], w.size[i], &fd, &err), QV_OK);
+    /* the Schema (no 8-byte scalars, so its flatbuffer may be 4 mod 8 long
+     * as Arrow C++ builds it): the same flatbuffer 4 bytes further on (the
+     * root offset grows by 4, every offset inside is relative). A batch
+     * (its int64 fields keep its flatbuffer a multiple of 8): 4 bytes past
+     * its end, so that its body follows a header 4 mod 8 long. */
+    size_t hn = fd.header_size + 4;
+    uint8_t *h = calloc(1, hn);
+    if (i == 0) {
+      uint32_t root;
+      memcpy(&root, fd.header, 4);
+      root += 4;
+      memcpy(h, &root, 4);
+      memcpy(h + 8, fd.header + 4, fd.header_size - 4);
+    } else {
+      memcpy(h, fd.header, fd.header_size);
+    }
+    if (hn % 8 == 4) trimmed++;
+    QviPbWriter pw;
+    qvi_pb_writer_init(&pw);
+    if (fd.has_descriptor) qvi_pb_put_bytes(&pw, QVI_FD_DESCRIPTOR, fd.descriptor, fd.descriptor_size);
+    qvi_pb_put_bytes(&pw, QVI_FD_HEADER, h, hn);
+    free(h);
+    if (fd.app_metadata_size) qvi_pb_put_bytes(&pw, QVI_FD_APP_METADATA, fd.app_metadata, fd.app_metadata_size);
+    if (fd.body_size) qvi_pb_put_bytes(&pw, QVI_FD_BODY, fd.body, fd.body_size);
+    assert_int_equal(wire_begin(&cpp, pw.size, pw.data, pw.size, &err), QV_OK);
+    QviFlightData again;
+    assert_int_equal(qvi_flight_data_decode(cpp.msg[i], cpp.size[i], &again, &err), QV_OK);
+    assert_int_equal(again.header_size, hn);
+    if (again.body_size) assert_int_equal((uintptr_t)again.body % 64, 0);
+    qvi_pb_writer_reset(&pw);
+  }
+  assert_int_equal(trimmed, (int)w.n); /* every header is 4 mod 8 long now */
+
+  QviFlightReadHooks hooks = {.recv = wire_recv, .ctx = &cpp};
+  struct ArrowArrayStream s;
+  rbt_check(qvi_flight_stream_reader_new(&s, &hooks, NULL, &err), &err, "flight reader");
+  struct ArrowSchema got_schema;
+  rbt_check(qv_rb_stream_get_schema(&s, &got_schema, &err), &err, "schema");
+  for (int b = 0; b < 2; b++) {
+    struct ArrowArray got;
+    assert_false(rbt_next(&s, &got));
+    RbtCells want = rbt_cells(&batches[b], &schema);
+    RbtCells have = rbt_cells(&got, &got_schema);
+    rbt_assert_same_cells(&want, &have, "4-mod-8 batch");
+    rbt_cells_free(&want);
+    rbt_cells_free(&have);
+    assert_true(inside_a_message(&cpp, got.children[0]->buffers[1]));
+    got.release(&got);
+    batches[b].release(&batches[b]);
+  }
+  struct ArrowArray end;
+  assert_true(rbt_next(&s, &end));
+  s.release(&s);
+  got_schema.release(&got_schema);
+  schema.release(&schema);
+  wire_free(&cpp);
+  wire_free(&w);
+}
+
 static void test_metadata_only_and_errors(void **state) {
   (void)state;
   const char *specs[] = {"i"};
@@ -520,6 +598,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_descriptor_bytes),  cmocka_unit_test(test_info_round_trip),
       cmocka_unit_test(test_small_messages),    cmocka_unit_test(test_hostile),
       cmocka_unit_test(test_placement),         cmocka_unit_test(test_stream_round_trip),
+      cmocka_unit_test(test_header_4_mod_8),
       cmocka_unit_test(test_metadata_only_and_errors),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
