@@ -15,134 +15,9 @@
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_column.h"
 #include "quiver/tensor_ipc.h"
+#include "quiver/validate.h"
 
-/* ---- validate */
-
-/* The registered extension types quiver knows (arrow.fixed_shape_tensor,
- * arrow.variable_shape_tensor, quiver.sparse_tensor, quiver.sparse_vector)
- * of `f` and every field inside it: metadata that parses and agrees with the
- * storage (a shape whose product is the FixedSizeList size, a permutation
- * that is one, ...), as Arrow C++ refuses such a field when it reads it. */
-static QvStatus check_extension_types(const struct ArrowSchema *f, const char *where,
-                                      QvError *error) {
-  char here[256];
-  snprintf(here, sizeof here, "%s%s'%s'", where, where[0] ? " > " : "", f->name ? f->name : "");
-  QvTensorColumnType t;
-  QvStatus st = qv_tensor_column_type_from_field(f, NULL, &t, error);
-  qv_tensor_column_type_reset(&t);
-  if (st == QV_OK) {
-    QvSparseColumnType sp;
-    st = qv_sparse_column_type_from_field(f, &sp, error);
-    qv_sparse_column_type_reset(&sp);
-  }
-  if (st) return qv_error_prefix(error, "field %s", here);
-  for (int64_t i = 0; i < f->n_children; i++)
-    if ((st = check_extension_types(f->children[i], here, error))) return st;
-  return QV_OK;
-}
-
-/* Column `i` of a batch against its extension type, when it is a tensor or
- * sparse column: every cell (variable shape data lengths, sparse indices in
- * range and ordered, ...). The column is shared, the batch keeps its own. */
-static QvStatus check_extension_column(const struct ArrowSchema *f, const struct ArrowArray *c,
-                                       QvError *error) {
-  QvTensorColumnType t;
-  QvSparseColumnType sp;
-  bool tensor = qv_tensor_column_type_from_field(f, NULL, &t, NULL) == QV_OK &&
-                t.kind != QV_TENSOR_COLUMN_NONE;
-  qv_tensor_column_type_reset(&t);
-  bool sparse = qv_sparse_column_type_from_field(f, &sp, NULL) == QV_OK &&
-                sp.kind != QV_SPARSE_COLUMN_NONE;
-  qv_sparse_column_type_reset(&sp);
-  if (!tensor && !sparse) return QV_OK;
-  struct ArrowArray cells;
-  QvStatus st = qv_array_share(c, &cells, error);
-  if (st) return st;
-  if (tensor) {
-    QvTensorColumn col;
-    st = qv_tensor_column_init(&col, f, &cells, NULL, error);
-    if (st == QV_OK) qv_tensor_column_reset(&col);
-  } else {
-    QvSparseColumn col;
-    st = qv_sparse_column_init(&col, f, &cells, NULL, error);
-    if (st == QV_OK) qv_sparse_column_reset(&col);
-  }
-  if (cells.release) cells.release(&cells);
-  return st ? qv_error_prefix(error, "column '%s'", f->name ? f->name : "") : QV_OK;
-}
-
-/* Reads every batch in full validation; counts rows. A file is read the way
- * every command reads it, through its footer (qv_rb_stream_reader_new
- * sniffs the format). */
-static QvStatus validate_input(const uint8_t *data, size_t size, int64_t *batches, int64_t *rows,
-                               QvError *error) {
-  struct ArrowArrayStream s;
-  QvStatus st = cli_rb_reader_memory(data, size, &s, NULL, error);
-  if (st) return st;
-  struct ArrowSchema schema;
-  memset(&schema, 0, sizeof schema);
-  if ((st = qv_rb_stream_get_schema(&s, &schema, error)) == QV_OK) {
-    for (int64_t i = 0; i < schema.n_children && st == QV_OK; i++)
-      st = check_extension_types(schema.children[i], "", error);
-  }
-  for (int64_t b = 0; st == QV_OK;) {
-    struct ArrowArray a;
-    if ((st = qv_rb_stream_get_next(&s, &a, error))) break;
-    (*batches)++;
-    /* batches of 2^62 rows that take no memory are valid: the total saturates */
-    *rows = a.length > INT64_MAX - *rows ? INT64_MAX : *rows + a.length;
-    for (int64_t i = 0; i < schema.n_children && i < a.n_children && st == QV_OK; i++)
-      st = check_extension_column(schema.children[i], a.children[i], error);
-    if (st) qv_error_prefix(error, "record batch %lld", (long long)b);
-    a.release(&a);
-    b++;
-  }
-  if (schema.release) schema.release(&schema);
-  s.release(&s);
-  return st == QV_EOS ? QV_OK : st;
-}
-
-/* A stream or file of Tensor and SparseTensor messages: every message read
- * and validated in full (dense: type, shape, strides and every element the
- * strides reach inside the body; sparse: qv_sparse_validate). */
-static QvStatus validate_tensors(const uint8_t *data, size_t size, int64_t *dense,
-                                 int64_t *sparse, QvError *error) {
-  QvIpcReader *r;
-  QvStatus st = cli_reader_memory(&r, data, size, error);
-  if (st) return st;
-  for (int64_t i = 0;; i++) {
-    QvIpcMessage msg;
-    st = qv_ipc_reader_next(r, &msg, error);
-    if (st == QV_EOS) {
-      st = QV_OK;
-      break;
-    }
-    if (st) break;
-    uint8_t kind = msg.message.header_type;
-    if (kind == QV_HEADER_TENSOR) {
-      QvTensor t;
-      st = qv_tensor_from_message(&msg, &t, error);
-      if (st == QV_OK) qv_tensor_reset(&t);
-      (*dense)++;
-    } else if (kind == QV_HEADER_SPARSE_TENSOR) {
-      QvSparseTensor t;
-      st = qv_sparse_from_message(&msg, &t, NULL, error);
-      if (st == QV_OK) st = qv_sparse_validate(&t, error);
-      qv_sparse_reset(&t);
-      (*sparse)++;
-    } else {
-      st = qv_error_set(error, QV_ENOTSUP,
-                        "a %s message among tensors: validate checks streams of record batches, "
-                        "or of Tensor and SparseTensor messages",
-                        qv_header_type_name(kind));
-    }
-    if (st) qv_error_prefix(error, "message %lld at offset %lld", (long long)i, (long long)msg.offset);
-    qv_ipc_message_reset(&msg);
-    if (st) break;
-  }
-  qv_ipc_reader_free(r);
-  return st;
-}
+/* ---- validate: the library's verdict (quiver/validate.h) */
 
 int qv_cmd_validate(int argc, char **argv) {
   const char *path = NULL, *p;
@@ -161,25 +36,23 @@ int qv_cmd_validate(int argc, char **argv) {
   QvError error;
   qv_error_clear(&error);
   if (cli_input_open(path, &in, &error)) return cli_fail("validate", &error);
-  bool is_file = in.size >= 6 && memcmp(in.data, "ARROW1", 6) == 0;
-  int64_t batches = 0, rows = 0;
-  bool tensors = cli_holds_tensors(in.data, in.size);
-  QvStatus st = tensors ? validate_tensors(in.data, in.size, &batches, &rows, &error)
-                        : validate_input(in.data, in.size, &batches, &rows, &error);
+  QvSource *src = NULL;
+  QvIpcValidateReport report;
+  QvStatus st = qv_source_new_memory(&src, in.data, in.size, NULL, &error);
+  if (st == QV_OK) st = qv_ipc_validate(src, cli_rb_read_options(), &report, &error);
+  qv_source_free(src);
   cli_input_free(&in);
+  const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
   if (st) {
     /* valid but beyond quiver (big-endian, say) is not "invalid" */
-    fprintf(stderr, "quiver validate: %s: %s: %s\n", strcmp(path, "-") == 0 ? "stdin" : path,
+    fprintf(stderr, "quiver validate: %s: %s: %s\n", name,
             st == QV_ENOTSUP ? "not supported" : "invalid", error.message);
     return cli_exit_code(st);
   }
-  if (tensors) {
-    printf("%s: valid Arrow %s (%" PRId64 " Tensor, %" PRId64 " SparseTensor messages)\n",
-           strcmp(path, "-") == 0 ? "stdin" : path, is_file ? "file" : "stream", batches, rows);
-    return 0;
-  }
-  printf("%s: valid Arrow %s (%" PRId64 " record batches, %s%" PRId64 " rows)\n", path,
-         is_file ? "file" : "stream", batches, rows == INT64_MAX ? "at least " : "", rows);
+  char verdict[160];
+  qv_ipc_validate_summary(&report, verdict, sizeof verdict);
+  /* the record batch verdict always named the path as given ('-') */
+  printf("%s: %s\n", report.tensors ? name : path, verdict);
   return 0;
 }
 

@@ -59,6 +59,7 @@
 #include "quiver/npz.h"
 #include "quiver/integration_json.h"
 #include "quiver/flight.h"
+#include "quiver/validate.h"
 #include "quiver/advanced.h"
 
 #endif

@@ -46,6 +46,7 @@ from ._records import (  # noqa: F401
 from ._values import DayTimeInterval, MonthDayNano  # noqa: F401
 from ._numpy_files import read_npy, read_npz, write_npy, write_npz  # noqa: F401
 from ._json import read_json, write_json  # noqa: F401
+from ._validate import validate  # noqa: F401
 
 __all__ = [
     "__version__",
@@ -55,7 +56,7 @@ __all__ = [
     "write_tensor_column", "read_sparse_column", "write_sparse_column", "migrate", "from_dlpack",
     "as_dlpack", "read_sparse_object", "Tensor", "RecordBatchReader", "RecordBatch", "Column",
     "Table", "ChunkedColumn", "Schema", "Field", "DayTimeInterval", "MonthDayNano", "read_npy",
-    "write_npy", "read_npz", "write_npz", "read_json", "write_json", "Error", "InvalidError",
+    "write_npy", "read_npz", "write_npz", "read_json", "write_json", "validate", "Error", "InvalidError",
     "NotSupportedError", "CapacityError", "InputOutputError", "OutOfMemoryError",
 ]
 

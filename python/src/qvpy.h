@@ -18,6 +18,7 @@
  *   npy.c            .npy and save_npz files (quiver/_numpy_files.py)
  *   json.c           Arrow's integration JSON (quiver/_json.py)
  *   device.c         the C Device Data Interface capsules (__arrow_c_device_stream__)
+ *   validate.c       validate(): the verdict of quiver validate
  *
  * A concept file exposes a method table (appended to the module by
  * quiver_module.c) and, when it defines types or needs state, an exec
@@ -205,6 +206,7 @@ extern PyMethodDef qvpy_json_methods[];          /* json.c: integration JSON */
 extern PyMethodDef qvpy_device_methods[];        /* device.c: device array/stream capsules */
 /* device.c: RecordBatchReader.__arrow_c_device_stream__(requested_schema=None, **kwargs) */
 PyObject *qvpy_reader_c_device_stream(PyObject *self, PyObject *args, PyObject *kwargs);
+extern PyMethodDef qvpy_validate_methods[];      /* validate.c: validate */
 
 /* A heap type made from `spec` for `module` and added to it under its short
  * name when `add` is true: the new type, or NULL raised. */
