@@ -1,11 +1,16 @@
-/* quiver convert IN.arrow OUT.arrow --to=dense|coo|csr|csc|csf: dense and
- * sparse tensors between each other. */
+/* quiver convert IN.arrow OUT.arrow --to=dense|coo|csr|csc|csf
+ * [--value-type=T]: dense and sparse tensors between each other, their
+ * values cast exactly (or refused) to T. */
 #include <string.h>
 
 #include "cli.h"
 
 int qv_cmd_convert(int argc, char **argv) {
   static const char *const targets[] = {"dense", "coo", "csr", "csc", "csf", NULL};
+  static const char *const value_types[] = {"int8",    "int16",   "int32",   "int64",
+                                            "uint8",   "uint16",  "uint32",  "uint64",
+                                            "float16", "float32", "float64", NULL};
+  QvArrowType value_type = QV_ARROW_NONE;
   const char *pos[2];
   int npos = 0, to = -1;
   int64_t index = 0;
@@ -18,6 +23,8 @@ int qv_cmd_convert(int argc, char **argv) {
     int k;
     if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
     else if ((k = cli_args_choice(&a, "--to", targets)) >= 0) to = k;
+    else if ((k = cli_args_choice(&a, "--value-type", value_types)) >= 0)
+      qv_arrow_type_parse(value_types[k], &value_type, NULL);
     else if (cli_args_index(&a, "--index", &index)) continue;
     else if (cli_args_sparse(&a, &sa)) continue;
     else if (cli_args_size(&a, "--max-output", &sa.max_output)) continue;
@@ -36,7 +43,7 @@ int qv_cmd_convert(int argc, char **argv) {
   qv_error_clear(&err);
   QvCliTensor in;
   if (cli_read_tensor(pos[0], index, &in, &err)) return cli_fail("convert", &err);
-  rc = cli_convert_and_write("convert", &in, to == 0, format, &sa, pos[1]);
+  rc = cli_convert_and_write("convert", &in, to == 0, format, &sa, value_type, pos[1]);
   cli_tensor_free(&in);
   return rc;
 }

@@ -118,8 +118,54 @@ void cli_name_max_output(QvError *err) {
   if (p != NULL) snprintf(p, sizeof err->message - (size_t)(p - err->message), "(--max-output)");
 }
 
+/* A dense tensor's nonzeros as a canonical COO (int64 coordinates) with
+ * its values cast to `vt`; a value that does not fit is named by its
+ * element ("element [0, 1]: value 1.5 does not fit int64"). */
+static QvStatus dense_cast_coo(const QvTensor *dense, QvArrowType vt, int64_t max_output,
+                               QvSparseTensor *out, QvError *err) {
+  QvSparseOptions o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.index_type = QV_ARROW_INT64;
+  o.max_output_size = max_output;
+  o.threads = cli_threads();
+  QvSparseTensor coo;
+  QvStatus st = qv_sparse_from_dense(dense, QV_SPARSE_COO, &o, &coo, err);
+  if (st) return st;
+  QvError cast_err;
+  st = qv_sparse_cast(&coo, vt, out, &cast_err);
+  if (st == QV_EINVAL) {
+    /* "stored value K of N: why" -> "element [i, j]: why" */
+    long long k = -1;
+    const char *why = strstr(cast_err.message, ": ");
+    if (sscanf(cast_err.message, "stored value %lld", &k) == 1 && why && k >= 0 && k < coo.nnz) {
+      char where[24 * QV_TENSOR_MAX_NDIM + 4];
+      size_t w = 0;
+      for (int32_t d = 0; d < coo.ndim && w < sizeof where - 24; d++) {
+        int64_t c;
+        memcpy(&c, coo.coords + k * coo.coords_strides[0] + d * coo.coords_strides[1], sizeof c);
+        w += (size_t)snprintf(where + w, sizeof where - w, "%s%lld", d ? ", " : "", (long long)c);
+      }
+      qv_error_set(err, QV_EINVAL, "element [%s]: %s", where, why + 2);
+    } else {
+      *err = cast_err;
+    }
+  } else if (st) {
+    *err = cast_err;
+  }
+  qv_sparse_reset(&coo);
+  return st;
+}
+
+/* --value-type's cast failed: say which option and why. */
+static int cast_failed(const char *cmd, QvArrowType to, QvError *err) {
+  qv_error_prefix(err, "--value-type %s", qv_arrow_type_name(to));
+  return cli_fail(cmd, err);
+}
+
 int cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
-                             QvSparseFormat format, const QvCliSparseArgs *a, const char *out) {
+                             QvSparseFormat format, const QvCliSparseArgs *a,
+                             QvArrowType value_type, const char *out) {
   if (to_dense && cli_sparse_args_given(a))
     return cli_usage_error(
         cmd, "--index-type, --axis-order and --csf-lengths apply to sparse output only");
@@ -133,21 +179,50 @@ int cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
                  (int)a->n_axis, (int)ndim);
     return cli_fail(cmd, &err);
   }
+  QvArrowType vt_in = in->is_sparse ? in->sparse.value_type : in->dense.type;
+  QvArrowType vt = value_type != QV_ARROW_NONE ? value_type : vt_in;
+  bool cast = vt != vt_in;
   QvStatus st;
+  /* A sparse input is cast first, in its own format: the new values are no
+   * more than nnz (the input's size), and the conversion after it checks
+   * its output in the new type. */
+  QvSparseTensor cast_in;
+  memset(&cast_in, 0, sizeof cast_in);
+  const QvSparseTensor *sparse_in = in->is_sparse ? &in->sparse : NULL;
+  if (to_dense) {
+    const int64_t *shape = in->is_sparse ? in->sparse.shape : in->dense.shape;
+    if (cli_check_dense_output(ndim, shape, vt, a->max_output, &err)) return cli_fail(cmd, &err);
+  }
+  if (sparse_in && cast) {
+    /* a non-canonical COO's duplicates are summed first, in the input's
+     * type, so that the cast sees (and checks) the sums */
+    QvSparseTensor canon;
+    memset(&canon, 0, sizeof canon);
+    if (sparse_in->format == QV_SPARSE_COO && !sparse_in->is_canonical) {
+      if (qv_sparse_canonicalize(sparse_in, NULL, &canon, &err)) return cli_fail(cmd, &err);
+      sparse_in = &canon;
+    }
+    st = qv_sparse_cast(sparse_in, vt, &cast_in, &err);
+    qv_sparse_reset(&canon);
+    if (st) return cast_failed(cmd, vt, &err);
+    sparse_in = &cast_in;
+  }
   if (to_dense) {
     QvTensor dense;
-    const int64_t *shape = in->is_sparse ? in->sparse.shape : in->dense.shape;
-    QvArrowType vt = in->is_sparse ? in->sparse.value_type : in->dense.type;
-    if (cli_check_dense_output(ndim, shape, vt, a->max_output, &err)) return cli_fail(cmd, &err);
-    if (in->is_sparse) {
+    if (sparse_in) {
       QvSparseOptions so = {.struct_size = sizeof so, .threads = cli_threads()};
-      st = qv_sparse_to_dense(&in->sparse, &so, &dense, &err);
-      if (st) return cli_fail(cmd, &err);
+      st = qv_sparse_to_dense(sparse_in, &so, &dense, &err);
+    } else if (cast) {
+      st = qv_tensor_cast(&in->dense, vt, &dense, &err);
+      if (st) return cast_failed(cmd, vt, &err);
     } else {
       dense = in->dense;
+      st = QV_OK;
     }
+    qv_sparse_reset(&cast_in);
+    if (st) return cli_fail(cmd, &err);
     st = cli_write_output(out, cli_write_tensor, &dense, &err);
-    if (in->is_sparse) qv_tensor_reset(&dense);
+    if (in->is_sparse || cast) qv_tensor_reset(&dense);
     return st ? cli_fail(cmd, &err) : 0;
   }
   QvSparseOptions o;
@@ -159,8 +234,20 @@ int cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
   o.max_output_size = a->max_output;
   o.threads = cli_threads(); /* the output is the same for any count */
   QvSparseTensor sp;
-  st = in->is_sparse ? qv_sparse_convert(&in->sparse, format, &o, &sp, &err)
-                     : qv_sparse_from_dense(&in->dense, format, &o, &sp, &err);
+  if (!in->is_sparse && cast) {
+    /* a dense input: its nonzeros as a canonical COO with int64 coordinates
+     * (the input's size bounds it), cast there, so that a value that does
+     * not fit is named by its element; then the output format */
+    if ((st = dense_cast_coo(&in->dense, vt, a->max_output, &cast_in, &err))) {
+      if (st == QV_ELIMIT) cli_name_max_output(&err);
+      return st == QV_EINVAL && strncmp(err.message, "element [", 9) == 0 ? cast_failed(cmd, vt, &err)
+                                                                        : cli_fail(cmd, &err);
+    }
+    sparse_in = &cast_in;
+  }
+  st = sparse_in ? qv_sparse_convert(sparse_in, format, &o, &sp, &err)
+                 : qv_sparse_from_dense(&in->dense, format, &o, &sp, &err);
+  qv_sparse_reset(&cast_in);
   if (st == QV_ELIMIT) cli_name_max_output(&err);
   if (st) return cli_fail(cmd, &err);
   QvCliSparseOut so = {&sp, {sizeof so.options, a->csf_lengths}};

@@ -70,10 +70,12 @@ QvStatus cli_check_sparse_output(const QvSparseTensor *t, int64_t max_output, Qv
 void cli_name_max_output(QvError *error);
 
 /* Converts `in` to a dense tensor (to_dense) or to `format` as `args` ask,
- * and writes it to OUT; returns the exit status (messages printed, prefixed
- * "quiver <cmd>"). Options that do not apply to the output are a usage
- * error. */
+ * its values cast to `value_type` (QV_ARROW_NONE: kept; qv_tensor_cast /
+ * qv_sparse_cast: exact or refused), and writes it to OUT; returns the exit
+ * status (messages printed, prefixed "quiver <cmd>"). Options that do not
+ * apply to the output are a usage error. */
 int cli_convert_and_write(const char *cmd, const QvCliTensor *in, bool to_dense,
-                             QvSparseFormat format, const QvCliSparseArgs *args, const char *out);
+                             QvSparseFormat format, const QvCliSparseArgs *args,
+                             QvArrowType value_type, const char *out);
 
 #endif

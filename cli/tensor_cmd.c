@@ -39,7 +39,7 @@ static int from_npy(const char *in, const char *out, bool sparse, QvSparseFormat
   if (st) {
     rc = cli_fail("tensor from-npy", &err);
   } else if (sparse) {
-    rc = cli_convert_and_write("tensor from-npy", &t, false, format, a, out);
+    rc = cli_convert_and_write("tensor from-npy", &t, false, format, a, QV_ARROW_NONE, out);
   } else {
     st = cli_check_dense_output(t.dense.ndim, t.dense.shape, t.dense.type, a->max_output, &err);
     if (st == QV_OK) st = cli_write_output(out, cli_write_tensor, &t.dense, &err);

@@ -49,7 +49,7 @@ layers = sorted(d for d in os.listdir(os.path.join(ROOT, "src"))
 MODULE_SOURCES = ["quiver_module.c", "errors.c", "values.c", "io.c", "tensor.c", "sparse.c", "records.c",
                   "table_tensor.c", "tensor_column.c", "sparse_column.c", "flight.c", "dlpack.c",
                   "batch.c", "npy.c", "json.c", "device.c",
-                  "validate.c"]
+                  "validate.c", "cast.c"]
 sources = [os.path.join("src", f) for f in MODULE_SOURCES]
 for layer in layers:
     sources += sorted(os.path.relpath(p, HERE) for p in glob.glob(os.path.join(ROOT, "src", layer, "*.c")))

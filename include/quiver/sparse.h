@@ -254,6 +254,25 @@ QV_API QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size
  * (changing the index type, or the CSF axis order). */
 QV_API QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
                            const QvSparseOptions *options, QvSparseTensor *out, QvError *error);
+/** The tensor with its values cast to `value_type` (a numeric type), in
+ * the same format: *out owns new values and shares the index buffers of `t`
+ * when an owner keeps them alive (it retains the owner: a tensor read from a
+ * file or built over owned memory); a tensor holding buffers of its own (a
+ * conversion's result) or without an owner is copied first, as
+ * qv_sparse_convert to its own format and index type does (a non-canonical
+ * COO then comes out canonical, duplicates summed before the cast).
+ * Casts are exact or refused (never wrapped, saturated or truncated):
+ * integer to integer within the target's range; float to integer only for
+ * whole values in range (NaN and infinities never); integer to float only
+ * when the float holds it exactly (float32: up to 2^24, float16: 2048, and
+ * other values those types hold); float to float rounds to nearest and keeps
+ * NaN and infinities, refusing a finite value beyond the target's range
+ * (float16: from 65520). The first value that does not fit is QV_EINVAL:
+ * "stored value 5 of 9: value 300 does not fit uint8". The same rule as
+ * qv_tensor_cast (quiver/tensor.h); `quiver convert --value-type` and
+ * Python's write_sparse(value_type=) use them. */
+QV_API QvStatus qv_sparse_cast(const QvSparseTensor *t, QvArrowType value_type,
+                               QvSparseTensor *out, QvError *error);
 /** COO canonicalization: sort row-major, sum duplicates (as SciPy does).
  * `options` (NULL = defaults) as for qv_sparse_convert, except that
  * QV_ARROW_NONE keeps the input's index type; with `threads`, a 2-D COO

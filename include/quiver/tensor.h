@@ -122,6 +122,15 @@ QV_API int64_t qv_tensor_count_nonzero(const QvTensor *t);
  * (-0.0 == 0.0), NaN equal to NaN only when nans_equal. Names are ignored. */
 QV_API bool qv_tensor_equal(const QvTensor *a, const QvTensor *b, bool nans_equal);
 
+/** A new contiguous tensor (column-major when `src` is, else row-major,
+ * keeping names) holding the values of `src` cast to `value_type` (a
+ * numeric type), exact or refused as qv_sparse_cast (quiver/sparse.h)
+ * describes; the first value that does not fit is QV_EINVAL naming its
+ * index: "element [1, 2]: value 300 does not fit uint8". The size of the
+ * output is not checked here: check it first (quiver convert does, against
+ * --max-output). */
+QV_API QvStatus qv_tensor_cast(const QvTensor *src, QvArrowType value_type, QvTensor *out,
+                               QvError *error);
 /** Copies into a new contiguous tensor (row- or column-major), keeping names.
  * The new tensor owns a 64-byte-aligned buffer. */
 QV_API QvStatus qv_tensor_copy(const QvTensor *src, bool column_major, QvTensor *out, QvError *error);

@@ -388,7 +388,7 @@ def read_sparse_object(source, index=0):
     return SparseTensor(_quiver._read_sparse(_source(source), index))
 
 
-def write_sparse(dest, matrix_or_tensor, format=None, index_type=None):
+def write_sparse(dest, matrix_or_tensor, format=None, index_type=None, value_type=None):
     """Writes one Arrow SparseTensor message.
 
     ``matrix_or_tensor``: any scipy.sparse matrix or array, a
@@ -400,9 +400,18 @@ def write_sparse(dest, matrix_or_tensor, format=None, index_type=None):
     ``index_type``: a NumPy integer dtype for every index buffer (default: the
     input's, int64 for a dense array). ``dest``: a path or a writable binary
     file object. CSR/CSC input with unsorted or duplicate indices is
-    canonicalised (on a copy) first.
+    canonicalised (on a copy) first. ``value_type``: a NumPy dtype (or name:
+    'int8' ... 'uint64', 'float16', 'float32', 'float64', 'f4', ...) the values
+    are cast to, as ``quiver convert --value-type`` does: exactly or refused
+    (:class:`InvalidError` naming the first value that does not fit);
+    integers within range, floats to integers only when whole (never NaN or
+    infinities), integers to floats only when held exactly, float to float
+    rounded (a finite value beyond the target's range refused).
     """
-    _quiver._write_sparse(dest, _sparse_handle(matrix_or_tensor, format, index_type))
+    handle = _sparse_handle(matrix_or_tensor, format, index_type)
+    if value_type is not None:
+        handle = _quiver._sparse_cast(handle, value_type)
+    _quiver._write_sparse(dest, handle)
 
 
 def convert(source, dest, to, index=0, index_type=None, axis_order=None):

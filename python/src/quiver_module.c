@@ -44,7 +44,7 @@ static PyMethodDef *const method_tables[] = {qvpy_tensor_methods, qvpy_sparse_me
                                              qvpy_dlpack_methods, qvpy_batch_methods,
                                              qvpy_npy_methods, qvpy_json_methods,
                                              qvpy_device_methods,
-                                             qvpy_validate_methods};
+                                             qvpy_validate_methods, qvpy_cast_methods};
 
 static int module_exec(PyObject *m) {
   import_array1(-1);

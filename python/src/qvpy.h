@@ -207,6 +207,7 @@ extern PyMethodDef qvpy_device_methods[];        /* device.c: device array/strea
 /* device.c: RecordBatchReader.__arrow_c_device_stream__(requested_schema=None, **kwargs) */
 PyObject *qvpy_reader_c_device_stream(PyObject *self, PyObject *args, PyObject *kwargs);
 extern PyMethodDef qvpy_validate_methods[];      /* validate.c: validate */
+extern PyMethodDef qvpy_cast_methods[];          /* cast.c: value casts */
 
 /* A heap type made from `spec` for `module` and added to it under its short
  * name when `add` is true: the new type, or NULL raised. */
