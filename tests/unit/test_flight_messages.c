@@ -441,10 +441,11 @@ static void test_header_4_mod_8(void **state) {
     size_t hn = fd.header_size + 4;
     uint8_t *h = calloc(1, hn);
     if (i == 0) {
-      uint32_t root;
-      memcpy(&root, fd.header, 4);
+      /* the root offset is little-endian on every host */
+      uint32_t root = (uint32_t)fd.header[0] | (uint32_t)fd.header[1] << 8 |
+                      (uint32_t)fd.header[2] << 16 | (uint32_t)fd.header[3] << 24;
       root += 4;
-      memcpy(h, &root, 4);
+      for (int k = 0; k < 4; k++) h[k] = (uint8_t)(root >> (8 * k));
       memcpy(h + 8, fd.header + 4, fd.header_size - 4);
     } else {
       memcpy(h, fd.header, fd.header_size);
