@@ -95,6 +95,33 @@ check(r.returncode == 0 and b is not None and b.dtype == np.float16 and np.isnan
 check(not any(p.startswith("x.arrow") for p in __import__("os").listdir(tmp) if p != "x.arrow"),
       "a refused cast leaves no temp file")
 
+# a non-canonical COO (unsorted, a coordinate stored twice, as SciPy's
+# save_npz may hold it): duplicates are summed in the input's type, then the
+# sum is cast, exactly or refused
+def coo_npz(name, row, col, data):
+    np.savez(f"{tmp}/{name}.npz", format=np.array(b"coo"), shape=np.array([2, 3]),
+             row=np.array(row, dtype=np.int32), col=np.array(col, dtype=np.int32),
+             data=np.array(data, dtype=np.int64))
+    r = run("tensor", "from-npz", f"{tmp}/{name}.npz", f"{tmp}/{name}.arrow")
+    assert r.returncode == 0, r.stderr
+    r = run("inspect", f"{tmp}/{name}.arrow")
+    check("canonical=no" in r.stdout, f"{name}: the input is a non-canonical COO: {r.stdout}")
+    return f"{tmp}/{name}.arrow"
+
+
+fits = coo_npz("dup_fits", [1, 0, 1], [2, 0, 2], [100, 5, 100])
+for to in targets:
+    r = run("convert", fits, f"{tmp}/x.arrow", f"--to={to}", "--value-type=uint8")
+    b = back(f"{tmp}/x.arrow") if r.returncode == 0 else None
+    check(r.returncode == 0 and b is not None and b.dtype == np.uint8 and
+          np.array_equal(b, [[5, 0, 0], [0, 0, 200]]),
+          f"non-canonical COO 100 + 100 -> uint8 ({to}): exit {r.returncode} {r.stderr} {b!r}")
+over = coo_npz("dup_over", [1, 0, 1], [2, 0, 2], [200, 5, 100])
+for to in targets:
+    r = run("convert", over, f"{tmp}/x.arrow", f"--to={to}", "--value-type=uint8")
+    check(r.returncode == 1 and "value 300 does not fit uint8" in r.stderr,
+          f"non-canonical COO 200 + 100 -> uint8 ({to}) refused: exit {r.returncode} {r.stderr}")
+
 # usage errors
 for args in (["--value-type=bool"], ["--value-type=float128"], ["--value-type"]):
     r = run("convert", dense, f"{tmp}/y.arrow", "--to=dense", *args)
