@@ -13,7 +13,7 @@ def read_json(source):
     in full, as a file's are)."""
     from . import _source
     schema_cap, caps = _quiver._read_json(_source(source))
-    schema = Schema(_quiver._schema_fields(schema_cap))
+    schema = Schema(_quiver._schema_fields(schema_cap), schema_cap)
     return Table([RecordBatch(c, schema=schema) for c in caps], schema)
 
 

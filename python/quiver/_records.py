@@ -7,6 +7,14 @@ so nothing is copied until values are asked for. ``Column.to_numpy()`` views
 the batch's memory where NumPy can (numeric, date64, timestamp, duration,
 time64, and fixed-size lists of them); booleans, date32 and time32 are
 widened into a new array.
+
+RecordBatch, Column and Table speak the Arrow PyCapsule interface
+(``__arrow_c_schema__``, ``__arrow_c_array__``, ``__arrow_c_stream__`` and
+the device forms): an export shares the batch's memory (a slice exports its
+window by offset and length), and outlives the object it came from.
+``requested_schema`` is accepted and ignored: quiver hands out the types it
+holds, as the interface lets a producer that does not cast (the consumer
+checks the schema it gets).
 """
 
 import numpy as _np
@@ -52,13 +60,23 @@ class Field:
 class Schema:
     """The fields of a table (``fields``, ``names``, ``types``) and its
     ``metadata`` (dict of str). ``schema[i]`` and ``schema["name"]`` give a
-    Field; ``field_index(name)`` its position."""
+    Field; ``field_index(name)`` its position; ``__arrow_c_schema__()`` the
+    schema as an ``arrow_schema`` capsule."""
 
-    __slots__ = ("fields", "metadata")
+    __slots__ = ("fields", "metadata", "_capsule")
 
-    def __init__(self, root):
+    def __init__(self, root, capsule=None):
         self.fields = [Field(c) for c in root["children"]]
         self.metadata = root["metadata"]
+        # the capsule the dicts came from (a batch's or an arrow_schema one,
+        # kept private): what __arrow_c_schema__ copies
+        self._capsule = capsule
+
+    def __arrow_c_schema__(self):
+        """A PyCapsule ``arrow_schema`` holding a copy of the schema."""
+        if self._capsule is None:
+            raise InvalidError("this Schema was not read from Arrow data: it has no C schema to export")
+        return _quiver._schema_capsule(self._capsule)
 
     @property
     def names(self):
@@ -117,6 +135,14 @@ def _index(n, i):
 def _check_nulls_arg(nulls):
     if nulls not in ("mask", "raise"):
         raise ValueError(f"nulls must be 'mask' or 'raise', not {nulls!r}")
+
+
+def _device_kwargs(kwargs):
+    """The device methods' keywords: reserved by the interface for the
+    future, so only None is accepted (NotImplementedError otherwise)."""
+    for key, value in kwargs.items():
+        if value is not None:
+            raise NotImplementedError(f"unsupported keyword argument {key!r}")
 
 
 def _masked(data, mask, nulls, name):
@@ -185,6 +211,22 @@ class Column:
         data, mask = _quiver._column_numpy(self._batch, self._index, self._start, self._length)
         return _masked(data, mask, nulls, self.name)
 
+    def __arrow_c_array__(self, requested_schema=None):
+        """(``arrow_schema``, ``arrow_array``) PyCapsules: the column's field
+        (its metadata, so a tensor column carries ``ARROW:extension:name``
+        and ``ARROW:extension:metadata``) and its rows, sharing the batch's
+        memory (a slice is its offset and length). ``requested_schema`` is
+        ignored (see the module's doc)."""
+        return (_quiver._schema_capsule(self._batch, self._index),
+                _quiver._export_array(self._batch, self._index, self._start, self._length))
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        """As ``__arrow_c_array__``, the array in an ``arrow_device_array``
+        capsule (device_type 1, CPU; device_id -1; no sync event)."""
+        _device_kwargs(kwargs)
+        schema, array = self.__arrow_c_array__(requested_schema)
+        return schema, _quiver._device_array(array)
+
     def __repr__(self):
         return f"<quiver.Column {self.name!r}: {self.type}, {self._length} rows>"
 
@@ -206,7 +248,7 @@ class RecordBatch:
     @property
     def schema(self):
         if self._schema is None:
-            self._schema = Schema(_quiver._schema_fields(self._batch))
+            self._schema = Schema(_quiver._schema_fields(self._batch), self._batch)
         return self._schema
 
     @property
@@ -267,6 +309,27 @@ class RecordBatch:
         values = [c.to_pylist() for c in cols]
         names = [c.name for c in cols]
         return [dict(zip(names, row)) for row in zip(*values)] if cols else [{}] * self._length
+
+    def __arrow_c_schema__(self):
+        """A PyCapsule ``arrow_schema``: a copy of the batch's schema."""
+        return _quiver._schema_capsule(self._batch)
+
+    def __arrow_c_array__(self, requested_schema=None):
+        """(``arrow_schema``, ``arrow_array``) PyCapsules of the batch as a
+        struct array sharing its memory: a slice exports its window (the
+        children's offset and length), no buffer is copied, and the export
+        keeps the memory alive after the batch and its reader are gone.
+        ``requested_schema`` is ignored (see the module's doc)."""
+        return (_quiver._schema_capsule(self._batch),
+                _quiver._export_array(self._batch, -1, self._start, self._length))
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        """As ``__arrow_c_array__``, the array in an ``arrow_device_array``
+        capsule (device_type 1, CPU; device_id -1; no sync event); keywords
+        other than None raise NotImplementedError."""
+        _device_kwargs(kwargs)
+        schema, array = self.__arrow_c_array__(requested_schema)
+        return schema, _quiver._device_array(array)
 
     def __repr__(self):
         return f"<quiver.RecordBatch {self._length} rows: {', '.join(str(f) for f in self.schema)}>"
@@ -408,6 +471,28 @@ class Table:
             out.extend(b.to_pylist())
         return out
 
+    def __arrow_c_schema__(self):
+        """A PyCapsule ``arrow_schema``: a copy of the table's schema."""
+        if self.schema._capsule is not None:
+            return _quiver._schema_capsule(self.schema._capsule)
+        if self.batches:
+            return _quiver._schema_capsule(self.batches[0]._batch)
+        raise InvalidError("this table has no batches and its Schema no C schema to export")
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """A PyCapsule ``arrow_array_stream`` of the table's batches (each
+        sharing its memory, slices as their windows), in order; each call
+        makes a new stream. A batch whose types are not the schema's is an
+        InvalidError. ``requested_schema`` is ignored (see the module's doc)."""
+        return _quiver._windows_stream(self.__arrow_c_schema__(),
+                                       [(b._batch, -1, b._start, b._length) for b in self.batches])
+
+    def __arrow_c_device_stream__(self, requested_schema=None, **kwargs):
+        """As ``__arrow_c_stream__``, an ``arrow_device_array_stream`` capsule
+        of CPU device arrays (device_type 1, device_id -1, no sync event)."""
+        _device_kwargs(kwargs)
+        return _quiver._device_stream(self.__arrow_c_stream__(requested_schema))
+
     def __repr__(self):
         return (f"<quiver.Table {self.num_rows} rows in {len(self.batches)} batches: "
                 f"{', '.join(str(f) for f in self.schema)}>")
@@ -416,7 +501,8 @@ class Table:
 # ---- the RecordBatchReader's methods (python/src/records.c calls these)
 
 def reader_schema(reader):
-    return Schema(_quiver._schema_fields(reader.__arrow_c_schema__()))
+    cap = reader.__arrow_c_schema__()
+    return Schema(_quiver._schema_fields(cap), cap)
 
 
 def iter_batches(reader):

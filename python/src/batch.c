@@ -13,11 +13,13 @@
  * getters of quiver/array.h are safe on every index in range. */
 #include "qvpy.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "quiver/array.h"
 #include "quiver/c_data.h"
 
@@ -619,6 +621,242 @@ static PyObject *py_batch_length(PyObject *m, PyObject *cap) {
   return PyLong_FromLongLong(h->view.length);
 }
 
+/* ---- exports: the Arrow PyCapsule interface of RecordBatch, Column and
+ * Table (python/quiver/_records.py). An export shares the batch's memory
+ * (qv_array_share: reference counts on the mapping or the caller's buffer),
+ * so it lives past the RecordBatch, the reader and the source; a window
+ * (a slice) only moves offsets and lengths, no buffer is copied. */
+
+/* The physical null count of rows [p0, p0 + n) of `v` (p0 counted from the
+ * buffers' start, the array's offset included). */
+static int64_t window_null_count(const QvArrayView *v, int64_t p0, int64_t n) {
+  if (v->null_count == 0 || n == 0) return 0;
+  if (v->type.type == QV_ARROW_NULL) return n;
+  if (qv_layout_has_validity(qv_layout_of(v->type.storage_type)) && v->buffer[0])
+    return n - qv_bitmap_count_set(v->buffer[0], p0, n);
+  return -1; /* unknown: the C Data Interface lets a consumer count */
+}
+
+/* *out: a share of rows [start, start + n) of the batch (column < 0) or of
+ * its column `column`; the caller checked the window against the batch. A
+ * batch's window moves into its children (the struct keeps offset 0, as
+ * record batches are usually read), unless the struct has a validity
+ * bitmap of its own. */
+static QvStatus export_window(const BatchHold *h, int64_t column, int64_t start, int64_t n,
+                              struct ArrowArray *out, QvError *err) {
+  const QvArrayView *root = &h->view;
+  if (column >= 0) {
+    const QvArrayView *v = &root->children[column];
+    QvStatus st = qv_array_share(h->array.children[column], out, err);
+    if (st) return st;
+    int64_t p0 = v->offset + root->offset + start;
+    out->offset = p0;
+    out->length = n;
+    out->null_count = window_null_count(v, p0, n);
+    return QV_OK;
+  }
+  QvStatus st = qv_array_share(&h->array, out, err);
+  if (st) return st;
+  if (root->buffer[0]) {
+    out->offset = root->offset + start;
+    out->null_count = window_null_count(root, out->offset, n);
+  } else {
+    for (int64_t i = 0; i < out->n_children; i++) {
+      const QvArrayView *v = &root->children[i];
+      struct ArrowArray *c = out->children[i];
+      c->offset = v->offset + root->offset + start;
+      c->length = n;
+      c->null_count = window_null_count(v, c->offset, n);
+    }
+    out->offset = 0;
+    out->null_count = 0;
+  }
+  out->length = n;
+  return QV_OK;
+}
+
+/* (batch, column, start, length) checked: the hold, or NULL raised. */
+static BatchHold *parse_window(PyObject *cap, long long column, long long start, long long length) {
+  BatchHold *h = get_batch(cap);
+  if (!h) return NULL;
+  if (column < -1 || column >= h->view.n_children) {
+    PyErr_Format(PyExc_IndexError, "column %lld out of range (the batch has %lld)", column,
+                 (long long)h->view.n_children);
+    return NULL;
+  }
+  if (start < 0 || length < 0 || start > h->view.length || length > h->view.length - start) {
+    PyErr_Format(PyExc_IndexError, "rows [%lld, %lld + %lld) outside the batch's %lld", start, start,
+                 length, (long long)h->view.length);
+    return NULL;
+  }
+  return h;
+}
+
+/* The schema of a batch capsule (a schema-only one too) or an arrow_schema
+ * capsule (not consumed): the root, or field `column` (>= 0). */
+static const struct ArrowSchema *schema_of(QvPyState *qs, PyObject *cap, long long column) {
+  const struct ArrowSchema *s;
+  if (PyCapsule_IsValid(cap, BATCH_CAPSULE)) {
+    s = &((BatchHold *)PyCapsule_GetPointer(cap, BATCH_CAPSULE))->schema;
+  } else {
+    const struct ArrowSchema *p = PyCapsule_GetPointer(cap, "arrow_schema");
+    if (!p) return NULL;
+    if (!p->release) {
+      PyErr_SetString(PyExc_ValueError, "the schema capsule was already released");
+      return NULL;
+    }
+    QvError err;
+    qv_error_clear(&err);
+    QvStatus st = qv_arrow_schema_validate(p, &err);
+    if (st) return qvpy_raise(qs, st, &err), NULL;
+    s = p;
+  }
+  if (column < -1 || column >= s->n_children) {
+    PyErr_Format(PyExc_IndexError, "column %lld out of range (the schema has %lld)", column,
+                 (long long)s->n_children);
+    return NULL;
+  }
+  return column < 0 ? s : s->children[column];
+}
+
+/* _schema_capsule(capsule, column=-1): a new arrow_schema capsule holding a
+ * copy of the capsule's schema (or of its field `column`). */
+static PyObject *py_schema_capsule(PyObject *m, PyObject *args) {
+  QvPyState *qs = qvpy_state(m);
+  PyObject *cap;
+  long long column = -1;
+  if (!PyArg_ParseTuple(args, "O|L", &cap, &column)) return NULL;
+  const struct ArrowSchema *s = schema_of(qs, cap, column);
+  return s ? qvpy_schema_capsule(qs, s) : NULL;
+}
+
+/* _export_array(batch, column, start, length): a new arrow_array capsule of
+ * the window (column -1: the whole batch as a struct array). */
+static PyObject *py_export_array(PyObject *m, PyObject *args) {
+  QvPyState *qs = qvpy_state(m);
+  PyObject *cap;
+  long long column, start, length;
+  if (!PyArg_ParseTuple(args, "OLLL", &cap, &column, &start, &length)) return NULL;
+  BatchHold *h = parse_window(cap, column, start, length);
+  if (!h) return NULL;
+  struct ArrowArray a;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = export_window(h, column, start, length, &a, &err);
+  if (st) return qvpy_raise(qs, st, &err);
+  return qvpy_array_capsule(&a);
+}
+
+/* A stream over arrays made in advance (a Table's windows): get_next moves
+ * them out in order; release frees those never taken. */
+typedef struct ListStream {
+  struct ArrowSchema schema;
+  struct ArrowArray *arrays;
+  int64_t n, next;
+  char error[256];
+} ListStream;
+
+static void list_stream_free(ListStream *p) {
+  for (int64_t i = 0; i < p->n; i++)
+    if (p->arrays[i].release) p->arrays[i].release(&p->arrays[i]);
+  if (p->schema.release) p->schema.release(&p->schema);
+  free(p->arrays);
+  free(p);
+}
+
+static int list_stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+  ListStream *p = s->private_data;
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_arrow_schema_copy(&p->schema, out, &err);
+  if (st == QV_OK) return 0;
+  snprintf(p->error, sizeof p->error, "%s", err.message);
+  return st == QV_ENOMEM ? ENOMEM : EINVAL;
+}
+
+static int list_stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+  ListStream *p = s->private_data;
+  if (p->next == p->n) {
+    memset(out, 0, sizeof *out); /* the end: release NULL */
+    return 0;
+  }
+  *out = p->arrays[p->next];
+  p->arrays[p->next++].release = NULL;
+  return 0;
+}
+
+static const char *list_stream_get_last_error(struct ArrowArrayStream *s) {
+  ListStream *p = s->private_data;
+  return p->error[0] ? p->error : NULL;
+}
+
+static void list_stream_release(struct ArrowArrayStream *s) {
+  if (!s->release) return;
+  list_stream_free(s->private_data);
+  s->release = NULL;
+}
+
+/* Whether two schemas spell the same types (names included). */
+static QvStatus same_schema(const struct ArrowSchema *a, const struct ArrowSchema *b, int64_t i,
+                            QvError *err) {
+  char *ta = NULL, *tb = NULL;
+  QvStatus st = qv_arrow_schema_to_string_alloc(a, 0, &ta, err);
+  if (st == QV_OK) st = qv_arrow_schema_to_string_alloc(b, 0, &tb, err);
+  if (st == QV_OK && strcmp(ta, tb) != 0)
+    st = qv_error_set(err, QV_EINVAL, "batch %lld is %s, not the stream's %s", (long long)i, tb, ta);
+  qv_free(ta);
+  qv_free(tb);
+  return st;
+}
+
+/* _windows_stream(schema_capsule, [(batch, column, start, length), ...]): a
+ * new arrow_array_stream capsule handing out each window (an export as
+ * _export_array makes it) under a copy of the schema capsule's schema (the
+ * capsule stays the caller's). A window whose type is not the schema's is
+ * InvalidError. */
+static PyObject *py_windows_stream(PyObject *m, PyObject *args) {
+  QvPyState *qs = qvpy_state(m);
+  PyObject *schema_cap, *items;
+  if (!PyArg_ParseTuple(args, "OO!", &schema_cap, &PyList_Type, &items)) return NULL;
+  const struct ArrowSchema *schema = schema_of(qs, schema_cap, -1);
+  if (!schema) return NULL;
+  Py_ssize_t n = PyList_GET_SIZE(items);
+  ListStream *p = calloc(1, sizeof *p);
+  if (p) p->arrays = calloc((size_t)n + 1, sizeof *p->arrays);
+  if (!p || !p->arrays) {
+    free(p);
+    return PyErr_NoMemory();
+  }
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_arrow_schema_copy(schema, &p->schema, &err);
+  for (Py_ssize_t i = 0; st == QV_OK && i < n; i++) {
+    PyObject *cap;
+    long long column, start, length;
+    if (!PyArg_ParseTuple(PyList_GET_ITEM(items, i), "OLLL;a window is (batch, column, start, length)",
+                          &cap, &column, &start, &length))
+      goto raised;
+    BatchHold *h = parse_window(cap, column, start, length);
+    if (!h) goto raised;
+    st = same_schema(&p->schema, column < 0 ? &h->schema : h->schema.children[column], i, &err);
+    if (st == QV_OK) st = export_window(h, column, start, length, &p->arrays[i], &err);
+    if (st == QV_OK) p->n = i + 1;
+  }
+  if (st) {
+    list_stream_free(p);
+    return qvpy_raise(qs, st, &err);
+  }
+  struct ArrowArrayStream s = {.get_schema = list_stream_get_schema,
+                               .get_next = list_stream_get_next,
+                               .get_last_error = list_stream_get_last_error,
+                               .release = list_stream_release,
+                               .private_data = p};
+  return qvpy_stream_capsule(&s);
+raised:
+  list_stream_free(p);
+  return NULL;
+}
+
 PyMethodDef qvpy_batch_methods[] = {
     {"_stream_next", (PyCFunction)py_stream_next, METH_O,
      "_stream_next(stream_capsule)\n--\n\nThe stream's next batch as a quiver._batch capsule, or None."},
@@ -631,4 +869,13 @@ PyMethodDef qvpy_batch_methods[] = {
      "_column_numpy(batch, index, start, length)\n--\n\n(ndarray, null mask or None)."},
     {"_column_null_count", (PyCFunction)py_column_null_count, METH_VARARGS,
      "_column_null_count(batch, index, start, length)\n--\n\nNull rows of a column."},
+    {"_schema_capsule", (PyCFunction)py_schema_capsule, METH_VARARGS,
+     "_schema_capsule(capsule, column=-1)\n--\n\nA new arrow_schema capsule: a copy of a batch's "
+     "or schema capsule's schema, or of its field `column`."},
+    {"_export_array", (PyCFunction)py_export_array, METH_VARARGS,
+     "_export_array(batch, column, start, length)\n--\n\nA new arrow_array capsule sharing the "
+     "window's memory (column -1: the batch as a struct array)."},
+    {"_windows_stream", (PyCFunction)py_windows_stream, METH_VARARGS,
+     "_windows_stream(schema_capsule, windows)\n--\n\nA new arrow_array_stream capsule of the "
+     "windows (batch, column, start, length), in order."},
     {NULL, NULL, 0, NULL}};

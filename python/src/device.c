@@ -34,26 +34,6 @@ static void device_stream_capsule_free(PyObject *cap) {
   free(s);
 }
 
-static void array_capsule_free(PyObject *cap) {
-  struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
-  if (!a) {
-    PyErr_Clear();
-    return;
-  }
-  if (a->release) a->release(a);
-  free(a);
-}
-
-static void stream_capsule_free(PyObject *cap) {
-  struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
-  if (!s) {
-    PyErr_Clear();
-    return;
-  }
-  if (s->release) s->release(s);
-  free(s);
-}
-
 /* The device methods' **kwargs: only keywords left at None (the interface
  * reserves them for the future); anything else is NotImplementedError. */
 int qvpy_device_kwargs_none(PyObject *kwargs) {
@@ -172,21 +152,12 @@ static PyObject *py_device_stream_to_cpu(PyObject *m, PyObject *cap) {
     PyErr_SetString(PyExc_ValueError, "the device stream capsule was already consumed");
     return NULL;
   }
-  struct ArrowArrayStream *s = calloc(1, sizeof *s);
-  if (!s) return PyErr_NoMemory();
+  struct ArrowArrayStream s;
   QvError err;
   qv_error_clear(&err);
-  QvStatus st = qv_device_stream_to_cpu(p, s, &err);
-  if (st) {
-    free(s);
-    return qvpy_raise(qs, st, &err);
-  }
-  PyObject *out = PyCapsule_New(s, "arrow_array_stream", stream_capsule_free);
-  if (!out) {
-    s->release(s);
-    free(s);
-  }
-  return out;
+  QvStatus st = qv_device_stream_to_cpu(p, &s, &err);
+  if (st) return qvpy_raise(qs, st, &err);
+  return qvpy_stream_capsule(&s);
 }
 
 /* _device_array_to_cpu(capsule): an arrow_device_array capsule of CPU data
@@ -200,21 +171,12 @@ static PyObject *py_device_array_to_cpu(PyObject *m, PyObject *cap) {
     PyErr_SetString(PyExc_ValueError, "the device array capsule was already consumed");
     return NULL;
   }
-  struct ArrowArray *a = calloc(1, sizeof *a);
-  if (!a) return PyErr_NoMemory();
+  struct ArrowArray a;
   QvError err;
   qv_error_clear(&err);
-  QvStatus st = qv_device_array_to_cpu(p, a, &err);
-  if (st) {
-    free(a);
-    return qvpy_raise(qs, st, &err);
-  }
-  PyObject *out = PyCapsule_New(a, "arrow_array", array_capsule_free);
-  if (!out) {
-    a->release(a);
-    free(a);
-  }
-  return out;
+  QvStatus st = qv_device_array_to_cpu(p, &a, &err);
+  if (st) return qvpy_raise(qs, st, &err);
+  return qvpy_array_capsule(&a);
 }
 
 PyMethodDef qvpy_device_methods[] = {

@@ -180,6 +180,14 @@ QvPySparse *qvpy_sparse_new(QvPyState *qs);
 
 int qvpy_io_exec(PyObject *module, QvPyState *qs);
 int qvpy_records_exec(PyObject *module, QvPyState *qs);
+/* PyCapsule interface capsules (records.c); each destructor releases a
+ * struct no consumer moved out. An "arrow_schema" capsule of a copy of
+ * `schema`: */
+PyObject *qvpy_schema_capsule(QvPyState *qs, const struct ArrowSchema *schema);
+/* *array (or *stream) moved into a new "arrow_array" ("arrow_array_stream")
+ * capsule; on failure it is released. NULL raised on failure. */
+PyObject *qvpy_array_capsule(struct ArrowArray *array);
+PyObject *qvpy_stream_capsule(struct ArrowArrayStream *stream);
 
 /* ---- record batches (batch.c) */
 

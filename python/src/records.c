@@ -8,7 +8,9 @@
 #include "quiver/c_data.h"
 #include "quiver/recordbatch_ipc.h"
 
-/* ---- record batches: capsules of the Arrow PyCapsule interface */
+/* ---- record batches: capsules of the Arrow PyCapsule interface. Each
+ * destructor releases a struct no consumer took (a consumer moves it out and
+ * leaves release NULL), so an unconsumed capsule leaks nothing. */
 
 static void schema_capsule_free(PyObject *cap) {
   struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
@@ -20,6 +22,16 @@ static void schema_capsule_free(PyObject *cap) {
   free(s);
 }
 
+static void array_capsule_free(PyObject *cap) {
+  struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
+  if (!a) {
+    PyErr_Clear();
+    return;
+  }
+  if (a->release) a->release(a);
+  free(a);
+}
+
 static void stream_capsule_free(PyObject *cap) {
   struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
   if (!s) {
@@ -28,6 +40,50 @@ static void stream_capsule_free(PyObject *cap) {
   }
   if (s->release) s->release(s);
   free(s);
+}
+
+PyObject *qvpy_schema_capsule(QvPyState *qs, const struct ArrowSchema *src) {
+  struct ArrowSchema *s = calloc(1, sizeof *s);
+  if (!s) return PyErr_NoMemory();
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_arrow_schema_copy(src, s, &err);
+  if (st) {
+    free(s);
+    return qvpy_raise(qs, st, &err);
+  }
+  PyObject *cap = PyCapsule_New(s, "arrow_schema", schema_capsule_free);
+  if (!cap) {
+    s->release(s);
+    free(s);
+  }
+  return cap;
+}
+
+PyObject *qvpy_array_capsule(struct ArrowArray *array) {
+  struct ArrowArray *a = malloc(sizeof *a);
+  PyObject *cap = a ? PyCapsule_New(a, "arrow_array", array_capsule_free) : PyErr_NoMemory();
+  if (!cap) {
+    free(a);
+    array->release(array);
+    return NULL;
+  }
+  *a = *array;
+  array->release = NULL;
+  return cap;
+}
+
+PyObject *qvpy_stream_capsule(struct ArrowArrayStream *stream) {
+  struct ArrowArrayStream *s = malloc(sizeof *s);
+  PyObject *cap = s ? PyCapsule_New(s, "arrow_array_stream", stream_capsule_free) : PyErr_NoMemory();
+  if (!cap) {
+    free(s);
+    stream->release(stream);
+    return NULL;
+  }
+  *s = *stream;
+  stream->release = NULL;
+  return cap;
 }
 
 static const QvRbReadOptions full_validation = {.struct_size = sizeof(QvRbReadOptions),
@@ -110,22 +166,7 @@ static PyObject *py_read_file(PyObject *m, PyObject *args, PyObject *kwargs) {
 
 static PyObject *Reader_c_schema(ReaderObject *self, PyObject *unused) {
   (void)unused;
-  QvPyState *qs = qvpy_state_of((PyObject *)self);
-  struct ArrowSchema *s = calloc(1, sizeof *s);
-  if (!s) return PyErr_NoMemory();
-  QvError err;
-  qv_error_clear(&err);
-  QvStatus st = qv_arrow_schema_copy(&self->schema, s, &err);
-  if (st) {
-    free(s);
-    return qvpy_raise(qs, st, &err);
-  }
-  PyObject *cap = PyCapsule_New(s, "arrow_schema", schema_capsule_free);
-  if (!cap) {
-    s->release(s);
-    free(s);
-  }
-  return cap;
+  return qvpy_schema_capsule(qvpy_state_of((PyObject *)self), &self->schema);
 }
 
 static PyObject *Reader_c_stream(ReaderObject *self, PyObject *args, PyObject *kwargs) {
@@ -135,24 +176,15 @@ static PyObject *Reader_c_stream(ReaderObject *self, PyObject *args, PyObject *k
   QvPyState *qs = qvpy_state_of((PyObject *)self);
   /* requested_schema is a hint (the interface lets a producer ignore it):
    * quiver hands out the types the file holds. */
-  struct ArrowArrayStream *s = calloc(1, sizeof *s);
-  if (!s) return PyErr_NoMemory();
+  struct ArrowArrayStream s;
   QvError err;
   qv_error_clear(&err);
   QvStatus st;
   Py_BEGIN_ALLOW_THREADS
-  st = open_batches(self->src, s, &err);
+  st = open_batches(self->src, &s, &err);
   Py_END_ALLOW_THREADS
-  if (st) {
-    free(s);
-    return qvpy_raise(qs, st, &err);
-  }
-  PyObject *cap = PyCapsule_New(s, "arrow_array_stream", stream_capsule_free);
-  if (!cap) {
-    s->release(s);
-    free(s);
-  }
-  return cap;
+  if (st) return qvpy_raise(qs, st, &err);
+  return qvpy_stream_capsule(&s);
 }
 
 static PyObject *Reader_get_num_batches(ReaderObject *self, void *c) {
