@@ -559,9 +559,10 @@ def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False):
     As Arrow C++'s ``RecordBatch::ToTensor`` and pyarrow's
     ``RecordBatch.to_tensor`` make it, over every batch of ``source``: an
     Arrow IPC stream or file (a path, a bytes-like object or a binary file
-    object), or any producer of ``__arrow_c_device_stream__`` (CPU data) or
-    ``__arrow_c_stream__`` (a quiver
-    :class:`RecordBatchReader`, a pyarrow table, ...).
+    object), or any Arrow PyCapsule producer: ``__arrow_c_device_stream__``
+    (CPU data), ``__arrow_c_stream__``, ``__arrow_c_device_array__`` or
+    ``__arrow_c_array__`` (a quiver :class:`RecordBatchReader`, ``Table`` or
+    ``RecordBatch``, a pyarrow table, ...).
 
     ``columns``: the names to take, in order (default: every column; a str
     is a ``TypeError``). The dtype merges the columns' types as Arrow does
@@ -582,32 +583,32 @@ def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False):
 
 
 def _arrow_stream_capsule(obj):
-    """The plain stream capsule of a producer of ``__arrow_c_device_stream__``
-    (preferred) or ``__arrow_c_stream__``; None when it offers neither. A
-    device stream of another device than the CPU is a NotSupportedError, and
-    so is a non-CPU array in its middle when it is read."""
+    """A plain stream capsule of any Arrow PyCapsule producer, asked in this
+    order: ``__arrow_c_device_stream__``, ``__arrow_c_stream__``,
+    ``__arrow_c_device_array__``, ``__arrow_c_array__`` (a single batch
+    becomes a one-batch stream); None when it offers none. Device data of
+    another device than the CPU (or with a sync event) is a
+    NotSupportedError before anything is read, and so is a non-CPU array in
+    the middle of a device stream when it arrives."""
     if hasattr(obj, "__arrow_c_device_stream__"):
         return _quiver._device_stream_to_cpu(obj.__arrow_c_device_stream__())
     if hasattr(obj, "__arrow_c_stream__"):
         return obj.__arrow_c_stream__()
+    if hasattr(obj, "__arrow_c_device_array__"):
+        schema, array = obj.__arrow_c_device_array__()
+        return _quiver._array_stream(schema, _quiver._device_array_to_cpu(array))
+    if hasattr(obj, "__arrow_c_array__"):
+        schema, array = obj.__arrow_c_array__()
+        return _quiver._array_stream(schema, array)
     return None
 
 
 def _write(dest, obj, file, compression):
     stream = _arrow_stream_capsule(obj)
-    if stream is not None:
-        _quiver._write_batches(dest, stream=stream, file=file, compression=compression)
-    elif hasattr(obj, "__arrow_c_device_array__"):
-        schema, array = obj.__arrow_c_device_array__()
-        _quiver._write_batches(dest, schema=schema, array=_quiver._device_array_to_cpu(array),
-                               file=file, compression=compression)
-    elif hasattr(obj, "__arrow_c_array__"):
-        schema, array = obj.__arrow_c_array__()
-        _quiver._write_batches(dest, schema=schema, array=array, file=file,
-                               compression=compression)
-    else:
+    if stream is None:
         raise TypeError("{} exports none of __arrow_c_device_stream__, __arrow_c_stream__, "
                         "__arrow_c_device_array__, __arrow_c_array__".format(type(obj).__name__))
+    _quiver._write_batches(dest, stream, file=file, compression=compression)
 
 
 def write_stream(dest, obj, compression=None):

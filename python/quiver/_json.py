@@ -19,18 +19,20 @@ def read_json(source):
 
 def write_json(dest, source, indent=2, max_output=None):
     """Writes record batches as integration JSON (what ``quiver integration
-    --mode=arrow-to-json`` writes): ``source`` is any ``__arrow_c_stream__``
-    producer (a quiver reader, ...) or an Arrow stream or file (path or
-    bytes). ``indent``: spaces per level, or None for one line.
+    --mode=arrow-to-json`` writes): ``source`` is any Arrow PyCapsule
+    producer (``__arrow_c_device_stream__``, ``__arrow_c_stream__``,
+    ``__arrow_c_device_array__``, ``__arrow_c_array__``: a quiver reader,
+    Table, RecordBatch, ...) or an Arrow stream or file (path or bytes). ``indent``: spaces per level, or None for one line.
     ``max_output``: the most bytes the text may take (default 16 GiB);
     beyond it nothing is written and CapacityError is raised."""
-    if not hasattr(source, "__arrow_c_stream__"):
-        from . import read_stream
-        source = read_stream(source)
+    from . import _arrow_stream_capsule, read_stream
+    stream = _arrow_stream_capsule(source)
     if indent is None:
         indent = -1
     elif not isinstance(indent, int) or indent <= 0:
         raise ValueError(f"indent must be a positive int or None, not {indent!r}")
     if max_output is not None and max_output <= 0:
         raise ValueError("max_output must be positive")
-    _quiver._write_json(dest, source.__arrow_c_stream__(), indent, max_output or 0)
+    if stream is None:
+        stream = read_stream(source).__arrow_c_stream__()
+    _quiver._write_json(dest, stream, indent, max_output or 0)

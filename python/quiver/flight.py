@@ -55,11 +55,15 @@ class Client:
         return FlightStream(_quiver._flight_get(self._c, path, parallel))
 
     def put(self, path, obj):
-        """Uploads ``obj`` (anything exporting ``__arrow_c_stream__``) as
-        ``path``; returns the server's PutResults (bytes)."""
-        if not hasattr(obj, "__arrow_c_stream__"):
-            raise TypeError("{} does not export __arrow_c_stream__".format(type(obj).__name__))
-        return _quiver._flight_put(self._c, path, obj.__arrow_c_stream__())
+        """Uploads ``obj`` (any Arrow PyCapsule producer, as
+        :func:`quiver.write_stream` takes) as ``path``; returns the server's
+        PutResults (bytes)."""
+        from . import _arrow_stream_capsule
+        stream = _arrow_stream_capsule(obj)
+        if stream is None:
+            raise TypeError("{} exports none of __arrow_c_device_stream__, __arrow_c_stream__, "
+                            "__arrow_c_device_array__, __arrow_c_array__".format(type(obj).__name__))
+        return _quiver._flight_put(self._c, path, stream)
 
     def action(self, type, body=b""):
         """DoAction: the Results' bodies (bytes)."""

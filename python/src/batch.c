@@ -857,6 +857,45 @@ raised:
   return NULL;
 }
 
+/* _array_stream(schema_capsule, array_capsule): one producer's batch (an
+ * __arrow_c_array__ pair, any producer's) moved into a new one-batch
+ * arrow_array_stream capsule, for the consumers of streams (the writers,
+ * table_to_tensor, write_json, Flight's put). The schema is validated
+ * first; on any error nothing moves (the capsules keep their structs). */
+static PyObject *py_array_stream(PyObject *m, PyObject *args) {
+  QvPyState *qs = qvpy_state(m);
+  PyObject *schema_cap, *array_cap;
+  if (!PyArg_ParseTuple(args, "OO", &schema_cap, &array_cap)) return NULL;
+  struct ArrowSchema *ps = PyCapsule_GetPointer(schema_cap, "arrow_schema");
+  struct ArrowArray *pa = ps ? PyCapsule_GetPointer(array_cap, "arrow_array") : NULL;
+  if (!pa) return NULL;
+  if (!ps->release || !pa->release) {
+    PyErr_SetString(PyExc_ValueError, "the capsules were already consumed");
+    return NULL;
+  }
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st = qv_arrow_schema_validate(ps, &err);
+  if (st) return qvpy_raise(qs, st, &err);
+  ListStream *p = calloc(1, sizeof *p);
+  if (p) p->arrays = calloc(1, sizeof *p->arrays);
+  if (!p || !p->arrays) {
+    free(p);
+    return PyErr_NoMemory();
+  }
+  p->schema = *ps;
+  ps->release = NULL;
+  p->arrays[0] = *pa;
+  pa->release = NULL;
+  p->n = 1;
+  struct ArrowArrayStream s = {.get_schema = list_stream_get_schema,
+                               .get_next = list_stream_get_next,
+                               .get_last_error = list_stream_get_last_error,
+                               .release = list_stream_release,
+                               .private_data = p};
+  return qvpy_stream_capsule(&s);
+}
+
 PyMethodDef qvpy_batch_methods[] = {
     {"_stream_next", (PyCFunction)py_stream_next, METH_O,
      "_stream_next(stream_capsule)\n--\n\nThe stream's next batch as a quiver._batch capsule, or None."},
@@ -875,6 +914,9 @@ PyMethodDef qvpy_batch_methods[] = {
     {"_export_array", (PyCFunction)py_export_array, METH_VARARGS,
      "_export_array(batch, column, start, length)\n--\n\nA new arrow_array capsule sharing the "
      "window's memory (column -1: the batch as a struct array)."},
+    {"_array_stream", (PyCFunction)py_array_stream, METH_VARARGS,
+     "_array_stream(schema_capsule, array_capsule)\n--\n\nA producer's schema and array moved "
+     "into a new one-batch arrow_array_stream capsule."},
     {"_windows_stream", (PyCFunction)py_windows_stream, METH_VARARGS,
      "_windows_stream(schema_capsule, windows)\n--\n\nA new arrow_array_stream capsule of the "
      "windows (batch, column, start, length), in order."},

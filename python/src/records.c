@@ -275,6 +275,11 @@ int qvpy_records_exec(PyObject *module, QvPyState *qs) {
   return qs->ReaderType ? 0 : -1;
 }
 
+typedef struct StreamWrite {
+  const QvRbWriteOptions *o;
+  struct ArrowArrayStream *stream;
+} StreamWrite;
+
 static int parse_write_options(int file, PyObject *compression, QvRbWriteOptions *o) {
   memset(o, 0, sizeof *o);
   o->struct_size = sizeof *o;
@@ -290,69 +295,37 @@ static int parse_write_options(int file, PyObject *compression, QvRbWriteOptions
   return 0;
 }
 
-/* A stream, or one schema and one batch. */
-typedef struct BatchesWrite {
-  const QvRbWriteOptions *o;
-  struct ArrowArrayStream *stream;
-  const struct ArrowSchema *schema;
-  struct ArrowArray *array;
-} BatchesWrite;
-
 static QvStatus write_batches_call(QvSink *sink, void *ctx, QvError *err) {
-  BatchesWrite *b = ctx;
-  if (b->stream->release) return qv_rb_write_all(b->stream, sink, b->o, err);
-  return qvpy_write_batch(sink, b->schema, b->array, b->o, err);
+  const StreamWrite *w = ctx;
+  return qv_rb_write_all(w->stream, sink, w->o, err);
 }
 
 static PyObject *py_write_batches(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"dest", "stream", "schema", "array", "file", "compression", NULL};
-  PyObject *dest, *stream_cap = Py_None, *schema_cap = Py_None, *array_cap = Py_None,
-                  *compression = Py_None;
+  static char *kw[] = {"dest", "stream", "file", "compression", NULL};
+  PyObject *dest, *stream_cap, *compression = Py_None;
   int file = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOpO", kw, &dest, &stream_cap, &schema_cap,
-                                   &array_cap, &file, &compression))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pO", kw, &dest, &stream_cap, &file,
+                                   &compression))
     return NULL;
   QvRbWriteOptions o;
   if (parse_write_options(file, compression, &o) < 0) return NULL;
-  /* move the producer's structs out of the capsules (the consumer's job) */
-  struct ArrowArrayStream stream;
-  struct ArrowSchema schema;
-  struct ArrowArray array;
-  memset(&stream, 0, sizeof stream);
-  memset(&schema, 0, sizeof schema);
-  memset(&array, 0, sizeof array);
-  if (stream_cap != Py_None) {
-    struct ArrowArrayStream *p = PyCapsule_GetPointer(stream_cap, "arrow_array_stream");
-    if (!p) return NULL;
-    if (!p->release) {
-      PyErr_SetString(PyExc_ValueError, "the stream capsule was already consumed");
-      return NULL;
-    }
-    stream = *p;
-    p->release = NULL;
-  } else {
-    struct ArrowSchema *ps = PyCapsule_GetPointer(schema_cap, "arrow_schema");
-    struct ArrowArray *pa = ps ? PyCapsule_GetPointer(array_cap, "arrow_array") : NULL;
-    if (!pa) return NULL;
-    if (!ps->release || !pa->release) {
-      PyErr_SetString(PyExc_ValueError, "the capsules were already consumed");
-      return NULL;
-    }
-    schema = *ps;
-    ps->release = NULL;
-    array = *pa;
-    pa->release = NULL;
+  /* move the producer's stream out of the capsule (the consumer's job) */
+  struct ArrowArrayStream *p = PyCapsule_GetPointer(stream_cap, "arrow_array_stream");
+  if (!p) return NULL;
+  if (!p->release) {
+    PyErr_SetString(PyExc_ValueError, "the stream capsule was already consumed");
+    return NULL;
   }
-  BatchesWrite w = {&o, &stream, &schema, &array};
+  struct ArrowArrayStream stream = *p;
+  p->release = NULL;
+  StreamWrite w = {&o, &stream};
   PyObject *result = qvpy_with_sink(qs, dest, write_batches_call, &w);
   /* a producer's release callback may be Python code (ctypes, cffi): it
    * must not run with the write's exception pending */
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   if (stream.release) stream.release(&stream);
-  if (schema.release) schema.release(&schema);
-  if (array.release) array.release(&array);
   PyErr_Restore(type, value, tb);
   return result;
 }
@@ -364,6 +337,6 @@ PyMethodDef qvpy_records_methods[] = {
     {"read_file", (PyCFunction)(void (*)(void))py_read_file, METH_VARARGS | METH_KEYWORDS,
      "read_file(source)\n--\n\nA RecordBatchReader over an Arrow IPC file (through its footer)."},
     {"_write_batches", (PyCFunction)(void (*)(void))py_write_batches, METH_VARARGS | METH_KEYWORDS,
-     "_write_batches(dest, stream=None, schema=None, array=None, file=False, compression=None)\n--\n\n"
-     "Writes a stream capsule, or a schema and array capsule, as an Arrow stream or file."},
+     "_write_batches(dest, stream, file=False, compression=None)\n--\n\n"
+     "Writes a stream capsule as an Arrow stream or file."},
     {NULL, NULL, 0, NULL}};

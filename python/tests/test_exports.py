@@ -349,3 +349,35 @@ def test_no_leak_over_10000_exports(simple):  # noqa: F811
                 release(arr)
 
     assert_no_growth(cycle, "10,000")
+
+
+def test_every_stream_consumer_takes_single_batches(tmp_path, cli):
+    """table_to_tensor, write_json and Flight's put take __arrow_c_array__ and
+    __arrow_c_device_array__ producers (one batch) as the writers do."""
+    import quiver.flight
+    from test_table_tensor import write_table
+    p = write_table(cli, tmp_path / "n.arrow", [("a", "i32"), ("b", "f64")],
+                    [[[1, 2, 3, 4], [0.5, 1.5, 2.5, 3.5]]])
+    b = next(iter(quiver.read_file(p)))
+    want = np.array([[2, 1.5], [3, 2.5]])
+    for obj in (b[1:3], ArrayOnly(b[1:3]), OnDevice(b[1:3], 1),
+                quiver.read_file(p).read_all()[1:3]):
+        np.testing.assert_array_equal(quiver.table_to_tensor(obj), want)
+    with pytest.raises(quiver.NotSupportedError, match="CUDA"):
+        quiver.table_to_tensor(OnDevice(b, 2))
+    for i, obj in enumerate((b[1:3], ArrayOnly(b[1:3]), quiver.read_file(p).read_all()[1:3])):
+        out = tmp_path / f"j{i}.json"
+        quiver.write_json(out, obj)
+        assert quiver.read_json(out).to_pydict() == {"a": [2, 3], "b": [1.5, 2.5]}
+    with pytest.raises(quiver.NotSupportedError, match="CUDA"):
+        quiver.write_json(tmp_path / "cuda.json", OnDevice(b, 2))
+    assert not (tmp_path / "cuda.json").exists()
+    served = tmp_path / "served"
+    served.mkdir()
+    with quiver.flight.serve(served, port=0, allow_put=True) as srv:
+        c = quiver.flight.connect(srv.uri, timeout=30)
+        assert c.put("one.arrow", b[1:3]) == [b"stored one.arrow"]
+        with pytest.raises(TypeError, match="exports none"):
+            c.put("no.arrow", object())
+    assert quiver.read_file(served / "one.arrow").read_all().to_pydict() == {"a": [2, 3],
+                                                                           "b": [1.5, 2.5]}
