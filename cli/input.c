@@ -1,11 +1,7 @@
 /* quiver CLI: reading a command's input (input.h). */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "quiver/advanced.h"
@@ -16,10 +12,15 @@
 #include "quiver/tensor_ipc.h"
 
 QvStatus cli_error_name_input(const char *path, QvError *error) {
-  const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
+  bool is_stdin = strcmp(path, "-") == 0;
+  const char *name = is_stdin ? "stdin" : path;
   size_t n = strlen(name);
+  /* the library names inputs without a path generically: say which one */
   const char *m = error->message;
-  if (strncmp(m, "<memory>: ", 10) == 0) memmove(error->message, m + 10, strlen(m + 10) + 1);
+  size_t generic = strncmp(m, "<memory>: ", 10) == 0           ? 10
+                   : is_stdin && strncmp(m, "<fd 0>: ", 8) == 0 ? 8
+                                                                : 0;
+  if (generic) memmove(error->message, m + generic, strlen(m + generic) + 1);
   if (strncmp(m, name, n) != 0 || m[n] != ':') qv_error_prefix(error, "%s", name);
   return error->code;
 }
@@ -29,62 +30,20 @@ QvStatus cli_source_new(const char *path, QvSource **src, QvError *error) {
                                 : qv_source_new_path(src, path, error);
 }
 
-static QvStatus read_all(int fd, const char *name, QvCliInput *in, QvError *error) {
-  size_t cap = 1 << 16, len = 0;
-  uint8_t *buf = malloc(cap);
-  if (buf == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
-  for (;;) {
-    if (len == cap) {
-      uint8_t *nb = realloc(buf, cap * 2);
-      if (nb == NULL) {
-        free(buf);
-        return qv_error_set(error, QV_ENOMEM, "out of memory reading %s", name);
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    ssize_t k = read(fd, buf + len, cap - len);
-    if (k < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      free(buf);
-      return qv_error_set(error, QV_EIO, "%s: %s", name, strerror(e));
-    }
-    if (k == 0) break;
-    len += (size_t)k;
-  }
-  in->heap = buf;
-  in->data = buf;
-  in->size = len;
+QvStatus cli_input_open(const char *path, QvCliInput *in, QvError *error) {
+  memset(in, 0, sizeof *in);
+  QvSource *src;
+  QvStatus st = cli_source_new(path, &src, error);
+  if (st) return cli_error_name_input(path, error);
+  /* a regular file is mapped, a pipe read to its end: the library's one read-all */
+  st = qv_source_read_all(src, 0, &in->data, &in->size, &in->owner, error);
+  qv_source_free(src); /* in->owner keeps the bytes */
+  if (st) return cli_error_name_input(path, error);
   return QV_OK;
 }
 
-QvStatus cli_input_open(const char *path, QvCliInput *in, QvError *error) {
-  memset(in, 0, sizeof *in);
-  if (strcmp(path, "-") == 0) return read_all(STDIN_FILENO, "stdin", in, error);
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return qv_error_set(error, QV_EIO, "%s: %s", path, strerror(errno));
-  struct stat st;
-  QvStatus s = QV_OK;
-  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-      s = qv_error_set(error, QV_EIO, "%s: mmap: %s", path, strerror(errno));
-    } else {
-      in->mapping = m;
-      in->data = m;
-      in->size = (size_t)st.st_size;
-    }
-  } else {
-    s = read_all(fd, path, in, error);
-  }
-  close(fd);
-  return s;
-}
-
 void cli_input_free(QvCliInput *in) {
-  if (in->mapping) munmap(in->mapping, in->size);
-  free(in->heap);
+  qv_owner_free(in->owner);
   memset(in, 0, sizeof *in);
 }
 

@@ -20,13 +20,13 @@ QvStatus cli_error_name_input(const char *path, QvError *error);
 /* A source over `path`, or over stdin for "-". */
 QvStatus cli_source_new(const char *path, QvSource **src, QvError *error);
 
-/* Reads all of `path` ("-" = stdin) into memory: mmap for regular files,
- * a growing buffer otherwise. Release with cli_input_free. */
+/* All of `path` ("-" = stdin) in memory, through the library's sources
+ * (qv_source_read_all): a regular file is mapped, a pipe or stdin read to
+ * its end. Release with cli_input_free. */
 typedef struct QvCliInput {
   const uint8_t *data;
   size_t size;
-  void *mapping;  /* non-NULL when mmap'd */
-  uint8_t *heap;  /* non-NULL when read into memory */
+  QvOwner *owner; /* keeps data alive */
 } QvCliInput;
 QvStatus cli_input_open(const char *path, QvCliInput *in, QvError *error);
 void cli_input_free(QvCliInput *in);

@@ -38,7 +38,7 @@ int qv_cmd_validate(int argc, char **argv) {
   if (cli_input_open(path, &in, &error)) return cli_fail("validate", &error);
   QvSource *src = NULL;
   QvIpcValidateReport report;
-  QvStatus st = qv_source_new_memory(&src, in.data, in.size, NULL, &error);
+  QvStatus st = qv_source_new_memory(&src, in.data, in.size, in.owner, &error);
   if (st == QV_OK) st = qv_ipc_validate(src, cli_rb_read_options(), &report, &error);
   qv_source_free(src);
   cli_input_free(&in);
