@@ -75,7 +75,7 @@ static const Command commands[] = {
      "  --threads N (stack, unstack, --as-column): threads that copy (null cells\n"
      "  filled, a layout made row-major; default: every CPU; the output is the same).\n"
      "       quiver tensor from-table IN.arrow OUT.arrow [--columns a,b,...] [--column-major]\n"
-     "                [--null-to-nan] [--max-output SIZE]\n"
+     "                [--null-to-nan] [--max-output SIZE] [--threads N]\n"
      "  from-table: the numeric columns of a table (every batch of a stream or file)\n"
      "  -> one Tensor [rows, columns] as Arrow C++'s RecordBatch::ToTensor makes it:\n"
      "  the columns' types merged (uint16 + int16 = int32, int32 + float32 = float64),\n"

@@ -36,6 +36,9 @@ static int split_columns(const char *cmd, char *buf, const char ***out, int64_t 
   return 0;
 }
 
+/* cli_threads() is at most QV_RB_MAX_THREADS, which the copy takes. */
+_Static_assert(QV_RB_MAX_THREADS <= QV_TABLE_TENSOR_MAX_THREADS, "--threads beyond the table limit");
+
 int qv_cmd_tensor_from_table(int argc, char **argv) {
   const char *cmd = "tensor from-table", *pos[2], *columns = NULL, *v;
   int npos = 0;
@@ -51,6 +54,7 @@ int qv_cmd_tensor_from_table(int argc, char **argv) {
     else if (cli_args_flag(&a, "--null-to-nan")) null_to_nan = true;
     else if (cli_args_size(&a, "--max-output", &max_output)) continue;
     else if (cli_args_no_fsync(&a)) continue;
+    else if (cli_args_threads(&a)) continue;
     else cli_args_unknown(&a);
   }
   if (a.status) return a.status;
@@ -73,7 +77,8 @@ int qv_cmd_tensor_from_table(int argc, char **argv) {
   }
   QvTableToTensorOptions o = {.struct_size = sizeof o, .null_to_nan = null_to_nan,
                               .column_major = column_major, .columns = names,
-                              .n_columns = n_names, .max_output_size = max_output};
+                              .n_columns = n_names, .max_output_size = max_output,
+                              .threads = cli_threads()}; /* --threads, else every CPU */
   QvError err = {0};
   QvSource *src;
   QvStatus st = cli_source_new(pos[0], &src, &err);

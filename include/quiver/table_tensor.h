@@ -57,7 +57,18 @@ typedef struct QvTableToTensorOptions {
   /** Bytes the output may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE (16 GiB).
    * Checked before anything is allocated (QV_ELIMIT naming both sizes). */
   int64_t max_output_size;
+  /** Threads of the copy, 0 to QV_TABLE_TENSOR_MAX_THREADS (0 or 1, the
+   * default: the calling thread alone). An output of 4 MiB or more is split
+   * by ranges of output rows, each thread writing its own rows of every
+   * column (so the first-touch page faults of the new output are taken in
+   * parallel too); the bytes are the same for any count. (Added in 0.5.0
+   * after max_output_size: a caller with the shorter struct gets one
+   * thread.) */
+  int threads;
 } QvTableToTensorOptions;
+
+/** Largest QvTableToTensorOptions.threads. */
+#define QV_TABLE_TENSOR_MAX_THREADS 256
 
 /** The value type the chosen columns of `schema` merge into, with the checks
  * that need no data (no columns, a non-numeric column, float16 mixed with

@@ -553,7 +553,7 @@ def write_tensor_column(dest, data, name="tensor", dim_names=None, file=False):
     _quiver._write_tensor_column(dest, data, name, dim_names, bool(file))
 
 
-def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False):
+def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, threads=None):
     """The numeric columns of a table as one new 2-D ndarray ``[rows, columns]``.
 
     As Arrow C++'s ``RecordBatch::ToTensor`` and pyarrow's
@@ -573,13 +573,17 @@ def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False):
     that is not an integer or float (strings, bools, dates, ...) is an
     :class:`InvalidError` naming it; float16 mixed with another type is
     :class:`NotSupportedError`. The array owns its memory and is writable.
+    ``threads``: threads of the copy (None: one, the library's default; at
+    most 256); an output of 4 MiB or more is split by ranges of rows, with
+    the same result for any count.
     """
     stream = _arrow_stream_capsule(source)
     if stream is not None:
         source = stream
     elif type(source).__name__ != "PyCapsule":
         source = _source(source)
-    return _quiver._table_to_tensor(source, columns, bool(row_major), bool(null_to_nan))
+    return _quiver._table_to_tensor(source, columns, bool(row_major), bool(null_to_nan),
+                                    int(threads or 0))
 
 
 def _arrow_stream_capsule(obj):

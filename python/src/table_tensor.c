@@ -80,12 +80,17 @@ static int parse_columns(PyObject *obj, const char ***names, int64_t *n, PyObjec
 
 static PyObject *py_table_to_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"source", "columns", "row_major", "null_to_nan", NULL};
+  static char *kw[] = {"source", "columns", "row_major", "null_to_nan", "threads", NULL};
   PyObject *source, *columns = Py_None;
-  int row_major = 1, null_to_nan = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|Opp", kw, &source, &columns, &row_major,
-                                   &null_to_nan))
+  int row_major = 1, null_to_nan = 0, threads = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|Oppi", kw, &source, &columns, &row_major,
+                                   &null_to_nan, &threads))
     return NULL;
+  if (threads < 0 || threads > QV_TABLE_TENSOR_MAX_THREADS) {
+    PyErr_Format(PyExc_ValueError, "threads must be from 0 to %d, not %d",
+                 QV_TABLE_TENSOR_MAX_THREADS, threads);
+    return NULL;
+  }
   const char **names;
   int64_t n;
   PyObject *keep;
@@ -93,7 +98,8 @@ static PyObject *py_table_to_tensor(PyObject *m, PyObject *args, PyObject *kwarg
   TableCall c;
   memset(&c, 0, sizeof c);
   c.o = (QvTableToTensorOptions){.struct_size = sizeof c.o, .null_to_nan = null_to_nan != 0,
-                                 .column_major = !row_major, .columns = names, .n_columns = n};
+                                 .column_major = !row_major, .columns = names, .n_columns = n,
+                                 .threads = threads};
   if (columns == Py_None) c.o.columns = NULL;
   int rc;
   if (PyCapsule_IsValid(source, "arrow_array_stream")) {
@@ -137,7 +143,7 @@ static PyObject *py_table_to_tensor(PyObject *m, PyObject *args, PyObject *kwarg
 PyMethodDef qvpy_table_tensor_methods[] = {
     {"_table_to_tensor", (PyCFunction)(void (*)(void))py_table_to_tensor,
      METH_VARARGS | METH_KEYWORDS,
-     "_table_to_tensor(source, columns=None, row_major=True, null_to_nan=False)\n--\n\n"
+     "_table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, threads=0)\n--\n\n"
      "The numeric columns of a table (an Arrow stream or file: a path or a buffer, or an "
      "arrow_array_stream capsule) as one new 2-D ndarray (see quiver.table_to_tensor)."},
     {NULL, NULL, 0, NULL}};

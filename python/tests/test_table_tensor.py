@@ -170,3 +170,54 @@ def test_a_table_written_by_arrow_js(root):
     b = quiver.table_to_tensor(data, columns=["u", "i"], row_major=False)
     assert b.dtype == np.int32 and b.flags.f_contiguous
     assert np.array_equal(b, [[5, 1], [6, -2], [7, 3], [8, 4]])
+
+
+def test_threads_give_the_same_bytes(tmp_path, cli):
+    """threads=1..4 (and the CLI's --threads) give the bytes one thread gives,
+    for an output above the 4 MiB where the copy is split (the C suite's
+    test_threads counts the split)."""
+    n = 180000  # two batches, x 3 columns of float64: 4.3 MB
+    rng = np.random.default_rng(7)
+    cols = [rng.integers(-1000, 1000, n), rng.integers(-300, 300, n), rng.random(n)]
+    valid = rng.random(n) > 0.01
+    fields = [{"name": nm, "nullable": True, "type": TYPES[t], "children": []}
+              for nm, t in (("a", "i32"), ("b", "i16"), ("c", "f64"))]
+    batches = []
+    for lo, hi in ((0, 100000), (100000, n)):
+        columns = []
+        for nm, data in zip("abc", cols):
+            vals = data[lo:hi]
+            columns.append({"name": nm, "count": hi - lo,
+                            "VALIDITY": [int(v) for v in valid[lo:hi]] if nm == "b" else [1] * (hi - lo),
+                            "DATA": [float(v) for v in vals] if nm == "c" else [int(v) for v in vals]})
+        batches.append({"count": hi - lo, "columns": columns})
+    src = tmp_path / "big.json"
+    src.write_text(json.dumps({"schema": {"fields": fields}, "batches": batches}))
+    table = quiver.read_json(src)
+    for row_major in (True, False):
+        ref = quiver.table_to_tensor(table, row_major=row_major, null_to_nan=True)
+        assert ref.shape == (n, 3) and ref.nbytes > 4 << 20
+        np.testing.assert_array_equal(ref[:, 0], cols[0])
+        assert np.isnan(ref[~valid, 1]).all() and (ref[valid, 1] == cols[1][valid]).all()
+        for threads in (1, 2, 3, 4):
+            got = quiver.table_to_tensor(table, row_major=row_major, null_to_nan=True,
+                                         threads=threads)
+            assert got.flags.f_contiguous != row_major
+            assert got.tobytes("A") == ref.tobytes("A"), (row_major, threads)
+    for bad in (-1, 257):
+        with pytest.raises(ValueError, match="threads must be from 0 to 256"):
+            quiver.table_to_tensor(table, null_to_nan=True, threads=bad)
+    arrow = tmp_path / "big.arrow"
+    quiver.write_file(arrow, table)
+    outs = []
+    for nthreads in ("1", "4"):
+        out = tmp_path / f"t{nthreads}.arrow"
+        subprocess.run([cli, "tensor", "from-table", str(arrow), str(out), "--null-to-nan",
+                        "--threads", nthreads], check=True, capture_output=True)
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    np.testing.assert_array_equal(quiver.read_tensor(tmp_path / "t4.arrow"),
+                                  quiver.table_to_tensor(table, null_to_nan=True))
+    refused = subprocess.run([cli, "tensor", "from-table", str(arrow), str(tmp_path / "x.arrow"),
+                              "--threads", "0"], capture_output=True, text=True)
+    assert refused.returncode == 2 and "--threads" in refused.stderr

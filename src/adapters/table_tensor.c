@@ -12,6 +12,7 @@
 #include "quiver/table_tensor.h"
 #include "util/cpu.h"
 #include "util/options.h"
+#include "util/pool.h"
 
 static bool is_float(QvArrowType t) {
   return t == QV_ARROW_FLOAT16 || t == QV_ARROW_FLOAT32 || t == QV_ARROW_FLOAT64;
@@ -367,6 +368,129 @@ static QvStatus alloc_output(QvArrowType type, const int64_t shape[2], bool colu
   return QV_OK;
 }
 
+/* The copy of the chosen columns into the output, by ranges of output
+ * rows: one range on the caller, or several on a pool's threads, each
+ * writing only its rows of every column (the same bytes either way). */
+typedef struct CopyJob {
+  const Views *w;
+  const Chosen *c;
+  void *data;
+  QvArrowType type;
+  int64_t es, tile;
+  bool column_major;
+  ConvertFn fn;
+  int64_t *starts; /* output row of each batch's first row */
+  int64_t per;     /* output rows per task */
+  bool *memcpy_hit, *tiled; /* per task */
+} CopyJob;
+
+/* Output rows [g0, g1). */
+static void copy_rows(const CopyJob *j, int64_t g0, int64_t g1, bool *memcpy_hit, bool *tiled) {
+  const Views *w = j->w;
+  int64_t nc = j->c->n, es = j->es;
+  /* the last batch starting at or before g0 */
+  int64_t lo = 0, hi = w->n;
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (j->starts[mid] <= g0) lo = mid;
+    else hi = mid;
+  }
+  for (int64_t b = lo; b < w->n && j->starts[b] < g1; b++) {
+    const QvArrayView *bv = &w->v[b];
+    int64_t row0 = j->starts[b];
+    int64_t r0 = g0 > row0 ? g0 - row0 : 0;
+    int64_t r1 = g1 - row0 < bv->length ? g1 - row0 : bv->length;
+    if (r1 <= r0) continue;
+    if (!j->column_major && nc > 1 && r1 - r0 > j->tile) *tiled = true;
+    for (int64_t r = r0, len; r < r1; r += len) { /* r += tile could overflow (INT64_MAX) */
+      len = r1 - r < j->tile ? r1 - r : j->tile;
+      for (int64_t k = 0; k < nc; k++) {
+        const QvArrayView *cv = &bv->children[j->c->index[k]];
+        int64_t off = cv->offset + bv->offset + r;
+        Chunk ch = {.in = cv->type.type,
+                    .values = cv->buffer[1] + off * (int64_t)qv_arrow_type_size(cv->type.type),
+                    .bits = (cv->null_count != 0 && cv->buffer[0]) ? cv->buffer[0] : NULL,
+                    .bit0 = off,
+                    .n = len};
+        uint8_t *dst;
+        int64_t step;
+        if (j->column_major) {
+          dst = (uint8_t *)j->data + (k * w->rows + row0 + r) * es;
+          step = 1;
+        } else {
+          dst = (uint8_t *)j->data + ((row0 + r) * nc + k) * es;
+          step = nc;
+        }
+        if (ch.bits == NULL && ch.in == j->type && step == 1) {
+          memcpy(dst, ch.values, (size_t)(ch.n * es));
+          *memcpy_hit = true;
+        } else {
+          j->fn(&ch, dst, step);
+        }
+      }
+    }
+  }
+}
+
+static void copy_task(void *ctx, size_t i) {
+  const CopyJob *j = ctx;
+  int64_t g0 = (int64_t)i * j->per;
+  int64_t g1 = j->w->rows - g0 < j->per ? j->w->rows : g0 + j->per;
+  copy_rows(j, g0, g1, &j->memcpy_hit[i], &j->tiled[i]);
+}
+
+/* Outputs below this stay on one thread: starting workers costs more than
+ * the copy saves. Ranges are at least TASK_BYTES, a few per thread. */
+#define THREADS_MIN_BYTES ((int64_t)4 << 20)
+#define TASK_BYTES ((int64_t)1 << 20)
+
+static QvStatus copy_all(CopyJob *j, int threads, int64_t total, QvError *error) {
+  int64_t rows = j->w->rows;
+  int64_t tasks = 1;
+  if (threads > 1 && total >= THREADS_MIN_BYTES && rows > 1) {
+    tasks = total / TASK_BYTES;
+    if (tasks > (int64_t)threads * 4) tasks = (int64_t)threads * 4;
+    if (tasks > rows) tasks = rows;
+  }
+  j->per = (rows + tasks - 1) / tasks;
+  if (j->per < 1) j->per = 1;
+  tasks = rows > 0 ? (rows + j->per - 1) / j->per : 1;
+  QvStatus st = QV_OK;
+  QvPool *pool = NULL;
+  j->starts = malloc((size_t)(j->w->n + 1) * sizeof *j->starts);
+  j->memcpy_hit = calloc((size_t)tasks, sizeof *j->memcpy_hit);
+  j->tiled = calloc((size_t)tasks, sizeof *j->tiled);
+  if (!j->starts || !j->memcpy_hit || !j->tiled) {
+    st = qv_error_set(error, QV_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (int64_t b = 0, row0 = 0; b < j->w->n; b++) {
+    j->starts[b] = row0;
+    row0 += j->w->v[b].length;
+  }
+  if (tasks > 1) {
+    if ((st = qvi_pool_new(&pool, tasks < threads ? (int)tasks : threads, error)) != QV_OK)
+      goto done;
+    qvi_path_hit(QV_PATH_TABLE_TENSOR_THREADS);
+    qvi_pool_run(pool, (size_t)tasks, copy_task, j);
+  } else if (rows > 0) {
+    copy_task(j, 0);
+  }
+  bool memcpy_hit = false, tiled = false;
+  for (int64_t i = 0; i < tasks; i++) {
+    memcpy_hit |= j->memcpy_hit[i];
+    tiled |= j->tiled[i];
+  }
+  if (memcpy_hit) qvi_path_hit(QV_PATH_TABLE_TENSOR_MEMCPY);
+  if (tiled) qvi_path_hit(QV_PATH_TABLE_TENSOR_TILED);
+done:
+  qvi_pool_free(pool);
+  free(j->starts);
+  free(j->memcpy_hit);
+  free(j->tiled);
+  return st;
+}
+
 QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
                             const struct ArrowArray *const *batches, int64_t n_batches,
                             const QvTableToTensorOptions *options, QvTensor *out,
@@ -378,6 +502,9 @@ QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
   QvTableToTensorOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, QvTableToTensorOptions, error);
   if (st) return st;
+  if (o.threads < 0 || o.threads > QV_TABLE_TENSOR_MAX_THREADS)
+    return qv_error_set(error, QV_EARG, "threads must be 0..%d, not %d",
+                        QV_TABLE_TENSOR_MAX_THREADS, o.threads);
   Chosen c;
   if ((st = choose(schema, &o, &c, error)) != QV_OK) return st;
   Views w;
@@ -419,52 +546,17 @@ QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
                       (long long)limit);
     goto done;
   }
-  void *data = NULL;
   int64_t shape[2] = {w.rows, c.n};
-  if ((st = alloc_output(type, shape, o.column_major, out, &data, error)) != QV_OK) goto done;
-  ConvertFn fn = convert_fn(type);
-  bool memcpy_hit = false, tiled = false;
+  CopyJob j = {.w = &w, .c = &c, .type = type, .es = es, .column_major = o.column_major,
+               .fn = convert_fn(type)};
+  if ((st = alloc_output(type, shape, o.column_major, out, &j.data, error)) != QV_OK) goto done;
   /* Row-major, the output is gathered a tile of rows at a time (every
    * column of TILE_BYTES of output rows), so that the tile stays in the
    * cache while each column writes its stride of it: column by column over
    * the whole output would bring every output line in once per column. */
-  int64_t tile = o.column_major ? INT64_MAX : TILE_BYTES / (c.n * es);
-  if (tile < 1) tile = 1;
-  int64_t row0 = 0;
-  for (int64_t b = 0; b < w.n; b++) {
-    const QvArrayView *bv = &w.v[b];
-    if (!o.column_major && c.n > 1 && bv->length > tile) tiled = true;
-    for (int64_t r = 0; r < bv->length; r += tile) {
-      int64_t len = bv->length - r < tile ? bv->length - r : tile;
-      for (int64_t k = 0; k < c.n; k++) {
-        const QvArrayView *cv = &bv->children[c.index[k]];
-        int64_t off = cv->offset + bv->offset + r;
-        Chunk ch = {.in = cv->type.type,
-                    .values = cv->buffer[1] + off * (int64_t)qv_arrow_type_size(cv->type.type),
-                    .bits = (cv->null_count != 0 && cv->buffer[0]) ? cv->buffer[0] : NULL,
-                    .bit0 = off,
-                    .n = len};
-        uint8_t *dst;
-        int64_t step;
-        if (o.column_major) {
-          dst = (uint8_t *)data + (k * w.rows + row0 + r) * es;
-          step = 1;
-        } else {
-          dst = (uint8_t *)data + ((row0 + r) * c.n + k) * es;
-          step = c.n;
-        }
-        if (ch.bits == NULL && ch.in == type && step == 1) {
-          memcpy(dst, ch.values, (size_t)(ch.n * es));
-          memcpy_hit = true;
-        } else {
-          fn(&ch, dst, step);
-        }
-      }
-    }
-    row0 += bv->length;
-  }
-  if (memcpy_hit) qvi_path_hit(QV_PATH_TABLE_TENSOR_MEMCPY);
-  if (tiled) qvi_path_hit(QV_PATH_TABLE_TENSOR_TILED);
+  j.tile = o.column_major ? INT64_MAX : TILE_BYTES / (c.n * es);
+  if (j.tile < 1) j.tile = 1;
+  st = copy_all(&j, o.threads, total, error);
 done:
   views_reset(&w);
   free(c.index);

@@ -74,6 +74,7 @@ typedef enum QvPath {
   QV_PATH_SPARSE_COLUMN_SCAN, /* sparse-vector column check: the rows scanned as one CSR matrix (vector kernel) */
   QV_PATH_SPARSE_CELL_CHECKED, /* sparse column cell view made without a second scan (the column checked it) */
   QV_PATH_SPARSE_DENSE_THREADS, /* sparse -> dense: the scatter split across a pool's threads */
+  QV_PATH_TABLE_TENSOR_THREADS, /* table -> tensor: the copy split by ranges of output rows across threads */
   QV_PATH_COUNT
 } QvPath;
 

@@ -1,7 +1,7 @@
 /* Tables as tensors (quiver/table_tensor.h): Arrow C++'s ToTensor rules for
  * type promotion, nulls and errors; both layouts; several and sliced
- * batches; column choice; the output limit; the memcpy fast path and the
- * row-major tiles (counted);
+ * batches; column choice; the output limit; the memcpy fast path, the
+ * row-major tiles and the copy split over threads (counted, the same bytes);
  * and the stream form over an IPC stream. */
 #include "test_rb_helpers.h"
 #include "test_util.h"
@@ -433,6 +433,75 @@ static void test_tiled_row_major(void **state) {
   s3.release(&s3);
 }
 
+/* threads: outputs of 4 MiB or more split by ranges of output rows (counted),
+ * byte-identical to one thread for 1..4 threads in both layouts, across a
+ * batch edge, nulls as NaN and the memcpy path included; a small output
+ * stays on the caller; the count is checked; a caller with the struct as
+ * it was before `threads` gets one thread. */
+static void test_threads(void **state) {
+  (void)state;
+  QvError e = {0};
+  struct ArrowSchema s1, s2, s3;
+  struct ArrowArray a1, a2, a3;
+  const int64_t n1 = 120000, n2 = 80001; /* 200001 x 3 doubles: 4.8 MB */
+  make_long(&s1, &a1, n1, 0);
+  make_long(&s2, &a2, n2, n1);
+  const struct ArrowArray *batches[2] = {&a1, &a2};
+  const char *only_d[] = {"d", "d", "d"}; /* a name may repeat */
+  for (int layout = 0; layout < 3; layout++) {
+    QvTableToTensorOptions o = {.struct_size = sizeof o, .null_to_nan = true,
+                                .column_major = layout != 0};
+    if (layout == 2) { /* a double column without nulls: memcpy per range */
+      o.columns = only_d;
+      o.n_columns = 3;
+    }
+    QvTensor ref;
+    rbt_check(qv_table_to_tensor(&s1, batches, 2, &o, &ref, &e), &e, "one thread");
+    size_t bytes = (size_t)(ref.shape[0] * ref.shape[1]) * qv_arrow_type_size(ref.type);
+    for (int threads = 1; threads <= 4; threads++) {
+      o.threads = threads;
+      uint64_t split = qvi_path_count(QV_PATH_TABLE_TENSOR_THREADS);
+      uint64_t copied = qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY);
+      QvTensor t;
+      rbt_check(qv_table_to_tensor(&s1, batches, 2, &o, &t, &e), &e, "threads");
+      assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_THREADS), split + (threads > 1));
+      if (layout == 2) assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY), copied + 1);
+      assert_int_equal(t.type, ref.type);
+      assert_memory_equal(t.shape, ref.shape, sizeof t.shape[0] * 2);
+      assert_memory_equal(t.strides, ref.strides, sizeof t.strides[0] * 2);
+      if (memcmp(t.data, ref.data, bytes) != 0)
+        fail_msg("layout %d, %d threads: the bytes differ from one thread's", layout, threads);
+      qv_tensor_reset(&t);
+    }
+    qv_tensor_reset(&ref);
+  }
+  /* small: no split */
+  make_long(&s3, &a3, 5000, 0);
+  const struct ArrowArray *small[1] = {&a3};
+  QvTableToTensorOptions o = {.struct_size = sizeof o, .null_to_nan = true, .threads = 4};
+  uint64_t split = qvi_path_count(QV_PATH_TABLE_TENSOR_THREADS);
+  QvTensor t;
+  rbt_check(qv_table_to_tensor(&s3, small, 1, &o, &t, &e), &e, "small");
+  qv_tensor_reset(&t);
+  assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_THREADS), split);
+  /* the struct before threads: its bytes are not read, one thread */
+  QvTableToTensorOptions old = {.struct_size = offsetof(QvTableToTensorOptions, threads),
+                                .null_to_nan = true, .threads = 4};
+  rbt_check(qv_table_to_tensor(&s1, batches, 2, &old, &t, &e), &e, "old layout");
+  qv_tensor_reset(&t);
+  assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_THREADS), split);
+  o.threads = QV_TABLE_TENSOR_MAX_THREADS + 1;
+  expect_error(qv_table_to_tensor(&s3, small, 1, &o, &t, &e), &e, QV_EARG, "threads must be 0..256");
+  o.threads = -1;
+  expect_error(qv_table_to_tensor(&s3, small, 1, &o, &t, &e), &e, QV_EARG, "not -1");
+  a1.release(&a1);
+  a2.release(&a2);
+  a3.release(&a3);
+  s1.release(&s1);
+  s2.release(&s2);
+  s3.release(&s3);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_promotion),
@@ -441,6 +510,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_choice_batches_slices),
       cmocka_unit_test(test_stream),
       cmocka_unit_test(test_tiled_row_major),
+      cmocka_unit_test(test_threads),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
