@@ -25,6 +25,12 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
   return QV_EXIT_USAGE;
 }
 
+int cli_args_in_out(const QvCliArgs *a, int npos, const char *out) {
+  if (a->status) return a->status;
+  if (npos != 2) return cli_usage_error(a->cmd, "needs IN and OUT ('-' for stdin, stdout)");
+  return out != NULL ? cli_check_output(a->cmd, out) : 0;
+}
+
 void cli_args_error(QvCliArgs *a, const char *fmt, ...) {
   if (a->status) return; /* one message per command line */
   va_list ap;
@@ -57,6 +63,13 @@ bool cli_args_next(QvCliArgs *a) {
 
 const char *cli_args_positional(QvCliArgs *a) {
   return a->status == 0 && a->positional ? a->argv[a->i] : NULL;
+}
+
+bool cli_args_in_out_arg(QvCliArgs *a, const char **pos, int *npos) {
+  const char *p = cli_args_positional(a);
+  if (p == NULL || *npos >= 2) return false;
+  pos[(*npos)++] = p;
+  return true;
 }
 
 /* The current argument is option `name`, alone or as "name=value". */
@@ -158,6 +171,10 @@ bool cli_args_no_fsync(QvCliArgs *a) {
   if (!cli_args_flag(a, "--no-fsync")) return false;
   cli_set_no_fsync();
   return true;
+}
+
+bool cli_args_output(QvCliArgs *a, int64_t *max_output) {
+  return cli_args_size(a, "--max-output", max_output) || cli_args_no_fsync(a);
 }
 
 void cli_args_unknown(QvCliArgs *a) {

@@ -53,6 +53,10 @@ void cli_args_init(QvCliArgs *a, const char *cmd, int argc, char **argv);
 bool cli_args_next(QvCliArgs *a);
 /* The current argument when it is positional, else NULL. */
 const char *cli_args_positional(QvCliArgs *a);
+/* For a command of IN and OUT: the current argument when it is one of the
+ * first two positionals, stored at pos[*npos] (a third is left to
+ * cli_args_unknown). */
+bool cli_args_in_out_arg(QvCliArgs *a, const char **pos, int *npos);
 /* True when the current argument is the flag `name` ("--stored"). */
 bool cli_args_flag(QvCliArgs *a, const char *name);
 /* The value of option `name` when the current argument is it (a separate
@@ -77,6 +81,9 @@ bool cli_args_quirks(QvCliArgs *a);
  * committed without the fsyncs of the file and its directory (scratch
  * output); handed to cli_set_no_fsync (output.h). */
 bool cli_args_no_fsync(QvCliArgs *a);
+/* The options of every command that writes an OUT file: "--max-output SIZE"
+ * (cli_args_size, into *max_output) and "--no-fsync". */
+bool cli_args_output(QvCliArgs *a, int64_t *max_output);
 /* The current argument is no option the command has: usage error. */
 void cli_args_unknown(QvCliArgs *a);
 /* A usage error about the current argument (or the command line as a
@@ -87,6 +94,11 @@ void cli_args_error(QvCliArgs *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* The end of a walk for a command of IN and OUT: a->status after a usage
+ * error, QV_EXIT_USAGE (message printed) unless npos is 2, then, when
+ * `out` is not NULL, cli_check_output's answer for it; else 0. */
+int cli_args_in_out(const QvCliArgs *a, int npos, const char *out);
 
 /* For a command whose only argument is one FILE ("-" = stdin): the path, or
  * NULL after a usage error (*status set). */

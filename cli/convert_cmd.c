@@ -19,21 +19,19 @@ int qv_cmd_convert(int argc, char **argv) {
   QvCliArgs a;
   cli_args_init(&a, "convert", argc, argv);
   while (cli_args_next(&a)) {
-    const char *p;
     int k;
-    if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    if (cli_args_in_out_arg(&a, pos, &npos)) continue;
     else if ((k = cli_args_choice(&a, "--to", targets)) >= 0) to = k;
     else if ((k = cli_args_choice(&a, "--value-type", value_types)) >= 0)
       qv_arrow_type_parse(value_types[k], &value_type, NULL);
     else if (cli_args_index(&a, "--index", &index)) continue;
     else if (cli_args_sparse(&a, &sa)) continue;
-    else if (cli_args_size(&a, "--max-output", &sa.max_output)) continue;
+    else if (cli_args_output(&a, &sa.max_output)) continue;
     else if (cli_args_threads(&a)) continue;
-    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
-  if (a.status) return a.status;
-  if (npos != 2) return cli_usage_error("convert", "needs IN and OUT ('-' for stdin, stdout)");
+  int usage = cli_args_in_out(&a, npos, NULL);
+  if (usage) return usage;
   if (to < 0) return cli_usage_error("convert", "needs --to=dense|coo|csr|csc|csf");
   int rc = cli_check_output("convert", pos[1]);
   if (rc) return rc;

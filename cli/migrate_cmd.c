@@ -33,19 +33,17 @@ int qv_cmd_migrate(int argc, char **argv) {
   QvCliArgs a;
   cli_args_init(&a, cmd, argc, argv);
   while (cli_args_next(&a)) {
-    const char *p;
-    if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    if (cli_args_in_out_arg(&a, pos, &npos)) continue;
     else if (cli_args_flag(&a, "--split")) split = true;
     else if (cli_args_flag(&a, "--to-messages")) back = true;
     else if (cli_args_flag(&a, "--file")) file = true;
     else if ((v = cli_args_value(&a, "--name")) != NULL) name = v;
-    else if (cli_args_size(&a, "--max-output", &max_output)) continue;
+    else if (cli_args_output(&a, &max_output)) continue;
     else if (cli_args_threads(&a)) threads = true;
-    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
-  if (a.status) return a.status;
-  if (npos != 2) return cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
+  int usage = cli_args_in_out(&a, npos, NULL);
+  if (usage) return usage;
   if (back && (split || file || name))
     return cli_usage_error(cmd, "--to-messages writes messages: --split, --file and --name "
                                 "apply to tables");

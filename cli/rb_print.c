@@ -178,15 +178,20 @@ static void free_names(char **names, int64_t n) {
   free(names);
 }
 
+/* A stream over the record batches in data[0, size) and its schema. */
+static QvStatus open_memory(const uint8_t *data, size_t size, struct ArrowArrayStream *s,
+                            struct ArrowSchema *schema, QvError *error) {
+  QvStatus st = cli_rb_reader_memory(data, size, s, NULL, error);
+  if (st) return st;
+  if ((st = qv_rb_stream_get_schema(s, schema, error))) s->release(s);
+  return st;
+}
+
 QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, QvError *error) {
   struct ArrowArrayStream s;
-  QvStatus st = cli_rb_reader_memory(data, size, &s, NULL, error);
-  if (st) return st;
   struct ArrowSchema schema;
-  if ((st = qv_rb_stream_get_schema(&s, &schema, error))) {
-    s.release(&s);
-    return st;
-  }
+  QvStatus st = open_memory(data, size, &s, &schema, error);
+  if (st) return st;
   QvCliText line = {0};
   cli_text_puts(&line, "schema: ");
   for (int64_t i = 0; i < schema.n_children; i++) {
@@ -295,13 +300,9 @@ QvStatus cli_print_record_batches(const uint8_t *data, size_t size, FILE *out, Q
 
 QvStatus cli_print_sparse_cells(const uint8_t *data, size_t size, FILE *out, QvError *error) {
   struct ArrowArrayStream s;
-  QvStatus st = cli_rb_reader_memory(data, size, &s, NULL, error);
-  if (st) return st;
   struct ArrowSchema schema;
-  if ((st = qv_rb_stream_get_schema(&s, &schema, error))) {
-    s.release(&s);
-    return st;
-  }
+  QvStatus st = open_memory(data, size, &s, &schema, error);
+  if (st) return st;
   int64_t cols = schema.n_children;
   bool *sparse = calloc((size_t)cols + 1, sizeof *sparse);
   bool any = false;

@@ -47,19 +47,15 @@ int qv_cmd_tensor_from_table(int argc, char **argv) {
   QvCliArgs a;
   cli_args_init(&a, cmd, argc, argv);
   while (cli_args_next(&a)) {
-    const char *p;
-    if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    if (cli_args_in_out_arg(&a, pos, &npos)) continue;
     else if ((v = cli_args_value(&a, "--columns")) != NULL) columns = v;
     else if (cli_args_flag(&a, "--column-major")) column_major = true;
     else if (cli_args_flag(&a, "--null-to-nan")) null_to_nan = true;
-    else if (cli_args_size(&a, "--max-output", &max_output)) continue;
-    else if (cli_args_no_fsync(&a)) continue;
+    else if (cli_args_output(&a, &max_output)) continue;
     else if (cli_args_threads(&a)) continue;
     else cli_args_unknown(&a);
   }
-  if (a.status) return a.status;
-  if (npos != 2) return cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
-  int rc = cli_check_output(cmd, pos[1]);
+  int rc = cli_args_in_out(&a, npos, pos[1]);
   if (rc) return rc;
   char *buf = NULL;
   const char **names = NULL;

@@ -173,21 +173,19 @@ int qv_cmd_tensor(int argc, char **argv) {
   QvCliArgs a;
   cli_args_init(&a, cmd, argc - 1, argv + 1);
   while (cli_args_next(&a)) {
-    const char *p;
     int k;
-    if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    if (cli_args_in_out_arg(&a, pos, &npos)) continue;
     else if (cli_args_index(&a, "--index", &index)) has_index = true;
     else if ((k = cli_args_choice(&a, "--sparse", formats)) >= 0) sparse = k;
     else if (cli_args_flag(&a, "--stored")) stored = true;
     else if (cli_args_flag(&a, "--verify-crc")) verify_crc = true;
     else if (cli_args_threads(&a)) has_threads = true;
     else if (cli_args_sparse(&a, &sa)) continue;
-    else if (cli_args_size(&a, "--max-output", &sa.max_output)) continue;
-    else if (cli_args_no_fsync(&a)) continue;
+    else if (cli_args_output(&a, &sa.max_output)) continue;
     else cli_args_unknown(&a);
   }
-  if (a.status) return a.status;
-  if (npos != 2) return cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
+  int usage = cli_args_in_out(&a, npos, NULL);
+  if (usage) return usage;
   if (has_index && !is_to_npy && !is_to_npz)
     return cli_usage_error(cmd, "--index applies to to-npy and to-npz only");
   if ((sparse >= 0 || cli_sparse_args_given(&sa)) && !is_from_npy)

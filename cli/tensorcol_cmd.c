@@ -174,19 +174,15 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
   QvCliArgs a;
   cli_args_init(&a, cmd, argc, argv);
   while (cli_args_next(&a)) {
-    const char *p;
-    if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    if (cli_args_in_out_arg(&a, pos, &npos)) continue;
     else if ((v = cli_args_value(&a, "--column")) != NULL) column = v;
     else if ((v = cli_args_value(&a, "--extension")) != NULL) extension = v;
     else if (cli_args_flag(&a, "--fill-nulls")) fill = true;
-    else if (cli_args_size(&a, "--max-output", &max_output)) continue;
+    else if (cli_args_output(&a, &max_output)) continue;
     else if (cli_args_threads(&a)) continue;
-    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
-  if (a.status) return a.status;
-  if (npos != 2) return cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
-  int rc = cli_check_output(cmd, pos[1]);
+  int rc = cli_args_in_out(&a, npos, pos[1]);
   if (rc) return rc;
   QvError err = {0};
   struct ArrowArrayStream stream;
@@ -215,67 +211,16 @@ int qv_cmd_tensor_stack(int argc, char **argv) {
   return st ? cli_fail(cmd, &err) : 0;
 }
 
-/* Writes `t` as a one-column table. */
-static QvStatus write_column(const QvTensor *t, const char *name, bool file, const char *out,
-                             QvError *err) {
-  struct ArrowSchema field, bs;
-  struct ArrowArray column, batch;
-  QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .name = name,
-                               .threads = cli_threads()};
-  QvStatus st = qv_tensor_column_unstack(t, &uo, &field, &column, err);
-  if (st) return st;
-  if ((st = qv_tensor_column_to_batch(&field, &column, &bs, &batch, err)) != QV_OK) {
-    field.release(&field);
-    column.release(&column);
-    return st;
-  }
-  QvSink *sink;
-  if ((st = cli_output_open(out, &sink, err)) == QV_OK) {
-    QvRbWriter *w = NULL;
-    QvRbWriteOptions wo = {.struct_size = sizeof wo, .format = file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM};
-    QvStatus ws = qv_rb_writer_new(&w, &bs, sink, &wo, err);
-    if (ws == QV_OK) ws = qv_rb_writer_write(w, &batch, err);
-    if (ws == QV_OK) ws = qv_rb_writer_finish(w, err);
-    qv_rb_writer_free(w);
-    st = cli_output_close(out, sink, ws, err);
-  }
-  batch.release(&batch);
-  bs.release(&bs);
-  return st;
-}
-
-/* A CSR SparseTensor message as a one-column quiver.sparse_vector table: read
- * through a source (a path is mapped, and the reader's validation seals the
- * tensor, so the column is made in constant time), the column a view of its
- * buffers. Another format: a one-row quiver.sparse_tensor column. */
-static QvStatus write_sparse_column(const char *in, int64_t index, const char *name, bool file,
-                                    int64_t max_output, const char *out, QvError *err) {
-  QvSource *src;
-  QvStatus st = cli_source_new(in, &src, err);
-  if (st) return st;
-  QvSparseTensor t;
-  st = qv_sparse_read(src, index, NULL, &t, err);
-  qv_source_free(src);
-  if (st) return st;
-  struct ArrowSchema field, bs;
-  struct ArrowArray column, batch;
-  if (t.format == QV_SPARSE_CSR) {
-    QvSparseUnstackOptions uo = {.struct_size = sizeof uo, .name = name ? name : "sparse",
-                                 .max_output_size = max_output};
-    st = qv_sparse_vector_unstack(&t, &uo, &field, &column, err);
-  } else {
-    /* no rows to split: the tensor is the one cell of a quiver.sparse_tensor
-     * column (docs/sparse-tensor-extension.md) */
-    const QvSparseTensor *cells[1] = {&t};
-    QvSparseBuildOptions bo = {.struct_size = sizeof bo, .name = name ? name : "sparse",
-                               .kind = QV_SPARSE_COLUMN_TENSOR, .max_output_size = max_output};
-    st = qv_sparse_column_build(cells, 1, &bo, &field, &column, err);
-  }
-  qv_sparse_reset(&t);
-  if (st) return st;
-  if ((st = qv_tensor_column_to_batch(&field, &column, &bs, &batch, err)) != QV_OK) {
-    field.release(&field);
-    column.release(&column);
+/* Writes `field` and `column` (taken over) to `out` as a table of one
+ * column and one batch, an Arrow file when `file`. */
+static QvStatus write_table(struct ArrowSchema *field, struct ArrowArray *column, bool file,
+                            const char *out, QvError *err) {
+  struct ArrowSchema bs;
+  struct ArrowArray batch;
+  QvStatus st = qv_tensor_column_to_batch(field, column, &bs, &batch, err);
+  if (st != QV_OK) {
+    field->release(field);
+    column->release(column);
     return st;
   }
   QvSink *sink;
@@ -294,6 +239,50 @@ static QvStatus write_sparse_column(const char *in, int64_t index, const char *n
   return st;
 }
 
+/* Writes `t` as a one-column table. */
+static QvStatus write_column(const QvTensor *t, const char *name, bool file, const char *out,
+                             QvError *err) {
+  struct ArrowSchema field;
+  struct ArrowArray column;
+  QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .name = name,
+                               .threads = cli_threads()};
+  QvStatus st = qv_tensor_column_unstack(t, &uo, &field, &column, err);
+  if (st) return st;
+  return write_table(&field, &column, file, out, err);
+}
+
+/* A CSR SparseTensor message as a one-column quiver.sparse_vector table: read
+ * through a source (a path is mapped, and the reader's validation seals the
+ * tensor, so the column is made in constant time), the column a view of its
+ * buffers. Another format: a one-row quiver.sparse_tensor column. */
+static QvStatus write_sparse_column(const char *in, int64_t index, const char *name, bool file,
+                                    int64_t max_output, const char *out, QvError *err) {
+  QvSource *src;
+  QvStatus st = cli_source_new(in, &src, err);
+  if (st) return st;
+  QvSparseTensor t;
+  st = qv_sparse_read(src, index, NULL, &t, err);
+  qv_source_free(src);
+  if (st) return st;
+  struct ArrowSchema field;
+  struct ArrowArray column;
+  if (t.format == QV_SPARSE_CSR) {
+    QvSparseUnstackOptions uo = {.struct_size = sizeof uo, .name = name ? name : "sparse",
+                                 .max_output_size = max_output};
+    st = qv_sparse_vector_unstack(&t, &uo, &field, &column, err);
+  } else {
+    /* no rows to split: the tensor is the one cell of a quiver.sparse_tensor
+     * column (docs/sparse-tensor-extension.md) */
+    const QvSparseTensor *cells[1] = {&t};
+    QvSparseBuildOptions bo = {.struct_size = sizeof bo, .name = name ? name : "sparse",
+                               .kind = QV_SPARSE_COLUMN_TENSOR, .max_output_size = max_output};
+    st = qv_sparse_column_build(cells, 1, &bo, &field, &column, err);
+  }
+  qv_sparse_reset(&t);
+  if (st) return st;
+  return write_table(&field, &column, file, out, err);
+}
+
 /* unstack (a Tensor message) and from-npy --as-column (a .npy). */
 static int to_column(const char *cmd, bool npy, int argc, char **argv) {
   const char *pos[2], *name = NULL, *v;
@@ -303,20 +292,16 @@ static int to_column(const char *cmd, bool npy, int argc, char **argv) {
   QvCliArgs a;
   cli_args_init(&a, cmd, argc, argv);
   while (cli_args_next(&a)) {
-    const char *p;
-    if ((p = cli_args_positional(&a)) != NULL && npos < 2) pos[npos++] = p;
+    if (cli_args_in_out_arg(&a, pos, &npos)) continue;
     else if ((v = cli_args_value(&a, "--name")) != NULL) name = v;
     else if (cli_args_flag(&a, "--file")) file = true;
     else if (npy && cli_args_flag(&a, "--as-column")) continue;
     else if (!npy && cli_args_index(&a, "--index", &index)) continue;
-    else if (cli_args_size(&a, "--max-output", &max_output)) continue;
+    else if (cli_args_output(&a, &max_output)) continue;
     else if (cli_args_threads(&a)) continue;
-    else if (cli_args_no_fsync(&a)) continue;
     else cli_args_unknown(&a);
   }
-  if (a.status) return a.status;
-  if (npos != 2) return cli_usage_error(cmd, "needs IN and OUT ('-' for stdin, stdout)");
-  int rc = cli_check_output(cmd, pos[1]);
+  int rc = cli_args_in_out(&a, npos, pos[1]);
   if (rc) return rc;
   QvError err = {0};
   QvCliTensor in;

@@ -273,21 +273,28 @@ static QvStatus adopt(QvTensor *out, void (*release)(void *), void *managed, boo
   return QV_OK;
 }
 
+/* The import both DLPack versions share. `ours` (the context of one of our
+ * own exports coming back) shares the original owner and drops the wrapper
+ * with `release`; a foreign tensor is adopted, `release` calling its
+ * deleter when the view's last reference goes. */
+static QvStatus import_managed(const DLTensor *dl, const QvDlpackImportOptions *options,
+                               DlpackExport *ours, void (*release)(void *), void *managed,
+                               bool has_deleter, QvTensor *out, QvError *error) {
+  QvStatus st = import_tensor(dl, options, ours != NULL ? ours->owner : NULL, out, error);
+  if (st != QV_OK) return st;
+  if (ours == NULL) return adopt(out, release, managed, has_deleter, error);
+  release(managed);
+  return QV_OK;
+}
+
 QvStatus qv_tensor_from_dlpack(DLManagedTensor *managed, const QvDlpackImportOptions *options,
                                QvTensor *out, QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_from_dlpack: out is NULL");
   memset(out, 0, sizeof *out);
   if (managed == NULL) return qv_error_set(error, QV_EARG, "qv_tensor_from_dlpack: managed is NULL");
-  if (managed->deleter == plain_deleter) {
-    /* One of ours coming back: share the original owner, drop the wrapper. */
-    DlpackExport *ctx = managed->manager_ctx;
-    QvStatus st = import_tensor(&managed->dl_tensor, options, ctx->owner, out, error);
-    if (st == QV_OK) managed->deleter(managed);
-    return st;
-  }
-  QvStatus st = import_tensor(&managed->dl_tensor, options, NULL, out, error);
-  if (st != QV_OK) return st;
-  return adopt(out, release_plain, managed, managed->deleter != NULL, error);
+  DlpackExport *ours = managed->deleter == plain_deleter ? managed->manager_ctx : NULL;
+  return import_managed(&managed->dl_tensor, options, ours, release_plain, managed,
+                        managed->deleter != NULL, out, error);
 }
 
 QvStatus qv_tensor_from_dlpack_versioned(QvDLManagedTensorVersioned *managed,
@@ -302,13 +309,7 @@ QvStatus qv_tensor_from_dlpack_versioned(QvDLManagedTensorVersioned *managed,
   if (managed->version.major != 1)
     return qv_error_set(error, QV_ENOTSUP, "DLPack version %u.%u: quiver reads major version 1",
                         (unsigned)managed->version.major, (unsigned)managed->version.minor);
-  if (managed->deleter == versioned_deleter) {
-    DlpackExport *ctx = managed->manager_ctx;
-    QvStatus st = import_tensor(&managed->dl_tensor, options, ctx->owner, out, error);
-    if (st == QV_OK) managed->deleter(managed);
-    return st;
-  }
-  QvStatus st = import_tensor(&managed->dl_tensor, options, NULL, out, error);
-  if (st != QV_OK) return st;
-  return adopt(out, release_versioned, managed, managed->deleter != NULL, error);
+  DlpackExport *ours = managed->deleter == versioned_deleter ? managed->manager_ctx : NULL;
+  return import_managed(&managed->dl_tensor, options, ours, release_versioned, managed,
+                        managed->deleter != NULL, out, error);
 }

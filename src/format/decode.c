@@ -68,35 +68,25 @@ static void *dalloc(Decoder *d, size_t count, size_t size) {
   return p;
 }
 
-static QvStatus invalid(Decoder *d, const char *fmt, ...)
+/* `code` with a message for d->error; invalid() is malformed input,
+ * unsupported() an enum or union value the format may define after this
+ * version (a new codec, type or MetadataVersion): valid input quiver does
+ * not support. */
+static QvStatus fail(Decoder *d, QvStatus code, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 3, 4)))
 #endif
     ;
-static QvStatus invalid(Decoder *d, const char *fmt, ...) {
+static QvStatus fail(Decoder *d, QvStatus code, const char *fmt, ...) {
   char msg[QV_ERROR_MESSAGE_SIZE];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return qv_error_set(d->error, QV_EINVAL, "%s", msg);
+  return qv_error_set(d->error, code, "%s", msg);
 }
-
-/* An enum or union value the format may define after this version (a new
- * codec, type or MetadataVersion): valid input quiver does not support. */
-static QvStatus unsupported(Decoder *d, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static QvStatus unsupported(Decoder *d, const char *fmt, ...) {
-  char msg[QV_ERROR_MESSAGE_SIZE];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return qv_error_set(d->error, QV_ENOTSUP, "%s", msg);
-}
+#define invalid(d, ...) fail((d), QV_EINVAL, __VA_ARGS__)
+#define unsupported(d, ...) fail((d), QV_ENOTSUP, __VA_ARGS__)
 
 static QvStatus copy_string(Decoder *d, QvFbString s, const char **out, size_t *out_len) {
   *out = NULL;
