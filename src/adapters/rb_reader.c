@@ -14,6 +14,7 @@
 #include "adapters/tensor_message.h"
 #include "ipc/compression_internal.h"
 #include "ipc/source_internal.h"
+#include "util/c_format.h"
 #include "util/cpu.h"
 #include "util/errpath.h"
 #include "util/idmap.h"
@@ -23,84 +24,6 @@
 #include "quiver/recordbatch_ipc.h"
 
 /* ---- IPC schema -> ArrowSchema */
-
-static const char *int_format(QvIntType t) {
-  switch (t.bit_width) {
-    case 8: return t.is_signed ? "c" : "C";
-    case 16: return t.is_signed ? "s" : "S";
-    case 32: return t.is_signed ? "i" : "I";
-    default: return t.is_signed ? "l" : "L";
-  }
-}
-
-static const char unit_chars[4] = {'s', 'm', 'u', 'n'};
-
-/* Format string of a type; timestamp time zones can be long, hence the
- * caller-sized buffer. */
-static QvStatus type_format(const QvField *f, char *buf, size_t size, QvError *error) {
-  const QvType *t = &f->type;
-  switch (t->id) {
-    case QV_TYPE_NULL: snprintf(buf, size, "n"); break;
-    case QV_TYPE_INT: snprintf(buf, size, "%s", int_format(t->u.int_)); break;
-    case QV_TYPE_FLOATING_POINT:
-      snprintf(buf, size, "%s", t->u.floating_point.precision == QV_PRECISION_HALF ? "e"
-                                : t->u.floating_point.precision == QV_PRECISION_SINGLE ? "f" : "g");
-      break;
-    case QV_TYPE_BINARY: snprintf(buf, size, "z"); break;
-    case QV_TYPE_UTF8: snprintf(buf, size, "u"); break;
-    case QV_TYPE_BOOL: snprintf(buf, size, "b"); break;
-    case QV_TYPE_DECIMAL:
-      if (t->u.decimal.bit_width == 128)
-        snprintf(buf, size, "d:%d,%d", (int)t->u.decimal.precision, (int)t->u.decimal.scale);
-      else
-        snprintf(buf, size, "d:%d,%d,%d", (int)t->u.decimal.precision, (int)t->u.decimal.scale,
-                 (int)t->u.decimal.bit_width);
-      break;
-    case QV_TYPE_DATE: snprintf(buf, size, "%s", t->u.date.unit == QV_DATE_DAY ? "tdD" : "tdm"); break;
-    case QV_TYPE_TIME: snprintf(buf, size, "tt%c", unit_chars[t->u.time.unit & 3]); break;
-    case QV_TYPE_TIMESTAMP:
-      snprintf(buf, size, "ts%c:%.*s", unit_chars[t->u.timestamp.unit & 3],
-               t->u.timestamp.timezone ? (int)t->u.timestamp.timezone_len : 0,
-               t->u.timestamp.timezone ? t->u.timestamp.timezone : "");
-      break;
-    case QV_TYPE_INTERVAL:
-      snprintf(buf, size, "%s", t->u.interval.unit == QV_INTERVAL_YEAR_MONTH ? "tiM"
-                                : t->u.interval.unit == QV_INTERVAL_DAY_TIME ? "tiD" : "tin");
-      break;
-    case QV_TYPE_DURATION: snprintf(buf, size, "tD%c", unit_chars[t->u.duration.unit & 3]); break;
-    case QV_TYPE_LIST: snprintf(buf, size, "+l"); break;
-    case QV_TYPE_STRUCT: snprintf(buf, size, "+s"); break;
-    case QV_TYPE_UNION: {
-      size_t n = (size_t)snprintf(buf, size, "+u%c:", t->u.union_.mode == QV_UNION_DENSE ? 'd' : 's');
-      if (t->u.union_.has_type_ids && t->u.union_.n_type_ids != f->n_children)
-        return qv_error_set(error, QV_EINVAL, "union has %lld type ids for %lld children",
-                            (long long)t->u.union_.n_type_ids, (long long)f->n_children);
-      if (f->n_children > 128)
-        return qv_error_set(error, QV_EINVAL, "union has %lld children, at most 128 fit int8 type ids",
-                            (long long)f->n_children);
-      for (int64_t i = 0; i < f->n_children && n < size; i++) {
-        int32_t id = t->u.union_.has_type_ids ? t->u.union_.type_ids[i] : (int32_t)i;
-        if (id < 0 || id > 127)
-          return qv_error_set(error, QV_EINVAL, "union type id %d is outside 0..127", (int)id);
-        n += (size_t)snprintf(buf + n, size - n, "%s%d", i ? "," : "", (int)id);
-      }
-      break;
-    }
-    case QV_TYPE_FIXED_SIZE_BINARY: snprintf(buf, size, "w:%d", (int)t->u.fixed_size_binary.byte_width); break;
-    case QV_TYPE_FIXED_SIZE_LIST: snprintf(buf, size, "+w:%d", (int)t->u.fixed_size_list.list_size); break;
-    case QV_TYPE_MAP: snprintf(buf, size, "+m"); break;
-    case QV_TYPE_LARGE_BINARY: snprintf(buf, size, "Z"); break;
-    case QV_TYPE_LARGE_UTF8: snprintf(buf, size, "U"); break;
-    case QV_TYPE_LARGE_LIST: snprintf(buf, size, "+L"); break;
-    case QV_TYPE_RUN_END_ENCODED: snprintf(buf, size, "+r"); break;
-    case QV_TYPE_BINARY_VIEW: snprintf(buf, size, "vz"); break;
-    case QV_TYPE_UTF8_VIEW: snprintf(buf, size, "vu"); break;
-    case QV_TYPE_LIST_VIEW: snprintf(buf, size, "+vl"); break;
-    case QV_TYPE_LARGE_LIST_VIEW: snprintf(buf, size, "+vL"); break;
-    default: return qv_error_set(error, QV_EINVAL, "field has no type");
-  }
-  return QV_OK;
-}
 
 static char *dup_n(const char *s, size_t n) {
   char *d = malloc(n + 1);
@@ -148,12 +71,12 @@ static QvStatus field_to_schema(const QvField *f, struct ArrowSchema *out, int d
     st = qv_error_set(error, QV_ENOMEM, "out of memory");
     goto done;
   }
-  if ((st = type_format(f, fmt, fsize, error))) goto done;
+  if ((st = qvi_type_c_format(&f->type, f->n_children, fmt, fsize, error))) goto done;
   int64_t flags = f->nullable ? ARROW_FLAG_NULLABLE : 0;
   if (f->type.id == QV_TYPE_MAP && f->type.u.map.keys_sorted) flags |= ARROW_FLAG_MAP_KEYS_SORTED;
   if (f->dictionary) {
     if (f->dictionary->is_ordered) flags |= ARROW_FLAG_DICTIONARY_ORDERED;
-    if ((st = qv_arrow_schema_init(out, int_format(f->dictionary->index_type), name, flags, 0, error)) ||
+    if ((st = qv_arrow_schema_init(out, qvi_int_c_format(f->dictionary->index_type), name, flags, 0, error)) ||
         (st = qv_arrow_schema_alloc_dictionary(out, error)) ||
         (st = qv_arrow_schema_init(out->dictionary, fmt, "", ARROW_FLAG_NULLABLE, f->n_children, error)) ||
         (st = children_to_schema(f, out->dictionary, depth + 1, error)))

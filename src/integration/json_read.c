@@ -25,6 +25,7 @@
 #include "integration/json_internal.h"
 #include "quiver/buffer.h"
 #include "quiver/io.h"
+#include "util/c_format.h"
 #include "util/half.h"
 #include "util/load.h"
 #include "util/options.h"
@@ -351,15 +352,15 @@ out:
   return st;
 }
 
-static QvStatus time_unit(Reader *r, const json_t *type, char *out) {
+static QvStatus time_unit(Reader *r, const json_t *type, QvTimeUnit *out) {
   const json_t *u;
   QvStatus st = need_member(r, type, "unit", JSON_STRING, &u);
   if (st) return st;
   const char *s = json_string_value(u);
-  if (strcmp(s, "SECOND") == 0) *out = 's';
-  else if (strcmp(s, "MILLISECOND") == 0) *out = 'm';
-  else if (strcmp(s, "MICROSECOND") == 0) *out = 'u';
-  else if (strcmp(s, "NANOSECOND") == 0) *out = 'n';
+  if (strcmp(s, "SECOND") == 0) *out = QV_TIME_SECOND;
+  else if (strcmp(s, "MILLISECOND") == 0) *out = QV_TIME_MILLISECOND;
+  else if (strcmp(s, "MICROSECOND") == 0) *out = QV_TIME_MICROSECOND;
+  else if (strcmp(s, "NANOSECOND") == 0) *out = QV_TIME_NANOSECOND;
   else {
     size_t m = qvi_errpath_push(&r->path, ".unit");
     st = fail(r, "unknown time unit \"%.32s\"", s);
@@ -373,26 +374,38 @@ static bool get_bool_member(const json_t *obj, const char *key, bool dflt) {
   return json_is_boolean(v) ? json_is_true(v) : dflt;
 }
 
-/* The format string of a Type object; *n_children: the children the type
- * needs (-1: any). The format needs at most 16 + 128 * 4 bytes. */
-static QvStatus type_format(Reader *r, const json_t *type, char *fmt, size_t cap,
-                            int64_t *n_children) {
+/* A Type object as the QvType the IPC schema would hold (ids: room for a
+ * union's 128 type ids, which t points into); *n_children: the children
+ * the type needs (-1: any). */
+static QvStatus parse_type(Reader *r, const json_t *type, QvType *t, int32_t *ids,
+                           int64_t *n_children) {
   const json_t *name;
   QvStatus st = need_member(r, type, "name", JSON_STRING, &name);
   if (st) return st;
   const char *n = json_string_value(name);
+  memset(t, 0, sizeof *t);
   *n_children = 0;
-  static const struct { const char *name; const char *fmt; int children; } simple[] = {
-      {"null", "n", 0},        {"bool", "b", 0},       {"utf8", "u", 0},
-      {"largeutf8", "U", 0},   {"binary", "z", 0},     {"largebinary", "Z", 0},
-      {"utf8view", "vu", 0},   {"binaryview", "vz", 0}, {"list", "+l", 1},
-      {"largelist", "+L", 1},  {"listview", "+vl", 1}, {"largelistview", "+vL", 1},
-      {"struct", "+s", -1},    {"map", "+m", 1},       {"runendencoded", "+r", 2},
+  static const struct { const char *name; QvTypeId id; int children; } simple[] = {
+      {"null", QV_TYPE_NULL, 0},
+      {"bool", QV_TYPE_BOOL, 0},
+      {"utf8", QV_TYPE_UTF8, 0},
+      {"largeutf8", QV_TYPE_LARGE_UTF8, 0},
+      {"binary", QV_TYPE_BINARY, 0},
+      {"largebinary", QV_TYPE_LARGE_BINARY, 0},
+      {"utf8view", QV_TYPE_UTF8_VIEW, 0},
+      {"binaryview", QV_TYPE_BINARY_VIEW, 0},
+      {"list", QV_TYPE_LIST, 1},
+      {"largelist", QV_TYPE_LARGE_LIST, 1},
+      {"listview", QV_TYPE_LIST_VIEW, 1},
+      {"largelistview", QV_TYPE_LARGE_LIST_VIEW, 1},
+      {"struct", QV_TYPE_STRUCT, -1},
+      {"map", QV_TYPE_MAP, 1},
+      {"runendencoded", QV_TYPE_RUN_END_ENCODED, 2},
       /* arrow-js writes its own type name for struct (and reads both) */
-      {"struct_", "+s", -1}};
+      {"struct_", QV_TYPE_STRUCT, -1}};
   for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
     if (strcmp(n, simple[i].name) == 0) {
-      snprintf(fmt, cap, "%s", simple[i].fmt);
+      t->id = simple[i].id;
       *n_children = simple[i].children;
       return QV_OK;
     }
@@ -402,21 +415,21 @@ static QvStatus type_format(Reader *r, const json_t *type, char *fmt, size_t cap
     if ((st = need_int_member(r, type, "bitWidth", 8, 64, &x)) ||
         (st = need_member(r, type, "isSigned", JSON_TRUE, &sg)))
       return st;
-    bool s = json_is_true(sg);
-    const char *f = x == 8 ? (s ? "c" : "C") : x == 16 ? (s ? "s" : "S")
-                    : x == 32 ? (s ? "i" : "I") : x == 64 ? (s ? "l" : "L") : NULL;
-    if (f == NULL) return fail(r, "int bitWidth %" PRId64 " is not 8, 16, 32 or 64", x);
-    snprintf(fmt, cap, "%s", f);
+    if (x != 8 && x != 16 && x != 32 && x != 64)
+      return fail(r, "int bitWidth %" PRId64 " is not 8, 16, 32 or 64", x);
+    t->id = QV_TYPE_INT;
+    t->u.int_ = (QvIntType){.bit_width = (int32_t)x, .is_signed = json_is_true(sg)};
     return QV_OK;
   }
   if (strcmp(n, "floatingpoint") == 0) {
     const json_t *p;
     if ((st = need_member(r, type, "precision", JSON_STRING, &p))) return st;
     const char *s = json_string_value(p);
-    const char *f = strcmp(s, "HALF") == 0 ? "e" : strcmp(s, "SINGLE") == 0 ? "f"
-                    : strcmp(s, "DOUBLE") == 0 ? "g" : NULL;
-    if (f == NULL) return fail(r, "unknown floating-point precision \"%.32s\"", s);
-    snprintf(fmt, cap, "%s", f);
+    if (strcmp(s, "HALF") == 0) t->u.floating_point.precision = QV_PRECISION_HALF;
+    else if (strcmp(s, "SINGLE") == 0) t->u.floating_point.precision = QV_PRECISION_SINGLE;
+    else if (strcmp(s, "DOUBLE") == 0) t->u.floating_point.precision = QV_PRECISION_DOUBLE;
+    else return fail(r, "unknown floating-point precision \"%.32s\"", s);
+    t->id = QV_TYPE_FLOATING_POINT;
     return QV_OK;
   }
   if (strcmp(n, "decimal") == 0) {
@@ -429,20 +442,22 @@ static QvStatus type_format(Reader *r, const json_t *type, char *fmt, size_t cap
       return st;
     if (bw != 32 && bw != 64 && bw != 128 && bw != 256)
       return fail(r, "decimal bitWidth %" PRId64 " is not 32, 64, 128 or 256", bw);
-    if (bw == 128)
-      snprintf(fmt, cap, "d:%" PRId64 ",%" PRId64, p, s);
-    else
-      snprintf(fmt, cap, "d:%" PRId64 ",%" PRId64 ",%" PRId64, p, s, bw);
+    t->id = QV_TYPE_DECIMAL;
+    t->u.decimal.precision = (int32_t)p;
+    t->u.decimal.scale = (int32_t)s;
+    t->u.decimal.bit_width = (int32_t)bw;
     return QV_OK;
   }
   if (strcmp(n, "fixedsizebinary") == 0) {
     if ((st = need_int_member(r, type, "byteWidth", 0, INT32_MAX, &x))) return st;
-    snprintf(fmt, cap, "w:%" PRId64, x);
+    t->id = QV_TYPE_FIXED_SIZE_BINARY;
+    t->u.fixed_size_binary.byte_width = (int32_t)x;
     return QV_OK;
   }
   if (strcmp(n, "fixedsizelist") == 0) {
     if ((st = need_int_member(r, type, "listSize", 0, INT32_MAX, &x))) return st;
-    snprintf(fmt, cap, "+w:%" PRId64, x);
+    t->id = QV_TYPE_FIXED_SIZE_LIST;
+    t->u.fixed_size_list.list_size = (int32_t)x;
     *n_children = 1;
     return QV_OK;
   }
@@ -450,71 +465,96 @@ static QvStatus type_format(Reader *r, const json_t *type, char *fmt, size_t cap
     const json_t *u;
     if ((st = need_member(r, type, "unit", JSON_STRING, &u))) return st;
     const char *s = json_string_value(u);
-    if (strcmp(s, "DAY") == 0) snprintf(fmt, cap, "tdD");
-    else if (strcmp(s, "MILLISECOND") == 0) snprintf(fmt, cap, "tdm");
+    if (strcmp(s, "DAY") == 0) t->u.date.unit = QV_DATE_DAY;
+    else if (strcmp(s, "MILLISECOND") == 0) t->u.date.unit = QV_DATE_MILLISECOND;
     else return fail(r, "unknown date unit \"%.32s\"", s);
+    t->id = QV_TYPE_DATE;
     return QV_OK;
   }
   if (strcmp(n, "time") == 0) {
-    char u;
+    QvTimeUnit u;
     if ((st = time_unit(r, type, &u))) return st;
-    int64_t want = (u == 's' || u == 'm') ? 32 : 64;
+    int64_t want = (u == QV_TIME_SECOND || u == QV_TIME_MILLISECOND) ? 32 : 64;
     if ((st = need_int_member(r, type, "bitWidth", 0, 64, &x))) return st;
     if (x != want)
       return fail(r, "time bitWidth %" PRId64 " does not match the unit (needs %" PRId64 ")", x,
                   want);
-    snprintf(fmt, cap, "tt%c", u);
+    t->id = QV_TYPE_TIME;
+    t->u.time.unit = u;
+    t->u.time.bit_width = (int32_t)x;
     return QV_OK;
   }
   if (strcmp(n, "timestamp") == 0) {
-    char u;
+    QvTimeUnit u;
     if ((st = time_unit(r, type, &u))) return st;
     const json_t *tz = member(type, "timezone");
     if (tz && !json_is_null(tz) && !json_is_string(tz))
       return fail(r, "timestamp timezone is %s, not a string", kind_name(tz));
-    snprintf(fmt, cap, "ts%c:%.200s", u, json_is_string(tz) ? json_string_value(tz) : "");
     if (json_is_string(tz) && json_string_length(tz) > 200)
       return fail(r, "timestamp timezone longer than 200 bytes");
+    t->id = QV_TYPE_TIMESTAMP;
+    t->u.timestamp.unit = u;
+    if (json_is_string(tz)) {
+      t->u.timestamp.timezone = json_string_value(tz);
+      t->u.timestamp.timezone_len = json_string_length(tz);
+    }
     return QV_OK;
   }
   if (strcmp(n, "duration") == 0) {
-    char u;
+    QvTimeUnit u;
     if ((st = time_unit(r, type, &u))) return st;
-    snprintf(fmt, cap, "tD%c", u);
+    t->id = QV_TYPE_DURATION;
+    t->u.duration.unit = u;
     return QV_OK;
   }
   if (strcmp(n, "interval") == 0) {
     const json_t *u;
     if ((st = need_member(r, type, "unit", JSON_STRING, &u))) return st;
     const char *s = json_string_value(u);
-    if (strcmp(s, "YEAR_MONTH") == 0) snprintf(fmt, cap, "tiM");
-    else if (strcmp(s, "DAY_TIME") == 0) snprintf(fmt, cap, "tiD");
-    else if (strcmp(s, "MONTH_DAY_NANO") == 0) snprintf(fmt, cap, "tin");
+    if (strcmp(s, "YEAR_MONTH") == 0) t->u.interval.unit = QV_INTERVAL_YEAR_MONTH;
+    else if (strcmp(s, "DAY_TIME") == 0) t->u.interval.unit = QV_INTERVAL_DAY_TIME;
+    else if (strcmp(s, "MONTH_DAY_NANO") == 0) t->u.interval.unit = QV_INTERVAL_MONTH_DAY_NANO;
     else return fail(r, "unknown interval unit \"%.32s\"", s);
+    t->id = QV_TYPE_INTERVAL;
     return QV_OK;
   }
   if (strcmp(n, "union") == 0) {
-    const json_t *mode, *ids;
+    const json_t *mode, *jids;
     if ((st = need_member(r, type, "mode", JSON_STRING, &mode)) ||
-        (st = need_member(r, type, "typeIds", JSON_ARRAY, &ids)))
+        (st = need_member(r, type, "typeIds", JSON_ARRAY, &jids)))
       return st;
     const char *m = json_string_value(mode);
     if (strcmp(m, "SPARSE") != 0 && strcmp(m, "DENSE") != 0)
       return fail(r, "unknown union mode \"%.32s\"", m);
-    size_t nids = json_array_size(ids);
+    size_t nids = json_array_size(jids);
     if (nids > 128) return fail(r, "union with %zu members (at most 128)", nids);
-    size_t len = (size_t)snprintf(fmt, cap, "+u%c:", m[0] == 'S' ? 's' : 'd');
     for (size_t i = 0; i < nids; i++) {
-      const json_t *id = json_array_get(ids, i);
+      const json_t *id = json_array_get(jids, i);
       if (!json_is_integer(id) || json_integer_value(id) < 0 || json_integer_value(id) > 127)
         return fail(r, "typeIds[%zu] is not a type code in 0..127", i);
-      len += (size_t)snprintf(fmt + len, cap - len, "%s%d", i ? "," : "",
-                              (int)json_integer_value(id));
+      ids[i] = (int32_t)json_integer_value(id);
     }
+    t->id = QV_TYPE_UNION;
+    t->u.union_.mode = m[0] == 'S' ? QV_UNION_SPARSE : QV_UNION_DENSE;
+    t->u.union_.has_type_ids = true;
+    t->u.union_.n_type_ids = (int64_t)nids;
+    t->u.union_.type_ids = ids;
     *n_children = (int64_t)nids;
     return QV_OK;
   }
   return fail(r, "unknown type \"%.32s\"", n);
+}
+
+/* The format string of a Type object (the one mapping, util/c_format.h);
+ * *n_children as parse_type's. The format needs at most 16 + 128 * 4 bytes. */
+static QvStatus type_format(Reader *r, const json_t *type, char *fmt, size_t cap,
+                            int64_t *n_children) {
+  QvType t;
+  int32_t ids[128];
+  QvStatus st = parse_type(r, type, &t, ids, n_children);
+  if (st) return st;
+  /* a union has as many children as type ids here: no check can fail */
+  return qvi_type_c_format(&t, t.id == QV_TYPE_UNION ? *n_children : 0, fmt, cap, r->error);
 }
 
 static QvStatus register_dictionary(Reader *r, const struct ArrowSchema *node, int64_t id) {
