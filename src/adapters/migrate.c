@@ -14,6 +14,7 @@
 #include "quiver/tensor_column.h"
 #include "quiver/tensor_ipc.h"
 #include "util/options.h"
+#include "util/grow.h"
 
 typedef struct Msg {
   bool sparse;
@@ -70,15 +71,15 @@ static QvStatus read_messages(QvSource *in, Run *r, QvError *error) {
     }
     if (st) break;
     if (r->n == cap) {
-      int64_t nc = cap ? cap * 2 : 16;
-      Msg *nm = realloc(r->msgs, (size_t)nc * sizeof *nm);
+      size_t nc = (size_t)cap;
+      Msg *nm = qvi_grow_array(r->msgs, &nc, nc + 1, 16, sizeof *nm);
       if (nm == NULL) {
         qv_ipc_message_reset(&m);
         st = qv_error_set(error, QV_ENOMEM, "out of memory");
         break;
       }
       r->msgs = nm;
-      cap = nc;
+      cap = (int64_t)nc;
     }
     Msg *x = &r->msgs[r->n];
     memset(x, 0, sizeof *x);

@@ -17,6 +17,7 @@
 #include "util/c_format.h"
 #include "util/cpu.h"
 #include "util/errpath.h"
+#include "util/grow.h"
 #include "util/idmap.h"
 #include "util/load.h"
 #include "util/options.h"
@@ -318,11 +319,11 @@ static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchem
   const struct ArrowSchema *values = s;
   if (f->dictionary) {
     if (c->n_node_ids == c->node_id_capacity) { /* doubling: many fields stay linear */
-      int64_t cap = c->node_id_capacity ? c->node_id_capacity * 2 : 16;
-      int64_t *ids = realloc(c->node_ids, (size_t)cap * sizeof *ids);
+      size_t cap = (size_t)c->node_id_capacity;
+      int64_t *ids = qvi_grow_array(c->node_ids, &cap, cap + 1, 16, sizeof *ids);
       if (ids == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
       c->node_ids = ids;
-      c->node_id_capacity = cap;
+      c->node_id_capacity = (int64_t)cap;
     }
     c->node_ids[c->n_node_ids++] = f->dictionary->id;
     DictState *d = find_dict(c, f->dictionary->id);
@@ -336,11 +337,11 @@ static QvStatus collect_dicts(Core *c, const QvField *f, const struct ArrowSchem
                             value_format(d->schema_node), value_format(s));
     } else {
       if (c->n_dicts == c->dict_capacity) {
-        int64_t cap = c->dict_capacity ? c->dict_capacity * 2 : 4;
-        DictState *nd = realloc(c->dicts, (size_t)cap * sizeof *nd);
+        size_t cap = (size_t)c->dict_capacity;
+        DictState *nd = qvi_grow_array(c->dicts, &cap, cap + 1, 4, sizeof *nd);
         if (nd == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
         c->dicts = nd;
-        c->dict_capacity = cap;
+        c->dict_capacity = (int64_t)cap;
       }
       if (!qvi_idmap_put(&c->dict_index, f->dictionary->id, c->n_dicts))
         return qv_error_set(error, QV_ENOMEM, "out of memory");
@@ -423,14 +424,14 @@ static void mem_free(void *p) {
 
 static uint8_t *mem_alloc(Mem *m, int64_t size) {
   if (m->n == m->capacity) {
-    int64_t cap = m->capacity ? m->capacity * 2 : 8;
-    void **a = realloc(m->allocs, (size_t)cap * sizeof *a);
+    size_t cap = (size_t)m->capacity;
+    void **a = qvi_grow_array(m->allocs, &cap, cap + 1, 8, sizeof *a);
     if (a == NULL) return NULL;
     m->allocs = a;
     size_t *c = realloc(m->caps, (size_t)cap * sizeof *c);
     if (c == NULL) return NULL;
     m->caps = c;
-    m->capacity = cap;
+    m->capacity = (int64_t)cap;
   }
   size_t capacity;
   uint8_t *p = qvi_recycler_get(m->rec, (size_t)size, &capacity);
@@ -465,13 +466,14 @@ static QvStatus defer_decompress(Loader *ld, int64_t idx, const uint8_t *src, in
                                  uint8_t *dst, int64_t ulen, QvSwapKind swap) {
   Jobs *c = ld->jobs;
   if (c->n == c->cap) {
-    int64_t cap = c->cap ? c->cap * 2 : 16;
-    QvCodecJob *j = realloc(c->jobs, (size_t)cap * sizeof *j);
+    /* two arrays of one length: each grows to the same capacity */
+    size_t cap = (size_t)c->cap, cap2 = cap;
+    QvCodecJob *j = qvi_grow_array(c->jobs, &cap, cap + 1, 16, sizeof *j);
     if (j) c->jobs = j;
-    PendingBuffer *p = j ? realloc(c->pending, (size_t)cap * sizeof *p) : NULL;
+    PendingBuffer *p = j ? qvi_grow_array(c->pending, &cap2, cap, 16, sizeof *p) : NULL;
     if (p == NULL) return qv_error_set(ld->error, QV_ENOMEM, "out of memory");
     c->pending = p;
-    c->cap = cap;
+    c->cap = (int64_t)cap;
   }
   QvCodecJob *j = &c->jobs[c->n];
   memset(j, 0, sizeof *j);

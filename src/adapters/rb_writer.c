@@ -17,6 +17,7 @@
 #include "util/idmap.h"
 #include "util/load.h"
 #include "util/options.h"
+#include "util/grow.h"
 
 /* Padding and the offsets of an empty array (at most 63 bytes). */
 static const uint8_t zeros[64];
@@ -49,11 +50,11 @@ typedef struct Ser {
 
 static bool grow(void **p, int64_t *cap, int64_t n, size_t elem) {
   if (n < *cap) return true;
-  int64_t c = *cap ? *cap * 2 : 16;
-  void *q = realloc(*p, (size_t)c * elem);
-  if (q == NULL) return false;
+  size_t c = (size_t)*cap;
+  void *q = qvi_grow_array(*p, &c, (size_t)n + 1, 16, elem);
+  if (q == NULL || c > INT64_MAX) return false;
   *p = q;
-  *cap = c;
+  *cap = (int64_t)c;
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include "quiver/sparse.h" /* QV_DEFAULT_MAX_OUTPUT_SIZE */
 #include "quiver/table_tensor.h"
 #include "util/cpu.h"
+#include "util/grow.h"
 #include "util/options.h"
 #include "util/pool.h"
 
@@ -585,14 +586,14 @@ QvStatus qv_table_stream_to_tensor(struct ArrowArrayStream *stream,
   QvStatus st = QV_OK;
   for (;;) {
     if (n == cap) {
-      int64_t nc = cap ? cap * 2 : 8;
-      struct ArrowArray *na = realloc(arrays, (size_t)nc * sizeof *na);
+      size_t nc = (size_t)cap;
+      struct ArrowArray *na = qvi_grow_array(arrays, &nc, nc + 1, 8, sizeof *na);
       if (na == NULL) {
         st = qv_error_set(error, QV_ENOMEM, "out of memory");
         break;
       }
       arrays = na;
-      cap = nc;
+      cap = (int64_t)nc;
     }
     memset(&arrays[n], 0, sizeof arrays[n]);
     rc = stream->get_next(stream, &arrays[n]);

@@ -21,6 +21,7 @@
 #include "quiver/sparse.h"
 #include "quiver/sparse_column.h"
 #include "quiver/tensor_column.h"
+#include "util/grow.h"
 
 /* A text that counts every byte and keeps what fits (snprintf's rule). */
 typedef struct Out {
@@ -42,12 +43,12 @@ static void put_s(Out *o, const char *s) { put_n(o, s, strlen(s)); }
 __attribute__((format(printf, 2, 3)))
 #endif
 static void put_f(Out *o, const char *fmt, ...) {
-  char tmp[64];
+  char tmp[QVI_SHORT_TEXT];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  size_t n = qvi_format_short(tmp, fmt, ap);
   va_end(ap);
-  if (n > 0) put_n(o, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+  put_n(o, tmp, n);
 }
 
 /* Arrow C++'s names of the parameterless types. */

@@ -9,24 +9,13 @@
 
 #include "quiver/array.h"
 #include "util/checked.h"
+#include "util/grow.h"
 #include "util/load.h"
 
 /* Physical layouts: QvLayout and its queries are public (quiver/array.h). */
 static inline QvLayout qvi_view_layout(const QvArrayView *v) {
   return qv_layout_of(v->type.storage_type);
 }
-
-/* Growable, 64-byte aligned buffer used by builders. */
-typedef struct QvGrowBuf {
-  uint8_t *data;
-  int64_t size;
-  int64_t capacity;
-} QvGrowBuf;
-
-QvStatus qvi_growbuf_reserve(QvGrowBuf *b, int64_t additional);
-QvStatus qvi_growbuf_append(QvGrowBuf *b, const void *data, int64_t n);
-QvStatus qvi_growbuf_append_zeros(QvGrowBuf *b, int64_t n);
-void qvi_growbuf_free(QvGrowBuf *b);
 
 /* Builder state of one node while it is being built. */
 typedef struct QvBuilder {

@@ -364,11 +364,11 @@ static QvStatus push_view(QvBuilder *b, const uint8_t *data, int64_t size) {
   if (cur == NULL || (cur->size > 0 && cur->size + size > VIEW_BLOCK_SIZE) ||
       cur->size + size > INT32_MAX) {
     if (b->n_variadic == b->variadic_capacity) {
-      int64_t cap = b->variadic_capacity ? b->variadic_capacity * 2 : 4;
-      QvGrowBuf *nv = realloc(b->variadic, (size_t)cap * sizeof *nv);
+      size_t cap = (size_t)b->variadic_capacity;
+      QvGrowBuf *nv = qvi_grow_array(b->variadic, &cap, cap + 1, 4, sizeof *nv);
       if (nv == NULL) return QV_ENOMEM;
       b->variadic = nv;
-      b->variadic_capacity = cap;
+      b->variadic_capacity = (int64_t)cap;
     }
     cur = &b->variadic[b->n_variadic++];
     memset(cur, 0, sizeof *cur);

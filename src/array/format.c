@@ -9,36 +9,23 @@
 #include <string.h>
 
 #include "array/array_internal.h"
+#include "util/grow.h"
 #include "util/half.h"
 
 typedef struct Str {
-  char *data;
-  size_t len, cap;
+  QvStrBuf text;
   size_t max;     /* 0: unlimited */
   bool truncated;
-  bool nomem;
   bool human;     /* qv_array_view_format_human's leaves */
 } Str;
 
 static void put_n(Str *s, const char *p, size_t n) {
-  if (s->truncated || s->nomem) return;
-  if (s->max && s->len + n > s->max) {
-    n = s->max > s->len ? s->max - s->len : 0;
+  if (s->truncated || s->text.nomem) return;
+  if (s->max && s->text.len + n > s->max) {
+    n = s->max > s->text.len ? s->max - s->text.len : 0;
     s->truncated = true;
   }
-  if (s->len + n + 4 > s->cap) {
-    size_t cap = s->cap ? s->cap : 64;
-    while (cap < s->len + n + 4) cap *= 2;
-    char *d = realloc(s->data, cap);
-    if (d == NULL) {
-      s->nomem = true;
-      return;
-    }
-    s->data = d;
-    s->cap = cap;
-  }
-  memcpy(s->data + s->len, p, n);
-  s->len += n;
+  qvi_strbuf_put(&s->text, p, n);
 }
 
 static void put(Str *s, const char *p) { put_n(s, p, strlen(p)); }
@@ -47,12 +34,12 @@ static void put(Str *s, const char *p) { put_n(s, p, strlen(p)); }
 __attribute__((format(printf, 2, 3)))
 #endif
 static void putf(Str *s, const char *fmt, ...) {
-  char buf[128];
+  char buf[QVI_SHORT_TEXT];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  size_t n = qvi_format_short(buf, fmt, ap);
   va_end(ap);
-  if (n > 0) put_n(s, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  if (n > 0) put_n(s, buf, n);
 }
 
 /* Code points that change how text around them is shown without being
@@ -415,7 +402,7 @@ static bool format_human(Str *s, const QvArrayView *v, int64_t i) {
 }
 
 static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
-  if (s->truncated || s->nomem) return;
+  if (s->truncated || s->text.nomem) return;
   if (depth > QV_ARRAY_MAX_DEPTH) {
     put(s, "\"...\"");
     return;
@@ -499,7 +486,7 @@ static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
       int64_t start, len;
       qv_array_view_get_list(v, i, &start, &len);
       put(s, "[");
-      for (int64_t k = 0; k < len && !s->truncated && !s->nomem; k++) {
+      for (int64_t k = 0; k < len && !s->truncated && !s->text.nomem; k++) {
         if (k) put(s, ", ");
         format_value(s, &v->children[0], start + k, depth + 1);
       }
@@ -575,22 +562,18 @@ static QvStatus format(const QvArrayView *view, int64_t i, size_t max_len, bool 
   /* for a person, a number, date or time is never cut (at most ~100 bytes):
    * the limit is for strings, binaries and nested values */
   if (human && is_scalar(view->type.type)) max_len = 0;
-  Str s = {NULL, 0, 0, max_len, false, false, human};
+  Str s = {{NULL, 0, 0, false}, max_len, false, human};
   format_value(&s, view, i, 0);
   if (s.truncated) {
     s.truncated = false;
     s.max = 0;
     put(&s, "...");
   }
-  if (s.nomem || s.data == NULL) {
-    if (!s.nomem) put(&s, "");
-    if (s.nomem || s.data == NULL) {
-      free(s.data);
-      return qv_error_set(error, QV_ENOMEM, "out of memory");
-    }
+  if (!qvi_strbuf_put(&s.text, "", 0)) { /* an empty value is "" */
+    free(s.text.data);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
   }
-  s.data[s.len] = '\0';
-  *out = s.data;
+  *out = s.text.data;
   return QV_OK;
 }
 

@@ -71,43 +71,6 @@ QV_TARGET_AVX2 static bool offsets_monotonic_avx2(const uint8_t *o, int w, int64
 
 #endif
 
-QvStatus qvi_growbuf_reserve(QvGrowBuf *b, int64_t additional) {
-  if (additional < 0 || b->size > INT64_MAX - additional - 64) return QV_ELIMIT;
-  int64_t need = b->size + additional;
-  if (need <= b->capacity) return QV_OK;
-  int64_t cap = b->capacity < 64 ? 64 : b->capacity;
-  while (cap < need) cap = cap > INT64_MAX / 2 ? need : cap * 2;
-  if ((uint64_t)cap > SIZE_MAX) return QV_ENOMEM;
-  uint8_t *d = qv_aligned_alloc((size_t)cap);
-  if (d == NULL) return QV_ENOMEM;
-  if (b->size) memcpy(d, b->data, (size_t)b->size);
-  qv_free(b->data);
-  b->data = d;
-  b->capacity = cap;
-  return QV_OK;
-}
-
-QvStatus qvi_growbuf_append(QvGrowBuf *b, const void *data, int64_t n) {
-  QvStatus st = qvi_growbuf_reserve(b, n);
-  if (st) return st;
-  if (n) memcpy(b->data + b->size, data, (size_t)n);
-  b->size += n;
-  return QV_OK;
-}
-
-QvStatus qvi_growbuf_append_zeros(QvGrowBuf *b, int64_t n) {
-  QvStatus st = qvi_growbuf_reserve(b, n);
-  if (st) return st;
-  if (n) memset(b->data + b->size, 0, (size_t)n);
-  b->size += n;
-  return QV_OK;
-}
-
-void qvi_growbuf_free(QvGrowBuf *b) {
-  qv_free(b->data);
-  memset(b, 0, sizeof *b);
-}
-
 int64_t qv_bitmap_count_set(const uint8_t *bits, int64_t start, int64_t length) {
   int64_t count = 0, i = start, end = start + length;
   while (i < end && (i & 7)) count += qvi_bit_get(bits, i++);

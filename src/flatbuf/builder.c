@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "flatbuf/flatbuf.h"
+#include "util/grow.h"
 
 /* Largest slot a table may use; keeps the vtable scratch array on the stack. */
 #define MAX_SLOT 1000
@@ -40,8 +41,7 @@ static bool reserve(QvFbBuilder *b, size_t n) {
     return false;
   }
   if (b->cap - b->used >= n) return true;
-  size_t cap = b->cap ? b->cap : 256;
-  while (cap - b->used < n) cap *= 2;
+  size_t cap = qvi_grow_capacity(b->cap, b->used + n, 256, 1); /* used + n: checked above */
   uint8_t *nb = malloc(cap);
   if (nb == NULL) {
     fail(b, QV_ENOMEM);
@@ -177,8 +177,7 @@ static void record_field(QvFbBuilder *b, unsigned slot) {
     return;
   }
   if (slot >= b->n_slots_cap) {
-    unsigned ncap = b->n_slots_cap ? b->n_slots_cap : 16;
-    while (ncap <= slot) ncap *= 2;
+    unsigned ncap = (unsigned)qvi_grow_capacity(b->n_slots_cap, (size_t)slot + 1, 16, sizeof(uint32_t));
     uint32_t *n = realloc(b->field_offs, ncap * sizeof *n);
     if (n == NULL) {
       fail(b, QV_ENOMEM);
@@ -292,14 +291,12 @@ QvFbRef qvi_fb_table_end(QvFbBuilder *b) {
     if (b->failed) return 0;
     vt_ref = (QvFbRef)b->used;
     if (b->n_vtables == b->vtables_cap) {
-      size_t ncap = b->vtables_cap ? 2 * b->vtables_cap : 16;
-      QvFbRef *nv = realloc(b->vtables, ncap * sizeof *nv);
+      QvFbRef *nv = qvi_grow_array(b->vtables, &b->vtables_cap, b->vtables_cap + 1, 16, sizeof *nv);
       if (nv == NULL) {
         fail(b, QV_ENOMEM);
         return 0;
       }
       b->vtables = nv;
-      b->vtables_cap = ncap;
     }
     b->vtables[b->n_vtables++] = vt_ref;
   }

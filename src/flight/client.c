@@ -11,6 +11,7 @@
 #include "flight/flight_pb.h"
 #include "grpc/grpc.h"
 #include "quiver/buffer.h"
+#include "util/grow.h"
 #include "util/load.h"
 #include "util/options.h"
 
@@ -289,11 +290,9 @@ typedef struct List {
 
 static void *list_push(List *l) {
   if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 8;
-    void *p = realloc(l->items, cap * l->item);
+    void *p = qvi_grow_array(l->items, &l->cap, l->cap + 1, 8, l->item);
     if (p == NULL) return NULL;
     l->items = p;
-    l->cap = cap;
   }
   void *slot = (uint8_t *)l->items + l->n * l->item;
   memset(slot, 0, l->item);
@@ -913,14 +912,12 @@ static void fetch_slot(Endpoints *e, size_t i) {
         break;
       }
       if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        struct ArrowArray *p = realloc(s->batches, cap * sizeof *p);
+        struct ArrowArray *p = qvi_grow_array(s->batches, &s->cap, s->cap + 1, 16, sizeof *p);
         if (p == NULL) {
           st = qv_error_set(&s->error, QV_ENOMEM, "out of memory");
           break;
         }
         s->batches = p;
-        s->cap = cap;
       }
       st = qv_rb_stream_get_next(&st_, &s->batches[s->n], &s->error);
       if (!st) s->n++;

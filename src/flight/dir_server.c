@@ -22,6 +22,7 @@
 #include "quiver/tensor_column.h"
 #include "quiver/tensor_ipc.h"
 #include "util/options.h"
+#include "util/grow.h"
 
 #define MAX_DEPTH 8
 #define MAX_PATH_LEN 4096
@@ -380,8 +381,7 @@ static QvStatus list_dir(Dir *d, QvFlightCall *call, const char *rel, int depth,
   while ((e = readdir(dh)) != NULL) {
     if (e->d_name[0] == '.') continue;
     if (n == cap) {
-      cap = cap ? 2 * cap : 32;
-      char **g = realloc(names, cap * sizeof *g);
+      char **g = qvi_grow_array(names, &cap, n + 1, 32, sizeof *g);
       if (g == NULL) {
         st = qv_error_set(error, QV_ENOMEM, "out of memory");
         break;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "integration/json_internal.h"
+#include "util/grow.h"
 #include "util/options.h"
 
 typedef struct Cmp {
@@ -366,14 +367,14 @@ static QvStatus schema_eq(SchemaCmp *sc, const struct ArrowSchema *a, const stru
   char sub[512];
   if (a->dictionary) {
     if (sc->n_paths == sc->cap_paths) {
-      int64_t cap = sc->cap_paths ? 2 * sc->cap_paths : 8;
-      char **p = realloc(sc->paths, (size_t)cap * sizeof *p);
+      size_t cap = (size_t)sc->cap_paths;
+      char **p = qvi_grow_array(sc->paths, &cap, cap + 1, 8, sizeof *p);
       if (p == NULL) return qv_error_set(err, QV_ENOMEM, "out of memory");
       sc->paths = p;
       bool *q = realloc(sc->nested, (size_t)cap * sizeof *q);
       if (q == NULL) return qv_error_set(err, QV_ENOMEM, "out of memory");
       sc->nested = q;
-      sc->cap_paths = cap;
+      sc->cap_paths = (int64_t)cap;
     }
     sc->nested[sc->n_paths] = sc->in_dictionary > 0;
     size_t n = strlen(path);

@@ -26,6 +26,7 @@
 #include "quiver/buffer.h"
 #include "quiver/io.h"
 #include "util/c_format.h"
+#include "util/grow.h"
 #include "util/half.h"
 #include "util/load.h"
 #include "util/options.h"
@@ -114,11 +115,9 @@ static void *alloc_buf(Reader *r, int64_t size) {
   if (size < 0 || (uint64_t)size > SIZE_MAX - 64) return NULL;
   BufList *l = r->bufs;
   if (l->n == l->cap) {
-    size_t cap = l->cap ? 2 * l->cap : 16;
-    void **p = realloc(l->items, cap * sizeof *p);
+    void **p = qvi_grow_array(l->items, &l->cap, l->cap + 1, 16, sizeof *p);
     if (p == NULL) return NULL;
     l->items = p;
-    l->cap = cap;
   }
   void *b = qv_aligned_alloc((size_t)(size > 0 ? size : 1));
   if (b == NULL) return NULL;
@@ -560,8 +559,8 @@ static QvStatus type_format(Reader *r, const json_t *type, char *fmt, size_t cap
 static QvStatus register_dictionary(Reader *r, const struct ArrowSchema *node, int64_t id) {
   QvJsonFile *f = r->file;
   if (f->n_dict_nodes == f->cap_dict_nodes) {
-    int64_t cap = f->cap_dict_nodes ? 2 * f->cap_dict_nodes : 8;
-    const struct ArrowSchema **n = realloc(f->dict_nodes, (size_t)cap * sizeof *n);
+    size_t cap = (size_t)f->cap_dict_nodes;
+    const struct ArrowSchema **n = qvi_grow_array(f->dict_nodes, &cap, cap + 1, 8, sizeof *n);
     if (n == NULL) return nomem(r);
     f->dict_nodes = n;
     int64_t *ids = realloc(f->dict_ids, (size_t)cap * sizeof *ids);
@@ -570,7 +569,7 @@ static QvStatus register_dictionary(Reader *r, const struct ArrowSchema *node, i
     char **p = realloc(f->dict_paths, (size_t)cap * sizeof *p);
     if (p == NULL) return nomem(r);
     f->dict_paths = p;
-    f->cap_dict_nodes = cap;
+    f->cap_dict_nodes = (int64_t)cap;
   }
   char *path = malloc(r->path.len + 1);
   if (path == NULL) return nomem(r);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "integration/json_internal.h"
+#include "util/grow.h"
 
 typedef struct NodeList {
   const struct ArrowSchema **items;
@@ -14,11 +15,11 @@ static QvStatus collect(const struct ArrowSchema *s, NodeList *l, int depth, QvE
     return qv_error_set(error, QV_ELIMIT, "schema nested deeper than %d", QV_ARRAY_MAX_DEPTH);
   if (s->dictionary) {
     if (l->n == l->cap) {
-      int64_t cap = l->cap ? 2 * l->cap : 8;
-      const struct ArrowSchema **p = realloc(l->items, (size_t)cap * sizeof *p);
+      size_t cap = (size_t)l->cap;
+      const struct ArrowSchema **p = qvi_grow_array(l->items, &cap, cap + 1, 8, sizeof *p);
       if (p == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
       l->items = p;
-      l->cap = cap;
+      l->cap = (int64_t)cap;
     }
     l->items[l->n++] = s;
     QvStatus st = collect(s->dictionary, l, depth + 1, error);

@@ -15,6 +15,7 @@
 
 #include "integration/json_internal.h"
 #include "quiver/sparse.h"
+#include "util/grow.h"
 #include "util/load.h"
 #include "util/options.h"
 
@@ -23,9 +24,7 @@
  * would take terabytes is refused at once, before any output), the second
  * writes it to the sink in chunks. */
 typedef struct Out {
-  char *data;
-  size_t len, cap;
-  bool nomem;
+  QvStrBuf text;  /* the second pass's pending chunk */
   int indent;  /* spaces per level, < 0: one line */
   int level;
   bool counting;  /* the first pass: count, store nothing */
@@ -41,9 +40,9 @@ typedef struct Out {
 #define SINK_CHUNK ((size_t)1 << 16)
 
 static void flush_out(Out *o) {
-  if (o->len == 0 || o->stop) return;
-  o->sink_status = qv_sink_write(o->sink, o->data, o->len, o->error);
-  o->len = 0;
+  if (o->text.len == 0 || o->stop) return;
+  o->sink_status = qv_sink_write(o->sink, o->text.data, o->text.len, o->error);
+  o->text.len = 0;
   if (o->sink_status) o->stop = true;
 }
 
@@ -55,21 +54,11 @@ static void put(Out *o, const char *s, size_t n) {
   }
   o->total += (int64_t)n;
   if (o->counting) return;
-  if (o->len + n + 1 > o->cap) {
-    size_t cap = o->cap ? o->cap : 4096;
-    while (cap < o->len + n + 1) cap *= 2;
-    char *d = realloc(o->data, cap);
-    if (d == NULL) {
-      o->nomem = o->stop = true;
-      return;
-    }
-    o->data = d;
-    o->cap = cap;
+  if (!qvi_strbuf_put(&o->text, s, n)) {
+    o->stop = true;
+    return;
   }
-  memcpy(o->data + o->len, s, n);
-  o->len += n;
-  o->data[o->len] = '\0';
-  if (o->len >= SINK_CHUNK) flush_out(o);
+  if (o->text.len >= SINK_CHUNK) flush_out(o);
 }
 
 /* While counting, `items` values of at least `each` bytes apiece (their
@@ -91,12 +80,12 @@ static int putf(Out *o, const char *fmt, ...)
 #endif
     ;
 static int putf(Out *o, const char *fmt, ...) {
-  char buf[128];
+  char buf[QVI_SHORT_TEXT];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  size_t n = qvi_format_short(buf, fmt, ap);
   va_end(ap);
-  if (n > 0) put(o, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  put(o, buf, n);
   return 0;
 }
 
@@ -619,7 +608,7 @@ static void put_column(Writer *w, const QvArrayView *v, int64_t start, int64_t l
       int64_t *starts = malloc((size_t)(n ? n : 1) * sizeof *starts);
       int64_t *lens = malloc((size_t)(n ? n : 1) * sizeof *lens);
       if (starts == NULL || lens == NULL) {
-        o->nomem = true;
+        o->text.nomem = true;
         free(starts);
         free(lens);
         break;
@@ -896,7 +885,7 @@ static QvStatus write_json(const QvJsonData *data, const QvJsonWriteOptions *opt
     w.out.level = 0;
     emit_document(&w, data, views);
     flush_out(&w.out);
-    if (w.out.nomem) goto nomem;
+    if (w.out.text.nomem) goto nomem;
     if (w.out.sink_status) {
       st = w.out.sink_status;
       goto done;
@@ -919,7 +908,7 @@ done:
   free(w.dict_id);
   free(w.dict_view);
   free(w.dict_nodes);
-  free(w.out.data);
+  free(w.out.text.data);
   return st;
 }
 

@@ -16,6 +16,7 @@
 
 #include "ipc/sink_internal.h"
 #include "util/copy.h"
+#include "util/grow.h"
 
 typedef enum { SINK_BUFFER, SINK_MEMORY, SINK_FD, SINK_PATH, SINK_CALLBACK } SinkKind;
 
@@ -248,14 +249,7 @@ static QvStatus commit_path(QvSink *s, QvError *error) {
 /* ---- writing */
 
 static QvStatus grow(QvSink *s, size_t need, QvError *error) {
-  size_t cap = s->cap ? s->cap : 4096;
-  while (cap < need) {
-    if (cap > SIZE_MAX / 2) {
-      cap = need;
-      break;
-    }
-    cap *= 2;
-  }
+  size_t cap = qvi_grow_capacity(s->cap, need, 4096, 1);
   uint8_t *p = qv_aligned_alloc(cap);
   if (p == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory growing a sink to %zu bytes", cap);
   if (s->written) memcpy(p, s->buf, (size_t)s->written);

@@ -1,5 +1,6 @@
 /* The protobuf wire codec (pb.h). */
 #include "protobuf/pb.h"
+#include "util/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -179,21 +180,12 @@ static bool reserve(QviPbWriter *w, size_t extra) {
     w->failed = true;
     return false;
   }
-  size_t cap = w->capacity ? w->capacity : 64;
-  while (cap < want) {
-    if (cap > SIZE_MAX / 2) {
-      cap = want;
-      break;
-    }
-    cap *= 2;
-  }
-  uint8_t *p = realloc(w->data, cap);
+  uint8_t *p = qvi_grow_array(w->data, &w->capacity, want, 64, 1);
   if (p == NULL) {
     w->failed = true;
     return false;
   }
   w->data = p;
-  w->capacity = cap;
   return true;
 }
 

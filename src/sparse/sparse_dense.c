@@ -13,6 +13,7 @@
 #include "sparse/sparse_internal.h"
 #include "util/checked.h"
 #include "util/cpu.h"
+#include "util/grow.h"
 #include "util/options.h"
 #include "util/pool.h"
 
@@ -88,11 +89,9 @@ static void grow_init(Grow *g, int64_t max_entries, int32_t nd, size_t vs) {
 
 static bool grow(Grow *g, int64_t need, int32_t nd, size_t vs) {
   if (need <= g->cap) return true;
-  int64_t cap = g->cap ? g->cap : 4096;
-  while (cap < need) {
-    if (cap > INT64_MAX / 2) return false;
-    cap *= 2;
-  }
+  size_t grown = qvi_grow_capacity((size_t)g->cap, (size_t)need, 4096, 1);
+  if (grown > INT64_MAX) return false;
+  int64_t cap = (int64_t)grown;
   if ((uint64_t)cap > SIZE_MAX / 8 / (uint64_t)nd || (uint64_t)cap > SIZE_MAX / vs) return false;
   int64_t *c = qvi_sp_realloc(g->coords, cap * nd, 8);
   if (c == NULL) return false;

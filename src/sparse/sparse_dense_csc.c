@@ -22,6 +22,7 @@
  * non-zero are written and read back. */
 #include "sparse/sparse_internal.h"
 #include "util/cpu.h"
+#include "util/grow.h"
 
 /* Measured on 4000 x 4000, 40000 x 400 and 400000 x 40 float64 at 10%:
  * W = 256 cost 5-10% more than 512, 1024 cost 50% more (2W streams in pass
@@ -53,11 +54,9 @@ static bool buf_init(Buf *b, int64_t max_items, size_t unit) {
 
 static bool buf_need(Buf *b, int64_t items) {
   if (items <= b->cap) return true;
-  int64_t cap = b->cap;
-  while (cap < items) {
-    if (cap > INT64_MAX / 2) return false;
-    cap *= 2;
-  }
+  size_t c = qvi_grow_capacity((size_t)b->cap, (size_t)items, 4096, b->unit);
+  if (c == 0 || c > INT64_MAX) return false;
+  int64_t cap = (int64_t)c;
   uint8_t *p = qvi_sp_realloc(b->p, cap, b->unit);
   if (p == NULL) return false;
   b->p = p;
