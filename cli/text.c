@@ -72,7 +72,7 @@ void cli_text_printf(QvCliText *t, const char *fmt, ...) {
 /* Characters that change how the text around them is shown without being
  * seen (bidirectional overrides and isolates, zero-width and other format
  * characters, line separators, tags): a name holding U+202E would show
- * reversed. The library escapes the same ones in values (src/array/format.c). */
+ * reversed. The library escapes the same ones in values (src/array/print.c). */
 static bool is_invisible(unsigned cp) {
   return cp == 0xAD || cp == 0x61C || cp == 0x70F || cp == 0x180E ||
          (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
