@@ -20,8 +20,15 @@
  * permuted row-major layout becomes the column's value buffer as it is (a
  * view of the input: a path input is mapped), so the only copy is the
  * writer's, from the input's pages to the output; stats->gathered_bytes
- * says 0. Several messages are gathered into one buffer first (a table's
- * column is one buffer; the bodies are apart in the input), one more copy.
+ * says 0. Several dense messages are not gathered either: the column's
+ * value buffer is written to the sink body by body, each from where the
+ * input holds it (the mapping, or the buffer an fd read filled), so the
+ * writer's copy is again the only one. A message whose layout differs from
+ * the column's (the column keeps a permutation only when every message
+ * with elements shares it, else it is row-major) is copied in the column's
+ * layout first, on `threads`, and counted in gathered_bytes and relaid.
+ * Sparse messages go through qv_sparse_column_build (one message: views;
+ * several: its copies, counted in gathered_bytes).
  *
  * qv_migrate_to_messages goes back: every row of a one-column table of
  * those types becomes one message, equal in value, type, shape, dim names,
@@ -58,8 +65,10 @@ typedef struct QvMigrateOptions {
    * together may take, or (to messages) bytes of the messages, checked before
    * anything is written (QV_ELIMIT naming both); 0: QV_DEFAULT_MAX_OUTPUT_SIZE. */
   int64_t max_output_size;
-  /** Threads that copy a single message's layout row-major,
-   * 0..QV_TENSOR_COLUMN_MAX_THREADS (0 or 1: the calling thread). */
+  /** Threads that copy a dense message whose layout is not the column's
+   * (a copy of 4 MiB or more is split by its leading index; the bytes are
+   * the same for any count), 0..QV_TENSOR_COLUMN_MAX_THREADS (0 or 1: the
+   * calling thread). */
   int threads;
   QvMigrateNoticeFn notice; /**< NULL: notices are dropped */
   void *notice_ctx;
@@ -70,7 +79,7 @@ typedef struct QvMigrateOptions {
 typedef struct QvMigrateStats {
   int64_t messages;       /**< messages read (to tables) or written (to messages) */
   int64_t tables;         /**< tables written */
-  int64_t relaid;         /**< dense messages copied row-major (no permutation describes them) */
+  int64_t relaid;         /**< dense messages copied into the column's layout (not theirs) */
   int64_t gathered_bytes; /**< bytes copied into column buffers before writing */
 } QvMigrateStats;
 

@@ -1,4 +1,5 @@
 /* Tensor / SparseTensor messages <-> one-column tables (quiver/migrate.h). */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "quiver/migrate.h"
 
 #include <stdarg.h>
@@ -6,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/mman.h>
+
+#include "adapters/rb_writer_internal.h"
 #include "adapters/tensor_column_internal.h"
 #include "quiver/recordbatch_ipc.h"
 #include "quiver/sparse.h"
@@ -13,6 +17,7 @@
 #include "quiver/sparse_ipc.h"
 #include "quiver/tensor_column.h"
 #include "quiver/tensor_ipc.h"
+#include "util/cpu.h"
 #include "util/options.h"
 #include "util/grow.h"
 
@@ -270,8 +275,6 @@ static void relaid_notice(const Run *r, int64_t i, const QvTensor *t, bool descr
             (long long)i, sh, stt);
 }
 
-static void free_block(void *p) { qv_free(p); }
-
 static void free_array(void *p) {
   struct ArrowArray *a = p;
   if (a->release) a->release(a);
@@ -373,10 +376,47 @@ static QvStatus dense_one_row(Run *r, const QvTensor *t, struct ArrowSchema *fie
   return QV_OK;
 }
 
-/* Several messages (indices idx[0..n)) gathered into one fixed or variable
- * shape column in a common layout. */
+/* The value buffer of a column of several messages, as the pieces the
+ * writer sends to the sink in order (qvi_rb_writer_write_pieces): each
+ * message's body where the source holds it (the mapping, or the buffer an
+ * fd read filled), or, for a message in another layout than the column's,
+ * its copy in the column's layout. */
+typedef struct Pieces {
+  QviRbPiece *p;
+  int64_t n;
+  QvTensor *copies; /* one per message of the column, zeroed unless copied */
+  int64_t n_copies;
+  const uint8_t *stand_in; /* the column's value buffer address (NULL: no pieces) */
+} Pieces;
+
+static void pieces_reset(Pieces *pc) {
+  for (int64_t i = 0; i < pc->n_copies; i++) qv_tensor_reset(&pc->copies[i]);
+  free(pc->copies);
+  free(pc->p);
+  memset(pc, 0, sizeof *pc);
+}
+
+/* The column's offsets and shapes, and the address range that stands in
+ * for its values: reserved, never readable (PROT_NONE), so a reader of the
+ * buffer would fault at once instead of reading other memory. */
+typedef struct GatherBlock {
+  uint8_t *block;
+  void *stand_in;
+  size_t stand_in_size;
+} GatherBlock;
+
+static void free_gather_block(void *p) {
+  GatherBlock *g = p;
+  qv_free(g->block);
+  if (g->stand_in) munmap(g->stand_in, g->stand_in_size);
+  free(g);
+}
+
+/* Several messages (indices idx[0..n)) as one fixed or variable shape
+ * column in a common layout: the values are not gathered; *pc says which
+ * pieces make them. */
 static QvStatus dense_gather(Run *r, const int64_t *idx, int64_t n, struct ArrowSchema *field,
-                             struct ArrowArray *col, QvError *error) {
+                             struct ArrowArray *col, Pieces *pc, QvError *error) {
   const QvTensor *t0 = &r->msgs[idx[0]].t;
   int32_t nd = t0->ndim;
   int64_t es = (int64_t)qv_arrow_type_size(t0->type);
@@ -421,16 +461,37 @@ static QvStatus dense_gather(Run *r, const int64_t *idx, int64_t n, struct Arrow
     if (t0->dim_names) names[k] = t0->dim_names[order[k]];
   }
   int64_t vbytes = values * es;
-  size_t vpad = ((size_t)vbytes + 63) & ~(size_t)63;
   size_t off_bytes = fixed ? 0 : (size_t)(n + 1) * 4;
   size_t opad = (off_bytes + 63) & ~(size_t)63;
   size_t shp_bytes = fixed ? 0 : (size_t)n * (size_t)nd * 4;
-  uint8_t *block = qv_aligned_alloc(vpad + opad + shp_bytes + 64);
-  if (block == NULL)
-    return qv_error_set(error, QV_ENOMEM, "out of memory gathering %lld bytes",
-                        (long long)vbytes);
-  int32_t *offsets = (int32_t *)(block + vpad);
-  int32_t *shapes = (int32_t *)(block + vpad + opad);
+  size_t spad = (shp_bytes + 63) & ~(size_t)63;
+  GatherBlock *gb = calloc(1, sizeof *gb);
+  uint8_t *block = gb ? qv_aligned_alloc(opad + spad + 64) : NULL;
+  pc->p = gb ? malloc((size_t)n * sizeof *pc->p) : NULL;
+  pc->copies = gb ? calloc((size_t)n, sizeof *pc->copies) : NULL;
+  if (block == NULL || pc->p == NULL || pc->copies == NULL) {
+    qv_free(block);
+    free(gb);
+    return qv_error_set(error, QV_ENOMEM, "out of memory");
+  }
+  pc->n_copies = n;
+  gb->block = block;
+  int32_t *offsets = (int32_t *)block;
+  int32_t *shapes = (int32_t *)(block + opad);
+  const uint8_t *vals = block + opad + spad; /* no values: an empty buffer */
+  if (vbytes > 0) {
+    gb->stand_in_size = (size_t)vbytes;
+    gb->stand_in = mmap(NULL, gb->stand_in_size, PROT_NONE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (gb->stand_in == MAP_FAILED) {
+      gb->stand_in = NULL;
+      free_gather_block(gb);
+      return qv_error_set(error, QV_ENOMEM, "cannot reserve %lld bytes of address space",
+                          (long long)vbytes);
+    }
+    vals = gb->stand_in;
+    pc->stand_in = vals;
+  }
   QvStatus st = QV_OK;
   int64_t at = 0;
   for (int64_t j = 0; j < n && st == QV_OK; j++) {
@@ -451,33 +512,38 @@ static QvStatus dense_gather(Run *r, const int64_t *idx, int64_t n, struct Arrow
       if (st) break;
     }
     if (cnt == 0) continue;
+    at += cnt;
     bool mine = layout_order(t, o);
-    if (!mine || memcmp(order, o, sizeof(int32_t) * (size_t)nd) != 0) {
-      r->stats->relaid++;
-      relaid_notice(r, idx[j], t, mine);
+    if (mine && memcmp(order, o, sizeof(int32_t) * (size_t)nd) == 0) {
+      /* the column's layout, packed: its body is the piece */
+      pc->p[pc->n++] = (QviRbPiece){t->data, cnt * es};
+      continue;
     }
-    /* the physical view: dims in the column's order */
+    r->stats->relaid++;
+    relaid_notice(r, idx[j], t, mine);
+    /* the physical view (dims in the column's order) copied row-major, on
+     * the threads asked for, split by its leading index */
     int64_t ps[QV_TENSOR_MAX_NDIM], pst[QV_TENSOR_MAX_NDIM];
     for (int32_t k = 0; k < nd; k++) ps[k] = t->shape[order[k]], pst[k] = t->strides[order[k]];
     QvTensor phys;
     st = qv_tensor_init(&phys, &(QvTensorDesc){.type = t->type, .ndim = nd, .shape = ps,
                                                .strides = pst, .data = t->data,
                                                .data_size = t->data_size}, error);
-    if (st == QV_OK) {
-      st = qv_tensor_copy_to(&phys, false, block + at * es, (size_t)(cnt * es), error);
-      qv_tensor_reset(&phys);
-    }
-    at += cnt;
+    if (st) break;
+    st = row_major_copy(&phys, r->opts.threads, &pc->copies[j], error);
+    qv_tensor_reset(&phys);
+    if (st) break;
+    pc->p[pc->n++] = (QviRbPiece){pc->copies[j].data, cnt * es};
+    r->stats->gathered_bytes += cnt * es;
   }
   if (!fixed) offsets[n] = (int32_t)at;
   QvOwner *owner = NULL;
-  if (st == QV_OK && (owner = qv_owner_new(free_block, block)) == NULL)
+  if (st == QV_OK && (owner = qv_owner_new(free_gather_block, gb)) == NULL)
     st = qv_error_set(error, QV_ENOMEM, "out of memory");
   if (st) {
-    qv_free(block);
+    free_gather_block(gb);
     return st;
   }
-  r->stats->gathered_bytes += vbytes;
   if (t0->dim_names) st = qvi_tensor_column_set_names(&type, names, error);
   if (st == QV_OK)
     st = qv_tensor_column_schema_init(field, r->opts.name ? r->opts.name : "tensor", &type,
@@ -492,7 +558,7 @@ static QvStatus dense_gather(Run *r, const int64_t *idx, int64_t n, struct Arrow
       if (fixed) {
         v.children[0].length = values;
         v.children[0].null_count = 0;
-        v.children[0].buffer[1] = block;
+        v.children[0].buffer[1] = vals;
         v.children[0].buffer_size[1] = vbytes;
       } else {
         QvArrayView *data = &v.children[0], *shp = &v.children[1];
@@ -502,7 +568,7 @@ static QvStatus dense_gather(Run *r, const int64_t *idx, int64_t n, struct Arrow
         data->buffer_size[1] = (int64_t)off_bytes;
         data->children[0].length = values;
         data->children[0].null_count = 0;
-        data->children[0].buffer[1] = block;
+        data->children[0].buffer[1] = vals;
         data->children[0].buffer_size[1] = vbytes;
         shp->length = n;
         shp->null_count = 0;
@@ -533,10 +599,12 @@ static QvStatus write_table(Run *r, int64_t g, QvSink *sink, QvError *error) {
   memset(&field, 0, sizeof field);
   memset(&col, 0, sizeof col);
   QvStatus st;
+  Pieces pc;
+  memset(&pc, 0, sizeof pc);
   const Msg *m0 = &r->msgs[idx[0]];
   if (!m0->sparse) {
     st = n == 1 ? dense_single(r, idx[0], &field, &col, error)
-                : dense_gather(r, idx, n, &field, &col, error);
+                : dense_gather(r, idx, n, &field, &col, &pc, error);
   } else {
     const QvSparseTensor **cells = malloc((size_t)n * sizeof *cells);
     if (cells == NULL) {
@@ -559,20 +627,30 @@ static QvStatus write_table(Run *r, int64_t g, QvSink *sink, QvError *error) {
     }
   }
   free(idx);
-  if (st) return st;
+  if (st) {
+    pieces_reset(&pc);
+    return st;
+  }
   if ((st = qv_tensor_column_to_batch(&field, &col, &bs, &batch, error)) != QV_OK) {
     if (field.release) field.release(&field);
     if (col.release) col.release(&col);
+    pieces_reset(&pc);
     return st;
   }
   QvRbWriter *w = NULL;
   QvRbWriteOptions wo = {.struct_size = sizeof wo, .format = r->opts.format};
   st = qv_rb_writer_new(&w, &bs, sink, &wo, error);
-  if (st == QV_OK) st = qv_rb_writer_write(w, &batch, error);
+  if (st == QV_OK && pc.stand_in) {
+    st = qvi_rb_writer_write_pieces(w, &batch, pc.stand_in, pc.p, pc.n, error);
+    if (st == QV_OK) qvi_path_hit(QV_PATH_MIGRATE_PIECES);
+  } else if (st == QV_OK) {
+    st = qv_rb_writer_write(w, &batch, error);
+  }
   if (st == QV_OK) st = qv_rb_writer_finish(w, error);
   qv_rb_writer_free(w);
   batch.release(&batch);
   bs.release(&bs);
+  pieces_reset(&pc);
   if (st == QV_OK) r->stats->tables++;
   return st;
 }

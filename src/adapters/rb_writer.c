@@ -14,6 +14,7 @@
 #include "util/errpath.h"
 #include "util/arena.h"
 #include "adapters/rb_swap.h"
+#include "adapters/rb_writer_internal.h"
 #include "util/idmap.h"
 #include "util/load.h"
 #include "util/options.h"
@@ -34,6 +35,10 @@ typedef struct Seg {
   /* A bitmap pointing into the caller's buffer whose last byte holds bits
    * past the array's end: the bits of the array in it. 0: every bit. */
   uint8_t last_mask;
+  /* written as these pieces in order instead of from data (which nothing
+   * reads): qvi_rb_writer_write_pieces */
+  const QviRbPiece *pieces;
+  int64_t n_pieces;
 } Seg;
 
 typedef struct Ser {
@@ -806,7 +811,12 @@ static QvStatus write_message(QvRbWriter *w, const Ser *s, int64_t length, int64
     uint8_t prefix[8];
     qvi_st_le_u64(prefix, (uint64_t)g->prefix); /* little-endian whatever the body's order */
     if (g->has_prefix) st = out(w, prefix, 8, error);
-    if (!st && g->len) st = out(w, g->data, (size_t)g->len, error);
+    if (!st && g->pieces) {
+      for (int64_t k = 0; k < g->n_pieces && !st; k++)
+        if (g->pieces[k].len) st = out(w, g->pieces[k].data, (size_t)g->pieces[k].len, error);
+    } else if (!st && g->len) {
+      st = out(w, g->data, (size_t)g->len, error);
+    }
     if (!st) st = pad(w, padded(total, align) - total, error);
   }
   if (st) return st;
@@ -1352,7 +1362,30 @@ static QvStatus write_dictionaries(QvRbWriter *w, QvError *error) {
   return QV_OK;
 }
 
-QvStatus qv_rb_writer_write(QvRbWriter *w, const struct ArrowArray *batch, QvError *error) {
+/* Points the one segment that starts at stand_in at the pieces. */
+static QvStatus place_pieces(Ser *s, const uint8_t *stand_in, const QviRbPiece *pieces,
+                             int64_t n_pieces, QvError *error) {
+  int64_t total = 0, found = 0;
+  for (int64_t k = 0; k < n_pieces; k++) total += pieces[k].len;
+  for (int64_t i = 0; i < s->n_segs; i++) {
+    Seg *g = &s->segs[i];
+    if (g->data != stand_in || g->len == 0) continue;
+    if (g->len != total)
+      return qv_error_set(error, QV_EARG, "a body buffer of %lld bytes written as pieces of "
+                          "%lld", (long long)g->len, (long long)total);
+    g->pieces = pieces;
+    g->n_pieces = n_pieces;
+    found++;
+  }
+  if (found != 1)
+    return qv_error_set(error, QV_EARG, "%lld body buffers start at the pieces' stand-in, "
+                        "not 1", (long long)found);
+  return QV_OK;
+}
+
+static QvStatus write_batch(QvRbWriter *w, const struct ArrowArray *batch,
+                            const uint8_t *stand_in, const QviRbPiece *pieces, int64_t n_pieces,
+                            QvError *error) {
   if (w->failure.code) {
     if (error) *error = w->failure;
     return w->failure.code;
@@ -1370,10 +1403,34 @@ QvStatus qv_rb_writer_write(QvRbWriter *w, const struct ArrowArray *batch, QvErr
   ser_reset(&w->ser);
   for (int64_t i = 0; i < root->n_children && !st; i++)
     st = emit(&w->ser, &root->children[i], root->offset, root->length, 0);
+  if (!st && stand_in) {
+    /* nothing written yet: a refusal leaves the writer usable */
+    st = place_pieces(&w->ser, stand_in, pieces, n_pieces, error);
+    if (st) {
+      ser_reset(&w->ser);
+      return st;
+    }
+  }
   if (!st) st = write_batch_message(w, root->length, -1, false, error);
   if (!st) st = flush(w, error);
   ser_reset(&w->ser);
   return fail(w, st, error);
+}
+
+QvStatus qv_rb_writer_write(QvRbWriter *w, const struct ArrowArray *batch, QvError *error) {
+  return write_batch(w, batch, NULL, NULL, 0, error);
+}
+
+QvStatus qvi_rb_writer_write_pieces(QvRbWriter *w, const struct ArrowArray *batch,
+                                    const uint8_t *stand_in, const QviRbPiece *pieces,
+                                    int64_t n_pieces, QvError *error) {
+  if (stand_in == NULL || (n_pieces > 0 && pieces == NULL) || n_pieces < 0)
+    return qv_error_set(error, QV_EARG, "qvi_rb_writer_write_pieces: no stand-in or pieces");
+  /* compression and byte swapping read the buffer's bytes */
+  if (w->opt.compression != QV_COMPRESSION_NONE || w->swap)
+    return qv_error_set(error, QV_EARG, "a body written as pieces cannot be compressed or "
+                        "byte-swapped");
+  return write_batch(w, batch, stand_in, pieces, n_pieces, error);
 }
 
 QvStatus qv_rb_writer_write_move(QvRbWriter *w, struct ArrowArray *batch, QvError *error) {

@@ -75,6 +75,7 @@ typedef enum QvPath {
   QV_PATH_SPARSE_CELL_CHECKED, /* sparse column cell view made without a second scan (the column checked it) */
   QV_PATH_SPARSE_DENSE_THREADS, /* sparse -> dense: the scatter split across a pool's threads */
   QV_PATH_TABLE_TENSOR_THREADS, /* table -> tensor: the copy split by ranges of output rows across threads */
+  QV_PATH_MIGRATE_PIECES,     /* migrate: several messages' bodies written to the sink as one column buffer */
   QV_PATH_COUNT
 } QvPath;
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "quiver/io.h"
 #include "quiver/migrate.h"
@@ -453,7 +454,7 @@ static void test_threads_same_bytes(void **state) {
   bytes_free(&four);
 }
 
-/* Equal shapes: one fixed shape column (gathered); other shapes: variable
+/* Equal shapes: one fixed shape column (the bodies as its values); other shapes: variable
  * shape; a shared column-major layout stays a permutation. */
 static void test_several_messages(void **state) {
   (void)state;
@@ -468,10 +469,13 @@ static void test_several_messages(void **state) {
   append(&var, fixed.data, fixed.size);
   add_tensor(&var, &c);
   QvMigrateStats stats;
+  uint64_t pieces = qvi_path_count(QV_PATH_MIGRATE_PIECES);
   assert_ok(migrate(&fixed, NULL, &table, &stats, &err));
   assert_int_equal(stats.messages, 2);
   assert_int_equal(stats.relaid, 0);
-  assert_int_equal(stats.gathered_bytes, 192);
+  /* a shared layout: the bodies are written to the sink as they are */
+  assert_int_equal(stats.gathered_bytes, 0);
+  assert_int_equal(qvi_path_count(QV_PATH_MIGRATE_PIECES), pieces + 1);
   struct ArrowSchema f;
   int64_t rows;
   char buf[256];
@@ -486,6 +490,8 @@ static void test_several_messages(void **state) {
   bytes_free(&out);
   assert_ok(migrate(&var, NULL, &table, &stats, &err));
   assert_int_equal(stats.messages, 3);
+  assert_int_equal(stats.gathered_bytes, 0);
+  assert_int_equal(qvi_path_count(QV_PATH_MIGRATE_PIECES), pieces + 2);
   table_field(&table, &f, &rows);
   assert_int_equal(rows, 3);
   assert_string_equal(ext_name(&f, buf, sizeof buf), QV_VARIABLE_SHAPE_TENSOR);
@@ -507,6 +513,226 @@ static void test_several_messages(void **state) {
   bytes_free(&var);
   bytes_free(&table);
   bytes_free(&out);
+}
+
+/* The values buffer of the table's one fixed shape column (batch 0), as
+ * a malloc'd copy. */
+static void fixed_values(const Bytes *table, uint8_t **data, size_t *size) {
+  QvError err = {0};
+  QvSource *src;
+  assert_ok(qv_source_new_memory(&src, table->data, table->size, NULL, &err));
+  struct ArrowArrayStream s;
+  assert_ok(qv_rb_stream_reader_new(&s, src, NULL, &err));
+  qv_source_free(src);
+  struct ArrowSchema schema;
+  assert_ok(qv_rb_stream_get_schema(&s, &schema, &err));
+  const char *fmt = schema.children[0]->children[0]->format;
+  size_t es = strcmp(fmt, "g") == 0 ? 8 : strcmp(fmt, "f") == 0 ? 4 : 0;
+  assert_true(es > 0);
+  schema.release(&schema);
+  struct ArrowArray b;
+  assert_ok(qv_rb_stream_get_next(&s, &b, &err));
+  const struct ArrowArray *vals = b.children[0]->children[0];
+  *size = (size_t)vals->length * es;
+  *data = malloc(*size + 1);
+  assert_non_null(*data);
+  memcpy(*data, (const uint8_t *)vals->buffers[1] + (size_t)vals->offset * es, *size);
+  b.release(&b);
+  s.release(&s);
+}
+
+/* n float64 [rows, cols] messages, message m holding m * 1e6 + i at flat
+ * row-major position i; those with colmajor[m] set are written
+ * column-major. */
+static void layout_messages(Bytes *b, int n, int64_t rows, int64_t cols, const bool *colmajor) {
+  size_t count = (size_t)(rows * cols);
+  double *v = malloc(sizeof(double) * count), *cm = malloc(sizeof(double) * count);
+  assert_non_null(v);
+  assert_non_null(cm);
+  for (int m = 0; m < n; m++) {
+    for (size_t i = 0; i < count; i++) v[i] = (double)m * 1e6 + (double)i;
+    for (int64_t i = 0; i < rows; i++)
+      for (int64_t j = 0; j < cols; j++) cm[j * rows + i] = v[i * cols + j];
+    QvTensor t;
+    if (colmajor[m])
+      dense(&t, QV_ARROW_FLOAT64, 2, (int64_t[]){rows, cols},
+            (int64_t[]){8, 8 * rows}, cm, sizeof(double) * count, NULL);
+    else
+      dense(&t, QV_ARROW_FLOAT64, 2, (int64_t[]){rows, cols}, NULL, v, sizeof(double) * count,
+            NULL);
+    add_tensor(b, &t);
+    qv_tensor_reset(&t);
+  }
+  free(v);
+  free(cm);
+}
+
+/* Several row-major messages from a mapped file, a caller's buffer and a
+ * pipe (bodies read into the reader's buffers): the column's values are
+ * the bodies in order, written to the sink from where they are (counter,
+ * nothing gathered), equal to the concatenated bodies. */
+static void test_several_messages_one_copy(void **state) {
+  (void)state;
+  QvError err = {0};
+  const bool rowmajor[4] = {false, false, false, false};
+  Bytes in = {0}, table = {0};
+  layout_messages(&in, 4, 5, 7, rowmajor);
+  double expect[4 * 35];
+  for (int m = 0; m < 4; m++)
+    for (int i = 0; i < 35; i++) expect[m * 35 + i] = (double)m * 1e6 + (double)i;
+  QvTestDir dir;
+  qv_test_dir_make(&dir, "in.arrow");
+  FILE *f = fopen(dir.file, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(in.data, 1, in.size, f), in.size);
+  assert_int_equal(fclose(f), 0);
+  for (int source = 0; source < 3; source++) {
+    QvMigrateStats stats;
+    uint64_t before = qvi_path_count(QV_PATH_MIGRATE_PIECES);
+    if (source == 0) {
+      assert_ok(migrate(&in, NULL, &table, &stats, &err));
+    } else if (source == 1) {
+      assert_ok(migrate_path(dir.file, &table, &stats, &err));
+    } else {
+      int fds[2];
+      assert_int_equal(pipe(fds), 0);
+      assert_true(in.size < 65536); /* the pipe holds it all */
+      assert_int_equal(write(fds[1], in.data, in.size), (ssize_t)in.size);
+      close(fds[1]);
+      QvSource *src;
+      QvSink *sink;
+      assert_ok(qv_source_new_fd(&src, fds[0], &err));
+      assert_ok(qv_sink_new_memory(&sink, &err));
+      assert_ok(qv_migrate(src, sink, NULL, &stats, &err));
+      take(sink, &table);
+      qv_sink_free(sink);
+      qv_source_free(src);
+      close(fds[0]);
+    }
+    assert_int_equal(stats.messages, 4);
+    assert_int_equal(stats.relaid, 0);
+    assert_int_equal(stats.gathered_bytes, 0);
+    assert_int_equal(qvi_path_count(QV_PATH_MIGRATE_PIECES), before + 1);
+    uint8_t *vals;
+    size_t size;
+    fixed_values(&table, &vals, &size);
+    assert_int_equal(size, sizeof expect);
+    assert_memory_equal(vals, expect, sizeof expect);
+    free(vals);
+    bytes_free(&table);
+  }
+  unlink(dir.file);
+  qv_test_dir_remove(&dir);
+  bytes_free(&in);
+}
+
+/* Column-major and row-major messages in one column: no permutation is
+ * shared, so the column is row-major; the column-major messages are copied
+ * (said by the notice, counted), the row-major ones still written from
+ * their bodies; values equal after the round trip. An empty message in a
+ * variable shape column is no piece at all. */
+static void test_mixed_layouts_copy_only_the_odd(void **state) {
+  (void)state;
+  QvError err = {0};
+  const bool mixed[3] = {false, true, false};
+  Bytes in = {0}, table = {0}, out = {0};
+  layout_messages(&in, 3, 4, 6, mixed);
+  Notices n = {0};
+  QvMigrateOptions o = {.struct_size = sizeof o, .notice = on_notice, .notice_ctx = &n};
+  QvMigrateStats stats;
+  uint64_t before = qvi_path_count(QV_PATH_MIGRATE_PIECES);
+  assert_ok(migrate(&in, &o, &table, &stats, &err));
+  assert_int_equal(qvi_path_count(QV_PATH_MIGRATE_PIECES), before + 1);
+  assert_int_equal(stats.relaid, 1);
+  assert_int_equal(stats.gathered_bytes, 24 * 8);
+  assert_int_equal(n.n, 1);
+  if (strstr(n.last, "message 1") == NULL || strstr(n.last, "another permutation") == NULL)
+    fail_msg("notice '%s'", n.last);
+  struct ArrowSchema f;
+  int64_t rows;
+  char buf[256];
+  table_field(&table, &f, &rows);
+  assert_int_equal(rows, 3);
+  assert_null(strstr(ext_meta(&f, buf, sizeof buf), "permutation"));
+  f.release(&f);
+  uint8_t *vals;
+  size_t size;
+  fixed_values(&table, &vals, &size);
+  assert_int_equal(size, 3 * 24 * 8);
+  for (int m = 0; m < 3; m++)
+    for (int i = 0; i < 24; i++) {
+      double x;
+      memcpy(&x, vals + (size_t)(m * 24 + i) * 8, 8);
+      if (x != (double)m * 1e6 + (double)i) fail_msg("message %d value %d: %g", m, i, x);
+    }
+  free(vals);
+  assert_ok(back(&table, &out, NULL, 0, &err));
+  /* back row-major: equal in value (assert_same_messages compares values) */
+  assert_same_messages(&in, &out, "mixed layouts");
+  bytes_free(&table);
+  bytes_free(&out);
+  /* variable shapes: an empty message between two */
+  QvTensor e;
+  dense(&e, QV_ARROW_FLOAT64, 2, (int64_t[]){0, 6}, NULL, v12, 0, NULL);
+  Bytes var = {0};
+  append(&var, in.data, in.size);
+  add_tensor(&var, &e);
+  qv_tensor_reset(&e);
+  layout_messages(&var, 1, 3, 2, mixed);
+  n.n = 0;
+  assert_ok(migrate(&var, &o, &table, &stats, &err));
+  assert_int_equal(stats.messages, 5);
+  assert_int_equal(stats.relaid, 1);
+  assert_int_equal(qvi_path_count(QV_PATH_MIGRATE_PIECES), before + 2);
+  table_field(&table, &f, &rows);
+  assert_string_equal(ext_name(&f, buf, sizeof buf), QV_VARIABLE_SHAPE_TENSOR);
+  f.release(&f);
+  assert_ok(back(&table, &out, NULL, 0, &err));
+  assert_same_messages(&var, &out, "variable, mixed layouts");
+  bytes_free(&var);
+  bytes_free(&in);
+  bytes_free(&table);
+  bytes_free(&out);
+}
+
+/* The copies of messages in another layout run on the threads asked for
+ * (counter), and the table is the same bytes for 1..4 threads. */
+static void test_several_messages_threads_same_bytes(void **state) {
+  (void)state;
+  QvError err = {0};
+  const bool mixed[4] = {false, true, true, false};
+  Bytes in = {0}, ref = {0}, got = {0};
+  layout_messages(&in, 4, 1024, 640, mixed); /* 5 MiB a message: copies split */
+  QvMigrateStats stats;
+  for (int threads = 1; threads <= 4; threads++) {
+    QvMigrateOptions o = {.struct_size = sizeof o, .threads = threads};
+    uint64_t split = qvi_path_count(QV_PATH_TENSOR_COPY_THREADS);
+    uint64_t pieces = qvi_path_count(QV_PATH_MIGRATE_PIECES);
+    Bytes *b = threads == 1 ? &ref : &got;
+    assert_ok(migrate(&in, &o, b, &stats, &err));
+    assert_int_equal(stats.relaid, 2);
+    assert_int_equal(stats.gathered_bytes, 2 * 1024 * 640 * 8);
+    assert_int_equal(qvi_path_count(QV_PATH_MIGRATE_PIECES), pieces + 1);
+    assert_int_equal(qvi_path_count(QV_PATH_TENSOR_COPY_THREADS) > split, threads > 1);
+    if (threads > 1) {
+      assert_int_equal(got.size, ref.size);
+      assert_memory_equal(got.data, ref.data, ref.size);
+      bytes_free(&got);
+    }
+  }
+  uint8_t *vals;
+  size_t size;
+  fixed_values(&ref, &vals, &size);
+  assert_int_equal(size, (size_t)4 * 1024 * 640 * 8);
+  for (int m = 0; m < 4; m++)
+    for (size_t i = 0; i < (size_t)1024 * 640; i += 4099) {
+      double x;
+      memcpy(&x, vals + ((size_t)m * 1024 * 640 + i) * 8, 8);
+      if (x != (double)m * 1e6 + (double)i) fail_msg("message %d value %zu: %g", m, i, x);
+    }
+  free(vals);
+  bytes_free(&in);
+  bytes_free(&ref);
 }
 
 typedef struct Opened {
@@ -713,6 +939,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_column_major_is_a_permutation),
       cmocka_unit_test(test_other_layout_is_copied),
       cmocka_unit_test(test_several_messages),
+      cmocka_unit_test(test_several_messages_one_copy),
+      cmocka_unit_test(test_mixed_layouts_copy_only_the_odd),
+      cmocka_unit_test(test_several_messages_threads_same_bytes),
       cmocka_unit_test(test_threads_same_bytes),
       cmocka_unit_test(test_groups),
       cmocka_unit_test(test_refusals),
