@@ -177,8 +177,9 @@ static QvStatus check_len(const char *what, int64_t n, QvArrowType type, QvError
  *           inside (0, nnz)).
  * Every segment is strictly increasing iff the counts are equal; then every
  * segment lies in [0, extent) iff every entry does, which the first pass
- * checks along. Both passes split into independent ranges, so they run on
- * a pool. */
+ * checks along. Both counts come from one pass, a cache-sized block of
+ * entries at a time (csx_fused), split into independent ranges of entries,
+ * so it runs on a pool. */
 
 #if defined(__GNUC__)
 /* generic vectors: GCC and clang lower them to the target's SIMD (SSE2 on
@@ -238,37 +239,71 @@ SP_INLINE int64_t csx_pairs(const uint8_t *x, QvArrowType it, int64_t k0, int64_
   return count;
 }
 
-/* Segment starts indptr[r], r in [max(r0, 1), r1), that are new (above
- * indptr[r - 1]), below nnz, and not above the entry before them. */
-SP_INLINE int64_t csx_starts(const uint8_t *p, QvArrowType pt, const uint8_t *x, QvArrowType it,
-                             int64_t r0, int64_t r1, int64_t nnz) {
-  int64_t count = 0, r = r0 > 1 ? r0 : 1, last = qvi_sp_index_ld(p, pt, r - 1);
-  for (; r < r1; r++) {
-    int64_t s = qvi_sp_index_ld(p, pt, r);
-    if (s != last && s < nnz)
-      count += qvi_sp_index_ld(x, it, s) <= qvi_sp_index_ld(x, it, s - 1);
-    last = s;
+/* Entries a block of the fused pass covers: the indices the segment starts
+ * of the block compare are still in L1/L2 from the block's pair count (a
+ * second pass over the whole array read them from memory again). */
+#define CSX_BLOCK ((int64_t)1 << 14)
+
+/* The first r in [1, nmajor) with indptr[r] >= k (nmajor when none): indptr
+ * is non-decreasing (checked already). */
+static int64_t csx_first_row(const uint8_t *p, QvArrowType pt, int64_t nmajor, int64_t k) {
+  int64_t lo = 1, hi = nmajor;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (qvi_sp_index_ld(p, pt, mid) < k)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  return count;
+  return lo;
 }
 
-/* One slice of the scan: entries [k0, k1) and segment starts [r0, r1). */
+/* One fused pass over entries [k0, k1), a cache-sized block at a time: the
+ * block's pairs, then the segment starts inside the block (distinct indptr
+ * values s in [max(k0, 1), k1), rows r < nmajor) whose entry is not above
+ * the one before it. Each start belongs to the one slice holding its
+ * entry, so the slices' counts add up to the whole array's. */
+SP_INLINE void csx_fused(const uint8_t *p, QvArrowType pt, const uint8_t *x, QvArrowType it,
+                         int64_t k0, int64_t k1, int64_t nmajor, int64_t lim, int64_t *pairs,
+                         int64_t *starts, bool *bad) {
+  int64_t np = 0, ns = 0;
+  bool out = false;
+  int64_t r = csx_first_row(p, pt, nmajor, k0 > 1 ? k0 : 1);
+  int64_t last = r < nmajor ? qvi_sp_index_ld(p, pt, r - 1) : 0;
+  for (int64_t kb = k0; kb < k1; kb += CSX_BLOCK) {
+    int64_t ke = k1 - kb > CSX_BLOCK ? kb + CSX_BLOCK : k1;
+    bool b;
+    np += csx_pairs(x, it, kb, ke, lim, &b);
+    out |= b;
+    for (; r < nmajor; r++) {
+      int64_t st = qvi_sp_index_ld(p, pt, r);
+      if (st >= ke) break;
+      if (st != last) ns += qvi_sp_index_ld(x, it, st) <= qvi_sp_index_ld(x, it, st - 1);
+      last = st;
+    }
+  }
+  *pairs = np;
+  *starts = ns;
+  *bad = out;
+}
+
+/* One slice of the scan: entries [k0, k1) and the segment starts among them. */
 typedef struct CsxSlice {
-  int64_t k0, k1, r0, r1;
+  int64_t k0, k1;
   int64_t pairs, starts;
   bool bad;
 } CsxSlice;
 
 typedef struct CsxJob {
   const QvSparseTensor *t;
-  int64_t nnz, lim;
+  int64_t nmajor, lim;
   CsxSlice *slices;
 } CsxJob;
 
 #define QV_CSX_SLICE(PT, IT) \
   if (t->indptr_type == PT && t->index_type == IT) { \
-    c->pairs = csx_pairs(t->indices, IT, c->k0, c->k1, j->lim, &c->bad); \
-    c->starts = csx_starts(t->indptr, PT, t->indices, IT, c->r0, c->r1, j->nnz); \
+    csx_fused(t->indptr, PT, t->indices, IT, c->k0, c->k1, j->nmajor, j->lim, &c->pairs, \
+              &c->starts, &c->bad); \
     return; \
   }
 
@@ -304,10 +339,8 @@ static bool csx_fast_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nminor,
   if (n > CSX_MAX_SLICES) n = CSX_MAX_SLICES;
   for (int64_t i = 0; i < n; i++)
     slices[i] = (CsxSlice){.k0 = t->nnz / n * i + (t->nnz % n) * i / n,
-                           .k1 = t->nnz / n * (i + 1) + (t->nnz % n) * (i + 1) / n,
-                           .r0 = nmajor / n * i + (nmajor % n) * i / n,
-                           .r1 = nmajor / n * (i + 1) + (nmajor % n) * (i + 1) / n};
-  CsxJob j = {t, t->nnz, nminor - 1, slices};
+                           .k1 = t->nnz / n * (i + 1) + (t->nnz % n) * (i + 1) / n};
+  CsxJob j = {t, nmajor, nminor - 1, slices};
   if (n > 1)
     qvi_pool_run(pool, (size_t)n, csx_slice, &j);
   else

@@ -831,6 +831,90 @@ static void test_csx_scan_large(void **state) {
   free(x);
 }
 
+/* The fused scan works a block of 2^14 entries at a time and splits the
+ * entries into 4 slices a thread: corruptions right at those edges (a
+ * block or slice boundary that is a row start, one inside a row, empty
+ * rows whose start repeats at the edge) get the verdict of the entry-by-
+ * entry reference and the same message on one thread and pools of 2, 3. */
+static void test_csx_scan_block_edges(void **state) {
+  (void)state;
+  const int64_t cols = 1000;
+  QvPool *pools[3] = {NULL, NULL, NULL};
+  QvError err;
+  assert_int_equal(qvi_pool_new(&pools[1], 2, &err), QV_OK);
+  assert_int_equal(qvi_pool_new(&pools[2], 3, &err), QV_OK);
+  for (int layout = 0; layout < 2; layout++) {
+    /* 64 a row: every block edge is a row start; 100 a row with every
+     * 41st row empty: edges inside rows, repeated starts */
+    int64_t per = layout == 0 ? 64 : 100, rows = layout == 0 ? 5000 : 3300;
+    int64_t *p = malloc((size_t)(rows + 1) * sizeof *p);
+    p[0] = 0;
+    for (int64_t r = 0; r < rows; r++) p[r + 1] = p[r] + (layout == 1 && r % 41 == 7 ? 0 : per);
+    int64_t nnz = p[rows];
+    assert_true(nnz >= ((int64_t)1 << 18));
+    int64_t *base = malloc((size_t)nnz * sizeof *base), *x = malloc((size_t)nnz * sizeof *x);
+    for (int64_t r = 0; r < rows; r++)
+      for (int64_t k = p[r]; k < p[r + 1]; k++) base[k] = (k - p[r]) * (cols / per);
+    int64_t edges[64];
+    int n_edges = 0;
+    for (int64_t j = 1; j <= 3; j++) edges[n_edges++] = j << 14;
+    edges[n_edges++] = (nnz - 1) / 16384 * 16384;
+    static const int64_t slices[2] = {8, 12}; /* pools of 2 and 3 threads */
+    for (int si = 0; si < 2; si++)
+      for (int64_t i = 1; i < slices[si]; i++)
+        edges[n_edges++] = nnz / slices[si] * i + (nnz % slices[si]) * i / slices[si];
+    int invalid = 0, valid_falls = 0;
+    for (int e = 0; e < n_edges; e++) {
+      int64_t at = edges[e];
+      for (int kind = 0; kind < 4; kind++) {
+        memcpy(x, base, (size_t)nnz * sizeof *x);
+        switch (kind) {
+          case 0: x[at] = x[at - 1]; break;         /* equal to the one before */
+          case 1: x[at] = cols; break;              /* past the extent at the edge */
+          case 2: x[at - 1] = cols; break;          /* ... and just before it */
+          default: x[at] = x[at - 1] > 0 ? 0 : -1; /* a fall (valid at a row start) */
+        }
+        bool want = csx_valid_ref(p, rows, x, cols);
+        if (want) valid_falls++;
+        else invalid++;
+        static const QvArrowType types[2][2] = {{QV_ARROW_INT32, QV_ARROW_INT32},
+                                                {QV_ARROW_INT64, QV_ARROW_INT32}};
+        for (int ti = 0; ti < 2; ti++) {
+          char first[sizeof err.message];
+          QvStatus st0 = QV_OK;
+          for (int pi = 0; pi < 3; pi++) {
+            char msg[sizeof err.message];
+            uint64_t before = qvi_path_count(QV_PATH_SPARSE_VALIDATE_THREADS);
+            QvStatus st = csx_big(types[ti][0], types[ti][1], p, rows, x, nnz, cols, pools[pi],
+                                  msg);
+            /* valid input is accepted by the split scan itself, not the loop */
+            assert_int_equal(qvi_path_count(QV_PATH_SPARSE_VALIDATE_THREADS) != before,
+                             pi > 0 && want);
+            if ((st == QV_OK) != want)
+              fail_msg("layout %d edge %lld kind %d types %d pool %d: status %d (%s)", layout,
+                       (long long)at, kind, ti, pi, st, msg);
+            if (pi == 0) {
+              st0 = st;
+              snprintf(first, sizeof first, "%s", msg);
+            } else {
+              assert_int_equal(st, st0);
+              if (st) assert_string_equal(msg, first);
+            }
+          }
+        }
+      }
+    }
+    /* both verdicts at the edges: row starts there (layout 0) take falls */
+    assert_true(invalid > 0);
+    if (layout == 0) assert_true(valid_falls > 0);
+    free(p);
+    free(base);
+    free(x);
+  }
+  qvi_pool_free(pools[1]);
+  qvi_pool_free(pools[2]);
+}
+
 /* The owner is retained by views and released with them. */
 static int released;
 static void on_release(void *p) {
@@ -885,6 +969,7 @@ int main(void) {
       cmocka_unit_test(test_random_corruption),
       cmocka_unit_test(test_owner_and_misc),
       cmocka_unit_test(test_csx_scan_large),
+      cmocka_unit_test(test_csx_scan_block_edges),
   };
   return qv_test_run(tests, NULL, NULL);
 }
