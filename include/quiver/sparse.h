@@ -201,7 +201,10 @@ typedef struct QvSparseOptions {
    * one, up to QV_SPARSE_MAX_THREADS. COO -> CSR/CSC grouping and CSR <->
    * CSC transposition of 2^18 entries and more (over 4096 rows/columns)
    * split their counting, scattering and per-bucket sorting across them;
-   * sparse -> dense (qv_sparse_to_dense) splits its scatter.
+   * sparse -> dense (qv_sparse_to_dense) splits its scatter; dense ->
+   * sparse (qv_sparse_from_dense) of 2^19 elements and more splits its scan
+   * by blocks of lines (and, for the orientation across the memory order,
+   * its sort by strips of majors).
    * The output is byte for byte the same for every thread count. */
   int threads;
 } QvSparseOptions;
@@ -231,7 +234,9 @@ typedef struct QvSparseOptions {
  *
  * dense -> COO (canonical), CSR, CSC (2-D), CSF (any ndim >= 1, any axis
  * order). Any dense layout (row-major, column-major, strided, zero strides)
- * is read in memory order; no explicit zeros are produced. */
+ * is read in memory order; no explicit zeros are produced. `options.threads`
+ * splits a dense input of 2^19 elements and more by blocks of lines (the
+ * same bytes for any count). */
 QV_API QvStatus qv_sparse_from_dense(const QvTensor *dense, QvSparseFormat format,
                               const QvSparseOptions *options, QvSparseTensor *out,
                               QvError *error);

@@ -103,6 +103,99 @@ static bool grow(Grow *g, int64_t need, int32_t nd, size_t vs) {
   return true;
 }
 
+/* The elements of a dense tensor whose index along scan dim P[j0] is in
+ * [l0, l1) (the dims before it in P have extent 1), in scan order P, into
+ * g from entry 0. The count, or -1 when g cannot grow. */
+static int64_t scan_entries(const QvTensor *dense, const int32_t *P, int32_t j0, int64_t l0, int64_t l1, Grow *g,
+                            size_t vs, uint64_t mask) {
+  int32_t nd = dense->ndim;
+  int32_t q = P[nd - 1];
+  int64_t L = dense->shape[q], s = dense->strides[q];
+  int64_t idx[QV_TENSOR_MAX_NDIM] = {0};
+  const uint8_t *base = dense->data;
+  int64_t n = 0;
+  if (l1 <= l0) return 0;
+  int32_t d0 = P[j0];
+  if (j0 < nd - 1) {
+    idx[d0] = l0;
+    base += l0 * dense->strides[d0];
+  }
+  enum { CHUNK = 8192 };
+  for (;;) {
+    int64_t o0 = j0 == nd - 1 ? l0 : 0, o1 = j0 == nd - 1 ? l1 : L;
+    for (int64_t off = o0; off < o1; off += CHUNK) {
+      int64_t len = o1 - off < CHUNK ? o1 - off : CHUNK;
+      if (!grow(g, n + len, nd, vs)) return -1;
+      int64_t c = scan_dispatch(base + off * s, len, s, off, g->coords + n * nd + q, nd,
+                                g->vals + (size_t)n * vs, vs, mask);
+      if (nd == 2) {
+        int32_t o = 1 - q;
+        for (int64_t k = n; k < n + c; k++) g->coords[k * 2 + o] = idx[o];
+      } else if (nd > 2) {
+        for (int64_t k = n; k < n + c; k++)
+          for (int32_t d = 0; d < nd; d++)
+            if (d != q) g->coords[k * nd + d] = idx[d];
+      }
+      n += c;
+    }
+    int32_t j = nd - 2;
+    for (; j > j0; j--) {
+      int32_t d = P[j];
+      base += dense->strides[d];
+      if (++idx[d] < dense->shape[d]) break;
+      base -= dense->strides[d] * dense->shape[d];
+      idx[d] = 0;
+    }
+    if (j > j0) continue;
+    if (j0 == nd - 1 || ++idx[d0] >= l1) break;
+    base += dense->strides[d0];
+  }
+  return n;
+}
+
+/* Dense -> entries on several threads, as the CSX scan along the memory
+ * order does it (below): scan dim P[j0] cut into one block per part. */
+typedef struct EntryPart {
+  Grow g;
+  int64_t l0, l1, n, at;
+} EntryPart;
+
+typedef struct EntryJob {
+  const QvTensor *d;
+  const int32_t *P;
+  int32_t j0;
+  size_t vs;
+  uint64_t mask;
+  EntryPart *parts;
+} EntryJob;
+
+static void entry_scan(void *ctx, size_t i) {
+  EntryJob *j = ctx;
+  EntryPart *p = &j->parts[i];
+  p->n = scan_entries(j->d, j->P, j->j0, p->l0, p->l1, &p->g, j->vs, j->mask);
+}
+
+static void entry_place(void *ctx, size_t i) {
+  EntryJob *j = ctx;
+  EntryPart *p = &j->parts[i], *p0 = &j->parts[0];
+  size_t nd = (size_t)j->d->ndim;
+  if (i == 0 || p->n == 0) return;
+  memcpy(p0->g.coords + p->at * (int64_t)nd, p->g.coords, (size_t)p->n * nd * 8);
+  memcpy(p0->g.vals + (size_t)p->at * j->vs, p->g.vals, (size_t)p->n * j->vs);
+}
+
+enum { SCAN_MIN_PER_PART = 1 << 18 }; /* elements */
+
+/* Parts for a dense scan of `size` elements whose split dim has `lines`
+ * indices: 1 below the threaded size or without a pool. */
+static int scan_parts(int64_t size, int64_t lines) {
+  int T = qvi_pool_threads(qvi_sp_pool_current());
+  if (T <= 1 || size / SCAN_MIN_PER_PART < 2 || lines < 2) return 1;
+  if (size / SCAN_MIN_PER_PART < T) T = (int)(size / SCAN_MIN_PER_PART);
+  if (lines < T) T = (int)lines;
+  return T;
+}
+
 QvStatus qvi_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error) {
   int32_t nd = dense->ndim;
   memset(e, 0, sizeof *e);
@@ -128,45 +221,51 @@ QvStatus qvi_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError 
   memcpy(e->order, P, (size_t)nd * sizeof *P);
   e->sorted = e->unique = true;
   int64_t size = qv_tensor_n_elements(dense);
-  Grow g;
-  grow_init(&g, size, nd, vs);
+  /* the split dim: the first of the scan order with more than one index
+   * (every dim before it has extent 1) */
+  int32_t j0 = 0;
+  while (j0 < nd - 1 && dense->shape[P[j0]] <= 1) j0++;
+  int64_t lines = size > 0 ? dense->shape[P[j0]] : 0;
+  int np = size > 0 ? scan_parts(size, lines) : 1;
+  EntryPart one, *parts = np > 1 ? qvi_sp_calloc(np, sizeof *parts) : &one;
+  if (parts == NULL) np = 1, parts = &one;
+  memset(parts, 0, (size_t)np * sizeof *parts);
+  bool ok = true;
   int64_t n = 0;
-  if (size > 0) {
-    int32_t q = P[nd - 1];
-    int64_t L = dense->shape[q], s = dense->strides[q];
-    int64_t idx[QV_TENSOR_MAX_NDIM] = {0};
-    const uint8_t *base = dense->data;
-    enum { CHUNK = 8192 };
-    for (;;) {
-      for (int64_t off = 0; off < L; off += CHUNK) {
-        int64_t len = L - off < CHUNK ? L - off : CHUNK;
-        if (!grow(&g, n + len, nd, vs)) {
-          qvi_sp_free(g.coords);
-          qvi_sp_free(g.vals);
-          return qvi_sp_nomem(error, "dense to sparse", n + len, (size_t)nd * 8 + vs);
-        }
-        int64_t c = scan_dispatch(base + off * s, len, s, off, g.coords + n * nd + q, nd,
-                                  g.vals + (size_t)n * vs, vs, mask);
-        if (nd == 2) {
-          int32_t o = 1 - q;
-          for (int64_t k = n; k < n + c; k++) g.coords[k * 2 + o] = idx[o];
-        } else if (nd > 2) {
-          for (int64_t k = n; k < n + c; k++)
-            for (int32_t d = 0; d < nd; d++)
-              if (d != q) g.coords[k * nd + d] = idx[d];
-        }
-        n += c;
-      }
-      int32_t j = nd - 2;
-      for (; j >= 0; j--) {
-        int32_t d = P[j];
-        base += dense->strides[d];
-        if (++idx[d] < dense->shape[d]) break;
-        base -= dense->strides[d] * dense->shape[d];
-        idx[d] = 0;
-      }
-      if (j < 0) break;
+  for (int i = 0; i < np; i++) {
+    EntryPart *p = &parts[i];
+    p->l0 = lines / np * i + lines % np * i / np;
+    p->l1 = lines / np * (i + 1) + lines % np * (i + 1) / np;
+    /* elements of the part: its share of the split dim */
+    grow_init(&p->g, i == 0 || lines == 0 ? size : size / lines * (p->l1 - p->l0), nd, vs);
+  }
+  if (size > 0 && np == 1) {
+    n = parts[0].n = scan_entries(dense, P, j0, 0, lines, &parts[0].g, vs, mask);
+    ok = n >= 0;
+  } else if (np > 1) {
+    EntryJob j = {dense, P, j0, vs, mask, parts};
+    qvi_pool_run(qvi_sp_pool_current(), (size_t)np, entry_scan, &j);
+    for (int i = 0; i < np && ok; i++) {
+      ok = parts[i].n >= 0;
+      parts[i].at = n;
+      n += ok ? parts[i].n : 0;
     }
+    ok = ok && grow(&parts[0].g, n, nd, vs);
+    if (ok) {
+      qvi_pool_run(qvi_sp_pool_current(), (size_t)np, entry_place, &j);
+      qvi_path_hit(QV_PATH_DENSE_SCAN_THREADS);
+    }
+  }
+  Grow g = parts[0].g;
+  for (int i = 1; i < np; i++) {
+    qvi_sp_free(parts[i].g.coords);
+    qvi_sp_free(parts[i].g.vals);
+  }
+  if (parts != &one) qvi_sp_free(parts);
+  if (!ok) {
+    qvi_sp_free(g.coords);
+    qvi_sp_free(g.vals);
+    return qvi_sp_nomem(error, "dense to sparse", size, (size_t)nd * 8 + vs);
   }
   /* give back the unused tail (mremap for large blocks, no copy) */
   int64_t *c = qvi_sp_realloc(g.coords, n * nd, 8);
@@ -183,6 +282,64 @@ QvStatus qvi_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError 
   return QV_OK;
 }
 
+/* Lines [l0, l1) of a 2-D dense tensor scanned along dim 1 - sm into g
+ * from entry 0: ptr[r + 1] is the count after line r, from the block's
+ * start. The count, or -1 when g cannot grow. */
+static int64_t scan_lines(const QvTensor *d, int sm, int64_t l0, int64_t l1, Grow *g, int64_t *ptr, size_t vs,
+                          uint64_t mask) {
+  int sn = 1 - sm;
+  int64_t L = d->shape[sn], stride = d->strides[sn], n = 0;
+  enum { CHUNK = 8192 };
+  for (int64_t r = l0; L > 0 && r < l1; r++) {
+    const uint8_t *base = d->data + r * d->strides[sm];
+    for (int64_t off = 0; off < L; off += CHUNK) {
+      int64_t len = L - off < CHUNK ? L - off : CHUNK;
+      if (!grow(g, n + len, 1, vs)) return -1;
+      n += scan_dispatch(base + off * stride, len, stride, off, g->coords + n, 1, g->vals + (size_t)n * vs, vs,
+                         mask);
+    }
+    ptr[r + 1] = n;
+  }
+  return n;
+}
+
+/* ---- dense -> CSX along the memory order on several threads: the lines
+ * are cut into one block per part; each part scans its block into its own
+ * buffers (part 0 straight into the result, reserved for every element),
+ * its lines' ends counted from its block's start. Then every later part
+ * copies its entries behind the parts before it and shifts its lines'
+ * ends, all in parallel. A line's entries are written by one scan in the
+ * same order as on one thread, so the bytes are the one-thread bytes. The
+ * input is read once; only the entries of parts 1.. are copied again. */
+typedef struct AlongPart {
+  Grow g;
+  int64_t l0, l1, n, at;
+} AlongPart;
+
+typedef struct AlongJob {
+  const QvTensor *d;
+  int sm;
+  size_t vs;
+  uint64_t mask;
+  int64_t *ptr;
+  AlongPart *parts;
+} AlongJob;
+
+static void along_scan(void *ctx, size_t i) {
+  AlongJob *j = ctx;
+  AlongPart *p = &j->parts[i];
+  p->n = scan_lines(j->d, j->sm, p->l0, p->l1, &p->g, j->ptr, j->vs, j->mask);
+}
+
+static void along_place(void *ctx, size_t i) {
+  AlongJob *j = ctx;
+  AlongPart *p = &j->parts[i], *p0 = &j->parts[0];
+  if (i == 0 || p->n == 0) return;
+  memcpy(p0->g.coords + p->at, p->g.coords, (size_t)p->n * 8);
+  memcpy(p0->g.vals + (size_t)p->at * j->vs, p->g.vals, (size_t)p->n * j->vs);
+  for (int64_t r = p->l0; r < p->l1; r++) j->ptr[r + 1] += p->at;
+}
+
 /* 2-D dense -> CSX arrays: lines along the dim of smallest stride give the
  * CSX of that orientation directly (indptr from line ends); the other
  * orientation is a sort by strips of majors (sparse_dense_csc.c). */
@@ -192,29 +349,51 @@ QvStatus qvi_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *erro
   if (d->shape[0] > 1 && d->shape[1] > 1) sm = d->strides[0] >= d->strides[1] ? 0 : 1;
   if (sm != M) return qvi_sp_csx_from_dense_across(d, sm, c, error);
   int sn = 1 - sm;
-  int64_t nlines = d->shape[sm], L = d->shape[sn], stride = d->strides[sn];
+  int64_t nlines = d->shape[sm], L = d->shape[sn], size = qv_tensor_n_elements(d);
   size_t vs = qv_arrow_type_size(d->type);
   uint64_t mask = qvi_sp_zero_mask(d->type);
   int64_t *ptr = nlines < INT64_MAX ? qvi_sp_calloc(nlines + 1, 8) : NULL;
   if (ptr == NULL) return qvi_sp_nomem(error, "dense to sparse", nlines, 8);
-  Grow g;
-  grow_init(&g, qv_tensor_n_elements(d), 1, vs);
+  int np = scan_parts(size, nlines);
+  AlongPart one, *parts = np > 1 ? qvi_sp_calloc(np, sizeof *parts) : &one;
+  if (parts == NULL) np = 1, parts = &one;
+  bool ok = true;
+  /* buffers on the calling thread (a workspace serves them) */
+  for (int i = 0; i < np; i++) {
+    AlongPart *p = &parts[i];
+    p->l0 = nlines / np * i + nlines % np * i / np;
+    p->l1 = nlines / np * (i + 1) + nlines % np * (i + 1) / np;
+    grow_init(&p->g, i == 0 ? size : (p->l1 - p->l0) * L, 1, vs);
+  }
   int64_t n = 0;
-  enum { CHUNK = 8192 };
-  for (int64_t r = 0; L > 0 && r < nlines; r++) {
-    const uint8_t *base = d->data + r * d->strides[sm];
-    for (int64_t off = 0; off < L; off += CHUNK) {
-      int64_t len = L - off < CHUNK ? L - off : CHUNK;
-      if (!grow(&g, n + len, 1, vs)) {
-        qvi_sp_free(ptr);
-        qvi_sp_free(g.coords);
-        qvi_sp_free(g.vals);
-        return qvi_sp_nomem(error, "dense to sparse", n + len, 8 + vs);
-      }
-      n += scan_dispatch(base + off * stride, len, stride, off, g.coords + n, 1, g.vals + (size_t)n * vs, vs,
-                         mask);
+  if (np == 1) {
+    n = parts[0].n = scan_lines(d, sm, 0, nlines, &parts[0].g, ptr, vs, mask);
+    ok = n >= 0;
+  } else {
+    AlongJob j = {d, sm, vs, mask, ptr, parts};
+    qvi_pool_run(qvi_sp_pool_current(), (size_t)np, along_scan, &j);
+    for (int i = 0; i < np && ok; i++) {
+      ok = parts[i].n >= 0;
+      parts[i].at = n;
+      n += ok ? parts[i].n : 0;
     }
-    ptr[r + 1] = n;
+    ok = ok && grow(&parts[0].g, n, 1, vs);
+    if (ok) {
+      qvi_pool_run(qvi_sp_pool_current(), (size_t)np, along_place, &j);
+      qvi_path_hit(QV_PATH_DENSE_SCAN_THREADS);
+    }
+  }
+  Grow g = parts[0].g;
+  for (int i = 1; i < np; i++) {
+    qvi_sp_free(parts[i].g.coords);
+    qvi_sp_free(parts[i].g.vals);
+  }
+  if (parts != &one) qvi_sp_free(parts);
+  if (!ok) {
+    qvi_sp_free(ptr);
+    qvi_sp_free(g.coords);
+    qvi_sp_free(g.vals);
+    return qvi_sp_nomem(error, "dense to sparse", size, 8 + vs);
   }
   int64_t *idx = qvi_sp_realloc(g.coords, n, 8);
   uint8_t *vals = qvi_sp_realloc(g.vals, n, vs);
@@ -383,7 +562,8 @@ QvStatus qvi_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, boo
    * split: sparse_group.c); a pool that cannot be made means one thread,
    * whose output is the same */
   QvPool *pool = NULL;
-  if (threads > 1 && pipeline && sparse != NULL && sparse->nnz >= SP_MIN_THREADED_NNZ)
+  if (threads > 1 && (sparse != NULL ? pipeline && sparse->nnz >= SP_MIN_THREADED_NNZ
+                                      : qv_tensor_n_elements(dense) >= 2 * SP_MIN_THREADED_NNZ))
     (void)qvi_pool_new(&pool, threads, NULL);
   QvPool *prev_pool = qvi_sp_pool_enter(pool);
   QvSparseWorkspace *prev = qvi_sp_ws_enter(ws);

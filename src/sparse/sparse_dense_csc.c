@@ -84,6 +84,7 @@ typedef struct Tr {
   int64_t ch, nch;
   Buf keys, vals, next, count, cbase;
   int64_t *ptr; /* entries per major (at m + 1), then the indptr */
+  int64_t line0; /* the first line of this part of the input (data starts there) */
 } Tr;
 
 /* Closes b's current chunk and opens a new one at the end of the pool. */
@@ -155,26 +156,31 @@ SP_INLINE bool pass1(Tr *t, size_t vs) {
   return true;
 }
 
-/* Pass 2: the buckets' entries to their places in the output. */
-SP_INLINE void pass2(const Tr *t, int64_t *pos, int64_t *oi, uint8_t *ov, size_t vs) {
-  const uint32_t *keys = (const uint32_t *)(const void *)t->keys.p;
-  const uint8_t *vals = t->vals.p;
-  const int64_t *next = (const int64_t *)(const void *)t->next.p;
-  const int64_t *count = (const int64_t *)(const void *)t->count.p;
-  const int64_t *cbase = (const int64_t *)(const void *)t->cbase.p;
-  uint32_t wm = (1u << t->sh) - 1;
-  for (int64_t b = 0; b < t->nbk; b++) {
-    int64_t m0 = b << t->sh, w = t->len - m0 < (1 << t->sh) ? t->len - m0 : (1 << t->sh);
-    for (int64_t j = 0; j < w; j++) pos[j] = t->ptr[m0 + j];
+/* Pass 2 of strip b: the entries the parts' buckets b hold, part after
+ * part (their lines in order), to their places in the output; pos (W
+ * entries) starts at the strip's majors' starts in ptr. */
+SP_INLINE void pass2_strip(const Tr *tr, int np, int64_t b, const int64_t *ptr, int64_t *pos, int64_t *oi,
+                           uint8_t *ov, size_t vs) {
+  int sh = tr[0].sh;
+  uint32_t wm = (1u << sh) - 1;
+  int64_t m0 = b << sh, w = tr[0].len - m0 < (1 << sh) ? tr[0].len - m0 : (1 << sh);
+  for (int64_t j = 0; j < w; j++) pos[j] = ptr[m0 + j];
+  for (int q = 0; q < np; q++) {
+    const Tr *t = &tr[q];
+    const uint32_t *keys = (const uint32_t *)(const void *)t->keys.p;
+    const uint8_t *vals = t->vals.p;
+    const int64_t *next = (const int64_t *)(const void *)t->next.p;
+    const int64_t *count = (const int64_t *)(const void *)t->count.p;
+    const int64_t *cbase = (const int64_t *)(const void *)t->cbase.p;
     for (int64_t cid = t->bk[b].first; cid >= 0; cid = next[cid]) {
       const uint32_t *kk = keys + cid * t->ch;
       const uint8_t *vv = vals + (size_t)(cid * t->ch) * vs;
-      int64_t n = count[cid], l0 = cbase[cid];
+      int64_t n = count[cid], l0 = t->line0 + cbase[cid];
       for (int64_t i = 0; i < n; i++) {
         uint32_t key = kk[i];
-        int64_t q = pos[key & wm]++;
-        oi[q] = l0 + (key >> t->sh);
-        qvi_st_bits(ov + (size_t)q * vs, vs, qvi_ld_bits(vv + (size_t)i * vs, vs));
+        int64_t q2 = pos[key & wm]++;
+        oi[q2] = l0 + (key >> sh);
+        qvi_st_bits(ov + (size_t)q2 * vs, vs, qvi_ld_bits(vv + (size_t)i * vs, vs));
       }
     }
   }
@@ -189,71 +195,155 @@ static bool run(Tr *t, size_t vs) {
   }
 }
 
+/* Part of the input for one pass 1: lines [l0, l1). */
+static bool tr_init(Tr *t, const QvTensor *d, int sm, int64_t l0, int64_t l1) {
+  int sn = 1 - sm;
+  size_t vs = qv_arrow_type_size(d->type);
+  int64_t nmajor = d->shape[sn], size = (l1 - l0) * nmajor;
+  memset(t, 0, sizeof *t);
+  t->data = d->data + l0 * d->strides[sm];
+  t->line0 = l0;
+  t->nlines = l1 - l0;
+  t->len = nmajor;
+  t->lstride = d->strides[sm];
+  t->stride = d->strides[sn];
+  t->mask = qvi_sp_zero_mask(d->type);
+  /* W: the majors rounded up to a power of two, at most 1 << W_BITS */
+  int sh = 0;
+  while (sh < W_BITS && ((int64_t)1 << sh) < nmajor) sh++;
+  t->sh = sh;
+  t->nbk = nmajor > 0 ? ((nmajor - 1) >> sh) + 1 : 0;
+  t->ch = CHUNK_W << sh;
+  t->bk = qvi_sp_malloc(t->nbk, sizeof *t->bk);
+  t->ptr = nmajor < INT64_MAX ? qvi_sp_calloc(nmajor + 1, 8) : NULL;
+  bool ok = t->bk != NULL && t->ptr != NULL;
+  for (int64_t b = 0; ok && b < t->nbk; b++) t->bk[b] = (Bucket){0, 0, 0, -1, -1};
+  /* the pool: address space for every element, what chunks leave unused
+   * (less than W of their 16 W slots) and the buckets' last chunks, so
+   * that it does not move; pages are committed as written */
+  int64_t most = t->nbk <= (INT64_MAX / 2 - size) / t->ch / 2 ? size + size / 8 + 2 * t->nbk * t->ch : 0;
+  ok = ok && buf_init(&t->keys, most, 4) && buf_init(&t->vals, most, vs);
+  ok = ok && buf_init(&t->next, 0, 8) && buf_init(&t->count, 0, 8) && buf_init(&t->cbase, 0, 8);
+  return ok;
+}
+
+static void tr_free(Tr *t, bool keep_ptr) {
+  qvi_sp_free(t->bk);
+  qvi_sp_free(t->keys.p);
+  qvi_sp_free(t->vals.p);
+  qvi_sp_free(t->next.p);
+  qvi_sp_free(t->count.p);
+  qvi_sp_free(t->cbase.p);
+  if (!keep_ptr) qvi_sp_free(t->ptr);
+}
+
+/* Pass 1 of a part, its last chunks' counts set; false on allocation
+ * failure. */
+static bool tr_pass1(Tr *t, size_t vs) {
+  if (!run(t, vs)) return false;
+  int64_t *count = (int64_t *)(void *)t->count.p;
+  for (int64_t b = 0; b < t->nbk; b++)
+    if (t->bk[b].cur >= 0) count[t->bk[b].cur] = t->bk[b].pos - t->bk[b].cur * t->ch;
+  return true;
+}
+
+/* ---- the strip sort on several threads: the lines are cut into one
+ * block per part and each part runs pass 1 on its block with its own
+ * buckets and counts per major; the counts of all parts give the indptr.
+ * Pass 2 then hands out whole strips: a strip reads bucket b of part 0,
+ * then of part 1, ..., so each major receives its lines in order, and the
+ * strip writes only its own majors' part of the output. The bytes are the
+ * one-thread bytes for any number of parts. */
+enum { ACROSS_MIN_PER_PART = 1 << 18 }; /* elements */
+
+typedef struct AcrossJob {
+  Tr *tr;
+  int np;
+  size_t vs;
+  bool *ok;
+  const int64_t *ptr;
+  int64_t *oi;
+  uint8_t *ov;
+} AcrossJob;
+
+static void across_pass1(void *ctx, size_t i) {
+  AcrossJob *j = ctx;
+  j->ok[i] = tr_pass1(&j->tr[i], j->vs);
+}
+
+static void across_pass2(void *ctx, size_t b) {
+  AcrossJob *j = ctx;
+  int64_t pos[1 << W_BITS];
+  switch (j->vs) {
+    case 1: pass2_strip(j->tr, j->np, (int64_t)b, j->ptr, pos, j->oi, j->ov, 1); break;
+    case 2: pass2_strip(j->tr, j->np, (int64_t)b, j->ptr, pos, j->oi, j->ov, 2); break;
+    case 4: pass2_strip(j->tr, j->np, (int64_t)b, j->ptr, pos, j->oi, j->ov, 4); break;
+    default: pass2_strip(j->tr, j->np, (int64_t)b, j->ptr, pos, j->oi, j->ov, 8); break;
+  }
+}
+
 QvStatus qvi_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvError *error) {
   memset(c, 0, sizeof *c);
   qvi_path_hit(QV_PATH_DENSE_ACROSS);
   int sn = 1 - sm;
   size_t vs = qv_arrow_type_size(d->type);
   int64_t nlines = d->shape[sm], nmajor = d->shape[sn], size = qv_tensor_n_elements(d);
-  Tr t;
-  memset(&t, 0, sizeof t);
-  t.data = d->data;
-  t.nlines = nlines;
-  t.len = nmajor;
-  t.lstride = d->strides[sm];
-  t.stride = d->strides[sn];
-  t.mask = qvi_sp_zero_mask(d->type);
-  /* W: the majors rounded up to a power of two, at most 1 << W_BITS */
-  int sh = 0;
-  while (sh < W_BITS && ((int64_t)1 << sh) < nmajor) sh++;
-  t.sh = sh;
-  t.nbk = nmajor > 0 ? ((nmajor - 1) >> sh) + 1 : 0;
-  t.ch = CHUNK_W << sh;
-  t.bk = qvi_sp_malloc(t.nbk, sizeof *t.bk);
-  t.ptr = nmajor < INT64_MAX ? qvi_sp_calloc(nmajor + 1, 8) : NULL;
-  bool ok = t.bk != NULL && t.ptr != NULL;
-  for (int64_t b = 0; ok && b < t.nbk; b++) t.bk[b] = (Bucket){0, 0, 0, -1, -1};
-  /* the pool: address space for every element, what chunks leave unused
-   * (less than W of their 16 W slots) and the buckets' last chunks, so
-   * that it does not move; pages are committed as written */
-  int64_t most = t.nbk <= (INT64_MAX / 2 - size) / t.ch / 2 ? size + size / 8 + 2 * t.nbk * t.ch : 0;
-  ok = ok && buf_init(&t.keys, most, 4) && buf_init(&t.vals, most, vs);
-  ok = ok && buf_init(&t.next, 0, 8) && buf_init(&t.count, 0, 8) && buf_init(&t.cbase, 0, 8);
-  ok = ok && run(&t, vs);
-  int64_t n = 0, *oi = NULL, *pos = NULL;
-  uint8_t *ov = NULL;
+  QvPool *pool = qvi_sp_pool_current();
+  int np = qvi_pool_threads(pool);
+  if (size / ACROSS_MIN_PER_PART < np) np = (int)(size / ACROSS_MIN_PER_PART);
+  if (nlines < np) np = (int)nlines;
+  if (np < 1) np = 1;
+  Tr one, *tr = np > 1 ? qvi_sp_calloc(np, sizeof *tr) : &one;
+  bool one_ok, *pok = np > 1 ? qvi_sp_calloc(np, sizeof(bool)) : &one_ok;
+  if (tr == NULL || pok == NULL) {
+    if (tr != &one) qvi_sp_free(tr);
+    if (pok != &one_ok) qvi_sp_free(pok);
+    tr = &one, pok = &one_ok, np = 1;
+  }
+  /* every buffer on the calling thread (a workspace serves them) */
+  int inited = 0;
+  bool ok = true;
+  for (; inited < np && ok; inited++)
+    ok = tr_init(&tr[inited], d, sm, nlines / np * inited + nlines % np * inited / np,
+                 nlines / np * (inited + 1) + nlines % np * (inited + 1) / np);
+  AcrossJob j = {tr, np, vs, pok, NULL, NULL, NULL};
   if (ok) {
-    int64_t *count = (int64_t *)(void *)t.count.p;
-    for (int64_t b = 0; b < t.nbk; b++)
-      if (t.bk[b].cur >= 0) count[t.bk[b].cur] = t.bk[b].pos - t.bk[b].cur * t.ch;
-    for (int64_t m = 0; m < nmajor; m++) t.ptr[m + 1] += t.ptr[m];
-    n = t.ptr[nmajor];
+    if (np > 1) {
+      qvi_pool_run(pool, (size_t)np, across_pass1, &j);
+    } else {
+      pok[0] = tr_pass1(&tr[0], vs);
+    }
+    for (int q = 0; q < np; q++) ok = ok && pok[q];
+  }
+  int64_t n = 0, *ptr = tr[0].ptr;
+  uint8_t *ov = NULL;
+  int64_t *oi = NULL;
+  if (ok) {
+    /* part 0's counts become the indptr */
+    for (int q = 1; q < np; q++)
+      for (int64_t m = 0; m < nmajor; m++) ptr[m + 1] += tr[q].ptr[m + 1];
+    for (int64_t m = 0; m < nmajor; m++) ptr[m + 1] += ptr[m];
+    n = ptr[nmajor];
     oi = qvi_sp_malloc(n, 8);
     ov = qvi_sp_malloc(n, vs);
-    pos = qvi_sp_malloc((int64_t)1 << sh, 8);
-    ok = oi != NULL && ov != NULL && pos != NULL;
+    ok = oi != NULL && ov != NULL;
   }
   if (ok) {
-    switch (vs) {
-      case 1: pass2(&t, pos, oi, ov, 1); break;
-      case 2: pass2(&t, pos, oi, ov, 2); break;
-      case 4: pass2(&t, pos, oi, ov, 4); break;
-      default: pass2(&t, pos, oi, ov, 8); break;
-    }
+    j.ptr = ptr;
+    j.oi = oi;
+    j.ov = ov;
+    int64_t nbk = tr[0].nbk;
+    qvi_pool_run(np > 1 ? pool : NULL, (size_t)nbk, across_pass2, &j);
+    if (np > 1) qvi_path_hit(QV_PATH_DENSE_ACROSS_THREADS);
   }
-  qvi_sp_free(pos);
-  qvi_sp_free(t.bk);
-  qvi_sp_free(t.keys.p);
-  qvi_sp_free(t.vals.p);
-  qvi_sp_free(t.next.p);
-  qvi_sp_free(t.count.p);
-  qvi_sp_free(t.cbase.p);
+  for (int q = 0; q < inited; q++) tr_free(&tr[q], q == 0 && ok);
+  if (tr != &one) qvi_sp_free(tr);
+  if (pok != &one_ok) qvi_sp_free(pok);
   if (!ok) {
-    qvi_sp_free(t.ptr);
     qvi_sp_free(oi);
     qvi_sp_free(ov);
     return qvi_sp_nomem(error, "dense to sparse", n > 0 ? n : size, 12 + vs);
   }
-  qvi_sp_csx_own(c, sn, nmajor, nlines, n, d->type, t.ptr, oi, ov);
+  qvi_sp_csx_own(c, sn, nmajor, nlines, n, d->type, ptr, oi, ov);
   return QV_OK;
 }

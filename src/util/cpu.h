@@ -76,6 +76,8 @@ typedef enum QvPath {
   QV_PATH_SPARSE_DENSE_THREADS, /* sparse -> dense: the scatter split across a pool's threads */
   QV_PATH_TABLE_TENSOR_THREADS, /* table -> tensor: the copy split by ranges of output rows across threads */
   QV_PATH_MIGRATE_PIECES,     /* migrate: several messages' bodies written to the sink as one column buffer */
+  QV_PATH_DENSE_SCAN_THREADS,  /* dense -> CSR/COO along the memory order: line blocks on a pool's threads */
+  QV_PATH_DENSE_ACROSS_THREADS, /* dense -> CSC (the strip sort): line blocks, then strips, on a pool's threads */
   QV_PATH_COUNT
 } QvPath;
 

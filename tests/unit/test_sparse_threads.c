@@ -2,7 +2,8 @@
  * threads give the one-thread output byte for byte (indptr, indices,
  * values), for every value width, with and without duplicates, skewed
  * and empty rows, and the threaded path really ran (its counter); sparse ->
- * dense likewise (qv_sparse_to_dense's options). */
+ * dense likewise (qv_sparse_to_dense's options), and dense -> CSR/CSC/COO
+ * (qv_sparse_from_dense's options) along and across the memory order. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -264,6 +265,199 @@ static void test_to_dense_threads(void **state) {
   free_coo(&c);
 }
 
+/* Same sparse tensor, byte for byte: CSX buffers, or COO coordinates
+ * (through their strides) and values. */
+static void assert_same_sparse(const QvSparseTensor *a, const QvSparseTensor *b) {
+  size_t is = qv_arrow_type_size(a->index_type);
+  if (a->format == QV_SPARSE_CSF) {
+    assert_int_equal(b->format, QV_SPARSE_CSF);
+    assert_int_equal(a->nnz, b->nnz);
+    assert_int_equal(a->index_type, b->index_type);
+    for (int l = 0; l < a->ndim; l++) {
+      assert_int_equal(a->csf_indices_len[l], b->csf_indices_len[l]);
+      assert_memory_equal(a->csf_indices[l], b->csf_indices[l], (size_t)a->csf_indices_len[l] * is);
+      if (l + 1 == a->ndim) break;
+      assert_int_equal(a->csf_indptr_len[l], b->csf_indptr_len[l]);
+      assert_memory_equal(a->csf_indptr[l], b->csf_indptr[l], (size_t)a->csf_indptr_len[l] * is);
+    }
+    assert_memory_equal(a->values, b->values, (size_t)a->nnz * qv_arrow_type_size(a->value_type));
+    return;
+  }
+  if (a->format != QV_SPARSE_COO) {
+    assert_same_csx(a, b);
+    return;
+  }
+  assert_int_equal(b->format, QV_SPARSE_COO);
+  assert_int_equal(a->nnz, b->nnz);
+  assert_int_equal(a->index_type, b->index_type);
+  for (int64_t i = 0; i < a->nnz; i++)
+    for (int d = 0; d < a->ndim; d++)
+      assert_int_equal(qv_index_load(a->coords + i * a->coords_strides[0] + d * a->coords_strides[1],
+                                     a->index_type, 0),
+                       qv_index_load(b->coords + i * b->coords_strides[0] + d * b->coords_strides[1],
+                                     b->index_type, 0));
+  assert_memory_equal(a->values, b->values, (size_t)a->nnz * qv_arrow_type_size(a->value_type));
+}
+
+/* A rows x cols dense tensor (row-major, or column-major when `colmajor`),
+ * lines padded by `pad` elements: about one element in `one_in` non-zero
+ * (random bits), rows [rows / 8, rows / 4) and column 3 all zero, row 5
+ * and column 1 full (a skewed line and a skewed major). */
+typedef struct Dense {
+  int64_t shape[2], strides[2];
+  uint8_t *data;
+  QvTensor t;
+} Dense;
+
+static void make_dense(Dense *d, QvArrowType vt, int64_t rows, int64_t cols, bool colmajor, int64_t pad,
+                       unsigned one_in, uint64_t seed) {
+  rng_state = seed;
+  size_t vs = qv_arrow_type_size(vt);
+  int64_t inner = colmajor ? rows : cols, outer = colmajor ? cols : rows, line = inner + pad;
+  d->shape[0] = rows;
+  d->shape[1] = cols;
+  d->strides[colmajor ? 1 : 0] = line * (int64_t)vs;
+  d->strides[colmajor ? 0 : 1] = (int64_t)vs;
+  size_t bytes = (size_t)(outer * line) * vs;
+  d->data = calloc(bytes, 1);
+  assert_non_null(d->data);
+  for (int64_t r = 0; r < rows; r++) {
+    for (int64_t c = 0; c < cols; c++) {
+      bool on = r == 5 || c == 1 || rnd() % one_in == 0;
+      if (!on || (r >= rows / 8 && r < rows / 4) || c == 3) continue;
+      uint64_t bits = rnd() | 1; /* odd: never a zero of any type */
+      memcpy(d->data + r * d->strides[0] + c * d->strides[1], &bits, vs);
+    }
+  }
+  d->t = (QvTensor){.type = vt, .ndim = 2, .shape = d->shape, .strides = d->strides, .data = d->data,
+                    .data_size = (int64_t)bytes};
+}
+
+/* dense -> CSR, CSC and COO (default and int32 indices) on 1..4 threads:
+ * the one-thread bytes; the threaded scan (along the memory order, and
+ * every COO: the entries are scanned in memory order, then sorted) or
+ * strip sort (across it) counted exactly when `split` and threads > 1. */
+static void check_from_dense(const Dense *d, bool colmajor, bool split) {
+  static const QvSparseFormat fs[] = {QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_COO};
+  QvError err;
+  for (size_t k = 0; k < 3; k++) {
+    bool along = fs[k] == QV_SPARSE_COO || (fs[k] == QV_SPARSE_CSC) == colmajor;
+    QvPath path = along ? QV_PATH_DENSE_SCAN_THREADS : QV_PATH_DENSE_ACROSS_THREADS;
+    for (int it = 0; it < 2; it++) {
+      QvArrowType itype = it == 0 ? QV_ARROW_NONE : QV_ARROW_INT32;
+      QvSparseOptions o1 = {.struct_size = sizeof o1, .index_type = itype, .threads = 1};
+      QvSparseTensor ref;
+      uint64_t before = qvi_path_count(path);
+      assert_int_equal(qv_sparse_from_dense(&d->t, fs[k], &o1, &ref, &err), QV_OK);
+      assert_int_equal(qvi_path_count(path), before);
+      for (int threads = 2; threads <= 4; threads++) {
+        QvSparseOptions o = {.struct_size = sizeof o, .index_type = itype, .threads = threads};
+        QvSparseTensor got;
+        before = qvi_path_count(path);
+        assert_int_equal(qv_sparse_from_dense(&d->t, fs[k], &o, &got, &err), QV_OK);
+        if ((qvi_path_count(path) > before) != split)
+          fail_msg("format %d, index type %d, %d threads: threaded path %s", (int)fs[k], (int)itype, threads,
+                   split ? "not counted" : "counted");
+        assert_same_sparse(&got, &ref);
+        qv_sparse_reset(&got);
+      }
+      /* and it is the dense tensor: back to dense, compared element-wise */
+      if (it == 0) {
+        QvTensor back;
+        assert_int_equal(qv_sparse_to_dense(&ref, NULL, &back, &err), QV_OK);
+        assert_true(qv_tensor_equal(&back, &d->t, true));
+        qv_tensor_reset(&back);
+      }
+      qv_sparse_reset(&ref);
+    }
+  }
+}
+
+static void test_from_dense_threads(void **state) {
+  (void)state;
+  static const QvArrowType vts[] = {QV_ARROW_FLOAT64, QV_ARROW_INT8, QV_ARROW_UINT16, QV_ARROW_FLOAT32};
+  for (int cm = 0; cm < 2; cm++) {
+    for (size_t v = 0; v < sizeof vts / sizeof vts[0]; v++) {
+      Dense d;
+      /* 1.2 M elements: 4 parts; padded lines for the wider types */
+      make_dense(&d, vts[v], 1500, 800, cm == 1, v % 2 == 0 ? 0 : 7, 10, 20 + v + 10 * (uint64_t)cm);
+      check_from_dense(&d, cm == 1, true);
+      free(d.data);
+    }
+  }
+  /* dense enough that a part holds most of its elements; and very sparse */
+  Dense d;
+  make_dense(&d, QV_ARROW_INT32, 900, 1300, false, 0, 1, 31);
+  check_from_dense(&d, false, true);
+  free(d.data);
+  make_dense(&d, QV_ARROW_INT64, 3000, 300, true, 0, 5000, 32);
+  check_from_dense(&d, true, true);
+  free(d.data);
+  /* few lines, many majors (a part per line) and more threads than lines */
+  make_dense(&d, QV_ARROW_FLOAT64, 3, 300000, false, 0, 10, 33);
+  check_from_dense(&d, false, true);
+  free(d.data);
+  /* small: one thread whatever the option */
+  make_dense(&d, QV_ARROW_FLOAT64, 300, 200, false, 0, 10, 34);
+  check_from_dense(&d, false, false);
+  free(d.data);
+}
+
+/* A 3-D dense tensor (and 2-D CSF): COO and CSF on 1..4 threads give the
+ * one-thread bytes; the entries scan split along the outermost dim with
+ * more than one index (here behind a leading extent-1 dim). */
+static void test_from_dense_nd_threads(void **state) {
+  (void)state;
+  int64_t shape[4] = {1, 70, 90, 110};
+  int64_t strides[4] = {70 * 90 * 110 * 2, 90 * 110 * 2, 110 * 2, 2};
+  size_t n = 70 * 90 * 110;
+  uint16_t *data = calloc(n, 2);
+  assert_non_null(data);
+  rng_state = 41;
+  for (size_t i = 0; i < n; i++)
+    if (rnd() % 7 == 0 || (i >= 5000 && i < 7000)) data[i] = (uint16_t)(rnd() | 1);
+  for (size_t i = 100000; i < 300000; i++) data[i] = 0; /* an empty slab */
+  QvTensor t = {.type = QV_ARROW_UINT16, .ndim = 4, .shape = shape, .strides = strides, .data = (uint8_t *)data,
+                .data_size = (int64_t)n * 2};
+  static const QvSparseFormat fs[] = {QV_SPARSE_COO, QV_SPARSE_CSF};
+  QvError err;
+  for (size_t k = 0; k < 2; k++) {
+    QvSparseTensor ref;
+    QvSparseOptions o1 = {.struct_size = sizeof o1, .threads = 1};
+    uint64_t before = qvi_path_count(QV_PATH_DENSE_SCAN_THREADS);
+    assert_int_equal(qv_sparse_from_dense(&t, fs[k], &o1, &ref, &err), QV_OK);
+    assert_int_equal(qvi_path_count(QV_PATH_DENSE_SCAN_THREADS), before);
+    for (int threads = 2; threads <= 4; threads++) {
+      QvSparseOptions o = {.struct_size = sizeof o, .threads = threads};
+      QvSparseTensor got;
+      before = qvi_path_count(QV_PATH_DENSE_SCAN_THREADS);
+      assert_int_equal(qv_sparse_from_dense(&t, fs[k], &o, &got, &err), QV_OK);
+      assert_true(qvi_path_count(QV_PATH_DENSE_SCAN_THREADS) > before);
+      assert_same_sparse(&got, &ref);
+      qv_sparse_reset(&got);
+    }
+    QvTensor back;
+    assert_int_equal(qv_sparse_to_dense(&ref, NULL, &back, &err), QV_OK);
+    assert_true(qv_tensor_equal(&back, &t, false));
+    qv_tensor_reset(&back);
+    qv_sparse_reset(&ref);
+  }
+  /* a 2-D CSF goes through the CSX scan */
+  Dense d;
+  make_dense(&d, QV_ARROW_FLOAT32, 1200, 700, false, 0, 10, 42);
+  QvSparseTensor ref, got;
+  QvSparseOptions o1 = {.struct_size = sizeof o1, .threads = 1}, o3 = {.struct_size = sizeof o3, .threads = 3};
+  assert_int_equal(qv_sparse_from_dense(&d.t, QV_SPARSE_CSF, &o1, &ref, &err), QV_OK);
+  uint64_t before = qvi_path_count(QV_PATH_DENSE_SCAN_THREADS);
+  assert_int_equal(qv_sparse_from_dense(&d.t, QV_SPARSE_CSF, &o3, &got, &err), QV_OK);
+  assert_true(qvi_path_count(QV_PATH_DENSE_SCAN_THREADS) > before);
+  assert_same_sparse(&got, &ref);
+  qv_sparse_reset(&got);
+  qv_sparse_reset(&ref);
+  free(d.data);
+  free(data);
+}
+
 /* Summing duplicates (qv_sparse_canonicalize) on 1..4 threads: the same
  * coordinates and values, the split counted. */
 static void test_canonicalize_threads(void **state) {
@@ -313,6 +507,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_canonicalize_threads),
       cmocka_unit_test(test_to_dense_threads),
+      cmocka_unit_test(test_from_dense_threads),
+      cmocka_unit_test(test_from_dense_nd_threads),
       cmocka_unit_test(test_float64),
       cmocka_unit_test(test_value_widths),
       cmocka_unit_test(test_heavy_duplicates_and_skew),
