@@ -151,6 +151,19 @@ typedef struct Msg {
 
 typedef struct Conn Conn;
 
+/* The frame boundaries of the bytes handed to nghttp2, followed beside it
+ * so that a DATA payload can be read from the socket straight into the
+ * message it belongs to (the bytes still go through nghttp2, which checks
+ * them and keeps flow control; deliver() then finds them in place). */
+typedef struct FrameTrack {
+  size_t preface_left; /* server: the client's connection preface still to come */
+  uint8_t hdr[9];
+  size_t hdr_n;
+  uint32_t left; /* payload bytes of the current frame still to come */
+  uint8_t type, flags;
+  int32_t stream_id;
+} FrameTrack;
+
 struct QviGrpcCall {
   Conn *conn;
   struct QviGrpcCall *prev, *next; /* the connection's calls */
@@ -217,6 +230,7 @@ struct QviGrpcCall {
   bool cancelled;
   QviGrpcPlacement place;
   void *place_ctx;
+  bool direct_pin; /* the connection thread is reading into msg_buf unlocked */
 };
 
 struct Conn {
@@ -240,6 +254,7 @@ struct Conn {
   bool tls;
   int64_t write_stall_start;
   struct Conn *srv_next; /* the server's connections */
+  FrameTrack in;         /* where the received bytes stand in the frame sequence */
 };
 
 struct QviGrpcChannel {
@@ -316,7 +331,7 @@ static void call_free_memory(QviGrpcCall *call) {
 static void call_maybe_free(QviGrpcCall *call, bool *conn_freed) {
   Conn *c = call->conn;
   *conn_freed = false;
-  if (!call->user_freed) return;
+  if (!call->user_freed || call->direct_pin) return;
   if (!(call->stream_closed || !call->submitted || c->dead)) return;
   if (call->stream_id > 0 && c->session && !call->stream_closed)
     nghttp2_session_set_stream_user_data(c->session, call->stream_id, NULL);
@@ -482,7 +497,8 @@ static int deliver(Conn *c, QviGrpcCall *call, const uint8_t *data, size_t len) 
     }
     size_t take = call->msg_total - call->msg_got;
     if (take > len) take = len;
-    memcpy(call->msg_buf + call->msg_shift + call->msg_got, data, take);
+    uint8_t *to = call->msg_buf + call->msg_shift + call->msg_got;
+    if (to != data) memcpy(to, data, take); /* equal: read there directly */
     call->msg_got += take;
     data += take;
     len -= take;
@@ -915,6 +931,59 @@ static void conn_drop_calls(Conn *c) {
   }
 }
 
+/* Bytes of a DATA payload worth a read of their own into the message. */
+#define DIRECT_MIN ((size_t)16 << 10)
+
+static void track_frames(FrameTrack *t, const uint8_t *p, size_t n) {
+  while (n > 0) {
+    size_t k;
+    if (t->preface_left > 0) {
+      k = n < t->preface_left ? n : t->preface_left;
+      t->preface_left -= k;
+    } else if (t->left > 0) {
+      k = n < t->left ? n : t->left;
+      t->left -= (uint32_t)k;
+    } else {
+      k = 9 - t->hdr_n < n ? 9 - t->hdr_n : n;
+      memcpy(t->hdr + t->hdr_n, p, k);
+      t->hdr_n += k;
+      if (t->hdr_n == 9) {
+        t->left = (uint32_t)t->hdr[0] << 16 | (uint32_t)t->hdr[1] << 8 | t->hdr[2];
+        t->type = t->hdr[3];
+        t->flags = t->hdr[4];
+        t->stream_id = (int32_t)(((uint32_t)t->hdr[5] & 0x7f) << 24 | (uint32_t)t->hdr[6] << 16 |
+                                 (uint32_t)t->hdr[7] << 8 | t->hdr[8]);
+        t->hdr_n = 0;
+      }
+    }
+    p += k;
+    n -= k;
+  }
+}
+
+/* Where the next received bytes may go instead of the connection's read
+ * buffer: the rest of an unpadded DATA payload (at most the rest of the
+ * message) whose stream is assembling a message into its own buffer. The
+ * call is pinned (never freed) until the caller clears direct_pin. */
+static QviGrpcCall *direct_target(Conn *c, uint8_t **into, size_t *n) {
+  const FrameTrack *t = &c->in;
+  size_t least = c->memory ? 1 : DIRECT_MIN; /* the fuzz server takes every payload */
+  if (t->preface_left || t->hdr_n || t->left < least || t->type != NGHTTP2_DATA ||
+      (t->flags & NGHTTP2_FLAG_PADDED))
+    return NULL;
+  QviGrpcCall *call = nghttp2_session_get_stream_user_data(c->session, t->stream_id);
+  if (call == NULL || call->failed || call->cancelled || !call->assembling ||
+      call->msg_buf == NULL)
+    return NULL;
+  size_t rest = call->msg_total - call->msg_got;
+  if (rest > t->left) rest = t->left;
+  if (rest < least) return NULL;
+  *into = call->msg_buf + call->msg_shift + call->msg_got;
+  *n = rest;
+  call->direct_pin = true;
+  return call;
+}
+
 static void *conn_thread(void *arg) {
   Conn *c = arg;
   /* large reads: fewer poll/read rounds per received byte (heap: the
@@ -949,6 +1018,10 @@ static void *conn_thread(void *arg) {
       conn_die(c, "the connection closed");
       break;
     }
+    /* the rest of a large DATA payload goes straight into its message */
+    uint8_t *into = buf;
+    size_t room = READ_CHUNK;
+    QviGrpcCall *pinned = direct_target(c, &into, &room);
     bool pending = qvi_transport_pending(&c->tr);
     pthread_mutex_unlock(&c->mu);
     struct pollfd p[2] = {{.fd = c->tr.fd, .events = POLLIN}, {.fd = c->wake[0], .events = POLLIN}};
@@ -961,8 +1034,10 @@ static void *conn_thread(void *arg) {
     ssize_t got = 0;
     QvError err = {0};
     if (pending || (r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))))
-      got = qvi_transport_read(&c->tr, buf, READ_CHUNK, &err);
+      got = qvi_transport_read(&c->tr, into, room, &err);
     pthread_mutex_lock(&c->mu);
+    /* nothing else frees a call whose stream is open, so it is still here */
+    if (pinned) pinned->direct_pin = false;
     if (got == -1) {
       conn_die(c, "the peer closed the connection");
       break;
@@ -973,7 +1048,9 @@ static void *conn_thread(void *arg) {
       break;
     }
     if (got > 0) {
-      ssize_t used = nghttp2_session_mem_recv(c->session, buf, (size_t)got);
+      if (pinned) qvi_path_hit(QV_PATH_GRPC_DIRECT_READ);
+      track_frames(&c->in, into, (size_t)got);
+      ssize_t used = nghttp2_session_mem_recv(c->session, into, (size_t)got);
       if (used < 0) {
         /* a protocol error: nghttp2 queued a GOAWAY; send it and stop */
         qv_error_set(&c->dead_error, QV_EIO, "HTTP/2: %s", nghttp2_strerror((int)used));
@@ -1033,6 +1110,7 @@ static QvStatus conn_init(Conn *c, bool server, const QviGrpcLimits *limits, boo
   pthread_mutex_init(&c->mu, NULL);
   c->server = server;
   c->memory = memory;
+  c->in.preface_left = server ? NGHTTP2_CLIENT_MAGIC_LEN : 0;
   c->refs = 1;
   c->wake[0] = c->wake[1] = -1;
   c->max_recv = limits && limits->max_receive_size ? limits->max_receive_size
@@ -1787,7 +1865,20 @@ void qvi_grpc_fuzz_server(const uint8_t *data, size_t size) {
   size_t off = 0;
   while (off < size && !c->dead) {
     size_t n = size - off < 4096 ? size - off : 4096;
-    ssize_t used = nghttp2_session_mem_recv(c->session, data + off, n);
+    /* what the connection thread reads into a message directly: copied
+     * there first, so that deliver() finds it in place */
+    uint8_t *into;
+    size_t room;
+    QviGrpcCall *pinned = direct_target(c, &into, &room);
+    const uint8_t *from = data + off;
+    if (pinned) {
+      pinned->direct_pin = false;
+      if (n > room) n = room;
+      memcpy(into, from, n);
+      from = into;
+    }
+    track_frames(&c->in, from, n);
+    ssize_t used = nghttp2_session_mem_recv(c->session, from, n);
     if (used < 0) break;
     off += n;
     apply_pending(c);

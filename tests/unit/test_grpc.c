@@ -13,6 +13,7 @@
 
 #include "grpc/grpc.h"
 #include "test_util.h"
+#include "util/cpu.h"
 
 static QviGrpcServer *server;
 static pthread_t server_thread;
@@ -144,6 +145,47 @@ static void test_echo_stream(void **state) {
   assert_int_equal(qvi_grpc_call_recv(call, &m, &err), QV_EOS);
   assert_int_equal(qvi_grpc_call_status(call), QVI_GRPC_OK);
   qvi_grpc_call_free(call);
+  free(buf);
+  qvi_grpc_channel_free(ch);
+}
+
+/* Large DATA payloads are read from the socket straight into their message
+ * (QV_PATH_GRPC_DIRECT_READ); two calls on one connection interleave their
+ * frames, and every message arrives whole and in order on its own call. */
+static void test_direct_reads(void **state) {
+  (void)state;
+  QviGrpcChannel *ch = connect_local(NULL);
+  QviGrpcCall *call[2];
+  QvError err = {0};
+  for (int k = 0; k < 2; k++)
+    assert_int_equal(qvi_grpc_call_start(&call[k], ch, "/t/Echo", NULL, 0, 0, &err), QV_OK);
+  size_t n = (1 << 20) - 5;
+  uint8_t *buf = malloc(2 * n);
+  for (size_t i = 0; i < 2 * n; i++) buf[i] = (uint8_t)(i * 13 + (i >> 16));
+  uint64_t before = qvi_path_count(QV_PATH_GRPC_DIRECT_READ);
+  for (int round = 0; round < 3; round++) {
+    size_t size[2] = {n - (size_t)round * 100003, 700001 + (size_t)round};
+    for (int k = 0; k < 2; k++) {
+      struct iovec v = {buf + (size_t)k * n, size[k]};
+      assert_int_equal(qvi_grpc_call_send(call[k], &v, 1, &err), QV_OK);
+    }
+    for (int k = 0; k < 2; k++) {
+      QviGrpcMessage m;
+      assert_int_equal(qvi_grpc_call_recv(call[k], &m, &err), QV_OK);
+      assert_int_equal(m.size, size[k]);
+      assert_memory_equal(m.data, buf + (size_t)k * n, m.size);
+      qvi_grpc_message_reset(&m);
+    }
+  }
+  /* both directions of both calls took the direct path */
+  assert_true(qvi_path_count(QV_PATH_GRPC_DIRECT_READ) >= before + 4);
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(qvi_grpc_call_close_send(call[k], &err), QV_OK);
+    QviGrpcMessage m;
+    assert_int_equal(qvi_grpc_call_recv(call[k], &m, &err), QV_EOS);
+    assert_int_equal(qvi_grpc_call_status(call[k]), QVI_GRPC_OK);
+    qvi_grpc_call_free(call[k]);
+  }
   free(buf);
   qvi_grpc_channel_free(ch);
 }
@@ -376,6 +418,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_receive_limit),  cmocka_unit_test(test_deadline),
       cmocka_unit_test(test_cancel_mid_stream), cmocka_unit_test(test_concurrent_clients),
       cmocka_unit_test(test_connect_refused), cmocka_unit_test(test_send_in_pieces),
+      cmocka_unit_test(test_direct_reads),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, setup, teardown)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
