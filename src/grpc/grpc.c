@@ -1871,11 +1871,15 @@ void qvi_grpc_fuzz_server(const uint8_t *data, size_t size) {
     size_t room;
     QviGrpcCall *pinned = direct_target(c, &into, &room);
     const uint8_t *from = data + off;
+    /* a frame header on its own, so that its payload can go direct */
+    if (!pinned && c->in.left == 0 && c->in.preface_left == 0 && n > 9 - c->in.hdr_n)
+      n = 9 - c->in.hdr_n;
     if (pinned) {
       pinned->direct_pin = false;
       if (n > room) n = room;
       memcpy(into, from, n);
       from = into;
+      qvi_path_hit(QV_PATH_GRPC_DIRECT_READ);
     }
     track_frames(&c->in, from, n);
     ssize_t used = nghttp2_session_mem_recv(c->session, from, n);

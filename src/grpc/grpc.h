@@ -11,7 +11,12 @@
  * mutex. A call's send blocks until the connection thread has written the
  * caller's bytes (straight from the caller's memory: the bytes are not
  * copied into nghttp2, see send_data in grpc.c), so a body goes from the
- * batch's buffers to the socket.
+ * batch's buffers to the socket. Received bytes are copied once, by the
+ * kernel: the rest of a DATA frame's payload (16 KiB or more) is read from
+ * the socket (or TLS) straight into the message it belongs to and then
+ * handed to nghttp2 where it lies, which checks it and keeps flow control
+ * (QV_PATH_GRPC_DIRECT_READ); frame headers and small payloads pass through
+ * the connection's read buffer.
  *
  * Memory: received DATA is consumed (WINDOW_UPDATE) as it is assembled into
  * a message only while no whole message waits for the caller, so one call
