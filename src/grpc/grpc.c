@@ -1214,6 +1214,13 @@ static QvStatus call_error(QviGrpcCall *call, QvError *error) {
     return qv_error_set(error, QV_EIO, "CANCELLED: the call was cancelled");
   }
   if (call->stream_closed && !c->dead) {
+    /* a server resets a call at its deadline (grpc-timeout); that may
+     * arrive before this side's own timer: the deadline is the reason */
+    if (!call->server && call->deadline > 0 && qvi_grpc_now_ms() >= call->deadline) {
+      set_local_status(call, QVI_GRPC_DEADLINE_EXCEEDED);
+      return qv_error_set(error, QV_EIO, "%s",
+                          "DEADLINE_EXCEEDED: the call's deadline passed (the peer reset the stream)");
+    }
     set_local_status(call, call->rst_code == NGHTTP2_CANCEL ? QVI_GRPC_CANCELLED
                                                             : QVI_GRPC_INTERNAL);
     return qv_error_set(error, QV_EIO, "%s: the peer reset the stream (HTTP/2 error %u)",
