@@ -137,9 +137,10 @@ QV_API void qv_rb_stream_dictionary_ids(struct ArrowArrayStream *stream, const i
 typedef struct QvRbFileReader QvRbFileReader;
 
 /** Checks both magics, decodes the footer and its schema (nothing else is
- * read until a batch is asked for). The source must allow reading at an
- * offset (memory, a path, not a pipe); the reader holds its own reference.
- * Batches from a path are zero-copy views of the mapped file. */
+ * read until a batch is asked for). The reader holds its own reference to
+ * the source. Batches from memory or a path are zero-copy views of it (the
+ * mapped file); a pipe, descriptor or callback source is read whole into
+ * memory first (the footer is at the end), and the batches view that. */
 QV_API QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
                                       const QvRbReadOptions *options, QvError *error);
 /** NULL is a no-op; batches handed out stay valid. */

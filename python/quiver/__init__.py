@@ -64,9 +64,9 @@ _SCIPY_FORMATS = ("csr", "csc", "coo")
 
 
 def _source(source):
-    """Paths and buffers go to C as they are; a file object is read whole."""
-    if hasattr(source, "read") and not isinstance(source, (bytes, bytearray, memoryview)):
-        return source.read()
+    """What the readers take: a path, a bytes-like object or a binary file
+    object, each handed to C as it is (a file object is read as the reader
+    needs its bytes, through read()/readinto() and, when seekable, seek())."""
     return source
 
 
@@ -75,7 +75,7 @@ def read_tensor(source, index=0):
 
     ``source`` is a path (the file is memory-mapped; only the chosen body is
     mapped), a bytes-like object (viewed in place) or a binary file object
-    (read whole). Strides and column-major layouts are kept. The array's
+    (read as the reader needs it). Strides and column-major layouts are kept. The array's
     ``base`` is a :class:`quiver.Tensor` that owns the mapping or holds the
     buffer, and also exports DLPack (``numpy.from_dlpack(arr.base)``).
     """

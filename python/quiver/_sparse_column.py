@@ -219,7 +219,7 @@ def migrate(source, dest, to_messages=False, split=False, file=False, name=None,
     with the group's name before its extension. ``to_messages``: the reverse
     (a one-column table -> one message per row). ``source`` is what the
     readers take: a path (memory-mapped), a bytes-like object (read in
-    place) or a binary file object (read whole). ``dest`` is a path
+    place) or a binary file object (read as needed). ``dest`` is a path
     (replaced atomically), a writable binary file object (written as the
     output is made) or a ``bytearray`` (the output appended); ``split``
     needs a path. Returns the paths written (``[dest]`` for a file object

@@ -8,6 +8,8 @@
 #include "qvpy.h"
 
 PyObject *qvpy_raise(QvPyState *st, QvStatus status, const QvError *err) {
+  /* a file object's own exception wins over quiver's message */
+  if (qvpy_take_source_exception(err)) return NULL;
   PyObject *type = st->InvalidError;
   switch (status) {
     case QV_EIO: type = st->InputOutputError; break;

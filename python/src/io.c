@@ -1,6 +1,7 @@
 /* Sources and sinks: paths (memory-mapped, or replaced atomically),
- * buffers (read in place) and file objects' write(); and messages(), the
- * message-level iterator of a stream or file. */
+ * buffers (read in place) and file objects (read through
+ * qv_source_new_callback, written through qv_sink_new_callback); and
+ * messages(), the message-level iterator of a stream or file. */
 #include "qvpy.h"
 
 #include <stdlib.h>
@@ -21,6 +22,211 @@ static void buffer_hold_release(void *p) {
   PyBuffer_Release(&h->view);
   PyGILState_Release(g);
   free(h);
+}
+
+/* ---- file objects: read(), readinto(), seek()/tell() through a callback
+ * source, so a stream is read as its batches are wanted, not whole. */
+
+/* The exception a file object's method raised, kept for the thread that
+ * called the reader: qvpy_raise restores it (with quiver's message as a
+ * note) when the error it raises is the one the callback reported. The
+ * callback may run on another thread than the caller (a reader's worker);
+ * the caller then gets InputOutputError carrying the exception's text. */
+static _Thread_local PyObject *pending_type, *pending_value, *pending_tb;
+static _Thread_local char pending_text[160];
+
+static void pending_clear(void) {
+  Py_CLEAR(pending_type);
+  Py_CLEAR(pending_value);
+  Py_CLEAR(pending_tb);
+}
+
+/* Called with the GIL held and an exception set: moves it to pending_* and
+ * fills `error` with its text. */
+static QvStatus file_failed(const char *method, QvError *error) {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  PyObject *text = value ? PyObject_Str(value) : NULL;
+  const char *t = text ? PyUnicode_AsUTF8(text) : NULL;
+  if (!t) PyErr_Clear();
+  snprintf(pending_text, sizeof pending_text, "%s() raised %s%s%s", method,
+           type ? ((PyTypeObject *)type)->tp_name : "an exception", t && *t ? ": " : "",
+           t ? t : "");
+  Py_XDECREF(text);
+  pending_clear();
+  pending_type = type;
+  pending_value = value;
+  pending_tb = tb;
+  return qv_error_set(error, QV_EIO, "%s", pending_text);
+}
+
+bool qvpy_take_source_exception(const QvError *err) {
+  if (!pending_type) return false;
+  if (!err || !strstr(err->message, pending_text)) {
+    pending_clear(); /* an older failure, reported (or not) long ago */
+    return false;
+  }
+  PyObject *note = pending_value ? PyUnicode_FromFormat("quiver: %s", err->message) : NULL;
+  PyObject *r = note ? PyObject_CallMethod(pending_value, "add_note", "O", note) : NULL; /* 3.11+ */
+  Py_XDECREF(r);
+  Py_XDECREF(note);
+  PyErr_Clear();
+  PyErr_Restore(pending_type, pending_value, pending_tb);
+  pending_type = pending_value = pending_tb = NULL;
+  return true;
+}
+
+typedef struct FileSource {
+  PyObject *file;   /* a strong reference: the object lives while the source does */
+  bool has_readinto;
+} FileSource;
+
+/* A callback may be asked for more than one Python call should move. */
+#define FILE_CHUNK_MAX ((size_t)1 << 30)
+
+static QvStatus file_read(void *p, void *buf, size_t n, size_t *got, QvError *error) {
+  FileSource *fs = p;
+  *got = 0;
+  if (n > FILE_CHUNK_MAX) n = FILE_CHUNK_MAX;
+  PyGILState_STATE g = PyGILState_Ensure();
+  QvStatus st = QV_OK;
+  Py_ssize_t k = 0;
+  if (fs->has_readinto) {
+    /* straight into the source's buffer: no bytes object in between */
+    PyObject *mv = PyMemoryView_FromMemory(buf, (Py_ssize_t)n, PyBUF_WRITE);
+    PyObject *r = mv ? PyObject_CallMethod(fs->file, "readinto", "O", mv) : NULL;
+    if (!r) {
+      st = file_failed("readinto", error);
+    } else if (r == Py_None) {
+      st = qv_error_set(error, QV_EIO, "readinto() returned None (a non-blocking stream with no "
+                        "data): quiver reads blocking streams");
+    } else if ((k = PyLong_AsSsize_t(r)) < 0 || (size_t)k > n) {
+      if (PyErr_Occurred()) st = file_failed("readinto", error);
+      else st = qv_error_set(error, QV_EIO, "readinto() returned %zd for %zu bytes", k, n);
+    }
+    Py_XDECREF(r);
+    /* the memory is ours only for this call: a readinto() that kept the
+     * view must not write through it later (release() fails if it did) */
+    if (mv) {
+      PyObject *rel = PyObject_CallMethod(mv, "release", NULL);
+      if (!rel && st == QV_OK) st = file_failed("readinto", error);
+      PyErr_Clear();
+      Py_XDECREF(rel);
+      Py_DECREF(mv);
+    }
+  } else {
+    PyObject *r = PyObject_CallMethod(fs->file, "read", "n", (Py_ssize_t)n);
+    Py_buffer v;
+    if (!r) {
+      st = file_failed("read", error);
+    } else if (r == Py_None) {
+      st = qv_error_set(error, QV_EIO, "read() returned None (a non-blocking stream with no data): "
+                        "quiver reads blocking streams");
+    } else if (PyObject_GetBuffer(r, &v, PyBUF_SIMPLE) < 0) {
+      PyErr_Clear();
+      st = qv_error_set(error, QV_EIO, "read() returned %.80s, not bytes (is the file open in "
+                        "binary mode?)", Py_TYPE(r)->tp_name);
+    } else {
+      if ((size_t)v.len > n) {
+        st = qv_error_set(error, QV_EIO, "read(%zu) returned %zd bytes", n, v.len);
+      } else {
+        memcpy(buf, v.buf, (size_t)v.len);
+        k = v.len;
+      }
+      PyBuffer_Release(&v);
+    }
+    Py_XDECREF(r);
+  }
+  PyGILState_Release(g);
+  if (st == QV_OK) *got = (size_t)k;
+  return st;
+}
+
+static QvStatus file_seek(void *p, int64_t offset, int whence, int64_t *position, QvError *error) {
+  FileSource *fs = p;
+  PyGILState_STATE g = PyGILState_Ensure();
+  QvStatus st = QV_OK;
+  PyObject *r = PyObject_CallMethod(fs->file, "seek", "Li", (long long)offset, whence);
+  if (r && r == Py_None) { /* seek() of some objects returns nothing: ask tell() */
+    Py_DECREF(r);
+    r = PyObject_CallMethod(fs->file, "tell", NULL);
+  }
+  long long at = r ? PyLong_AsLongLong(r) : -1;
+  if (!r || (at == -1 && PyErr_Occurred())) st = file_failed(r ? "tell" : "seek", error);
+  else *position = at;
+  Py_XDECREF(r);
+  PyGILState_Release(g);
+  return st;
+}
+
+static void file_release(void *p) {
+  FileSource *fs = p;
+  /* at interpreter exit there is no one left to tell */
+  if (Py_IsInitialized()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF(fs->file);
+    PyGILState_Release(g);
+  }
+  free(fs);
+}
+
+bool qvpy_is_file_object(PyObject *obj) {
+  return !PyObject_CheckBuffer(obj) && PyObject_HasAttrString(obj, "read");
+}
+
+/* Whether `file` can seek: its seekable() when it has one (a pipe, a socket
+ * or a sys.stdin says False), else seek and tell both present. */
+static bool file_can_seek(PyObject *file) {
+  if (PyObject_HasAttrString(file, "seekable")) {
+    PyObject *r = PyObject_CallMethod(file, "seekable", NULL);
+    int yes = r ? PyObject_IsTrue(r) : 0;
+    Py_XDECREF(r);
+    PyErr_Clear();
+    return yes == 1;
+  }
+  return PyObject_HasAttrString(file, "seek") && PyObject_HasAttrString(file, "tell");
+}
+
+bool qvpy_file_position(PyObject *file, long long *position) {
+  if (!file_can_seek(file)) return false;
+  PyObject *r = PyObject_CallMethod(file, "tell", NULL);
+  long long at = r ? PyLong_AsLongLong(r) : -1;
+  Py_XDECREF(r);
+  PyErr_Clear();
+  if (at < 0) return false;
+  *position = at;
+  return true;
+}
+
+static int open_file_source(QvPyState *qs, PyObject *file, QvSource **out) {
+  FileSource *fs = calloc(1, sizeof *fs);
+  if (!fs) return PyErr_NoMemory(), -1;
+  Py_INCREF(file);
+  fs->file = file;
+  fs->has_readinto = PyObject_HasAttrString(file, "readinto");
+  bool seek = file_can_seek(file);
+  /* messages name the file by its name (open() sets it), else its type */
+  char name[256];
+  PyObject *n = PyObject_GetAttrString(file, "name");
+  const char *ns = n && PyUnicode_Check(n) ? PyUnicode_AsUTF8(n) : NULL;
+  if (ns) snprintf(name, sizeof name, "%s", ns);
+  else snprintf(name, sizeof name, "<%s object>", Py_TYPE(file)->tp_name);
+  Py_XDECREF(n);
+  PyErr_Clear();
+  QvError err;
+  qv_error_clear(&err);
+  QvStatus st;
+  /* creation may seek (the size of a seekable object): the callbacks take
+   * the GIL themselves */
+  Py_BEGIN_ALLOW_THREADS
+  st = qv_source_new_callback(out, file_read, seek ? file_seek : NULL, file_release, fs, name, &err);
+  Py_END_ALLOW_THREADS
+  if (st) { /* file_release ran */
+    if (!qvpy_take_source_exception(&err)) qvpy_raise(qs, st, &err);
+    return -1;
+  }
+  return 0;
 }
 
 int qvpy_open_source(QvPyState *qs, PyObject *obj, QvSource **out) {
@@ -46,10 +252,12 @@ int qvpy_open_source(QvPyState *qs, PyObject *obj, QvSource **out) {
     if (st) return qvpy_raise(qs, st, &err), -1;
     return 0;
   }
+  if (qvpy_is_file_object(obj)) return open_file_source(qs, obj, out);
   PyObject *path = NULL;
   if (!PyUnicode_FSConverter(obj, &path)) {
     PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "source must be a path or a bytes-like object, not %.100s",
+    PyErr_Format(PyExc_TypeError,
+                 "source must be a path, a bytes-like object or a binary file object, not %.100s",
                  Py_TYPE(obj)->tp_name);
     return -1;
   }

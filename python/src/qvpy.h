@@ -107,9 +107,21 @@ extern char qvpy_zero_size_data[64];
 
 /* ---- sources and sinks (io.c) */
 
-/* A path (str or os.PathLike, memory-mapped) or anything exporting a
- * contiguous buffer (read in place) as a QvSource: 0, or -1 raised. */
+/* A path (str or os.PathLike, memory-mapped), anything exporting a
+ * contiguous buffer (read in place) or a binary file object (read(), or
+ * readinto(), and seek()/tell() when seekable() says so; read as readers
+ * ask, through a callback source that holds the object) as a QvSource: 0,
+ * or -1 raised. A file object source reads sequentially: it is read once. */
 int qvpy_open_source(QvPyState *qs, PyObject *obj, QvSource **out);
+/* Whether qvpy_open_source reads `obj` as a file object. */
+bool qvpy_is_file_object(PyObject *obj);
+/* A seekable file object's position (tell()): true, or false when it cannot
+ * seek (no exception left set). */
+bool qvpy_file_position(PyObject *file, long long *position);
+/* With the GIL held: when the exception a file object's method raised (in
+ * this thread) is what `err` reports, sets it as the current exception
+ * (quiver's message added as a note) and returns true. */
+bool qvpy_take_source_exception(const QvError *err);
 /* The C side of a reader, run on an open source without the GIL (it may
  * retain the source; the caller's reference is dropped after it). */
 typedef QvStatus (*QvPySourceCall)(QvSource *src, void *ctx, QvError *err);

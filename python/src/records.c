@@ -101,12 +101,22 @@ typedef struct {
   PyObject_HEAD
   QvSource *src;
   bool file;
+  /* a file object read as a stream is read once: the stream that read the
+   * schema is kept in `first` and handed to the first __arrow_c_stream__ */
+  bool one_pass;
+  struct ArrowArrayStream first;
+  /* a seekable file object and where its input started: a later pass
+   * seeks it back there and reads it through a new source */
+  PyObject *rewind;
+  long long rewind_to;
   int64_t num_batches;
   struct ArrowSchema schema;
 } ReaderObject;
 
 static void Reader_dealloc(ReaderObject *self) {
+  if (self->first.release) self->first.release(&self->first);
   if (self->schema.release) self->schema.release(&self->schema);
+  Py_XDECREF(self->rewind);
   qv_source_free(self->src);
   qvpy_free_instance((PyObject *)self);
 }
@@ -115,9 +125,23 @@ static void Reader_dealloc(ReaderObject *self) {
  * count). */
 static QvStatus open_reader_call(QvSource *src, void *ctx, QvError *err) {
   ReaderObject *self = ctx;
-  qv_source_retain(src);
-  self->src = src;
   QvStatus st = QV_OK;
+  if (self->one_pass && self->file) {
+    /* an Arrow file is read from its footer, at the end: a file object's
+     * bytes are taken whole, and the batches then view them */
+    const uint8_t *data;
+    size_t size;
+    QvOwner *owner;
+    if ((st = qv_source_read_all(src, 0, &data, &size, &owner, err))) return st;
+    st = qv_source_new_memory(&self->src, data, size, owner, err);
+    qv_owner_free(owner);
+    if (st) return st;
+    src = self->src;
+    self->one_pass = false;
+  } else {
+    qv_source_retain(src);
+    self->src = src;
+  }
   if (self->file) {
     /* the file reader checks both magics and the footer */
     QvRbFileReader *f = NULL;
@@ -129,7 +153,8 @@ static QvStatus open_reader_call(QvSource *src, void *ctx, QvError *err) {
   if (st == QV_OK) st = open_batches(src, &s, err);
   if (st == QV_OK) {
     st = qv_rb_stream_get_schema(&s, &self->schema, err);
-    s.release(&s);
+    if (st == QV_OK && self->one_pass) self->first = s;
+    else s.release(&s);
   }
   return st;
 }
@@ -139,6 +164,14 @@ static PyObject *open_reader(QvPyState *qs, PyObject *source, bool file) {
   if (!self) return NULL;
   self->src = NULL;
   self->file = file;
+  self->one_pass = qvpy_is_file_object(source);
+  memset(&self->first, 0, sizeof self->first);
+  self->rewind = NULL;
+  self->rewind_to = -1;
+  if (self->one_pass && !file && qvpy_file_position(source, &self->rewind_to)) {
+    Py_INCREF(source);
+    self->rewind = source;
+  }
   self->num_batches = -1;
   memset(&self->schema, 0, sizeof self->schema);
   if (qvpy_with_source(qs, source, open_reader_call, self) < 0) {
@@ -180,9 +213,32 @@ static PyObject *Reader_c_stream(ReaderObject *self, PyObject *args, PyObject *k
   QvError err;
   qv_error_clear(&err);
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
-  st = open_batches(self->src, &s, &err);
-  Py_END_ALLOW_THREADS
+  if (self->first.release) {
+    s = self->first; /* moved */
+    memset(&self->first, 0, sizeof self->first);
+    st = QV_OK;
+  } else if (self->rewind) {
+    /* the earlier pass consumed the source: a new one from the start */
+    PyObject *r = PyObject_CallMethod(self->rewind, "seek", "L", self->rewind_to);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    QvSource *again;
+    if (qvpy_open_source(qs, self->rewind, &again) < 0) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    qv_source_free(self->src);
+    self->src = again;
+    st = open_batches(self->src, &s, &err);
+    Py_END_ALLOW_THREADS
+  } else if (self->one_pass) {
+    st = qv_error_set(&err, QV_EIO, "%s: a file object that cannot seek is read once, and this "
+                      "reader's batches were handed out already (read from a path, bytes or a "
+                      "seekable file to read them again)",
+                      qv_source_name(self->src));
+  } else {
+    Py_BEGIN_ALLOW_THREADS
+    st = open_batches(self->src, &s, &err);
+    Py_END_ALLOW_THREADS
+  }
   if (st) return qvpy_raise(qs, st, &err);
   return qvpy_stream_capsule(&s);
 }

@@ -1240,6 +1240,23 @@ static QvStatus file_open(QvRbFileReader **out, QvIpcReader *ipc, QvSource *sour
   return QV_OK;
 }
 
+/* An Arrow file arriving through a pipe, descriptor or callback: its footer
+ * is at the end, so the whole input is read into memory (bounded like a message body) and read
+ * from there. *out is a new memory source. */
+static QvStatus slurp_source(QvSource *source, const QvRbReadOptions *o, QvSource **out,
+                             QvError *error) {
+  int64_t limit = o->ipc && o->ipc->max_body_size > 0 ? o->ipc->max_body_size
+                                                      : QV_IPC_DEFAULT_MAX_BODY_SIZE;
+  const uint8_t *data;
+  size_t size;
+  QvOwner *owner;
+  QvStatus st = qvi_source_read_all(source, limit, &data, &size, &owner, error);
+  if (st) return st;
+  st = qv_source_new_memory(out, data, size, owner, error);
+  qv_owner_free(owner); /* the source holds its own reference */
+  return st;
+}
+
 QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
                                const QvRbReadOptions *options, QvError *error) {
   *out = NULL;
@@ -1247,10 +1264,21 @@ QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
   QvRbReadOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, QvRbReadOptions, error);
   if (st) return st;
+  /* An Arrow file is read from its footer, at its end, and its messages at
+   * the offsets the footer gives: a pipe, descriptor or callback source is
+   * taken whole first, and the batches view that block. */
+  QvSource *whole = NULL;
+  if (qvi_source_kind(source) == QV_SOURCE_STREAM && (st = slurp_source(source, &o, &whole, error)))
+    return st; /* the source's errors name it */
   /* full validation reads every byte: prepare the mapping for that */
   if (o.validate == QV_VALIDATE_FULL) qvi_source_expect_full_read(source);
   QvIpcReader *ipc;
-  if ((st = qv_ipc_reader_new(&ipc, source, o.ipc, error))) return st;
+  st = qv_ipc_reader_new(&ipc, whole ? whole : source, o.ipc, error);
+  qv_source_free(whole); /* the message reader holds its own reference */
+  if (st) {
+    if (whole && error) qv_error_prefix(error, "%s", qv_source_name(source));
+    return st;
+  }
   return file_open(out, ipc, source, &o, error);
 }
 
@@ -1406,23 +1434,6 @@ static void file_stream_release(struct ArrowArrayStream *s) {
   s->private_data = NULL;
 }
 
-/* An Arrow file arriving through a pipe: its footer is at the end, so the
- * whole input is read into memory (bounded like a message body) and read
- * from there. *out is a new memory source. */
-static QvStatus slurp_source(QvSource *source, const QvRbReadOptions *o, QvSource **out,
-                             QvError *error) {
-  int64_t limit = o->ipc && o->ipc->max_body_size > 0 ? o->ipc->max_body_size
-                                                      : QV_IPC_DEFAULT_MAX_BODY_SIZE;
-  const uint8_t *data;
-  size_t size;
-  QvOwner *owner;
-  QvStatus st = qvi_source_read_all(source, limit, &data, &size, &owner, error);
-  if (st) return st;
-  st = qv_source_new_memory(out, data, size, owner, error);
-  qv_owner_free(owner); /* the source holds its own reference */
-  return st;
-}
-
 QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
                                  const QvRbReadOptions *options, QvError *error) {
   memset(out, 0, sizeof *out);
@@ -1431,7 +1442,7 @@ QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
   QvStatus st = QV_OPTIONS_LOAD(&o, options, QvRbReadOptions, error);
   if (st) return st;
   QvSource *held = NULL; /* a pipe's bytes, when they are an Arrow file */
-  if (!qvi_source_seekable(source)) {
+  if (qvi_source_kind(source) == QV_SOURCE_STREAM) { /* seekable or not: no offsets */
     uint8_t head[QV_IPC_MAGIC_SIZE];
     size_t got = 0;
     if ((st = qvi_source_peek(source, head, sizeof head, &got, error))) return st;

@@ -4,10 +4,13 @@
  * starting at the callbacks' current position, qv_source_read_all, and the
  * failures: a read error carries the source's name, a read that reports
  * more bytes than asked is refused, a missing read function is QV_EARG;
- * `release` runs exactly once in every case. */
+ * `release` runs exactly once in every case; the file reader over a callback
+ * source or a pipe, and the stream reader over a seekable callback source
+ * holding a file (read whole first). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ipc/source_internal.h"
 #include "test_rb_helpers.h"
@@ -235,12 +238,93 @@ static void test_failures(void **state) {
   assert_int_equal(f.releases, 2);
 }
 
+/* The file reader over sources that cannot be read at an offset the way a
+ * mapping can (a callback source with and without seek, a pipe): the file
+ * is taken whole, and every batch reads back; a truncated file says which
+ * input it was. */
+static void check_file_batches(QvSource *src, const char *what) {
+  QvError e;
+  QvRbFileReader *r;
+  rbt_check(qv_rb_file_reader_new(&r, src, NULL, &e), &e, what);
+  assert_int_equal(qv_rb_file_n_batches(r), 2);
+  for (int i = 1; i >= 0; i--) { /* random access: the last batch first */
+    struct ArrowArray a;
+    rbt_check(qv_rb_file_read_batch(r, i, &a, &e), &e, what);
+    RbtCells got = rbt_cells(&a, &g_schema);
+    rbt_assert_same_cells(&g_cells[i], &got, what);
+    rbt_cells_free(&got);
+    a.release(&a);
+  }
+  qv_rb_file_reader_free(r);
+}
+
+static void test_file_reader_over_streams(void **state) {
+  (void)state;
+  QvSource *src;
+  QvError e;
+  Feed f = feed(g_file, g_file_size, 13);
+  rbt_check(qv_source_new_callback(&src, feed_read, NULL, feed_release, &f, "feed", &e), &e,
+            "callback source");
+  check_file_batches(src, "file reader, sequential callback source");
+  qv_source_free(src);
+  assert_int_equal(f.releases, 1);
+
+  f = feed(g_file, g_file_size, 13);
+  rbt_check(qv_source_new_callback(&src, feed_read, feed_seek, feed_release, &f, "feed", &e), &e,
+            "seekable callback source");
+  check_file_batches(src, "file reader, seekable callback source");
+  qv_source_free(src);
+  assert_int_equal(f.releases, 1);
+
+  /* the stream reader too reads a file through its footer: from the block */
+  f = feed(g_file, g_file_size, 13);
+  rbt_check(qv_source_new_callback(&src, feed_read, feed_seek, feed_release, &f, "feed", &e), &e,
+            "seekable callback source");
+  struct ArrowArrayStream s;
+  rbt_check(qv_rb_stream_reader_new(&s, src, NULL, &e), &e, "stream reader, seekable callback file");
+  qv_source_free(src);
+  for (int i = 0; i < 2; i++) {
+    struct ArrowArray a;
+    assert_false(rbt_next(&s, &a));
+    RbtCells got = rbt_cells(&a, &g_schema);
+    rbt_assert_same_cells(&g_cells[i], &got, "stream reader, seekable callback file");
+    rbt_cells_free(&got);
+    a.release(&a);
+  }
+  struct ArrowArray end;
+  assert_true(rbt_next(&s, &end));
+  s.release(&s);
+  assert_int_equal(f.releases, 1);
+
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  /* the file fits the pipe's buffer (64 KiB on Linux): written before it is read */
+  assert_true(g_file_size < 65536);
+  assert_int_equal(write(fds[1], g_file, g_file_size), (ssize_t)g_file_size);
+  close(fds[1]);
+  rbt_check(qv_source_new_fd(&src, fds[0], &e), &e, "pipe source");
+  check_file_batches(src, "file reader, pipe");
+  qv_source_free(src);
+  close(fds[0]);
+
+  f = feed(g_file, g_file_size - 20, 13);
+  rbt_check(qv_source_new_callback(&src, feed_read, NULL, feed_release, &f, "cut", &e), &e,
+            "callback source");
+  QvRbFileReader *r = NULL;
+  assert_int_not_equal(qv_rb_file_reader_new(&r, src, NULL, &e), QV_OK);
+  assert_null(r);
+  assert_true(strncmp(e.message, "cut: ", 5) == 0);
+  qv_source_free(src);
+  assert_int_equal(f.releases, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stream_in_short_reads),
       cmocka_unit_test(test_file_through_seek),
       cmocka_unit_test(test_read_all),
       cmocka_unit_test(test_failures),
+      cmocka_unit_test(test_file_reader_over_streams),
   };
   return qv_test_run(tests, setup, teardown);
 }
