@@ -361,6 +361,21 @@ static void check_from_dense(const Dense *d, bool colmajor, bool split) {
         assert_same_sparse(&got, &ref);
         qv_sparse_reset(&got);
       }
+      /* with a workspace (the calling thread's buffers come from it, what
+       * a worker grows from the system), twice, the second run on the
+       * first's recycled buffers: the same bytes */
+      if (split) {
+        QvSparseWorkspace *ws = NULL;
+        assert_int_equal(qv_sparse_workspace_new(&ws, &err), QV_OK);
+        for (int run = 0; run < 2; run++) {
+          QvSparseOptions ow = {.struct_size = sizeof ow, .index_type = itype, .threads = 3, .workspace = ws};
+          QvSparseTensor got;
+          assert_int_equal(qv_sparse_from_dense(&d->t, fs[k], &ow, &got, &err), QV_OK);
+          assert_same_sparse(&got, &ref);
+          qv_sparse_reset(&got);
+        }
+        qv_sparse_workspace_free(ws);
+      }
       /* and it is the dense tensor: back to dense, compared element-wise */
       if (it == 0) {
         QvTensor back;
