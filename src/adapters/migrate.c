@@ -20,6 +20,7 @@
 #include "util/cpu.h"
 #include "util/options.h"
 #include "util/grow.h"
+#include "util/strides.h"
 
 typedef struct Msg {
   bool sparse;
@@ -232,28 +233,11 @@ static QvStatus check_limit(int64_t total, int64_t limit, const char *what, QvEr
  * extent-1 dim keeps its place, its stride means nothing). A tensor without
  * elements is row-major. */
 static bool layout_order(const QvTensor *t, int32_t *order) {
-  int32_t nd = t->ndim;
-  for (int32_t k = 0; k < nd; k++) order[k] = k;
+  _Static_assert(QV_TENSOR_MAX_NDIM <= QVI_STRIDES_MAX_NDIM, "util/strides.h's limit");
+  for (int32_t k = 0; k < t->ndim; k++) order[k] = k;
   if (qv_tensor_n_elements(t) == 0) return true;
-  int32_t pos[QV_TENSOR_MAX_NDIM], dims[QV_TENSOR_MAX_NDIM], n = 0;
-  for (int32_t k = 0; k < nd; k++)
-    if (t->shape[k] != 1) pos[n] = k, dims[n++] = k;
-  for (int32_t a = 1; a < n; a++) {
-    int32_t x = dims[a], b = a;
-    while (b > 0 && t->strides[x] > t->strides[dims[b - 1]]) {
-      dims[b] = dims[b - 1];
-      b--;
-    }
-    dims[b] = x;
-  }
-  for (int32_t k = 0; k < n; k++) order[pos[k]] = dims[k];
-  int64_t expect = (int64_t)qv_arrow_type_size(t->type);
-  for (int32_t k = nd - 1; k >= 0; k--) {
-    int64_t ext = t->shape[order[k]];
-    if (ext != 1 && t->strides[order[k]] != expect) return false;
-    expect *= ext;
-  }
-  return true;
+  return qvi_permuted_row_major(t->ndim, t->shape, t->strides,
+                                (int64_t)qv_arrow_type_size(t->type), order);
 }
 
 static void format_dims(char *buf, size_t size, int32_t n, const int64_t *v) {

@@ -14,6 +14,7 @@
 #include "util/cpu.h"
 #include "util/options.h"
 #include "util/pool.h"
+#include "util/strides.h"
 
 /* What the column's owner keeps alive: the moved storage array and a view of
  * it. Cell views retain the owner, so the array outlives the column. */
@@ -452,29 +453,10 @@ QvStatus qv_tensor_column_stack(const QvTensorColumn *col, const QvTensorStackOp
  * cells follow one another: fills the physical order (order[k] = the cell dim
  * at physical position k). */
 static bool permuted_row_major(const QvTensor *t, int64_t cell_bytes, int32_t *order) {
-  int32_t nd = t->ndim - 1;
-  for (int32_t k = 0; k < nd; k++) order[k] = k;
-  /* The dims of extent > 1, stably sorted by stride, largest first, put
-   * back in their own places; an extent-1 dim (whose stride means nothing)
-   * keeps its place, so a C-order [3, 1, 3] needs no permutation. */
-  int32_t pos[QV_TENSOR_MAX_NDIM], dims[QV_TENSOR_MAX_NDIM], n = 0;
-  for (int32_t k = 0; k < nd; k++)
-    if (t->shape[1 + k] != 1) pos[n] = k, dims[n++] = k;
-  for (int32_t a = 1; a < n; a++) {
-    int32_t x = dims[a], b = a;
-    while (b > 0 && t->strides[1 + x] > t->strides[1 + dims[b - 1]]) {
-      dims[b] = dims[b - 1];
-      b--;
-    }
-    dims[b] = x;
-  }
-  for (int32_t k = 0; k < n; k++) order[pos[k]] = dims[k];
-  int64_t expect = (int64_t)qv_arrow_type_size(t->type);
-  for (int32_t k = nd - 1; k >= 0; k--) {
-    int64_t ext = t->shape[1 + order[k]];
-    if (ext != 1 && t->strides[1 + order[k]] != expect) return false;
-    expect *= ext;
-  }
+  _Static_assert(QV_TENSOR_MAX_NDIM <= QVI_STRIDES_MAX_NDIM, "util/strides.h's limit");
+  if (!qvi_permuted_row_major(t->ndim - 1, t->shape + 1, t->strides + 1,
+                              (int64_t)qv_arrow_type_size(t->type), order))
+    return false;
   return t->shape[0] <= 1 || t->strides[0] == cell_bytes;
 }
 

@@ -497,47 +497,19 @@ static QvStatus d_poll(void *ctx, QvFlightCall *call, const QvFlightDescriptor *
   return st;
 }
 
-static QvStatus d_schema(void *ctx, QvFlightCall *call, const QvFlightDescriptor *desc,
-                         struct ArrowSchema *out, QvError *error) {
-  Dir *d = ctx;
-  char *rel;
-  QvStatus st = rel_of(call, desc, &rel, error);
-  if (st) return st;
-  char *path = NULL;
-  bool outside;
-  struct ArrowArrayStream s;
-  struct stat sb;
-  st = refuse_outside(d, call, rel, error);
+/* The served file `rel` (taken over) opened as a stream: refused outside
+ * the directory (the call's code set by refuse_outside), NOT_FOUND when it
+ * is no regular file or cannot be read. */
+static QvStatus open_served(Dir *d, QvFlightCall *call, char *rel, struct ArrowArrayStream *out,
+                            QvError *error) {
+  QvStatus st = refuse_outside(d, call, rel, error);
   if (st) {
     free(rel);
     return st;
   }
-  if ((st = resolve(d, rel, &path, &outside, error))) {
-  } else if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
-    st = qv_error_set(error, QV_EIO, "no file %s", rel);
-  else if (!(st = open_table(path, &s, error))) {
-    st = qv_rb_stream_get_schema(&s, out, error);
-    s.release(&s);
-  }
-  free(path);
-  free(rel);
-  return not_found(call, st, error);
-}
-
-static QvStatus d_get(void *ctx, QvFlightCall *call, const uint8_t *ticket, size_t n,
-                      struct ArrowArrayStream *out, QvError *error) {
-  Dir *d = ctx;
-  char *rel;
-  QvStatus st = rel_from_ticket(ticket, n, &rel, error);
-  if (st) return st;
   char *path = NULL;
   bool outside;
   struct stat sb;
-  st = refuse_outside(d, call, rel, error);
-  if (st) {
-    free(rel);
-    return st;
-  }
   if ((st = resolve(d, rel, &path, &outside, error))) {
   } else if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) {
     st = qv_error_set(error, QV_EIO, "no file %s", rel);
@@ -547,6 +519,26 @@ static QvStatus d_get(void *ctx, QvFlightCall *call, const uint8_t *ticket, size
   free(path);
   free(rel);
   return not_found(call, st, error);
+}
+
+static QvStatus d_schema(void *ctx, QvFlightCall *call, const QvFlightDescriptor *desc,
+                         struct ArrowSchema *out, QvError *error) {
+  char *rel;
+  QvStatus st = rel_of(call, desc, &rel, error);
+  if (st) return st;
+  struct ArrowArrayStream s;
+  if ((st = open_served(ctx, call, rel, &s, error))) return st;
+  st = qv_rb_stream_get_schema(&s, out, error);
+  s.release(&s);
+  return not_found(call, st, error);
+}
+
+static QvStatus d_get(void *ctx, QvFlightCall *call, const uint8_t *ticket, size_t n,
+                      struct ArrowArrayStream *out, QvError *error) {
+  char *rel;
+  QvStatus st = rel_from_ticket(ticket, n, &rel, error);
+  if (st) return st;
+  return open_served(ctx, call, rel, out, error);
 }
 
 static bool ends_with(const char *s, const char *suffix) {

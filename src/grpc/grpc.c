@@ -564,6 +564,20 @@ static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *frame, void
   return 0;
 }
 
+/* Keeps a header for the caller while there is room (MAX_HEADERS); one
+ * that cannot be copied is dropped, as one past the room is. */
+static void keep_header(QviGrpcCall *call, const char *n, const char *v) {
+  if (call->n_headers >= MAX_HEADERS) return;
+  QviGrpcHeader *h = &call->headers[call->n_headers];
+  h->name = strdup(n);
+  h->value = strdup(v);
+  if (h->name && h->value) call->n_headers++;
+  else {
+    free((char *)h->name);
+    free((char *)h->value);
+  }
+}
+
 static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8_t *name,
                      size_t namelen, const uint8_t *value, size_t valuelen, uint8_t flags,
                      void *user) {
@@ -596,29 +610,11 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *frame, const uint8
     } else if (strcmp(n, "content-type") == 0) {
       call->content_type_ok = strncmp(v, "application/grpc", 16) == 0;
     }
-    if (n[0] != ':' && call->n_headers < MAX_HEADERS) {
-      QviGrpcHeader *h = &call->headers[call->n_headers];
-      h->name = strdup(n);
-      h->value = strdup(v);
-      if (h->name && h->value) call->n_headers++;
-      else {
-        free((char *)h->name);
-        free((char *)h->value);
-      }
-    }
+    if (n[0] != ':') keep_header(call, n, v);
     return 0;
   }
-  if (n[0] != ':' && strncmp(n, "grpc-", 5) != 0 && call->n_headers < MAX_HEADERS) {
-    /* response headers and trailers, for the caller (an auth token) */
-    QviGrpcHeader *h = &call->headers[call->n_headers];
-    h->name = strdup(n);
-    h->value = strdup(v);
-    if (h->name && h->value) call->n_headers++;
-    else {
-      free((char *)h->name);
-      free((char *)h->value);
-    }
-  }
+  /* response headers and trailers, for the caller (an auth token) */
+  if (n[0] != ':' && strncmp(n, "grpc-", 5) != 0) keep_header(call, n, v);
   if (strcmp(n, ":status") == 0) call->http_status = atoi(v);
   else if (strcmp(n, "content-type") == 0)
     call->content_type_ok = strncmp(v, "application/grpc", 16) == 0;

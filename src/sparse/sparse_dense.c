@@ -850,16 +850,26 @@ static QvPool *dense_pool(int threads, int64_t nnz, size_t bytes) {
   return pool;
 }
 
-QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_size,
-                                 const QvSparseOptions *options, QvError *error) {
+/* What both conversions start with: the options loaded (*threads), `t`
+ * validated, its dense element count in *size (QV_ELIMIT past int64). */
+static QvStatus dense_start(const QvSparseTensor *t, const QvSparseOptions *options, int *threads,
+                            int64_t *size, QvError *error) {
   QvSparseOptions opts;
-  int threads;
-  QvStatus st = qvi_sp_load_options(options, &opts, &threads, error);
+  QvStatus st = qvi_sp_load_options(options, &opts, threads, error);
   if (st != QV_OK) return st;
   st = qv_sparse_validate(t, error);
   if (st != QV_OK) return st;
-  int64_t size = dense_size(t);
-  if (size < 0) return qv_error_set(error, QV_ELIMIT, "sparse to dense: the dense size overflows int64");
+  *size = dense_size(t);
+  if (*size < 0) return qv_error_set(error, QV_ELIMIT, "sparse to dense: the dense size overflows int64");
+  return QV_OK;
+}
+
+QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size_t dst_size,
+                                 const QvSparseOptions *options, QvError *error) {
+  int threads;
+  int64_t size;
+  QvStatus st = dense_start(t, options, &threads, &size, error);
+  if (st != QV_OK) return st;
   size_t bytes = (size_t)size * qv_arrow_type_size(t->value_type);
   if (dst_size < bytes || (bytes > 0 && dst == NULL))
     return qv_error_set(error, QV_EARG, "sparse to dense: destination holds %zu bytes, need %zu", dst_size,
@@ -878,13 +888,10 @@ QvStatus qv_sparse_to_dense(const QvSparseTensor *t, const QvSparseOptions *opti
                             QvError *error) {
   if (out == NULL) return qv_error_set(error, QV_EARG, "sparse to dense: out is NULL");
   memset(out, 0, sizeof *out);
-  QvSparseOptions opts;
   int threads;
-  QvStatus st = qvi_sp_load_options(options, &opts, &threads, error);
+  int64_t size;
+  QvStatus st = dense_start(t, options, &threads, &size, error);
   if (st != QV_OK) return st;
-  st = qv_sparse_validate(t, error);
-  if (st != QV_OK) return st;
-  if (dense_size(t) < 0) return qv_error_set(error, QV_ELIMIT, "sparse to dense: the dense size overflows int64");
   void *dst;
   st = qv_tensor_alloc(out, t->value_type, t->ndim, t->shape, t->dim_names, false, &dst, error);
   if (st != QV_OK) return st;
