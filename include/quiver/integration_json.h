@@ -15,6 +15,9 @@
  *  - qv_json_compare: two data sets compared the way an integration check
  *    does (schema, dictionaries, then values and validity).
  *
+ * A library configured with -DQV_WITH_JSON=OFF keeps these functions, and
+ * each returns QV_ENOTSUP saying the build left integration JSON out.
+ *
  * Value encodings follow the format: 64-bit integers and decimals (the
  * unscaled integer) are JSON strings, binary is upper-case hex, integers
  * are parsed exactly (never through a double) and must fit their type

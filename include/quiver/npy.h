@@ -1,6 +1,9 @@
 /** @file
  * quiver: NumPy .npy files <-> dense tensors.
  *
+ * A library configured with -DQV_WITH_NUMPY=OFF keeps these functions, and
+ * each returns QV_ENOTSUP saying the build left the NumPy formats out.
+ *
  * Format (numpy.lib.format): "\x93NUMPY", major and minor version bytes, a
  * little-endian header length (uint16 for 1.0, uint32 for 2.0 and 3.0), then
  * a Python dict literal such as

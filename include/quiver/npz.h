@@ -2,6 +2,9 @@
  * quiver: SciPy sparse matrices in .npz files (scipy.sparse.save_npz /
  * load_npz) <-> sparse tensors.
  *
+ * A library configured with -DQV_WITH_NUMPY=OFF keeps these functions, and
+ * each returns QV_ENOTSUP saying the build left the NumPy formats out.
+ *
  * An .npz is a zip archive of .npy members (numpy.savez; deflate-compressed
  * by savez_compressed, which save_npz uses by default). SciPy's sparse
  * layout, one member per key:
