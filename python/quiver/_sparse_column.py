@@ -213,8 +213,13 @@ def migrate(source, dest, to_messages=False, split=False, file=False, name=None,
     equal) or ``arrow.variable_shape_tensor``, with ``dim_names`` and a
     ``permutation`` for column-major or transposed layouts (no copy); a
     layout no permutation describes is copied row-major with a
-    ``UserWarning``. Sparse messages become a ``quiver.sparse_tensor``
-    column. Messages that cannot share a column raise ``InvalidError``
+    ``UserWarning``. The bodies of dense messages, one or several, are
+    written to ``dest`` as the column's values from where the source holds
+    them (no copy before the write); a message whose layout is not the
+    column's (a ``permutation`` is kept only when every message shares it)
+    is copied in the column's layout first, on ``threads`` (``None``: the
+    calling thread; the same bytes for any count). Sparse messages become a
+    ``quiver.sparse_tensor`` column. Messages that cannot share a column raise ``InvalidError``
     naming the groups, unless ``split``: one table per group, at ``dest``
     with the group's name before its extension. ``to_messages``: the reverse
     (a one-column table -> one message per row). ``source`` is what the
