@@ -11,62 +11,9 @@ import pytest
 import quiver
 from quiver import _quiver
 
-c_int64, c_int32, c_void_p = ctypes.c_int64, ctypes.c_int32, ctypes.c_void_p
-
-
-class ArrowSchema(ctypes.Structure):
-    pass
-
-
-ArrowSchema._fields_ = [("format", ctypes.c_char_p), ("name", ctypes.c_char_p),
-                        ("metadata", c_void_p), ("flags", c_int64), ("n_children", c_int64),
-                        ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
-                        ("dictionary", ctypes.POINTER(ArrowSchema)), ("release", c_void_p),
-                        ("private_data", c_void_p)]
-
-
-class ArrowArray(ctypes.Structure):
-    pass
-
-
-ArrowArray._fields_ = [("length", c_int64), ("null_count", c_int64), ("offset", c_int64),
-                       ("n_buffers", c_int64), ("n_children", c_int64),
-                       ("buffers", ctypes.POINTER(c_void_p)),
-                       ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
-                       ("dictionary", ctypes.POINTER(ArrowArray)), ("release", c_void_p),
-                       ("private_data", c_void_p)]
-
-
-class ArrowDeviceArray(ctypes.Structure):
-    _fields_ = [("array", ArrowArray), ("device_id", c_int64), ("device_type", c_int32),
-                ("sync_event", c_void_p), ("reserved", c_int64 * 3)]
-
-
-class ArrowDeviceArrayStream(ctypes.Structure):
-    pass
-
-
-GET_SCHEMA = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowDeviceArrayStream),
-                              ctypes.POINTER(ArrowSchema))
-GET_NEXT = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowDeviceArrayStream),
-                            ctypes.POINTER(ArrowDeviceArray))
-GET_ERROR = ctypes.CFUNCTYPE(c_void_p, ctypes.POINTER(ArrowDeviceArrayStream))
-STREAM_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowDeviceArrayStream))
-ArrowDeviceArrayStream._fields_ = [("device_type", c_int32), ("get_schema", GET_SCHEMA),
-                                   ("get_next", GET_NEXT), ("get_last_error", GET_ERROR),
-                                   ("release", STREAM_RELEASE), ("private_data", c_void_p)]
-ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
-
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_get_name = ctypes.pythonapi.PyCapsule_GetName
-_get_name.restype = ctypes.c_char_p
-_get_name.argtypes = [ctypes.py_object]
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [c_void_p, ctypes.c_char_p, c_void_p]
+from c_abi import (ARRAY_RELEASE, GET_ERROR, GET_NEXT, GET_SCHEMA, SCHEMA_RELEASE, STREAM_RELEASE,
+                   ArrowArray, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowSchema, c_int32, c_int64,
+                   c_void_p, capsule_name, capsule_new, capsule_pointer)
 
 STREAM_NAME = b"arrow_device_array_stream"
 ARRAY_NAME = b"arrow_device_array"
@@ -74,8 +21,8 @@ CUDA = 2
 
 
 def device_stream(cap):
-    assert _get_name(cap) == STREAM_NAME
-    return ArrowDeviceArrayStream.from_address(_get_pointer(cap, STREAM_NAME))
+    assert capsule_name(cap) == STREAM_NAME
+    return ArrowDeviceArrayStream.from_address(capsule_pointer(cap, STREAM_NAME))
 
 
 def release_array(a):
@@ -133,8 +80,8 @@ def test_reader_device_stream_ctypes_consumer(table):
 
 def test_device_stream_kwargs(table):
     r = quiver.read_stream(table[0])
-    assert _get_name(r.__arrow_c_device_stream__(None, some_future_keyword=None)) == STREAM_NAME
-    assert _get_name(r.__arrow_c_device_stream__(requested_schema=None)) == STREAM_NAME
+    assert capsule_name(r.__arrow_c_device_stream__(None, some_future_keyword=None)) == STREAM_NAME
+    assert capsule_name(r.__arrow_c_device_stream__(requested_schema=None)) == STREAM_NAME
     with pytest.raises(NotImplementedError):
         r.__arrow_c_device_stream__(some_future_keyword=1)
 
@@ -216,7 +163,7 @@ class FakeStream:
         s.contents.release = ctypes.cast(0, STREAM_RELEASE)
 
     def __arrow_c_device_stream__(self, requested_schema=None, **kwargs):
-        return _capsule_new(ctypes.addressof(self.struct), STREAM_NAME, None)
+        return capsule_new(ctypes.addressof(self.struct), STREAM_NAME, None)
 
 
 def test_cpu_device_stream_written_here(table, tmp_path):
@@ -264,7 +211,7 @@ class FakeArray:
 
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
         return (self.reader.__arrow_c_schema__(),
-                _capsule_new(ctypes.addressof(self.struct), ARRAY_NAME, None))
+                capsule_new(ctypes.addressof(self.struct), ARRAY_NAME, None))
 
 
 def test_device_array_producers(table, tmp_path):
@@ -286,11 +233,11 @@ def test_capsule_conversions(table):
     r = quiver.read_stream(table[0])
     cap = r.__arrow_c_device_stream__()
     plain = _quiver._device_stream_to_cpu(cap)
-    assert _get_name(plain) == b"arrow_array_stream"
+    assert capsule_name(plain) == b"arrow_array_stream"
     with pytest.raises(ValueError, match="consumed"):
         _quiver._device_stream_to_cpu(cap)
     again = _quiver._device_stream(plain)
-    assert _get_name(again) == STREAM_NAME
+    assert capsule_name(again) == STREAM_NAME
     with pytest.raises(ValueError, match="consumed"):
         _quiver._device_stream(plain)
     with pytest.raises(ValueError):
@@ -299,9 +246,9 @@ def test_capsule_conversions(table):
     fa = FakeArray(table[0], 1)
     schema, dev = fa.__arrow_c_device_array__()
     arr = _quiver._device_array_to_cpu(dev)
-    assert _get_name(arr) == b"arrow_array"
+    assert capsule_name(arr) == b"arrow_array"
     dev2 = _quiver._device_array(arr)
-    d = ArrowDeviceArray.from_address(_get_pointer(dev2, ARRAY_NAME))
+    d = ArrowDeviceArray.from_address(capsule_pointer(dev2, ARRAY_NAME))
     assert d.device_type == 1 and d.device_id == -1 and not d.sync_event
     np.testing.assert_array_equal(values_of(d.array), table[1])
     with pytest.raises(ValueError, match="consumed"):

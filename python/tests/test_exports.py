@@ -16,80 +16,14 @@ from test_batches import _f, _json_table, F64, I32, simple  # noqa: F401 (simple
 from test_tensor import assert_no_growth
 from test_tensor_column import field_metadata
 
-c_int64, c_int32, c_void_p = ctypes.c_int64, ctypes.c_int32, ctypes.c_void_p
-
-
-class ArrowSchema(ctypes.Structure):
-    pass
-
-
-ArrowSchema._fields_ = [("format", ctypes.c_char_p), ("name", ctypes.c_char_p),
-                        ("metadata", c_void_p), ("flags", c_int64), ("n_children", c_int64),
-                        ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
-                        ("dictionary", ctypes.POINTER(ArrowSchema)), ("release", c_void_p),
-                        ("private_data", c_void_p)]
-
-
-class ArrowArray(ctypes.Structure):
-    pass
-
-
-ArrowArray._fields_ = [("length", c_int64), ("null_count", c_int64), ("offset", c_int64),
-                       ("n_buffers", c_int64), ("n_children", c_int64),
-                       ("buffers", ctypes.POINTER(c_void_p)),
-                       ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
-                       ("dictionary", ctypes.POINTER(ArrowArray)), ("release", c_void_p),
-                       ("private_data", c_void_p)]
-
-
-class ArrowDeviceArray(ctypes.Structure):
-    _fields_ = [("array", ArrowArray), ("device_id", c_int64), ("device_type", c_int32),
-                ("sync_event", c_void_p), ("reserved", c_int64 * 3)]
-
-
-class ArrowArrayStream(ctypes.Structure):
-    pass
-
-
-ArrowArrayStream._fields_ = [
-    ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
-                                    ctypes.POINTER(ArrowSchema))),
-    ("get_next", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
-                                  ctypes.POINTER(ArrowArray))),
-    ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowArrayStream))),
-    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))),
-    ("private_data", c_void_p)]
-
-
-class ArrowDeviceArrayStream(ctypes.Structure):
-    pass
-
-
-ArrowDeviceArrayStream._fields_ = [
-    ("device_type", c_int32),
-    ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowDeviceArrayStream),
-                                    ctypes.POINTER(ArrowSchema))),
-    ("get_next", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowDeviceArrayStream),
-                                  ctypes.POINTER(ArrowDeviceArray))),
-    ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowDeviceArrayStream))),
-    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowDeviceArrayStream))),
-    ("private_data", c_void_p)]
-
-ARRAY_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))
-SCHEMA_RELEASE = ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))
-
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_get_name = ctypes.pythonapi.PyCapsule_GetName
-_get_name.restype = ctypes.c_char_p
-_get_name.argtypes = [ctypes.py_object]
+from c_abi import (ARRAY_RELEASE, SCHEMA_RELEASE, ArrowArray, ArrowArrayStream, ArrowDeviceArray,
+                   ArrowDeviceArrayStream, ArrowSchema, capsule_name, capsule_pointer)
 
 
 def take_schema(cap):
     """Moves the schema out of an arrow_schema capsule (the consumer's job)."""
-    assert _get_name(cap) == b"arrow_schema"
-    src = ArrowSchema.from_address(_get_pointer(cap, b"arrow_schema"))
+    assert capsule_name(cap) == b"arrow_schema"
+    src = ArrowSchema.from_address(capsule_pointer(cap, b"arrow_schema"))
     out = ArrowSchema()
     ctypes.memmove(ctypes.byref(out), ctypes.byref(src), ctypes.sizeof(out))
     src.release = None
@@ -97,8 +31,8 @@ def take_schema(cap):
 
 
 def take_array(cap, name=b"arrow_array", cls=ArrowArray):
-    assert _get_name(cap) == name
-    src = cls.from_address(_get_pointer(cap, name))
+    assert capsule_name(cap) == name
+    src = cls.from_address(capsule_pointer(cap, name))
     out = cls()
     ctypes.memmove(ctypes.byref(out), ctypes.byref(src), ctypes.sizeof(out))
     (src.array if cls is ArrowDeviceArray else src).release = None
@@ -142,7 +76,7 @@ def test_batch_export_read_by_ctypes(simple):  # noqa: F811
     full = {n: b.column(n).to_numpy() for n in ("i", "x", "p")}
     s = b[1:3]
     schema_cap, array_cap = s.__arrow_c_array__()
-    assert _get_name(s.__arrow_c_schema__()) == b"arrow_schema"
+    assert capsule_name(s.__arrow_c_schema__()) == b"arrow_schema"
     del r, b, s
     gc.collect()  # the exports outlive the batch, the slice and the reader
     schema = take_schema(schema_cap)
@@ -207,8 +141,8 @@ def test_column_export_carries_the_tensor_extension(tmp_path):
 
 
 def plain_stream(cap):
-    assert _get_name(cap) == b"arrow_array_stream"
-    return ArrowArrayStream.from_address(_get_pointer(cap, b"arrow_array_stream"))
+    assert capsule_name(cap) == b"arrow_array_stream"
+    return ArrowArrayStream.from_address(capsule_pointer(cap, b"arrow_array_stream"))
 
 
 def test_table_streams(simple):  # noqa: F811
@@ -235,7 +169,7 @@ def test_table_streams(simple):  # noqa: F811
     assert got == [(1, 3, [4], ["déf"]), (1, 0, [10], ["x"])]
     s.release(ctypes.pointer(s))
     assert not s.release
-    d = ArrowDeviceArrayStream.from_address(_get_pointer(dcap, b"arrow_device_array_stream"))
+    d = ArrowDeviceArrayStream.from_address(capsule_pointer(dcap, b"arrow_device_array_stream"))
     assert d.device_type == 1
     lengths = []
     while True:
@@ -268,7 +202,7 @@ def test_empty_table_stream_and_kwargs(simple):  # noqa: F811
     arr = take_array(b.__arrow_c_array__(requested_schema=b.__arrow_c_schema__())[1])
     assert arr.length == 4
     release(arr)
-    assert _get_name(b.__arrow_c_device_array__(None, future_keyword=None)[1]) == b"arrow_device_array"
+    assert capsule_name(b.__arrow_c_device_array__(None, future_keyword=None)[1]) == b"arrow_device_array"
     for call in (b.__arrow_c_device_array__, t.__arrow_c_device_stream__,
                  b.column(0).__arrow_c_device_array__):
         with pytest.raises(NotImplementedError, match="future_keyword"):
@@ -307,7 +241,7 @@ class OnDevice:
 
     def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
         schema, self.array_cap = self.batch.__arrow_c_device_array__(requested_schema, **kwargs)
-        d = ArrowDeviceArray.from_address(_get_pointer(self.array_cap, b"arrow_device_array"))
+        d = ArrowDeviceArray.from_address(capsule_pointer(self.array_cap, b"arrow_device_array"))
         d.device_type = self.device_type
         d.device_id = 0 if self.device_type != 1 else -1
         return schema, self.array_cap
@@ -328,7 +262,7 @@ def test_writers_take_the_exports(simple, tmp_path):  # noqa: F811
     with pytest.raises(quiver.NotSupportedError, match="device type 2 \\(CUDA\\)"):
         quiver.write_stream(tmp_path / "cuda.arrows", cuda)
     assert not (tmp_path / "cuda.arrows").exists()
-    d = ArrowDeviceArray.from_address(_get_pointer(cuda.array_cap, b"arrow_device_array"))
+    d = ArrowDeviceArray.from_address(capsule_pointer(cuda.array_cap, b"arrow_device_array"))
     assert d.array.release  # refused before it was taken: the capsule still owns it
 
 
