@@ -204,26 +204,13 @@ static PyObject *field_dict(QvPyState *qs, const struct ArrowSchema *s, int dept
   return d;
 }
 
+static const struct ArrowSchema *schema_of(QvPyState *qs, PyObject *cap, long long column);
+
 /* _schema_fields(schema_capsule or batch capsule): the root's field dict */
 static PyObject *py_schema_fields(PyObject *m, PyObject *cap) {
   QvPyState *qs = qvpy_state(m);
-  const struct ArrowSchema *s = NULL;
-  if (PyCapsule_IsValid(cap, BATCH_CAPSULE)) {
-    s = &((BatchHold *)PyCapsule_GetPointer(cap, BATCH_CAPSULE))->schema;
-  } else {
-    struct ArrowSchema *p = PyCapsule_GetPointer(cap, "arrow_schema");
-    if (!p) return NULL;
-    if (!p->release) {
-      PyErr_SetString(PyExc_ValueError, "the schema capsule was already released");
-      return NULL;
-    }
-    QvError err;
-    qv_error_clear(&err);
-    QvStatus st = qv_arrow_schema_validate(p, &err);
-    if (st) return qvpy_raise(qs, st, &err);
-    s = p;
-  }
-  return field_dict(qs, s, 0);
+  const struct ArrowSchema *s = schema_of(qs, cap, -1);
+  return s ? field_dict(qs, s, 0) : NULL;
 }
 
 /* ---- columns */
