@@ -153,37 +153,6 @@ static int64_t scan_entries(const QvTensor *dense, const int32_t *P, int32_t j0,
   return n;
 }
 
-/* Dense -> entries on several threads, as the CSX scan along the memory
- * order does it (below): scan dim P[j0] cut into one block per part. */
-typedef struct EntryPart {
-  Grow g;
-  int64_t l0, l1, n, at;
-} EntryPart;
-
-typedef struct EntryJob {
-  const QvTensor *d;
-  const int32_t *P;
-  int32_t j0;
-  size_t vs;
-  uint64_t mask;
-  EntryPart *parts;
-} EntryJob;
-
-static void entry_scan(void *ctx, size_t i) {
-  EntryJob *j = ctx;
-  EntryPart *p = &j->parts[i];
-  p->n = scan_entries(j->d, j->P, j->j0, p->l0, p->l1, &p->g, j->vs, j->mask);
-}
-
-static void entry_place(void *ctx, size_t i) {
-  EntryJob *j = ctx;
-  EntryPart *p = &j->parts[i], *p0 = &j->parts[0];
-  size_t nd = (size_t)j->d->ndim;
-  if (i == 0 || p->n == 0) return;
-  memcpy(p0->g.coords + p->at * (int64_t)nd, p->g.coords, (size_t)p->n * nd * 8);
-  memcpy(p0->g.vals + (size_t)p->at * j->vs, p->g.vals, (size_t)p->n * j->vs);
-}
-
 enum { SCAN_MIN_PER_PART = 1 << 18 }; /* elements */
 
 /* Parts for a dense scan of `size` elements whose split dim has `lines`
@@ -194,6 +163,103 @@ static int scan_parts(int64_t size, int64_t lines) {
   if (size / SCAN_MIN_PER_PART < T) T = (int)(size / SCAN_MIN_PER_PART);
   if (lines < T) T = (int)lines;
   return T;
+}
+
+/* ---- a dense scan on several threads: its lines (the indices of one dim)
+ * are cut into one block per part; each part scans its block into its own
+ * buffers (part 0 straight into the result, reserved for every element),
+ * counted from its block's start. Then every later part copies its entries
+ * behind the parts before it (and shifts its lines' ends, for CSX), all in
+ * parallel. A line's entries are written by one scan in the same order as
+ * on one thread, so the bytes are the one-thread bytes. The input is read
+ * once; only the entries of parts 1.. are copied again. */
+typedef int64_t (*LineScan)(const void *ctx, int64_t l0, int64_t l1, Grow *g);
+
+typedef struct LinePart {
+  Grow g;
+  int64_t l0, l1, n, at;
+} LinePart;
+
+typedef struct LineJob {
+  LineScan scan;
+  const void *ctx;
+  int32_t width; /* coordinates per entry */
+  size_t vs;
+  int64_t *ptr;  /* line ends to shift by a part's start (CSX), or NULL */
+  LinePart *parts;
+} LineJob;
+
+static void line_scan(void *ctx, size_t i) {
+  LineJob *j = ctx;
+  LinePart *p = &j->parts[i];
+  p->n = j->scan(j->ctx, p->l0, p->l1, &p->g);
+}
+
+static void line_place(void *ctx, size_t i) {
+  LineJob *j = ctx;
+  LinePart *p = &j->parts[i], *p0 = &j->parts[0];
+  if (i == 0 || p->n == 0) return;
+  memcpy(p0->g.coords + p->at * j->width, p->g.coords, (size_t)p->n * (size_t)j->width * 8);
+  memcpy(p0->g.vals + (size_t)p->at * j->vs, p->g.vals, (size_t)p->n * j->vs);
+  if (j->ptr)
+    for (int64_t r = p->l0; r < p->l1; r++) j->ptr[r + 1] += p->at;
+}
+
+/* Scans `lines` lines of a dense tensor of `size` elements into *out
+ * (entries of `width` coordinates and vs-byte values), on the current pool
+ * when it is large enough. The entry count, or -1 when out of memory. */
+static int64_t scan_split(LineScan scan, const void *ctx, int64_t lines, int64_t size, int32_t width,
+                          size_t vs, int64_t *ptr, Grow *out) {
+  int np = lines > 0 ? scan_parts(size, lines) : 1;
+  LinePart one, *parts = np > 1 ? qvi_sp_calloc(np, sizeof *parts) : &one;
+  if (parts == NULL) np = 1, parts = &one;
+  memset(parts, 0, (size_t)np * sizeof *parts);
+  /* buffers on the calling thread (a workspace serves them) */
+  for (int i = 0; i < np; i++) {
+    LinePart *p = &parts[i];
+    p->l0 = lines / np * i + lines % np * i / np;
+    p->l1 = lines / np * (i + 1) + lines % np * (i + 1) / np;
+    grow_init(&p->g, i == 0 || lines == 0 ? size : size / lines * (p->l1 - p->l0), width, vs);
+  }
+  bool ok = true;
+  int64_t n = 0;
+  if (np == 1) {
+    if (lines > 0) n = parts[0].n = scan(ctx, 0, lines, &parts[0].g);
+    ok = n >= 0;
+  } else {
+    LineJob j = {scan, ctx, width, vs, ptr, parts};
+    qvi_pool_run(qvi_sp_pool_current(), (size_t)np, line_scan, &j);
+    for (int i = 0; i < np && ok; i++) {
+      ok = parts[i].n >= 0;
+      parts[i].at = n;
+      n += ok ? parts[i].n : 0;
+    }
+    ok = ok && grow(&parts[0].g, n, width, vs);
+    if (ok) {
+      qvi_pool_run(qvi_sp_pool_current(), (size_t)np, line_place, &j);
+      qvi_path_hit(QV_PATH_DENSE_SCAN_THREADS);
+    }
+  }
+  *out = parts[0].g;
+  for (int i = 1; i < np; i++) {
+    qvi_sp_free(parts[i].g.coords);
+    qvi_sp_free(parts[i].g.vals);
+  }
+  if (parts != &one) qvi_sp_free(parts);
+  return ok ? n : -1;
+}
+
+typedef struct EntryScan {
+  const QvTensor *d;
+  const int32_t *P;
+  int32_t j0;
+  size_t vs;
+  uint64_t mask;
+} EntryScan;
+
+static int64_t entry_scan(const void *ctx, int64_t l0, int64_t l1, Grow *g) {
+  const EntryScan *e = ctx;
+  return scan_entries(e->d, e->P, e->j0, l0, l1, g, e->vs, e->mask);
 }
 
 QvStatus qvi_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError *error) {
@@ -226,42 +292,10 @@ QvStatus qvi_sp_entries_from_dense(const QvTensor *dense, SpEntries *e, QvError 
   int32_t j0 = 0;
   while (j0 < nd - 1 && dense->shape[P[j0]] <= 1) j0++;
   int64_t lines = size > 0 ? dense->shape[P[j0]] : 0;
-  int np = size > 0 ? scan_parts(size, lines) : 1;
-  EntryPart one, *parts = np > 1 ? qvi_sp_calloc(np, sizeof *parts) : &one;
-  if (parts == NULL) np = 1, parts = &one;
-  memset(parts, 0, (size_t)np * sizeof *parts);
-  bool ok = true;
-  int64_t n = 0;
-  for (int i = 0; i < np; i++) {
-    EntryPart *p = &parts[i];
-    p->l0 = lines / np * i + lines % np * i / np;
-    p->l1 = lines / np * (i + 1) + lines % np * (i + 1) / np;
-    /* elements of the part: its share of the split dim */
-    grow_init(&p->g, i == 0 || lines == 0 ? size : size / lines * (p->l1 - p->l0), nd, vs);
-  }
-  if (size > 0 && np == 1) {
-    n = parts[0].n = scan_entries(dense, P, j0, 0, lines, &parts[0].g, vs, mask);
-    ok = n >= 0;
-  } else if (np > 1) {
-    EntryJob j = {dense, P, j0, vs, mask, parts};
-    qvi_pool_run(qvi_sp_pool_current(), (size_t)np, entry_scan, &j);
-    for (int i = 0; i < np && ok; i++) {
-      ok = parts[i].n >= 0;
-      parts[i].at = n;
-      n += ok ? parts[i].n : 0;
-    }
-    ok = ok && grow(&parts[0].g, n, nd, vs);
-    if (ok) {
-      qvi_pool_run(qvi_sp_pool_current(), (size_t)np, entry_place, &j);
-      qvi_path_hit(QV_PATH_DENSE_SCAN_THREADS);
-    }
-  }
-  Grow g = parts[0].g;
-  for (int i = 1; i < np; i++) {
-    qvi_sp_free(parts[i].g.coords);
-    qvi_sp_free(parts[i].g.vals);
-  }
-  if (parts != &one) qvi_sp_free(parts);
+  EntryScan es = {dense, P, j0, vs, mask};
+  Grow g;
+  int64_t n = scan_split(entry_scan, &es, lines, size, nd, vs, NULL, &g);
+  bool ok = n >= 0;
   if (!ok) {
     qvi_sp_free(g.coords);
     qvi_sp_free(g.vals);
@@ -303,41 +337,17 @@ static int64_t scan_lines(const QvTensor *d, int sm, int64_t l0, int64_t l1, Gro
   return n;
 }
 
-/* ---- dense -> CSX along the memory order on several threads: the lines
- * are cut into one block per part; each part scans its block into its own
- * buffers (part 0 straight into the result, reserved for every element),
- * its lines' ends counted from its block's start. Then every later part
- * copies its entries behind the parts before it and shifts its lines'
- * ends, all in parallel. A line's entries are written by one scan in the
- * same order as on one thread, so the bytes are the one-thread bytes. The
- * input is read once; only the entries of parts 1.. are copied again. */
-typedef struct AlongPart {
-  Grow g;
-  int64_t l0, l1, n, at;
-} AlongPart;
-
-typedef struct AlongJob {
+typedef struct AlongScan {
   const QvTensor *d;
   int sm;
+  int64_t *ptr;
   size_t vs;
   uint64_t mask;
-  int64_t *ptr;
-  AlongPart *parts;
-} AlongJob;
+} AlongScan;
 
-static void along_scan(void *ctx, size_t i) {
-  AlongJob *j = ctx;
-  AlongPart *p = &j->parts[i];
-  p->n = scan_lines(j->d, j->sm, p->l0, p->l1, &p->g, j->ptr, j->vs, j->mask);
-}
-
-static void along_place(void *ctx, size_t i) {
-  AlongJob *j = ctx;
-  AlongPart *p = &j->parts[i], *p0 = &j->parts[0];
-  if (i == 0 || p->n == 0) return;
-  memcpy(p0->g.coords + p->at, p->g.coords, (size_t)p->n * 8);
-  memcpy(p0->g.vals + (size_t)p->at * j->vs, p->g.vals, (size_t)p->n * j->vs);
-  for (int64_t r = p->l0; r < p->l1; r++) j->ptr[r + 1] += p->at;
+static int64_t along_scan(const void *ctx, int64_t l0, int64_t l1, Grow *g) {
+  const AlongScan *a = ctx;
+  return scan_lines(a->d, a->sm, l0, l1, g, a->ptr, a->vs, a->mask);
 }
 
 /* 2-D dense -> CSX arrays: lines along the dim of smallest stride give the
@@ -354,41 +364,10 @@ QvStatus qvi_sp_csx_from_dense(const QvTensor *d, int M, SpCsx *c, QvError *erro
   uint64_t mask = qvi_sp_zero_mask(d->type);
   int64_t *ptr = nlines < INT64_MAX ? qvi_sp_calloc(nlines + 1, 8) : NULL;
   if (ptr == NULL) return qvi_sp_nomem(error, "dense to sparse", nlines, 8);
-  int np = scan_parts(size, nlines);
-  AlongPart one, *parts = np > 1 ? qvi_sp_calloc(np, sizeof *parts) : &one;
-  if (parts == NULL) np = 1, parts = &one;
-  bool ok = true;
-  /* buffers on the calling thread (a workspace serves them) */
-  for (int i = 0; i < np; i++) {
-    AlongPart *p = &parts[i];
-    p->l0 = nlines / np * i + nlines % np * i / np;
-    p->l1 = nlines / np * (i + 1) + nlines % np * (i + 1) / np;
-    grow_init(&p->g, i == 0 ? size : (p->l1 - p->l0) * L, 1, vs);
-  }
-  int64_t n = 0;
-  if (np == 1) {
-    n = parts[0].n = scan_lines(d, sm, 0, nlines, &parts[0].g, ptr, vs, mask);
-    ok = n >= 0;
-  } else {
-    AlongJob j = {d, sm, vs, mask, ptr, parts};
-    qvi_pool_run(qvi_sp_pool_current(), (size_t)np, along_scan, &j);
-    for (int i = 0; i < np && ok; i++) {
-      ok = parts[i].n >= 0;
-      parts[i].at = n;
-      n += ok ? parts[i].n : 0;
-    }
-    ok = ok && grow(&parts[0].g, n, 1, vs);
-    if (ok) {
-      qvi_pool_run(qvi_sp_pool_current(), (size_t)np, along_place, &j);
-      qvi_path_hit(QV_PATH_DENSE_SCAN_THREADS);
-    }
-  }
-  Grow g = parts[0].g;
-  for (int i = 1; i < np; i++) {
-    qvi_sp_free(parts[i].g.coords);
-    qvi_sp_free(parts[i].g.vals);
-  }
-  if (parts != &one) qvi_sp_free(parts);
+  AlongScan as = {d, sm, ptr, vs, mask};
+  Grow g;
+  int64_t n = scan_split(along_scan, &as, nlines, size, 1, vs, ptr, &g);
+  bool ok = n >= 0;
   if (!ok) {
     qvi_sp_free(ptr);
     qvi_sp_free(g.coords);
