@@ -10,49 +10,8 @@ import pytest
 import quiver
 
 
-class ArrowSchema(ctypes.Structure):
-    pass
-
-
-ArrowSchema._fields_ = [
-    ("format", ctypes.c_char_p), ("name", ctypes.c_char_p), ("metadata", ctypes.c_void_p),
-    ("flags", ctypes.c_int64), ("n_children", ctypes.c_int64),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
-    ("dictionary", ctypes.POINTER(ArrowSchema)),
-    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))),
-    ("private_data", ctypes.c_void_p)]
-
-
-class ArrowArray(ctypes.Structure):
-    pass
-
-
-ArrowArray._fields_ = [
-    ("length", ctypes.c_int64), ("null_count", ctypes.c_int64), ("offset", ctypes.c_int64),
-    ("n_buffers", ctypes.c_int64), ("n_children", ctypes.c_int64),
-    ("buffers", ctypes.POINTER(ctypes.c_void_p)),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowArray))),
-    ("dictionary", ctypes.POINTER(ArrowArray)),
-    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))),
-    ("private_data", ctypes.c_void_p)]
-
-
-class ArrowArrayStream(ctypes.Structure):
-    pass
-
-
-ArrowArrayStream._fields_ = [
-    ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
-                                    ctypes.POINTER(ArrowSchema))),
-    ("get_next", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream),
-                                  ctypes.POINTER(ArrowArray))),
-    ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowArrayStream))),
-    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArrayStream))),
-    ("private_data", ctypes.c_void_p)]
-
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = ctypes.c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+from c_abi import (ARRAY_RELEASE, SCHEMA_RELEASE, ArrowArray, ArrowArrayStream, ArrowSchema,
+                   capsule_new, capsule_pointer)
 
 
 def consume(obj):
@@ -60,7 +19,7 @@ def consume(obj):
     capsule, reads the schema and every batch, releases everything. Returns
     ({column: format}, [{column: int64 values or None}], total rows)."""
     cap = obj.__arrow_c_stream__()
-    src = ArrowArrayStream.from_address(_get_pointer(cap, b"arrow_array_stream"))
+    src = ArrowArrayStream.from_address(capsule_pointer(cap, b"arrow_array_stream"))
     stream = ArrowArrayStream()
     ctypes.memmove(ctypes.byref(stream), ctypes.byref(src), ctypes.sizeof(stream))
     src.release = type(src.release)()  # moved: the capsule's destructor must not release it
@@ -72,7 +31,7 @@ def consume(obj):
     while True:
         arr = ArrowArray()
         rc = stream.get_next(ctypes.byref(stream), ctypes.byref(arr))
-        assert rc == 0, stream.get_last_error(ctypes.byref(stream))
+        assert rc == 0, ctypes.string_at(stream.get_last_error(ctypes.byref(stream)))
         if not arr.release:
             break
         assert arr.n_children == len(cols)
@@ -84,8 +43,8 @@ def consume(obj):
                 buf = ctypes.cast(child.buffers[1], ctypes.POINTER(ctypes.c_int64))
                 values[name] = [buf[child.offset + arr.offset + k] for k in range(arr.length)]
         batches.append(values)
-        arr.release(ctypes.byref(arr))
-    schema.release(ctypes.byref(schema))
+        ARRAY_RELEASE(arr.release)(ctypes.byref(arr))
+    SCHEMA_RELEASE(schema.release)(ctypes.byref(schema))
     stream.release(ctypes.byref(stream))
     return dict(cols), batches, rows
 
@@ -121,7 +80,7 @@ def test_a_ctypes_consumer_reads_our_tables(all_types):
 
 def test_schema_capsule(all_types):
     cap = quiver.read_file(all_types).__arrow_c_schema__()
-    s = ArrowSchema.from_address(_get_pointer(cap, b"arrow_schema"))
+    s = ArrowSchema.from_address(capsule_pointer(cap, b"arrow_schema"))
     assert s.format == b"+s" and s.n_children == 44
     del cap  # the capsule releases it
 
@@ -151,18 +110,15 @@ class OneBatch:
 
     def __arrow_c_array__(self, requested_schema=None):
         cap = self.reader.__arrow_c_stream__()
-        src = ArrowArrayStream.from_address(_get_pointer(cap, b"arrow_array_stream"))
+        src = ArrowArrayStream.from_address(capsule_pointer(cap, b"arrow_array_stream"))
         return self.reader.__arrow_c_schema__(), _first_batch_capsule(src)
 
 
 def _first_batch_capsule(stream):
     arr = ArrowArray()
     assert stream.get_next(ctypes.byref(stream), ctypes.byref(arr)) == 0
-    holder = ctypes.pythonapi.PyCapsule_New
-    holder.restype = ctypes.py_object
-    holder.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
     _keep.append(arr)
-    return holder(ctypes.addressof(arr), b"arrow_array", None)
+    return capsule_new(ctypes.addressof(arr), b"arrow_array", None)
 
 
 _keep: list[object] = []

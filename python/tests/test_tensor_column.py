@@ -253,13 +253,13 @@ def test_the_c_stream_export_carries_the_extension(tmp_path):
     """A ctypes consumer of the readers' __arrow_c_stream__ sees the extension
     name and metadata on the field."""
     import ctypes
-    from test_records import ArrowArrayStream, ArrowSchema, _get_pointer
+    from c_abi import SCHEMA_RELEASE, ArrowArrayStream, ArrowSchema, capsule_pointer
     a = np.arange(12, dtype=np.float32).reshape(3, 2, 2).transpose(0, 2, 1)
     p = tmp_path / "ext.arrow"
     quiver.write_tensor_column(p, a, name="img", dim_names=["h", "w"], file=True)
     for reader in (quiver.read_file(p), quiver.read_stream(p)):
         cap = reader.__arrow_c_stream__()
-        src = ArrowArrayStream.from_address(_get_pointer(cap, b"arrow_array_stream"))
+        src = ArrowArrayStream.from_address(capsule_pointer(cap, b"arrow_array_stream"))
         schema = ArrowSchema()
         assert src.get_schema(ctypes.byref(src), ctypes.byref(schema)) == 0
         field = schema.children[0].contents
@@ -269,7 +269,7 @@ def test_the_c_stream_export_carries_the_extension(tmp_path):
         ext = json.loads(meta["ARROW:extension:metadata"])
         assert ext["shape"] == [2, 2] and ext["permutation"] == [1, 0]
         assert ext["dim_names"] == ["w", "h"]  # physical order: logical dim i is physical permutation[i]
-        schema.release(ctypes.byref(schema))
+        SCHEMA_RELEASE(schema.release)(ctypes.byref(schema))
         del cap
 
 
