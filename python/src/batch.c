@@ -783,6 +783,16 @@ static void list_stream_release(struct ArrowArrayStream *s) {
   s->release = NULL;
 }
 
+/* A new arrow_array_stream capsule reading p's arrays (it takes p). */
+static PyObject *list_stream_capsule(ListStream *p) {
+  struct ArrowArrayStream s = {.get_schema = list_stream_get_schema,
+                               .get_next = list_stream_get_next,
+                               .get_last_error = list_stream_get_last_error,
+                               .release = list_stream_release,
+                               .private_data = p};
+  return qvpy_stream_capsule(&s);
+}
+
 /* Whether two schemas spell the same types (names included). */
 static QvStatus same_schema(const struct ArrowSchema *a, const struct ArrowSchema *b, int64_t i,
                             QvError *err) {
@@ -833,12 +843,7 @@ static PyObject *py_windows_stream(PyObject *m, PyObject *args) {
     list_stream_free(p);
     return qvpy_raise(qs, st, &err);
   }
-  struct ArrowArrayStream s = {.get_schema = list_stream_get_schema,
-                               .get_next = list_stream_get_next,
-                               .get_last_error = list_stream_get_last_error,
-                               .release = list_stream_release,
-                               .private_data = p};
-  return qvpy_stream_capsule(&s);
+  return list_stream_capsule(p);
 raised:
   list_stream_free(p);
   return NULL;
@@ -875,12 +880,7 @@ static PyObject *py_array_stream(PyObject *m, PyObject *args) {
   p->arrays[0] = *pa;
   pa->release = NULL;
   p->n = 1;
-  struct ArrowArrayStream s = {.get_schema = list_stream_get_schema,
-                               .get_next = list_stream_get_next,
-                               .get_last_error = list_stream_get_last_error,
-                               .release = list_stream_release,
-                               .private_data = p};
-  return qvpy_stream_capsule(&s);
+  return list_stream_capsule(p);
 }
 
 PyMethodDef qvpy_batch_methods[] = {
