@@ -105,7 +105,7 @@ def _is_torch_sparse(obj):
     return layout is not None and str(layout) in ("torch.sparse_coo", "torch.sparse_csr")
 
 
-def write_tensor(dest, array, dim_names=None):
+def write_tensor(dest, array, dim_names=None, *, fsync=True):
     """Writes ``array`` as one Arrow Tensor message.
 
     ``array``: any NumPy array (or array-like) of int8..int64, uint8..uint64,
@@ -114,11 +114,13 @@ def write_tensor(dest, array, dim_names=None):
     producer (a PyTorch tensor, ...: read through DLPack without a copy).
     ``dest``: a path (a temporary file renamed over the target, so a failure
     leaves it untouched) or a writable binary file object. ``dim_names``: one
-    str per dimension, or None.
+    str per dimension, or None. ``fsync=False``: a path is still written to a
+    temporary file renamed over it, but neither is fsynced (scratch output,
+    benchmarks; the CLI's ``--no-fsync``), as for every writer.
     """
     if _is_dlpack_producer(array):
         array = from_dlpack(array)
-    _write_tensor(dest, array, dim_names)
+    _write_tensor(dest, array, dim_names, fsync=bool(fsync))
 
 
 def from_dlpack(obj):
@@ -388,7 +390,8 @@ def read_sparse_object(source, index=0):
     return SparseTensor(_quiver._read_sparse(_source(source), index))
 
 
-def write_sparse(dest, matrix_or_tensor, format=None, index_type=None, value_type=None):
+def write_sparse(dest, matrix_or_tensor, format=None, index_type=None, value_type=None, *,
+                 fsync=True):
     """Writes one Arrow SparseTensor message.
 
     ``matrix_or_tensor``: any scipy.sparse matrix or array, a
@@ -407,31 +410,35 @@ def write_sparse(dest, matrix_or_tensor, format=None, index_type=None, value_typ
     integers within range, floats to integers only when whole (never NaN or
     infinities), integers to floats only when held exactly, float to float
     rounded (a finite value beyond the target's range refused).
+    ``fsync=False``: no fsync of the file and its directory (as
+    :func:`write_tensor`).
     """
     handle = _sparse_handle(matrix_or_tensor, format, index_type)
     if value_type is not None:
         handle = _quiver._sparse_cast(handle, value_type)
-    _quiver._write_sparse(dest, handle)
+    _quiver._write_sparse(dest, handle, fsync=bool(fsync))
 
 
-def convert(source, dest, to, index=0, index_type=None, axis_order=None):
+def convert(source, dest, to, index=0, index_type=None, axis_order=None, *, fsync=True):
     """Converts tensor message ``index`` of ``source`` and writes it to ``dest``.
 
     ``to``: 'dense', 'coo', 'csr', 'csc' or 'csf' (as ``quiver convert --to``).
     The input may be a Tensor or a SparseTensor; dimension names are kept.
+    ``fsync=False``: as :func:`write_tensor`.
     """
     obj = _quiver._read_any(_source(source), index)
+    fsync = bool(fsync)
     if to == "dense":
         if isinstance(obj, Tensor):
-            _write_tensor(dest, obj, None)
+            _write_tensor(dest, obj, None, fsync=fsync)
         else:
-            _write_tensor(dest, obj.to_dense(), obj.dim_names)
+            _write_tensor(dest, obj.to_dense(), obj.dim_names, fsync=fsync)
         return
     if isinstance(obj, Tensor):
         handle = _quiver._sparse_from_dense(obj, to, index_type, axis_order)
     else:
         handle = obj.convert(to, index_type, axis_order)
-    _quiver._write_sparse(dest, handle)
+    _quiver._write_sparse(dest, handle, fsync=fsync)
 
 
 def _list(values):
@@ -527,7 +534,7 @@ def read_tensor_cells(source, column=None):
     return _quiver._read_tensor_cells(_source(source), column)
 
 
-def write_tensor_column(dest, data, name="tensor", dim_names=None, file=False):
+def write_tensor_column(dest, data, name="tensor", dim_names=None, file=False, *, fsync=True):
     """Writes a one-column table of tensors to ``dest`` (path or file object):
     an Arrow stream, or an Arrow file with ``file=True``.
 
@@ -542,7 +549,9 @@ def write_tensor_column(dest, data, name="tensor", dim_names=None, file=False):
     ``arrow.variable_shape_tensor`` column, its ``uniform_shape`` giving the
     extents every cell shares. ``dim_names``: one name per cell dim (a str
     is a ``TypeError``). Any DLPack producer (a PyTorch tensor, ...) stands
-    for an ndarray, read without a copy.
+    for an ndarray, read without a copy. ``fsync=False``: as
+    :func:`write_tensor` (the like-for-like comparison with
+    ``ndarray.tofile``, which does not fsync either).
     """
     if isinstance(data, (list, tuple)):
         data = [_np.asarray(from_dlpack(c)) if _is_dlpack_producer(c) else c for c in data]
@@ -550,7 +559,7 @@ def write_tensor_column(dest, data, name="tensor", dim_names=None, file=False):
         data = _np.asarray(from_dlpack(data))
     elif isinstance(data, Tensor):
         data = _np.asarray(data)
-    _quiver._write_tensor_column(dest, data, name, dim_names, bool(file))
+    _quiver._write_tensor_column(dest, data, name, dim_names, bool(file), fsync=bool(fsync))
 
 
 def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, threads=None):
@@ -607,15 +616,15 @@ def _arrow_stream_capsule(obj):
     return None
 
 
-def _write(dest, obj, file, compression):
+def _write(dest, obj, file, compression, fsync):
     stream = _arrow_stream_capsule(obj)
     if stream is None:
         raise TypeError("{} exports none of __arrow_c_device_stream__, __arrow_c_stream__, "
                         "__arrow_c_device_array__, __arrow_c_array__".format(type(obj).__name__))
-    _quiver._write_batches(dest, stream, file=file, compression=compression)
+    _quiver._write_batches(dest, stream, file=file, compression=compression, fsync=bool(fsync))
 
 
-def write_stream(dest, obj, compression=None):
+def write_stream(dest, obj, compression=None, *, fsync=True):
     """Writes every batch of ``obj`` as an Arrow IPC stream to ``dest`` (path or file object).
 
     ``obj`` is anything exporting ``__arrow_c_device_stream__``,
@@ -624,13 +633,14 @@ def write_stream(dest, obj, compression=None):
     is preferred). Device data must be CPU data: another device, a CPU array
     with a sync event, or a non-CPU array in the middle of a device stream is
     a :class:`NotSupportedError` (a ``ValueError``).
-    ``compression``: None, 'lz4' or 'zstd'."""
-    _write(dest, obj, False, compression)
+    ``compression``: None, 'lz4' or 'zstd'. ``fsync=False``: as
+    :func:`write_tensor`."""
+    _write(dest, obj, False, compression, fsync)
 
 
-def write_file(dest, obj, compression=None):
+def write_file(dest, obj, compression=None, *, fsync=True):
     """As :func:`write_stream`, in the Arrow IPC file format (with footer)."""
-    _write(dest, obj, True, compression)
+    _write(dest, obj, True, compression, fsync)
 
 
 from ._sparse_column import migrate, read_sparse_column, write_sparse_column  # noqa: E402

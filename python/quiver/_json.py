@@ -17,14 +17,16 @@ def read_json(source):
     return Table([RecordBatch(c, schema=schema) for c in caps], schema)
 
 
-def write_json(dest, source, indent=2, max_output=None):
+def write_json(dest, source, indent=2, max_output=None, *, fsync=True):
     """Writes record batches as integration JSON (what ``quiver integration
     --mode=arrow-to-json`` writes): ``source`` is any Arrow PyCapsule
     producer (``__arrow_c_device_stream__``, ``__arrow_c_stream__``,
     ``__arrow_c_device_array__``, ``__arrow_c_array__``: a quiver reader,
     Table, RecordBatch, ...) or an Arrow stream or file (path or bytes). ``indent``: spaces per level, or None for one line.
     ``max_output``: the most bytes the text may take (default 16 GiB);
-    beyond it nothing is written and CapacityError is raised."""
+    beyond it nothing is written and CapacityError is raised.
+    ``fsync=False``: no fsync of the file and its directory (as
+    :func:`quiver.write_tensor`)."""
     from . import _arrow_stream_capsule, read_stream
     stream = _arrow_stream_capsule(source)
     if indent is None:
@@ -35,4 +37,4 @@ def write_json(dest, source, indent=2, max_output=None):
         raise ValueError("max_output must be positive")
     if stream is None:
         stream = read_stream(source).__arrow_c_stream__()
-    _quiver._write_json(dest, stream, indent, max_output or 0)
+    _quiver._write_json(dest, stream, indent, max_output or 0, fsync=bool(fsync))

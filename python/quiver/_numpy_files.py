@@ -17,17 +17,18 @@ def read_npy(source):
     return _quiver._read_npy(_source(source)).to_numpy()
 
 
-def write_npy(dest, array, c_order=False):
+def write_npy(dest, array, c_order=False, *, fsync=True):
     """Writes ``array`` (an ndarray, array-like, :class:`quiver.Tensor` or DLPack
     producer) as a ``.npy`` image (format 1.0, data 64-byte aligned, as
     ``numpy.save`` reads it). A column-major array is written with
     ``fortran_order`` True unless ``c_order``; other layouts as a C-order
     copy. ``dest``: a path (a temporary file renamed over it) or a writable
-    binary file object."""
+    binary file object. ``fsync=False``: no fsync of the file and its
+    directory (as :func:`quiver.write_tensor`)."""
     from . import _is_dlpack_producer, from_dlpack
     if _is_dlpack_producer(array):
         array = from_dlpack(array)
-    _quiver._write_npy(dest, array, c_order)
+    _quiver._write_npy(dest, array, c_order, fsync=bool(fsync))
 
 
 def read_npz(source):
@@ -39,10 +40,10 @@ def read_npz(source):
     return _wrap_sparse(_quiver._read_npz(_source(source)))
 
 
-def write_npz(dest, matrix, compressed=True):
+def write_npz(dest, matrix, compressed=True, *, fsync=True):
     """Writes a 2-D sparse matrix (anything ``write_sparse`` takes; CSR, CSC and
     COO keep their format, other SciPy formats become CSR) as
     ``scipy.sparse.save_npz`` does (same members and headers; deflated unless
-    ``compressed=False``)."""
+    ``compressed=False``). ``fsync=False``: as :func:`write_npy`."""
     from . import _sparse_handle
-    _quiver._write_npz(dest, _sparse_handle(matrix, None, None), compressed)
+    _quiver._write_npz(dest, _sparse_handle(matrix, None, None), compressed, fsync=bool(fsync))

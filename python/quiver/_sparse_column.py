@@ -179,7 +179,7 @@ def read_sparse_column(source, column=None, as_="scipy"):
     return m if as_ == "scipy" else _out(_handle(m), as_)
 
 
-def write_sparse_column(dest, matrix_or_list, name="sparse", file=False):
+def write_sparse_column(dest, matrix_or_list, name="sparse", file=False, *, fsync=True):
     """Writes a one-column table of a sparse column.
 
     A matrix (SciPy, PyData Sparse, torch.sparse, :class:`quiver.SparseTensor`)
@@ -190,11 +190,12 @@ def write_sparse_column(dest, matrix_or_list, name="sparse", file=False):
     sparse tensor per row, all of one format, value type, index types and
     ndim; its cells are copied once. ``dest``: a path (replaced atomically)
     or a writable binary file object; ``file``: the Arrow file format
-    instead of a stream.
+    instead of a stream. ``fsync=False``: no fsync of the file and its
+    directory (as :func:`quiver.write_tensor`).
     """
     if isinstance(matrix_or_list, (list, tuple)):
         handles = [None if x is None else _handle(x) for x in matrix_or_list]
-        _quiver._write_sparse_column(dest, handles, name, False, bool(file))
+        _quiver._write_sparse_column(dest, handles, name, False, bool(file), fsync=bool(fsync))
         return
     h = _handle(matrix_or_list)
     if h.ndim != 2:
@@ -202,11 +203,11 @@ def write_sparse_column(dest, matrix_or_list, name="sparse", file=False):
                          "column of one tensor per row")
     if h.format != "csr":
         h = h.convert("csr")
-    _quiver._write_sparse_column(dest, [h], name, True, bool(file))
+    _quiver._write_sparse_column(dest, [h], name, True, bool(file), fsync=bool(fsync))
 
 
 def migrate(source, dest, to_messages=False, split=False, file=False, name=None,
-            max_output=None, threads=None):
+            max_output=None, threads=None, *, fsync=True):
     """``quiver migrate``: Tensor / SparseTensor messages -> one table, row i = message i.
 
     Dense messages become an ``arrow.fixed_shape_tensor`` column (every shape
@@ -228,13 +229,16 @@ def migrate(source, dest, to_messages=False, split=False, file=False, name=None,
     (replaced atomically), a writable binary file object (written as the
     output is made) or a ``bytearray`` (the output appended); ``split``
     needs a path. Returns the paths written (``[dest]`` for a file object
-    or bytearray).
+    or bytearray). ``fsync=False``: the files written (every one with
+    ``split``) are not fsynced, nor their directory (``quiver migrate
+    --no-fsync``).
     """
     _, _, _source, _ = _pkg()
     to_object = isinstance(dest, bytearray) or hasattr(dest, "write")
     target = _Append(dest) if isinstance(dest, bytearray) else dest if to_object else _os.fspath(dest)
     written = _quiver._migrate(_source(source), target, bool(to_messages), bool(split),
-                               bool(file), name, int(max_output or 0), int(threads or 0))
+                               bool(file), name, int(max_output or 0), int(threads or 0),
+                               fsync=bool(fsync))
     return [dest] if to_object else written
 
 

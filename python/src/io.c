@@ -331,7 +331,7 @@ static QvStatus file_write(void *p, const void *data, size_t size, QvError *erro
   return st;
 }
 
-static int open_sink(QvPyState *qs, PyObject *dest, SinkCtx *ctx, QvSink **out) {
+static int open_sink(QvPyState *qs, PyObject *dest, bool fsync, SinkCtx *ctx, QvSink **out) {
   QvError err;
   qv_error_clear(&err);
   memset(ctx, 0, sizeof *ctx);
@@ -351,7 +351,7 @@ static int open_sink(QvPyState *qs, PyObject *dest, SinkCtx *ctx, QvSink **out) 
   }
   const char *p = PyBytes_AS_STRING(path);
   Py_BEGIN_ALLOW_THREADS
-  st = qv_sink_new_path(out, p, 0, &err);
+  st = qv_sink_new_path(out, p, fsync ? 0 : QV_SINK_NO_FSYNC, &err);
   Py_END_ALLOW_THREADS
   Py_DECREF(path);
   if (st) return qvpy_raise(qs, st, &err), -1;
@@ -375,10 +375,10 @@ static void sink_ctx_clear(SinkCtx *ctx) {
   Py_CLEAR(ctx->exc_tb);
 }
 
-PyObject *qvpy_with_sink(QvPyState *qs, PyObject *dest, QvPySinkCall call, void *ctx) {
+PyObject *qvpy_with_sink(QvPyState *qs, PyObject *dest, bool fsync, QvPySinkCall call, void *ctx) {
   SinkCtx sc;
   QvSink *sink;
-  if (open_sink(qs, dest, &sc, &sink) < 0) return NULL;
+  if (open_sink(qs, dest, fsync, &sc, &sink) < 0) return NULL;
   QvError err;
   qv_error_clear(&err);
   QvStatus st;

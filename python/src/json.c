@@ -73,14 +73,15 @@ static QvStatus write_json_call(QvSink *sink, void *ctx, QvError *err) {
   return st;
 }
 
-/* _write_json(dest, stream_capsule, indent=2, max_output=0) */
+/* _write_json(dest, stream_capsule, indent=2, max_output=0, *, fsync=True) */
 static PyObject *py_write_json(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"dest", "stream", "indent", "max_output", NULL};
+  static char *kw[] = {"dest", "stream", "indent", "max_output", "fsync", NULL};
   PyObject *dest, *cap;
-  int indent = 2;
+  int indent = 2, fsync = 1;
   long long max_output = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|iL", kw, &dest, &cap, &indent, &max_output))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|iL$p", kw, &dest, &cap, &indent, &max_output,
+                                   &fsync))
     return NULL;
   if (max_output < 0) {
     PyErr_SetString(PyExc_ValueError, "max_output must be >= 0");
@@ -99,7 +100,7 @@ static PyObject *py_write_json(PyObject *m, PyObject *args, PyObject *kwargs) {
   w.o.struct_size = sizeof w.o;
   w.o.indent = indent; /* negative: one line */
   w.o.max_output_size = max_output;
-  PyObject *r = qvpy_with_sink(qs, dest, write_json_call, &w);
+  PyObject *r = qvpy_with_sink(qs, dest, fsync, write_json_call, &w);
   for (int64_t i = 0; i < w.n; i++)
     if (w.batches[i].release) w.batches[i].release(&w.batches[i]);
   free(w.batches);

@@ -36,10 +36,11 @@ static QvStatus write_npy_call(QvSink *sink, void *ctx, QvError *err) {
 
 static PyObject *py_write_npy(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"dest", "array", "c_order", NULL};
+  static char *kw[] = {"dest", "array", "c_order", "fsync", NULL};
   PyObject *dest, *obj;
-  int c_order = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|p", kw, &dest, &obj, &c_order)) return NULL;
+  int c_order = 0, fsync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|p$p", kw, &dest, &obj, &c_order, &fsync))
+    return NULL;
   NpyWrite w;
   memset(&w, 0, sizeof w);
   w.o.struct_size = sizeof w.o;
@@ -55,7 +56,7 @@ static PyObject *py_write_npy(PyObject *m, PyObject *args, PyObject *kwargs) {
       return NULL;
     }
   }
-  PyObject *result = qvpy_with_sink(qs, dest, write_npy_call, &w);
+  PyObject *result = qvpy_with_sink(qs, dest, fsync, write_npy_call, &w);
   qv_tensor_reset(&w.t);
   Py_XDECREF(a);
   return result;
@@ -88,13 +89,14 @@ static QvStatus write_npz_call(QvSink *sink, void *ctx, QvError *err) {
 
 static PyObject *py_write_npz(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"dest", "tensor", "compressed", NULL};
+  static char *kw[] = {"dest", "tensor", "compressed", "fsync", NULL};
   PyObject *dest, *obj;
-  int compressed = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!|p", kw, &dest, qs->SparseType, &obj, &compressed))
+  int compressed = 1, fsync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!|p$p", kw, &dest, qs->SparseType, &obj,
+                                   &compressed, &fsync))
     return NULL;
   NpzWrite w = {&((QvPySparse *)obj)->s, {.struct_size = sizeof w.o, .stored = !compressed}};
-  return qvpy_with_sink(qs, dest, write_npz_call, &w);
+  return qvpy_with_sink(qs, dest, fsync, write_npz_call, &w);
 }
 
 PyMethodDef qvpy_npy_methods[] = {

@@ -132,8 +132,10 @@ int qvpy_with_source(QvPyState *qs, PyObject *source, QvPySourceCall call, void 
 typedef QvStatus (*QvPySinkCall)(QvSink *sink, void *ctx, QvError *err);
 /* Opens `dest` (a path, replaced atomically, or an object with write()),
  * runs call(sink, ctx) and finishes the sink with the GIL released: None, or
- * NULL with the exception (the file object's own first). */
-PyObject *qvpy_with_sink(QvPyState *qs, PyObject *dest, QvPySinkCall call, void *ctx);
+ * NULL with the exception (the file object's own first). `fsync` false: a
+ * path is committed without fsyncs (QV_SINK_NO_FSYNC, the writers'
+ * fsync=False); a file object is never fsynced. */
+PyObject *qvpy_with_sink(QvPyState *qs, PyObject *dest, bool fsync, QvPySinkCall call, void *ctx);
 /* One schema and one batch written to `sink` (writer, write, finish). */
 QvStatus qvpy_write_batch(QvSink *sink, const struct ArrowSchema *schema, struct ArrowArray *batch,
                           const QvRbWriteOptions *options, QvError *err);

@@ -358,11 +358,11 @@ static QvStatus write_batches_call(QvSink *sink, void *ctx, QvError *err) {
 
 static PyObject *py_write_batches(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"dest", "stream", "file", "compression", NULL};
+  static char *kw[] = {"dest", "stream", "file", "compression", "fsync", NULL};
   PyObject *dest, *stream_cap, *compression = Py_None;
-  int file = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pO", kw, &dest, &stream_cap, &file,
-                                   &compression))
+  int file = 0, fsync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pO$p", kw, &dest, &stream_cap, &file,
+                                   &compression, &fsync))
     return NULL;
   QvRbWriteOptions o;
   if (parse_write_options(file, compression, &o) < 0) return NULL;
@@ -376,7 +376,7 @@ static PyObject *py_write_batches(PyObject *m, PyObject *args, PyObject *kwargs)
   struct ArrowArrayStream stream = *p;
   p->release = NULL;
   StreamWrite w = {&o, &stream};
-  PyObject *result = qvpy_with_sink(qs, dest, write_batches_call, &w);
+  PyObject *result = qvpy_with_sink(qs, dest, fsync, write_batches_call, &w);
   /* a producer's release callback may be Python code (ctypes, cffi): it
    * must not run with the write's exception pending */
   PyObject *type, *value, *tb;

@@ -458,15 +458,16 @@ static QvStatus write_sparse_call(QvSink *sink, void *ctx, QvError *err) {
 
 static PyObject *py_write_sparse_object(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"dest", "tensor", "csf_lengths_in_bytes", NULL};
+  static char *kw[] = {"dest", "tensor", "csf_lengths_in_bytes", "fsync", NULL};
   PyObject *dest, *obj;
-  int bytes = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!|p", kw, &dest, qs->SparseType, &obj, &bytes))
+  int bytes = 0, fsync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO!|p$p", kw, &dest, qs->SparseType, &obj, &bytes,
+                                   &fsync))
     return NULL;
   SparseWrite w = {&((QvPySparse *)obj)->s,
                    {.struct_size = sizeof w.o,
                     .csf_lengths = bytes ? QV_CSF_LENGTHS_BYTES : QV_CSF_LENGTHS_ELEMENTS}};
-  return qvpy_with_sink(qs, dest, write_sparse_call, &w);
+  return qvpy_with_sink(qs, dest, fsync, write_sparse_call, &w);
 }
 
 PyMethodDef qvpy_sparse_methods[] = {

@@ -176,12 +176,12 @@ static PyObject *py_read_sparse_column(PyObject *m, PyObject *args, PyObject *kw
 
 static PyObject *py_write_sparse_column(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"dest", "tensors", "name", "vector", "file", NULL};
+  static char *kw[] = {"dest", "tensors", "name", "vector", "file", "fsync", NULL};
   PyObject *dest, *tensors;
   const char *name = "sparse";
-  int vector = 0, file = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|spp", kw, &dest, &tensors, &name, &vector,
-                                   &file))
+  int vector = 0, file = 0, fsync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|spp$p", kw, &dest, &tensors, &name, &vector,
+                                   &file, &fsync))
     return NULL;
   PyObject *seq = PySequence_Fast(tensors, "tensors must be a sequence of _Sparse or None");
   if (seq == NULL) return NULL;
@@ -233,7 +233,7 @@ static PyObject *py_write_sparse_column(PyObject *m, PyObject *args, PyObject *k
     Py_DECREF(seq);
     return qvpy_raise(qs, st, &err);
   }
-  PyObject *r = qvpy_with_sink(qs, dest, qvpy_write_batch_call, &w);
+  PyObject *r = qvpy_with_sink(qs, dest, fsync, qvpy_write_batch_call, &w);
   w.batch.release(&w.batch);
   w.schema.release(&w.schema);
   Py_DECREF(seq); /* after the write: the view's tensors are the caller's */
@@ -246,6 +246,7 @@ typedef struct MigrateCall {
   const char *dest; /* NULL: a file object's sink (migrate_sink_call) */
   QvSource *src;    /* the source of migrate_sink_call */
   bool back, split;
+  unsigned sink_flags; /* QV_SINK_NO_FSYNC after fsync=False */
   QvMigrateOptions o;
   char **paths;
   int n_paths;
@@ -264,14 +265,14 @@ static QvStatus open_group(void *ctx, const char *group, QvSink **sink, QvError 
   }
   c->paths = np;
   c->paths[c->n_paths++] = path;
-  return qv_sink_new_path(sink, path, 0, err);
+  return qv_sink_new_path(sink, path, c->sink_flags, err);
 }
 
 static QvStatus migrate_call(QvSource *src, void *ctx, QvError *err) {
   MigrateCall *c = ctx;
   if (c->split) return qv_migrate_split(src, open_group, c, &c->o, &c->stats, err);
   QvSink *sink;
-  QvStatus st = qv_sink_new_path(&sink, c->dest, 0, err);
+  QvStatus st = qv_sink_new_path(&sink, c->dest, c->sink_flags, err);
   if (st) return st;
   st = c->back ? qv_migrate_to_messages(src, sink, &c->o, &c->stats, err)
                : qv_migrate(src, sink, &c->o, &c->stats, err);
@@ -305,12 +306,12 @@ static void migrate_notice(void *ctx, const char *message) {
 static PyObject *py_migrate(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
   static char *kw[] = {"source", "dest", "to_messages", "split", "file", "name",
-                       "max_output", "threads", NULL};
+                       "max_output", "threads", "fsync", NULL};
   PyObject *source, *dest_obj, *name_obj = Py_None;
-  int back = 0, split = 0, file = 0, threads = 0;
+  int back = 0, split = 0, file = 0, threads = 0, fsync = 1;
   long long max_output = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pppOLi", kw, &source, &dest_obj, &back,
-                                   &split, &file, &name_obj, &max_output, &threads))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|pppOLi$p", kw, &source, &dest_obj, &back,
+                                   &split, &file, &name_obj, &max_output, &threads, &fsync))
     return NULL;
   bool to_object = PyObject_HasAttrString(dest_obj, "write");
   if (to_object && split) {
@@ -324,6 +325,7 @@ static PyObject *py_migrate(PyObject *m, PyObject *args, PyObject *kwargs) {
   c.dest = dest_bytes ? PyBytes_AS_STRING(dest_bytes) : NULL;
   c.back = back;
   c.split = split;
+  c.sink_flags = fsync ? 0 : QV_SINK_NO_FSYNC;
   c.o.struct_size = sizeof c.o;
   c.o.format = file ? QV_IPC_FORMAT_FILE : QV_IPC_FORMAT_STREAM;
   c.o.max_output_size = max_output;
@@ -335,7 +337,7 @@ static PyObject *py_migrate(PyObject *m, PyObject *args, PyObject *kwargs) {
   }
   if (to_object) {
     if (qvpy_open_source(qs, source, &c.src) < 0) return NULL;
-    PyObject *r = qvpy_with_sink(qs, dest_obj, migrate_sink_call, &c);
+    PyObject *r = qvpy_with_sink(qs, dest_obj, fsync, migrate_sink_call, &c);
     Py_BEGIN_ALLOW_THREADS
     qv_source_free(c.src);
     Py_END_ALLOW_THREADS

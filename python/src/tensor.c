@@ -397,9 +397,11 @@ static QvStatus write_tensor_call(QvSink *sink, void *ctx, QvError *err) {
 
 static PyObject *py_write_tensor(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"dest", "array", "dim_names", NULL};
+  static char *kw[] = {"dest", "array", "dim_names", "fsync", NULL};
   PyObject *dest, *obj, *names_obj = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O", kw, &dest, &obj, &names_obj)) return NULL;
+  int fsync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|O$p", kw, &dest, &obj, &names_obj, &fsync))
+    return NULL;
   QvTensor t;
   memset(&t, 0, sizeof t);
   PyArrayObject *a = NULL;
@@ -417,7 +419,7 @@ static PyObject *py_write_tensor(PyObject *m, PyObject *args, PyObject *kwargs) 
       return NULL;
     }
   }
-  PyObject *result = qvpy_with_sink(qs, dest, write_tensor_call, &t);
+  PyObject *result = qvpy_with_sink(qs, dest, fsync, write_tensor_call, &t);
   qv_tensor_reset(&t);
   Py_XDECREF(a);
   Py_XDECREF(keep);

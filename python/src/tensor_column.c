@@ -483,12 +483,12 @@ static int build_fixed(QvPyState *qs, PyArrayObject *a, PyObject *dim_names, con
 
 static PyObject *py_write_tensor_column(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvPyState *qs = qvpy_state(m);
-  static char *kw[] = {"dest", "data", "name", "dim_names", "file", NULL};
+  static char *kw[] = {"dest", "data", "name", "dim_names", "file", "fsync", NULL};
   PyObject *dest, *data, *dim_names = Py_None;
   const char *name = "tensor";
-  int file = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|sOp", kw, &dest, &data, &name, &dim_names,
-                                   &file))
+  int file = 0, fsync = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|sOp$p", kw, &dest, &data, &name, &dim_names,
+                                   &file, &fsync))
     return NULL;
   QvPyBatchWrite w;
   memset(&w, 0, sizeof w);
@@ -506,7 +506,7 @@ static PyObject *py_write_tensor_column(PyObject *m, PyObject *args, PyObject *k
     rc = build_fixed(qs, a, dim_names, name, &w);
   }
   PyObject *result = NULL;
-  if (rc == 0) result = qvpy_with_sink(qs, dest, qvpy_write_batch_call, &w);
+  if (rc == 0) result = qvpy_with_sink(qs, dest, fsync, qvpy_write_batch_call, &w);
   if (w.batch.release) w.batch.release(&w.batch);
   if (w.schema.release) w.schema.release(&w.schema);
   Py_XDECREF(a);
