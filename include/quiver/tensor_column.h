@@ -86,7 +86,7 @@ typedef struct QvTensorColumnType {
  * For variable shape, `ndim` is the storage's shape list size (the metadata
  * alone does not fix it); other kinds take ndim from "shape" and ignore the
  * argument. Errors (QV_EINVAL) name the field and element: malformed JSON
- * (with jansson's line and column), a missing or non-array "shape", an
+ * (with its line, column and byte), a missing or non-array "shape", an
  * extent that is negative or not an integer ("shape[1] = -2"), a
  * "permutation" of the wrong length or that is not a permutation
  * ("permutation[2] = 0 repeats permutation[0]"), "dim_names" of the wrong

@@ -1,6 +1,5 @@
 /* Sparse column extension types (quiver/sparse_column.h): metadata JSON
- * (jansson), storage type checks, and the field builder. */
-#include <jansson.h>
+ * (util/json.h), storage type checks, and the field builder. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "adapters/sparse_column_internal.h"
 #include "adapters/tensor_column_internal.h"
 #include "quiver/sparse_column.h"
+#include "util/json.h"
 
 void qv_sparse_column_type_reset(QvSparseColumnType *type) {
   if (type == NULL) return;
@@ -43,49 +43,49 @@ static bool parse_format(const char *s, QvSparseFormat *out) {
   return false;
 }
 
-static QvStatus parse_object(json_t *root, int kind_, int32_t ndim, void *out_,
+static QvStatus parse_object(const QviJson *root, int kind_, int32_t ndim, void *out_,
                              QvError *error) {
   QvSparseColumnKind kind = (QvSparseColumnKind)kind_;
   QvSparseColumnType *out = out_;
   const char *what = qvi_sparse_column_kind_name(kind);
-  if (!json_is_object(root))
+  if (root->kind != QVI_JSON_OBJECT)
     return qv_error_set(error, QV_EINVAL, "%s metadata: not a JSON object", what);
   if (kind == QV_SPARSE_COLUMN_TENSOR) {
-    json_t *f = json_object_get(root, "format");
-    if (f == NULL || !json_is_string(f))
+    const QviJson *f = qvi_json_get(root, "format");
+    if (f == NULL || f->kind != QVI_JSON_STRING)
       return qv_error_set(error, QV_EINVAL,
                           "%s metadata: \"format\" (\"coo\", \"csr\", \"csc\" or \"csf\") is "
                           "missing",
                           what);
-    if (!parse_format(json_string_value(f), &out->format))
+    if (!parse_format(f->u.s, &out->format))
       return qv_error_set(error, QV_EINVAL,
                           "%s metadata: \"format\" is \"%.32s\", not \"coo\", \"csr\", \"csc\" "
                           "or \"csf\"",
-                          what, json_string_value(f));
+                          what, f->u.s);
     if ((out->format == QV_SPARSE_CSR || out->format == QV_SPARSE_CSC) && ndim != 2)
       return qv_error_set(error, QV_EINVAL, "%s metadata: format \"%s\" needs ndim 2, not %d",
                           what, qv_sparse_format_name(out->format), (int)ndim);
     out->ndim = ndim;
   } else {
-    json_t *s = json_object_get(root, "size");
+    const QviJson *s = qvi_json_get(root, "size");
     if (s == NULL) return qv_error_set(error, QV_EINVAL, "%s metadata: \"size\" is missing", what);
-    if (!json_is_integer(s))
+    if (s->kind != QVI_JSON_INT)
       return qv_error_set(error, QV_EINVAL, "%s metadata: \"size\" is not an integer", what);
-    if (json_integer_value(s) < 0)
+    if (s->u.i < 0)
       return qv_error_set(error, QV_EINVAL, "%s metadata: \"size\" = %lld is negative", what,
-                          (long long)json_integer_value(s));
+                          (long long)s->u.i);
     out->format = QV_SPARSE_CSR;
     out->ndim = 1;
-    out->size = (int64_t)json_integer_value(s);
+    out->size = s->u.i;
   }
   int32_t n_names = kind == QV_SPARSE_COLUMN_VECTOR ? 2 : ndim;
-  json_t *arr = json_object_get(root, "dim_names");
+  const QviJson *arr = qvi_json_get(root, "dim_names");
   if (arr == NULL) return QV_OK;
-  if (!json_is_array(arr))
+  if (arr->kind != QVI_JSON_ARRAY)
     return qv_error_set(error, QV_EINVAL, "%s metadata: \"dim_names\" is not an array", what);
-  if (json_array_size(arr) != (size_t)n_names)
+  if (arr->n != (size_t)n_names)
     return qv_error_set(error, QV_EINVAL, "%s metadata: \"dim_names\" has %zu elements, not %d",
-                        what, json_array_size(arr), (int)n_names);
+                        what, arr->n, (int)n_names);
   const char *names[QV_TENSOR_MAX_NDIM];
   QvStatus st = qvi_ext_meta_names(arr, n_names, what, names, error);
   if (st != QV_OK) return st;
@@ -117,15 +117,20 @@ QvStatus qv_sparse_column_type_to_json(const QvSparseColumnType *type, char **js
   if (json == NULL || type == NULL)
     return qv_error_set(error, QV_EARG, "qv_sparse_column_type_to_json: NULL argument");
   *json = NULL;
-  json_t *root = json_object();
-  if (root == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
-  int bad = 0;
-  if (type->kind == QV_SPARSE_COLUMN_TENSOR)
-    bad |= json_object_set_new(root, "format", json_string(qv_sparse_format_name(type->format)));
-  else
-    bad |= json_object_set_new(root, "size", json_integer(type->size));
-  bad |= qvi_ext_meta_put_names(root, type->dim_names, type->n_dim_names);
-  return qvi_ext_meta_dump(root, bad, JSON_PRESERVE_ORDER, json, error);
+  QvStrBuf b = {0};
+  qvi_strbuf_put(&b, "{", 1);
+  if (type->kind == QV_SPARSE_COLUMN_TENSOR) {
+    bool bad_utf8;
+    const char *name = qv_sparse_format_name(type->format);
+    qvi_ext_meta_key(&b, "format");
+    qvi_json_put_string(&b, name, strlen(name), &bad_utf8);
+  } else {
+    qvi_ext_meta_key(&b, "size");
+    qvi_json_put_int(&b, type->size);
+  }
+  QvStatus st = qvi_ext_meta_put_names(&b, type->dim_names, type->n_dim_names,
+                                       qvi_sparse_column_kind_name(type->kind), error);
+  return qvi_ext_meta_finish(&b, st, json, error);
 }
 
 /* ---- storage types */

@@ -15,25 +15,30 @@ QvStatus qvi_tensor_column_set_names(QvTensorColumnType *type, const char *const
                                     QvError *error);
 
 /* ---- extension metadata helpers shared with the sparse column types
- * (sparse_column_type.c): both forms carry their parameters as JSON. */
-struct json_t;
+ * (sparse_column_type.c): both forms carry their parameters as JSON
+ * (util/json.h, so no JSON library is needed). */
+struct QviJson;
+struct QvStrBuf;
 struct ArrowSchema;
 /* Copies n names into one malloc'd block (the pointer array, then the text). */
 QvStatus qvi_ext_names_copy(const char *const *names, int32_t n, char ***out, QvError *error);
-/* Loads `len` bytes of metadata JSON (duplicate keys refused) and hands the root, with
+/* Parses `len` bytes of metadata JSON (duplicate keys refused) and hands the root, with
  * kind, ndim and out, to parse; `what` names the extension in messages. */
 QvStatus qvi_ext_meta_parse(const char *json, size_t len, const char *what,
-                            QvStatus (*parse)(struct json_t *root, int kind, int32_t ndim,
+                            QvStatus (*parse)(const struct QviJson *root, int kind, int32_t ndim,
                                               void *out, QvError *error),
                             int kind, int32_t ndim, void *out, QvError *error);
 /* names[0..n) = the strings of the JSON array arr (strings without NUL bytes). */
-QvStatus qvi_ext_meta_names(struct json_t *arr, int32_t n, const char *what, const char **names,
-                            QvError *error);
-/* Sets root["dim_names"] when names is not NULL; nonzero on failure. */
-int qvi_ext_meta_put_names(struct json_t *root, const char *const *names, int32_t n);
-/* Dumps root compact and ASCII (| flags) into *json and releases root; bad: a set failed. */
-QvStatus qvi_ext_meta_dump(struct json_t *root, int bad, size_t flags, char **json,
-                           QvError *error);
+QvStatus qvi_ext_meta_names(const struct QviJson *arr, int32_t n, const char *what,
+                            const char **names, QvError *error);
+/* Writing: b holds "{" and the members so far; _key puts the separator and
+ * "key":, _put_names "dim_names":[...] when names is not NULL (QV_EINVAL
+ * naming the name that is not UTF-8), _finish closes the object into *json
+ * (malloc'd) or frees it when st or memory failed. */
+void qvi_ext_meta_key(struct QvStrBuf *b, const char *key);
+QvStatus qvi_ext_meta_put_names(struct QvStrBuf *b, const char *const *names, int32_t n,
+                                const char *what, QvError *error);
+QvStatus qvi_ext_meta_finish(struct QvStrBuf *b, QvStatus st, char **json, QvError *error);
 /* Adds the extension name and metadata to a built field; on failure releases it. */
 QvStatus qvi_ext_field_finish(struct ArrowSchema *out, QvStatus st, const char *ext_name,
                               const char *json, QvError *error);

@@ -1,6 +1,5 @@
 /* Tensor extension types (quiver/tensor_column.h): metadata JSON parsing and
- * writing (jansson), storage type checks, and the field builder. */
-#include <jansson.h>
+ * writing (util/json.h), storage type checks, and the field builder. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +7,7 @@
 #include "adapters/tensor_column_internal.h"
 #include "quiver/tensor_column.h"
 #include "util/copy.h"
+#include "util/json.h"
 
 static const char *const kind_names[] = {"?", QV_FIXED_SHAPE_TENSOR, QV_VARIABLE_SHAPE_TENSOR,
                                          "cell tensor"};
@@ -61,48 +61,68 @@ QvStatus qvi_ext_names_copy(const char *const *names, int32_t n, char ***out, Qv
 }
 
 QvStatus qvi_ext_meta_parse(const char *json, size_t len, const char *what,
-                            QvStatus (*parse)(json_t *root, int kind, int32_t ndim, void *out,
-                                              QvError *error),
+                            QvStatus (*parse)(const QviJson *root, int kind, int32_t ndim,
+                                              void *out, QvError *error),
                             int kind, int32_t ndim, void *out, QvError *error) {
   if (json == NULL && len > 0) return qv_error_set(error, QV_EARG, "%s metadata: NULL text", what);
-  json_error_t jerr;
-  json_t *root = json_loadb(json == NULL ? "" : json, len, JSON_REJECT_DUPLICATES, &jerr);
-  if (root == NULL)
-    return qv_error_set(error, QV_EINVAL, "%s metadata: malformed JSON at line %d column %d: %s",
-                        what, jerr.line, jerr.column, jerr.text);
-  QvStatus st = parse(root, kind, ndim, out, error);
-  json_decref(root);
+  QvArena *arena = qvi_arena_new();
+  if (arena == NULL) return qv_error_set(error, QV_ENOMEM, "%s metadata: out of memory", what);
+  const QviJson *root;
+  QvStatus st = qvi_json_parse(json, len, arena, &root, NULL, error);
+  if (st != QV_OK)
+    qv_error_prefix(error, "%s metadata", what);
+  else
+    st = parse(root, kind, ndim, out, error);
+  qvi_arena_free(arena);
   return st;
 }
 
-QvStatus qvi_ext_meta_names(json_t *arr, int32_t n, const char *what, const char **names,
+QvStatus qvi_ext_meta_names(const QviJson *arr, int32_t n, const char *what, const char **names,
                             QvError *error) {
   for (int32_t i = 0; i < n; i++) {
-    json_t *v = json_array_get(arr, (size_t)i);
-    if (!json_is_string(v))
+    const QviJson *v = &arr->u.items[i];
+    if (v->kind != QVI_JSON_STRING)
       return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] is not a string", what,
                           (int)i);
-    if (strlen(json_string_value(v)) != json_string_length(v))
+    if (!qvi_json_is_c_string(v))
       return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] holds a NUL byte", what,
                           (int)i);
-    names[i] = json_string_value(v);
+    names[i] = v->u.s;
   }
   return QV_OK;
 }
 
-int qvi_ext_meta_put_names(json_t *root, const char *const *names, int32_t n) {
-  if (names == NULL) return 0;
-  json_t *arr = json_array();
-  int bad = arr == NULL;
-  for (int32_t i = 0; i < n && !bad; i++) bad |= json_array_append_new(arr, json_string(names[i]));
-  return bad | json_object_set_new(root, "dim_names", arr);
+void qvi_ext_meta_key(QvStrBuf *b, const char *key) {
+  if (b->len > 1) qvi_strbuf_put(b, ",", 1);
+  qvi_strbuf_put(b, "\"", 1);
+  qvi_strbuf_put(b, key, strlen(key));
+  qvi_strbuf_put(b, "\":", 2);
 }
 
-QvStatus qvi_ext_meta_dump(json_t *root, int bad, size_t flags, char **json, QvError *error) {
-  char *text = bad ? NULL : json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII | flags);
-  json_decref(root);
-  if (text == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
-  *json = text;
+QvStatus qvi_ext_meta_put_names(QvStrBuf *b, const char *const *names, int32_t n,
+                                const char *what, QvError *error) {
+  if (names == NULL) return QV_OK;
+  qvi_ext_meta_key(b, "dim_names");
+  qvi_strbuf_put(b, "[", 1);
+  for (int32_t i = 0; i < n; i++) {
+    bool bad_utf8;
+    if (i > 0) qvi_strbuf_put(b, ",", 1);
+    if (!qvi_json_put_string(b, names[i], strlen(names[i]), &bad_utf8) && bad_utf8)
+      return qv_error_set(error, QV_EINVAL, "%s metadata: dim_names[%d] is not UTF-8", what,
+                          (int)i);
+  }
+  qvi_strbuf_put(b, "]", 1);
+  return QV_OK;
+}
+
+QvStatus qvi_ext_meta_finish(QvStrBuf *b, QvStatus st, char **json, QvError *error) {
+  qvi_strbuf_put(b, "}", 1);
+  if (st == QV_OK && b->nomem) st = qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
+  if (st != QV_OK) {
+    free(b->data);
+    return st;
+  }
+  *json = b->data;
   return QV_OK;
 }
 
@@ -134,23 +154,23 @@ QvStatus qvi_tensor_column_set_names(QvTensorColumnType *type, const char *const
 }
 
 /* A JSON array of ndim elements, or absent. */
-static QvStatus get_array(json_t *root, const char *key, const char *what, int32_t ndim,
-                          json_t **out, QvError *error) {
-  *out = json_object_get(root, key);
+static QvStatus get_array(const QviJson *root, const char *key, const char *what, int32_t ndim,
+                          const QviJson **out, QvError *error) {
+  *out = qvi_json_get(root, key);
   if (*out == NULL) return QV_OK;
-  if (!json_is_array(*out))
+  if ((*out)->kind != QVI_JSON_ARRAY)
     return qv_error_set(error, QV_EINVAL, "%s metadata: \"%s\" is not an array", what, key);
-  if (ndim >= 0 && json_array_size(*out) != (size_t)ndim)
+  if (ndim >= 0 && (*out)->n != (size_t)ndim)
     return qv_error_set(error, QV_EINVAL, "%s metadata: \"%s\" has %zu elements for %d dims", what,
-                        key, json_array_size(*out), (int)ndim);
+                        key, (*out)->n, (int)ndim);
   return QV_OK;
 }
 
-static QvStatus parse_extent(json_t *v, const char *what, const char *key, size_t i, int64_t max,
-                             int64_t *out, QvError *error) {
-  if (!json_is_integer(v))
+static QvStatus parse_extent(const QviJson *v, const char *what, const char *key, size_t i,
+                             int64_t max, int64_t *out, QvError *error) {
+  if (v->kind != QVI_JSON_INT)
     return qv_error_set(error, QV_EINVAL, "%s metadata: %s[%zu] is not an integer", what, key, i);
-  json_int_t x = json_integer_value(v);
+  int64_t x = v->u.i;
   if (x < 0)
     return qv_error_set(error, QV_EINVAL, "%s metadata: %s[%zu] = %lld is negative", what, key, i,
                         (long long)x);
@@ -161,33 +181,33 @@ static QvStatus parse_extent(json_t *v, const char *what, const char *key, size_
   return QV_OK;
 }
 
-static QvStatus parse_object(json_t *root, int kind_, int32_t ndim, void *out_,
+static QvStatus parse_object(const QviJson *root, int kind_, int32_t ndim, void *out_,
                              QvError *error) {
   QvTensorColumnKind kind = (QvTensorColumnKind)kind_;
   QvTensorColumnType *out = out_;
   const char *what = qvi_tensor_column_kind_name(kind);
-  if (!json_is_object(root))
+  if (root->kind != QVI_JSON_OBJECT)
     return qv_error_set(error, QV_EINVAL, "%s metadata: not a JSON object", what);
-  json_t *arr;
+  const QviJson *arr;
   QvStatus st;
   if (kind == QV_TENSOR_COLUMN_CELL) {
-    json_t *t = json_object_get(root, "type");
-    if (t == NULL || !json_is_string(t))
+    const QviJson *t = qvi_json_get(root, "type");
+    if (t == NULL || t->kind != QVI_JSON_STRING)
       return qv_error_set(error, QV_EINVAL, "%s metadata: \"type\" (a value type name) is missing",
                           what);
-    st = qv_arrow_type_parse(json_string_value(t), &out->value_type, error);
+    st = qv_arrow_type_parse(t->u.s, &out->value_type, error);
     if (st != QV_OK) return qv_error_prefix(error, "%s metadata: \"type\"", what);
   }
   if (kind != QV_TENSOR_COLUMN_VARIABLE_SHAPE) {
     if ((st = get_array(root, "shape", what, -1, &arr, error)) != QV_OK) return st;
     if (arr == NULL)
       return qv_error_set(error, QV_EINVAL, "%s metadata: \"shape\" is missing", what);
-    if (json_array_size(arr) > QV_TENSOR_MAX_NDIM)
+    if (arr->n > QV_TENSOR_MAX_NDIM)
       return qv_error_set(error, QV_ELIMIT, "%s metadata: \"shape\" has %zu dims, over %d", what,
-                          json_array_size(arr), QV_TENSOR_MAX_NDIM);
-    out->ndim = (int32_t)json_array_size(arr);
-    for (size_t i = 0; i < json_array_size(arr); i++)
-      if ((st = parse_extent(json_array_get(arr, i), what, "shape", i, INT64_MAX, &out->shape[i],
+                          arr->n, QV_TENSOR_MAX_NDIM);
+    out->ndim = (int32_t)arr->n;
+    for (size_t i = 0; i < arr->n; i++)
+      if ((st = parse_extent(&arr->u.items[i], what, "shape", i, INT64_MAX, &out->shape[i],
                              error)) != QV_OK)
         return st;
     if (qv_tensor_column_type_cell_n_elements(out) < 0)
@@ -199,9 +219,9 @@ static QvStatus parse_object(json_t *root, int kind_, int32_t ndim, void *out_,
     if ((st = get_array(root, "uniform_shape", what, ndim, &arr, error)) != QV_OK) return st;
     if (arr != NULL) {
       out->has_uniform_shape = true;
-      for (size_t i = 0; i < json_array_size(arr); i++) {
-        json_t *v = json_array_get(arr, i);
-        if (json_is_null(v)) continue;
+      for (size_t i = 0; i < arr->n; i++) {
+        const QviJson *v = &arr->u.items[i];
+        if (v->kind == QVI_JSON_NULL) continue;
         if ((st = parse_extent(v, what, "uniform_shape", i, INT32_MAX, &out->shape[i], error)) !=
             QV_OK)
           return st;
@@ -213,11 +233,11 @@ static QvStatus parse_object(json_t *root, int kind_, int32_t ndim, void *out_,
     int32_t seen[QV_TENSOR_MAX_NDIM];
     for (int32_t i = 0; i < out->ndim; i++) seen[i] = -1;
     for (int32_t i = 0; i < out->ndim; i++) {
-      json_t *v = json_array_get(arr, (size_t)i);
-      if (!json_is_integer(v))
+      const QviJson *v = &arr->u.items[i];
+      if (v->kind != QVI_JSON_INT)
         return qv_error_set(error, QV_EINVAL, "%s metadata: permutation[%d] is not an integer",
                             what, (int)i);
-      json_int_t p = json_integer_value(v);
+      int64_t p = v->u.i;
       if (p < 0 || p >= out->ndim)
         return qv_error_set(error, QV_EINVAL,
                             "%s metadata: permutation[%d] = %lld is not a dim in [0, %d): not a "
@@ -270,32 +290,46 @@ QvStatus qv_tensor_column_type_parse(QvTensorColumnKind kind, const char *json, 
   return st;
 }
 
+/* An array of integers; with `nulls`, null for an unknown extent (< 0). */
+static void put_ints(QvStrBuf *b, const char *key, const int64_t *v, int32_t n, bool nulls) {
+  qvi_ext_meta_key(b, key);
+  qvi_strbuf_put(b, "[", 1);
+  for (int32_t i = 0; i < n; i++) {
+    if (i > 0) qvi_strbuf_put(b, ",", 1);
+    if (nulls && v[i] < 0)
+      qvi_strbuf_put(b, "null", 4);
+    else
+      qvi_json_put_int(b, v[i]);
+  }
+  qvi_strbuf_put(b, "]", 1);
+}
+
 QvStatus qv_tensor_column_type_to_json(const QvTensorColumnType *type, char **json,
                                        QvError *error) {
   *json = NULL;
-  json_t *root = json_object();
-  if (root == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory writing metadata");
-  int bad = 0;
-  if (type->kind == QV_TENSOR_COLUMN_CELL)
-    bad |= json_object_set_new(root, "type", json_string(qv_arrow_type_name(type->value_type)));
-  if (type->kind != QV_TENSOR_COLUMN_VARIABLE_SHAPE || type->has_uniform_shape) {
-    json_t *shape = json_array();
-    for (int32_t i = 0; i < type->ndim; i++)
-      bad |= json_array_append_new(shape, type->shape[i] < 0 ? json_null()
-                                                              : json_integer(type->shape[i]));
-    bad |= json_object_set_new(root,
-                               type->kind == QV_TENSOR_COLUMN_VARIABLE_SHAPE ? "uniform_shape"
-                                                                             : "shape",
-                               shape);
+  if (type->ndim < 0 || type->ndim > QV_TENSOR_MAX_NDIM)
+    return qv_error_set(error, QV_EARG, "tensor column type: ndim %d is outside [0, %d]",
+                        (int)type->ndim, QV_TENSOR_MAX_NDIM);
+  /* members in the order the metadata has always been written in */
+  QvStrBuf b = {0};
+  qvi_strbuf_put(&b, "{", 1);
+  const char *what = qvi_tensor_column_kind_name(type->kind);
+  if (type->kind == QV_TENSOR_COLUMN_CELL) {
+    bool bad_utf8;
+    const char *name = qv_arrow_type_name(type->value_type);
+    qvi_ext_meta_key(&b, "type");
+    qvi_json_put_string(&b, name, strlen(name), &bad_utf8);
   }
-  bad |= qvi_ext_meta_put_names(root, type->dim_names, type->ndim);
+  if (type->kind != QV_TENSOR_COLUMN_VARIABLE_SHAPE || type->has_uniform_shape)
+    put_ints(&b, type->kind == QV_TENSOR_COLUMN_VARIABLE_SHAPE ? "uniform_shape" : "shape",
+             type->shape, type->ndim, true);
+  QvStatus st = qvi_ext_meta_put_names(&b, type->dim_names, type->ndim, what, error);
   if (type->has_permutation) {
-    json_t *perm = json_array();
-    for (int32_t i = 0; i < type->ndim; i++)
-      bad |= json_array_append_new(perm, json_integer(type->permutation[i]));
-    bad |= json_object_set_new(root, "permutation", perm);
+    int64_t perm[QV_TENSOR_MAX_NDIM];
+    for (int32_t i = 0; i < type->ndim; i++) perm[i] = type->permutation[i];
+    put_ints(&b, "permutation", perm, type->ndim, false);
   }
-  return qvi_ext_meta_dump(root, bad, 0, json, error);
+  return qvi_ext_meta_finish(&b, st, json, error);
 }
 
 static QvStatus storage_error(QvError *error, const char *what, const char *field,
