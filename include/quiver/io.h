@@ -122,6 +122,8 @@ QV_API QvStatus qv_sink_new_fd(QvSink **out, int fd, QvError *error);
  * Reading a file zero-copy and writing it back to the same path is safe:
  * the views keep the old file's pages. A target that exists and is not a
  * regular file (a FIFO, /dev/stdout) is opened and written in place.
+ * A write of 1 MiB or more into the temporary file allocates its blocks
+ * first (fallocate, the size kept) where the filesystem can.
  * flags: 0 or QV_SINK_NO_FSYNC. */
 QV_API QvStatus qv_sink_new_path(QvSink **out, const char *path, unsigned flags, QvError *error);
 /** Every write is passed to `write` (which returns QV_OK or an error it set

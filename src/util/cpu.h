@@ -79,6 +79,7 @@ typedef enum QvPath {
   QV_PATH_DENSE_SCAN_THREADS,  /* dense -> CSR/COO along the memory order: line blocks on a pool's threads */
   QV_PATH_DENSE_ACROSS_THREADS, /* dense -> CSC (the strip sort): line blocks, then strips, on a pool's threads */
   QV_PATH_GRPC_DIRECT_READ,   /* gRPC: a DATA frame's payload read from the socket straight into its message */
+  QV_PATH_SINK_PREALLOCATED,  /* path sink: a large write's blocks allocated first (fallocate, size kept) */
   QV_PATH_COUNT
 } QvPath;
 

@@ -3,6 +3,8 @@
  * sink's promise: the target is replaced by a rename or not at all, also
  * when the disk is full, the directory is read-only or the sink is freed
  * without being finished. */
+/* fallocate, to tell a filesystem without it from a sink that skipped it */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include "ipc/source_internal.h"
 #include "quiver/io.h"
 #include "test_util.h"
+#include "util/cpu.h"
 
 /* ---- helpers */
 
@@ -652,6 +655,59 @@ static void test_sink_path_replaces_by_rename(void **state) {
   remove_dir(dir);
 }
 
+/* A large write into a path sink allocates its blocks first (fallocate,
+ * size kept: the file is exactly what was written); small writes do not. */
+static void test_sink_path_preallocates_large_writes(void **state) {
+  (void)state;
+  char dir[64], path[128];
+  make_dir(dir);
+  snprintf(path, sizeof path, "%s/probe", dir);
+  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  assert_true(fd >= 0);
+  bool supported = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 1 << 20) == 0;
+  close(fd);
+  unlink(path);
+  if (!supported) {
+    remove_dir(dir);
+    print_message("skipped: %s has no fallocate\n", dir);
+    skip();
+  }
+  size_t big = (size_t)3 << 20;
+  uint8_t *data = malloc(big + 200);
+  assert_non_null(data);
+  for (size_t i = 0; i < big + 200; i++) data[i] = (uint8_t)(i * 131 + (i >> 12));
+  snprintf(path, sizeof path, "%s/big.bin", dir);
+  for (unsigned flags = 0; flags <= QV_SINK_NO_FSYNC; flags += QV_SINK_NO_FSYNC) {
+    QvSink *k;
+    QvError err;
+    assert_int_equal(qv_sink_new_path(&k, path, flags, &err), QV_OK);
+    uint64_t before = qvi_path_count(QV_PATH_SINK_PREALLOCATED);
+    assert_int_equal(qv_sink_write(k, data, 100, &err), QV_OK);
+    assert_int_equal(qvi_path_count(QV_PATH_SINK_PREALLOCATED), before);
+    assert_int_equal(qv_sink_write(k, data + 100, big, &err), QV_OK);
+    assert_int_equal(qvi_path_count(QV_PATH_SINK_PREALLOCATED), before + 1);
+    assert_int_equal(qv_sink_write(k, data + 100 + big, 100, &err), QV_OK);
+    assert_int_equal(qvi_path_count(QV_PATH_SINK_PREALLOCATED), before + 1);
+    assert_int_equal(qv_sink_finish(k, &err), QV_OK);
+    qv_sink_free(k);
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_size, (off_t)(big + 200));
+    expect_file(path, data, big + 200);
+    assert_int_equal(count_entries(dir), 1);
+  }
+  /* a sink freed without finishing leaves no preallocated file behind */
+  QvSink *k;
+  QvError err;
+  assert_int_equal(qv_sink_new_path(&k, path, 0, &err), QV_OK);
+  assert_int_equal(qv_sink_write(k, data, big, &err), QV_OK);
+  qv_sink_free(k);
+  assert_int_equal(count_entries(dir), 1);
+  expect_file(path, data, big + 200);
+  free(data);
+  remove_dir(dir);
+}
+
 /* The replacement keeps the target's owner when the writer may give it
  * (root here; anyone else keeps files they own anyway). */
 static void test_sink_path_keeps_owner(void **state) {
@@ -901,6 +957,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_sink_callback),
       cmocka_unit_test(test_sink_path_replaces_by_rename),
       cmocka_unit_test(test_sink_path_keeps_owner),
+      cmocka_unit_test(test_sink_path_preallocates_large_writes),
       cmocka_unit_test(test_sink_path_free_without_finish),
       cmocka_unit_test(test_sink_path_symlink),
       cmocka_unit_test(test_sink_path_device_in_place),
