@@ -256,7 +256,17 @@ QV_API QvStatus qv_sparse_to_dense_into(const QvSparseTensor *t, void *dst, size
  * outputs are canonical; duplicates of a non-canonical COO input are summed
  * in entry order (integers wrap, float16 rounds), as SciPy's sum_duplicates;
  * explicit zeros stored in the input are kept. Same-format conversions copy
- * (changing the index type, or the CSF axis order). */
+ * (changing the index type, or the CSF axis order).
+ * The input is validated in full first (qv_sparse_validate), except a COO,
+ * CSR or CSC tensor the library itself validated or made and that is
+ * unchanged since: one read from a file, a fd or the library's own copy by
+ * qv_sparse_read / qv_npz_read (not views of caller memory), and the result of
+ * a conversion (qv_sparse_convert, qv_sparse_from_dense,
+ * qv_sparse_canonicalize, qv_sparse_cast). Such a tensor is sealed: a
+ * snapshot of its fields is kept, and any change to the struct (another
+ * buffer pointer, nnz, shape) makes it an ordinary, validated input again.
+ * Buffers reached through a sealed tensor's const pointers must not be
+ * written. A tensor the caller wraps with qv_sparse_init is never sealed. */
 QV_API QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
                            const QvSparseOptions *options, QvSparseTensor *out, QvError *error);
 /** The tensor with its values cast to `value_type` (a numeric type), in

@@ -7,6 +7,7 @@
 #include "quiver/buffer.h"
 #include "quiver/sparse.h"
 #include "sparse_internal.h"
+#include "sparse_seal.h"
 #include "util/value_cast.h"
 
 /* The new values, and the input's owner, which keeps the shared index
@@ -41,6 +42,7 @@ static QvStatus cast_copy(const QvSparseTensor *src, QvArrowType value_type, QvS
   o.axis_order = src->format == QV_SPARSE_CSF ? src->axis_order : NULL;
   QvStatus st = qv_sparse_convert(src, src->format, &o, out, error);
   if (st) return st;
+  bool sealed = qvi_sp_sealed(out); /* new values leave its indices valid */
   size_t size = qv_arrow_type_size(value_type);
   void *values = qvi_sp_malloc(out->nnz, size);
   if (values == NULL) {
@@ -58,6 +60,7 @@ static QvStatus cast_copy(const QvSparseTensor *src, QvArrowType value_type, QvS
   }
   out->values = values;
   out->value_type = value_type;
+  if (sealed) qvi_sp_seal(out);
   return QV_OK;
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
+#include "sparse/sparse_seal.h"
+#include "util/cpu.h"
 
 QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
                            const QvSparseOptions *options, QvSparseTensor *out, QvError *error) {
@@ -18,9 +20,16 @@ QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format,
   int64_t lim = t->nnz > (INT64_MAX - 65536) / 2 ? INT64_MAX : 2 * t->nnz + 65536;
   bool small = t->ndim == 2 && t->shape != NULL && t->shape[0] <= lim && t->shape[1] <= lim;
   bool pipeline = t->ndim == 2 && (small || format == QV_SPARSE_CSR || format == QV_SPARSE_CSC);
-  /* grouping a non-canonical COO range-checks every pair in its first pass */
-  QvStatus st = qvi_sp_validate(t, !(pipeline && t->format == QV_SPARSE_COO), error);
-  if (st != QV_OK) return st;
+  /* a sealed tensor (a library reader's, or a conversion's result, both
+   * unchanged since) is valid: its scan would cost ~10% of a transpose.
+   * Grouping a non-canonical COO range-checks every pair in its first pass. */
+  if (qvi_sp_sealed(t)) {
+    qvi_path_hit(QV_PATH_SPARSE_CONVERT_SEALED);
+  } else {
+    qvi_path_hit(QV_PATH_SPARSE_CONVERT_VALIDATED);
+    QvStatus st = qvi_sp_validate(t, !(pipeline && t->format == QV_SPARSE_COO), error);
+    if (st != QV_OK) return st;
+  }
   return qvi_sp_produce(NULL, t, pipeline, format, options, out, error);
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "sparse/sparse_internal.h"
+#include "sparse/sparse_seal.h"
 #include "util/checked.h"
 #include "util/cpu.h"
 #include "util/grow.h"
@@ -568,7 +569,10 @@ QvStatus qvi_sp_produce(const QvTensor *dense, const QvSparseTensor *sparse, boo
   qvi_sp_ws_leave(prev);
   qvi_sp_pool_leave(prev_pool);
   qvi_pool_free(pool);
-  if (st != QV_OK) qv_sparse_reset(out);
+  /* valid by construction, in buffers of its own: a later conversion or
+   * write need not scan it again (CSF stays unsealed, see sparse_seal.h) */
+  if (st == QV_OK) qvi_sp_seal(out);
+  else qv_sparse_reset(out);
   return st;
 }
 

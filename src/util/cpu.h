@@ -80,6 +80,8 @@ typedef enum QvPath {
   QV_PATH_DENSE_ACROSS_THREADS, /* dense -> CSC (the strip sort): line blocks, then strips, on a pool's threads */
   QV_PATH_GRPC_DIRECT_READ,   /* gRPC: a DATA frame's payload read from the socket straight into its message */
   QV_PATH_SINK_PREALLOCATED,  /* path sink: a large write's blocks allocated first (fallocate, size kept) */
+  QV_PATH_SPARSE_CONVERT_SEALED, /* sparse conversion of a sealed tensor (reader- or conversion-made): no re-validation */
+  QV_PATH_SPARSE_CONVERT_VALIDATED, /* sparse conversion: the input (not sealed) validated before it is read */
   QV_PATH_COUNT
 } QvPath;
 

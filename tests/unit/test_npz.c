@@ -1115,10 +1115,20 @@ static void test_sealed_write(void **state) {
   make_big(&s);
   QvError err;
   bool sealed;
-  /* built by the caller's conversion: validated on write */
-  assert_false(qvi_sp_sealed(&s));
+  /* a conversion's result is sealed: written without a second scan; the
+   * caller's view of the same buffers is validated on write */
+  assert_true(qvi_sp_sealed(&s));
   assert_int_equal(ipc_write(&s, &sealed), QV_OK);
+  assert_true(sealed);
+  QvSparseTensor view;
+  QvSparseDesc vd = {.format = s.format, .value_type = s.value_type, .index_type = s.index_type,
+                     .indptr_type = s.indptr_type, .ndim = 2, .shape = s.shape, .nnz = s.nnz,
+                     .values = s.values, .indptr = s.indptr, .indices = s.indices};
+  assert_int_equal(qv_sparse_init(&view, &vd, &err), QV_OK);
+  assert_false(qvi_sp_sealed(&view));
+  assert_int_equal(ipc_write(&view, &sealed), QV_OK);
   assert_false(sealed);
+  qv_sparse_reset(&view);
   QvTestDir d;
   qv_test_dir_make(&d, "sealed.npz");
   assert_int_equal(npz_write_path(&s, &kStored, d.file, &err), QV_OK);

@@ -10,6 +10,7 @@
 
 #include "quiver/advanced.h"
 #include "quiver/sparse.h"
+#include "sparse/sparse_seal.h"
 #include "test_util.h"
 #include "util/cpu.h"
 
@@ -518,6 +519,105 @@ static void test_canonicalize_threads(void **state) {
   free_coo(&c);
 }
 
+/* Converts in -> f on `threads` threads; returns the status and whether
+ * qv_sparse_convert's validation pass ran (its counter), checking that the
+ * sealed path was counted exactly when it did not. */
+static QvStatus convert_counted(const QvSparseTensor *in, QvSparseFormat f, int threads, QvSparseTensor *out,
+                                bool *validated, QvError *err) {
+  uint64_t v0 = qvi_path_count(QV_PATH_SPARSE_CONVERT_VALIDATED);
+  uint64_t s0 = qvi_path_count(QV_PATH_SPARSE_CONVERT_SEALED);
+  QvStatus st = convert(in, f, threads, QV_ARROW_NONE, out, err);
+  *validated = qvi_path_count(QV_PATH_SPARSE_CONVERT_VALIDATED) > v0;
+  bool skipped = qvi_path_count(QV_PATH_SPARSE_CONVERT_SEALED) > s0;
+  assert_true(*validated != skipped);
+  return st;
+}
+
+/* A conversion's result is sealed, and converting it again skips the
+ * validation pass; a tensor the caller wraps (qv_sparse_init over the same
+ * buffers) or edits is validated, and refused when wrong. CSF results stay
+ * unsealed. */
+static void test_convert_sealed_input(void **state) {
+  (void)state;
+  Coo c;
+  make_coo(&c, QV_ARROW_FLOAT64, 300000, 20000, 30000, false, 13);
+  QvError err;
+  bool validated;
+  QvSparseTensor csr, csc, ref;
+  assert_false(qvi_sp_sealed(&c.t)); /* caller memory */
+  assert_int_equal(convert_counted(&c.t, QV_SPARSE_CSR, 2, &csr, &validated, &err), QV_OK);
+  assert_true(validated);
+  assert_true(qvi_sp_sealed(&csr));
+  for (int threads = 1; threads <= 2; threads++) {
+    assert_int_equal(convert_counted(&csr, QV_SPARSE_CSC, threads, &csc, &validated, &err), QV_OK);
+    assert_false(validated);
+    assert_true(qvi_sp_sealed(&csc));
+    qv_sparse_reset(&csc);
+  }
+  /* the caller's view of the same buffers: validated, the same result */
+  QvSparseTensor view;
+  QvSparseDesc d = {.format = QV_SPARSE_CSR, .value_type = csr.value_type, .index_type = csr.index_type,
+                    .indptr_type = csr.indptr_type, .ndim = 2, .shape = csr.shape, .nnz = csr.nnz,
+                    .values = csr.values, .indptr = csr.indptr, .indices = csr.indices};
+  assert_int_equal(qv_sparse_init(&view, &d, &err), QV_OK);
+  assert_false(qvi_sp_sealed(&view));
+  assert_int_equal(convert_counted(&view, QV_SPARSE_CSC, 2, &ref, &validated, &err), QV_OK);
+  assert_true(validated);
+  assert_int_equal(convert_counted(&csr, QV_SPARSE_CSC, 2, &csc, &validated, &err), QV_OK);
+  assert_same_csx(&csc, &ref);
+  qv_sparse_reset(&csc);
+  qv_sparse_reset(&ref);
+  qv_sparse_reset(&view);
+  /* a wrapped copy with a column out of range, and edits of the sealed
+   * struct: validated and refused */
+  size_t is = qv_arrow_type_size(csr.index_type);
+  uint8_t *bad = malloc((size_t)csr.nnz * is);
+  assert_non_null(bad);
+  memcpy(bad, csr.indices, (size_t)csr.nnz * is);
+  int64_t big = 30000;
+  memcpy(bad + (size_t)(csr.nnz / 2) * is, &big, is);
+  d.indices = bad;
+  assert_int_equal(qv_sparse_init(&view, &d, &err), QV_EINVAL); /* init validates too */
+  QvSparseTensor u = csr;
+  u.indices = bad;
+  assert_false(qvi_sp_sealed(&u));
+  assert_int_equal(convert_counted(&u, QV_SPARSE_CSC, 2, &csc, &validated, &err), QV_EINVAL);
+  assert_true(validated);
+  assert_non_null(strstr(err.message, "30000"));
+  u = csr;
+  u.nnz = csr.nnz - 1; /* indptr now ends past nnz */
+  assert_int_equal(convert_counted(&u, QV_SPARSE_CSC, 1, &csc, &validated, &err), QV_EINVAL);
+  assert_true(validated);
+  free(bad);
+  /* from dense, canonicalize and cast: sealed; CSF: not */
+  int64_t shape[2] = {3, 4};
+  double dense[12] = {0, 1, 0, 2, 3, 0, 0, 0, 0, 0, 4, 5};
+  int64_t strides[2] = {32, 8};
+  QvTensor dt = {.type = QV_ARROW_FLOAT64, .ndim = 2, .shape = shape, .strides = strides, .data = (uint8_t *)dense,
+                 .data_size = sizeof dense};
+  static const QvSparseFormat fs[] = {QV_SPARSE_COO, QV_SPARSE_CSR, QV_SPARSE_CSC, QV_SPARSE_CSF};
+  for (size_t k = 0; k < 4; k++) {
+    QvSparseTensor s, back;
+    assert_int_equal(qv_sparse_from_dense(&dt, fs[k], NULL, &s, &err), QV_OK);
+    assert_int_equal(qvi_sp_sealed(&s), fs[k] != QV_SPARSE_CSF);
+    assert_int_equal(convert_counted(&s, QV_SPARSE_CSR, 1, &back, &validated, &err), QV_OK);
+    assert_int_equal(validated, fs[k] == QV_SPARSE_CSF);
+    assert_true(qv_sparse_equal_dense(&back, &dt));
+    qv_sparse_reset(&back);
+    QvSparseTensor cast;
+    assert_int_equal(qv_sparse_cast(&s, QV_ARROW_INT32, &cast, &err), QV_OK);
+    assert_int_equal(qvi_sp_sealed(&cast), fs[k] != QV_SPARSE_CSF);
+    qv_sparse_reset(&cast);
+    qv_sparse_reset(&s);
+  }
+  QvSparseTensor canon;
+  assert_int_equal(qv_sparse_canonicalize(&c.t, NULL, &canon, &err), QV_OK);
+  assert_true(qvi_sp_sealed(&canon));
+  qv_sparse_reset(&canon);
+  qv_sparse_reset(&csr);
+  free_coo(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_canonicalize_threads),
@@ -529,6 +629,7 @@ int main(void) {
       cmocka_unit_test(test_heavy_duplicates_and_skew),
       cmocka_unit_test(test_bad_options_and_input),
       cmocka_unit_test(test_small_input_one_thread),
+      cmocka_unit_test(test_convert_sealed_input),
   };
   return qv_test_run(tests, NULL, NULL);
 }
