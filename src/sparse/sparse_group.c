@@ -156,15 +156,19 @@ typedef struct Src {
   const uint8_t *values;
   int64_t n;
   int64_t row0; /* CSX: the source row of sptr[0] (a chunk of the rows) */
+  /* CSX: the entries [kbeg, kend) of those rows: a chunk of a thread may
+   * start and end inside a row (the whole source: sptr[0], sptr[nsrc]) */
+  int64_t kbeg, kend;
 } Src;
 
 #define SP_FOR_EACH(src, CSX, KEY, MINOR, I, BODY)                           \
   do {                                                                        \
     if (CSX) {                                                                \
       const int64_t *sp_ = (src)->sptr, *si_ = (src)->sidx;                   \
-      int64_t lo_ = sp_[0];                                                   \
+      int64_t lo_ = (src)->kbeg, end_ = (src)->kend;                          \
       for (int64_t r_ = 0; r_ < (src)->nsrc; r_++) {                          \
         int64_t hi_ = sp_[r_ + 1]; /* local: stores below may alias */        \
+        hi_ = hi_ < end_ ? hi_ : end_;                                        \
         for (int64_t k_ = lo_; k_ < hi_; k_++) {                              \
           int64_t KEY = si_[k_], MINOR = (src)->row0 + r_, I = k_;                       \
           BODY                                                                \
@@ -704,16 +708,25 @@ static int group_par(const Src *src, bool csx, bool counted, int64_t nkeys, int6
     par_free(&g);
     return 0;
   }
+  bool row_cut = false;
   for (int t = 0; t < T; t++) {
     Src c = *src;
     if (csx) {
-      int64_t base = src->sptr[0];
-      int64_t rlo = t == 0 ? 0 : par_row_at(src, base + par_split(src->n, t, T));
-      int64_t rhi = t + 1 == T ? src->nsrc : par_row_at(src, base + par_split(src->n, t + 1, T));
+      /* equal ranges of entries, as ScanTrans splits: a row may be cut
+       * between two threads (one dense row is shared, not one thread's).
+       * Each bucket still holds its entries in source order, the first
+       * part of a cut row before the second, so the bytes do not change. */
+      int64_t e0 = src->kbeg + par_split(src->n, t, T), e1 = src->kbeg + par_split(src->n, t + 1, T);
+      int64_t rlo = par_row_at(src, e0 + 1) - 1; /* the row holding entry e0 */
+      int64_t rhi = par_row_at(src, e1);         /* past the row holding entry e1 - 1 */
+      if (rlo < 0) rlo = 0;
+      row_cut |= t > 0 && src->sptr[rlo] < e0;
       c.sptr = src->sptr + rlo;
       c.nsrc = rhi - rlo;
       c.row0 = src->row0 + rlo;
-      c.n = src->sptr[rhi] - src->sptr[rlo];
+      c.kbeg = e0;
+      c.kend = e1;
+      c.n = e1 - e0;
     } else {
       int64_t i0 = par_split(src->n, t, T), i1 = par_split(src->n, t + 1, T);
       c.coords = src->coords + 2 * i0;
@@ -780,6 +793,7 @@ static int group_par(const Src *src, bool csx, bool counted, int64_t nkeys, int6
   *wp = csx ? src->n : g.wstart[g.nb];
   par_free(&g);
   qvi_path_hit(QV_PATH_SPARSE_THREADS);
+  if (row_cut) qvi_path_hit(QV_PATH_SPARSE_ROW_CUT);
   return 1;
 }
 
@@ -981,7 +995,7 @@ SP_INLINE int64_t group(const Src *src, bool csx, bool in_order, bool counted, i
 int64_t qvi_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
                      int64_t nminor, size_t vs, QvArrowType vtype, bool in_order, int64_t *ptr,
                      int64_t *idx, uint8_t *val) {
-  Src src = {coords, M, NULL, NULL, 0, values, n, 0};
+  Src src = {coords, M, NULL, NULL, 0, values, n, 0, 0, 0};
   switch (vs) {
     case 1: return group(&src, false, in_order, false, nkeys, nminor, ptr, idx, val, 1, vtype);
     case 2: return group(&src, false, in_order, false, nkeys, nminor, ptr, idx, val, 2, vtype);
@@ -992,7 +1006,7 @@ int64_t qvi_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n
 
 int64_t qvi_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
                      int64_t nkeys, size_t vs, bool counted, int64_t *ptr, int64_t *idx, uint8_t *val) {
-  Src src = {NULL, 0, sptr, sidx, nsrc, values, sptr[nsrc], 0};
+  Src src = {NULL, 0, sptr, sidx, nsrc, values, sptr[nsrc], 0, sptr[0], sptr[nsrc]};
   switch (vs) {
     case 1: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 1, QV_ARROW_UINT8);
     case 2: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 2, QV_ARROW_UINT16);

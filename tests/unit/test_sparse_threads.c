@@ -13,6 +13,7 @@
 #include "sparse/sparse_seal.h"
 #include "test_util.h"
 #include "util/cpu.h"
+#include "util/load.h"
 
 static uint64_t rng_state;
 static uint64_t rnd(void) {
@@ -618,6 +619,88 @@ static void test_convert_sealed_input(void **state) {
   free_coo(&c);
 }
 
+/* A CSR (indptr and indices of type itype) of `rows` x `cols`: row 7 holds
+ * about 3/4 of the columns (most of the entries), rows [100, 500) are
+ * empty, columns [1000, 2000) too, other rows a sorted run of random
+ * columns each. */
+typedef struct Csr {
+  int64_t shape[2];
+  uint8_t *ptr, *idx, *val;
+  QvSparseTensor t;
+} Csr;
+
+static void make_csr(Csr *c, QvArrowType vt, QvArrowType itype, int64_t rows, int64_t cols, uint64_t seed) {
+  rng_state = seed;
+  size_t is = qv_arrow_type_size(itype), vs = qv_arrow_type_size(vt);
+  int64_t cap = cols + rows * 40, n = 0;
+  c->shape[0] = rows;
+  c->shape[1] = cols;
+  c->ptr = malloc((size_t)(rows + 1) * is);
+  c->idx = malloc((size_t)cap * is);
+  c->val = malloc((size_t)cap * vs);
+  assert_true(c->ptr && c->idx && c->val);
+  for (int64_t r = 0; r <= rows; r++) {
+    qvi_st_bits(c->ptr + (size_t)r * is, is, (uint64_t)n);
+    if (r == rows || (r >= 100 && r < 500)) continue;
+    for (int64_t k = r == 7 ? 0 : (int64_t)(rnd() % 64); k < cols && n < cap;
+         k += r == 7 ? 1 : 1 + (int64_t)(rnd() % (uint64_t)(cols / 12))) {
+      if ((k >= 1000 && k < 2000) || (r == 7 && rnd() % 4 == 0)) continue;
+      qvi_st_bits(c->idx + (size_t)n * is, is, (uint64_t)k);
+      qvi_st_bits(c->val + (size_t)n * vs, vs, rnd() | 1);
+      n++;
+    }
+  }
+  QvError err;
+  QvStatus st = qv_sparse_init(&c->t,
+                               &(QvSparseDesc){.format = QV_SPARSE_CSR, .value_type = vt, .index_type = itype,
+                                               .indptr_type = itype, .ndim = 2, .shape = c->shape, .nnz = n,
+                                               .indptr = c->ptr, .indices = c->idx, .values = c->val},
+                               &err);
+  if (st != QV_OK) fail_msg("%s", err.message);
+}
+
+static void free_csr(Csr *c) {
+  qv_sparse_reset(&c->t);
+  free(c->ptr);
+  free(c->idx);
+  free(c->val);
+}
+
+/* CSR -> CSC with one dense row holding most entries: on 2..4 threads the
+ * ranges of entries cut that row between threads (counted), and the bytes
+ * are the one-thread ones; back to CSR gives the input. Every value width,
+ * int32 and int64 indices. */
+static void test_transpose_dense_row_cut(void **state) {
+  (void)state;
+  static const QvArrowType vts[] = {QV_ARROW_INT8, QV_ARROW_FLOAT16, QV_ARROW_FLOAT32, QV_ARROW_FLOAT64};
+  QvError err;
+  for (size_t v = 0; v < 4; v++) {
+    for (int it = 0; it < 2; it++) {
+      QvArrowType itype = it == 0 ? QV_ARROW_INT32 : QV_ARROW_INT64;
+      Csr c;
+      make_csr(&c, vts[v], itype, 3000, 600000, 50 + v + 10 * (uint64_t)it);
+      assert_true(c.t.nnz >= 3 * (1 << 17));
+      QvSparseTensor ref;
+      assert_int_equal(convert(&c.t, QV_SPARSE_CSC, 1, itype, &ref, &err), QV_OK);
+      assert_int_equal(ref.index_type, itype);
+      for (int threads = 2; threads <= 4; threads++) {
+        QvSparseTensor got, back;
+        uint64_t split = qvi_path_count(QV_PATH_SPARSE_THREADS), cut = qvi_path_count(QV_PATH_SPARSE_ROW_CUT);
+        assert_int_equal(convert(&c.t, QV_SPARSE_CSC, threads, itype, &got, &err), QV_OK);
+        assert_true(qvi_path_count(QV_PATH_SPARSE_THREADS) > split);
+        assert_true(qvi_path_count(QV_PATH_SPARSE_ROW_CUT) > cut);
+        assert_same_csx(&got, &ref);
+        assert_int_equal(convert(&got, QV_SPARSE_CSR, threads, itype, &back, &err), QV_OK);
+        assert_same_csx(&back, &c.t);
+        qv_sparse_reset(&got);
+        qv_sparse_reset(&back);
+      }
+      qv_sparse_reset(&ref);
+      free_csr(&c);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_canonicalize_threads),
@@ -630,6 +713,7 @@ int main(void) {
       cmocka_unit_test(test_bad_options_and_input),
       cmocka_unit_test(test_small_input_one_thread),
       cmocka_unit_test(test_convert_sealed_input),
+      cmocka_unit_test(test_transpose_dense_row_cut),
   };
   return qv_test_run(tests, NULL, NULL);
 }
