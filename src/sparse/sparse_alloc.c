@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "sparse/sparse_internal.h"
+#include "util/cpu.h"
 
 /* Under AddressSanitizer, heap blocks only (ASan does not watch mappings),
  * with the header and every byte past the requested size poisoned, so the
@@ -123,7 +124,7 @@ static SpHeader *map_block(size_t total, bool reserve) {
   size_t head = (size_t)(a - m);
   if (head > 0) munmap(m, head);
   if (span - head - len > 0) munmap(a + len, span - head - len);
-  madvise(a, len, MADV_HUGEPAGE); /* advisory: failure is harmless */
+  if (madvise(a, len, MADV_HUGEPAGE) == 0) qvi_path_hit(QV_PATH_HUGE_ADVISED); /* failure is harmless */
   SpHeader *h = (SpHeader *)(void *)a;
   h->total = len;
   h->kind = SP_KIND_MAP;

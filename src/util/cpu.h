@@ -83,6 +83,7 @@ typedef enum QvPath {
   QV_PATH_SPARSE_CONVERT_SEALED, /* sparse conversion of a sealed tensor (reader- or conversion-made): no re-validation */
   QV_PATH_SPARSE_CONVERT_VALIDATED, /* sparse conversion: the input (not sealed) validated before it is read */
   QV_PATH_SPARSE_ROW_CUT,    /* CSX transpose on threads: a source row cut between two threads' ranges of entries */
+  QV_PATH_HUGE_ADVISED,      /* a large buffer (sparse results, qv_aligned_alloc) advised to use transparent huge pages */
   QV_PATH_COUNT
 } QvPath;
 

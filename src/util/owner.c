@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include "quiver/buffer.h"
+#include "util/cpu.h"
 
 struct QvOwner {
   atomic_long refs;
@@ -52,7 +53,8 @@ void *qv_aligned_alloc(size_t size) {
     size_t whole = (size + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
     if (whole - size > size / 4) whole = size; /* the whole huge pages inside it only */
     if (posix_memalign(&p, HUGE_ALIGN, whole) != 0) return NULL;
-    madvise(p, whole & ~(HUGE_ALIGN - 1), MADV_HUGEPAGE); /* advice: failure changes nothing */
+    if (madvise(p, whole & ~(HUGE_ALIGN - 1), MADV_HUGEPAGE) == 0) /* advice: failure changes nothing */
+      qvi_path_hit(QV_PATH_HUGE_ADVISED);
     return p;
   }
 #endif
