@@ -18,8 +18,14 @@
  *   - the codecs on the very members: zlib (inflate / deflate level 6) and
  *     libdeflate, which decides which one the reader and writer use.
  *
- * Usage: bench_npz [DIR [REPS]]; DIR defaults to /dev/shm (fsync and page
- * cache behave the same for both sides there), REPS to 5; best of REPS. */
+ * from-npz of the stored archive is measured in two pairs (issue 26): both
+ * sides durable (quiver's default: fsync, rename, fsync of the directory;
+ * SciPy's file fsynced and renamed into place) and neither (--no-fsync;
+ * a plain tofile), in DIR and, when given, in DIR2 as well (a real disk
+ * next to tmpfs: fsync costs nothing on tmpfs).
+ *
+ * Usage: bench_npz [DIR [REPS [DIR2]]]; DIR defaults to /dev/shm, REPS to
+ * 5, DIR2 to /tmp (none when DIR is /tmp); best of REPS. */
 #define _DEFAULT_SOURCE /* wait4 */
 #include <errno.h>
 #include <fcntl.h>
@@ -151,8 +157,10 @@ static long file_size(const char *p) {
 /* ---- SciPy */
 
 typedef struct Scipy {
-  Time load_stored, load_tofile, load_deflated, save_stored, save_deflated;
+  Time load_stored, load_tofile, load_deflated, save_stored, save_deflated, load_tofile_fsync;
 } Scipy;
+
+#define SCIPY_KEYS 6
 
 static bool scipy_run(const char *args, Scipy *s) {
   char cmd[1024];
@@ -161,13 +169,13 @@ static bool scipy_run(const char *args, Scipy *s) {
   if (p == NULL) return false;
   char line[512];
   while (fgets(line, sizeof line, p)) {
-    static const char *const keys[5] = {"load_npz_stored", "load_npz_stored_tofile",
-                                        "load_npz_deflated", "save_npz_stored",
-                                        "save_npz_deflated"};
+    static const char *const keys[SCIPY_KEYS] = {
+        "load_npz_stored",   "load_npz_stored_tofile", "load_npz_deflated",
+        "save_npz_stored",   "save_npz_deflated",      "load_npz_stored_tofile_fsync"};
     bool parsed = false;
-    for (int k = 0; s && k < 5 && !parsed; k++) {
-      Time *dst[5] = {&s->load_stored, &s->load_tofile, &s->load_deflated, &s->save_stored,
-                      &s->save_deflated};
+    for (int k = 0; s && k < SCIPY_KEYS && !parsed; k++) {
+      Time *dst[SCIPY_KEYS] = {&s->load_stored, &s->load_tofile,   &s->load_deflated,
+                               &s->save_stored, &s->save_deflated, &s->load_tofile_fsync};
       char name[64];
       double w, c;
       if (sscanf(line, "%63s %lf %lf", name, &w, &c) == 3 && strcmp(name, keys[k]) == 0) {
@@ -330,6 +338,53 @@ static void line(const char *what, Time ours, Time ref, const char *refname, boo
          faster ? ">=" : "<=", target, ours.cpu, ref.cpu, xc);
 }
 
+/* The two from-npz stored pairs in the current `dir` (stored.npz there):
+ * durable against durable, scratch against scratch. */
+typedef struct StoredPairs {
+  Time durable, scratch;
+} StoredPairs;
+
+static StoredPairs stored_pairs(void) {
+  StoredPairs p;
+  p.durable = best_cli((const char *[]){"tensor", "from-npz", path("stored.npz"), path("s.arrow"), NULL},
+                       path("s.arrow"), reps);
+  p.scratch = best_cli((const char *[]){"tensor", "from-npz", path("stored.npz"), path("s.arrow"),
+                                        "--no-fsync", NULL},
+                       path("s.arrow"), reps);
+  return p;
+}
+
+static void stored_lines(const char *where, StoredPairs q, const Scipy *s) {
+  printf("  from-npz stored, %s:\n", where);
+  line("durable", q.durable, s->load_tofile_fsync, "load_npz+tofile+fsync", true, 1.8);
+  line("--no-fsync", q.scratch, s->load_tofile, "load_npz+tofile", true, 1.8);
+}
+
+/* The pairs again in DIR2: stored.npz copied there, SciPy and the CLI. */
+static bool stored_pairs_in(const char *base2, StoredPairs *q, Scipy *s) {
+  char saved[sizeof dir];
+  memcpy(saved, dir, sizeof dir);
+  size_t n;
+  uint8_t *zip = slurp(path("stored.npz"), &n);
+  snprintf(dir, sizeof dir, "%s/quiver_bench_npz_%d", base2, (int)getpid());
+  bool ok = mkdir(dir, 0700) == 0;
+  FILE *f = ok ? fopen(path("stored.npz"), "wb") : NULL;
+  ok = f != NULL && fwrite(zip, 1, n, f) == n;
+  if (f != NULL && fclose(f) != 0) ok = false;
+  free(zip);
+  if (ok) {
+    char targs[32];
+    snprintf(targs, sizeof targs, "stored %d", reps);
+    ok = scipy_run(targs, s);
+  }
+  if (ok) *q = stored_pairs();
+  unlink(path("s.arrow"));
+  unlink(path("stored.npz"));
+  rmdir(dir);
+  memcpy(dir, saved, sizeof dir);
+  return ok;
+}
+
 int main(int argc, char **argv) {
   const char *base = argc > 1 ? argv[1] : access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
   if (argc > 2 && atoi(argv[2]) > 0) reps = atoi(argv[2]);
@@ -359,8 +414,7 @@ int main(int argc, char **argv) {
   if (!scipy_run(targs, &s)) die("bench_npz_scipy.py time", NULL);
 
   /* the CLI: every CPU (its default), then one thread */
-  Time fs = best_cli((const char *[]){"tensor", "from-npz", path("stored.npz"), path("s.arrow"), NULL},
-                       path("s.arrow"), reps);
+  StoredPairs sp = stored_pairs(); /* leaves s.arrow, compared below */
   Time fd = best_cli((const char *[]){"tensor", "from-npz", path("deflated.npz"), path("d.arrow"), NULL},
                        path("d.arrow"), reps);
   Time fd1 = best_cli((const char *[]){"tensor", "from-npz", path("deflated.npz"), path("d.arrow"),
@@ -382,10 +436,10 @@ int main(int argc, char **argv) {
   long out_d = 0, out_s = 0;
   double peak_d = writer_peak(false, &out_d), peak_s = writer_peak(true, &out_s);
 
-  printf("SciPy: load_npz stored %.3f s, + tofile %.3f s, load_npz deflated %.3f s, save_npz stored "
+  printf("SciPy: load_npz stored %.3f s, + tofile %.3f s (+ fsync, rename %.3f s), load_npz deflated %.3f s, save_npz stored "
          "%.3f s, deflated %.3f s\n",
-         s.load_stored.wall, s.load_tofile.wall, s.load_deflated.wall, s.save_stored.wall,
-         s.save_deflated.wall);
+         s.load_stored.wall, s.load_tofile.wall, s.load_tofile_fsync.wall, s.load_deflated.wall,
+         s.save_stored.wall, s.save_deflated.wall);
   printf("quiver (%ld CPUs): from-npz deflated --threads 1 %.3f s (CPU %.3f s); to-npz deflated "
          "--threads 1 %.3f s (output %s the default's); from-npz of quiver's stored archive "
          "(aligned: zero-copy) %.3f s (CPU %.3f s); Arrow outputs %s\n",
@@ -393,7 +447,15 @@ int main(int argc, char **argv) {
          identical ? "byte-identical to" : "DIFFERS FROM", fq.wall, fq.cpu,
          same_arrow ? "identical" : "DIFFER");
   printf("targets (wall time, best of %d; then CPU time):\n", reps);
-  line("from-npz stored", fs, s.load_tofile, "load_npz+tofile", true, 2.0);
+  stored_lines(dir, sp, &s);
+  /* a real disk next to tmpfs unless DIR is /tmp already */
+  const char *base2 = argc > 3 ? argv[3] : strcmp(base, "/tmp") != 0 ? "/tmp" : NULL;
+  if (base2 != NULL) {
+    StoredPairs sp2;
+    Scipy s2 = {0};
+    if (!stored_pairs_in(base2, &sp2, &s2)) die(base2, NULL);
+    stored_lines(base2, sp2, &s2);
+  }
   line("from-npz deflated", fd, s.load_deflated, "load_npz", true, 1.5);
   line("to-npz --stored", ts, s.save_stored, "save_npz stored", false, 1.5);
   line("to-npz deflated", td, s.save_deflated, "save_npz", true, 2.0);

@@ -6,6 +6,8 @@
                                    scipy.sparse.save_npz
     bench_npz_scipy.py DIR time R  times SciPy on them, best of R (save_npz
                                    deflated: best of max(1, R // 3), ~10 s each)
+    bench_npz_scipy.py DIR stored R  only load_npz + tofile of DIR/stored.npz,
+                                   without and with fsync (another directory)
 
 Prints one "name wall_seconds cpu_seconds" line per timing.
 """
@@ -42,26 +44,47 @@ def best(fn, reps):
     return "%.6f %.6f" % (t, c)
 
 
-def timings(d, reps):
+def tofile_timings(d, reps):
+    """load_npz + tofile of the buffers an Arrow SparseTensor file holds,
+    as a scratch file and as a durable one (fsync, then renamed into place,
+    as quiver commits its output without --no-fsync)."""
     p = lambda n: os.path.join(d, n)
     out = p("scipy_out.bin")
 
-    def load_and_tofile():
-        # the same buffers an Arrow SparseTensor file holds, written by NumPy
+    def load_and_tofile(durable):
         m = sp.load_npz(p("stored.npz"))
-        with open(out, "wb") as f:
+        dst = out + ".tmp" if durable else out
+        with open(dst, "wb") as f:
             m.indptr.tofile(f)
             m.indices.tofile(f)
             m.data.tofile(f)
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
+        if durable:
+            os.rename(dst, out)
 
+    def fresh(durable):
+        # as the CLI's runs: the output removed before each
+        if os.path.exists(out):
+            os.unlink(out)
+        load_and_tofile(durable)
+
+    print("load_npz_stored_tofile %s" % best(lambda: fresh(False), reps))
+    print("load_npz_stored_tofile_fsync %s" % best(lambda: fresh(True), reps))
+    os.unlink(out)
+
+
+def timings(d, reps):
+    p = lambda n: os.path.join(d, n)
     m = sp.load_npz(p("stored.npz"))
     print("load_npz_stored %s" % best(lambda: sp.load_npz(p("stored.npz")), reps))
-    print("load_npz_stored_tofile %s" % best(load_and_tofile, reps))
+    tofile_timings(d, reps)
     print("load_npz_deflated %s" % best(lambda: sp.load_npz(p("deflated.npz")), reps))
     print("save_npz_stored %s" % best(lambda: sp.save_npz(p("scipy_s.npz"), m, compressed=False), reps))
     print("save_npz_deflated %s" % best(lambda: sp.save_npz(p("scipy_d.npz"), m, compressed=True),
                                         max(1, reps // 3)))
-    for n in ("scipy_out.bin", "scipy_s.npz", "scipy_d.npz"):
+    for n in ("scipy_s.npz", "scipy_d.npz"):
         os.unlink(p(n))
     sys.stdout.flush()
 
@@ -69,5 +92,8 @@ def timings(d, reps):
 if __name__ == "__main__":
     if sys.argv[2] == "make":
         make(sys.argv[1])
+    elif sys.argv[2] == "stored":
+        tofile_timings(sys.argv[1], int(sys.argv[3]))
+        sys.stdout.flush()
     else:
         timings(sys.argv[1], int(sys.argv[3]))

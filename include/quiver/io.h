@@ -124,6 +124,12 @@ QV_API QvStatus qv_sink_new_fd(QvSink **out, int fd, QvError *error);
  * regular file (a FIFO, /dev/stdout) is opened and written in place.
  * A write of 1 MiB or more into the temporary file allocates its blocks
  * first (fallocate, the size kept) where the filesystem can.
+ * Without QV_SINK_NO_FSYNC the writeback of every 8 MiB written is started
+ * as the writing goes on, so the final fsync waits only for the tail.
+ * Large writes (1 MiB on) of bytes that lie in a mapped file source's view
+ * are copied file to file (copy_file_range) where the kernel does that at
+ * least as fast (always on tmpfs; elsewhere when the two file offsets agree
+ * within a page), for this sink and qv_sink_new_fd's.
  * flags: 0 or QV_SINK_NO_FSYNC. */
 QV_API QvStatus qv_sink_new_path(QvSink **out, const char *path, unsigned flags, QvError *error);
 /** Every write is passed to `write` (which returns QV_OK or an error it set

@@ -256,10 +256,55 @@ bool qvi_source_is_mapped(const QvSource *s) {
 typedef struct Mapping {
   void *addr;
   size_t len;
+  /* a whole-file view in the registry below: its own descriptor on the
+   * file (-1: not registered) and the file offset at addr */
+  int fd;
+  int64_t offset;
+  struct Mapping *next;
 } Mapping;
+
+/* Whole-file views still mapped, so that a sink handed bytes of one can copy
+ * them file to file (qvi_source_file_bytes). Each holds a duplicate of the
+ * source's descriptor: the view may outlive the source. */
+static pthread_mutex_t g_files_lock = PTHREAD_MUTEX_INITIALIZER;
+static Mapping *g_files;
+
+static void register_file(Mapping *m, int fd, int64_t offset) {
+  m->fd = m->len ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (m->fd < 0) return; /* no descriptor to spare: sinks write from the mapping */
+  m->offset = offset;
+  pthread_mutex_lock(&g_files_lock);
+  m->next = g_files;
+  g_files = m;
+  pthread_mutex_unlock(&g_files_lock);
+}
+
+bool qvi_source_file_bytes(const void *p, size_t n, int *fd, int64_t *offset) {
+  uintptr_t a = (uintptr_t)p;
+  bool found = false;
+  pthread_mutex_lock(&g_files_lock);
+  for (Mapping *m = g_files; m && !found; m = m->next) {
+    uintptr_t start = (uintptr_t)m->addr;
+    if (a >= start && a - start <= m->len && n <= m->len - (a - start)) {
+      *fd = m->fd;
+      *offset = m->offset + (int64_t)(a - start);
+      found = true;
+    }
+  }
+  pthread_mutex_unlock(&g_files_lock);
+  return found;
+}
 
 static void unmap(void *p) {
   Mapping *m = p;
+  if (m->fd >= 0) {
+    pthread_mutex_lock(&g_files_lock);
+    Mapping **at = &g_files;
+    while (*at != m) at = &(*at)->next;
+    *at = m->next;
+    pthread_mutex_unlock(&g_files_lock);
+    close(m->fd);
+  }
   if (m->len) munmap(m->addr, m->len);
   free(m);
 }
@@ -270,6 +315,7 @@ static QvStatus map_pages(QvSource *s, int64_t start, size_t len, Mapping **out,
   Mapping *m = calloc(1, sizeof *m);
   if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   m->len = len;
+  m->fd = -1;
   if (len > 0) {
     m->addr = mmap(NULL, len, PROT_READ, MAP_PRIVATE, s->fd, (off_t)start);
     if (m->addr == MAP_FAILED) {
@@ -333,6 +379,7 @@ static QvStatus read_whole(QvSource *s, Mapping **out, QvOwner **owner, QvError 
   size_t len = (size_t)s->size;
   Mapping *m = calloc(1, sizeof *m);
   if (m == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  m->fd = -1;
   if (len > 0) {
     size_t big = (size_t)2 << 20, span = ((len + big - 1) & ~(big - 1)) + big;
     if (span < len) {
@@ -399,6 +446,7 @@ QvStatus qvi_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwne
     if (advice != QV_SOURCE_ADVICE_READ) {
       advise(m->addr, m->len, advice);
       atomic_fetch_add(&g_view_maps, 1);
+      register_file(m, s->fd, 0);
     }
     /* two readers of one source may race to map it: the first one wins */
     struct View *expected = NULL;

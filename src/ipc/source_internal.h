@@ -52,6 +52,13 @@ QvStatus qvi_source_pread(QvSource *s, void *buf, size_t n, int64_t offset, size
 QvStatus qvi_source_map_range(QvSource *s, int64_t offset, int64_t length, const uint8_t **data,
                              QvOwner **owner, QvError *error);
 
+/* Whether bytes [p, p + n) lie in a FILE source's whole-file view that is
+ * still mapped: then *fd is a descriptor on that file (owned by the view:
+ * valid while the caller holds what keeps the bytes alive) and *offset the
+ * file offset of p, so that a sink can copy them file to file
+ * (copy_file_range) instead of writing them from the mapping. */
+bool qvi_source_file_bytes(const void *p, size_t n, int *fd, int64_t *offset);
+
 /* Sequential reading from the current position: up to n bytes, *got < n
  * only at the end of the input. */
 QvStatus qvi_source_read(QvSource *s, void *buf, size_t n, size_t *got, QvError *error);

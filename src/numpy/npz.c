@@ -695,11 +695,16 @@ typedef struct ReadResult {
 typedef struct PopulateJob {
   QvSource *source;
   int64_t size, slice;
+  int64_t skip_from, skip_to; /* bytes no one reads here (see read_archive) */
 } PopulateJob;
 
 static void populate_task(void *ctx, size_t i) {
   PopulateJob *j = ctx;
-  qvi_source_populate(j->source, (int64_t)i * j->slice, j->slice);
+  int64_t from = (int64_t)i * j->slice, to = from + j->slice;
+  int64_t head_end = to < j->skip_from ? to : j->skip_from;
+  int64_t tail_start = from > j->skip_to ? from : j->skip_to;
+  if (from < head_end) qvi_source_populate(j->source, from, head_end - from);
+  if (tail_start < to) qvi_source_populate(j->source, tail_start, to - tail_start);
 }
 
 /* `owner` keeps data alive: stored members aligned for their dtype stay
@@ -758,7 +763,16 @@ static QvStatus read_archive(const uint8_t *data, size_t size, QvOwner *owner, v
      * the scheduler holds back leaves little for the others to wait on */
     int64_t n = (int64_t)threads * 8, big = (int64_t)2 << 20;
     int64_t slice = ((int64_t)size / n + big - 1) / big * big;
-    PopulateJob j = {r->populate, (int64_t)size, slice};
+    PopulateJob j = {r->populate, (int64_t)size, slice, 0, 0};
+    /* stored values that stay a view of the archive are never read here:
+     * a writer copies them file to file (copy_file_range) or populates them
+     * as it writes */
+    const QvZipEntry *d = a.member[M_DATA];
+    if (d && d->method == QV_ZIP_STORED && !a.verify_crc && a.keep_misaligned &&
+        d->data_offset <= (uint64_t)size && d->csize <= (uint64_t)size - d->data_offset) {
+      j.skip_from = (int64_t)d->data_offset;
+      j.skip_to = (int64_t)(d->data_offset + d->csize);
+    }
     qvi_pool_run(pool, (size_t)(((int64_t)size + slice - 1) / slice), populate_task, &j);
   }
   if (st == QV_OK)
