@@ -18,6 +18,7 @@
 #include "quiver/sparse_ipc.h"
 #include "test_util.h"
 #include "util/cpu.h"
+#include "util/load.h"
 
 #define PYTHON "/usr/bin/python3"
 #define TMPFS 0x01021994
@@ -113,9 +114,18 @@ static void from_npz_in(const char *dir) {
   assert_int_equal(unlink(npz), 0);
 }
 
+/* On a big-endian host the reader swaps the archive's little-endian members
+ * into new memory: no buffer is the file's bytes, so there is nothing to
+ * copy file to file. */
+static bool file_bytes_possible(void) {
+  if (!QV_HOST_BIG_ENDIAN) return true;
+  print_message("skipped: a big-endian host swaps the members into new memory\n");
+  return false;
+}
+
 static void test_tmpfs(void **state) {
   (void)state;
-  if (!need_numpy()) skip();
+  if (!need_numpy() || !file_bytes_possible()) skip();
   char dir[64] = "/dev/shm/qv_npz_copy_XXXXXX";
   if (!on_tmpfs("/dev/shm") || mkdtemp(dir) == NULL) {
     print_message("skipped: no tmpfs at /dev/shm\n");
@@ -127,7 +137,7 @@ static void test_tmpfs(void **state) {
 
 static void test_tmp_dir(void **state) {
   (void)state;
-  if (!need_numpy()) skip();
+  if (!need_numpy() || !file_bytes_possible()) skip();
   QvTestDir d;
   qv_test_dir_make(&d, "unused");
   from_npz_in(d.path);
