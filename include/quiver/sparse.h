@@ -288,12 +288,22 @@ QV_API QvStatus qv_sparse_convert(const QvSparseTensor *t, QvSparseFormat format
  * Python's write_sparse(value_type=) use them. */
 QV_API QvStatus qv_sparse_cast(const QvSparseTensor *t, QvArrowType value_type,
                                QvSparseTensor *out, QvError *error);
-/** COO canonicalization: sort row-major, sum duplicates (as SciPy does).
- * `options` (NULL = defaults) as for qv_sparse_convert, except that
- * QV_ARROW_NONE keeps the input's index type; with `threads`, a 2-D COO
- * whose extents are O(nnz) groups and sums on that many threads (the same
- * bytes for every count). */
-QV_API QvStatus qv_sparse_canonicalize(const QvSparseTensor *coo, const QvSparseOptions *options,
+/** Canonicalization, as SciPy's sum_duplicates: duplicates summed in entry
+ * order (integers wrap, float16 rounds after each addition), explicit
+ * zeros and zero sums kept; *out is a new tensor of the input's format.
+ *  COO: sorted row-major (`is_canonical` set).
+ *  CSR / CSC: the indices within each row (column) sorted. The input may
+ *    break the one rule qv_sparse_validate has for order (a hand-built
+ *    struct whose rows are unsorted or repeat an index, as SciPy leaves
+ *    them after A[:, perm]: the .npz reader uses this); every other rule
+ *    holds, or QV_EINVAL as qv_sparse_validate says. The indptr and index
+ *    types are kept.
+ * CSF is QV_EARG. `options` (NULL = defaults) as for qv_sparse_convert,
+ * except that QV_ARROW_NONE keeps the input's index type (CSR/CSC: a type
+ * given is used for indptr and indices); with `threads`, a 2-D COO whose
+ * extents are O(nnz), and a CSR/CSC of 2^18 entries and more, sort and sum
+ * on that many threads (the same bytes for every count). */
+QV_API QvStatus qv_sparse_canonicalize(const QvSparseTensor *t, const QvSparseOptions *options,
                                        QvSparseTensor *out, QvError *error);
 
 /** nnz divided by the number of elements of the dense shape (0 for an empty shape). */

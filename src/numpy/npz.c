@@ -26,8 +26,6 @@
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 #include "util/copy.h"
-#include "util/half.h"
-#include "util/load.h"
 #include "util/options.h"
 #include "util/pool.h"
 
@@ -309,15 +307,6 @@ static QvStatus load_all(const Archive *a, QvPool *pool, Load *loads, size_t n, 
   return QV_OK;
 }
 
-static QvStatus make_writable(QvTensor *t, QvError *error) {
-  QvTensor copy;
-  QvStatus st = qv_tensor_copy(t, false, &copy, error);
-  if (st) return qv_error_prefix(error, "npz");
-  qv_tensor_reset(t);
-  *t = copy;
-  return QV_OK;
-}
-
 /* ---- format.npy: a 0-d string array */
 
 static QvStatus bad_format(QvError *error, const char *why) {
@@ -399,134 +388,6 @@ static QvOwner *bundle_owner(Bundle *b) {
 }
 
 
-/* ---- SciPy's sort_indices + sum_duplicates for CSR/CSC rows (columns) */
-
-typedef struct SortKey {
-  int64_t index, pos; /* pos breaks ties: duplicates are summed in entry order */
-} SortKey;
-
-static int sort_key_cmp(const void *x, const void *y) {
-  const SortKey *a = x, *b = y;
-  if (a->index != b->index) return a->index < b->index ? -1 : 1;
-  return a->pos < b->pos ? -1 : a->pos > b->pos;
-}
-
-static void index_store(uint8_t *buf, QvArrowType t, int64_t i, int64_t v) {
-  size_t w = qv_arrow_type_size(t);
-  uint64_t u = (uint64_t)v;
-  uint8_t b1 = (uint8_t)u;
-  uint16_t b2 = (uint16_t)u;
-  uint32_t b4 = (uint32_t)u;
-  const void *src = w == 1 ? (const void *)&b1 : w == 2 ? (const void *)&b2
-                  : w == 4 ? (const void *)&b4 : (const void *)&u;
-  memcpy(buf + (size_t)i * w, src, w);
-}
-
-/* *acc += *v in the value type's own arithmetic, as NumPy adds: integers
- * wrap, float16 is rounded after each addition. */
-static void value_add(uint8_t *acc, const uint8_t *v, QvArrowType t) {
-  switch (t) {
-  case QV_ARROW_FLOAT16: {
-    uint16_t a, b;
-    memcpy(&a, acc, 2);
-    memcpy(&b, v, 2);
-    a = qvi_double_to_half(qvi_half_to_double(a) + qvi_half_to_double(b));
-    memcpy(acc, &a, 2);
-    return;
-  }
-  case QV_ARROW_FLOAT32: {
-    float a, b;
-    memcpy(&a, acc, 4);
-    memcpy(&b, v, 4);
-    a += b;
-    memcpy(acc, &a, 4);
-    return;
-  }
-  case QV_ARROW_FLOAT64: {
-    double a, b;
-    memcpy(&a, acc, 8);
-    memcpy(&b, v, 8);
-    a += b;
-    memcpy(acc, &a, 8);
-    return;
-  }
-  default: { /* integers: unsigned addition of the width wraps like NumPy's */
-    size_t w = qv_arrow_type_size(t);
-    uint64_t a = qvi_ld_bits(acc, w), b = qvi_ld_bits(v, w); /* host order, any host */
-    a += b;
-    qvi_st_bits(acc, w, a);
-    return;
-  }
-  }
-}
-
-/* Sorts the indices within each row (column) and sums repeated ones, in
- * place, the way scipy.sparse's sum_duplicates does (zeros it makes are
- * kept); members that are views of the archive are copied first. Left
- * alone when indptr is malformed: validation reports that. */
-static QvStatus csx_canonicalize(QvTensor *ptr, QvTensor *idx, QvTensor *val, bool fresh[3],
-                                 int64_t major, int64_t *nnz, QvNpzReadInfo *info,
-                                 QvError *error) {
-  int64_t prev = qv_index_load(ptr->data, ptr->type, 0), longest = 0;
-  bool disorder = false;
-  if (prev != 0) return QV_OK;
-  for (int64_t i = 0; i < major; i++) {
-    int64_t end = qv_index_load(ptr->data, ptr->type, i + 1);
-    if (end < prev || end > *nnz) return QV_OK;
-    if (end - prev > longest) longest = end - prev;
-    for (int64_t k = prev + 1; k < end && !disorder; k++)
-      disorder = qv_index_load(idx->data, idx->type, k) <= qv_index_load(idx->data, idx->type, k - 1);
-    prev = end;
-  }
-  if (!disorder) return QV_OK;
-  /* views of the archive are read-only: sort copies */
-  QvTensor *ts[3] = {ptr, idx, val};
-  for (int k = 0; k < 3; k++) {
-    if (fresh[k]) continue;
-    QvStatus st = make_writable(ts[k], error);
-    if (st) return st;
-    fresh[k] = true;
-  }
-  size_t vw = qv_arrow_type_size(val->type);
-  SortKey *keys = malloc((size_t)longest * sizeof *keys);
-  uint8_t *row = malloc((size_t)longest * vw);
-  if (keys == NULL || row == NULL) {
-    free(keys);
-    free(row);
-    return qv_error_set(error, QV_ENOMEM, "npz: out of memory");
-  }
-  uint8_t *pd = (uint8_t *)ptr->data, *id = (uint8_t *)idx->data, *vd = (uint8_t *)val->data;
-  int64_t out = 0, start = 0;
-  for (int64_t i = 0; i < major; i++) {
-    int64_t end = qv_index_load(pd, ptr->type, i + 1), n = end - start;
-    for (int64_t k = 0; k < n; k++)
-      keys[k] = (SortKey){qv_index_load(id, idx->type, start + k), k};
-    if (n > 0) memcpy(row, vd + (size_t)start * vw, (size_t)n * vw);
-    qsort(keys, (size_t)n, sizeof *keys, sort_key_cmp);
-    for (int64_t k = 0; k < n; k++) {
-      const uint8_t *v = row + (size_t)keys[k].pos * vw;
-      if (k > 0 && keys[k].index == keys[k - 1].index) {
-        value_add(vd + (size_t)(out - 1) * vw, v, val->type);
-        continue;
-      }
-      /* out <= start + k: the compacted entry never overwrites an unread one */
-      index_store(id, idx->type, out, keys[k].index);
-      memcpy(vd + (size_t)out * vw, v, vw);
-      out++;
-    }
-    start = end;
-    index_store(pd, ptr->type, i + 1, out);
-  }
-  free(keys);
-  free(row);
-  if (info) {
-    info->sorted = true;
-    info->duplicates_summed = *nnz - out;
-  }
-  *nnz = out;
-  return QV_OK;
-}
-
 static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
                          const int64_t shape[2], QvSparseTensor *out, QvNpzReadInfo *info,
                          QvError *error) {
@@ -560,35 +421,38 @@ static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
   if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   /* validation first: sorting is for the archives it refuses, so valid
    * ones are scanned once */
-  for (int attempt = 0;; attempt++) {
-    st = qvi_sp_init_pool(out, &(QvSparseDesc){.ndim = 2, .format = format,
-                                              .value_type = val->type, .indptr_type = ptr->type,
-                                              .index_type = idx->type, .shape = shape, .nnz = nnz,
-                                              .indptr = ptr->data, .indices = idx->data,
-                                              .values = val->data, .owner = owner},
-                         pool, error);
-    if (st == QV_OK || attempt > 0) break;
-    QvError first;
-    if (error) first = *error;
-    QvNpzReadInfo done = {0};
-    QvStatus cst = csx_canonicalize(ptr, idx, val, fresh, major, &nnz, &done, error);
-    if (cst) {
-      qv_owner_free(owner);
-      return cst; /* its message names npz already */
-    }
-    if (!done.sorted) {
-      if (error) *error = first; /* nothing to sort: the validation error stands */
-      break;
-    }
-    if (info) {
+  st = qvi_sp_init_pool(out, &(QvSparseDesc){.ndim = 2, .format = format, .value_type = val->type,
+                                            .indptr_type = ptr->type, .index_type = idx->type,
+                                            .shape = shape, .nnz = nnz, .indptr = ptr->data,
+                                            .indices = idx->data, .values = val->data,
+                                            .owner = owner},
+                        pool, error);
+  bool sorted = false;
+  if (st != QV_OK) {
+    /* SciPy leaves a row's indices unsorted (A[:, perm]) or repeated:
+     * sorted and summed as its sum_duplicates does, into new buffers */
+    QvSparseTensor raw = {.format = format, .value_type = val->type, .index_type = idx->type,
+                          .indptr_type = ptr->type, .ndim = 2, .shape = shape, .nnz = nnz,
+                          .values = val->data, .indptr = ptr->data, .indices = idx->data,
+                          .indptr_len = major + 1, .indices_len = nnz};
+    int threads = pool != NULL ? qvi_pool_threads(pool) : 1;
+    QvSparseOptions so = {.struct_size = sizeof so,
+                          .threads = threads < QV_SPARSE_MAX_THREADS ? threads : QV_SPARSE_MAX_THREADS,
+                          .max_output_size = INT64_MAX}; /* no larger than what was read */
+    /* invalid beyond the order: its error names the entry where it lies
+     * in the file (the validation's may only say a row is unsorted) */
+    st = qv_sparse_canonicalize(&raw, &so, out, error);
+    sorted = st == QV_OK;
+    if (sorted && info) {
       info->sorted = true;
-      info->duplicates_summed = done.duplicates_summed;
+      info->duplicates_summed = nnz - out->nnz;
     }
   }
   /* validated in full by qv_sparse_init; its index buffers are the
    * reader's own or a view of a file no caller writes through: writers need
-   * not scan them again (sparse_seal.h) */
-  if (st == QV_OK && (!a->caller_memory || (fresh[0] && fresh[1]))) qvi_sp_seal(out);
+   * not scan them again (sparse_seal.h). A sorted result is the sparse
+   * module's own, sealed by it. */
+  if (st == QV_OK && !sorted && (!a->caller_memory || (fresh[0] && fresh[1]))) qvi_sp_seal(out);
   qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;

@@ -1014,3 +1014,88 @@ int64_t qvi_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t
     default: return group(&src, true, false, counted, nkeys, nsrc, ptr, idx, val, 8, QV_ARROW_UINT64);
   }
 }
+
+/* ---- sorting and summing within the segments of CSX arrays (the
+ * canonicalisation of a CSR/CSC whose rows are unsorted or repeat) */
+
+#define SUM_MAX_PARTS 64
+
+typedef struct SumRows {
+  int64_t *ptr, *idx;
+  uint8_t *val;
+  QvArrowType vtype;
+  size_t vs;
+  int64_t r[SUM_MAX_PARTS + 1]; /* part p: rows [r[p], r[p + 1]) */
+  int64_t end[SUM_MAX_PARTS];   /* the old end of its last row */
+  int64_t w[SUM_MAX_PARTS];     /* where its compacted entries end */
+  bool ok[SUM_MAX_PARTS];
+} SumRows;
+
+SP_INLINE bool sum_part_vs(SumRows *j, size_t p, size_t vs) {
+  SegTmp tmp = {NULL, NULL, 0};
+  j->w[p] = j->ptr[j->r[p]];
+  bool ok = finish_rows(j->ptr, j->r[p], j->r[p + 1], j->end[p], j->idx, j->val, vs, j->vtype, &j->w[p],
+                        &tmp);
+  qvi_sp_free(tmp.keys);
+  qvi_sp_free(tmp.vals);
+  return ok;
+}
+
+static void sum_part(void *ctx, size_t p) {
+  SumRows *j = ctx;
+  switch (j->vs) {
+    case 1: j->ok[p] = sum_part_vs(j, p, 1); break;
+    case 2: j->ok[p] = sum_part_vs(j, p, 2); break;
+    case 4: j->ok[p] = sum_part_vs(j, p, 4); break;
+    default: j->ok[p] = sum_part_vs(j, p, 8); break;
+  }
+}
+
+int64_t qvi_sp_csx_sum_rows(int64_t *ptr, int64_t nmajor, int64_t *idx, uint8_t *val,
+                            QvArrowType vtype) {
+  SumRows j = {.ptr = ptr, .idx = idx, .val = val, .vtype = vtype, .vs = qv_arrow_type_size(vtype)};
+  int64_t nnz = ptr[nmajor];
+  QvPool *pool = qvi_sp_pool_current();
+  int threads = qvi_pool_threads(pool);
+  /* a few parts a thread, so a thread that starts late still gets work */
+  int64_t parts = threads > 1 && nnz >= SP_MIN_THREADED_NNZ && nmajor > 1 ? (int64_t)threads * 4 : 1;
+  if (parts > SUM_MAX_PARTS) parts = SUM_MAX_PARTS;
+  if (parts > nmajor) parts = nmajor > 0 ? nmajor : 1;
+  /* parts of about nnz / parts entries each: part p starts at the first
+   * row whose indptr reaches p * nnz / parts */
+  j.r[0] = 0;
+  j.r[parts] = nmajor;
+  for (int64_t p = 1; p < parts; p++) {
+    int64_t k = nnz / parts * p + nnz % parts * p / parts, lo = j.r[p - 1], hi = nmajor;
+    while (lo < hi) {
+      int64_t mid = lo + (hi - lo) / 2;
+      if (ptr[mid] < k)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    j.r[p] = lo;
+  }
+  for (int64_t p = 0; p < parts; p++) j.end[p] = ptr[j.r[p + 1]];
+  if (parts > 1) {
+    qvi_pool_run(pool, (size_t)parts, sum_part, &j);
+    qvi_path_hit(QV_PATH_SPARSE_THREADS);
+  } else {
+    sum_part(&j, 0);
+  }
+  /* each part compacted within its own entries: move them down, in order */
+  int64_t w = 0;
+  for (int64_t p = 0; p < parts; p++) {
+    if (!j.ok[p]) return -1;
+    int64_t lo = ptr[j.r[p]], n = j.w[p] - lo, shift = lo - w;
+    if (shift != 0 && n > 0) {
+      memmove(idx + w, idx + lo, (size_t)n * 8);
+      memmove(val + (size_t)w * j.vs, val + (size_t)lo * j.vs, (size_t)n * j.vs);
+    }
+    if (shift != 0)
+      for (int64_t r = j.r[p]; r < j.r[p + 1]; r++) ptr[r] -= shift;
+    w += n;
+  }
+  ptr[nmajor] = w;
+  return w;
+}

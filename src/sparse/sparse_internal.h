@@ -42,6 +42,10 @@ typedef struct SpStore {
 /* qv_sparse_validate; with coords false the coordinates of a non-canonical
  * COO are not range-checked (the caller does it in its own first pass). */
 QvStatus qvi_sp_validate(const QvSparseTensor *t, bool coords, QvError *error);
+/* qv_sparse_validate, except that the indices within a CSR row (CSC
+ * column) may come in any order and repeat (what qv_sparse_canonicalize
+ * accepts); every other rule, the range of each index included, holds. */
+QvStatus qvi_sp_validate_any_order(const QvSparseTensor *t, QvError *error);
 
 /* Whether the entries of a CSR/CSC tensor whose indptr is already known
  * valid (starts at 0, non-decreasing, ends at nnz) are in [0, nminor) and
@@ -222,6 +226,14 @@ QvStatus qvi_sp_finish_csx(QvSparseTensor *out, int64_t *ptr, int64_t *idx, uint
 int64_t qvi_sp_group_coo(const int64_t *coords, const uint8_t *values, int64_t n, int M, int64_t nkeys,
                      int64_t nminor, size_t vs, QvArrowType vtype, bool in_order, int64_t *ptr,
                      int64_t *idx, uint8_t *val);
+/* Sorts the indices within each of the nmajor segments of CSX arrays
+ * (ptr: nmajor + 1 entries) stably and sums repeated ones in entry order
+ * (qvi_sp_value_add; zero sums are kept), compacting in place as SciPy's
+ * sum_duplicates does; rewrites ptr. Large inputs split the segments across
+ * qvi_sp_pool_current()'s threads, with the same result. Returns the new
+ * nnz, -1 on allocation failure. */
+int64_t qvi_sp_csx_sum_rows(int64_t *ptr, int64_t nmajor, int64_t *idx, uint8_t *val,
+                            QvArrowType vtype);
 int64_t qvi_sp_group_csx(const int64_t *sptr, const int64_t *sidx, const uint8_t *values, int64_t nsrc,
                      int64_t nkeys, size_t vs, bool counted, int64_t *ptr, int64_t *idx, uint8_t *val);
 /* CSR <-> CSC with a counting sort on the minor index: output indices come

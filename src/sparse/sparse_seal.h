@@ -16,7 +16,8 @@
 
 /* Seals t (a COO, CSR or CSC tensor qv_sparse_init just validated, or a
  * conversion just made, whose buffers are the library's or a read-only
- * mapping); CSF is left unsealed. */
+ * mapping, or a CSR/CSC qv_sparse_canonicalize made and validated); CSF is
+ * left unsealed. */
 void qvi_sp_seal(QvSparseTensor *t);
 /* Whether t is sealed and unchanged since: then it is valid. */
 bool qvi_sp_sealed(const QvSparseTensor *t);

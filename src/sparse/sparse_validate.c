@@ -140,10 +140,10 @@ static QvStatus check_indptr(const char *what, const uint8_t *p, QvArrowType typ
 }
 
 /* Entries [lo, hi) of an index buffer: each in [0, extent), strictly
- * increasing. `group` names the segment in messages. */
+ * increasing unless `any_order`. `group` names the segment in messages. */
 static QvStatus check_segment(const char *what, const char *group, int64_t gi, const uint8_t *p,
                               QvArrowType type, int64_t lo, int64_t hi, int64_t extent,
-                              QvError *error) {
+                              bool any_order, QvError *error) {
   int64_t prev = -1;
   for (int64_t k = lo; k < hi; k++) {
     int64_t v = qv_index_load(p, type, k);
@@ -154,7 +154,7 @@ static QvStatus check_segment(const char *what, const char *group, int64_t gi, c
                           "%s: %s at position %" PRId64 " (%s %" PRId64 ") is out of range [0, %" PRId64 ")",
                           what, s, k, group, gi, extent);
     }
-    if (v <= prev)
+    if (v <= prev && !any_order)
       return qv_error_set(error, QV_EINVAL,
                           "%s: %s within %s %" PRId64 " at position %" PRId64 " (%" PRId64 " after %" PRId64 ")",
                           what, v == prev ? "duplicate" : "not sorted", group, gi, k, v, prev);
@@ -398,7 +398,7 @@ bool qvi_sp_csx_entries_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nmin
   return csx_fast_ok(t, nmajor, nminor, qvi_sp_pool_current());
 }
 
-static QvStatus validate_csx(const QvSparseTensor *t, QvPool *pool, QvError *error) {
+static QvStatus validate_csx(const QvSparseTensor *t, bool any_order, QvPool *pool, QvError *error) {
   bool csr = t->format == QV_SPARSE_CSR;
   const char *fmt = csr ? "CSR" : "CSC";
   if (t->ndim != 2)
@@ -423,13 +423,13 @@ static QvStatus validate_csx(const QvSparseTensor *t, QvPool *pool, QvError *err
   if (t->nnz > 0 && t->indices == NULL)
     return qv_error_set(error, QV_EINVAL, "%s indices: buffer is NULL", fmt);
   /* indptr is checked above: 0, non-decreasing, up to nnz */
-  if (csx_fast_ok(t, nmajor, nminor, pool)) return QV_OK;
+  if (!any_order && csx_fast_ok(t, nmajor, nminor, pool)) return QV_OK;
   snprintf(what, sizeof what, "%s indices", fmt);
   for (int64_t r = 0; r < nmajor; r++) {
     int64_t lo = qv_index_load(t->indptr, t->indptr_type, r);
     int64_t hi = qv_index_load(t->indptr, t->indptr_type, r + 1);
     st = check_segment(what, csr ? "row" : "column", r, t->indices, t->index_type, lo, hi, nminor,
-                       error);
+                       any_order, error);
     if (st != QV_OK) return st;
   }
   return QV_OK;
@@ -490,7 +490,7 @@ static QvStatus validate_csf(const QvSparseTensor *t, QvError *error) {
     QvStatus st;
     if (l == 0) {
       st = check_segment(what, "level", 0, t->csf_indices[0], t->index_type, 0, t->csf_indices_len[0],
-                         extent, error);
+                         extent, false, error);
     } else {
       st = QV_OK;
       int64_t parents = t->csf_indices_len[l - 1];
@@ -498,7 +498,7 @@ static QvStatus validate_csf(const QvSparseTensor *t, QvError *error) {
         int64_t lo = qv_index_load(t->csf_indptr[l - 1], t->indptr_type, p);
         int64_t hi = qv_index_load(t->csf_indptr[l - 1], t->indptr_type, p + 1);
         st = check_segment(what, "children of node", p, t->csf_indices[l], t->index_type, lo, hi,
-                           extent, error);
+                           extent, false, error);
       }
     }
     if (st != QV_OK) return st;
@@ -506,8 +506,8 @@ static QvStatus validate_csf(const QvSparseTensor *t, QvError *error) {
   return QV_OK;
 }
 
-QvStatus qvi_sp_validate_pool(const QvSparseTensor *t, bool coords, QvPool *pool,
-                             QvError *error) {
+static QvStatus validate(const QvSparseTensor *t, bool coords, bool any_order, QvPool *pool,
+                         QvError *error) {
   if (t == NULL) return qv_error_set(error, QV_EARG, "sparse tensor is NULL");
   if (t->format < QV_SPARSE_COO || t->format > QV_SPARSE_CSF)
     return qv_error_set(error, QV_EINVAL, "sparse tensor: unknown format %d", (int)t->format);
@@ -536,9 +536,18 @@ QvStatus qvi_sp_validate_pool(const QvSparseTensor *t, bool coords, QvPool *pool
   switch (t->format) {
     case QV_SPARSE_COO: return validate_coo(t, coords || t->is_canonical, error);
     case QV_SPARSE_CSR:
-    case QV_SPARSE_CSC: return validate_csx(t, pool, error);
+    case QV_SPARSE_CSC: return validate_csx(t, any_order, pool, error);
     default: return validate_csf(t, error);
   }
+}
+
+QvStatus qvi_sp_validate_pool(const QvSparseTensor *t, bool coords, QvPool *pool,
+                             QvError *error) {
+  return validate(t, coords, false, pool, error);
+}
+
+QvStatus qvi_sp_validate_any_order(const QvSparseTensor *t, QvError *error) {
+  return validate(t, true, true, NULL, error);
 }
 
 QvStatus qvi_sp_validate(const QvSparseTensor *t, bool coords, QvError *error) {

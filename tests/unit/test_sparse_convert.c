@@ -582,6 +582,87 @@ static void test_canonicalize_duplicates(void **state) {
   qv_sparse_reset(&coo);
 }
 
+/* CSR/CSC canonicalization (what the .npz reader does to SciPy's
+ * unsorted rows): a hand-built CSR whose rows are out of order and repeat,
+ * sorted and summed in entry order into new buffers of the input's types,
+ * zero sums kept; CSC likewise along columns; the rules other than order
+ * still refused. */
+static void test_canonicalize_csx(void **state) {
+  (void)state;
+  QvError err;
+  static const int64_t shape[2] = {3, 5};
+  /* rows {3, 1, 3}, {}, {2, 0, 2, 2}: 5 + -5 stays an explicit zero */
+  const int32_t indptr[4] = {0, 3, 3, 7};
+  const int16_t indices[7] = {3, 1, 3, 2, 0, 2, 2};
+  const int64_t values[7] = {10, 20, 1, 5, 40, -5, 0};
+  QvSparseTensor raw = {.format = QV_SPARSE_CSR, .value_type = QV_ARROW_INT64,
+                        .index_type = QV_ARROW_INT16, .indptr_type = QV_ARROW_INT32, .ndim = 2,
+                        .shape = shape, .nnz = 7, .values = (const uint8_t *)values,
+                        .indptr = (const uint8_t *)indptr, .indices = (const uint8_t *)indices,
+                        .indptr_len = 4, .indices_len = 7};
+  assert_int_equal(qv_sparse_validate(&raw, NULL), QV_EINVAL);
+  QvSparseTensor c;
+  assert_int_equal(qv_sparse_canonicalize(&raw, NULL, &c, &err), QV_OK);
+  assert_int_equal(qv_sparse_validate(&c, &err), QV_OK);
+  assert_int_equal(c.format, QV_SPARSE_CSR);
+  assert_int_equal(c.indptr_type, QV_ARROW_INT32);
+  assert_int_equal(c.index_type, QV_ARROW_INT16);
+  assert_int_equal(c.nnz, 4);
+  const int32_t want_ptr[4] = {0, 2, 2, 4};
+  const int16_t want_idx[4] = {1, 3, 0, 2};
+  const int64_t want_val[4] = {20, 11, 40, 0};
+  assert_memory_equal(c.indptr, want_ptr, sizeof want_ptr);
+  assert_memory_equal(c.indices, want_idx, sizeof want_idx);
+  assert_memory_equal(c.values, want_val, sizeof want_val);
+  /* a valid input comes out equal; an index type asked for is used for both */
+  QvSparseTensor again, wide;
+  assert_int_equal(qv_sparse_canonicalize(&c, NULL, &again, &err), QV_OK);
+  assert_int_equal(again.nnz, 4);
+  assert_memory_equal(again.indices, want_idx, sizeof want_idx);
+  QvSparseOptions i64 = {.index_type = QV_ARROW_INT64};
+  assert_int_equal(qv_sparse_canonicalize(&raw, &i64, &wide, &err), QV_OK);
+  assert_int_equal(wide.index_type, QV_ARROW_INT64);
+  assert_int_equal(wide.indptr_type, QV_ARROW_INT64);
+  assert_true(qv_sparse_equal(&wide, &c));
+  qv_sparse_reset(&wide);
+  qv_sparse_reset(&again);
+  qv_sparse_reset(&c);
+  QvSparseOptions tiny = {.max_output_size = 16};
+  assert_int_equal(qv_sparse_canonicalize(&raw, &tiny, &c, &err), QV_ELIMIT);
+  assert_null(c.private_data);
+  /* CSC: the same arrays along columns of a 5 x 3 matrix; float16 sums
+   * round after each addition */
+  static const int64_t tshape[2] = {5, 3};
+  const uint16_t h[7] = {0x3c00, 0x3c00, 0x1000, 0x3c00, 0x3c00, 0x1000, 0x1000};
+  QvSparseTensor csc = raw;
+  csc.format = QV_SPARSE_CSC;
+  csc.shape = tshape;
+  csc.value_type = QV_ARROW_FLOAT16;
+  csc.values = (const uint8_t *)h;
+  assert_int_equal(qv_sparse_canonicalize(&csc, NULL, &c, &err), QV_OK);
+  assert_int_equal(c.format, QV_SPARSE_CSC);
+  assert_int_equal(c.nnz, 4);
+  assert_memory_equal(c.indices, want_idx, sizeof want_idx);
+  /* column 0: 1 and 1 + 2^-11 (a tie: 1); column 2: 1 and 1 + 2^-11 + 2^-11,
+   * 1 when rounded after each addition (exactly summed it would be 0x3c01) */
+  const uint16_t want_h[4] = {0x3c00, 0x3c00, 0x3c00, 0x3c00};
+  assert_memory_equal(c.values, want_h, sizeof want_h);
+  qv_sparse_reset(&c);
+  /* out of range, a decreasing indptr: refused as qv_sparse_validate would */
+  int16_t bad_idx[7] = {3, 1, 5, 2, 0, 2, 2};
+  QvSparseTensor bad = raw;
+  bad.indices = (const uint8_t *)bad_idx;
+  assert_int_equal(qv_sparse_canonicalize(&bad, NULL, &c, &err), QV_EINVAL);
+  assert_non_null(strstr(err.message, "out of range"));
+  assert_null(c.private_data);
+  const int32_t bad_ptr[4] = {0, 4, 3, 7};
+  bad = raw;
+  bad.indptr = (const uint8_t *)bad_ptr;
+  assert_int_equal(qv_sparse_canonicalize(&bad, NULL, &c, &err), QV_EINVAL);
+  assert_non_null(strstr(err.message, "decreasing"));
+  assert_int_equal(qv_sparse_canonicalize(&raw, NULL, &raw, &err), QV_EARG);
+}
+
 /* Actual values decide whether an index type fits, not the extents. */
 static void test_index_type_fit(void **state) {
   (void)state;
@@ -975,6 +1056,7 @@ int main(void) {
       cmocka_unit_test(test_one_d_and_degenerate_shapes),
       cmocka_unit_test(test_zero_by_value),
       cmocka_unit_test(test_canonicalize_duplicates),
+      cmocka_unit_test(test_canonicalize_csx),
       cmocka_unit_test(test_index_type_fit),
       cmocka_unit_test(test_names_and_density),
       cmocka_unit_test(test_random_coo_to_csx),

@@ -728,9 +728,74 @@ static void test_large_results_huge_advised(void **state) {
 #endif
 }
 
+/* CSR canonicalization (rows unsorted, indices repeating) on 1..4
+ * threads: the same bytes, the split counted, and the values those of
+ * the same entries grouped from COO. */
+static void test_canonicalize_csr_threads(void **state) {
+  (void)state;
+  const int64_t rows = 5000, cols = 3000, n = 400000;
+  static int64_t shape[2];
+  shape[0] = rows;
+  shape[1] = cols;
+  int32_t *ptr = malloc((size_t)(rows + 1) * 4), *idx = malloc((size_t)n * 4);
+  float *val = malloc((size_t)n * 4);
+  int64_t *coords = malloc((size_t)n * 16);
+  rng_state = 99;
+  for (int64_t r = 0; r <= rows; r++) ptr[r] = (int32_t)(n * r / rows);
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t k = ptr[r]; k < ptr[r + 1]; k++) {
+      /* a narrow column range so that rows repeat indices */
+      idx[k] = (int32_t)(rnd() % 60);
+      val[k] = (float)(rnd() >> 40) * (float)0x1p-10;
+      coords[2 * k] = r;
+      coords[2 * k + 1] = idx[k];
+    }
+  QvSparseTensor raw = {.format = QV_SPARSE_CSR, .value_type = QV_ARROW_FLOAT32,
+                        .index_type = QV_ARROW_INT32, .indptr_type = QV_ARROW_INT32, .ndim = 2,
+                        .shape = shape, .nnz = n, .values = (const uint8_t *)val,
+                        .indptr = (const uint8_t *)ptr, .indices = (const uint8_t *)idx,
+                        .indptr_len = rows + 1, .indices_len = n};
+  QvError err;
+  QvSparseTensor ref, coo, via;
+  uint64_t before = qvi_path_count(QV_PATH_SPARSE_THREADS);
+  assert_int_equal(qv_sparse_canonicalize(&raw, NULL, &ref, &err), QV_OK);
+  assert_int_equal(qvi_path_count(QV_PATH_SPARSE_THREADS), before);
+  assert_true(ref.nnz < n);
+  assert_int_equal(ref.index_type, QV_ARROW_INT32);
+  assert_int_equal(qv_sparse_init(&coo, &(QvSparseDesc){.format = QV_SPARSE_COO,
+                                                        .value_type = QV_ARROW_FLOAT32,
+                                                        .index_type = QV_ARROW_INT64, .ndim = 2,
+                                                        .shape = shape, .nnz = n, .coords = coords,
+                                                        .values = val}, &err),
+                   QV_OK);
+  assert_int_equal(qv_sparse_convert(&coo, QV_SPARSE_CSR, NULL, &via, &err), QV_OK);
+  assert_int_equal(via.nnz, ref.nnz);
+  assert_memory_equal(via.values, ref.values, (size_t)ref.nnz * 4);
+  for (int threads = 2; threads <= 4; threads++) {
+    QvSparseOptions o = {.struct_size = sizeof o, .threads = threads};
+    QvSparseTensor got;
+    before = qvi_path_count(QV_PATH_SPARSE_THREADS);
+    assert_int_equal(qv_sparse_canonicalize(&raw, &o, &got, &err), QV_OK);
+    assert_true(qvi_path_count(QV_PATH_SPARSE_THREADS) > before);
+    assert_int_equal(got.nnz, ref.nnz);
+    assert_memory_equal(got.indptr, ref.indptr, (size_t)(rows + 1) * 4);
+    assert_memory_equal(got.indices, ref.indices, (size_t)ref.nnz * 4);
+    assert_memory_equal(got.values, ref.values, (size_t)ref.nnz * 4);
+    qv_sparse_reset(&got);
+  }
+  qv_sparse_reset(&via);
+  qv_sparse_reset(&coo);
+  qv_sparse_reset(&ref);
+  free(coords);
+  free(val);
+  free(idx);
+  free(ptr);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_canonicalize_threads),
+      cmocka_unit_test(test_canonicalize_csr_threads),
       cmocka_unit_test(test_to_dense_threads),
       cmocka_unit_test(test_from_dense_threads),
       cmocka_unit_test(test_from_dense_nd_threads),
