@@ -18,6 +18,8 @@
 extern "C" {
 #endif
 
+/** An opaque reference-counted owner of a block of memory (a mapping, a
+ * message body); created with qv_owner_new, released with qv_owner_free. */
 typedef struct QvOwner QvOwner;
 
 /** New owner with one reference; NULL on allocation failure (the callback

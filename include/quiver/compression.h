@@ -20,10 +20,12 @@
 extern "C" {
 #endif
 
+/** A body compression codec. The numbers are quiver's, not the
+ * FlatBuffer's CompressionType (LZ4_FRAME 0, ZSTD 1 there). */
 typedef enum QvCompression {
-  QV_COMPRESSION_NONE = 0,
-  QV_COMPRESSION_LZ4_FRAME = 1,
-  QV_COMPRESSION_ZSTD = 2
+  QV_COMPRESSION_NONE = 0,      /**< buffers stored as they are (no BodyCompression table) */
+  QV_COMPRESSION_LZ4_FRAME = 1, /**< each buffer one LZ4 frame (liblz4) */
+  QV_COMPRESSION_ZSTD = 2       /**< each buffer one Zstandard frame (libzstd) */
 } QvCompression;
 
 /** Decompresses `src` (an LZ4 frame or a ZSTD frame) into exactly dst_size

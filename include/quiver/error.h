@@ -15,10 +15,12 @@
 extern "C" {
 #endif
 
+/** A status code: QV_OK (0) or one of the QV_E* codes below. */
 typedef int QvStatus;
 
+/** The status codes a QvStatus takes. */
 enum {
-  QV_OK = 0,
+  QV_OK = 0,          /**< success */
   QV_EINVAL = 1,      /**< input is malformed (bad bytes, violated invariant) */
   QV_ENOMEM = 2,      /**< allocation failed */
   QV_EIO = 3,         /**< read/write/open/mmap failed */
@@ -29,11 +31,15 @@ enum {
   QV_EOS = 8          /**< not an error: end of stream reached */
 };
 
+/** Capacity of QvError::message in bytes, the terminating NUL included;
+ * longer messages are truncated. */
 #define QV_ERROR_MESSAGE_SIZE 1024
 
+/** What went wrong: filled by a failing function when the caller passes one
+ * (callers allocate it, usually on the stack; no cleanup needed). */
 typedef struct QvError {
-  QvStatus code;
-  char message[QV_ERROR_MESSAGE_SIZE];
+  QvStatus code;                       /**< the status the function returned; QV_OK when cleared */
+  char message[QV_ERROR_MESSAGE_SIZE]; /**< NUL-terminated, names what was wrong and where; "" when cleared */
 } QvError;
 
 /** Short constant name of a status ("QV_EINVAL"). */

@@ -48,6 +48,7 @@ extern "C" {
 
 /* ---- sources (reference-counted, library-allocated) */
 
+/** An opaque input (memory, a path, a descriptor or callbacks). */
 typedef struct QvSource QvSource;
 
 /** Zero-copy view of data[0..size); `owner` (may be NULL: the caller keeps
@@ -101,6 +102,7 @@ QV_API QvStatus qv_source_read_all(QvSource *s, int64_t max_size, const uint8_t 
 
 /* ---- sinks (library-allocated) */
 
+/** An opaque output (memory, a path, a descriptor or callbacks). */
 typedef struct QvSink QvSink;
 
 /** Path sink flags. */

@@ -27,15 +27,21 @@
 extern "C" {
 #endif
 
+/** The continuation marker that starts a message prefix (read as a
+ * little-endian uint32); absent in the legacy prefix. */
 #define QV_IPC_CONTINUATION 0xFFFFFFFFu
+/** The magic at the start (padded to 8 bytes) and end of an Arrow file. */
 #define QV_IPC_MAGIC "ARROW1"
+/** Bytes of QV_IPC_MAGIC, without a terminating NUL or padding. */
 #define QV_IPC_MAGIC_SIZE 6
 
 /** Default limits: generous for real data, small enough that a lying length
  * cannot make the reader allocate without bound. */
 #define QV_IPC_DEFAULT_MAX_METADATA_SIZE ((int64_t)64 << 20)
+/** Default bound of one message body in bytes (1 TiB). */
 #define QV_IPC_DEFAULT_MAX_BODY_SIZE ((int64_t)1 << 40)
 
+/** Options of qv_ipc_reader_new; NULL or a zeroed struct means every default. */
 typedef struct QvIpcReaderOptions {
   size_t struct_size;        /**< 0 or sizeof(QvIpcReaderOptions) */
   int64_t max_metadata_size; /**< 0 = QV_IPC_DEFAULT_MAX_METADATA_SIZE */
@@ -49,7 +55,11 @@ typedef struct QvIpcReaderOptions {
   bool map_each_body;
 } QvIpcReaderOptions;
 
-typedef enum QvIpcFormat { QV_IPC_FORMAT_STREAM = 0, QV_IPC_FORMAT_FILE = 1 } QvIpcFormat;
+/** The two IPC formats a reader recognises from the first bytes. */
+typedef enum QvIpcFormat {
+  QV_IPC_FORMAT_STREAM = 0, /**< a sequence of messages, optionally ending in the end-of-stream marker */
+  QV_IPC_FORMAT_FILE = 1    /**< "ARROW1" magic, the stream, a Footer, its length and the magic */
+} QvIpcFormat;
 
 /** One framed message: its position, raw metadata, body and decoded header.
  * The body stays valid until qv_ipc_message_reset (it holds a reference to
@@ -58,11 +68,11 @@ typedef struct QvIpcMessage {
   int64_t offset;          /**< of the prefix, from the start of the input */
   bool legacy_prefix;      /**< no continuation marker */
   int32_t metadata_length; /**< the length field: FlatBuffer + padding */
-  const uint8_t *metadata;
+  const uint8_t *metadata; /**< the Message FlatBuffer (after the prefix), metadata_length bytes */
   int64_t body_offset;     /**< from the start of the input */
-  const uint8_t *body;
-  int64_t body_length;
-  QvMessage message;
+  const uint8_t *body;     /**< the body, body_length bytes (a view of the input or a copy) */
+  int64_t body_length;     /**< bytes of the body, from the Message's bodyLength */
+  QvMessage message;       /**< the decoded Message (its own copies; freed by qv_ipc_message_reset) */
   QvOwner *owner;          /**< keeps `body` (and `metadata`) alive */
 } QvIpcMessage;
 
@@ -70,6 +80,7 @@ typedef struct QvIpcMessage {
  * are fine). */
 QV_API void qv_ipc_message_reset(QvIpcMessage *msg);
 
+/** An opaque message reader (qv_ipc_reader_new, qv_ipc_reader_free). */
 typedef struct QvIpcReader QvIpcReader;
 
 /** A message reader over a source (quiver/io.h); it holds its own reference

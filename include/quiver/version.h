@@ -14,13 +14,21 @@
 extern "C" {
 #endif
 
+/** Major version of these headers; changes with an incompatible ABI. */
 #define QV_VERSION_MAJOR 0
+/** Minor version of these headers; changes with added API. */
 #define QV_VERSION_MINOR 5
+/** Patch version of these headers; changes with fixes only. */
 #define QV_VERSION_PATCH 0
 
+/** The headers' version as one integer, MAJOR * 10000 + MINOR * 100 + PATCH
+ * (0.5.0 is 500), for comparisons in `#if`. */
 #define QV_VERSION_NUMBER (QV_VERSION_MAJOR * 10000 + QV_VERSION_MINOR * 100 + QV_VERSION_PATCH)
+/** Helper of QV_VERSION_STRINGIFY: the argument's spelling as a string. */
 #define QV_VERSION_STRINGIFY_(x) #x
+/** Helper of QV_VERSION_STRING: the argument's macro expansion as a string. */
 #define QV_VERSION_STRINGIFY(x) QV_VERSION_STRINGIFY_(x)
+/** The headers' version as a string literal, "MAJOR.MINOR.PATCH" ("0.5.0"). */
 #define QV_VERSION_STRING                                                            \
   QV_VERSION_STRINGIFY(QV_VERSION_MAJOR)                                             \
   "." QV_VERSION_STRINGIFY(QV_VERSION_MINOR) "." QV_VERSION_STRINGIFY(QV_VERSION_PATCH)
