@@ -41,7 +41,7 @@ extern "C" {
 
 /** A parsed ArrowSchema node. Pointers point into the schema's strings. */
 typedef struct QvArrowSchemaView {
-  const struct ArrowSchema *schema;
+  const struct ArrowSchema *schema; /**< the node parsed (not copied: it must outlive the view) */
   /** Logical type: QV_ARROW_DICTIONARY when the schema has a dictionary. */
   QvArrowType type;
   /** Physical layout type: the index type of a dictionary, INT32 for date32
@@ -53,21 +53,21 @@ typedef struct QvArrowSchemaView {
   int32_t byte_width;
   int32_t fixed_size;        /**< fixed-size list: values per list */
   int32_t decimal_precision; /**< decimals */
-  int32_t decimal_scale;
-  int32_t decimal_bit_width;
+  int32_t decimal_scale;     /**< decimals: digits after the decimal point */
+  int32_t decimal_bit_width; /**< decimals: 32, 64, 128 or 256 */
   QvTimeUnit time_unit;      /**< time32/64, timestamp, duration (quiver/common.h) */
   const char *timezone;      /**< timestamp: may be "" */
-  size_t timezone_len;
-  int64_t n_children;
+  size_t timezone_len;       /**< bytes of `timezone` */
+  int64_t n_children;        /**< the schema's n_children */
   /** Unions: union_type_ids[i] is the type code of child i;
    * union_child_index[code] the child of a type code or -1. */
   int8_t union_type_ids[128];
-  int8_t union_child_index[128];
+  int8_t union_child_index[128]; /**< see union_type_ids */
   /** ARROW:extension:name / ARROW:extension:metadata, or NULL. */
   const char *extension_name;
-  size_t extension_name_len;
-  const char *extension_metadata;
-  size_t extension_metadata_len;
+  size_t extension_name_len;       /**< bytes of extension_name */
+  const char *extension_metadata;  /**< the ARROW:extension:metadata value, or NULL (not NUL-terminated) */
+  size_t extension_metadata_len;   /**< bytes of extension_metadata */
 } QvArrowSchemaView;
 
 /** Parses one node (not its children): the format string, the child count
@@ -141,8 +141,8 @@ QV_API const char *qv_arrow_type_cpp_name(QvArrowType type);
 /** Metadata blobs (int32 count, then int32 length + bytes for each key and
  * value, native endian). */
 typedef struct QvArrowMetadataIter {
-  const char *next;
-  int32_t remaining;
+  const char *next;  /**< the next pair's key length in the blob */
+  int32_t remaining; /**< pairs not yet returned */
 } QvArrowMetadataIter;
 /** Starts iterating a metadata blob (NULL: no pairs). */
 QV_API void qv_arrow_metadata_iter_init(QvArrowMetadataIter *it, const char *metadata);
@@ -157,22 +157,23 @@ QV_API bool qv_arrow_metadata_get(const char *metadata, const char *key, const c
 
 /* ---- physical layouts (Columnar.rst), for code that walks buffers */
 
+/** A physical buffer layout, shared by several logical types. */
 typedef enum QvLayout {
-  QV_LAYOUT_NULL,
-  QV_LAYOUT_BOOL,
+  QV_LAYOUT_NULL,        /**< no buffers (null type) */
+  QV_LAYOUT_BOOL,        /**< validity + one bit per value */
   QV_LAYOUT_FIXED,       /**< byte_width bytes per value */
   QV_LAYOUT_BINARY,      /**< int32 offsets + data */
-  QV_LAYOUT_LARGE_BINARY,
-  QV_LAYOUT_VIEW,
+  QV_LAYOUT_LARGE_BINARY, /**< int64 offsets + data */
+  QV_LAYOUT_VIEW,        /**< 16-byte views + variadic data buffers (binary and string views) */
   QV_LAYOUT_LIST,        /**< int32 offsets + child (list, map) */
-  QV_LAYOUT_LARGE_LIST,
-  QV_LAYOUT_LIST_VIEW,
-  QV_LAYOUT_LARGE_LIST_VIEW,
-  QV_LAYOUT_FIXED_LIST,
-  QV_LAYOUT_STRUCT,
-  QV_LAYOUT_SPARSE_UNION,
-  QV_LAYOUT_DENSE_UNION,
-  QV_LAYOUT_REE
+  QV_LAYOUT_LARGE_LIST,  /**< int64 offsets + child */
+  QV_LAYOUT_LIST_VIEW,   /**< int32 offsets + int32 sizes + child */
+  QV_LAYOUT_LARGE_LIST_VIEW, /**< int64 offsets + int64 sizes + child */
+  QV_LAYOUT_FIXED_LIST,  /**< validity + child (fixed_size values per list) */
+  QV_LAYOUT_STRUCT,      /**< validity + one child per member */
+  QV_LAYOUT_SPARSE_UNION, /**< int8 type codes + children as long as the union */
+  QV_LAYOUT_DENSE_UNION, /**< int8 type codes + int32 offsets into the children */
+  QV_LAYOUT_REE          /**< no buffers: run ends child + values child */
 } QvLayout;
 
 /** The layout of a storage type (QvArrowSchemaView.storage_type). */
@@ -188,8 +189,9 @@ QV_API int qv_layout_offset_width(QvLayout layout);
 
 /* ---- views and validation */
 
+/** How much qv_array_view_set_array and the validators check. */
 typedef enum QvValidateLevel {
-  QV_VALIDATE_NONE = 0,
+  QV_VALIDATE_NONE = 0, /**< nothing beyond what qv_array_view_set_array always checks (counts, required pointers) */
   /** O(number of buffers): every buffer large enough for offset + length,
    * child lengths, first/last offsets and run ends inside their targets. */
   QV_VALIDATE_CHEAP = 1,
@@ -205,20 +207,20 @@ typedef enum QvValidateLevel {
  *   slot 2: binary data / list-view sizes / dense-union offsets
  * sizes are in bytes, counted from the buffer's start (physical index 0). */
 typedef struct QvArrayView {
-  QvArrowSchemaView type;
+  QvArrowSchemaView type;         /**< the parsed schema node */
   const struct ArrowArray *array; /**< set by qv_array_view_set_array */
-  int64_t offset;
-  int64_t length;
+  int64_t offset;     /**< the array's offset: logical index 0 is physical index `offset` */
+  int64_t length;     /**< the array's length in logical elements */
   int64_t null_count; /**< -1: unknown */
-  const uint8_t *buffer[3];
-  int64_t buffer_size[3];
+  const uint8_t *buffer[3];  /**< the buffer of each slot (see above); NULL when absent */
+  int64_t buffer_size[3];    /**< bytes of each buffer, derived from offset + length */
   /** binary/utf8 views: the variadic data buffers and their sizes */
   int64_t n_variadic;
-  const uint8_t **variadic;
-  int64_t *variadic_size;
-  int64_t variadic_capacity;
-  int64_t n_children;
-  struct QvArrayView *children;
+  const uint8_t **variadic;  /**< the variadic data buffers (n_variadic entries) */
+  int64_t *variadic_size;    /**< bytes of each variadic buffer */
+  int64_t variadic_capacity; /**< entries allocated in `variadic` and variadic_size */
+  int64_t n_children;           /**< entries of `children` */
+  struct QvArrayView *children; /**< the child views, as the schema's children */
   struct QvArrayView *dictionary; /**< dictionary-encoded arrays: the values */
 } QvArrayView;
 
@@ -268,9 +270,10 @@ QV_API int64_t qv_array_view_get_int(const QvArrayView *view, int64_t i);
 QV_API uint64_t qv_array_view_get_uint(const QvArrayView *view, int64_t i);
 /** floating point (float16 converted) and integers */
 QV_API double qv_array_view_get_double(const QvArrayView *view, int64_t i);
+/** A byte range inside an array's buffers (not NUL-terminated). */
 typedef struct QvBytes {
-  const uint8_t *data;
-  int64_t size;
+  const uint8_t *data; /**< the first byte; may be NULL when size is 0 */
+  int64_t size;        /**< bytes */
 } QvBytes;
 /** binary/utf8 (all flavours), fixed-size binary, and the raw little-endian
  * bytes of decimals and intervals */

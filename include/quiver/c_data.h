@@ -30,21 +30,27 @@ extern "C" {
 #endif
 
 #ifndef ARROW_C_DATA_INTERFACE
+/** Defined with the C Data Interface's structs, so another copy of them
+ * (nanoarrow's, Arrow C++'s) is not defined twice. */
 #define ARROW_C_DATA_INTERFACE
 
+/** ArrowSchema::flags: a dictionary's order is meaningful. */
 #define ARROW_FLAG_DICTIONARY_ORDERED 1
+/** ArrowSchema::flags: the field may hold nulls. */
 #define ARROW_FLAG_NULLABLE 2
+/** ArrowSchema::flags: each map's keys are sorted (map types only). */
 #define ARROW_FLAG_MAP_KEYS_SORTED 4
 
+/** The type of an array, one node per field (the C Data Interface). */
 struct ArrowSchema {
-  /** Array type description */
+  /** Array type description: the format string ("i", "tsu:UTC", "+l", ...) */
   const char* format;
-  const char* name;
-  const char* metadata;
-  int64_t flags;
-  int64_t n_children;
-  struct ArrowSchema** children;
-  struct ArrowSchema* dictionary;
+  const char* name;        /**< the field's name, UTF-8, NUL-terminated; may be NULL */
+  const char* metadata;    /**< NULL, or a blob: int32 count, then int32 length + bytes per key and value */
+  int64_t flags;           /**< ARROW_FLAG_* bits */
+  int64_t n_children;      /**< entries of `children` */
+  struct ArrowSchema** children;  /**< the child types of a nested type */
+  struct ArrowSchema* dictionary; /**< the values' type of a dictionary-encoded field, else NULL */
 
   /** Release callback */
   void (*release)(struct ArrowSchema*);
@@ -52,16 +58,17 @@ struct ArrowSchema {
   void* private_data;
 };
 
+/** The data of an array, shaped like its ArrowSchema (the C Data Interface). */
 struct ArrowArray {
-  /** Array data description */
+  /** Array data description: the number of logical elements */
   int64_t length;
-  int64_t null_count;
-  int64_t offset;
-  int64_t n_buffers;
-  int64_t n_children;
-  const void** buffers;
-  struct ArrowArray** children;
-  struct ArrowArray* dictionary;
+  int64_t null_count;  /**< number of nulls; -1 when not computed */
+  int64_t offset;      /**< logical index 0 is physical index `offset` of the buffers */
+  int64_t n_buffers;   /**< entries of `buffers`, fixed by the layout */
+  int64_t n_children;  /**< entries of `children` */
+  const void** buffers; /**< the buffers (validity first when the layout has one; NULL entries allowed) */
+  struct ArrowArray** children;  /**< the child arrays */
+  struct ArrowArray* dictionary; /**< the values of a dictionary-encoded array, else NULL */
 
   /** Release callback */
   void (*release)(struct ArrowArray*);
@@ -72,12 +79,17 @@ struct ArrowArray {
 #endif /**< ARROW_C_DATA_INTERFACE */
 
 #ifndef ARROW_C_STREAM_INTERFACE
+/** Defined with ArrowArrayStream, so another copy is not defined twice. */
 #define ARROW_C_STREAM_INTERFACE
 
+/** A stream of arrays of one schema (the C Stream Interface). */
 struct ArrowArrayStream {
   /** Callbacks providing stream functionality */
   int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
+  /** The next array into `out`, a released one (release NULL) at the end;
+   * 0 or an errno code. */
   int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
+  /** The message of the last error, valid until the next call; or NULL. */
   const char* (*get_last_error)(struct ArrowArrayStream*);
 
   /** Release callback */

@@ -37,6 +37,7 @@ extern "C" {
 #endif
 
 #ifndef ARROW_C_DEVICE_DATA_INTERFACE
+/** Defined with the device structs, so another copy of them is not defined twice. */
 #define ARROW_C_DEVICE_DATA_INTERFACE
 
 /** Device type of the memory an array's buffers point into (the values of
@@ -76,6 +77,7 @@ struct ArrowDeviceArray {
 #endif /* ARROW_C_DEVICE_DATA_INTERFACE */
 
 #ifndef ARROW_C_DEVICE_STREAM_INTERFACE
+/** Defined with ArrowDeviceArrayStream, so another copy is not defined twice. */
 #define ARROW_C_DEVICE_STREAM_INTERFACE
 
 /** A stream of ArrowDeviceArrays, all of one device type. */

@@ -35,30 +35,30 @@ extern "C" {
  * never NULL in a decoded message, also when size is 0). For encoding,
  * data may be NULL when size is 0. */
 typedef struct QvFlightBytes {
-  uint8_t *data;
-  size_t size;
+  uint8_t *data; /**< malloc'd (qv_flight_bytes_reset frees it) */
+  size_t size;   /**< bytes, without the NUL a decoded message adds */
 } QvFlightBytes;
 
 /** FlightDescriptor.DescriptorType. */
 typedef enum QvFlightDescriptorType {
-  QV_FLIGHT_DESCRIPTOR_UNKNOWN = 0,
-  QV_FLIGHT_DESCRIPTOR_PATH = 1,
-  QV_FLIGHT_DESCRIPTOR_CMD = 2
+  QV_FLIGHT_DESCRIPTOR_UNKNOWN = 0, /**< not set (protobuf's default) */
+  QV_FLIGHT_DESCRIPTOR_PATH = 1, /**< names a dataset by path segments (`path`) */
+  QV_FLIGHT_DESCRIPTOR_CMD = 2 /**< an opaque command for the service (`cmd`) */
 } QvFlightDescriptorType;
 
 /** FlightDescriptor: a path (segments) or an opaque command. */
 typedef struct QvFlightDescriptor {
-  QvFlightDescriptorType type;
-  QvFlightBytes cmd;
+  QvFlightDescriptorType type; /**< which of `cmd` and `path` applies */
+  QvFlightBytes cmd;           /**< CMD: the command's bytes */
   char **path; /**< n_path NUL-terminated UTF-8 segments */
-  size_t n_path;
+  size_t n_path;               /**< entries of `path` */
 } QvFlightDescriptor;
 
 /** google.protobuf.Timestamp, with whether it was present. */
 typedef struct QvFlightTimestamp {
-  bool present;
-  int64_t seconds;
-  int32_t nanos;
+  bool present;    /**< the message carried the field; else the others are 0 */
+  int64_t seconds; /**< seconds since 1970-01-01T00:00:00Z */
+  int32_t nanos;   /**< nanoseconds after `seconds`, 0..999,999,999 */
 } QvFlightTimestamp;
 
 /** FlightEndpoint: a ticket and where it can be redeemed (no locations:
@@ -66,54 +66,54 @@ typedef struct QvFlightTimestamp {
 typedef struct QvFlightEndpoint {
   QvFlightBytes ticket; /**< Ticket.ticket */
   char **locations;     /**< Location.uri values */
-  size_t n_locations;
-  QvFlightTimestamp expiration_time;
-  QvFlightBytes app_metadata;
+  size_t n_locations;   /**< entries of `locations` */
+  QvFlightTimestamp expiration_time; /**< when the ticket expires, if the service says (`present`) */
+  QvFlightBytes app_metadata;        /**< opaque application bytes */
 } QvFlightEndpoint;
 
 /** FlightInfo. `schema` holds an encapsulated IPC Schema message (with or
  * without the continuation marker); total_records and total_bytes are -1
  * when unknown. */
 typedef struct QvFlightInfo {
-  QvFlightBytes schema;
-  bool has_descriptor;
-  QvFlightDescriptor descriptor;
-  QvFlightEndpoint *endpoints;
-  size_t n_endpoints;
-  int64_t total_records;
-  int64_t total_bytes;
-  bool ordered;
-  QvFlightBytes app_metadata;
+  QvFlightBytes schema;          /**< the encapsulated IPC Schema message (see above) */
+  bool has_descriptor;           /**< the descriptor field is present */
+  QvFlightDescriptor descriptor; /**< the flight this describes */
+  QvFlightEndpoint *endpoints;   /**< where the data can be fetched, in its order */
+  size_t n_endpoints;            /**< entries of `endpoints` */
+  int64_t total_records;         /**< rows in all endpoints; -1: unknown */
+  int64_t total_bytes;           /**< bytes of all endpoints' data; -1: unknown */
+  bool ordered;                  /**< the endpoints' data must be read in order */
+  QvFlightBytes app_metadata;    /**< opaque application bytes */
 } QvFlightInfo;
 
 /** PollInfo: the FlightInfo so far, the descriptor to poll next (absent:
  * the query is complete), progress 0..1 when known. */
 typedef struct QvFlightPollInfo {
-  bool has_info;
-  QvFlightInfo info;
-  bool has_descriptor;
-  QvFlightDescriptor descriptor;
-  bool has_progress;
-  double progress;
-  QvFlightTimestamp expiration_time;
+  bool has_info;                 /**< `info` is present */
+  QvFlightInfo info;             /**< the FlightInfo of the query so far */
+  bool has_descriptor;           /**< the query is not complete: poll `descriptor` again */
+  QvFlightDescriptor descriptor; /**< what to poll next */
+  bool has_progress;             /**< `progress` is present */
+  double progress;               /**< completed fraction, 0..1 */
+  QvFlightTimestamp expiration_time; /**< after it the server may refuse `descriptor`, if the service says */
 } QvFlightPollInfo;
 
 /** ActionType: an action's name and what it does. */
 typedef struct QvFlightActionType {
-  char *type;
-  char *description;
+  char *type;        /**< the action's name, NUL-terminated */
+  char *description; /**< what it does, NUL-terminated */
 } QvFlightActionType;
 
 /** Action: a type name and an opaque body. */
 typedef struct QvFlightAction {
-  char *type;
-  QvFlightBytes body;
+  char *type;         /**< the action's name, NUL-terminated */
+  QvFlightBytes body; /**< the action's argument, opaque */
 } QvFlightAction;
 
 /** HandshakeRequest and HandshakeResponse (same fields). */
 typedef struct QvFlightHandshake {
-  uint64_t protocol_version;
-  QvFlightBytes payload;
+  uint64_t protocol_version; /**< the application's protocol version (opaque to quiver) */
+  QvFlightBytes payload;     /**< opaque credentials or answer */
 } QvFlightHandshake;
 
 /** Frees what a decoded message owns and zeroes it (NULL is a no-op). */
@@ -146,8 +146,8 @@ QV_API char *qv_flight_descriptor_path_string(const QvFlightDescriptor *d);
 
 /** A call header: name (lower case) and value. */
 typedef struct QvFlightHeader {
-  const char *name;
-  const char *value;
+  const char *name;  /**< NUL-terminated, lower case ("x-request-id") */
+  const char *value; /**< NUL-terminated */
 } QvFlightHeader;
 
 /** Client options: NULL or a zeroed struct means every default. */
@@ -158,7 +158,7 @@ typedef struct QvFlightClientOptions {
                                   NULL: the location's host */
   const char *token;           /**< sent as "authorization: Bearer TOKEN"; NULL: none */
   const QvFlightHeader *headers; /**< sent with every call */
-  size_t n_headers;
+  size_t n_headers;            /**< entries of `headers` */
   int64_t timeout_ms;          /**< deadline of each call; 0: none */
   size_t max_receive_size;     /**< 0: QV_FLIGHT_DEFAULT_MAX_RECEIVE */
   int64_t connect_timeout_ms;  /**< 0: 30 s */
@@ -283,23 +283,23 @@ QV_API void qv_flight_action_type_list_free(QvFlightActionType *list, size_t n);
 
 /** gRPC status codes a server handler can end a call with. */
 typedef enum QvFlightCode {
-  QV_FLIGHT_OK = 0,
-  QV_FLIGHT_CANCELLED = 1,
-  QV_FLIGHT_UNKNOWN = 2,
-  QV_FLIGHT_INVALID_ARGUMENT = 3,
-  QV_FLIGHT_DEADLINE_EXCEEDED = 4,
-  QV_FLIGHT_NOT_FOUND = 5,
-  QV_FLIGHT_ALREADY_EXISTS = 6,
-  QV_FLIGHT_PERMISSION_DENIED = 7,
-  QV_FLIGHT_RESOURCE_EXHAUSTED = 8,
-  QV_FLIGHT_FAILED_PRECONDITION = 9,
-  QV_FLIGHT_ABORTED = 10,
-  QV_FLIGHT_OUT_OF_RANGE = 11,
-  QV_FLIGHT_UNIMPLEMENTED = 12,
-  QV_FLIGHT_INTERNAL = 13,
-  QV_FLIGHT_UNAVAILABLE = 14,
-  QV_FLIGHT_DATA_LOSS = 15,
-  QV_FLIGHT_UNAUTHENTICATED = 16
+  QV_FLIGHT_OK = 0, /**< success */
+  QV_FLIGHT_CANCELLED = 1, /**< the call was cancelled (by the caller) */
+  QV_FLIGHT_UNKNOWN = 2, /**< an error of no other code */
+  QV_FLIGHT_INVALID_ARGUMENT = 3, /**< the request is invalid whatever the server's state */
+  QV_FLIGHT_DEADLINE_EXCEEDED = 4, /**< the deadline passed before the call completed */
+  QV_FLIGHT_NOT_FOUND = 5, /**< the requested entity (a flight, a path) does not exist */
+  QV_FLIGHT_ALREADY_EXISTS = 6, /**< the entity to create exists already */
+  QV_FLIGHT_PERMISSION_DENIED = 7, /**< the caller, authenticated, may not do this */
+  QV_FLIGHT_RESOURCE_EXHAUSTED = 8, /**< a quota or limit (memory, message size) was exceeded */
+  QV_FLIGHT_FAILED_PRECONDITION = 9, /**< the server is not in the state the call needs */
+  QV_FLIGHT_ABORTED = 10, /**< aborted by a concurrency conflict */
+  QV_FLIGHT_OUT_OF_RANGE = 11, /**< past the valid range (a position after the end) */
+  QV_FLIGHT_UNIMPLEMENTED = 12, /**< the method is not served (a NULL handler) */
+  QV_FLIGHT_INTERNAL = 13, /**< an invariant of the server broke */
+  QV_FLIGHT_UNAVAILABLE = 14, /**< the service is unavailable for now; retrying may help */
+  QV_FLIGHT_DATA_LOSS = 15, /**< unrecoverable data loss or corruption */
+  QV_FLIGHT_UNAUTHENTICATED = 16 /**< no valid credentials (token) came with the call */
 } QvFlightCode;
 
 /** One call a handler serves. */
@@ -312,17 +312,21 @@ typedef struct QvFlightCall QvFlightCall;
  * (QV_EINVAL INVALID_ARGUMENT, QV_ENOTSUP UNIMPLEMENTED, QV_ELIMIT
  * RESOURCE_EXHAUSTED, QV_EARG INVALID_ARGUMENT, others INTERNAL). */
 typedef struct QvFlightHandlers {
-  void *ctx;
+  void *ctx; /**< passed to every handler as its first argument */
   /** called with ctx when the server is freed, or when qv_flight_server_new
    * fails (NULL: none) */
   void (*release)(void *ctx);
   /** ListFlights: qv_flight_call_send_info for each */
   QvStatus (*list_flights)(void *ctx, QvFlightCall *call, const uint8_t *criteria, size_t size,
                            QvError *error);
+  /** GetFlightInfo: fills the zeroed *out with malloc'd members; the server
+   * sends it and frees it with qv_flight_info_reset */
   QvStatus (*get_flight_info)(void *ctx, QvFlightCall *call, const QvFlightDescriptor *d,
                               QvFlightInfo *out, QvError *error);
+  /** PollFlightInfo: as get_flight_info (qv_flight_poll_info_reset frees *out) */
   QvStatus (*poll_flight_info)(void *ctx, QvFlightCall *call, const QvFlightDescriptor *d,
                                QvFlightPollInfo *out, QvError *error);
+  /** GetSchema: initializes *out; the server encodes it, then releases it */
   QvStatus (*get_schema)(void *ctx, QvFlightCall *call, const QvFlightDescriptor *d,
                          struct ArrowSchema *out, QvError *error);
   /** DoGet: *out is written to the client (then released by the server) */
@@ -347,7 +351,7 @@ typedef struct QvFlightHandlers {
 typedef struct QvFlightServerOptions {
   size_t struct_size;        /**< 0 or sizeof(QvFlightServerOptions) */
   const char *tls_cert_file; /**< both set: TLS (PEM certificate chain and key) */
-  const char *tls_key_file;
+  const char *tls_key_file;  /**< the private key (PEM) of tls_cert_file */
   /** Every call but Handshake needs "authorization: Bearer TOKEN"
    * (UNAUTHENTICATED otherwise); NULL: no authentication. */
   const char *token;
@@ -355,10 +359,11 @@ typedef struct QvFlightServerOptions {
    * the token is the credential, as the BasicAuth password or the bearer
    * token; no token: every Handshake succeeds). */
   const char *user;
-  const char *password;
+  const char *password; /**< the basic credentials' password (see `user`) */
   size_t max_receive_size; /**< 0: QV_FLIGHT_DEFAULT_MAX_RECEIVE */
 } QvFlightServerOptions;
 
+/** An opaque running server (qv_flight_server_new, qv_flight_server_free). */
 typedef struct QvFlightServer QvFlightServer;
 
 /** Listens on host:port (port 0: a free one; host NULL: 127.0.0.1). The
