@@ -52,17 +52,18 @@ extern "C" {
 typedef struct QvJsonData {
   const struct ArrowSchema *schema;         /**< struct "+s": the fields */
   const struct ArrowArray *const *batches;  /**< struct arrays of the schema's type */
-  int64_t n_batches;
+  int64_t n_batches;                        /**< entries of `batches` */
   /** The dictionary id of every dictionary-encoded schema node, in pre-order:
    * a node, then (when it is dictionary-encoded) its dictionary's value type,
    * then its children. Several nodes may share an id: they then share one
    * dictionary. NULL: the ids 0, 1, 2, ... in that order (none shared). */
   const int64_t *dictionary_ids;
-  int64_t n_dictionary_ids;
+  int64_t n_dictionary_ids; /**< entries of `dictionary_ids` */
 } QvJsonData;
 
+/** Options of qv_json_read; NULL or a zeroed struct means every default. */
 typedef struct QvJsonReadOptions {
-  size_t struct_size;
+  size_t struct_size; /**< 0 or sizeof(QvJsonReadOptions) (quiver/common.h) */
   /** Largest JSON text accepted, after gzip decompression; 0 = 2 GiB. */
   int64_t max_size;
   /** A signed 64-bit value (int64, date64, time64, timestamp, duration)
@@ -72,7 +73,7 @@ typedef struct QvJsonReadOptions {
    * arrow-js's JSON writer spells negative values (-1 as
    * "18446744073709551615"). */
   bool accept_unsigned_spelling;
-  /* A quirk for old gold files: decimals beyond their precision are read
+  /** A quirk for old gold files: decimals beyond their precision are read
    * (refused by default, as by Arrow C++'s ValidateFull). */
   bool accept_decimal_overflow;
 } QvJsonReadOptions;
@@ -101,8 +102,9 @@ QV_API QvStatus qv_json_file_dictionary(const QvJsonFile *file, int64_t i, int64
                                         const struct ArrowArray **values,
                                         const struct ArrowSchema **value_type, QvError *error);
 
+/** Options of qv_json_write; NULL or a zeroed struct means every default. */
 typedef struct QvJsonWriteOptions {
-  size_t struct_size;
+  size_t struct_size; /**< 0 or sizeof(QvJsonWriteOptions) (quiver/common.h) */
   /** Spaces per nesting level; 0 = 2; negative: everything on one line. */
   int32_t indent;
   /** The most bytes the text may take; 0 = QV_DEFAULT_MAX_OUTPUT_SIZE
@@ -124,8 +126,9 @@ typedef struct QvJsonWriteOptions {
 QV_API QvStatus qv_json_write(const QvJsonData *data, QvSink *sink,
                               const QvJsonWriteOptions *options, QvError *error);
 
+/** Options of qv_json_compare; NULL or a zeroed struct means every default. */
 typedef struct QvJsonCompareOptions {
-  size_t struct_size;
+  size_t struct_size; /**< 0 or sizeof(QvJsonCompareOptions) (quiver/common.h) */
   /** Absolute tolerance of floating-point values; 0 = 1e-5 (Arrow C++'s
    * default); negative: exact comparison. */
   double float_tolerance;

@@ -71,7 +71,7 @@ typedef struct QvMigrateOptions {
    * calling thread). */
   int threads;
   QvMigrateNoticeFn notice; /**< NULL: notices are dropped */
-  void *notice_ctx;
+  void *notice_ctx;         /**< passed to `notice` as its first argument */
   const QvIpcReaderOptions *ipc; /**< the message reader's limits; NULL: defaults */
 } QvMigrateOptions;
 

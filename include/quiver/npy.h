@@ -39,14 +39,16 @@ extern "C" {
  * headers above 10000 bytes by default). */
 #define QV_NPY_MAX_HEADER_SIZE 65536
 
+/** A parsed .npy preamble and header (qv_npy_parse_header). */
 typedef struct QvNpyHeader {
-  int major, minor;       /**< format version */
+  int major;              /**< format version: 1, 2 or 3 */
+  int minor;              /**< format version: the minor number, 0 */
   char descr[8];          /**< the dtype string, e.g. "<f8" */
-  QvArrowType type;
+  QvArrowType type;       /**< the numeric type `descr` names */
   bool big_endian;        /**< the data's byte order */
-  bool fortran_order;
-  int32_t ndim;
-  int64_t shape[QV_TENSOR_MAX_NDIM];
+  bool fortran_order;     /**< the data is column-major (first index fastest) */
+  int32_t ndim;           /**< entries of `shape` used, 0..QV_TENSOR_MAX_NDIM */
+  int64_t shape[QV_TENSOR_MAX_NDIM]; /**< elements along each dimension */
   size_t data_offset;     /**< from the start of the file: preamble + header */
   int64_t data_size;      /**< bytes the shape needs */
 } QvNpyHeader;

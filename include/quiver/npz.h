@@ -60,7 +60,7 @@ extern "C" {
 /** What qv_npz_read changed to make the input valid. struct_size: 0 or
  * sizeof; the reader sets it to sizeof and every other field. */
 typedef struct QvNpzReadInfo {
-  size_t struct_size;
+  size_t struct_size;        /**< 0 or sizeof(QvNpzReadInfo); set to sizeof by the reader */
   bool sorted;               /**< a CSR row's (CSC column's) indices were out of order
                                 or repeated: sorted, as SciPy's sum_duplicates does */
   int64_t duplicates_summed; /**< entries merged into an earlier one with the same index */

@@ -45,6 +45,8 @@ extern "C" {
 
 /* ---- reading */
 
+/** Default bound of one message body's decompressed bytes (2 GiB):
+ * QvRbReadOptions::max_decompressed_size 0. */
 #define QV_RB_DEFAULT_MAX_DECOMPRESSED ((int64_t)2 << 30)
 
 /** Options: NULL or a zeroed struct means every default. */
@@ -84,7 +86,7 @@ typedef struct QvRbReadOptions {
    * batches reuse them: no fresh pages to fault in and zero per batch. It
    * keeps at most twice the largest batch's such bytes, until it is freed. */
   int threads;
-  /* A quirk for old files: full validation does not check decimals against
+  /** A quirk for old files: full validation does not check decimals against
    * their precision (QV_VALIDATE_DECIMALS_UNBOUNDED). */
   bool accept_decimal_overflow;
 } QvRbReadOptions;
@@ -181,7 +183,7 @@ typedef struct QvRbWriteOptions {
    * their value types must agree. NULL: 0, 1, 2, ... in that order, except
    * that qv_rb_write_all takes the ids of a quiver reader's stream. */
   const int64_t *dictionary_ids;
-  int64_t n_dictionary_ids;
+  int64_t n_dictionary_ids; /**< entries of `dictionary_ids` */
   /** Byte order of the bodies (Schema.endianness): QV_ENDIAN_NATIVE (0,
    * the host's), QV_ENDIAN_LITTLE or QV_ENDIAN_BIG; a foreign order
    * costs one copying pass over the multi-byte buffers. */
@@ -202,6 +204,7 @@ typedef struct QvRbWriteOptions {
   int threads;
 } QvRbWriteOptions;
 
+/** An opaque record batch writer (qv_rb_writer_new, qv_rb_writer_free). */
 typedef struct QvRbWriter QvRbWriter;
 
 /** `schema` is a struct ("+s") whose children are the columns; its metadata
