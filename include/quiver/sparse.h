@@ -39,21 +39,23 @@
 extern "C" {
 #endif
 
+/** A sparse tensor in memory: a view of COO, CSR, CSC or CSF buffers
+ * (made by qv_sparse_init, the readers and the conversions). */
 typedef struct QvSparseTensor {
-  QvSparseFormat format;
-  QvArrowType value_type;
+  QvSparseFormat format;   /**< which index members below apply */
+  QvArrowType value_type;  /**< the numeric type of `values` */
   QvArrowType index_type;  /**< COO coordinates; CSX/CSF indices */
   QvArrowType indptr_type; /**< CSX/CSF indptr (unused for COO) */
-  int32_t ndim;
-  const int64_t *shape;
+  int32_t ndim;            /**< entries of `shape`, 1..QV_TENSOR_MAX_NDIM (CSR/CSC: 2) */
+  const int64_t *shape;    /**< the dense shape, outermost first */
   const char *const *dim_names; /**< NULL or ndim names */
-  int64_t nnz;
+  int64_t nnz;             /**< number of stored values (explicit zeros count) */
   const uint8_t *values;        /**< nnz contiguous values */
 
   /** COO */
   const uint8_t *coords;        /**< element (i, d) at coords + i*coords_strides[0] + d*coords_strides[1] */
   int64_t coords_strides[2];    /**< bytes; row-major is {ndim*isize, isize} */
-  bool is_canonical;
+  bool is_canonical;            /**< coordinates sorted lexicographically, without duplicates */
 
   /** CSR / CSC */
   const uint8_t *indptr;        /**< rows+1 (CSR) or cols+1 (CSC) entries */
@@ -93,32 +95,32 @@ QV_API QvStatus qv_sparse_validate(const QvSparseTensor *t, QvError *error);
 /** What qv_sparse_init builds a view from: the members every format has,
  * then the members of the format's index. */
 typedef struct QvSparseDesc {
-  QvSparseFormat format;
-  QvArrowType value_type;
+  QvSparseFormat format;        /**< which index members below apply */
+  QvArrowType value_type;       /**< the numeric type of `values` */
   QvArrowType index_type;       /**< COO coordinates; CSX/CSF indices */
   QvArrowType indptr_type;      /**< CSX/CSF indptr (unused for COO) */
   int32_t ndim;                 /**< CSR/CSC: 2 */
   const int64_t *shape;         /**< ndim entries */
   const char *const *dim_names; /**< NULL or ndim names */
-  int64_t nnz;
+  int64_t nnz;                  /**< number of stored values */
   const void *values;           /**< nnz contiguous values */
   QvOwner *owner;               /**< retained; NULL: the caller keeps the buffers alive */
 
-  /** COO */
+  /** COO: the nnz x ndim coordinate matrix of index_type */
   const void *coords;
   const int64_t *coords_strides; /**< 2 entries in bytes; NULL = row-major */
-  bool is_canonical;
+  bool is_canonical;            /**< the caller vouches: sorted and unique (validated) */
 
   /** CSR / CSC: indptr of rows+1 / cols+1 entries, indices of nnz */
   const void *indptr;
-  const void *indices;
+  const void *indices;          /**< CSR / CSC: nnz column (CSR) or row (CSC) indices */
 
   /** CSF: ndim levels in axis_order; indptr[l] for l < ndim - 1 */
   const int32_t *axis_order;
-  const void *const *csf_indptr;
-  const int64_t *csf_indptr_len;
-  const void *const *csf_indices;
-  const int64_t *csf_indices_len;
+  const void *const *csf_indptr;  /**< CSF: ndim - 1 buffers of indptr_type */
+  const int64_t *csf_indptr_len;  /**< CSF: entries of each indptr buffer */
+  const void *const *csf_indices; /**< CSF: ndim buffers of index_type, one per level */
+  const int64_t *csf_indices_len; /**< CSF: entries of each indices buffer; the last is nnz */
 } QvSparseDesc;
 
 /** Builds a view over caller memory, validated (qv_sparse_validate); shape,

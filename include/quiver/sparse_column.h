@@ -57,21 +57,24 @@
 extern "C" {
 #endif
 
+/** Extension name of a column whose rows are sparse tensors. */
 #define QV_SPARSE_TENSOR_EXTENSION "quiver.sparse_tensor"
+/** Extension name of a column whose rows are sparse vectors of one length. */
 #define QV_SPARSE_VECTOR_EXTENSION "quiver.sparse_vector"
 
+/** Which of quiver's sparse extension types a field is. */
 typedef enum QvSparseColumnKind {
-  QV_SPARSE_COLUMN_NONE = 0,
+  QV_SPARSE_COLUMN_NONE = 0, /**< no sparse column (in options: the default) */
   QV_SPARSE_COLUMN_TENSOR, /**< quiver.sparse_tensor */
   QV_SPARSE_COLUMN_VECTOR  /**< quiver.sparse_vector */
 } QvSparseColumnKind;
 
 /** The parsed extension type of a sparse column. */
 typedef struct QvSparseColumnType {
-  QvSparseColumnKind kind;
+  QvSparseColumnKind kind;  /**< tensor or vector; NONE for a field that is neither */
   /** tensor: the cells' format; vector: QV_SPARSE_CSR (the stacked matrix) */
   QvSparseFormat format;
-  QvArrowType value_type;
+  QvArrowType value_type;  /**< the numeric type of the stored values */
   QvArrowType index_type;  /**< COO coords, CSX/CSF indices; vector: index */
   /** CSX/CSF indptr (COO: equal to index_type); vector: int32 for List
    * storage, int64 for LargeList */
@@ -83,7 +86,7 @@ typedef struct QvSparseColumnType {
   /** NULL or n_dim_names names: a tensor's ndim dims; a vector column's 2
    * (its rows, then the vector dim: the names of the stacked matrix). */
   const char *const *dim_names;
-  int32_t n_dim_names;
+  int32_t n_dim_names;      /**< entries of `dim_names`; 0 when NULL */
   void *private_data; /**< names storage; owned */
 } QvSparseColumnType;
 
@@ -125,6 +128,7 @@ QV_API QvStatus qv_sparse_column_schema_init(struct ArrowSchema *out, const char
 
 /* ---- columns */
 
+/** Options of qv_sparse_column_init (none yet: pass NULL). */
 typedef struct QvSparseColumnOptions {
   size_t struct_size; /**< 0 or sizeof(QvSparseColumnOptions); no options yet */
 } QvSparseColumnOptions;
@@ -132,11 +136,11 @@ typedef struct QvSparseColumnOptions {
 /** A sparse column: its type and its storage array, kept alive by `owner`
  * (cell views retain it). */
 typedef struct QvSparseColumn {
-  QvSparseColumnType type;
-  int64_t length;
-  int64_t null_count;
-  QvOwner *owner;
-  void *private_data;
+  QvSparseColumnType type; /**< the parsed extension type */
+  int64_t length;          /**< rows */
+  int64_t null_count;      /**< null rows */
+  QvOwner *owner;          /**< owns the storage array; cell views retain it */
+  void *private_data;      /**< the storage array and its view; owned through `owner` */
 } QvSparseColumn;
 
 /** Takes a field and its array (moved: array->release is NULL afterwards,
@@ -171,6 +175,7 @@ QV_API QvStatus qv_sparse_column_cell(const QvSparseColumn *col, int64_t i, QvSp
  * outside the column). */
 QV_API int64_t qv_sparse_column_cell_nnz(const QvSparseColumn *col, int64_t i);
 
+/** Options of qv_sparse_vector_stack; NULL or a zeroed struct means every default. */
 typedef struct QvSparseStackOptions {
   size_t struct_size; /**< 0 or sizeof(QvSparseStackOptions) */
   /** Bytes the indptr copy of a sliced column may take (checked before it is
@@ -186,6 +191,7 @@ QV_API QvStatus qv_sparse_vector_stack(const QvSparseColumn *col,
                                        const QvSparseStackOptions *options, QvSparseTensor *out,
                                        QvError *error);
 
+/** Options of qv_sparse_vector_unstack; NULL or a zeroed struct means every default. */
 typedef struct QvSparseUnstackOptions {
   size_t struct_size; /**< 0 or sizeof(QvSparseUnstackOptions) */
   const char *name;   /**< field name; NULL: "sparse" */
@@ -203,6 +209,7 @@ QV_API QvStatus qv_sparse_vector_unstack(const QvSparseTensor *csr,
                                          struct ArrowSchema *schema, struct ArrowArray *array,
                                          QvError *error);
 
+/** Options of qv_sparse_column_build; NULL or a zeroed struct means every default. */
 typedef struct QvSparseBuildOptions {
   size_t struct_size;      /**< 0 or sizeof(QvSparseBuildOptions) */
   const char *name;        /**< field name; NULL: "sparse" */
@@ -212,11 +219,13 @@ typedef struct QvSparseBuildOptions {
   /** tensor: the column's dim names (NULL: the first non-null cell's); every
    * cell must have these names or none */
   const char *const *dim_names;
-  int32_t n_dim_names;
+  int32_t n_dim_names;     /**< entries of `dim_names` */
   /** tensor with no non-null cell: what the column holds */
   QvSparseFormat format;
-  QvArrowType value_type, index_type, indptr_type;
-  int32_t ndim;
+  QvArrowType value_type;  /**< tensor with no non-null cell: the value type */
+  QvArrowType index_type;  /**< tensor with no non-null cell: the index type */
+  QvArrowType indptr_type; /**< tensor with no non-null cell: the indptr type */
+  int32_t ndim;            /**< tensor with no non-null cell: dims of a cell */
   /** Bytes the copied buffers may take (checked before any is made);
    * 0: QV_DEFAULT_MAX_OUTPUT_SIZE. */
   int64_t max_output_size;

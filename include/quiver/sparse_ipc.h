@@ -59,6 +59,8 @@ typedef enum QvCsfLengths {
   QV_CSF_LENGTHS_BYTES = 1     /**< bytes, as Buffer is defined */
 } QvCsfLengths;
 
+/** Options of qv_sparse_write and qv_sparse_write_size; NULL or a zeroed
+ * struct means every default. */
 typedef struct QvSparseWriteOptions {
   size_t struct_size;       /**< 0 or sizeof(QvSparseWriteOptions) */
   QvCsfLengths csf_lengths; /**< 0 = QV_CSF_LENGTHS_ELEMENTS */
