@@ -31,9 +31,11 @@ extern "C" {
  * no limit; NumPy's is 64). */
 #define QV_TENSOR_MAX_NDIM 64
 
+/** A dense tensor in memory: a strided view of `data` (made by
+ * qv_tensor_init, the readers and the conversions). */
 typedef struct QvTensor {
-  QvArrowType type;
-  int32_t ndim;
+  QvArrowType type;             /**< the value type, a numeric QvArrowType */
+  int32_t ndim;                 /**< dimensions, 0..QV_TENSOR_MAX_NDIM (0: a scalar) */
   const int64_t *shape;         /**< ndim entries */
   const int64_t *strides;       /**< ndim entries, in bytes (always filled in) */
   const char *const *dim_names; /**< NULL, or ndim NUL-terminated names */
@@ -45,7 +47,7 @@ typedef struct QvTensor {
 
 /** What qv_tensor_init builds a view from. */
 typedef struct QvTensorDesc {
-  QvArrowType type;
+  QvArrowType type;             /**< the value type, a numeric QvArrowType */
   int64_t ndim;                 /**< int64 so decoded metadata needs no narrowing */
   const int64_t *shape;         /**< ndim entries (may be NULL when ndim is 0) */
   const int64_t *strides;       /**< bytes; NULL = row-major */
@@ -57,7 +59,7 @@ typedef struct QvTensorDesc {
    * whose arrays may not match ndim: 0 = the array (when not NULL) has ndim
    * entries; otherwise it must equal ndim (QV_EINVAL naming both). */
   int64_t n_strides;
-  int64_t n_dim_names;
+  int64_t n_dim_names;          /**< entries of `dim_names` (see n_strides) */
 } QvTensorDesc;
 
 /** Builds a view. Shape, strides and names are copied, so the arrays in the

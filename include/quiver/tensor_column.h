@@ -55,11 +55,14 @@
 extern "C" {
 #endif
 
+/** Extension name of Arrow's canonical fixed shape tensor type. */
 #define QV_FIXED_SHAPE_TENSOR "arrow.fixed_shape_tensor"
+/** Extension name of Arrow's canonical variable shape tensor type. */
 #define QV_VARIABLE_SHAPE_TENSOR "arrow.variable_shape_tensor"
 
+/** Which tensor column form a field is. */
 typedef enum QvTensorColumnKind {
-  QV_TENSOR_COLUMN_NONE = 0,
+  QV_TENSOR_COLUMN_NONE = 0,       /**< no tensor column */
   QV_TENSOR_COLUMN_FIXED_SHAPE,    /**< arrow.fixed_shape_tensor */
   QV_TENSOR_COLUMN_VARIABLE_SHAPE, /**< arrow.variable_shape_tensor */
   QV_TENSOR_COLUMN_CELL            /**< Binary/FixedSizeBinary cells, named by the caller */
@@ -67,15 +70,15 @@ typedef enum QvTensorColumnKind {
 
 /** The parsed extension type of a tensor column. */
 typedef struct QvTensorColumnType {
-  QvTensorColumnKind kind;
-  QvArrowType value_type;
+  QvTensorColumnKind kind;  /**< the form; NONE for a field that is no tensor column */
+  QvArrowType value_type;   /**< the numeric type of the cells' elements */
   int32_t ndim; /**< dims of one cell (physical = logical count) */
   /** Physical shape: every extent for fixed shape and cell tensors; for
    * variable shape, uniform_shape with -1 for a non-uniform (null) or
    * unspecified extent. */
   int64_t shape[QV_TENSOR_MAX_NDIM];
   bool has_uniform_shape;               /**< variable shape: uniform_shape given */
-  bool has_permutation;
+  bool has_permutation;                 /**< a permutation other than the identity was given */
   int32_t permutation[QV_TENSOR_MAX_NDIM]; /**< identity when absent */
   const char *const *dim_names;          /**< NULL or ndim names (physical order) */
   void *private_data;                    /**< names storage; owned */
@@ -124,6 +127,7 @@ QV_API QvStatus qv_tensor_column_schema_init(struct ArrowSchema *out, const char
 
 /* ---- columns */
 
+/** Options of qv_tensor_column_init; NULL or a zeroed struct means every default. */
 typedef struct QvTensorColumnOptions {
   size_t struct_size;         /**< 0 or sizeof(QvTensorColumnOptions) */
   const char *cell_extension; /**< the cell form's extension name; NULL: none */
@@ -132,11 +136,11 @@ typedef struct QvTensorColumnOptions {
 /** A tensor column: its type, and the storage array kept alive by `owner`
  * (cell views retain it). */
 typedef struct QvTensorColumn {
-  QvTensorColumnType type;
-  int64_t length;
-  int64_t null_count;
-  QvOwner *owner;
-  void *private_data;
+  QvTensorColumnType type; /**< the parsed extension type */
+  int64_t length;          /**< cells (rows) */
+  int64_t null_count;      /**< null cells */
+  QvOwner *owner;          /**< owns the storage array; cell views retain it */
+  void *private_data;      /**< the storage array and its view; owned through `owner` */
 } QvTensorColumn;
 
 /** Takes a field and its array (the array is moved: array->release is NULL
@@ -159,6 +163,7 @@ QV_API bool qv_tensor_column_is_null(const QvTensorColumn *col, int64_t i);
 QV_API QvStatus qv_tensor_column_cell(const QvTensorColumn *col, int64_t i, QvTensor *out,
                                       QvError *error);
 
+/** Options of qv_tensor_column_stack; NULL or a zeroed struct means every default. */
 typedef struct QvTensorStackOptions {
   size_t struct_size; /**< 0 or sizeof(QvTensorStackOptions) */
   bool null_fill;     /**< null cells become zeros (one copy) instead of an error */
@@ -192,6 +197,7 @@ QV_API QvStatus qv_tensor_column_stack(const QvTensorColumn *col,
                                        const QvTensorStackOptions *options, QvTensor *out,
                                        QvError *error);
 
+/** Options of qv_tensor_column_unstack; NULL or a zeroed struct means every default. */
 typedef struct QvTensorUnstackOptions {
   size_t struct_size; /**< 0 or sizeof(QvTensorUnstackOptions) */
   const char *name;   /**< field name; NULL: the tensor's leading dim name when it has

@@ -36,28 +36,37 @@ extern "C" {
 #endif
 
 #ifdef DLPACK_MAJOR_VERSION
+/** The versioned managed tensor of DLPack 1.0 and later (dlpack.h's own). */
 typedef DLManagedTensorVersioned QvDLManagedTensorVersioned;
+/** DLManagedTensorVersioned::flags: the consumer must not write the data. */
 #define QV_DLPACK_FLAG_READ_ONLY DLPACK_FLAG_BITMASK_READ_ONLY
+/** DLManagedTensorVersioned::flags: the data is a copy the consumer may keep. */
 #define QV_DLPACK_FLAG_IS_COPIED DLPACK_FLAG_BITMASK_IS_COPIED
 #else
 /** DLPack 1.0's DLPackVersion and DLManagedTensorVersioned, field for field. */
 typedef struct QvDLPackVersion {
-  uint32_t major;
-  uint32_t minor;
+  uint32_t major; /**< incompatible ABI changes; quiver's exports say 1 */
+  uint32_t minor; /**< compatible additions; quiver's exports say 0 */
 } QvDLPackVersion;
+/** A DLTensor with its owner, version and flags (DLPack 1.0's
+ * DLManagedTensorVersioned, for a dlpack.h older than 1.0). */
 typedef struct QvDLManagedTensorVersioned {
-  QvDLPackVersion version;
-  void *manager_ctx;
+  QvDLPackVersion version; /**< the DLPack version of this struct */
+  void *manager_ctx;       /**< the producer's context (quiver: what keeps the data alive) */
+  /** called once by the consumer when done; frees the struct and drops the data's reference */
   void (*deleter)(struct QvDLManagedTensorVersioned *self);
-  uint64_t flags;
-  DLTensor dl_tensor;
+  uint64_t flags;          /**< QV_DLPACK_FLAG_* bits */
+  DLTensor dl_tensor;      /**< the tensor: data, device, ndim, dtype, shape, strides (in elements) */
 } QvDLManagedTensorVersioned;
+/** QvDLManagedTensorVersioned::flags: the consumer must not write the data. */
 #define QV_DLPACK_FLAG_READ_ONLY ((uint64_t)1 << 0)
+/** QvDLManagedTensorVersioned::flags: the data is a copy the consumer may keep. */
 #define QV_DLPACK_FLAG_IS_COPIED ((uint64_t)1 << 1)
 #endif
 
 /** The DLPack version quiver's versioned exports carry. */
 #define QV_DLPACK_MAJOR 1
+/** The minor DLPack version quiver's versioned exports carry. */
 #define QV_DLPACK_MINOR 0
 
 /** What quiver checks when importing, beyond what the DLTensor says. */
