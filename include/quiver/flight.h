@@ -35,7 +35,7 @@ extern "C" {
  * never NULL in a decoded message, also when size is 0). For encoding,
  * data may be NULL when size is 0. */
 typedef struct QvFlightBytes {
-  uint8_t *data; /**< malloc'd (qv_flight_bytes_reset frees it) */
+  uint8_t *data; /**< malloc'd when decoded or handed to the server (qv_flight_bytes_reset frees it) */
   size_t size;   /**< bytes, without the NUL a decoded message adds */
 } QvFlightBytes;
 

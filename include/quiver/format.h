@@ -98,7 +98,7 @@ typedef enum QvUnionMode {
 /** Schema.features entries (int64 in the spec: the array stays int64_t). */
 enum {
   QV_FEATURE_UNUSED = 0, /**< the spec's placeholder for "no feature" */
-  QV_FEATURE_DICTIONARY_REPLACEMENT = 1, /**< a file may replace a dictionary (a non-delta batch for an id already seen) */
+  QV_FEATURE_DICTIONARY_REPLACEMENT = 1, /**< the stream may send a full dictionary again for an id already seen, replacing it */
   QV_FEATURE_COMPRESSED_BODY = 2 /**< record batch bodies may be compressed */
 };
 /** DictionaryKind: how a dictionary is stored. */
@@ -131,7 +131,7 @@ typedef struct QvIntType {
 typedef struct QvType {
   QvTypeId id; /**< which member of the union; selects the member of `u` that applies */
   /** The parameters of the type `id` names (none for Null, Binary, Utf8,
-   * Bool, List, Struct and the large and view variants). */
+   * Bool, List, Struct, RunEndEncoded and the large and view variants). */
   union {
     QvIntType int_; /**< Int */
     struct { QvPrecision precision; } floating_point; /**< FloatingPoint */
@@ -197,7 +197,7 @@ typedef struct QvBuffer {
 /** One array's counts in a record batch (Message.fbs FieldNode). */
 typedef struct QvFieldNode {
   int64_t length;     /**< number of values (slots) */
-  int64_t null_count; /**< number of null values, 0..length */
+  int64_t null_count; /**< number of null values, 0..length; -1: unknown (apache-arrow JS writes it) */
 } QvFieldNode;
 
 /** A RecordBatch header: the positions of the columns' buffers in the body. */

@@ -40,7 +40,7 @@ extern "C" {
 typedef DLManagedTensorVersioned QvDLManagedTensorVersioned;
 /** DLManagedTensorVersioned::flags: the consumer must not write the data. */
 #define QV_DLPACK_FLAG_READ_ONLY DLPACK_FLAG_BITMASK_READ_ONLY
-/** DLManagedTensorVersioned::flags: the data is a copy the consumer may keep. */
+/** DLManagedTensorVersioned::flags: the data is a copy made for the consumer alone. */
 #define QV_DLPACK_FLAG_IS_COPIED DLPACK_FLAG_BITMASK_IS_COPIED
 #else
 /** DLPack 1.0's DLPackVersion and DLManagedTensorVersioned, field for field. */
@@ -60,7 +60,7 @@ typedef struct QvDLManagedTensorVersioned {
 } QvDLManagedTensorVersioned;
 /** QvDLManagedTensorVersioned::flags: the consumer must not write the data. */
 #define QV_DLPACK_FLAG_READ_ONLY ((uint64_t)1 << 0)
-/** QvDLManagedTensorVersioned::flags: the data is a copy the consumer may keep. */
+/** QvDLManagedTensorVersioned::flags: the data is a copy made for the consumer alone. */
 #define QV_DLPACK_FLAG_IS_COPIED ((uint64_t)1 << 1)
 #endif
 
