@@ -44,6 +44,7 @@ typedef struct QvArrayPrivate {
   struct ArrowArray *dictionary_storage;
   QvOwner *owner; /* keeps the buffers alive; NULL for static memory */
   QvBuilder *builder; /* non-NULL while building */
+  bool buffer_ptrs_apart; /* buffer_ptrs was reallocated out of the node's block */
 } QvArrayPrivate;
 
 /* Allocates an ArrowArray node with quiver's release callback, n_buffers

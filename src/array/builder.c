@@ -799,9 +799,16 @@ static QvStatus finish_node(struct ArrowArray *a, QvError *error) {
   int64_t nb = a->n_buffers;
   if (b->layout == QV_LAYOUT_VIEW) {
     nb = 3 + b->n_variadic;
-    const void **ptrs = realloc(p->buffer_ptrs, (size_t)nb * sizeof *ptrs);
+    const void **ptrs;
+    if (p->buffer_ptrs_apart) {
+      ptrs = realloc(p->buffer_ptrs, (size_t)nb * sizeof *ptrs);
+    } else { /* the pointers in the node's block stay there, unused */
+      ptrs = malloc((size_t)nb * sizeof *ptrs);
+      if (ptrs) memcpy(ptrs, p->buffer_ptrs, (size_t)(a->n_buffers < nb ? a->n_buffers : nb) * sizeof *ptrs);
+    }
     if (ptrs == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
     p->buffer_ptrs = ptrs;
+    p->buffer_ptrs_apart = true;
     a->buffers = ptrs;
     a->n_buffers = nb;
     if (b->n_variadic > 0) {

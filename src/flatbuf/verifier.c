@@ -17,8 +17,49 @@ typedef struct Verifier {
   unsigned depth, max_depth;
   size_t objects, max_tables; /* tables + strings visited, per reference */
   QvError *error;
-  QvErrPath path; /* to the deepest table the default depth limit allows (64), whole */
+  /* The path to the current position ("Message.header(RecordBatch).nodes"),
+   * kept as frames and spelled out only when a check fails: printing it on
+   * every visit was a third of a cheap record batch read. Frames past
+   * PATH_FRAMES are counted, not kept (the text would be cut there anyway);
+   * the default depth limit (64 tables, up to 3 frames each) fits whole. */
+  size_t n_frames;
+  struct {
+    char kind; /* 'r' root, '.' field, '[' index, '(' union member */
+    const char *name;
+    size_t index;
+  } frames[3 * 64 + 1];
+  QvErrPath path; /* the text, made by path_text */
 } Verifier;
+
+enum { PATH_FRAMES = sizeof ((Verifier *)0)->frames / sizeof ((Verifier *)0)->frames[0] };
+
+/* Enters a frame; returns what path_pop goes back to. */
+static size_t path_push(Verifier *v, char kind, const char *name, size_t index) {
+  size_t old = v->n_frames;
+  if (old < PATH_FRAMES) {
+    v->frames[old].kind = kind;
+    v->frames[old].name = name;
+    v->frames[old].index = index;
+  }
+  v->n_frames = old + 1;
+  return old;
+}
+
+static void path_pop(Verifier *v, size_t old) { v->n_frames = old; }
+
+static const char *path_text(Verifier *v) {
+  qvi_errpath_clear(&v->path);
+  size_t n = v->n_frames < PATH_FRAMES ? v->n_frames : PATH_FRAMES;
+  for (size_t i = 0; i < n; i++) {
+    switch (v->frames[i].kind) {
+      case 'r': qvi_errpath_push(&v->path, "%s", v->frames[i].name); break;
+      case '.': qvi_errpath_push(&v->path, ".%s", v->frames[i].name); break;
+      case '[': qvi_errpath_push(&v->path, "[%zu]", v->frames[i].index); break;
+      default: qvi_errpath_push(&v->path, "(%s)", v->frames[i].name); break;
+    }
+  }
+  return v->path.text;
+}
 
 
 static bool in_bounds(const Verifier *v, size_t pos, size_t width) {
@@ -37,7 +78,7 @@ static QvStatus fail(Verifier *v, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return qv_error_set(v->error, QV_EINVAL, "%s: %s", v->path.text, msg);
+  return qv_error_set(v->error, QV_EINVAL, "%s: %s", path_text(v), msg);
 }
 
 /* Follows a uoffset at `pos` (which must be 4-aligned and inside). */
@@ -60,7 +101,7 @@ static QvStatus count_object(Verifier *v) {
     return qv_error_set(v->error, QV_ELIMIT,
                         "%s: more than %zu tables and strings in the buffer (shared "
                         "sub-objects count once per reference)",
-                        v->path.text, v->max_tables);
+                        path_text(v), v->max_tables);
   return QV_OK;
 }
 
@@ -196,9 +237,9 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     if (pos == 0) return fail(v, "union type %u is set but the %s value is missing", tag, u->name);
     size_t target = 0;
     if ((st = follow(v, pos, &target, "table"))) return st;
-    size_t old = qvi_errpath_push(&v->path, "(%s)", u->members[tag]->name);
+    size_t old = path_push(v, '(', u->members[tag]->name, 0);
     st = verify_table(v, target, u->members[tag]);
-    qvi_errpath_pop(&v->path, old);
+    path_pop(v, old);
     return st;
   }
 
@@ -227,7 +268,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
     case QV_FB_VEC_TABLE:
       if ((st = verify_vector_at(v, pos, 4, 4, &elems, &count))) return st;
       for (size_t i = 0; i < count; i++) {
-        size_t old = qvi_errpath_push(&v->path, "[%zu]", i);
+        size_t old = path_push(v, '[', NULL, i);
         if (f->kind == QV_FB_VEC_STRING) {
           st = verify_string_at(v, elems + 4 * i);
         } else {
@@ -235,7 +276,7 @@ static QvStatus verify_field(Verifier *v, size_t table, size_t vt, uint16_t vt_s
           st = follow(v, elems + 4 * i, &target, "table");
           if (!st) st = verify_table(v, target, f->table);
         }
-        qvi_errpath_pop(&v->path, old);
+        path_pop(v, old);
         if (st) return st;
       }
       return QV_OK;
@@ -249,7 +290,7 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
   if (st) return st;
   if (v->depth >= v->max_depth)
     return qv_error_set(v->error, QV_ELIMIT, "%s: tables nested deeper than %u",
-                        v->path.text, v->max_depth);
+                        path_text(v), v->max_depth);
   if (pos % 4 != 0) return fail(v, "table at %zu is not 4-byte aligned", pos);
   if (!in_bounds(v, pos, 4)) return fail(v, "table at %zu is outside the buffer", pos);
   int64_t vt = (int64_t)pos - (int64_t)qvi_le_i32(v->buf + pos);
@@ -273,9 +314,9 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
   v->depth++;
   for (unsigned i = 0; i < desc->n_fields && st == QV_OK; i++) {
     const QvFbFieldDesc *f = &desc->fields[i];
-    size_t old = qvi_errpath_push(&v->path, ".%s", f->name);
+    size_t old = path_push(v, '.', f->name, 0);
     st = verify_field(v, pos, (size_t)vt, vt_size, table_size, f);
-    qvi_errpath_pop(&v->path, old);
+    path_pop(v, old);
   }
   v->depth--;
   return st;
@@ -283,8 +324,10 @@ static QvStatus verify_table(Verifier *v, size_t pos, const QvFbTableDesc *desc)
 
 QvStatus qvi_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *root,
                       const QvFbVerifyOptions *options, QvError *error) {
-  Verifier v;
-  memset(&v, 0, sizeof v);
+  Verifier v; /* not zeroed whole: the frames above n_frames are never read */
+  v.n_frames = 0;
+  v.depth = 0;
+  v.objects = 0;
   v.buf = buf;
   v.size = size;
   v.error = error;
@@ -298,7 +341,7 @@ QvStatus qvi_fb_verify(const uint8_t *buf, size_t size, const QvFbTableDesc *roo
   if (size > QV_FB_MAX_SIZE)
     return qv_error_set(error, QV_ELIMIT, "%s: buffer of %zu bytes exceeds the 2 GiB limit",
                         root->name, size);
-  qvi_errpath_push(&v.path, "%s", root->name);
+  path_push(&v, 'r', root->name, 0);
   size_t target = 0;
   QvStatus st = follow(&v, 0, &target, "root");
   if (st) return st;

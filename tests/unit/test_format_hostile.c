@@ -194,6 +194,27 @@ static void test_unknown_type_tag(void **state) {
   expect_fail(message(&b, 4, 1, s, 0), QV_EINVAL, "Schema.fields[0].type", "NONE");
 }
 
+/* The field paths in messages are joined without printf (decode.c's join):
+ * indexes of one, two and three digits under a nested field come out whole. */
+static void test_field_paths_past_nine(void **state) {
+  (void)state;
+  for (size_t bad = 0; bad < 120; bad += 11) {
+    QvFbBuilder b;
+    qvi_fb_builder_init(&b);
+    QvFbRef kids[120];
+    QvFbRef ok_type = int_table(&b, 32, true), bad_type = int_table(&b, 7, true);
+    for (size_t i = 0; i <= bad; i++)
+      kids[i] = field_table(&b, "k", 2, i == bad ? bad_type : ok_type, 0, 0);
+    QvFbRef vec = qvi_fb_create_vector_refs(&b, kids, bad + 1);
+    QvFbRef st = empty_table(&b);
+    QvFbRef parent = field_table(&b, "p", 13 /* Struct_ */, st, 0, vec);
+    Built in = message(&b, 4, 1, schema_table(&b, OMIT, parent), 0);
+    char want[96];
+    snprintf(want, sizeof want, "Schema.fields[0].children[%zu].type: Int.bitWidth 7", bad);
+    expect_fail(in, QV_EINVAL, want);
+  }
+}
+
 static void test_bad_type_parameters(void **state) {
   (void)state;
   Sc int7[] = {{0, 4, 7}, {1, 1, 1}};
@@ -821,6 +842,7 @@ int main(void) {
       cmocka_unit_test(test_unknown_header_tag),
       cmocka_unit_test(test_header_none_or_missing),
       cmocka_unit_test(test_unknown_type_tag),
+      cmocka_unit_test(test_field_paths_past_nine),
       cmocka_unit_test(test_bad_type_parameters),
       cmocka_unit_test(test_bad_dictionary_encoding),
       cmocka_unit_test(test_bad_schema),
