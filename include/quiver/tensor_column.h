@@ -153,7 +153,9 @@ typedef struct QvTensorColumn {
 QV_API QvStatus qv_tensor_column_init(QvTensorColumn *out, const struct ArrowSchema *field,
                                       struct ArrowArray *array,
                                       const QvTensorColumnOptions *options, QvError *error);
-/** Frees what qv_tensor_column_init allocated (the array is the caller's). */
+/** Releases the column: its type, and its reference to the storage array
+ * qv_tensor_column_init took, which is released once no cell view holds it
+ * either. NULL is a no-op. */
 QV_API void qv_tensor_column_reset(QvTensorColumn *col);
 /** Whether cell i is null. */
 QV_API bool qv_tensor_column_is_null(const QvTensorColumn *col, int64_t i);
