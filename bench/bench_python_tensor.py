@@ -12,8 +12,10 @@ DLPack), each a ratio against a same-run reference:
    (durable) against tofile into a temporary + fsync + rename + fsync of the
    directory (the writer's durability); target: at most 1.2x each.
 3. table_to_tensor of 10^7 rows x 8 float64 columns, column-major and
-   row-major, against a memcpy of the 640 MB output (numpy.copyto of one
-   array into another; targets: at most 1.2x column-major, 2x row-major).
+   row-major, with the default threads (every CPU) and with threads=1,
+   against a memcpy of the 640 MB output (numpy.copyto of one pre-faulted
+   array into another; targets for the default: at most 1.2x column-major,
+   2x row-major).
 4. torch.from_dlpack of a quiver tensor of 1 GiB against one of 1 MiB
    (constant time; skipped without python3-torch).
 Times are the best of several runs (files in the page cache); needs about
@@ -249,11 +251,14 @@ def main():
         dst.fill(0.0)
         t_memcpy = best(lambda: np.copyto(dst, src), 5)
         del src, dst
-        t_cm = best(lambda: quiver.table_to_tensor(table, row_major=False), 5)
-        t_rm = best(lambda: quiver.table_to_tensor(table), 5)
-        print("table_to_tensor 10^7 x 8 float64: column-major %.3f s (%.2fx memcpy, target <= 1.2)  "
-              "row-major %.3f s (%.2fx, target <= 2)   memcpy %.3f s" % (
-                  t_cm, t_cm / t_memcpy, t_rm, t_rm / t_memcpy, t_memcpy))
+        # the default (threads=None: every CPU, the targets' case) and one thread
+        for label, threads in (("default threads=None (%d CPUs)" % quiver._table_threads(None),
+                                None), ("threads=1", 1)):
+            t_cm = best(lambda: quiver.table_to_tensor(table, row_major=False, threads=threads), 5)
+            t_rm = best(lambda: quiver.table_to_tensor(table, threads=threads), 5)
+            print("table_to_tensor 10^7 x 8 float64, %s: column-major %.3f s (%.2fx memcpy, "
+                  "target <= 1.2)  row-major %.3f s (%.2fx, target <= 2)   pre-faulted memcpy "
+                  "%.3f s" % (label, t_cm, t_cm / t_memcpy, t_rm, t_rm / t_memcpy, t_memcpy))
         os.unlink(table)
 
         # 4. torch.from_dlpack of a quiver tensor: 1 MiB against 1 GiB

@@ -582,9 +582,10 @@ def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, thr
     that is not an integer or float (strings, bools, dates, ...) is an
     :class:`InvalidError` naming it; float16 mixed with another type is
     :class:`NotSupportedError`. The array owns its memory and is writable.
-    ``threads``: threads of the copy (None: one, the library's default; at
-    most 256); an output of 4 MiB or more is split by ranges of rows, with
-    the same result for any count.
+    ``threads``: threads of the copy, at most 256 (None, the default: every
+    CPU this process may run on, as the CLI's ``--threads``; 1 or 0: the
+    calling thread alone); an output of 4 MiB or more is split by ranges of
+    rows, with the same result for any count.
     """
     stream = _arrow_stream_capsule(source)
     if stream is not None:
@@ -592,7 +593,16 @@ def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, thr
     elif type(source).__name__ != "PyCapsule":
         source = _source(source)
     return _quiver._table_to_tensor(source, columns, bool(row_major), bool(null_to_nan),
-                                    int(threads or 0))
+                                    _table_threads(threads))
+
+
+def _table_threads(threads):
+    """table_to_tensor's thread count: None is every CPU of the affinity
+    mask (the CLI's rule, capped at the library's 256); a number is kept
+    (the C half checks its range)."""
+    if threads is None:
+        return min(_quiver._cpu_count(), 256)
+    return int(threads)
 
 
 def _arrow_stream_capsule(obj):

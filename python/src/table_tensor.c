@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "quiver/c_data.h"
 #include "quiver/recordbatch_ipc.h"
 #include "quiver/table_tensor.h"
@@ -140,7 +141,17 @@ static PyObject *py_table_to_tensor(PyObject *m, PyObject *args, PyObject *kwarg
   return a;
 }
 
+/* _cpu_count(): the CPUs this process may run on (qv_cpu_count: the
+ * affinity mask, else the online CPUs), the CLI's default --threads. */
+static PyObject *py_cpu_count(PyObject *m, PyObject *unused) {
+  (void)m;
+  (void)unused;
+  return PyLong_FromLong(qv_cpu_count());
+}
+
 PyMethodDef qvpy_table_tensor_methods[] = {
+    {"_cpu_count", py_cpu_count, METH_NOARGS,
+     "_cpu_count()\n--\n\nThe CPUs this process may run on (the CLI's default --threads)."},
     {"_table_to_tensor", (PyCFunction)(void (*)(void))py_table_to_tensor,
      METH_VARARGS | METH_KEYWORDS,
      "_table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, threads=0)\n--\n\n"

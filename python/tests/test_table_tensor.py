@@ -173,9 +173,9 @@ def test_a_table_written_by_arrow_js(root):
 
 
 def test_threads_give_the_same_bytes(tmp_path, cli):
-    """threads=1..4 (and the CLI's --threads) give the bytes one thread gives,
-    for an output above the 4 MiB where the copy is split (the C suite's
-    test_threads counts the split)."""
+    """The default (every CPU), threads=2..4 (and the CLI's --threads) give
+    the bytes one thread gives, for an output above the 4 MiB where the copy
+    is split (the C suite's test_threads counts the split)."""
     n = 180000  # two batches, x 3 columns of float64: 4.3 MB
     rng = np.random.default_rng(7)
     cols = [rng.integers(-1000, 1000, n), rng.integers(-300, 300, n), rng.random(n)]
@@ -195,11 +195,11 @@ def test_threads_give_the_same_bytes(tmp_path, cli):
     src.write_text(json.dumps({"schema": {"fields": fields}, "batches": batches}))
     table = quiver.read_json(src)
     for row_major in (True, False):
-        ref = quiver.table_to_tensor(table, row_major=row_major, null_to_nan=True)
+        ref = quiver.table_to_tensor(table, row_major=row_major, null_to_nan=True, threads=1)
         assert ref.shape == (n, 3) and ref.nbytes > 4 << 20
         np.testing.assert_array_equal(ref[:, 0], cols[0])
         assert np.isnan(ref[~valid, 1]).all() and (ref[valid, 1] == cols[1][valid]).all()
-        for threads in (1, 2, 3, 4):
+        for threads in (None, 0, 2, 3, 4):
             got = quiver.table_to_tensor(table, row_major=row_major, null_to_nan=True,
                                          threads=threads)
             assert got.flags.f_contiguous != row_major
@@ -221,3 +221,30 @@ def test_threads_give_the_same_bytes(tmp_path, cli):
     refused = subprocess.run([cli, "tensor", "from-table", str(arrow), str(tmp_path / "x.arrow"),
                               "--threads", "0"], capture_output=True, text=True)
     assert refused.returncode == 2 and "--threads" in refused.stderr
+
+
+def test_default_threads_are_every_usable_cpu(monkeypatch, mixed):
+    """threads=None is the CPUs of the affinity mask (the CLI's rule), and is
+    what table_to_tensor hands the library; a number is passed as given."""
+    cpus = os.sched_getaffinity(0)
+    assert quiver._table_threads(None) == min(len(cpus), 256)
+    assert quiver._table_threads(1) == 1 and quiver._table_threads(3) == 3
+    if len(cpus) > 1:
+        one = {min(cpus)}
+        os.sched_setaffinity(0, one)
+        try:
+            assert quiver._table_threads(None) == 1  # the mask, not the machine's CPUs
+        finally:
+            os.sched_setaffinity(0, cpus)
+    seen = []
+    real = quiver._quiver._table_to_tensor
+
+    def spy(*args):
+        seen.append(args[-1])
+        return real(*args)
+
+    monkeypatch.setattr(quiver._quiver, "_table_to_tensor", spy)
+    with_default = quiver.table_to_tensor(mixed)
+    one_thread = quiver.table_to_tensor(mixed, threads=1)
+    assert seen == [min(len(cpus), 256), 1]
+    assert with_default.shape == one_thread.shape and with_default.tobytes() == one_thread.tobytes()
