@@ -124,9 +124,9 @@ static PyObject *py_stream_next(PyObject *m, PyObject *cap) {
   QvError err;
   qv_error_clear(&err);
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = next_call(s, h, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   if (st) {
     batch_hold_free(h);
     return qvpy_raise(qs, st, &err);

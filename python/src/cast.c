@@ -25,9 +25,9 @@ static PyObject *py_sparse_cast(PyObject *m, PyObject *args, PyObject *kwargs) {
   QvError err;
   qv_error_clear(&err);
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_sparse_cast(c.in, c.to, &r->s, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   if (st) {
     Py_DECREF(r);
     qv_error_prefix(&err, "value_type %s", qv_arrow_type_name(c.to));

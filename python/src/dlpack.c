@@ -89,9 +89,9 @@ PyObject *qvpy_tensor_dlpack(PyObject *self_obj, PyObject *args, PyObject *kwarg
   QvStatus st = QV_OK;
   bool is_copy = copy == Py_True;
   if (is_copy) {
-    Py_BEGIN_ALLOW_THREADS
+    QVPY_BEGIN_CALL
     st = qv_tensor_copy(src, false, &copied, &err);
-    Py_END_ALLOW_THREADS
+    QVPY_END_CALL
     if (st) return qvpy_raise(qvpy_state_of(self_obj), st, &err);
     src = &copied;
   }

@@ -21,9 +21,9 @@ static void client_capsule_free(PyObject *cap) {
     PyErr_Clear();
     return;
   }
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   qv_flight_client_free(c);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
 }
 
 static QvFlightClient *client_of(PyObject *cap) {
@@ -59,9 +59,9 @@ static PyObject *py_connect(PyObject *module, PyObject *args) {
   QvFlightClient *c = NULL;
   QvError err = {0};
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_flight_client_new(&c, uri, &o, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   free(h);
   Py_DECREF(seq);
   if (st) return qvpy_raise(qs, st, &err);
@@ -114,9 +114,9 @@ static PyObject *py_list(PyObject *module, PyObject *args) {
   size_t n = 0;
   QvError err = {0};
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_flight_list_flights(c, NULL, 0, &infos, &n, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   if (st) return qvpy_raise(qs, st, &err);
   PyObject *list = PyList_New((Py_ssize_t)n);
   for (size_t i = 0; list && i < n; i++) {
@@ -167,9 +167,9 @@ static PyObject *py_info(PyObject *module, PyObject *args) {
   QvFlightInfo info;
   QvError err = {0};
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_flight_get_flight_info(c, &d, &info, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   free(buf);
   free(segs);
   if (st) return qvpy_raise(qs, st, &err);
@@ -185,9 +185,9 @@ static void stream_capsule_free(PyObject *cap) {
     return;
   }
   if (s->release) {
-    Py_BEGIN_ALLOW_THREADS
+    QVPY_BEGIN_CALL
     s->release(s);
-    Py_END_ALLOW_THREADS
+    QVPY_END_CALL
   }
   free(s);
 }
@@ -249,13 +249,13 @@ static PyObject *py_get(PyObject *module, PyObject *args) {
   QvFlightInfo info;
   QvError err = {0};
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_flight_get_flight_info(c, &d, &info, &err);
   if (!st) {
     st = qv_flight_read_endpoints(c, &info, parallel, s, &err);
     qv_flight_info_reset(&info);
   }
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   free(buf);
   free(segs);
   if (st) {
@@ -324,9 +324,9 @@ static PyObject *py_put(PyObject *module, PyObject *args) {
   }
   QvError err = {0};
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_flight_do_put(c, &d, in, on_result, &r, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   free(buf);
   free(segs);
   if (st || r.failed) {
@@ -352,9 +352,9 @@ static PyObject *py_action(PyObject *module, PyObject *args) {
   size_t n = 0;
   QvError err = {0};
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_flight_do_action(c, &a, &res, &n, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   PyBuffer_Release(&body);
   if (st) return qvpy_raise(qs, st, &err);
   PyObject *list = PyList_New((Py_ssize_t)n);
@@ -398,10 +398,10 @@ static void server_capsule_free(PyObject *cap) {
     PyErr_Clear();
     return;
   }
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   served_stop(s);
   qv_flight_server_free(s->server);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   free(s);
 }
 
@@ -418,9 +418,9 @@ static PyObject *py_serve(PyObject *module, PyObject *args) {
   QvFlightDirOptions dopt = {.struct_size = sizeof dopt, .allow_put = allow_put != 0};
   QvError err = {0};
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_flight_dir_server_new(&s->server, dir, host, port, &so, &dopt, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   if (st) {
     free(s);
     return qvpy_raise(qs, st, &err);
@@ -455,9 +455,9 @@ static PyObject *py_server_stop(PyObject *module, PyObject *args) {
   if (!PyArg_ParseTuple(args, "O", &cap)) return NULL;
   Served *s = PyCapsule_GetPointer(cap, SERVER_CAPSULE);
   if (s == NULL) return NULL;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   served_stop(s);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   Py_RETURN_NONE;
 }
 

@@ -27,60 +27,129 @@ static void buffer_hold_release(void *p) {
 /* ---- file objects: read(), readinto(), seek()/tell() through a callback
  * source, so a stream is read as its batches are wanted, not whole. */
 
+typedef struct FileSource {
+  PyObject *file;   /* a strong reference: the object lives while the source does */
+  bool has_readinto;
+  /* qv_source_new_callback is running: a failure releases the source
+   * before open_file_source can take the exception, so file_release
+   * leaves it (and the struct) to open_file_source */
+  bool opening, released;
+} FileSource;
+
 /* The exception a file object's method raised, kept for the thread that
  * called the reader: qvpy_raise restores it (with quiver's message as a
- * note) when the error it raises is the one the callback reported. The
- * callback may run on another thread than the caller (a reader's worker);
- * the caller then gets InputOutputError carrying the exception's text. */
-static _Thread_local PyObject *pending_type, *pending_value, *pending_tb;
-static _Thread_local char pending_text[160];
+ * note) when the error it raises is the one the callback reported. It is
+ * kept only inside a call that raises what it reports (qvpy_calls, see
+ * qvpy.h): any other caller, such as a C consumer of a reader's stream on
+ * a worker thread, gets the text and the exception is dropped at once (in
+ * a thread-local slot it stayed with the worker until its next failure,
+ * for good once the worker exited). A kept one that no raise took goes
+ * with its source (file_release), or at the thread's next failure. One
+ * record per thread at most; all of it under the GIL. */
+_Thread_local int qvpy_calls;
 
-static void pending_clear(void) {
-  Py_CLEAR(pending_type);
-  Py_CLEAR(pending_value);
-  Py_CLEAR(pending_tb);
+typedef struct Pending {
+  struct Pending *next;
+  const FileSource *fs;
+  unsigned long thread;
+  PyObject *type, *value, *tb;
+  char text[160];
+} Pending;
+
+static Pending *pending_list;
+
+/* Unlinks *pp (the GIL held). */
+static Pending *pending_unlink(Pending **pp) {
+  Pending *p = *pp;
+  *pp = p->next;
+  p->next = NULL;
+  return p;
 }
 
-/* Called with the GIL held and an exception set: moves it to pending_* and
- * fills `error` with its text. */
-static QvStatus file_failed(const char *method, QvError *error) {
+/* Frees an unlinked record, after the list is consistent again: the
+ * references it drops may run Python code that fails a read too. */
+static void pending_free(Pending *p) {
+  while (p) {
+    Pending *next = p->next;
+    Py_XDECREF(p->type);
+    Py_XDECREF(p->value);
+    Py_XDECREF(p->tb);
+    free(p);
+    p = next;
+  }
+}
+
+static Pending **pending_of_thread(unsigned long thread) {
+  Pending **pp = &pending_list;
+  while (*pp && (*pp)->thread != thread) pp = &(*pp)->next;
+  return pp;
+}
+
+/* Called with the GIL held and an exception set: keeps it as this thread's
+ * pending exception and fills `error` with its text. */
+static QvStatus file_failed(const FileSource *fs, const char *method, QvError *error) {
   PyObject *type, *value, *tb;
   PyErr_Fetch(&type, &value, &tb);
   PyErr_NormalizeException(&type, &value, &tb);
   PyObject *text = value ? PyObject_Str(value) : NULL;
   const char *t = text ? PyUnicode_AsUTF8(text) : NULL;
   if (!t) PyErr_Clear();
-  snprintf(pending_text, sizeof pending_text, "%s() raised %s%s%s", method,
+  char msg[sizeof ((Pending *)0)->text];
+  snprintf(msg, sizeof msg, "%s() raised %s%s%s", method,
            type ? ((PyTypeObject *)type)->tp_name : "an exception", t && *t ? ": " : "",
            t ? t : "");
   Py_XDECREF(text);
-  pending_clear();
-  pending_type = type;
-  pending_value = value;
-  pending_tb = tb;
-  return qv_error_set(error, QV_EIO, "%s", pending_text);
+  unsigned long me = PyThread_get_thread_ident();
+  Pending **pp = pending_of_thread(me);
+  Pending *old = *pp ? pending_unlink(pp) : NULL; /* an older failure, reported long ago */
+  Pending *p = qvpy_calls > 0 ? calloc(1, sizeof *p) : NULL;
+  if (p) {
+    *p = (Pending){.next = pending_list, .fs = fs, .thread = me, .type = type, .value = value,
+                   .tb = tb};
+    memcpy(p->text, msg, sizeof msg);
+    pending_list = p;
+  } else { /* no raise follows (or no memory): the message alone */
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+  }
+  pending_free(old);
+  return qv_error_set(error, QV_EIO, "%s", msg);
 }
 
 bool qvpy_take_source_exception(const QvError *err) {
-  if (!pending_type) return false;
-  if (!err || !strstr(err->message, pending_text)) {
-    pending_clear(); /* an older failure, reported (or not) long ago */
+  Pending **pp = pending_of_thread(PyThread_get_thread_ident());
+  Pending *p = *pp;
+  if (!p) return false;
+  if (!err || !strstr(err->message, p->text)) {
+    pending_free(pending_unlink(pp)); /* an older failure, reported (or not) long ago */
     return false;
   }
-  PyObject *note = pending_value ? PyUnicode_FromFormat("quiver: %s", err->message) : NULL;
-  PyObject *r = note ? PyObject_CallMethod(pending_value, "add_note", "O", note) : NULL; /* 3.11+ */
+  pending_unlink(pp); /* first: add_note may run Python code */
+  PyObject *note = p->value ? PyUnicode_FromFormat("quiver: %s", err->message) : NULL;
+  PyObject *r = note ? PyObject_CallMethod(p->value, "add_note", "O", note) : NULL; /* 3.11+ */
   Py_XDECREF(r);
   Py_XDECREF(note);
   PyErr_Clear();
-  PyErr_Restore(pending_type, pending_value, pending_tb);
-  pending_type = pending_value = pending_tb = NULL;
+  PyErr_Restore(p->type, p->value, p->tb);
+  free(p);
   return true;
 }
 
-typedef struct FileSource {
-  PyObject *file;   /* a strong reference: the object lives while the source does */
-  bool has_readinto;
-} FileSource;
+/* Drops the exceptions `fs` left on any thread (the GIL held). */
+static void pending_forget(const FileSource *fs) {
+  Pending *gone = NULL;
+  for (Pending **pp = &pending_list; *pp;) {
+    if ((*pp)->fs == fs) {
+      Pending *p = pending_unlink(pp);
+      p->next = gone;
+      gone = p;
+    } else {
+      pp = &(*pp)->next;
+    }
+  }
+  pending_free(gone);
+}
 
 /* A callback may be asked for more than one Python call should move. */
 #define FILE_CHUNK_MAX ((size_t)1 << 30)
@@ -97,12 +166,12 @@ static QvStatus file_read(void *p, void *buf, size_t n, size_t *got, QvError *er
     PyObject *mv = PyMemoryView_FromMemory(buf, (Py_ssize_t)n, PyBUF_WRITE);
     PyObject *r = mv ? PyObject_CallMethod(fs->file, "readinto", "O", mv) : NULL;
     if (!r) {
-      st = file_failed("readinto", error);
+      st = file_failed(fs, "readinto", error);
     } else if (r == Py_None) {
       st = qv_error_set(error, QV_EIO, "readinto() returned None (a non-blocking stream with no "
                         "data): quiver reads blocking streams");
     } else if ((k = PyLong_AsSsize_t(r)) < 0 || (size_t)k > n) {
-      if (PyErr_Occurred()) st = file_failed("readinto", error);
+      if (PyErr_Occurred()) st = file_failed(fs, "readinto", error);
       else st = qv_error_set(error, QV_EIO, "readinto() returned %zd for %zu bytes", k, n);
     }
     Py_XDECREF(r);
@@ -110,7 +179,7 @@ static QvStatus file_read(void *p, void *buf, size_t n, size_t *got, QvError *er
      * view must not write through it later (release() fails if it did) */
     if (mv) {
       PyObject *rel = PyObject_CallMethod(mv, "release", NULL);
-      if (!rel && st == QV_OK) st = file_failed("readinto", error);
+      if (!rel && st == QV_OK) st = file_failed(fs, "readinto", error);
       PyErr_Clear();
       Py_XDECREF(rel);
       Py_DECREF(mv);
@@ -119,7 +188,7 @@ static QvStatus file_read(void *p, void *buf, size_t n, size_t *got, QvError *er
     PyObject *r = PyObject_CallMethod(fs->file, "read", "n", (Py_ssize_t)n);
     Py_buffer v;
     if (!r) {
-      st = file_failed("read", error);
+      st = file_failed(fs, "read", error);
     } else if (r == Py_None) {
       st = qv_error_set(error, QV_EIO, "read() returned None (a non-blocking stream with no data): "
                         "quiver reads blocking streams");
@@ -153,18 +222,25 @@ static QvStatus file_seek(void *p, int64_t offset, int whence, int64_t *position
     r = PyObject_CallMethod(fs->file, "tell", NULL);
   }
   long long at = r ? PyLong_AsLongLong(r) : -1;
-  if (!r || (at == -1 && PyErr_Occurred())) st = file_failed(r ? "tell" : "seek", error);
+  if (!r || (at == -1 && PyErr_Occurred())) st = file_failed(fs, r ? "tell" : "seek", error);
   else *position = at;
   Py_XDECREF(r);
   PyGILState_Release(g);
   return st;
 }
 
+/* The source's last reference is gone (the reader freed): the file object
+ * and every exception this source left pending go with it. */
 static void file_release(void *p) {
   FileSource *fs = p;
+  if (fs->opening) { /* open_file_source finishes the job */
+    fs->released = true;
+    return;
+  }
   /* at interpreter exit there is no one left to tell */
   if (Py_IsInitialized()) {
     PyGILState_STATE g = PyGILState_Ensure();
+    pending_forget(fs);
     Py_DECREF(fs->file);
     PyGILState_Release(g);
   }
@@ -219,11 +295,19 @@ static int open_file_source(QvPyState *qs, PyObject *file, QvSource **out) {
   QvStatus st;
   /* creation may seek (the size of a seekable object): the callbacks take
    * the GIL themselves */
-  Py_BEGIN_ALLOW_THREADS
+  fs->opening = true;
+  QVPY_BEGIN_CALL
   st = qv_source_new_callback(out, file_read, seek ? file_seek : NULL, file_release, fs, name, &err);
-  Py_END_ALLOW_THREADS
-  if (st) { /* file_release ran */
+  QVPY_END_CALL
+  fs->opening = false;
+  if (st) { /* file_release ran and left fs to us: the exception first */
     if (!qvpy_take_source_exception(&err)) qvpy_raise(qs, st, &err);
+    if (fs->released) {
+      PyObject *type, *value, *tb;
+      PyErr_Fetch(&type, &value, &tb); /* the object's release may run code */
+      file_release(fs);
+      PyErr_Restore(type, value, tb);
+    }
     return -1;
   }
   return 0;
@@ -262,9 +346,9 @@ int qvpy_open_source(QvPyState *qs, PyObject *obj, QvSource **out) {
     return -1;
   }
   const char *p = PyBytes_AS_STRING(path);
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_source_new_path(out, p, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   Py_DECREF(path);
   if (st) return qvpy_raise(qs, st, &err), -1;
   return 0;
@@ -276,11 +360,20 @@ int qvpy_with_source(QvPyState *qs, PyObject *source, QvPySourceCall call, void 
   QvError err;
   qv_error_clear(&err);
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = call(src, ctx, &err);
+  QVPY_END_CALL
+  /* raised before the source is freed: freeing it drops the file object's
+   * pending exception */
+  PyObject *type = NULL, *value = NULL, *tb = NULL;
+  if (st) {
+    qvpy_raise(qs, st, &err);
+    PyErr_Fetch(&type, &value, &tb); /* the object's release may run code */
+  }
+  QVPY_BEGIN_CALL
   qv_source_free(src);
-  Py_END_ALLOW_THREADS
-  if (st) return qvpy_raise(qs, st, &err), -1;
+  QVPY_END_CALL
+  if (st) return PyErr_Restore(type, value, tb), -1;
   return 0;
 }
 
@@ -350,9 +443,9 @@ static int open_sink(QvPyState *qs, PyObject *dest, bool fsync, SinkCtx *ctx, Qv
     return -1;
   }
   const char *p = PyBytes_AS_STRING(path);
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_sink_new_path(out, p, fsync ? 0 : QV_SINK_NO_FSYNC, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   Py_DECREF(path);
   if (st) return qvpy_raise(qs, st, &err), -1;
   return 0;
@@ -382,11 +475,11 @@ PyObject *qvpy_with_sink(QvPyState *qs, PyObject *dest, bool fsync, QvPySinkCall
   QvError err;
   qv_error_clear(&err);
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = call(sink, ctx, &err);
   if (st == QV_OK) st = qv_sink_finish(sink, &err);
   qv_sink_free(sink);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   PyObject *r = st ? sink_fail(qs, &sc, st, &err) : (Py_INCREF(Py_None), Py_None);
   sink_ctx_clear(&sc);
   return r;
@@ -498,9 +591,9 @@ static PyObject *MessageIter_next(MessageIterObject *self) {
   qv_error_clear(&err);
   QvIpcMessage msg;
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_ipc_reader_next(self->reader, &msg, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   if (st) {
     qv_ipc_reader_free(self->reader);
     self->reader = NULL;

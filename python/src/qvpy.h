@@ -122,6 +122,24 @@ bool qvpy_file_position(PyObject *file, long long *position);
  * this thread) is what `err` reports, sets it as the current exception
  * (quiver's message added as a note) and returns true. */
 bool qvpy_take_source_exception(const QvError *err);
+/* Calls into the library that raise what they report (qvpy_raise): how
+ * many this thread is inside. A file object's exception is kept for the
+ * raise only inside one; raised under any other caller (a C consumer of a
+ * reader's stream, on its own thread or not) it is dropped at once and
+ * that caller gets its text, so it never outlives the failure (its
+ * traceback's frames could hold the reader, and so the exception itself,
+ * in a cycle the garbage collector cannot see). */
+extern _Thread_local int qvpy_calls;
+/* Py_BEGIN/END_ALLOW_THREADS around a call into the library that raises
+ * what it reports. */
+#define QVPY_BEGIN_CALL \
+  {                     \
+    qvpy_calls++;       \
+    Py_BEGIN_ALLOW_THREADS
+#define QVPY_END_CALL  \
+  Py_END_ALLOW_THREADS \
+  qvpy_calls--;        \
+  }
 /* The C side of a reader, run on an open source without the GIL (it may
  * retain the source; the caller's reference is dropped after it). */
 typedef QvStatus (*QvPySourceCall)(QvSource *src, void *ctx, QvError *err);

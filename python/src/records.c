@@ -224,20 +224,20 @@ static PyObject *Reader_c_stream(ReaderObject *self, PyObject *args, PyObject *k
     Py_DECREF(r);
     QvSource *again;
     if (qvpy_open_source(qs, self->rewind, &again) < 0) return NULL;
-    Py_BEGIN_ALLOW_THREADS
+    QVPY_BEGIN_CALL
     qv_source_free(self->src);
     self->src = again;
     st = open_batches(self->src, &s, &err);
-    Py_END_ALLOW_THREADS
+    QVPY_END_CALL
   } else if (self->one_pass) {
     st = qv_error_set(&err, QV_EIO, "%s: a file object that cannot seek is read once, and this "
                       "reader's batches were handed out already (read from a path, bytes or a "
                       "seekable file to read them again)",
                       qv_source_name(self->src));
   } else {
-    Py_BEGIN_ALLOW_THREADS
+    QVPY_BEGIN_CALL
     st = open_batches(self->src, &s, &err);
-    Py_END_ALLOW_THREADS
+    QVPY_END_CALL
   }
   if (st) return qvpy_raise(qs, st, &err);
   return qvpy_stream_capsule(&s);

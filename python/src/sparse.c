@@ -34,9 +34,9 @@ static PyObject *new_sparse(QvPyState *qs, SparseCall call, const void *ctx) {
   QvError err;
   qv_error_clear(&err);
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = call(ctx, &r->s, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   if (st) {
     Py_DECREF(r);
     return qvpy_raise(qs, st, &err);
@@ -139,9 +139,9 @@ static PyObject *Sparse_to_dense(QvPySparse *self, PyObject *unused) {
   QvStatus st;
   void *dst = PyArray_DATA((PyArrayObject *)arr);
   size_t n = (size_t)PyArray_NBYTES((PyArrayObject *)arr);
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_sparse_to_dense_into(s, dst, n, NULL, &err);
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   if (st) {
     Py_DECREF(arr);
     return qvpy_raise(qs, st, &err);

@@ -211,7 +211,7 @@ static PyObject *py_write_sparse_column(PyObject *m, PyObject *args, PyObject *k
   qv_error_clear(&err);
   QvStatus st;
   bool view = vector && n == 1 && cells[0] != NULL && cells[0]->format == QV_SPARSE_CSR;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   if (view) {
     QvSparseUnstackOptions uo = {.struct_size = sizeof uo, .name = name};
     st = qv_sparse_vector_unstack(cells[0], &uo, &field, &col, &err);
@@ -227,7 +227,7 @@ static PyObject *py_write_sparse_column(PyObject *m, PyObject *args, PyObject *k
       col.release(&col);
     }
   }
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   free(cells);
   if (st) {
     Py_DECREF(seq);
@@ -338,9 +338,9 @@ static PyObject *py_migrate(PyObject *m, PyObject *args, PyObject *kwargs) {
   if (to_object) {
     if (qvpy_open_source(qs, source, &c.src) < 0) return NULL;
     PyObject *r = qvpy_with_sink(qs, dest_obj, fsync, migrate_sink_call, &c);
-    Py_BEGIN_ALLOW_THREADS
+    QVPY_BEGIN_CALL
     qv_source_free(c.src);
-    Py_END_ALLOW_THREADS
+    QVPY_END_CALL
     if (r == NULL) return NULL;
     Py_DECREF(r);
     return Py_BuildValue("[O]", dest_obj);

@@ -115,9 +115,20 @@ static PyObject *py_table_to_tensor(PyObject *m, PyObject *args, PyObject *kwarg
       cs->release = NULL;
       QvError err;
       qv_error_clear(&err);
+      qvpy_calls++; /* a file object's exception is raised below */
       QvStatus st = qv_table_stream_to_tensor(&s, &c.o, &c.t, &err);
+      qvpy_calls--;
+      /* raised before the release, which may free a file object's source
+       * and its pending exception; released with no exception set (the
+       * producer's callback may run Python code) */
+      PyObject *type = NULL, *value = NULL, *tb = NULL;
+      if (st) {
+        qvpy_raise(qs, st, &err);
+        PyErr_Fetch(&type, &value, &tb);
+      }
       s.release(&s);
-      rc = st ? (qvpy_raise(qs, st, &err), -1) : 0;
+      if (st) PyErr_Restore(type, value, tb);
+      rc = st ? -1 : 0;
     }
   } else {
     rc = qvpy_with_source(qs, source, table_call, &c);

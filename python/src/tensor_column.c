@@ -410,7 +410,7 @@ static int build_variable(QvPyState *qs, PyObject *seq, PyObject *dim_names, con
   struct ArrowSchema field;
   struct ArrowArray column;
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_tensor_column_build(&type, name, NULL, ptrs, n, &field, &column, &err);
   if (st == QV_OK) {
     st = qv_tensor_column_to_batch(&field, &column, &w->schema, &w->batch, &err);
@@ -419,7 +419,7 @@ static int build_variable(QvPyState *qs, PyObject *seq, PyObject *dim_names, con
       column.release(&column);
     }
   }
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   if (st) {
     qvpy_raise(qs, st, &err);
     goto out;
@@ -465,7 +465,7 @@ static int build_fixed(QvPyState *qs, PyArrayObject *a, PyObject *dim_names, con
   struct ArrowArray column;
   QvTensorUnstackOptions uo = {.struct_size = sizeof uo, .name = name};
   QvStatus st;
-  Py_BEGIN_ALLOW_THREADS
+  QVPY_BEGIN_CALL
   st = qv_tensor_column_unstack(&t, &uo, &field, &column, &err);
   if (st == QV_OK) {
     st = qv_tensor_column_to_batch(&field, &column, &w->schema, &w->batch, &err);
@@ -474,7 +474,7 @@ static int build_fixed(QvPyState *qs, PyArrayObject *a, PyObject *dim_names, con
       column.release(&column);
     }
   }
-  Py_END_ALLOW_THREADS
+  QVPY_END_CALL
   qv_tensor_reset(&t);
   Py_XDECREF(keep);
   if (st) return qvpy_raise(qs, st, &err), -1;

@@ -2,6 +2,8 @@
 reader needs bytes (not read whole first), their exceptions passed on, the
 object kept alive by the reader, and every common kind of object (BytesIO, a
 file, a pipe, a socket) giving what a path gives."""
+import concurrent.futures
+import ctypes
 import gc
 import io
 import os
@@ -9,13 +11,15 @@ import socket
 import sys
 import threading
 import weakref
-from typing import Any, Callable, List
+from typing import Any, Callable, List, Set
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import quiver
+
+from c_abi import ARRAY_RELEASE, ArrowArray, ArrowArrayStream, capsule_pointer
 
 EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"
 
@@ -122,6 +126,102 @@ class Failing:
         out = self.data[self.pos:self.pos + min(n, 100)]
         self.pos += len(out)
         return out
+
+
+class _Gone(ConnectionResetError):
+    pass
+
+
+class _FailingOnWorkers:
+    """read() fails once `after` bytes are out, with a new exception each
+    time (weakly recorded in `raised`), noting the thread it ran on."""
+
+    raised: List[Any] = []
+    threads: Set[int] = set()
+
+    def __init__(self, data, after):
+        self.data, self.after, self.pos = data, after, 0
+
+    def read(self, n=-1):
+        _FailingOnWorkers.threads.add(threading.get_ident())
+        if self.pos >= self.after:
+            e = _Gone("the peer went away")
+            _FailingOnWorkers.raised.append(weakref.ref(e))
+            raise e
+        out = self.data[self.pos:self.pos + min(n, 1 << 16)]
+        self.pos += len(out)
+        return out
+
+
+def _pull_in_c(cap):
+    """What a C consumer on its own thread does with a stream capsule
+    (ctypes drops the GIL around each call): get_next until the end or an
+    error, then release. (the last status, get_last_error's text)."""
+    s = ArrowArrayStream.from_address(capsule_pointer(cap, b"arrow_array_stream"))
+    while True:
+        a = ArrowArray()
+        rc = s.get_next(ctypes.pointer(s), ctypes.pointer(a))
+        if rc != 0 or not a.release:
+            break
+        ARRAY_RELEASE(a.release)(ctypes.byref(a))
+    err = s.get_last_error(ctypes.pointer(s))
+    msg = ctypes.string_at(err).decode() if rc and err else ""
+    s.release(ctypes.pointer(s))
+    return rc, msg
+
+
+def test_worker_thread_failures_do_not_outlive_the_reader(gold):
+    """10,000 reads failing on worker threads, whose consumer never raises
+    (a C consumer of the reader's stream): each exception, its traceback and
+    frames, goes when its reader is freed (on the worker or elsewhere); it
+    used to stay on the worker thread until that thread's next failure, and
+    for good once the thread exited."""
+    data = _many_batches(gold)
+    first_batch = [m["offset"] for m in quiver.messages(data) if m["kind"] == "RecordBatch"][0]
+    _FailingOnWorkers.raised.clear()
+    _FailingOnWorkers.threads.clear()
+    main = threading.get_ident()
+    kept = []
+
+    def work(k):
+        reader = quiver.read_stream(_FailingOnWorkers(data, first_batch + 16))
+        rc, msg = _pull_in_c(reader.__arrow_c_stream__())
+        assert rc != 0 and "read() raised _Gone: the peer went away" in msg, (rc, msg)
+        if k % 2:
+            kept.append(reader)  # freed on the main thread below; the others here
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        for f in [pool.submit(work, k) for k in range(10000)]:
+            f.result()
+    assert len(_FailingOnWorkers.raised) == 10000
+    assert _FailingOnWorkers.threads - {main}  # the reads ran on the workers
+    assert kept
+    kept.clear()
+    gc.collect()
+    alive = sum(r() is not None for r in _FailingOnWorkers.raised)
+    assert alive == 0, f"{alive} exceptions outlived their readers"
+    # on the calling thread the exception still propagates as itself, from a
+    # read and from the seek that opening a seekable object makes
+    with pytest.raises(_Gone):
+        list(quiver.read_stream(_FailingOnWorkers(data, first_batch + 16)))
+    with pytest.raises(_Gone):  # quiver's own consumers of the reader's stream
+        quiver.table_to_tensor(quiver.read_stream(_FailingOnWorkers(data, first_batch + 16)),
+                               columns=["i32"])
+    with pytest.raises(_Gone):
+        quiver.write_stream(io.BytesIO(), quiver.read_stream(_FailingOnWorkers(data, first_batch + 16)))
+    with pytest.raises(_Gone):
+        quiver.write_json(io.BytesIO(), quiver.read_stream(_FailingOnWorkers(data, first_batch + 16)))
+
+    class SeekFails(io.BytesIO):
+        def seek(self, *args):
+            e = _Gone("cannot seek now")
+            _FailingOnWorkers.raised.append(weakref.ref(e))
+            raise e
+
+    with pytest.raises(_Gone, match="cannot seek now"):
+        quiver.read_stream(SeekFails(data))
+    gc.collect()
+    assert all(r() is None for r in _FailingOnWorkers.raised)
 
 
 def test_exceptions_from_read_propagate(gold):
