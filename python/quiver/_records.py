@@ -8,9 +8,9 @@ the batch's memory where NumPy can (numeric, date64, timestamp, duration,
 time64, and fixed-size lists of them); booleans, date32 and time32 are
 widened into a new array.
 
-RecordBatch, Column and Table speak the Arrow PyCapsule interface
-(``__arrow_c_schema__``, ``__arrow_c_array__``, ``__arrow_c_stream__`` and
-the device forms): an export shares the batch's memory (a slice exports its
+RecordBatch, Column, Table and ChunkedColumn speak the Arrow PyCapsule
+interface (``__arrow_c_schema__``, ``__arrow_c_array__``,
+``__arrow_c_stream__`` and the device forms): an export shares the batch's memory (a slice exports its
 window by offset and length), and outlives the object it came from.
 ``requested_schema`` is accepted and ignored: quiver hands out the types it
 holds, as the interface lets a producer that does not cast (the consumer
@@ -338,13 +338,17 @@ class RecordBatch:
 class ChunkedColumn:
     """One column of a Table: its ``chunks`` (a Column per batch), ``len()``,
     ``null_count``, ``to_numpy()`` (a view when there is one batch, else one
-    concatenated copy) and ``to_pylist()``."""
+    concatenated copy), ``to_pylist()``, and ``__arrow_c_stream__`` (one
+    array per chunk, as the PyCapsule interface streams a chunked array)."""
 
-    __slots__ = ("chunks", "field")
+    __slots__ = ("chunks", "field", "_schema")
 
-    def __init__(self, chunks, field):
+    def __init__(self, chunks, field, schema=None):
         self.chunks = chunks
         self.field = field
+        # (capsule, column index) of the field's C schema, which a column
+        # without chunks (an empty table or slice) still exports
+        self._schema = schema
 
     @property
     def name(self):
@@ -373,7 +377,7 @@ class ChunkedColumn:
                     s = 0
                 else:
                     s -= len(c)
-            return ChunkedColumn(out, self.field)
+            return ChunkedColumn(out, self.field, self._schema_ref())
         i = _index(len(self), key)
         for c in self.chunks:
             if i < len(c):
@@ -400,6 +404,35 @@ class ChunkedColumn:
         if any(isinstance(p, _np.ma.MaskedArray) for p in parts):
             return _np.ma.concatenate(parts)
         return _np.concatenate(parts)
+
+    def _schema_ref(self):
+        if self._schema is not None:
+            return self._schema
+        if self.chunks:
+            return (self.chunks[0]._batch, self.chunks[0]._index)
+        return None
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        """A PyCapsule ``arrow_array_stream`` of the column as a chunked
+        array: its schema is the column's field (type, nullability and
+        metadata, so a tensor column carries ``ARROW:extension:name`` and
+        ``ARROW:extension:metadata``), and each chunk is one array sharing
+        the batch's memory (a slice as its window), in order; each call makes
+        a new stream, which outlives the table and its reader. A chunk whose
+        type is not the field's is an InvalidError. ``requested_schema`` is
+        ignored (see the module's doc)."""
+        ref = self._schema_ref()
+        if ref is None:
+            raise InvalidError(f"column {self.name!r} has no chunks and no C schema to export")
+        return _quiver._windows_stream(_quiver._schema_capsule(*ref),
+                                       [(c._batch, c._index, c._start, c._length)
+                                        for c in self.chunks])
+
+    def __arrow_c_device_stream__(self, requested_schema=None, **kwargs):
+        """As ``__arrow_c_stream__``, an ``arrow_device_array_stream`` capsule
+        of CPU device arrays (device_type 1, device_id -1, no sync event)."""
+        _device_kwargs(kwargs)
+        return _quiver._device_stream(self.__arrow_c_stream__(requested_schema))
 
     def __repr__(self):
         return f"<quiver.ChunkedColumn {self.name!r}: {self.type}, {len(self)} rows, {len(self.chunks)} chunks>"
@@ -438,7 +471,10 @@ class Table:
             i = int(key) + (n if int(key) < 0 else 0)
             if not 0 <= i < n:
                 raise IndexError(f"column {key} out of range ({n} columns)")
-        return ChunkedColumn([b.column(i) for b in self.batches], self.schema.fields[i])
+        where = self.schema._capsule if self.schema._capsule is not None else (
+            self.batches[0]._batch if self.batches else None)
+        return ChunkedColumn([b.column(i) for b in self.batches], self.schema.fields[i],
+                             None if where is None else (where, i))
 
     @property
     def columns(self):

@@ -277,7 +277,9 @@ def test_no_leak_over_10000_exports(simple):  # noqa: F811
             b.__arrow_c_device_array__()
             col.__arrow_c_array__()
             t.__arrow_c_stream__()
+            t.column("p").__arrow_c_stream__()
             if k % 10 == 0:
+                t.column("s").__arrow_c_device_stream__()
                 t.__arrow_c_device_stream__()
                 arr = take_array(b.__arrow_c_array__()[1])  # consumed and released
                 release(arr)
@@ -315,3 +317,136 @@ def test_every_stream_consumer_takes_single_batches(tmp_path, cli):
             c.put("no.arrow", object())
     assert quiver.read_file(served / "one.arrow").read_all().to_pydict() == {"a": [2, 3],
                                                                            "b": [1.5, 2.5]}
+
+
+def read_stream_arrays(cap):
+    """(schema, [arrays]) read from an arrow_array_stream capsule by the
+    ctypes consumer; the stream is released, the structs are the caller's."""
+    s = plain_stream(cap)
+    schema = ArrowSchema()
+    assert s.get_schema(ctypes.pointer(s), ctypes.pointer(schema)) == 0
+    arrays = []
+    while True:
+        a = ArrowArray()
+        assert s.get_next(ctypes.pointer(s), ctypes.pointer(a)) == 0
+        if not a.release:
+            break
+        arrays.append(a)
+    s.release(ctypes.pointer(s))
+    assert not s.release
+    return schema, arrays
+
+
+def test_chunked_column_streams(simple):  # noqa: F811
+    """A ChunkedColumn streams as a chunked array: the field's type as the
+    schema, one array per chunk sharing the batches' memory (a slice as its
+    window), outliving the table, the reader and a gc.collect()."""
+    r = quiver.read_file(simple)
+    t = r.read_all()
+    views = [b.column("i").to_numpy() for b in t.batches]
+    items = [np.ma.getdata(b.column("p").to_numpy()) for b in t.batches]
+    col = t.column("i")
+    caps = {"whole": col.__arrow_c_stream__(),
+            "part": t[3:5].column("i").__arrow_c_stream__(),  # the last row of batch 0, the first of 1
+            "sliced": col[2:5].__arrow_c_stream__(requested_schema=None),
+            "p": t.column("p").__arrow_c_stream__(requested_schema=t.batches[0].__arrow_c_schema__()),
+            "empty": t[6:6].column("s").__arrow_c_stream__()}
+    dcap = t[3:5].column("x").__arrow_c_device_stream__()
+    del r, t, col
+    gc.collect()
+    schema, arrays = read_stream_arrays(caps.pop("whole"))
+    assert schema.format == b"i" and schema.name == b"i" and schema.n_children == 0
+    assert [(a.length, a.offset, a.n_children) for a in arrays] == [(4, 0, 0), (2, 0, 0)]
+    for a, v in zip(arrays, views):
+        assert a.buffers[1] == v.ctypes.data  # zero-copy: to_numpy's address
+    assert [list(fixed(a, np.int32)) for a in arrays] == [[1, -2, 3, 4], [10, 20]]
+    for a in arrays:
+        release(a)
+    release(schema)
+    for key, want in (("part", [(1, 3, [4]), (1, 0, [10])]),
+                      ("sliced", [(2, 2, [3, 4]), (1, 0, [10])])):
+        schema, arrays = read_stream_arrays(caps.pop(key))
+        assert schema.format == b"i"
+        got = [(a.length, a.offset, list(fixed(a, np.int32))) for a in arrays]
+        assert got == want, key
+        assert arrays[0].buffers[1] == views[0].ctypes.data
+        for a in arrays:
+            release(a)
+        release(schema)
+    # a fixed-size list column: requested_schema (the batch's struct) is ignored
+    schema, arrays = read_stream_arrays(caps.pop("p"))
+    assert schema.format == b"+w:2" and child(schema, 0).format == b"g"
+    assert [a.length for a in arrays] == [4, 2]
+    for a, it in zip(arrays, items):
+        assert child(a, 0).buffers[1] == it.ctypes.data
+        release(a)
+    release(schema)
+    schema, arrays = read_stream_arrays(caps.pop("empty"))
+    assert schema.format == b"u" and schema.name == b"s" and arrays == []
+    release(schema)
+    d = ArrowDeviceArrayStream.from_address(capsule_pointer(dcap, b"arrow_device_array_stream"))
+    assert d.device_type == 1
+    dev_got = []
+    while True:
+        da = ArrowDeviceArray()
+        assert d.get_next(ctypes.pointer(d), ctypes.pointer(da)) == 0
+        if not da.array.release:
+            break
+        assert da.device_type == 1 and da.device_id == -1 and not da.sync_event
+        dev_got.append((da.array.length, da.array.offset, da.array.null_count))
+        release(da.array)
+    assert dev_got == [(1, 3, 0), (1, 0, 0)]
+    del dcap
+    gc.collect()
+
+
+def test_chunked_tensor_column_stream_carries_the_extension(tmp_path):
+    """Each chunk of a tensor column is one array of the extension's storage
+    under the field with ARROW:extension:name/metadata; the values are the
+    batches' memory."""
+    data = np.arange(40, dtype=np.float32).reshape(10, 2, 2)
+    parts = []
+    for k, (lo, hi) in enumerate(((0, 6), (6, 10))):
+        quiver.write_tensor_column(tmp_path / f"{k}.arrows", data[lo:hi], name="img",
+                                   dim_names=["h", "w"])
+        parts.append(quiver.read_stream(tmp_path / f"{k}.arrows").read_all())
+    quiver.write_file(tmp_path / "two.arrow",
+                      quiver.Table(parts[0].batches + parts[1].batches, parts[0].schema))
+    t = quiver.read_file(tmp_path / "two.arrow").read_all()
+    assert len(t.batches) == 2
+    col = t.column("img")
+    views = [b.column("img").to_numpy() for b in t.batches]
+    cap = col[4:8].__arrow_c_stream__()
+    del t, col
+    gc.collect()
+    schema, arrays = read_stream_arrays(cap)
+    assert schema.name == b"img" and schema.format == b"+w:4"
+    meta = field_metadata(schema)
+    assert meta["ARROW:extension:name"] == "arrow.fixed_shape_tensor"
+    ext = json.loads(meta["ARROW:extension:metadata"])
+    assert ext["shape"] == [2, 2] and ext["dim_names"] == ["h", "w"]
+    assert [(a.length, a.offset) for a in arrays] == [(2, 4), (2, 0)]
+    for a, v, lo in zip(arrays, views, (4, 6)):
+        values = child(a, 0)
+        assert values.buffers[1] == v.ctypes.data  # zero-copy
+        got = fixed(values, np.float32, 4 * (a.offset + a.length))[4 * a.offset:].reshape(-1, 2, 2)
+        np.testing.assert_array_equal(got, data[lo:lo + 2])
+        release(a)
+    release(schema)
+
+
+def test_chunked_column_stream_refusals(simple, tmp_path):  # noqa: F811
+    quiver.write_tensor_column(tmp_path / "o.arrows", np.zeros((2, 3)), name="i")
+    other = next(iter(quiver.read_stream(tmp_path / "o.arrows")))
+    t = quiver.read_file(simple).read_all()
+    mixed = quiver.Table([t.batches[0], other], t.schema).column("i")
+    with pytest.raises(quiver.InvalidError, match="batch 1 is"):
+        mixed.__arrow_c_stream__()
+    with pytest.raises(quiver.InvalidError, match="no chunks and no C schema"):
+        quiver.ChunkedColumn([], t.schema.fields[0]).__arrow_c_stream__()
+    with pytest.raises(NotImplementedError, match="future_keyword"):
+        t.column(0).__arrow_c_device_stream__(future_keyword=1)
+    # a chunked array is no table: the record batch writers refuse its stream
+    with pytest.raises(quiver.Error):
+        quiver.write_stream(tmp_path / "c.arrows", t.column("i"))
+    assert not (tmp_path / "c.arrows").exists()
