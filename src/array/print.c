@@ -401,6 +401,28 @@ static bool format_human(Str *s, const QvArrayView *v, int64_t i) {
   }
 }
 
+/* A value qv_array_view_get_bytes returns: a decimal, a two-part interval,
+ * a string (as a JSON string) or a binary (as hex). */
+static void format_bytes(Str *s, const QvArrayView *v, QvBytes b) {
+  switch (v->type.type) {
+    case QV_ARROW_DECIMAL32:
+    case QV_ARROW_DECIMAL64:
+    case QV_ARROW_DECIMAL128:
+    case QV_ARROW_DECIMAL256: put_decimal(s, b.data, (int)b.size, v->type.decimal_scale); return;
+    case QV_ARROW_INTERVAL_DAY_TIME:
+      putf(s, "{\"days\": %d, \"milliseconds\": %d}", qvi_ld_i32(b.data), qvi_ld_i32(b.data + 4));
+      return;
+    case QV_ARROW_INTERVAL_MONTH_DAY_NANO:
+      putf(s, "{\"months\": %d, \"days\": %d, \"nanoseconds\": %" PRId64 "}", qvi_ld_i32(b.data),
+           qvi_ld_i32(b.data + 4), qvi_ld_i64(b.data + 8));
+      return;
+    case QV_ARROW_STRING:
+    case QV_ARROW_LARGE_STRING:
+    case QV_ARROW_STRING_VIEW: put_json_string(s, b.data, b.size); return;
+    default: put_hex(s, b.data, b.size); return; /* the binaries */
+  }
+}
+
 static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
   if (s->truncated || s->text.nomem) return;
   if (depth > QV_ARRAY_MAX_DEPTH) {
@@ -446,37 +468,16 @@ static void format_value(Str *s, const QvArrayView *v, int64_t i, int depth) {
     case QV_ARROW_DECIMAL32:
     case QV_ARROW_DECIMAL64:
     case QV_ARROW_DECIMAL128:
-    case QV_ARROW_DECIMAL256: {
-      QvBytes b = qv_array_view_get_bytes(v, i);
-      put_decimal(s, b.data, (int)b.size, v->type.decimal_scale);
-      return;
-    }
-    case QV_ARROW_INTERVAL_DAY_TIME: {
-      QvBytes b = qv_array_view_get_bytes(v, i);
-      putf(s, "{\"days\": %d, \"milliseconds\": %d}", qvi_ld_i32(b.data), qvi_ld_i32(b.data + 4));
-      return;
-    }
-    case QV_ARROW_INTERVAL_MONTH_DAY_NANO: {
-      QvBytes b = qv_array_view_get_bytes(v, i);
-      putf(s, "{\"months\": %d, \"days\": %d, \"nanoseconds\": %" PRId64 "}", qvi_ld_i32(b.data),
-           qvi_ld_i32(b.data + 4), qvi_ld_i64(b.data + 8));
-      return;
-    }
+    case QV_ARROW_DECIMAL256:
+    case QV_ARROW_INTERVAL_DAY_TIME:
+    case QV_ARROW_INTERVAL_MONTH_DAY_NANO:
     case QV_ARROW_STRING:
     case QV_ARROW_LARGE_STRING:
-    case QV_ARROW_STRING_VIEW: {
-      QvBytes b = qv_array_view_get_bytes(v, i);
-      put_json_string(s, b.data, b.size);
-      return;
-    }
+    case QV_ARROW_STRING_VIEW:
     case QV_ARROW_BINARY:
     case QV_ARROW_LARGE_BINARY:
     case QV_ARROW_BINARY_VIEW:
-    case QV_ARROW_FIXED_SIZE_BINARY: {
-      QvBytes b = qv_array_view_get_bytes(v, i);
-      put_hex(s, b.data, b.size);
-      return;
-    }
+    case QV_ARROW_FIXED_SIZE_BINARY: format_bytes(s, v, qv_array_view_get_bytes(v, i)); return;
     case QV_ARROW_LIST:
     case QV_ARROW_LARGE_LIST:
     case QV_ARROW_LIST_VIEW:
