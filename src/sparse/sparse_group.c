@@ -513,6 +513,36 @@ static void par_scatter(void *ctx, size_t t) {
   }
 }
 
+/* The last step of one bucket (keys r0..r1, output from lo), for the
+ * one-thread and the threaded paths: its keys' starts (into ptr, unless the
+ * caller counted them there already), then each of its len entries, in
+ * order, at the next place of its key. Entry j is ai[j]/av[j] with its
+ * key's low bits in al[j], or, when packed (a constant at each call), in
+ * ai[j] above the mbits minor bits. */
+SP_INLINE void place_bucket(bool packed, const int64_t *ai, const uint32_t *al, const uint8_t *av,
+                            int64_t len, int64_t lo, int64_t r0, int64_t r1, bool counted, int mbits,
+                            uint64_t mmask, int64_t *lc, int64_t *ptr, int64_t *idx, uint8_t *val,
+                            size_t vs) {
+#define SP_LOW(J) (packed ? (int64_t)((uint64_t)ai[J] >> mbits) : (int64_t)al[J])
+  if (!counted) {
+    memset(lc, 0, (size_t)(r1 - r0 + 1) * 8);
+    for (int64_t j = 0; j < len; j++) lc[SP_LOW(j) + 1]++;
+    lc[0] = lo;
+    for (int64_t r = r0; r < r1; r++) {
+      lc[r - r0 + 1] += lc[r - r0];
+      ptr[r] = lc[r - r0];
+    }
+  } else {
+    memcpy(lc, ptr + r0, (size_t)(r1 - r0) * 8);
+  }
+  for (int64_t j = 0; j < len; j++) {
+    int64_t pos = lc[SP_LOW(j)]++;
+    idx[pos] = (int64_t)((uint64_t)ai[j] & mmask);
+    qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(av + (size_t)j * vs, vs));
+  }
+#undef SP_LOW
+}
+
 /* Pass 2 of one transpose bucket (its rows arrive in source order, so each
  * key's minors come out increasing): keys' starts, then the entries. */
 SP_INLINE void par_csx_bucket(ParGroup *g, ParScratch *sc, int64_t b, size_t vs) {
@@ -524,22 +554,7 @@ SP_INLINE void par_csx_bucket(ParGroup *g, ParScratch *sc, int64_t b, size_t vs)
   uint64_t mmask = g->mmask;
   memcpy(ai, idx + lo, (size_t)len * 8);
   memcpy(av, val + (size_t)lo * vs, (size_t)len * vs);
-  if (!g->counted) {
-    memset(lc, 0, (size_t)(r1 - r0 + 1) * 8);
-    for (int64_t j = 0; j < len; j++) lc[((uint64_t)ai[j] >> mbits) + 1]++;
-    lc[0] = lo;
-    for (int64_t r = r0; r < r1; r++) {
-      lc[r - r0 + 1] += lc[r - r0];
-      ptr[r] = lc[r - r0];
-    }
-  } else {
-    memcpy(lc, ptr + r0, (size_t)(r1 - r0) * 8);
-  }
-  for (int64_t j = 0; j < len; j++) {
-    int64_t pos = lc[(uint64_t)ai[j] >> mbits]++;
-    idx[pos] = (int64_t)((uint64_t)ai[j] & mmask);
-    qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(av + (size_t)j * vs, vs));
-  }
+  place_bucket(true, ai, NULL, av, len, lo, r0, r1, g->counted, mbits, mmask, lc, ptr, idx, val, vs);
 }
 
 /* The start of bucket b's output, once the bucket before it has counted. */
@@ -909,25 +924,7 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
         al = bl;
         bl = tl;
       }
-#define SP_LOW(J) (packed ? (int64_t)((uint64_t)ai[J] >> mbits) : (int64_t)al[J])
-      /* key starts of this bucket (when not counted by the caller) */
-      if (!counted) {
-        memset(lc, 0, (size_t)(r1 - r0 + 1) * 8);
-        for (int64_t j = 0; j < len; j++) lc[SP_LOW(j) + 1]++;
-        lc[0] = lo;
-        for (int64_t r = r0; r < r1; r++) {
-          lc[r - r0 + 1] += lc[r - r0];
-          ptr[r] = lc[r - r0];
-        }
-      } else {
-        memcpy(lc, ptr + r0, (size_t)(r1 - r0) * 8);
-      }
-      for (int64_t j = 0; j < len; j++) {
-        int64_t pos = lc[SP_LOW(j)]++;
-        idx[pos] = (int64_t)((uint64_t)ai[j] & mmask);
-        qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(av + (size_t)j * vs, vs));
-      }
-#undef SP_LOW
+      place_bucket(packed, ai, al, av, len, lo, r0, r1, counted, mbits, mmask, lc, ptr, idx, val, vs);
       if (!csx) ok = finish_range(ptr, r0, r1, lo + len, idx, val, vs, vtype, wp, &tmp);
     }
   }
