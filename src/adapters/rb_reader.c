@@ -998,18 +998,29 @@ static void stream_release(struct ArrowArrayStream *s) {
   s->private_data = NULL;
 }
 
-static QvStatus stream_start(QvIpcReader *ipc, QvSource *source, const QvRbReadOptions *options,
-                             struct ArrowArrayStream *out, QvError *error) {
-  StreamReader *r = calloc(1, sizeof *r);
+/* A reader's zeroed struct of `size` bytes over ipc (taken over: freed
+ * when the struct cannot be had). */
+static void *reader_alloc(size_t size, QvIpcReader *ipc, QvError *error) {
+  void *r = calloc(1, size);
   if (r == NULL) {
     qv_ipc_reader_free(ipc);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
+    (void)qv_error_set(error, QV_ENOMEM, "out of memory");
   }
-  r->ipc = ipc;
-  QvStatus st = qv_ipc_reader_next(ipc, &r->schema_msg, error);
+  return r;
+}
+
+/* The rest of a stream reader's setup once r knows where its messages come
+ * from (source: the input behind r->ipc; NULL: a caller's supply): the
+ * Schema message, checked, and the batches' core; then out is the stream.
+ * Frees r on failure. */
+static QvStatus stream_begin(StreamReader *r, QvSource *source, const QvRbReadOptions *o,
+                             struct ArrowArrayStream *out, QvError *error) {
+  QvStatus st = stream_message(r, &r->schema_msg, error);
   /* An empty input and a lone end-of-stream marker hold no record batch
    * stream at all; say which one it is. */
-  if (st == QV_EOS)
+  if (st == QV_EOS && source == NULL)
+    st = qv_error_set(error, QV_EINVAL, "no messages, so there is no Schema message");
+  else if (st == QV_EOS)
     st = qv_error_set(error, QV_EINVAL, "no messages: %s, so there is no Schema message",
                       qvi_source_position(source) > 0 || (qvi_source_seekable(source) &&
                                                          qvi_source_size(source) > 0)
@@ -1019,20 +1030,28 @@ static QvStatus stream_start(QvIpcReader *ipc, QvSource *source, const QvRbReadO
     st = qv_error_set(error, QV_EINVAL, "the stream starts with a %s message, not a Schema",
                       qv_header_type_name(r->schema_msg.message.header_type));
   if (!st) st = qvi_metadata_version_check(r->schema_msg.message.version, "Schema message", error);
-  if (!st) st = core_init(&r->core, &r->schema_msg.message.header.schema, options, error);
+  if (!st) st = core_init(&r->core, &r->schema_msg.message.header.schema, o, error);
   if (st) {
     stream_reader_free(r);
     return st;
   }
   /* a pipe is never read ahead: handing out a batch must not wait for the
-   * next one to arrive */
-  r->core.read_ahead = r->core.opt.threads > 1 && qvi_source_has_view(source);
+   * next one to arrive; nor are messages a caller supplies as they are sent */
+  r->core.read_ahead = source != NULL && r->core.opt.threads > 1 && qvi_source_has_view(source);
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
   out->get_last_error = stream_last_error;
   out->release = stream_release;
   out->private_data = r;
   return QV_OK;
+}
+
+static QvStatus stream_start(QvIpcReader *ipc, QvSource *source, const QvRbReadOptions *options,
+                             struct ArrowArrayStream *out, QvError *error) {
+  StreamReader *r = reader_alloc(sizeof *r, ipc, error);
+  if (r == NULL) return QV_ENOMEM;
+  r->ipc = ipc;
+  return stream_begin(r, source, options, out, error);
 }
 
 QvStatus qvi_rb_stream_reader_from_messages(struct ArrowArrayStream *out, QviRbNextMessage next,
@@ -1049,26 +1068,7 @@ QvStatus qvi_rb_stream_reader_from_messages(struct ArrowArrayStream *out, QviRbN
   r->next_message = next;
   r->next_ctx = ctx;
   r->next_release = release;
-  st = stream_message(r, &r->schema_msg, error);
-  if (st == QV_EOS)
-    st = qv_error_set(error, QV_EINVAL, "no messages, so there is no Schema message");
-  if (!st && r->schema_msg.message.header_type != QV_HEADER_SCHEMA)
-    st = qv_error_set(error, QV_EINVAL, "the stream starts with a %s message, not a Schema",
-                      qv_header_type_name(r->schema_msg.message.header_type));
-  if (!st) st = qvi_metadata_version_check(r->schema_msg.message.version, "Schema message", error);
-  if (!st) st = core_init(&r->core, &r->schema_msg.message.header.schema, &o, error);
-  if (st) {
-    stream_reader_free(r);
-    return st;
-  }
-  /* messages arrive as they are sent: never read ahead */
-  r->core.read_ahead = false;
-  out->get_schema = stream_get_schema;
-  out->get_next = stream_get_next;
-  out->get_last_error = stream_last_error;
-  out->release = stream_release;
-  out->private_data = r;
-  return QV_OK;
+  return stream_begin(r, NULL, &o, out, error);
 }
 
 /* An ArrowArrayStream over a file reader: the footer's batches in order
@@ -1208,11 +1208,8 @@ static QvStatus check_schema_message(QvRbFileReader *r, QvError *error) {
 static QvStatus file_open(QvRbFileReader **out, QvIpcReader *ipc, QvSource *source,
                           const QvRbReadOptions *o, QvError *error) {
   *out = NULL;
-  QvRbFileReader *r = calloc(1, sizeof *r);
-  if (r == NULL) {
-    qv_ipc_reader_free(ipc);
-    return qv_error_set(error, QV_ENOMEM, "out of memory");
-  }
+  QvRbFileReader *r = reader_alloc(sizeof *r, ipc, error);
+  if (r == NULL) return QV_ENOMEM;
   r->ipc = ipc;
   QvStatus st = QV_OK;
   if (qv_ipc_reader_format(r->ipc) != QV_IPC_FORMAT_FILE)
@@ -1456,10 +1453,9 @@ QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
   st = qv_ipc_reader_new(&ipc, source, o.ipc, error);
   if (!st && qv_ipc_reader_format(ipc) == QV_IPC_FORMAT_FILE) {
     /* a file is read one way everywhere: through its footer */
-    FileStream *p = calloc(1, sizeof *p);
+    FileStream *p = reader_alloc(sizeof *p, ipc, error);
     if (p == NULL) {
-      qv_ipc_reader_free(ipc);
-      st = qv_error_set(error, QV_ENOMEM, "out of memory");
+      st = QV_ENOMEM;
     } else if ((st = file_open(&p->f, ipc, source, &o, error))) {
       free(p);
     } else {
