@@ -527,15 +527,23 @@ static QvStatus verify_and_root(const uint8_t *buf, size_t size, const QvFbTable
   return QV_OK;
 }
 
+/* The MetadataVersion in `slot` of a Message or Footer (V1 when absent):
+ * below V1 is not one, after V5 is one quiver does not support. */
+static QvStatus decode_version(Decoder *d, QvFbTable root, unsigned slot, const char *table,
+                               QvMetadataVersion *out) {
+  int16_t version = qvi_fb_i16(root, slot, QV_METADATA_V1);
+  if (version < QV_METADATA_V1)
+    return invalid(d, "%s.version %d is not a known MetadataVersion", table, version);
+  if (version > QV_METADATA_V5)
+    return unsupported(d, "%s.version %d is a MetadataVersion after V5 (not supported)", table,
+                       version);
+  *out = (QvMetadataVersion)version;
+  return QV_OK;
+}
+
 static QvStatus decode_message_body(Decoder *d, QvFbTable root, void *out_) {
   QvMessage *out = out_;
-  int16_t version = qvi_fb_i16(root, MESSAGE_VERSION, QV_METADATA_V1);
-  if (version < QV_METADATA_V1)
-    return invalid(d, "Message.version %d is not a known MetadataVersion", version);
-  if (version > QV_METADATA_V5)
-    return unsupported(d, "Message.version %d is a MetadataVersion after V5 (not supported)",
-                       version);
-  out->version = (QvMetadataVersion)version;
+  TRY(decode_version(d, root, MESSAGE_VERSION, "Message", &out->version));
   out->body_length = qvi_fb_i64(root, MESSAGE_BODY_LENGTH, 0);
   if (out->body_length < 0)
     return invalid(d, "Message.bodyLength %lld is negative", (long long)out->body_length);
@@ -626,13 +634,7 @@ static QvStatus decode_blocks(Decoder *d, QvFbVector v, const char *where, int64
 
 static QvStatus decode_footer_body(Decoder *d, QvFbTable root, void *out_) {
   QvFooter *out = out_;
-  int16_t version = qvi_fb_i16(root, FOOTER_VERSION, QV_METADATA_V1);
-  if (version < QV_METADATA_V1)
-    return invalid(d, "Footer.version %d is not a known MetadataVersion", version);
-  if (version > QV_METADATA_V5)
-    return unsupported(d, "Footer.version %d is a MetadataVersion after V5 (not supported)",
-                       version);
-  out->version = (QvMetadataVersion)version;
+  TRY(decode_version(d, root, FOOTER_VERSION, "Footer", &out->version));
   QvFbTable schema = qvi_fb_table(root, FOOTER_SCHEMA);
   out->has_schema = qvi_fb_table_valid(schema);
   if (out->has_schema) TRY(decode_schema(d, schema, &out->schema));
