@@ -8,7 +8,7 @@
 #include "quiver/advanced.h"
 #include "adapters/sparse_column_internal.h"
 #include "quiver/sparse_column.h"
-#include "sparse/sparse_internal.h"
+#include "sparse/sparse_parts.h"
 #include "sparse/sparse_seal.h"
 #include "util/cpu.h"
 #include "util/options.h"

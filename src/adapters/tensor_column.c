@@ -9,7 +9,7 @@
 #include "adapters/tensor_column_internal.h"
 #include "quiver/sparse.h" /* QV_DEFAULT_MAX_OUTPUT_SIZE */
 #include "quiver/tensor_column.h"
-#include "tensor/tensor_internal.h" /* copies split over threads */
+#include "tensor/tensor_copy.h"
 #include "util/copy.h"
 #include "util/cpu.h"
 #include "util/options.h"

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "quiver/sparse.h"
+#include "sparse/sparse_parts.h"
 #include "util/checked.h"
 #include "util/load.h"
 #include "util/pool.h"
@@ -47,38 +48,10 @@ QvStatus qvi_sp_validate(const QvSparseTensor *t, bool coords, QvError *error);
  * accepts); every other rule, the range of each index included, holds. */
 QvStatus qvi_sp_validate_any_order(const QvSparseTensor *t, QvError *error);
 
-/* Whether the entries of a CSR/CSC tensor whose indptr is already known
- * valid (starts at 0, non-decreasing, ends at nnz) are in [0, nminor) and
- * strictly increasing within each of the nmajor segments, by the vector
- * scan of qv_sparse_validate. False also when the index types have no such
- * scan (int32/int64 only): the caller then checks entry by entry, and names
- * the first bad one. */
-bool qvi_sp_csx_entries_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nminor);
-
-/* qv_sparse_init without the validation: for a descriptor whose every rule
- * the caller proved already over memory that cannot have changed since
- * (a sparse column's cell, checked when the column was made). */
-QvStatus qvi_sp_init_checked(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error);
-
-/* Starts *out (zeroed first) with a store holding copies of shape and names. */
-QvStatus qvi_sp_begin(QvSparseTensor *out, QvSparseFormat format, QvArrowType value_type,
-                  int32_t ndim, const int64_t *shape, const char *const *dim_names,
-                  QvError *error);
-/* Hands an qvi_sp_malloc'd buffer to the tensor's store (freed on release). */
-void qvi_sp_own(QvSparseTensor *t, void *p);
-
-/* Buffers (sparse_alloc.c): n * size bytes, overflow-checked, 64-byte
- * aligned, never NULL for n == 0 (at least 1 byte); NULL on overflow or
- * failure. Released only with qvi_sp_free. Large ones use huge pages. */
-void *qvi_sp_malloc(int64_t n, size_t size);
-void *qvi_sp_calloc(int64_t n, size_t size);
-void *qvi_sp_realloc(void *p, int64_t n, size_t size);
-void qvi_sp_free(void *p);
 /* Address space for n * size bytes whose pages are committed only when
  * written (large sizes on Linux); shrink with qvi_sp_realloc. NULL when not
  * available: grow with qvi_sp_realloc instead. */
 void *qvi_sp_reserve(int64_t n, size_t size);
-QvStatus qvi_sp_nomem(QvError *error, const char *what, int64_t n, size_t size);
 /* Makes ws (may be NULL) the workspace of the buffers this thread obtains
  * until qvi_sp_ws_leave(returned value); freeing a buffer always follows its
  * own workspace, whatever the thread's. */
@@ -115,8 +88,6 @@ SP_INLINE int64_t qvi_sp_index_ld(const uint8_t *buf, QvArrowType type, int64_t 
 }
 /* Largest value an index type holds (uint64 capped at INT64_MAX). */
 int64_t qvi_sp_index_max(QvArrowType t);
-/* Formats entry i of an index buffer with its own signedness. */
-void qvi_sp_index_str(const uint8_t *buf, QvArrowType type, int64_t i, char out[32]);
 
 /* The portable dense scan: appends the non-zeros of len values (byte
  * stride `stride`): index c0 + j to ci[k * cs] (int64 when `wide`, else

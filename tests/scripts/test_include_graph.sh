@@ -16,9 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=${QV_SOURCE_DIR:-$here/../..}
 cd "$src"
-KNOWN="src/adapters/sparse_column.c:sparse/sparse_internal.h
-src/adapters/tensor_column.c:tensor/tensor_internal.h
-src/numpy/npy.c:ipc/source_internal.h
+KNOWN="src/numpy/npy.c:ipc/source_internal.h
 src/numpy/npz.c:ipc/source_internal.h
 src/numpy/npz.c:sparse/sparse_pool.h
 src/numpy/npz.c:sparse/sparse_seal.h"
