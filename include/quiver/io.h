@@ -36,6 +36,7 @@
 
 #include "quiver/common.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -90,6 +91,12 @@ QV_API void qv_source_retain(QvSource *s);
 QV_API void qv_source_free(QvSource *s);
 /** For messages: the path, "<memory>" or "<fd 3>". */
 QV_API const char *qv_source_name(const QvSource *s);
+/** Whether qv_source_read_all hands this source's bytes out as they are
+ * (caller memory, a regular file opened by path: a view, nothing is read)
+ * rather than reading them into a block (a descriptor, a pipe or FIFO, a
+ * callback source): a bound on the bytes read then has nothing to bound
+ * (QvNpyReadOptions.max_input_size). False for NULL. */
+QV_API bool qv_source_has_view(const QvSource *s);
 /** The whole input as one block, for formats that are read whole (JSON, a
  * .npz read from a pipe): caller memory and a regular file are handed out
  * as they are (a view, no copy); a pipe or fd is read from its position to

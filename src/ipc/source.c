@@ -242,6 +242,7 @@ void qv_source_free(QvSource *s) {
 }
 
 const char *qv_source_name(const QvSource *s) { return s ? s->name : "<null source>"; }
+bool qv_source_has_view(const QvSource *s) { return s != NULL && qvi_source_has_view(s); }
 
 QvSourceKind qvi_source_kind(const QvSource *s) { return s->kind; }
 bool qvi_source_seekable(const QvSource *s) { return s->seekable; }

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "util/options.h"
-#include "ipc/source_internal.h"
 #include "numpy/npy_header.h"
 #include "quiver/npy.h"
 #include "util/copy.h"
@@ -83,7 +82,7 @@ QvStatus qvi_npy_read_source(QvSource *source, int64_t max_input_size, QvNpyPars
   QvOwner *owner;
   /* a view of memory or a mapping; a pipe read whole, as np.load reads it
    * (max_input_size bounds only what is read) */
-  int64_t max = qvi_source_has_view(source) ? 0 : max_input_size;
+  int64_t max = qv_source_has_view(source) ? 0 : max_input_size;
   QvStatus st = qv_source_read_all(source, max, &data, &size, &owner, error);
   if (st) return st;
   st = parse(data, size, owner, out, error);

@@ -16,8 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=${QV_SOURCE_DIR:-$here/../..}
 cd "$src"
-KNOWN="src/numpy/npy.c:ipc/source_internal.h
-src/numpy/npz.c:ipc/source_internal.h
+KNOWN="src/numpy/npz.c:ipc/source_internal.h
 src/numpy/npz.c:sparse/sparse_pool.h
 src/numpy/npz.c:sparse/sparse_seal.h"
 arrow_free_public='quiver/(common|error|buffer|io|advanced|version)\.h'

@@ -122,6 +122,7 @@ static void test_source_memory(void **state) {
   QvSource *s;
   QvError err;
   assert_int_equal(qv_source_new_memory(&s, data, sizeof data, owner, &err), QV_OK);
+  assert_true(qv_source_has_view(s)); /* read_all hands the memory out */
   qv_owner_free(owner);
   assert_int_equal(g_released, 0); /* the source holds it */
   assert_string_equal(qv_source_name(s), "<memory>");
@@ -189,6 +190,7 @@ static void test_source_path_regular(void **state) {
   QvSource *s;
   QvError err;
   assert_int_equal(qv_source_new_path(&s, path, &err), QV_OK);
+  assert_true(qv_source_has_view(s)); /* a regular file: a mapping */
   assert_string_equal(qv_source_name(s), path);
   assert_int_equal(qvi_source_kind(s), QV_SOURCE_FILE);
   assert_int_equal(qvi_source_size(s), (int64_t)n);
@@ -279,6 +281,7 @@ static void test_source_path_fifo(void **state) {
   QvSource *s;
   QvError err;
   assert_int_equal(qv_source_new_path(&s, path, &err), QV_OK);
+  assert_false(qv_source_has_view(s)); /* a FIFO is read */
   assert_int_equal(qvi_source_kind(s), QV_SOURCE_STREAM);
   assert_false(qvi_source_seekable(s));
   assert_false(qvi_source_has_view(s));
@@ -313,6 +316,7 @@ static void test_source_fd(void **state) {
   QvSource *s;
   QvError err;
   assert_int_equal(qv_source_new_fd(&s, p[0], &err), QV_OK);
+  assert_false(qv_source_has_view(s)); /* a descriptor is read */
   char name[32];
   snprintf(name, sizeof name, "<fd %d>", p[0]);
   assert_string_equal(qv_source_name(s), name);
@@ -360,6 +364,7 @@ static void test_source_errors(void **state) {
   assert_non_null(strstr(err.message, "/nonexistent/x"));
   assert_int_equal(qv_source_new_path(&s, "/", &err), QV_EIO);
   assert_int_equal(qv_source_new_path(&s, NULL, &err), QV_EARG);
+  assert_false(qv_source_has_view(NULL));
   assert_int_equal(qv_source_new_fd(&s, -3, &err), QV_EARG);
   assert_int_equal(qv_source_new_memory(&s, NULL, 1, NULL, &err), QV_EARG);
   assert_int_equal(qv_source_new_memory(NULL, "x", 1, NULL, &err), QV_EARG);

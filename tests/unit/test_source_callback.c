@@ -170,6 +170,7 @@ static void test_read_all(void **state) {
   QvError e;
   rbt_check(qv_source_new_callback(&src, feed_read, NULL, feed_release, &f, "feed", &e), &e,
             "callback source");
+  assert_false(qv_source_has_view(src)); /* read into a block */
   const uint8_t *data;
   size_t size;
   QvOwner *owner;
