@@ -277,19 +277,23 @@ typedef struct BucketScratch {
   uint32_t *key;    /* per key of the bucket: count, then next position */
 } BucketScratch;
 
-/* ND (1..3) minor digits of `dw` bits each; constant per instantiation so
- * the histogram loop unrolls. Counts are 32-bit (buckets hold < 2^31). */
-SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64_t r1, int mbits, int dw,
-                               int pb, int64_t lo, int64_t len, int64_t *ptr, int64_t *idx, uint8_t *val,
-                               size_t vs, QvArrowType vtype, int64_t *wp, SegTmp *tmp) {
-  uint64_t dm = ((uint64_t)1 << dw) - 1, pmask = ((uint64_t)1 << pb) - 1;
-  uint64_t mmask = ((uint64_t)1 << mbits) - 1;
-  int64_t nk = r1 - r0, hn = (int64_t)1 << dw;
-  uint32_t *h = t->hist, *kc = t->key; /* per key: count, then next position */
+/* The sort of one bucket of packed items (key low bits above the mbits
+ * minor bits, above the pb bits of the position in the bucket), for the
+ * one-thread and the threaded pass 2: one read of the bucket (src) builds
+ * every minor digit histogram and the per-key counts at once, its values
+ * are copied to vals (where the positions point), LSD passes order the
+ * minors and a last stable pass by key leaves the items in (key, minor)
+ * order. Returns them (in a or b, where the passes end); kc[k] is then the
+ * end of key k in the bucket. ND and dw are constants per instantiation,
+ * so the histogram loop unrolls. */
+SP_INLINE uint64_t *sort_bucket_items(const uint64_t *src, const uint8_t *values, int64_t len,
+                                      const int ND, int dw, int pb, int mbits, int64_t nk, uint32_t *h,
+                                      uint32_t *kc, uint64_t *a, uint64_t *b, uint8_t *vals,
+                                      size_t vs) {
+  uint64_t dm = ((uint64_t)1 << dw) - 1;
+  int64_t hn = (int64_t)1 << dw;
   memset(h, 0, (size_t)(ND * hn) * 4);
   memset(kc, 0, (size_t)nk * 4);
-  uint64_t *a = t->a, *b = t->b;
-  const uint64_t *src = (const uint64_t *)idx + lo;
   for (int64_t j = 0; j < len; j++) {
     uint64_t x = src[j];
     h[x & dm]++;
@@ -297,18 +301,13 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
     if (ND > 2) h[2 * hn + ((x >> (2 * dw)) & dm)]++;
     kc[x >> mbits]++;
   }
-  memcpy(t->vals, val + (size_t)lo * vs, (size_t)len * vs);
+  memcpy(vals, values, (size_t)len * vs);
   /* the first pass builds the items from the bucket as pass 1 left it */
   minor_digit_passes(h, ND, hn, pb, dw, dm, src, len, &a, &b);
-  /* rows start at the write position; a last stable pass by key puts the
-   * items in (key, minor) order, then one sequential pass writes indices
-   * and values and spots duplicates as equal neighbours */
-  int64_t base = *wp;
   uint32_t acc = 0;
   for (int64_t k = 0; k < nk; k++) {
     uint32_t c = kc[k];
     kc[k] = acc;
-    ptr[r0 + k] = base + acc;
     acc += c;
   }
   int kshift = pb + mbits;
@@ -316,6 +315,23 @@ SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64
     uint64_t it = a[j];
     b[kc[it >> kshift]++] = it;
   }
+  return b;
+}
+
+/* ND (1..3) minor digits of `dw` bits each; constant per instantiation so
+ * the histogram loop unrolls. Counts are 32-bit (buckets hold < 2^31). */
+SP_INLINE bool bucket_items_nd(BucketScratch *t, const int ND, int64_t r0, int64_t r1, int mbits, int dw,
+                               int pb, int64_t lo, int64_t len, int64_t *ptr, int64_t *idx, uint8_t *val,
+                               size_t vs, QvArrowType vtype, int64_t *wp, SegTmp *tmp) {
+  uint64_t pmask = ((uint64_t)1 << pb) - 1, mmask = ((uint64_t)1 << mbits) - 1;
+  int64_t nk = r1 - r0;
+  uint32_t *kc = t->key;
+  const uint64_t *b = sort_bucket_items((const uint64_t *)idx + lo, val + (size_t)lo * vs, len, ND, dw,
+                                        pb, mbits, nk, t->hist, kc, t->a, t->b, t->vals, vs);
+  /* rows start at the write position; one sequential pass writes indices
+   * and values and spots duplicates as equal neighbours */
+  int64_t base = *wp;
+  for (int64_t k = 0; k < nk; k++) ptr[r0 + k] = base + (k > 0 ? kc[k - 1] : 0);
   bool dup = false;
   int64_t *out = idx + base;
   uint8_t *vout = val + (size_t)base * vs;
@@ -572,37 +588,15 @@ SP_INLINE void par_items_nd(ParGroup *g, ParScratch *sc, const int ND, int dw, i
   int64_t r0 = b << g->s, r1 = r0 + g->R < g->nkeys ? r0 + g->R : g->nkeys;
   int64_t lo = g->start[b], len = g->start[b + 1] - lo;
   int mbits = g->mbits, pb = g->pb;
-  uint64_t dm = ((uint64_t)1 << dw) - 1, pmask = ((uint64_t)1 << pb) - 1;
-  uint64_t mmask = ((uint64_t)1 << mbits) - 1;
-  int64_t nk = r1 - r0, hn = (int64_t)1 << dw;
-  uint32_t *h = sc->bhist, *kc = sc->bkey;
-  uint64_t *a = (uint64_t *)sc->sidx, *bb = (uint64_t *)(sc->sidx + g->maxlen);
+  uint64_t pmask = ((uint64_t)1 << pb) - 1, mmask = ((uint64_t)1 << mbits) - 1;
+  int64_t nk = r1 - r0;
+  uint32_t *kc = sc->bkey;
   uint8_t *tv = sc->sval;
   int64_t *ptr = g->ptr, *idx = g->idx;
   uint8_t *val = g->val;
-  memset(h, 0, (size_t)(ND * hn) * 4);
-  memset(kc, 0, (size_t)nk * 4);
-  const uint64_t *src = (const uint64_t *)idx + lo;
-  for (int64_t j = 0; j < len; j++) {
-    uint64_t x = src[j];
-    h[x & dm]++;
-    if (ND > 1) h[hn + ((x >> dw) & dm)]++;
-    if (ND > 2) h[2 * hn + ((x >> (2 * dw)) & dm)]++;
-    kc[x >> mbits]++;
-  }
-  memcpy(tv, val + (size_t)lo * vs, (size_t)len * vs);
-  minor_digit_passes(h, ND, hn, pb, dw, dm, src, len, &a, &bb);
-  uint32_t acc = 0;
-  for (int64_t k = 0; k < nk; k++) {
-    uint32_t c = kc[k];
-    kc[k] = acc;
-    acc += c;
-  }
-  int kshift = pb + mbits;
-  for (int64_t j = 0; j < len; j++) {
-    uint64_t it = a[j];
-    bb[kc[it >> kshift]++] = it;
-  }
+  const uint64_t *bb =
+      sort_bucket_items((const uint64_t *)idx + lo, val + (size_t)lo * vs, len, ND, dw, pb, mbits, nk,
+                        sc->bhist, kc, (uint64_t *)sc->sidx, (uint64_t *)(sc->sidx + g->maxlen), tv, vs);
   /* the bucket's entries are all in scratch now: count, then take a place */
   int64_t distinct = 0;
   uint64_t prev = ~(uint64_t)0;
