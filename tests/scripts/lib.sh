@@ -44,6 +44,16 @@ qv_need_node() {
     qv_skip "$js/node_modules is missing (run: cd tests/interop/js && npm ci)"
 }
 
+# Sets $tool to tests/interop's tool NAME, or skips when the build found no
+# jansson to build the tools with (QV_INTEROP_TOOLS=0, tests/CMakeLists.txt);
+# a tool that should have been built and was not is a failure.
+qv_need_interop_tool() {
+  tool="${QV_BINARY_DIR:?QV_BINARY_DIR must point at the build tree}/tests/interop/$1"
+  [ "${QV_INTEROP_TOOLS:-1}" = 0 ] &&
+    qv_skip "jansson (libjansson-dev) not found: tests/interop's $1 is not built"
+  [ -x "$tool" ] || { echo "FAIL: $tool was not built" >&2; exit 1; }
+}
+
 # The shell checks: check DESCRIPTION COMMAND... counts COMMAND's success as
 # a passed check and prints a failed one at once.
 pass=0 fail=0

@@ -22,6 +22,10 @@ if [ ! -f "$js/node_modules/apache-arrow/fb/message.mjs" ] || [ ! -d "$js/node_m
   echo "SKIP: $js/node_modules is missing; run: (cd tests/interop/js && npm ci)"
   exit 77
 fi
+if [ "${QV_INTEROP_TOOLS:-1}" = 0 ]; then
+  echo "SKIP: jansson (libjansson-dev) not found: tests/interop's qv_metadata_tool is not built"
+  exit 77
+fi
 if [ ! -x "$tool" ]; then
   echo "FAIL: $tool was not built" >&2
   exit 1

@@ -7,19 +7,15 @@
 #                 file (delta dictionaries) with their JSON; `rb_tool dump`
 #                 (full validation) must produce the same JSON, and the CLI
 #                 must validate them.
-# Skips (77) only when node or the npm packages are missing.
+# Skips (77) only when node or the npm packages are missing, or jansson
+# (rb_tool's) is.
 . "$QV_SOURCE_DIR/tests/scripts/lib.sh"
 src=$QV_SOURCE_DIR
 bin=${QV_BINARY_DIR:?QV_BINARY_DIR must point at the build tree}
-tool="$bin/tests/interop/rb_tool"
 
 qv_need_node
-for exe in "$tool" "$cli"; do
-  if [ ! -x "$exe" ]; then
-    echo "FAIL: $exe was not built" >&2
-    exit 1
-  fi
-done
+qv_need_interop_tool rb_tool
+[ -x "$cli" ] || { echo "FAIL: $cli was not built" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
