@@ -19,6 +19,7 @@
 #define _GNU_SOURCE /* MAP_ANONYMOUS, MADV_HUGEPAGE, mremap */
 #include <sys/mman.h>
 #endif
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,7 @@ typedef struct SpHeader {
   size_t used;  /* bytes asked for (the capacity is total - SP_HDR) */
   QvSparseWorkspace *ws; /* where the block goes back when freed; NULL: the system */
   int kind;
+  bool untouched; /* a mapping none of whose data pages was handed out before */
 } SpHeader;
 
 struct QvSparseWorkspace {
@@ -128,6 +130,7 @@ static SpHeader *map_block(size_t total, bool reserve) {
   SpHeader *h = (SpHeader *)(void *)a;
   h->total = len;
   h->kind = SP_KIND_MAP;
+  h->untouched = true;
   return h;
 }
 #endif
@@ -148,6 +151,7 @@ static SpHeader *block_sys(size_t bytes, bool reserve) {
   SpHeader *h = b;
   h->total = total;
   h->kind = SP_KIND_HEAP;
+  h->untouched = false;
   return h;
 }
 
@@ -185,6 +189,7 @@ static SpHeader *ws_take(QvSparseWorkspace *ws, size_t bytes) {
   }
   if (best < 0) return NULL;
   SpHeader *h = hdr_open(ws->cached[best]);
+  h->untouched = false;
   ws->cached[best] = ws->cached[--ws->n_cached];
   return h;
 }
@@ -299,6 +304,55 @@ void *qvi_sp_reserve(int64_t n, size_t size) {
   return NULL;
 }
 
+#if defined(SP_MAP) && !defined(MADV_POPULATE_WRITE)
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels answer EINVAL */
+#endif
+
+/* Faults in bytes [off, off + len) of a fresh mapped block (a heap block
+ * or one served again from a workspace: no-op, false). Threads that first-write the same huge page each allocate and
+ * zero 2 MiB and all but one throw theirs away, so threads filling one
+ * fresh output populate disjoint ranges first (their ends on 2 MiB
+ * boundaries, see qvi_sp_populate_part). The block stays "untouched" for
+ * the other parts; a workspace serving it again clears that. */
+bool qvi_sp_populate(void *p, size_t off, size_t len) {
+#if defined(SP_MAP)
+  static int unsupported; /* EINVAL once: an older kernel */
+  if (p == NULL || len == 0 || __atomic_load_n(&unsupported, __ATOMIC_RELAXED)) return false;
+  SpHeader *h = hdr_open(p);
+  bool fresh = h->kind == SP_KIND_MAP && h->untouched;
+  size_t total = h->total;
+  hdr_close(h);
+  if (!fresh) return false; /* a heap block, or pages a conversion before wrote */
+  uintptr_t base = (uintptr_t)h, a = ((uintptr_t)p + off) & ~(uintptr_t)4095;
+  uintptr_t e = ((uintptr_t)p + off + len + 4095) & ~(uintptr_t)4095;
+  if (e > base + total) e = base + total;
+  if (e <= a) return false;
+  if (madvise((void *)a, e - a, MADV_POPULATE_WRITE) == 0) return true;
+  if (errno == EINVAL) __atomic_store_n(&unsupported, 1, __ATOMIC_RELAXED);
+  return false;
+#else
+  (void)p;
+  (void)off;
+  (void)len;
+  return false;
+#endif
+}
+
+/* Part t of T of a block of `bytes` bytes: [*off, *off + *len), the inner
+ * boundaries on 2 MiB (huge page) boundaries of the address, so that no
+ * two parts share a huge page. */
+void qvi_sp_populate_part(const void *p, size_t bytes, int t, int T, size_t *off, size_t *len) {
+  uintptr_t b = (uintptr_t)p, end = b + bytes, at[2];
+  for (int k = 0; k < 2; k++) {
+    size_t u = (size_t)(t + k), n = (size_t)T;
+    uintptr_t x = b + bytes / n * u + bytes % n * u / n; /* bytes * u / n without overflow */
+    x = (x + SP_BIG - 1) & ~(uintptr_t)(SP_BIG - 1);
+    at[k] = u == 0 ? b : u >= n || x > end ? end : x;
+  }
+  *off = at[0] - b;
+  *len = at[1] > at[0] ? at[1] - at[0] : 0;
+}
+
 void qvi_sp_free(void *p) {
   if (p == NULL) return;
   SpHeader *h = hdr_open(p);
@@ -333,6 +387,7 @@ void *qvi_sp_realloc(void *p, int64_t n, size_t size) {
     if (m == MAP_FAILED) return NULL;
     madvise(m, len, MADV_HUGEPAGE);
     h = m;
+    h->untouched = false;
     h->total = len;
     h->used = bytes;
     return (uint8_t *)m + SP_HDR;

@@ -465,6 +465,7 @@ typedef struct ParGroup {
   int64_t *start;  /* nb + 1 */
   int64_t *wstart; /* nb + 1: COO, where each bucket's output starts (-1 until known) */
   int64_t next;    /* the next bucket to claim (atomic) */
+  int populated;   /* threads that faulted in their part of the output (atomic) */
   ParScratch *scr; /* T */
   int64_t *ptr, *idx;
   uint8_t *val;
@@ -517,6 +518,24 @@ SP_INLINE void par_scatter_vs(ParGroup *g, size_t t, size_t vs) {
     qvi_st_bits(val + (size_t)pos * vs, vs, qvi_ld_bits(c->values + (size_t)i * vs, vs));
     idx[pos] = (int64_t)(((uint64_t)key & mask) << mbits | (uint64_t)minor);
   });
+}
+
+/* Thread t faults in its part of every output buffer before the scatter:
+ * the scatter's threads write into the same huge pages at once (each
+ * thread has a cursor in every bucket), and concurrent first writes of one
+ * huge page each zero 2 MiB, all but one in vain. Parts own whole huge
+ * pages, so the zeroing is done once and split over the threads. */
+static void par_populate(void *ctx, size_t t) {
+  ParGroup *g = ctx;
+  void *buf[3] = {g->idx, g->val, g->ptr};
+  size_t bytes[3] = {(size_t)g->src->n * 8, (size_t)g->src->n * g->vs, (size_t)(g->nkeys + 1) * 8};
+  bool any = false;
+  for (int k = 0; k < 3; k++) {
+    size_t off, len;
+    qvi_sp_populate_part(buf[k], bytes[k], (int)t, g->T, &off, &len);
+    any |= qvi_sp_populate(buf[k], off, len);
+  }
+  if (any) __atomic_fetch_add(&g->populated, 1, __ATOMIC_RELAXED);
 }
 
 static void par_scatter(void *ctx, size_t t) {
@@ -793,6 +812,8 @@ static int group_par(const Src *src, bool csx, bool counted, int64_t nkeys, int6
     par_free(&g);
     return 0;
   }
+  qvi_pool_run(pool, (size_t)T, par_populate, &g);
+  if (g.populated > 0) qvi_path_hit(QV_PATH_SPARSE_POPULATED);
   /* pass 1: every chunk into its cursors */
   qvi_pool_run(pool, (size_t)T, par_scatter, &g);
   /* pass 2: buckets claimed in order */

@@ -52,6 +52,14 @@ QvStatus qvi_sp_validate_any_order(const QvSparseTensor *t, QvError *error);
  * written (large sizes on Linux); shrink with qvi_sp_realloc. NULL when not
  * available: grow with qvi_sp_realloc instead. */
 void *qvi_sp_reserve(int64_t n, size_t size);
+/* Faults in [off, off + len) of a large buffer freshly mapped now (Linux
+ * MADV_POPULATE_WRITE): true when done; false for a heap buffer, one a
+ * workspace served again (its pages are there) or an older kernel (pages
+ * then fault on first write, as always). */
+bool qvi_sp_populate(void *p, size_t off, size_t len);
+/* Thread t's part of T of a buffer of `bytes` to populate: no huge page
+ * shared between two parts. */
+void qvi_sp_populate_part(const void *p, size_t bytes, int t, int T, size_t *off, size_t *len);
 /* Makes ws (may be NULL) the workspace of the buffers this thread obtains
  * until qvi_sp_ws_leave(returned value); freeing a buffer always follows its
  * own workspace, whatever the thread's. */

@@ -86,6 +86,7 @@ typedef enum QvPath {
   QV_PATH_HUGE_ADVISED,      /* a large buffer (sparse results, qv_aligned_alloc) advised to use transparent huge pages */
   QV_PATH_SINK_COPY_RANGE,    /* fd/path sink: bytes of a mapped input file copied file to file (copy_file_range) */
   QV_PATH_SINK_WRITEBACK,     /* path sink to be fsynced: writeback of what is written started early (sync_file_range) */
+  QV_PATH_SPARSE_POPULATED,   /* sparse grouping on threads: output pages faulted in by disjoint parts first */
   QV_PATH_COUNT
 } QvPath;
 

@@ -702,32 +702,6 @@ static void test_transpose_dense_row_cut(void **state) {
   }
 }
 
-/* Large results ask for transparent huge pages (first touch then faults
- * once per 2 MiB): a conversion's buffers of 2 MiB and more, and
- * qv_aligned_alloc blocks. Linux only; not under AddressSanitizer, where the
- * sparse buffers are heap blocks it can watch. */
-static void test_large_results_huge_advised(void **state) {
-  (void)state;
-#if !defined(__linux__) || defined(__SANITIZE_ADDRESS__)
-  skip();
-#else
-  uint64_t before = qvi_path_count(QV_PATH_HUGE_ADVISED);
-  void *p = qv_aligned_alloc((size_t)8 << 20);
-  assert_non_null(p);
-  assert_true(qvi_path_count(QV_PATH_HUGE_ADVISED) > before);
-  qv_free(p);
-  Coo c;
-  make_coo(&c, QV_ARROW_FLOAT64, 300000, 20000, 30000, false, 14); /* 4.8 MB of indices and values */
-  QvSparseTensor out;
-  QvError err;
-  before = qvi_path_count(QV_PATH_HUGE_ADVISED);
-  assert_int_equal(convert(&c.t, QV_SPARSE_CSC, 1, QV_ARROW_NONE, &out, &err), QV_OK);
-  assert_true(qvi_path_count(QV_PATH_HUGE_ADVISED) >= before + 2);
-  qv_sparse_reset(&out);
-  free_coo(&c);
-#endif
-}
-
 /* CSR canonicalization (rows unsorted, indices repeating) on 1..4
  * threads: the same bytes, the split counted, and the values those of
  * the same entries grouped from COO. */
@@ -806,7 +780,6 @@ int main(void) {
       cmocka_unit_test(test_small_input_one_thread),
       cmocka_unit_test(test_convert_sealed_input),
       cmocka_unit_test(test_transpose_dense_row_cut),
-      cmocka_unit_test(test_large_results_huge_advised),
   };
   return qv_test_run(tests, NULL, NULL);
 }

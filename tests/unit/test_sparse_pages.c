@@ -1,0 +1,200 @@
+/* Pages of large sparse results (Linux; not under AddressSanitizer, where
+ * the sparse buffers are heap blocks it can watch, so this file is skipped
+ * there as a whole and test_sparse_threads is not): huge-page advice, and
+ * the output pages a grouping on threads faults in by disjoint parts before
+ * its scatter. */
+#if defined(__linux__)
+#define _GNU_SOURCE /* MAP_ANONYMOUS */
+#include <errno.h>
+#include <sys/mman.h>
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quiver/advanced.h"
+#include "quiver/buffer.h"
+#include "quiver/sparse.h"
+#include "test_util.h"
+#include "util/cpu.h"
+
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
+#define QV_PAGES 1
+#endif
+
+#if defined(QV_PAGES)
+static uint64_t rng_state;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+typedef struct Coo {
+  int64_t shape[2];
+  int64_t *coords;
+  uint8_t *values;
+  QvSparseTensor t;
+} Coo;
+
+/* n entries; rows drawn from [0, rows) (skew: half of them in row 7),
+ * columns from [0, cols); every 16th entry repeats an earlier one. */
+static void make_coo(Coo *c, QvArrowType vt, int64_t n, int64_t rows, int64_t cols, bool skew, uint64_t seed) {
+  rng_state = seed;
+  c->shape[0] = rows;
+  c->shape[1] = cols;
+  c->coords = malloc((size_t)n * 16);
+  size_t vs = qv_arrow_type_size(vt);
+  c->values = malloc((size_t)n * vs);
+  for (int64_t i = 0; i < n; i++) {
+    if (i > 0 && i % 16 == 0) {
+      int64_t j = (int64_t)(rnd() % (uint64_t)i);
+      c->coords[2 * i] = c->coords[2 * j];
+      c->coords[2 * i + 1] = c->coords[2 * j + 1];
+    } else {
+      c->coords[2 * i] = skew && (rnd() & 1) ? 7 : (int64_t)(rnd() % (uint64_t)rows);
+      c->coords[2 * i + 1] = (int64_t)(rnd() % (uint64_t)cols);
+    }
+    uint64_t bits = rnd();
+    if (vt == QV_ARROW_FLOAT64) {
+      double d = (double)(bits >> 11) * 0x1p-40 - 4096.0;
+      memcpy(c->values + (size_t)i * vs, &d, 8);
+    } else if (vt == QV_ARROW_FLOAT32) {
+      float f = (float)(bits >> 40) * 0x1p-10f;
+      memcpy(c->values + (size_t)i * vs, &f, 4);
+    } else if (vt == QV_ARROW_FLOAT16) {
+      uint16_t h = (uint16_t)(0x3c00 + (bits & 0x3ff)); /* 1.0 .. 2.0 */
+      memcpy(c->values + (size_t)i * vs, &h, 2);
+    } else {
+      memcpy(c->values + (size_t)i * vs, &bits, vs);
+    }
+  }
+  QvError err;
+  assert_int_equal(qv_sparse_init(&c->t,
+                                  &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = vt,
+                                                  .index_type = QV_ARROW_INT64, .ndim = 2, .shape = c->shape,
+                                                  .nnz = n, .coords = c->coords, .values = c->values},
+                                  &err),
+                   QV_OK);
+}
+
+static void free_coo(Coo *c) {
+  qv_sparse_reset(&c->t);
+  free(c->coords);
+  free(c->values);
+}
+
+static void assert_same_csx(const QvSparseTensor *a, const QvSparseTensor *b) {
+  assert_int_equal(a->format, b->format);
+  assert_int_equal(a->nnz, b->nnz);
+  assert_int_equal(a->indptr_len, b->indptr_len);
+  assert_int_equal(a->index_type, b->index_type);
+  size_t is = qv_arrow_type_size(a->index_type), vs = qv_arrow_type_size(a->value_type);
+  assert_memory_equal(a->indptr, b->indptr, (size_t)a->indptr_len * is);
+  assert_memory_equal(a->indices, b->indices, (size_t)a->nnz * is);
+  assert_memory_equal(a->values, b->values, (size_t)a->nnz * vs);
+}
+
+static QvStatus convert(const QvSparseTensor *in, QvSparseFormat f, int threads, QvArrowType itype,
+                        QvSparseTensor *out, QvError *err) {
+  QvSparseOptions o = {.struct_size = sizeof o, .index_type = itype, .threads = threads};
+  return qv_sparse_convert(in, f, &o, out, err);
+}
+
+#endif
+
+/* Large results ask for transparent huge pages (first touch then faults
+ * once per 2 MiB): a conversion's buffers of 2 MiB and more, and
+ * qv_aligned_alloc blocks. Linux only; not under AddressSanitizer, where the
+ * sparse buffers are heap blocks it can watch. */
+static void test_large_results_huge_advised(void **state) {
+  (void)state;
+#if !defined(QV_PAGES)
+  skip();
+#else
+  uint64_t before = qvi_path_count(QV_PATH_HUGE_ADVISED);
+  void *p = qv_aligned_alloc((size_t)8 << 20);
+  assert_non_null(p);
+  assert_true(qvi_path_count(QV_PATH_HUGE_ADVISED) > before);
+  qv_free(p);
+  Coo c;
+  make_coo(&c, QV_ARROW_FLOAT64, 300000, 20000, 30000, false, 14); /* 4.8 MB of indices and values */
+  QvSparseTensor out;
+  QvError err;
+  before = qvi_path_count(QV_PATH_HUGE_ADVISED);
+  assert_int_equal(convert(&c.t, QV_SPARSE_CSC, 1, QV_ARROW_NONE, &out, &err), QV_OK);
+  assert_true(qvi_path_count(QV_PATH_HUGE_ADVISED) >= before + 2);
+  qv_sparse_reset(&out);
+  free_coo(&c);
+#endif
+}
+
+#if defined(QV_PAGES)
+/* MADV_POPULATE_WRITE (Linux 5.14) known to this kernel. */
+static bool populate_supported(void) {
+  void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return false;
+  bool ok = madvise(m, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
+  munmap(m, 4096);
+  return ok;
+}
+#endif
+
+/* COO -> CSR and CSR -> CSC on 2 and 3 threads into fresh outputs of over
+ * 2 MiB: the threads fault in their parts of the output first (counted),
+ * and the bytes are the one-thread ones. Outputs a workspace serves again
+ * are not populated again (their pages are there). */
+static void test_threaded_output_populated(void **state) {
+  (void)state;
+#if !defined(QV_PAGES)
+  skip();
+#else
+  if (!populate_supported()) skip();
+  Coo c;
+  make_coo(&c, QV_ARROW_FLOAT64, 400000, 20000, 30000, false, 21); /* 6.4 MB of indices and values */
+  QvError err;
+  QvSparseTensor ref, got, tref, tgot;
+  assert_int_equal(convert(&c.t, QV_SPARSE_CSR, 1, QV_ARROW_NONE, &ref, &err), QV_OK);
+  assert_true(ref.nnz >= 2 * (1 << 17)); /* large enough to go on threads */
+  assert_int_equal(convert(&ref, QV_SPARSE_CSC, 1, QV_ARROW_NONE, &tref, &err), QV_OK);
+  for (int threads = 2; threads <= 3; threads++) {
+    uint64_t before = qvi_path_count(QV_PATH_SPARSE_POPULATED);
+    assert_int_equal(convert(&c.t, QV_SPARSE_CSR, threads, QV_ARROW_NONE, &got, &err), QV_OK);
+    assert_true(qvi_path_count(QV_PATH_SPARSE_POPULATED) > before);
+    assert_same_csx(&got, &ref);
+    before = qvi_path_count(QV_PATH_SPARSE_POPULATED);
+    assert_int_equal(convert(&got, QV_SPARSE_CSC, threads, QV_ARROW_NONE, &tgot, &err), QV_OK);
+    assert_true(qvi_path_count(QV_PATH_SPARSE_POPULATED) > before);
+    assert_same_csx(&tgot, &tref);
+    qv_sparse_reset(&got);
+    qv_sparse_reset(&tgot);
+  }
+  /* one workspace: the second transpose writes into the first one's pages */
+  QvSparseWorkspace *ws;
+  assert_int_equal(qv_sparse_workspace_new(&ws, &err), QV_OK);
+  QvSparseOptions o = {.struct_size = sizeof o, .threads = 2, .workspace = ws};
+  uint64_t before = qvi_path_count(QV_PATH_SPARSE_POPULATED);
+  assert_int_equal(qv_sparse_convert(&ref, QV_SPARSE_CSC, &o, &tgot, &err), QV_OK);
+  assert_true(qvi_path_count(QV_PATH_SPARSE_POPULATED) > before);
+  assert_same_csx(&tgot, &tref);
+  qv_sparse_reset(&tgot);
+  before = qvi_path_count(QV_PATH_SPARSE_POPULATED);
+  assert_int_equal(qv_sparse_convert(&ref, QV_SPARSE_CSC, &o, &tgot, &err), QV_OK);
+  assert_int_equal(qvi_path_count(QV_PATH_SPARSE_POPULATED), before);
+  assert_same_csx(&tgot, &tref);
+  qv_sparse_reset(&tgot);
+  qv_sparse_workspace_free(ws);
+  qv_sparse_reset(&ref);
+  qv_sparse_reset(&tref);
+  free_coo(&c);
+#endif
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_large_results_huge_advised),
+      cmocka_unit_test(test_threaded_output_populated),
+  };
+  return qv_test_run(tests, NULL, NULL);
+}
