@@ -5,6 +5,7 @@
 #include "quiver/advanced.h"
 #include "array/array_internal.h"
 #include "util/cpu.h"
+#include "util/utf8.h"
 
 _Alignas(64) const uint64_t qvi_zero_block[8] = {0};
 
@@ -99,32 +100,6 @@ int64_t qvi_ld_int(const uint8_t *p, int width, bool is_signed) {
     case 4: return is_signed ? (int64_t)qvi_ld_i32(p) : (int64_t)qvi_ld_u32(p);
     default: return qvi_ld_i64(p);
   }
-}
-
-/* Validates one multi-byte sequence starting at s[i] (s[i] >= 0x80);
- * returns its length or 0 when invalid. */
-static int utf8_sequence(const uint8_t *s, int64_t i, int64_t n) {
-  uint8_t c = s[i];
-  int len;
-  uint8_t lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F; /* no surrogates */
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (n - i < len) return 0;
-  if (s[i + 1] < lo || s[i + 1] > hi) return 0;
-  for (int k = 2; k < len; k++)
-    if ((s[i + k] & 0xC0) != 0x80) return 0;
-  return len;
 }
 
 #if defined(__GNUC__)
@@ -235,9 +210,10 @@ bool qvi_utf8_valid(const uint8_t *s, int64_t n) {
         i++;
         continue;
       }
-      int len = utf8_sequence(s, i, n);
+      uint32_t cp;
+      size_t len = qvi_utf8_decode(s + i, (size_t)(n - i), &cp);
       if (len == 0) return false;
-      i += len;
+      i += (int64_t)len;
     }
   }
   return true;

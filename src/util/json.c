@@ -3,6 +3,7 @@
  * stack and copied to the arena when the container closes, so the tree
  * takes no more than its items need. */
 #include "util/json.h"
+#include "util/utf8.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,42 +35,6 @@ static bool nomem(Parser *P) { return fail_at(P, P->p, QV_ENOMEM, "out of memory
 static void skip_ws(Parser *P) {
   while (P->p < P->end && (*P->p == ' ' || *P->p == '\t' || *P->p == '\n' || *P->p == '\r'))
     P->p++;
-}
-
-/* The length of the UTF-8 sequence at s[0, n) with its code point in *cp,
- * or 0 when it is not one (RFC 3629: no overlong forms, no surrogates,
- * nothing past U+10FFFF). */
-static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp) {
-  unsigned char c = s[0];
-  if (c < 0x80) {
-    *cp = c;
-    return 1;
-  }
-  size_t len;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-    *cp = c & 0x1Fu;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    *cp = c & 0x0Fu;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F; /* U+D800..DFFF are not characters */
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    *cp = c & 0x07u;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (n < len) return 0;
-  for (size_t i = 1; i < len; i++) {
-    unsigned char b = s[i];
-    if (b < (i == 1 ? lo : 0x80) || b > (i == 1 ? hi : 0xBF)) return 0;
-    *cp = (*cp << 6) | (b & 0x3Fu);
-  }
-  return len;
 }
 
 static size_t utf8_encode(uint32_t cp, char *out) {
@@ -135,7 +100,7 @@ static bool parse_string(Parser *P, const char **out, size_t *out_len) {
   while (s < q) {
     if (*s >= 0x80) {
       uint32_t cp;
-      size_t k = utf8_decode(s, (size_t)(q - s), &cp);
+      size_t k = qvi_utf8_decode(s, (size_t)(q - s), &cp);
       if (k == 0) return fail_at(P, s, QV_EINVAL, "invalid UTF-8 in a string");
       memcpy(dst + n, s, k);
       n += k;
@@ -503,7 +468,7 @@ bool qvi_json_put_string(QvStrBuf *b, const char *s, size_t n, bool *bad_utf8) {
       case '\t': esc[1] = 't'; break;
       default: {
         uint32_t cp;
-        size_t len = utf8_decode(u + i, n - i, &cp);
+        size_t len = qvi_utf8_decode(u + i, n - i, &cp);
         if (len == 0) {
           *bad_utf8 = true;
           return false;
