@@ -40,37 +40,35 @@ static QvError error;
     }                                                                                         \
   } while (0)
 
-/* The benchmark stream, serialized into 64-byte-aligned memory. */
-static uint8_t *make_stream(int64_t rows, int64_t per_batch, size_t *size) {
-  struct ArrowSchema schema;
-  bench_rb_schema(&schema);
-  QvSink *sink;
-  TRY("memory sink", qv_sink_new_memory(&sink, &error));
+/* Writes the benchmark's batches as one stream to sink. */
+static void write_stream(struct ArrowSchema *schema, QvSink *sink, int64_t rows, int64_t per_batch) {
   QvRbWriter *w;
-  TRY("writer", qv_rb_writer_new(&w, &schema, sink, NULL, &error));
+  TRY("writer", qv_rb_writer_new(&w, schema, sink, NULL, &error));
   for (int64_t first = 0; first < rows; first += per_batch) {
     struct ArrowArray b;
-    bench_rb_batch(&schema, first, rows - first < per_batch ? rows - first : per_batch, &b);
+    bench_rb_batch(schema, first, rows - first < per_batch ? rows - first : per_batch, &b);
     TRY("write", qv_rb_writer_write(w, &b, &error));
     b.release(&b);
   }
   TRY("finish", qv_rb_writer_finish(w, &error));
   qv_rb_writer_free(w);
+}
+
+/* The benchmark stream, serialized into 64-byte-aligned memory: written
+ * once to learn its size, then again into a buffer of that size. */
+static uint8_t *make_stream(int64_t rows, int64_t per_batch, size_t *size) {
+  struct ArrowSchema schema;
+  bench_rb_schema(&schema);
+  QvSink *sink;
+  TRY("memory sink", qv_sink_new_memory(&sink, &error));
+  write_stream(&schema, sink, rows, per_batch);
   *size = (size_t)qv_sink_bytes_written(sink);
   qv_sink_free(sink);
   /* the same bytes again into a buffer of the right size */
   uint8_t *data = aligned_alloc(64, (*size + 63) & ~(size_t)63);
   if (data == NULL) exit(1);
   TRY("buffer sink", qv_sink_new_buffer(&sink, data, *size, &error));
-  TRY("writer", qv_rb_writer_new(&w, &schema, sink, NULL, &error));
-  for (int64_t first = 0; first < rows; first += per_batch) {
-    struct ArrowArray b;
-    bench_rb_batch(&schema, first, rows - first < per_batch ? rows - first : per_batch, &b);
-    TRY("write", qv_rb_writer_write(w, &b, &error));
-    b.release(&b);
-  }
-  TRY("finish", qv_rb_writer_finish(w, &error));
-  qv_rb_writer_free(w);
+  write_stream(&schema, sink, rows, per_batch);
   qv_sink_free(sink);
   schema.release(&schema);
   return data;
