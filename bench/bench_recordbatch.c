@@ -163,7 +163,7 @@ static double read_stream_advised(const char *path, QvValidateLevel level, QvSou
   double t0 = now();
   struct ArrowArrayStream s;
   QvSource *src = source_of(NULL, 0, path);
-  qvi_source_set_advice(src, advice);
+  qv_source_set_advice(src, advice);
   TRY("open", qv_rb_stream_reader_new(&s, src, &o, &error));
   qv_source_free(src);
   *rows = 0;

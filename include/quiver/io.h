@@ -107,6 +107,77 @@ QV_API bool qv_source_has_view(const QvSource *s);
 QV_API QvStatus qv_source_read_all(QvSource *s, int64_t max_size, const uint8_t **data,
                                    size_t *size, QvOwner **owner, QvError *error);
 
+/** @name Source access (advanced)
+ * How a source reads: for edge readers that tune how a large input is
+ * brought into memory (the .npz reader populates a mapped archive on its
+ * own threads, leaving out what it copies file to file). Readers choose well
+ * by themselves; most programs never call these.
+ * @{ */
+
+/** What kind of input a source reads (qv_source_kind). */
+typedef enum QvSourceKind {
+  /** Caller memory (qv_source_new_memory): a view; its owner may still
+   * write the bytes. */
+  QV_SOURCE_MEMORY = 0,
+  /** A regular file opened by path: mapped read-only on first use (a view),
+   * read at offsets, read in order through a cursor. */
+  QV_SOURCE_FILE,
+  /** A descriptor, pipe, FIFO, device or callbacks: read in order; at
+   * offsets too when the descriptor is a seekable file or a seek callback
+   * was given. */
+  QV_SOURCE_STREAM
+} QvSourceKind;
+
+/** The source's kind; QV_SOURCE_STREAM for NULL. */
+QV_API QvSourceKind qv_source_kind(const QvSource *s);
+/** The input's size in bytes (from where the source starts) when it can be
+ * read at offsets, else -1 (a pipe; NULL). */
+QV_API int64_t qv_source_size(const QvSource *s);
+/** Whether the source's whole-input view exists already, so that using it
+ * maps nothing: caller memory, or a file an earlier read mapped. False for
+ * NULL. */
+QV_API bool qv_source_is_mapped(const QvSource *s);
+
+/** How a QV_SOURCE_FILE source makes its whole-file view. Mapping pages of
+ * the page cache costs a fault per page (or per fault-around block) on first
+ * touch, which dominates a reader that touches every byte; a reader that
+ * touches few bytes wants the plain mapping, which costs nothing until used.
+ * Advice only: a hint the kernel refuses leaves the plain mapping. */
+typedef enum QvSourceAdvice {
+  /** Not chosen yet: a plain mapping, unless a reader announces a full
+   * read (qv_source_expect_full_read). */
+  QV_SOURCE_ADVICE_DEFAULT = 0,
+  QV_SOURCE_ADVICE_NONE,       /**< a plain mapping */
+  QV_SOURCE_ADVICE_SEQUENTIAL, /**< a mapping read in order (MADV_SEQUENTIAL) */
+  QV_SOURCE_ADVICE_WILLNEED,   /**< a mapping read ahead by the kernel (MADV_WILLNEED) */
+  /** A mapping whose pages are populated at once (MADV_POPULATE_READ,
+   * Linux 5.14+; on an older kernel WILLNEED). */
+  QV_SOURCE_ADVICE_POPULATE,
+  QV_SOURCE_ADVICE_READ /**< no mapping: the whole file read into fresh memory */
+} QvSourceAdvice;
+
+/** Sets how the whole-file view will be made: effective for a view made
+ * after the call (a view made already stays as it is). Other kinds keep the
+ * value, which has no effect there; NULL or an unknown value changes
+ * nothing. */
+QV_API void qv_source_set_advice(QvSource *s, QvSourceAdvice advice);
+/** The advice in force; QV_SOURCE_ADVICE_DEFAULT for NULL. */
+QV_API QvSourceAdvice qv_source_get_advice(const QvSource *s);
+/** Announces a reader about to read every byte: a QV_SOURCE_FILE source
+ * whose advice is still DEFAULT takes the advice full reads measure best
+ * with (QV_SOURCE_ADVICE_POPULATE). NULL is a no-op. */
+QV_API void qv_source_expect_full_read(QvSource *s);
+/** Faults in bytes [offset, offset + length) of a QV_SOURCE_FILE source's
+ * whole-file mapping, made already (MADV_POPULATE_READ, as
+ * QV_SOURCE_ADVICE_POPULATE does for the whole view): a reader with threads
+ * maps the file with QV_SOURCE_ADVICE_NONE, then populates a slice per
+ * thread. Safe to call from several threads at once. Advice only: nothing
+ * for other sources, NULL, a file read into memory, no view yet, or a range
+ * outside the file (clipped to it). */
+QV_API void qv_source_populate(QvSource *s, int64_t offset, int64_t length);
+
+/** @} */
+
 /* ---- sinks (library-allocated) */
 
 /** An opaque output (memory, a path, a descriptor or callbacks). */

@@ -121,14 +121,29 @@ typedef struct QvSparseDesc {
   const int64_t *csf_indptr_len;  /**< CSF: entries of each indptr buffer */
   const void *const *csf_indices; /**< CSF: ndim buffers of index_type, one per level */
   const int64_t *csf_indices_len; /**< CSF: entries of each indices buffer; the last is nnz */
+
+  /** Threads the validation's index scan may use, the caller's included: 0
+   * or 1 = one, up to QV_SPARSE_MAX_THREADS. A CSR or CSC of 2^18 entries
+   * and more splits its scan across them; the verdict, and the message
+   * naming the first bad entry, are those of one thread. */
+  int threads;
+  /** The caller vouches that nothing writes the index buffers (indptr,
+   * indices, coords) while the tensor lives: memory it allocated and hands
+   * over with `owner`, or a read-only file mapping. The tensor then keeps
+   * the validation's verdict, and writers and conversions do not scan its
+   * indices again (until a field of the struct is changed). Leave it false
+   * for memory anyone may still change: a change after qv_sparse_init would
+   * go unchecked. CSF tensors are validated every time either way. */
+  bool immutable;
 } QvSparseDesc;
 
-/** Builds a view over caller memory, validated (qv_sparse_validate); shape,
- * names and the CSF pointer/length arrays are copied, the buffers are not.
+/** Builds a view over caller memory, validated (qv_sparse_validate, on
+ * desc->threads threads); shape, names and the CSF pointer/length arrays
+ * are copied, the buffers are not.
  * Every type must be given (QV_ARROW_NONE is QV_EINVAL like any other
  * invalid type: a view describes memory that exists, so there is nothing to
- * default). An unknown format is QV_EARG. On failure *out is zeroed and the
- * owner not retained. */
+ * default). An unknown format, or desc->threads outside 0..QV_SPARSE_MAX_THREADS,
+ * is QV_EARG. On failure *out is zeroed and the owner not retained. */
 QV_API QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error);
 
 /** A cache of buffers for callers that convert again and again.

@@ -1023,7 +1023,7 @@ static QvStatus stream_begin(StreamReader *r, QvSource *source, const QvRbReadOp
   else if (st == QV_EOS)
     st = qv_error_set(error, QV_EINVAL, "no messages: %s, so there is no Schema message",
                       qvi_source_position(source) > 0 || (qvi_source_seekable(source) &&
-                                                         qvi_source_size(source) > 0)
+                                                         qv_source_size(source) > 0)
                           ? "the stream starts with its end-of-stream marker"
                           : "the input is empty");
   if (!st && r->schema_msg.message.header_type != QV_HEADER_SCHEMA)
@@ -1037,7 +1037,7 @@ static QvStatus stream_begin(StreamReader *r, QvSource *source, const QvRbReadOp
   }
   /* a pipe is never read ahead: handing out a batch must not wait for the
    * next one to arrive; nor are messages a caller supplies as they are sent */
-  r->core.read_ahead = source != NULL && r->core.opt.threads > 1 && qvi_source_has_view(source);
+  r->core.read_ahead = source != NULL && r->core.opt.threads > 1 && qv_source_has_view(source);
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
   out->get_last_error = stream_last_error;
@@ -1265,10 +1265,10 @@ QvStatus qv_rb_file_reader_new(QvRbFileReader **out, QvSource *source,
    * the offsets the footer gives: a pipe, descriptor or callback source is
    * taken whole first, and the batches view that block. */
   QvSource *whole = NULL;
-  if (qvi_source_kind(source) == QV_SOURCE_STREAM && (st = slurp_source(source, &o, &whole, error)))
+  if (qv_source_kind(source) == QV_SOURCE_STREAM && (st = slurp_source(source, &o, &whole, error)))
     return st; /* the source's errors name it */
   /* full validation reads every byte: prepare the mapping for that */
-  if (o.validate == QV_VALIDATE_FULL) qvi_source_expect_full_read(source);
+  if (o.validate == QV_VALIDATE_FULL) qv_source_expect_full_read(source);
   QvIpcReader *ipc;
   st = qv_ipc_reader_new(&ipc, whole ? whole : source, o.ipc, error);
   qv_source_free(whole); /* the message reader holds its own reference */
@@ -1439,7 +1439,7 @@ QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
   QvStatus st = QV_OPTIONS_LOAD(&o, options, QvRbReadOptions, error);
   if (st) return st;
   QvSource *held = NULL; /* a pipe's bytes, when they are an Arrow file */
-  if (qvi_source_kind(source) == QV_SOURCE_STREAM) { /* seekable or not: no offsets */
+  if (qv_source_kind(source) == QV_SOURCE_STREAM) { /* seekable or not: no offsets */
     uint8_t head[QV_IPC_MAGIC_SIZE];
     size_t got = 0;
     if ((st = qvi_source_peek(source, head, sizeof head, &got, error))) return st;
@@ -1448,7 +1448,7 @@ QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
       source = held;
     }
   }
-  if (o.validate == QV_VALIDATE_FULL) qvi_source_expect_full_read(source);
+  if (o.validate == QV_VALIDATE_FULL) qv_source_expect_full_read(source);
   QvIpcReader *ipc;
   st = qv_ipc_reader_new(&ipc, source, o.ipc, error);
   if (!st && qv_ipc_reader_format(ipc) == QV_IPC_FORMAT_FILE) {

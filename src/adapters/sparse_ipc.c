@@ -434,7 +434,7 @@ QvStatus qv_sparse_read(QvSource *source, int64_t index, const QvSparseReadOptio
     /* validated in full over bytes no caller can write (a read-only mapping
      * of a path, or the library's copy of an fd's bytes): sealed, so that
      * writing it or making it a column does not scan it again */
-    else if (qvi_source_kind(source) != QV_SOURCE_MEMORY)
+    else if (qv_source_kind(source) != QV_SOURCE_MEMORY)
       qvi_sp_seal(out);
     qv_ipc_message_reset(&msg);
   }

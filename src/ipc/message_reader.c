@@ -96,7 +96,7 @@ static QvStatus locate_footer(const uint8_t *tail, int64_t size, int64_t *footer
 
 /* Reads the trailing length + magic with pread and locates the footer. */
 static QvStatus find_footer(QvIpcReader *r, QvError *error) {
-  int64_t size = qvi_source_size(r->src);
+  int64_t size = qv_source_size(r->src);
   uint8_t tail[FILE_TAIL];
   memset(tail, 0, sizeof tail);
   if (size >= FILE_TAIL) {
@@ -138,7 +138,7 @@ static QvStatus open_sequential(QvIpcReader *r, QvError *error) {
 static QvStatus open_random(QvIpcReader *r, QvError *error) {
   const uint8_t *head = r->head;
   size_t got = 0;
-  r->limit = qvi_source_size(r->src);
+  r->limit = qv_source_size(r->src);
   QvStatus st = qvi_source_pread(r->src, r->head, PREAD_AHEAD, 0, &got, error);
   if (st) return st;
   r->head_n = got;
@@ -158,7 +158,7 @@ static QvStatus open_random(QvIpcReader *r, QvError *error) {
 static QvStatus refuse_foreign(QvIpcReader *r, QvError *error) {
   uint8_t head[8];
   size_t got = 0;
-  if (qvi_source_kind(r->src) == QV_SOURCE_STREAM) {
+  if (qv_source_kind(r->src) == QV_SOURCE_STREAM) {
     if (r->format == QV_IPC_FORMAT_FILE) return QV_OK;
     QvStatus st = qvi_source_peek(r->src, head, sizeof head, &got, error);
     if (st) return st;
@@ -199,14 +199,14 @@ QvStatus qv_ipc_reader_new(QvIpcReader **out, QvSource *source, const QvIpcReade
   r->decode.max_depth = o->max_depth;
   r->decode.max_tables = o->max_tables;
   r->src = source;
-  st = qvi_source_kind(source) == QV_SOURCE_STREAM ? open_sequential(r, error)
+  st = qv_source_kind(source) == QV_SOURCE_STREAM ? open_sequential(r, error)
                                                    : open_random(r, error);
   if (st == QV_OK) st = refuse_foreign(r, error);
   if (st) {
     qvi_recycler_release(r->bodies);
     free(r);
     /* a path source reports which file was bad */
-    return qvi_source_kind(source) == QV_SOURCE_MEMORY
+    return qv_source_kind(source) == QV_SOURCE_MEMORY
                ? st
                : qv_error_prefix(error, "%s", qv_source_name(source));
   }
@@ -237,7 +237,7 @@ QvStatus qv_ipc_reader_footer(QvIpcReader *r, QvFooter *out, int64_t *footer_off
   const uint8_t *bytes;
   uint8_t *copy = NULL;
   QvStatus st;
-  if (qvi_source_is_mapped(r->src)) {
+  if (qv_source_is_mapped(r->src)) {
     const uint8_t *all;
     size_t size;
     QvOwner *owner;
@@ -573,9 +573,9 @@ static QvStatus advance(QvIpcReader *r, bool skipping, bool want_body, QvIpcMess
   }
   if (r->finished) return QV_EOS;
   Mode mode = MODE_VIEW;
-  if (qvi_source_kind(r->src) == QV_SOURCE_STREAM)
+  if (qv_source_kind(r->src) == QV_SOURCE_STREAM)
     mode = MODE_SEQ;
-  else if ((skipping || r->options.map_each_body) && !qvi_source_is_mapped(r->src))
+  else if ((skipping || r->options.map_each_body) && !qv_source_is_mapped(r->src))
     mode = MODE_PREAD;
   int64_t end = r->pos;
   QvStatus st = read_message(r, mode, r->pos, want_body, out, &end, &r->error);
@@ -617,14 +617,14 @@ QvStatus qv_ipc_reader_nth(QvIpcReader *r, int64_t index, QvIpcMessage *out, QvE
 QvStatus qv_ipc_reader_message_at(QvIpcReader *r, int64_t offset, QvIpcMessage *out,
                                   QvError *error) {
   memset(out, 0, sizeof *out);
-  if (qvi_source_kind(r->src) == QV_SOURCE_STREAM)
+  if (qv_source_kind(r->src) == QV_SOURCE_STREAM)
     return qv_error_set(error, QV_EARG, "%s: a stream cannot be read at an offset",
                         qv_source_name(r->src));
   if (offset < 0 || offset > r->limit)
     return qv_error_set(error, QV_EINVAL,
                         "message at offset %lld: outside the message area of %lld bytes",
                         (long long)offset, (long long)r->limit);
-  Mode mode = r->options.map_each_body && !qvi_source_is_mapped(r->src) ? MODE_PREAD : MODE_VIEW;
+  Mode mode = r->options.map_each_body && !qv_source_is_mapped(r->src) ? MODE_PREAD : MODE_VIEW;
   int64_t end;
   QvStatus st = read_message(r, mode, offset, true, out, &end, error);
   if (st) qv_ipc_message_reset(out);
@@ -645,7 +645,7 @@ QvStatus qvi_ipc_source_nth(QvSource *source, int64_t index, const QvIpcReaderOp
 QvStatus qvi_source_error_prefix(const QvSource *source, QvStatus st, QvError *error) {
   const char *name = qv_source_name(source);
   /* qv_ipc_reader_new names the file in its own errors already */
-  if (st && error && qvi_source_kind(source) == QV_SOURCE_FILE &&
+  if (st && error && qv_source_kind(source) == QV_SOURCE_FILE &&
       strncmp(error->message, name, strlen(name)) != 0)
     qv_error_prefix(error, "%s", name);
   return st;

@@ -242,14 +242,13 @@ void qv_source_free(QvSource *s) {
 }
 
 const char *qv_source_name(const QvSource *s) { return s ? s->name : "<null source>"; }
-bool qv_source_has_view(const QvSource *s) { return s != NULL && qvi_source_has_view(s); }
+bool qv_source_has_view(const QvSource *s) { return s != NULL && s->kind != QV_SOURCE_STREAM; }
 
-QvSourceKind qvi_source_kind(const QvSource *s) { return s->kind; }
+QvSourceKind qv_source_kind(const QvSource *s) { return s ? s->kind : QV_SOURCE_STREAM; }
 bool qvi_source_seekable(const QvSource *s) { return s->seekable; }
-int64_t qvi_source_size(const QvSource *s) { return s->seekable ? s->size : -1; }
-bool qvi_source_has_view(const QvSource *s) { return s->kind != QV_SOURCE_STREAM; }
-bool qvi_source_is_mapped(const QvSource *s) {
-  return s->kind == QV_SOURCE_MEMORY || atomic_load(&s->view) != NULL;
+int64_t qv_source_size(const QvSource *s) { return s && s->seekable ? s->size : -1; }
+bool qv_source_is_mapped(const QvSource *s) {
+  return s != NULL && (s->kind == QV_SOURCE_MEMORY || atomic_load(&s->view) != NULL);
 }
 
 /* ---- mappings */
@@ -336,15 +335,20 @@ static QvStatus map_pages(QvSource *s, int64_t start, size_t len, Mapping **out,
 
 /* ---- how a whole-file view is made */
 
-void qvi_source_set_advice(QvSource *s, QvSourceAdvice advice) { atomic_store(&s->advice, (int)advice); }
+void qv_source_set_advice(QvSource *s, QvSourceAdvice advice) {
+  /* advice: an unknown value changes nothing */
+  if (s != NULL && advice >= QV_SOURCE_ADVICE_DEFAULT && advice <= QV_SOURCE_ADVICE_READ)
+    atomic_store(&s->advice, (int)advice);
+}
 
-QvSourceAdvice qvi_source_get_advice(const QvSource *s) {
+QvSourceAdvice qv_source_get_advice(const QvSource *s) {
+  if (s == NULL) return QV_SOURCE_ADVICE_DEFAULT;
   return (QvSourceAdvice)atomic_load(&((QvSource *)(uintptr_t)s)->advice);
 }
 
-void qvi_source_expect_full_read(QvSource *s) {
+void qv_source_expect_full_read(QvSource *s) {
   int unset = QV_SOURCE_ADVICE_DEFAULT;
-  if (s->kind == QV_SOURCE_FILE)
+  if (s != NULL && s->kind == QV_SOURCE_FILE)
     atomic_compare_exchange_strong(&s->advice, &unset, (int)QV_SOURCE_FULL_READ_ADVICE);
 }
 
@@ -463,8 +467,9 @@ QvStatus qvi_source_view(QvSource *s, const uint8_t **data, size_t *size, QvOwne
   return QV_OK;
 }
 
-void qvi_source_populate(QvSource *s, int64_t offset, int64_t length) {
-  if (s->kind != QV_SOURCE_FILE || offset < 0 || length <= 0 || offset >= s->size) return;
+void qv_source_populate(QvSource *s, int64_t offset, int64_t length) {
+  if (s == NULL || s->kind != QV_SOURCE_FILE || offset < 0 || length <= 0 || offset >= s->size)
+    return;
   struct View *v = atomic_load(&s->view);
   if (v == NULL || !v->mapped) return;
   if (length > s->size - offset) length = s->size - offset;
@@ -563,7 +568,7 @@ QvStatus qvi_source_map_range(QvSource *s, int64_t offset, int64_t length, const
     *data = no_bytes;
     return QV_OK;
   }
-  if (qvi_source_is_mapped(s)) {
+  if (qv_source_is_mapped(s)) {
     const uint8_t *all;
     size_t size;
     QvOwner *o;
@@ -737,7 +742,7 @@ QvStatus qv_source_read_all(QvSource *s, int64_t max_size, const uint8_t **data,
     return qv_error_set(error, QV_EARG, "qv_source_read_all: negative max_size %lld",
                         (long long)max_size);
   int64_t limit = max_size > 0 ? max_size : INT64_MAX;
-  if (!qvi_source_has_view(s)) return qvi_source_read_all(s, limit, data, size, owner, error);
+  if (!qv_source_has_view(s)) return qvi_source_read_all(s, limit, data, size, owner, error);
   QvStatus st = qvi_source_view(s, data, size, owner, error);
   if (st) return st;
   if ((int64_t)*size > limit) {

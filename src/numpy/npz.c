@@ -18,11 +18,8 @@
 #include <sys/mman.h>
 
 #include "quiver/advanced.h"
-#include "ipc/source_internal.h"
 #include "numpy/npy_header.h"
 #include "numpy/zip.h"
-#include "sparse/sparse_pool.h"
-#include "sparse/sparse_seal.h"
 #include "quiver/npy.h"
 #include "quiver/npz.h"
 #include "util/copy.h"
@@ -421,12 +418,19 @@ static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
   if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
   /* validation first: sorting is for the archives it refuses, so valid
    * ones are scanned once */
-  st = qvi_sp_init_pool(out, &(QvSparseDesc){.ndim = 2, .format = format, .value_type = val->type,
-                                            .indptr_type = ptr->type, .index_type = idx->type,
-                                            .shape = shape, .nnz = nnz, .indptr = ptr->data,
-                                            .indices = idx->data, .values = val->data,
-                                            .owner = owner},
-                        pool, error);
+  int threads = pool != NULL ? qvi_pool_threads(pool) : 1;
+  if (threads > QV_SPARSE_MAX_THREADS) threads = QV_SPARSE_MAX_THREADS;
+  /* the index buffers are the reader's own, or a view of a file no caller
+   * writes through: immutable, so writers need not scan them again (values
+   * are never validated, so their origin does not matter) */
+  bool immutable = !a->caller_memory || (fresh[0] && fresh[1]);
+  st = qv_sparse_init(out, &(QvSparseDesc){.ndim = 2, .format = format, .value_type = val->type,
+                                           .indptr_type = ptr->type, .index_type = idx->type,
+                                           .shape = shape, .nnz = nnz, .indptr = ptr->data,
+                                           .indices = idx->data, .values = val->data,
+                                           .owner = owner, .threads = threads,
+                                           .immutable = immutable},
+                      error);
   bool sorted = false;
   if (st != QV_OK) {
     /* SciPy leaves a row's indices unsorted (A[:, perm]) or repeated:
@@ -435,9 +439,7 @@ static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
                           .indptr_type = ptr->type, .ndim = 2, .shape = shape, .nnz = nnz,
                           .values = val->data, .indptr = ptr->data, .indices = idx->data,
                           .indptr_len = major + 1, .indices_len = nnz};
-    int threads = pool != NULL ? qvi_pool_threads(pool) : 1;
-    QvSparseOptions so = {.struct_size = sizeof so,
-                          .threads = threads < QV_SPARSE_MAX_THREADS ? threads : QV_SPARSE_MAX_THREADS,
+    QvSparseOptions so = {.struct_size = sizeof so, .threads = threads,
                           .max_output_size = INT64_MAX}; /* no larger than what was read */
     /* invalid beyond the order: its error names the entry where it lies
      * in the file (the validation's may only say a row is unsorted) */
@@ -448,12 +450,7 @@ static QvStatus read_csx(const Archive *a, QvPool *pool, QvSparseFormat format,
       info->duplicates_summed = nnz - out->nnz;
     }
   }
-  /* validated in full by qv_sparse_init; its index buffers are the
-   * reader's own or a view of a file no caller writes through: writers need
-   * not scan them again (sparse_seal.h). A sorted result is the sparse
-   * module's own, sealed by it. */
-  if (st == QV_OK && !sorted && (!a->caller_memory || (fresh[0] && fresh[1]))) qvi_sp_seal(out);
-  qv_owner_free(owner);
+  qv_owner_free(owner); /* a sorted result is the sparse module's own, sealed by it */
   if (st) qv_error_prefix(error, "npz");
   return st;
 }
@@ -531,14 +528,12 @@ static QvStatus read_coo(const Archive *a, QvPool *pool, const int64_t shape[2],
   QvArrowType vt = val->type;
   QvOwner *owner = bundle_owner(b);
   if (owner == NULL) return qv_error_set(error, QV_ENOMEM, "out of memory");
+  /* coords are the reader's own copy: immutable */
   st = qv_sparse_init(out, &(QvSparseDesc){.format = QV_SPARSE_COO, .value_type = vt,
                                            .index_type = it, .ndim = 2, .shape = shape, .nnz = nnz,
                                            .coords = coords, .coords_strides = strides,
                                            .is_canonical = canonical, .values = values,
-                                           .owner = owner}, error);
-  /* validated in full; coords are the reader's own (values are never
-   * validated, so their origin does not matter) */
-  if (st == QV_OK) qvi_sp_seal(out);
+                                           .owner = owner, .immutable = true}, error);
   qv_owner_free(owner);
   if (st) qv_error_prefix(error, "npz");
   return st;
@@ -567,8 +562,8 @@ static void populate_task(void *ctx, size_t i) {
   int64_t from = (int64_t)i * j->slice, to = from + j->slice;
   int64_t head_end = to < j->skip_from ? to : j->skip_from;
   int64_t tail_start = from > j->skip_to ? from : j->skip_to;
-  if (from < head_end) qvi_source_populate(j->source, from, head_end - from);
-  if (tail_start < to) qvi_source_populate(j->source, tail_start, to - tail_start);
+  if (from < head_end) qv_source_populate(j->source, from, head_end - from);
+  if (tail_start < to) qv_source_populate(j->source, tail_start, to - tail_start);
 }
 
 /* `owner` keeps data alive: stored members aligned for their dtype stay
@@ -662,19 +657,19 @@ QvStatus qv_npz_read(QvSource *source, const QvNpzReadOptions *options, QvSparse
                           info->struct_size, sizeof *info);
     *info = (QvNpzReadInfo){.struct_size = sizeof *info};
   }
-  ReadResult r = {out, info, &o, source != NULL && qvi_source_kind(source) == QV_SOURCE_MEMORY,
+  ReadResult r = {out, info, &o, source != NULL && qv_source_kind(source) == QV_SOURCE_MEMORY,
                   NULL};
   /* every byte is read (validated, inflated or handed on to a writer): a
    * mapped file is populated rather than faulted in page by page, in one
    * call when it is mapped, or (a large file, a pool) in slices on every
    * thread once the archive's directory has been checked */
-  if (source != NULL && o.threads > 1 && qvi_source_kind(source) == QV_SOURCE_FILE &&
-      qvi_source_get_advice(source) == QV_SOURCE_ADVICE_DEFAULT && !qvi_source_is_mapped(source) &&
-      qvi_source_size(source) >= PARALLEL_POPULATE_MIN) {
-    qvi_source_set_advice(source, QV_SOURCE_ADVICE_NONE);
+  if (source != NULL && o.threads > 1 && qv_source_kind(source) == QV_SOURCE_FILE &&
+      qv_source_get_advice(source) == QV_SOURCE_ADVICE_DEFAULT && !qv_source_is_mapped(source) &&
+      qv_source_size(source) >= PARALLEL_POPULATE_MIN) {
+    qv_source_set_advice(source, QV_SOURCE_ADVICE_NONE);
     r.populate = source;
   } else if (source != NULL) {
-    qvi_source_expect_full_read(source);
+    qv_source_expect_full_read(source);
   }
   return qvi_npy_read_source(source, 0, read_archive, &r, error);
 }

@@ -8,6 +8,7 @@
 #include "quiver/advanced.h"
 #include "sparse/sparse_internal.h"
 #include "sparse/sparse_pool.h"
+#include "sparse/sparse_seal.h"
 
 const char *qv_sparse_format_name(QvSparseFormat format) {
   switch (format) {
@@ -291,15 +292,31 @@ static QvStatus sp_init(QvSparseTensor *out, const QvSparseDesc *desc, bool vali
   return st;
 }
 
-QvStatus qvi_sp_init_pool(QvSparseTensor *out, const QvSparseDesc *desc, QvPool *pool,
-                         QvError *error) {
-  return sp_init(out, desc, true, pool, error);
-}
-
 QvStatus qvi_sp_init_checked(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error) {
   return sp_init(out, desc, false, NULL, error);
 }
 
 QvStatus qv_sparse_init(QvSparseTensor *out, const QvSparseDesc *desc, QvError *error) {
-  return qvi_sp_init_pool(out, desc, NULL, error);
+  if (out != NULL && desc != NULL && (desc->threads < 0 || desc->threads > QV_SPARSE_MAX_THREADS)) {
+    memset(out, 0, sizeof *out);
+    return qv_error_set(error, QV_EARG, "sparse tensor: threads %d outside 0..%d", desc->threads,
+                        QV_SPARSE_MAX_THREADS);
+  }
+  /* a pool only where the validation splits its scan (its workers cost
+   * more than a small scan) */
+  QvPool *pool = NULL;
+  if (out != NULL && desc != NULL && desc->threads > 1 &&
+      (desc->format == QV_SPARSE_CSR || desc->format == QV_SPARSE_CSC) &&
+      desc->nnz >= QVI_SP_VALIDATE_POOL_MIN_NNZ) {
+    QvStatus st = qvi_pool_new(&pool, desc->threads, error);
+    if (st != QV_OK) {
+      memset(out, 0, sizeof *out);
+      return st;
+    }
+  }
+  QvStatus st = sp_init(out, desc, true, pool, error);
+  qvi_pool_free(pool);
+  /* the caller vouches that the validated indices stay as they are */
+  if (st == QV_OK && desc->immutable) qvi_sp_seal(out);
+  return st;
 }

@@ -5,8 +5,9 @@
  * field (and of the shape values) kept in the tensor's private store: a
  * caller that edits the struct, or builds another one around the same
  * store, no longer matches it and is validated as usual. Views over caller
- * memory (qv_sparse_init) are never sealed: their owner may change the
- * bytes at any time. */
+ * memory (qv_sparse_init) are sealed only when the caller vouches that
+ * nothing writes their indices (QvSparseDesc.immutable): otherwise their
+ * owner may change the bytes at any time. */
 #ifndef QV_SPARSE_SEAL_H
 #define QV_SPARSE_SEAL_H
 

@@ -355,9 +355,6 @@ static void csx_slice(void *ctx, size_t i) {
 }
 #undef QV_CSX_SLICE
 
-/* Below this many entries one thread scans (a run of the pool costs a few
- * microseconds of wake-ups). */
-#define CSX_POOL_MIN_NNZ ((int64_t)1 << 18)
 #define CSX_MAX_SLICES 64
 
 /* Whether every segment is in range and strictly increasing (indptr is
@@ -370,7 +367,7 @@ static bool csx_fast_ok(const QvSparseTensor *t, int64_t nmajor, int64_t nminor,
   if (t->nnz == 0) return true;
   if (nminor == 0) return false;
   CsxSlice slices[CSX_MAX_SLICES];
-  int threads = t->nnz >= CSX_POOL_MIN_NNZ ? qvi_pool_threads(pool) : 1;
+  int threads = t->nnz >= QVI_SP_VALIDATE_POOL_MIN_NNZ ? qvi_pool_threads(pool) : 1;
   /* a few slices a thread, so a thread that starts late still gets work */
   int64_t n = threads > 1 ? (int64_t)threads * 4 : 1;
   if (n > CSX_MAX_SLICES) n = CSX_MAX_SLICES;

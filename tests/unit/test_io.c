@@ -127,10 +127,10 @@ static void test_source_memory(void **state) {
   qv_owner_free(owner);
   assert_int_equal(g_released, 0); /* the source holds it */
   assert_string_equal(qv_source_name(s), "<memory>");
-  assert_int_equal(qvi_source_kind(s), QV_SOURCE_MEMORY);
+  assert_int_equal(qv_source_kind(s), QV_SOURCE_MEMORY);
   assert_true(qvi_source_seekable(s));
-  assert_true(qvi_source_is_mapped(s));
-  assert_int_equal(qvi_source_size(s), 1000);
+  assert_true(qv_source_is_mapped(s));
+  assert_int_equal(qv_source_size(s), 1000);
   const uint8_t *view;
   size_t size;
   QvOwner *vo;
@@ -193,10 +193,10 @@ static void test_source_path_regular(void **state) {
   assert_int_equal(qv_source_new_path(&s, path, &err), QV_OK);
   assert_true(qv_source_has_view(s)); /* a regular file: a mapping */
   assert_string_equal(qv_source_name(s), path);
-  assert_int_equal(qvi_source_kind(s), QV_SOURCE_FILE);
-  assert_int_equal(qvi_source_size(s), (int64_t)n);
+  assert_int_equal(qv_source_kind(s), QV_SOURCE_FILE);
+  assert_int_equal(qv_source_size(s), (int64_t)n);
   /* nothing is mapped until asked for */
-  assert_false(qvi_source_is_mapped(s));
+  assert_false(qv_source_is_mapped(s));
   uint8_t buf[100];
   size_t got;
   assert_int_equal(qvi_source_pread(s, buf, 100, 4090, &got, &err), QV_OK);
@@ -208,7 +208,7 @@ static void test_source_path_regular(void **state) {
   QvOwner *ro;
   assert_int_equal(qvi_source_map_range(s, 4096 + 7, 5000, &range, &ro, &err), QV_OK);
   assert_int_equal(qvi_source_count_range_maps(), ranges + 1);
-  assert_false(qvi_source_is_mapped(s));
+  assert_false(qv_source_is_mapped(s));
   assert_memory_equal(range, data + 4096 + 7, 5000);
   /* the whole view, once */
   const uint8_t *view, *again;
@@ -283,9 +283,8 @@ static void test_source_path_fifo(void **state) {
   QvError err;
   assert_int_equal(qv_source_new_path(&s, path, &err), QV_OK);
   assert_false(qv_source_has_view(s)); /* a FIFO is read */
-  assert_int_equal(qvi_source_kind(s), QV_SOURCE_STREAM);
+  assert_int_equal(qv_source_kind(s), QV_SOURCE_STREAM);
   assert_false(qvi_source_seekable(s));
-  assert_false(qvi_source_has_view(s));
   const uint8_t *view;
   size_t size;
   QvOwner *vo;
@@ -344,8 +343,8 @@ static void test_source_fd(void **state) {
   assert_int_equal(lseek(fd, 100, SEEK_SET), 100);
   assert_int_equal(qv_source_new_fd(&s, fd, &err), QV_OK);
   assert_true(qvi_source_seekable(s));
-  assert_int_equal(qvi_source_kind(s), QV_SOURCE_STREAM);
-  assert_int_equal(qvi_source_size(s), 4900);
+  assert_int_equal(qv_source_kind(s), QV_SOURCE_STREAM);
+  assert_int_equal(qv_source_size(s), 4900);
   assert_int_equal(qvi_source_pread(s, buf, 16, 0, &got, &err), QV_OK);
   assert_memory_equal(buf, data + 100, 16);
   expect_sequential(s, data + 100, 4900, 999);
@@ -366,6 +365,21 @@ static void test_source_errors(void **state) {
   assert_int_equal(qv_source_new_path(&s, "/", &err), QV_EIO);
   assert_int_equal(qv_source_new_path(&s, NULL, &err), QV_EARG);
   assert_false(qv_source_has_view(NULL));
+  /* the access group answers for NULL as for a source that can do least */
+  assert_int_equal(qv_source_kind(NULL), QV_SOURCE_STREAM);
+  assert_int_equal(qv_source_size(NULL), -1);
+  assert_false(qv_source_is_mapped(NULL));
+  assert_int_equal(qv_source_get_advice(NULL), QV_SOURCE_ADVICE_DEFAULT);
+  qv_source_set_advice(NULL, QV_SOURCE_ADVICE_READ);
+  qv_source_expect_full_read(NULL);
+  qv_source_populate(NULL, 0, 1);
+  /* an unknown advice changes nothing */
+  uint8_t byte = 7;
+  assert_int_equal(qv_source_new_memory(&s, &byte, 1, NULL, &err), QV_OK);
+  qv_source_set_advice(s, QV_SOURCE_ADVICE_NONE);
+  qv_source_set_advice(s, (QvSourceAdvice)99);
+  assert_int_equal(qv_source_get_advice(s), QV_SOURCE_ADVICE_NONE);
+  qv_source_free(s);
   assert_int_equal(qv_source_new_fd(&s, -3, &err), QV_EARG);
   assert_int_equal(qv_source_new_memory(&s, NULL, 1, NULL, &err), QV_EARG);
   assert_int_equal(qv_source_new_memory(NULL, "x", 1, NULL, &err), QV_EARG);

@@ -308,7 +308,7 @@ static QvStatus source_open_at(Source *s, SourceKind kind, const uint8_t *data, 
       st = qv_source_new_path(&src, path, err);
       unlink(path);
       assert_int_equal(st, QV_OK);
-      assert_int_equal(qvi_source_kind(src), QV_SOURCE_STREAM);
+      assert_int_equal(qv_source_kind(src), QV_SOURCE_STREAM);
       st = reader_over(s, src, o, err);
       break;
     }

@@ -1129,6 +1129,38 @@ static void test_sealed_write(void **state) {
   assert_int_equal(ipc_write(&view, &sealed), QV_OK);
   assert_false(sealed);
   qv_sparse_reset(&view);
+  /* a caller vouching that nothing writes the buffers (the public way an
+   * edge reader hands over its own) gets the verdict kept, on any threads */
+  vd.immutable = true;
+  for (int threads = 0; threads <= 3; threads++) {
+    vd.threads = threads;
+    assert_int_equal(qv_sparse_init(&view, &vd, &err), QV_OK);
+    assert_true(qvi_sp_sealed(&view));
+    assert_int_equal(ipc_write(&view, &sealed), QV_OK);
+    assert_true(sealed);
+    qv_sparse_reset(&view);
+  }
+  /* ... but only what it validated: an invalid one is refused, not sealed */
+  int64_t *swapped = malloc((size_t)s.nnz * sizeof *swapped);
+  assert_non_null(swapped);
+  assert_int_equal(s.index_type, QV_ARROW_INT64);
+  memcpy(swapped, s.indices, (size_t)s.nnz * sizeof *swapped);
+  int64_t row0 = ((const int64_t *)s.indptr)[1]; /* first row's end: rows hold 2+ entries */
+  assert_true(row0 >= 2);
+  int64_t tmp = swapped[0];
+  swapped[0] = swapped[1];
+  swapped[1] = tmp;
+  vd.indices = swapped;
+  assert_int_equal(qv_sparse_init(&view, &vd, &err), QV_EINVAL);
+  vd.indices = s.indices;
+  free(swapped);
+  vd.threads = QV_SPARSE_MAX_THREADS + 1;
+  assert_int_equal(qv_sparse_init(&view, &vd, &err), QV_EARG);
+  assert_non_null(strstr(err.message, "threads"));
+  vd.threads = -1;
+  assert_int_equal(qv_sparse_init(&view, &vd, &err), QV_EARG);
+  vd.threads = 0;
+  vd.immutable = false;
   QvTestDir d;
   qv_test_dir_make(&d, "sealed.npz");
   assert_int_equal(npz_write_path(&s, &kStored, d.file, &err), QV_OK);
@@ -1351,7 +1383,7 @@ static void test_threads_identical(void **state) {
   qv_sparse_reset(&e);
 }
 
-/* Reads path with `threads`; *populates: qvi_source_populate calls made,
+/* Reads path with `threads`; *populates: qv_source_populate calls made,
  * *split: whether validation's index scan was split across threads (and
  * accepted), *advice: the source's advice afterwards. */
 static QvStatus read_threads(const char *path, int threads, QvSparseTensor *t, int64_t *populates,
@@ -1364,7 +1396,7 @@ static QvStatus read_threads(const char *path, int threads, QvSparseTensor *t, i
   QvStatus st = qv_npz_read(src, &ro, t, NULL, err);
   *populates = qvi_source_count_populates() - p0;
   *split = qvi_path_count(QV_PATH_SPARSE_VALIDATE_THREADS) != s0;
-  *advice = qvi_source_get_advice(src);
+  *advice = qv_source_get_advice(src);
   qv_source_free(src);
   return st;
 }

@@ -72,7 +72,7 @@ static void read_path(const char *path, bool file, QvSourceAdvice advice, QvVali
   QvSource *src;
   QvError e;
   rbt_check(qv_source_new_path(&src, path, &e), &e, "path source");
-  if (advice != QV_SOURCE_ADVICE_DEFAULT) qvi_source_set_advice(src, advice);
+  if (advice != QV_SOURCE_ADVICE_DEFAULT) qv_source_set_advice(src, advice);
   QvRbReadOptions o;
   memset(&o, 0, sizeof o);
   o.validate = level;
@@ -81,7 +81,7 @@ static void read_path(const char *path, bool file, QvSourceAdvice advice, QvVali
   if (file) {
     QvRbFileReader *f;
     rbt_check(qv_rb_file_reader_new(&f, src, &o, &e), &e, "file reader");
-    *final_advice = qvi_source_get_advice(src);
+    *final_advice = qv_source_get_advice(src);
     assert_int_equal(qv_rb_file_n_batches(f), 2);
     for (int i = 0; i < 2; i++) {
       rbt_check(qv_rb_file_read_batch(f, i, &a, &e), &e, "batch");
@@ -95,7 +95,7 @@ static void read_path(const char *path, bool file, QvSourceAdvice advice, QvVali
   } else {
     struct ArrowArrayStream s;
     rbt_check(qv_rb_stream_reader_new(&s, src, &o, &e), &e, "stream reader");
-    *final_advice = qvi_source_get_advice(src);
+    *final_advice = qv_source_get_advice(src);
     for (int i = 0; i < 2; i++) {
       assert_false(rbt_next(&s, &a));
       RbtCells got = rbt_cells(&a, &g_schema);
@@ -135,8 +135,8 @@ static void test_reader_chooses(void **state) {
   QvSource *m;
   QvError e;
   rbt_check(qv_source_new_memory(&m, g_stream, g_stream_size, NULL, &e), &e, "memory source");
-  qvi_source_expect_full_read(m);
-  assert_int_equal(qvi_source_get_advice(m), QV_SOURCE_ADVICE_DEFAULT);
+  qv_source_expect_full_read(m);
+  assert_int_equal(qv_source_get_advice(m), QV_SOURCE_ADVICE_DEFAULT);
   qv_source_free(m);
 }
 
@@ -171,7 +171,7 @@ static void test_shrunk_and_empty(void **state) {
   QvSource *src;
   QvError e;
   rbt_check(qv_source_new_path(&src, path, &e), &e, "path source");
-  qvi_source_set_advice(src, QV_SOURCE_ADVICE_READ);
+  qv_source_set_advice(src, QV_SOURCE_ADVICE_READ);
   assert_int_equal(truncate(path, (off_t)(g_stream_size / 2)), 0);
   struct ArrowArrayStream s;
   QvRbReadOptions o;
@@ -186,7 +186,7 @@ static void test_shrunk_and_empty(void **state) {
   QvStatus want = QV_OK;
   for (int k = 0; k < 2; k++) {
     rbt_check(qv_source_new_path(&src, path, &e), &e, "path source");
-    qvi_source_set_advice(src, k ? QV_SOURCE_ADVICE_READ : QV_SOURCE_ADVICE_NONE);
+    qv_source_set_advice(src, k ? QV_SOURCE_ADVICE_READ : QV_SOURCE_ADVICE_NONE);
     st = qv_rb_stream_reader_new(&s, src, &o, &e);
     if (st == QV_OK) s.release(&s);
     if (k == 0) want = st;

@@ -140,7 +140,7 @@ static void test_file_through_seek(void **state) {
   rbt_check(qvi_source_read(src, head, sizeof head, &got, &e), &e, "sequential read");
   assert_int_equal(got, 8);
   assert_memory_equal(head, g_file, 8);
-  assert_int_equal(qvi_source_size(src), (int64_t)g_file_size);
+  assert_int_equal(qv_source_size(src), (int64_t)g_file_size);
   rbt_check(qvi_source_pread(src, tail, sizeof tail, (int64_t)g_file_size - 10, &got, &e), &e,
             "read at an offset");
   assert_int_equal(got, 10);

@@ -700,10 +700,10 @@ static bool csx_valid_ref(const int64_t *p, int64_t rows, const int64_t *x, int6
 }
 
 /* Validates a CSR of the given types whose buffers start one byte past an
- * aligned address (as SciPy's stored .npz members do), on `pool`; *msg
- * receives the error message. */
+ * aligned address (as SciPy's stored .npz members do), on `threads`
+ * (QvSparseDesc.threads); *msg receives the error message. */
 static QvStatus csx_big(QvArrowType pt, QvArrowType it, const int64_t *p, int64_t rows,
-                        const int64_t *x, int64_t nnz, int64_t cols, QvPool *pool,
+                        const int64_t *x, int64_t nnz, int64_t cols, int threads,
                         char msg[sizeof ((QvError *)0)->message]) {
   size_t pw = qv_arrow_type_size(pt), iw = qv_arrow_type_size(it);
   uint8_t *pb = malloc((size_t)(rows + 1) * pw + 1), *xb = malloc((size_t)nnz * iw + 1);
@@ -717,11 +717,12 @@ static QvStatus csx_big(QvArrowType pt, QvArrowType it, const int64_t *p, int64_
   QvSparseTensor t;
   QvError err;
   qv_error_clear(&err);
-  QvStatus st = qvi_sp_init_pool(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
-                                                    .value_type = QV_ARROW_FLOAT64,
-                                                    .indptr_type = pt, .index_type = it,
-                                                    .shape = shape, .nnz = nnz, .indptr = pb + 1,
-                                                    .indices = xb + 1, .values = &v}, pool, &err);
+  QvStatus st = qv_sparse_init(&t, &(QvSparseDesc){.ndim = 2, .format = QV_SPARSE_CSR,
+                                                  .value_type = QV_ARROW_FLOAT64,
+                                                  .indptr_type = pt, .index_type = it,
+                                                  .shape = shape, .nnz = nnz, .indptr = pb + 1,
+                                                  .indices = xb + 1, .values = &v,
+                                                  .threads = threads}, &err);
   /* values are not read by validation: one double stands for nnz */
   snprintf(msg, sizeof err.message, "%s", err.message);
   qv_sparse_reset(&t);
@@ -747,10 +748,7 @@ static void test_csx_scan_large(void **state) {
   int64_t nnz = p[rows];
   assert_true(nnz >= ((int64_t)1 << 18));
   int64_t *base = malloc((size_t)nnz * sizeof *base), *x = malloc((size_t)nnz * sizeof *x);
-  QvPool *pools[3] = {NULL, NULL, NULL};
   QvError err;
-  assert_int_equal(qvi_pool_new(&pools[1], 2, &err), QV_OK);
-  assert_int_equal(qvi_pool_new(&pools[2], 3, &err), QV_OK);
   static const QvArrowType types[4][2] = {{QV_ARROW_INT32, QV_ARROW_INT32},
                                           {QV_ARROW_INT64, QV_ARROW_INT64},
                                           {QV_ARROW_INT32, QV_ARROW_INT64},
@@ -805,7 +803,7 @@ static void test_csx_scan_large(void **state) {
         for (int pi = 0; pi < 3; pi++) {
           char msg[sizeof err.message];
           uint64_t before = qvi_path_count(QV_PATH_SPARSE_VALIDATE_THREADS);
-          QvStatus st = csx_big(pt, it, p, rows, x, nnz, cols, pools[pi], msg);
+          QvStatus st = csx_big(pt, it, p, rows, x, nnz, cols, pi + 1, msg);
           /* the pools split the scan (one thread does not) and accept
            * valid input there, without the entry-by-entry loop */
           assert_int_equal(qvi_path_count(QV_PATH_SPARSE_VALIDATE_THREADS) != before,
@@ -824,8 +822,6 @@ static void test_csx_scan_large(void **state) {
       }
     }
   }
-  qvi_pool_free(pools[1]);
-  qvi_pool_free(pools[2]);
   free(p);
   free(base);
   free(x);
@@ -839,10 +835,7 @@ static void test_csx_scan_large(void **state) {
 static void test_csx_scan_block_edges(void **state) {
   (void)state;
   const int64_t cols = 1000;
-  QvPool *pools[3] = {NULL, NULL, NULL};
   QvError err;
-  assert_int_equal(qvi_pool_new(&pools[1], 2, &err), QV_OK);
-  assert_int_equal(qvi_pool_new(&pools[2], 3, &err), QV_OK);
   for (int layout = 0; layout < 2; layout++) {
     /* 64 a row: every block edge is a row start; 100 a row with every
      * 41st row empty: edges inside rows, repeated starts */
@@ -885,7 +878,7 @@ static void test_csx_scan_block_edges(void **state) {
           for (int pi = 0; pi < 3; pi++) {
             char msg[sizeof err.message];
             uint64_t before = qvi_path_count(QV_PATH_SPARSE_VALIDATE_THREADS);
-            QvStatus st = csx_big(types[ti][0], types[ti][1], p, rows, x, nnz, cols, pools[pi],
+            QvStatus st = csx_big(types[ti][0], types[ti][1], p, rows, x, nnz, cols, pi + 1,
                                   msg);
             /* valid input is accepted by the split scan itself, not the loop */
             assert_int_equal(qvi_path_count(QV_PATH_SPARSE_VALIDATE_THREADS) != before,
@@ -911,8 +904,6 @@ static void test_csx_scan_block_edges(void **state) {
     free(base);
     free(x);
   }
-  qvi_pool_free(pools[1]);
-  qvi_pool_free(pools[2]);
 }
 
 /* The owner is retained by views and released with them. */
