@@ -11,6 +11,8 @@
 
 #include "quiver/common.h"
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -40,6 +42,18 @@ QV_API float qv_half_to_float(uint16_t h);
  * and is always made quiet (so a signalling NaN whose kept payload bits are
  * zero cannot turn into infinity). */
 QV_API uint16_t qv_float_to_half(float f);
+
+/** The length of the UTF-8 sequence at s[0, n) with its code point in *cp,
+ * or 0 when there is none (RFC 3629: no overlong forms, no surrogates
+ * U+D800..DFFF, nothing past U+10FFFF, no sequence cut by n; 0 too for NULL
+ * or n == 0). The decoder the validators use. */
+QV_API size_t qv_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
+/** Whether code point cp changes how the text around it is shown without
+ * being seen: C1 controls, bidirectional marks, embeddings, overrides and
+ * isolates (U+202E shows the text after it reversed), zero-width and other
+ * format characters, line and paragraph separators, tags. quiver's printers
+ * (values, names in the CLI) escape exactly these. */
+QV_API bool qv_unicode_is_invisible(uint32_t cp);
 
 /** @} */
 

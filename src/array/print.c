@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "array/array_internal.h"
+#include "quiver/advanced.h"
 #include "util/grow.h"
 #include "util/half.h"
 
@@ -42,17 +43,6 @@ static void putf(Str *s, const char *fmt, ...) {
   if (n > 0) put_n(s, buf, n);
 }
 
-/* Code points that change how text around them is shown without being
- * seen: C1 controls, bidirectional marks, embeddings, overrides and
- * isolates (U+202E makes a cell show reversed text), zero-width and other
- * format characters, line and paragraph separators, tags. */
-static bool is_invisible(uint32_t cp) {
-  return (cp >= 0x80 && cp <= 0x9F) || cp == 0xAD || cp == 0x61C || cp == 0x70F ||
-         cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
-         (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB) ||
-         (cp >= 0xE0000 && cp <= 0xE007F);
-}
-
 /* The invisible code point whose UTF-8 form starts p[0..n), with its
  * length in *len; 0 when there is none (ASCII, other characters, invalid
  * bytes: those are left as they are). */
@@ -66,7 +56,7 @@ static uint32_t invisible_at(const uint8_t *p, int64_t n, int *len) {
     cp = cp << 6 | (p[i] & 0x3F);
   }
   *len = k;
-  return is_invisible(cp) ? cp : 0;
+  return qv_unicode_is_invisible(cp) ? cp : 0;
 }
 
 static void put_json_string(Str *s, const uint8_t *p, int64_t n) {

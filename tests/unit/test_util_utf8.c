@@ -1,10 +1,12 @@
 /* util/utf8.h: qvi_utf8_decode, the one strict UTF-8 decoder (the array
- * validator and the extension metadata's JSON use it), against the textbook
+ * validator and the extension metadata's JSON use it; exported as
+ * qv_utf8_decode, which the CLI uses), against the textbook
  * definition written here independently: every code point round-trips, and
  * every 1-, 2- and 3-byte input (and the 4-byte ones around each boundary)
  * is accepted exactly when it is the shortest encoding of a scalar value. */
 #include <string.h>
 
+#include "quiver/advanced.h"
 #include "test_util.h"
 #include "util/utf8.h"
 
@@ -45,6 +47,10 @@ static void agree(const uint8_t *s, size_t n) {
   uint32_t want_cp = 0xFFFFFFFFu, got_cp = 0xFFFFFFFFu;
   size_t want = textbook(s, n, &want_cp);
   size_t got = qvi_utf8_decode(s, n, &got_cp);
+  uint32_t pub_cp = 0xFFFFFFFFu;
+  size_t pub = qv_utf8_decode(s, n, &pub_cp);
+  if (pub != got || (got != 0 && pub_cp != got_cp))
+    fail_msg("%02x (n %zu): qv_utf8_decode %zu, qvi_utf8_decode %zu", s[0], n, pub, got);
   if (got != want || (want != 0 && got_cp != want_cp)) {
     fail_msg("%02x %02x %02x %02x (n %zu): decoded length %zu, code point %x; want %zu, %x", s[0],
              n > 1 ? s[1] : 0, n > 2 ? s[2] : 0, n > 3 ? s[3] : 0, n, got, (unsigned)got_cp, want,
@@ -113,11 +119,33 @@ static void test_every_short_input(void **state) {
   }
 }
 
+/* The public pair: NULL and empty input decode to nothing; the printers'
+ * list of invisible code points, at each range's edges. */
+static void test_public_text_kernels(void **state) {
+  (void)state;
+  uint32_t cp = 0;
+  assert_int_equal(qv_utf8_decode(NULL, 4, &cp), 0);
+  assert_int_equal(qv_utf8_decode((const uint8_t *)"a", 0, &cp), 0);
+  assert_int_equal(qv_utf8_decode((const uint8_t *)"a", 1, NULL), 0);
+  static const uint32_t in[] = {0x80,   0x9F,   0xAD,   0x61C,  0x70F,   0x180E,  0x200B,
+                                0x200F, 0x2028, 0x202E, 0x2060, 0x206F,  0xFEFF,  0xFFF9,
+                                0xFFFB, 0xE0000, 0xE007F};
+  static const uint32_t out[] = {0x7F,   0xA0,   0xAC,   0xAE,   0x61B,   0x61D,   0x70E,
+                                 0x710,  0x180D, 0x180F, 0x200A, 0x2010,  0x2027,  0x202F,
+                                 0x205F, 0x2070, 0xFEFE, 0xFF00, 0xFFF8,  0xFFFC,  0xDFFFF,
+                                 0xE0080, 'a',    0x263A};
+  for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+    if (!qv_unicode_is_invisible(in[i])) fail_msg("U+%04X should be invisible", (unsigned)in[i]);
+  for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
+    if (qv_unicode_is_invisible(out[i])) fail_msg("U+%04X is not invisible", (unsigned)out[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_code_point),
       cmocka_unit_test(test_surrogates_and_beyond),
       cmocka_unit_test(test_every_short_input),
+      cmocka_unit_test(test_public_text_kernels),
   };
   return qv_test_run(tests, NULL, NULL);
 }

@@ -1,0 +1,18 @@
+/* The text kernels of quiver/advanced.h: the strict decoder (util/utf8.h,
+ * inline for the validators' loops) exported, and the one list of code
+ * points that printers escape. */
+#include "util/utf8.h"
+
+#include "quiver/advanced.h"
+
+size_t qv_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
+  if (s == NULL || n == 0 || cp == NULL) return 0;
+  return qvi_utf8_decode(s, n, cp);
+}
+
+bool qv_unicode_is_invisible(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9F) || cp == 0xAD || cp == 0x61C || cp == 0x70F ||
+         cp == 0x180E || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF || (cp >= 0xFFF9 && cp <= 0xFFFB) ||
+         (cp >= 0xE0000 && cp <= 0xE007F);
+}
