@@ -169,18 +169,7 @@ def test_table_streams(simple):  # noqa: F811
     assert got == [(1, 3, [4], ["déf"]), (1, 0, [10], ["x"])]
     s.release(ctypes.pointer(s))
     assert not s.release
-    d = ArrowDeviceArrayStream.from_address(capsule_pointer(dcap, b"arrow_device_array_stream"))
-    assert d.device_type == 1
-    lengths = []
-    while True:
-        da = ArrowDeviceArray()
-        assert d.get_next(ctypes.pointer(d), ctypes.pointer(da)) == 0
-        if not da.array.release:
-            break
-        assert da.device_type == 1 and da.device_id == -1 and not da.sync_event
-        lengths.append(da.array.length)
-        release(da.array)
-    assert lengths == [1, 1]
+    assert drain_device_stream(dcap, lambda a: a.length) == [1, 1]
     del dcap  # the capsule releases the stream it still holds
     gc.collect()
 
@@ -319,6 +308,24 @@ def test_every_stream_consumer_takes_single_batches(tmp_path, cli):
                                                                            "b": [1.5, 2.5]}
 
 
+def drain_device_stream(dcap, pick):
+    """pick(array) of each array an arrow_device_array_stream capsule yields,
+    each checked to be on the CPU device (id -1, no sync event) and released;
+    the capsule keeps (and releases) the stream."""
+    d = ArrowDeviceArrayStream.from_address(capsule_pointer(dcap, b"arrow_device_array_stream"))
+    assert d.device_type == 1
+    got = []
+    while True:
+        da = ArrowDeviceArray()
+        assert d.get_next(ctypes.pointer(d), ctypes.pointer(da)) == 0
+        if not da.array.release:
+            break
+        assert da.device_type == 1 and da.device_id == -1 and not da.sync_event
+        got.append(pick(da.array))
+        release(da.array)
+    return got
+
+
 def read_stream_arrays(cap):
     """(schema, [arrays]) read from an arrow_array_stream capsule by the
     ctypes consumer; the stream is released, the structs are the caller's."""
@@ -384,18 +391,8 @@ def test_chunked_column_streams(simple):  # noqa: F811
     schema, arrays = read_stream_arrays(caps.pop("empty"))
     assert schema.format == b"u" and schema.name == b"s" and arrays == []
     release(schema)
-    d = ArrowDeviceArrayStream.from_address(capsule_pointer(dcap, b"arrow_device_array_stream"))
-    assert d.device_type == 1
-    dev_got = []
-    while True:
-        da = ArrowDeviceArray()
-        assert d.get_next(ctypes.pointer(d), ctypes.pointer(da)) == 0
-        if not da.array.release:
-            break
-        assert da.device_type == 1 and da.device_id == -1 and not da.sync_event
-        dev_got.append((da.array.length, da.array.offset, da.array.null_count))
-        release(da.array)
-    assert dev_got == [(1, 3, 0), (1, 0, 0)]
+    assert drain_device_stream(dcap, lambda a: (a.length, a.offset, a.null_count)) == [
+        (1, 3, 0), (1, 0, 0)]
     del dcap
     gc.collect()
 
