@@ -81,6 +81,11 @@ int qv_cmd_tensor_from_table(int argc, char **argv) {
   struct ArrowArrayStream stream;
   memset(&stream, 0, sizeof stream);
   if (st == QV_OK) {
+    /* the copy reads every byte of the columns on its threads: they fault
+     * the file's pages in as they go, in parallel, faster than a full
+     * validation's populate of the whole mapping on one thread first */
+    if (o.threads > 1 && qv_source_get_advice(src) == QV_SOURCE_ADVICE_DEFAULT)
+      qv_source_set_advice(src, QV_SOURCE_ADVICE_NONE);
     st = qv_rb_stream_reader_new(&stream, src, cli_rb_read_options(), &err);
     qv_source_free(src);
     if (st && strcmp(pos[0], "-") != 0 && strncmp(err.message, pos[0], strlen(pos[0])) != 0)

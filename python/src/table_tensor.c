@@ -22,6 +22,11 @@ static QvStatus table_call(QvSource *src, void *ctx, QvError *err) {
   TableCall *c = ctx;
   struct ArrowArrayStream s;
   memset(&s, 0, sizeof s);
+  /* the copy reads every byte of the columns on its threads: they fault
+   * the file's pages in as they go, in parallel, faster than the full
+   * validation's populate of the whole mapping on this thread first */
+  if (c->o.threads > 1 && qv_source_get_advice(src) == QV_SOURCE_ADVICE_DEFAULT)
+    qv_source_set_advice(src, QV_SOURCE_ADVICE_NONE);
   QvStatus st = qv_rb_stream_reader_new(&s, src, &full_validation, err);
   if (st) return st;
   st = qv_table_stream_to_tensor(&s, &c->o, &c->t, err);
