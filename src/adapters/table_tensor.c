@@ -10,6 +10,7 @@
 #include "quiver/array.h"
 #include "quiver/sparse.h" /* QV_DEFAULT_MAX_OUTPUT_SIZE */
 #include "quiver/table_tensor.h"
+#include "util/copy.h"
 #include "util/cpu.h"
 #include "util/grow.h"
 #include "util/options.h"
@@ -382,11 +383,37 @@ typedef struct CopyJob {
   ConvertFn fn;
   int64_t *starts; /* output row of each batch's first row */
   int64_t per;     /* output rows per task */
-  bool *memcpy_hit, *tiled; /* per task */
+  bool *memcpy_hit, *tiled, *planes; /* per task */
 } CopyJob;
 
+/* Row-major, when every chosen column of batch `bv` holds the output type
+ * without nulls and their values lie evenly spaced in memory (an IPC body
+ * lays columns of one length out so): the address of column 0's first
+ * value in *p0 and the spacing in *stride, for the plane interleave kernel,
+ * which writes whole output rows (util/copy.h). */
+static bool as_planes(const CopyJob *j, const QvArrayView *bv, const uint8_t **p0,
+                      int64_t *stride) {
+  int64_t nc = j->c->n, es = j->es;
+  if (j->column_major || nc < 2 || nc > QV_PLANES_MAX || (es != 1 && es != 2 && es != 4 && es != 8))
+    return false;
+  uintptr_t base = 0, step = 0;
+  for (int64_t k = 0; k < nc; k++) {
+    const QvArrayView *cv = &bv->children[j->c->index[k]];
+    if (cv->type.type != j->type || (cv->null_count != 0 && cv->buffer[0])) return false;
+    /* unsigned arithmetic: the columns are separate objects to C */
+    uintptr_t at = (uintptr_t)cv->buffer[1] + (uintptr_t)((cv->offset + bv->offset) * es);
+    if (k == 0) base = at;
+    else if (k == 1) step = at - base;
+    else if (at - base != (uintptr_t)k * step) return false;
+  }
+  *p0 = (const uint8_t *)base;
+  *stride = (int64_t)step; /* two's complement: a descending order is negative */
+  return true;
+}
+
 /* Output rows [g0, g1). */
-static void copy_rows(const CopyJob *j, int64_t g0, int64_t g1, bool *memcpy_hit, bool *tiled) {
+static void copy_rows(const CopyJob *j, int64_t g0, int64_t g1, bool *memcpy_hit, bool *tiled,
+                      bool *planes) {
   const Views *w = j->w;
   int64_t nc = j->c->n, es = j->es;
   /* the last batch starting at or before g0 */
@@ -402,6 +429,15 @@ static void copy_rows(const CopyJob *j, int64_t g0, int64_t g1, bool *memcpy_hit
     int64_t r0 = g0 > row0 ? g0 - row0 : 0;
     int64_t r1 = g1 - row0 < bv->length ? g1 - row0 : bv->length;
     if (r1 <= r0) continue;
+    const uint8_t *p0;
+    int64_t stride;
+    if (as_planes(j, bv, &p0, &stride)) {
+      /* large and not read back soon: streamed */
+      qvi_copy_interleave((uint8_t *)j->data + (row0 + r0) * nc * es, p0 + r0 * es, stride,
+                          r1 - r0, (int)nc, (size_t)es, true);
+      *planes = true;
+      continue;
+    }
     if (!j->column_major && nc > 1 && r1 - r0 > j->tile) *tiled = true;
     for (int64_t r = r0, len; r < r1; r += len) { /* r += tile could overflow (INT64_MAX) */
       len = r1 - r < j->tile ? r1 - r : j->tile;
@@ -437,7 +473,7 @@ static void copy_task(void *ctx, size_t i) {
   const CopyJob *j = ctx;
   int64_t g0 = (int64_t)i * j->per;
   int64_t g1 = j->w->rows - g0 < j->per ? j->w->rows : g0 + j->per;
-  copy_rows(j, g0, g1, &j->memcpy_hit[i], &j->tiled[i]);
+  copy_rows(j, g0, g1, &j->memcpy_hit[i], &j->tiled[i], &j->planes[i]);
 }
 
 /* Outputs below this stay on one thread: starting workers costs more than
@@ -461,7 +497,8 @@ static QvStatus copy_all(CopyJob *j, int threads, int64_t total, QvError *error)
   j->starts = malloc((size_t)(j->w->n + 1) * sizeof *j->starts);
   j->memcpy_hit = calloc((size_t)tasks, sizeof *j->memcpy_hit);
   j->tiled = calloc((size_t)tasks, sizeof *j->tiled);
-  if (!j->starts || !j->memcpy_hit || !j->tiled) {
+  j->planes = calloc((size_t)tasks, sizeof *j->planes);
+  if (!j->starts || !j->memcpy_hit || !j->tiled || !j->planes) {
     st = qv_error_set(error, QV_ENOMEM, "out of memory");
     goto done;
   }
@@ -477,18 +514,21 @@ static QvStatus copy_all(CopyJob *j, int threads, int64_t total, QvError *error)
   } else if (rows > 0) {
     copy_task(j, 0);
   }
-  bool memcpy_hit = false, tiled = false;
+  bool memcpy_hit = false, tiled = false, planes = false;
   for (int64_t i = 0; i < tasks; i++) {
     memcpy_hit |= j->memcpy_hit[i];
     tiled |= j->tiled[i];
+    planes |= j->planes[i];
   }
   if (memcpy_hit) qvi_path_hit(QV_PATH_TABLE_TENSOR_MEMCPY);
   if (tiled) qvi_path_hit(QV_PATH_TABLE_TENSOR_TILED);
+  if (planes) qvi_path_hit(QV_PATH_TABLE_TENSOR_PLANES);
 done:
   qvi_pool_free(pool);
   free(j->starts);
   free(j->memcpy_hit);
   free(j->tiled);
+  free(j->planes);
   return st;
 }
 

@@ -67,6 +67,7 @@ typedef enum QvPath {
   QV_PATH_CODEC_SINK_WINDOW,  /* frames compressed on threads into the sink's free memory, then moved */
   QV_PATH_TABLE_TENSOR_MEMCPY, /* table -> tensor: a same-type column copied with memcpy (column-major) */
   QV_PATH_TABLE_TENSOR_TILED, /* table -> tensor, row-major: gathered a cache-sized tile of rows at a time */
+  QV_PATH_TABLE_TENSOR_PLANES, /* table -> tensor, row-major: evenly spaced same-type columns interleaved whole */
   QV_PATH_SPARSE_UNSTACK_SEALED, /* CSR -> sparse-vector column of a sealed (reader-validated) tensor: no scan */
   QV_PATH_FLIGHT_BODY_PLACED,  /* FlightData: data_body received on a 64-byte boundary, used in place */
   QV_PATH_SPARSE_THREADS,     /* sparse conversion: COO grouping / CSX transpose split across threads */

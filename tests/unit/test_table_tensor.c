@@ -502,6 +502,116 @@ static void test_threads(void **state) {
   s3.release(&s3);
 }
 
+/* ---- evenly spaced planes: C Data arrays over one buffer of the test's */
+
+enum { PL_COLS = 5 };
+
+typedef struct Planes {
+  struct ArrowArray child[PL_COLS + 1], *kids[PL_COLS + 1];
+  const void *bufs[PL_COLS + 1][2];
+  const void *top[1];
+} Planes;
+
+static void no_release(struct ArrowArray *a) { a->release = NULL; }
+
+/* A struct batch of `ncols` columns of `rows` values each, column c at
+ * data + c * stride + offset * es (`holes`: column 2 one value further on,
+ * so the spacing breaks). */
+static void planes_batch(Planes *p, struct ArrowArray *out, const uint8_t *data, int64_t stride,
+                         int64_t rows, int64_t offset, int ncols, int64_t es, bool holes) {
+  for (int c = 0; c < ncols; c++) {
+    p->bufs[c][0] = NULL;
+    p->bufs[c][1] = data + c * stride + (holes && c == 2 ? es : 0);
+    p->child[c] = (struct ArrowArray){.length = rows, .offset = offset, .n_buffers = 2,
+                                      .buffers = p->bufs[c], .release = no_release};
+    p->kids[c] = &p->child[c];
+  }
+  p->top[0] = NULL;
+  *out = (struct ArrowArray){.length = rows, .n_buffers = 1, .n_children = ncols,
+                             .buffers = p->top, .children = p->kids, .release = no_release};
+}
+
+/* Row-major, the chosen columns of the output type without nulls and their
+ * values evenly spaced (as an IPC body lays them out): the interleave
+ * kernel writes whole rows (counted), in ascending, descending and repeated
+ * column order, 1 and 3 threads, two batches, an offset, float64 and int16;
+ * every element checked. Spacing broken, a null, a column of another type,
+ * column-major or one column: not this path, the same values. */
+static void test_planes_row_major(void **state) {
+  (void)state;
+  const int64_t rows = 150000, off = 3; /* 5 float64 columns: 6 MB, threaded */
+  static const char *const orders[4][PL_COLS] = {{"a", "b", "c", "d", "e"},
+                                                 {"e", "d", "c", "b", "a"},
+                                                 {"b", "b", "b", "b", "b"},
+                                                 {"a", "c", "e", NULL, NULL}};
+  static const int counts[4] = {5, 5, 5, 3};
+  for (int es = 2; es <= 8; es += 6) {
+    const char *fmt = es == 8 ? "g" : "s";
+    QvArrowType type = es == 8 ? QV_ARROW_FLOAT64 : QV_ARROW_INT16;
+    int64_t stride = (rows + off + 7) * es; /* the planes' spacing */
+    uint8_t *data = malloc((size_t)(stride * PL_COLS));
+    assert_non_null(data);
+    for (int c = 0; c < PL_COLS; c++)
+      for (int64_t r = 0; r < rows + off; r++) {
+        uint8_t *at = data + c * stride + r * es;
+        if (es == 8) {
+          double v = (double)(c * 1000003 + r);
+          memcpy(at, &v, 8);
+        } else {
+          int16_t v = (int16_t)(c * 7919 + r);
+          memcpy(at, &v, 2);
+        }
+      }
+    QvError e = {0};
+    struct ArrowSchema sch;
+    rbt_check(qv_arrow_schema_init(&sch, "+s", NULL, 0, PL_COLS, &e), &e, "schema");
+    static const char *names[PL_COLS] = {"a", "b", "c", "d", "e"};
+    for (int c = 0; c < PL_COLS; c++)
+      rbt_check(qv_arrow_schema_init(sch.children[c], fmt, names[c], ARROW_FLAG_NULLABLE, 0, &e),
+                &e, "child");
+    /* two batches: rows [0, 100000) at offset `off`, then the rest */
+    Planes p1, p2;
+    struct ArrowArray b1, b2;
+    int64_t n1 = 100000;
+    for (int variant = 0; variant < 3; variant++) { /* 0: planes, 1: spacing broken, 2: column-major */
+      planes_batch(&p1, &b1, data, stride, n1, off, PL_COLS, es, variant == 1);
+      planes_batch(&p2, &b2, data + (off + n1) * es, stride, rows - n1, 0, PL_COLS, es,
+                   variant == 1);
+      const struct ArrowArray *batches[2] = {&b1, &b2};
+      for (int ord = 0; ord < 4; ord++) {
+        for (int threads = 1; threads <= 3; threads += 2) {
+          QvTableToTensorOptions o = {.struct_size = sizeof o, .columns = orders[ord],
+                                      .n_columns = counts[ord], .threads = threads,
+                                      .column_major = variant == 2};
+          uint64_t before = qvi_path_count(QV_PATH_TABLE_TENSOR_PLANES);
+          QvTensor t;
+          rbt_check(qv_table_to_tensor(&sch, batches, 2, &o, &t, &e), &e, "planes");
+          /* a column repeated is evenly spaced by 0, the break elsewhere */
+          bool even = variant == 0 || (variant == 1 && ord == 2);
+          assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_PLANES), before + even);
+          assert_int_equal(t.type, type);
+          int nc = counts[ord];
+          for (int k = 0; k < nc; k++) {
+            int c = orders[ord][k][0] - 'a';
+            for (int64_t r = 0; r < rows; r++) {
+              /* batch 2 starts where batch 1 ends: row r lies at r + off */
+              int64_t shift = variant == 1 && c == 2 ? 1 : 0;
+              const uint8_t *want = data + c * stride + (r + off + shift) * es;
+              const uint8_t *got = t.data + (variant == 2 ? (k * rows + r) : (r * nc + k)) * es;
+              if (memcmp(got, want, (size_t)es) != 0)
+                fail_msg("es %d variant %d order %d threads %d: [%lld, %d] differs", es, variant,
+                         ord, threads, (long long)r, k);
+            }
+          }
+          qv_tensor_reset(&t);
+        }
+      }
+    }
+    sch.release(&sch);
+    free(data);
+  }
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_promotion),
@@ -511,6 +621,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_stream),
       cmocka_unit_test(test_tiled_row_major),
       cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_planes_row_major),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
