@@ -535,8 +535,9 @@ static void planes_batch(Planes *p, struct ArrowArray *out, const uint8_t *data,
  * values evenly spaced (as an IPC body lays them out): the interleave
  * kernel writes whole rows (counted), in ascending, descending and repeated
  * column order, 1 and 3 threads, two batches, an offset, float64 and int16;
- * every element checked. Spacing broken, a null, a column of another type,
- * column-major or one column: not this path, the same values. */
+ * every element checked. Spacing broken or column-major: not this path,
+ * the same values. A null in evenly spaced float64 columns (null_to_nan):
+ * not this path for that batch, NaN in its place. */
 static void test_planes_row_major(void **state) {
   (void)state;
   const int64_t rows = 150000, off = 3; /* 5 float64 columns: 6 MB, threaded */
@@ -573,21 +574,33 @@ static void test_planes_row_major(void **state) {
     Planes p1, p2;
     struct ArrowArray b1, b2;
     int64_t n1 = 100000;
-    for (int variant = 0; variant < 3; variant++) { /* 0: planes, 1: spacing broken, 2: column-major */
+    /* column c's validity in batch 1 (bit off + r for row r): row 5 null */
+    uint8_t valid[(100000 + 3 + 7) / 8];
+    memset(valid, 0xFF, sizeof valid);
+    const int64_t null_row = 5;
+    valid[(off + null_row) / 8] &= (uint8_t)~(1u << ((off + null_row) % 8));
+    /* 0: planes, 1: spacing broken, 2: column-major, 3: a null (float64) */
+    for (int variant = 0; variant < 4; variant++) {
+      if (variant == 3 && es != 8) continue; /* int16 with null_to_nan is float32 */
       planes_batch(&p1, &b1, data, stride, n1, off, PL_COLS, es, variant == 1);
       planes_batch(&p2, &b2, data + (off + n1) * es, stride, rows - n1, 0, PL_COLS, es,
                    variant == 1);
+      if (variant == 3) {
+        p1.bufs[2][0] = valid;
+        p1.child[2].null_count = 1;
+      }
       const struct ArrowArray *batches[2] = {&b1, &b2};
       for (int ord = 0; ord < 4; ord++) {
         for (int threads = 1; threads <= 3; threads += 2) {
           QvTableToTensorOptions o = {.struct_size = sizeof o, .columns = orders[ord],
                                       .n_columns = counts[ord], .threads = threads,
-                                      .column_major = variant == 2};
+                                      .column_major = variant == 2, .null_to_nan = variant == 3};
           uint64_t before = qvi_path_count(QV_PATH_TABLE_TENSOR_PLANES);
           QvTensor t;
           rbt_check(qv_table_to_tensor(&sch, batches, 2, &o, &t, &e), &e, "planes");
-          /* a column repeated is evenly spaced by 0, the break elsewhere */
-          bool even = variant == 0 || (variant == 1 && ord == 2);
+          /* a column repeated is evenly spaced by 0, the break elsewhere;
+           * with a null in batch 1, batch 2 still is */
+          bool even = variant == 0 || variant == 3 || (variant == 1 && ord == 2);
           assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_PLANES), before + even);
           assert_int_equal(t.type, type);
           int nc = counts[ord];
@@ -598,7 +611,11 @@ static void test_planes_row_major(void **state) {
               int64_t shift = variant == 1 && c == 2 ? 1 : 0;
               const uint8_t *want = data + c * stride + (r + off + shift) * es;
               const uint8_t *got = t.data + (variant == 2 ? (k * rows + r) : (r * nc + k)) * es;
-              if (memcmp(got, want, (size_t)es) != 0)
+              if (variant == 3 && c == 2 && r == null_row) {
+                double v;
+                memcpy(&v, got, sizeof v);
+                if (!isnan(v)) fail_msg("threads %d order %d: the null is %g", threads, ord, v);
+              } else if (memcmp(got, want, (size_t)es) != 0)
                 fail_msg("es %d variant %d order %d threads %d: [%lld, %d] differs", es, variant,
                          ord, threads, (long long)r, k);
             }
