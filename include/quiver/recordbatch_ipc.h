@@ -116,6 +116,26 @@ QV_API QvStatus qv_rb_field_to_schema(const QvField *field, struct ArrowSchema *
 QV_API QvStatus qv_rb_stream_reader_new(struct ArrowArrayStream *out, QvSource *source,
                                         const QvRbReadOptions *options, QvError *error);
 
+/** The next message for qv_rb_stream_reader_from_messages: QV_OK with *out
+ * filled (`message` decoded from `metadata` by qv_message_decode, `body`
+ * pointing at `body_length` readable bytes, `owner` keeping both alive: the
+ * reader takes the message over and resets it when done), QV_EOS after the
+ * last message, or an error set in `error` (reported at that batch). */
+typedef QvStatus (*QvRbNextMessageFn)(void *ctx, QvIpcMessage *out, QvError *error);
+
+/** Stream reader whose messages come one by one from `next` instead of a
+ * QvSource: a transport of the caller's own (quiver's Flight client feeds it
+ * FlightData). The first message must be the Schema, read here. Bodies are
+ * used in place (the arrays retain each message's owner); their buffers are
+ * checked against `body_length` and validated as options->validate says, as
+ * for any source. `release(ctx)` (may be NULL) is called once: when the
+ * stream is released, or here when creation fails. Batches are never read
+ * ahead (messages arrive as the peer sends them). */
+QV_API QvStatus qv_rb_stream_reader_from_messages(struct ArrowArrayStream *out,
+                                                  QvRbNextMessageFn next, void *ctx,
+                                                  void (*release)(void *ctx),
+                                                  const QvRbReadOptions *options, QvError *error);
+
 /** get_schema / get_next of any ArrowArrayStream with quiver's status and
  * error message (for quiver's streams the original status). get_next:
  * QV_EOS at the end of the stream (out->release NULL); the stream's own

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters/rb_reader_internal.h"
 #include "adapters/rb_swap.h"
 #include "adapters/tensor_message.h"
 #include "ipc/compression_internal.h"
@@ -864,9 +863,9 @@ static QvStatus load_dictionary_batch(Core *c, const QvMessage *msg, const uint8
 typedef struct StreamReader {
   Core core;
   QvIpcReader *ipc;
-  /* a reader over a message callback (qvi_rb_stream_reader_from_messages)
+  /* a reader over a message callback (qv_rb_stream_reader_from_messages)
    * instead of ipc */
-  QviRbNextMessage next_message;
+  QvRbNextMessageFn next_message;
   void *next_ctx;
   void (*next_release)(void *ctx);
   QvIpcMessage schema_msg;
@@ -1054,9 +1053,13 @@ static QvStatus stream_start(QvIpcReader *ipc, QvSource *source, const QvRbReadO
   return stream_begin(r, source, options, out, error);
 }
 
-QvStatus qvi_rb_stream_reader_from_messages(struct ArrowArrayStream *out, QviRbNextMessage next,
+QvStatus qv_rb_stream_reader_from_messages(struct ArrowArrayStream *out, QvRbNextMessageFn next,
                                             void *ctx, void (*release)(void *ctx),
                                             const QvRbReadOptions *options, QvError *error) {
+  if (out == NULL || next == NULL) {
+    if (release) release(ctx);
+    return qv_error_set(error, QV_EARG, "qv_rb_stream_reader_from_messages: out or next is NULL");
+  }
   memset(out, 0, sizeof *out);
   QvRbReadOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, QvRbReadOptions, error);

@@ -71,8 +71,6 @@ static inline void qvi_bit_set(uint8_t *bits, int64_t i, bool v) {
  * values above INT64_MAX come back negative; callers check). */
 int64_t qvi_ld_int(const uint8_t *p, int width, bool is_signed);
 
-/* Validates UTF-8; true when valid. */
-bool qvi_utf8_valid(const uint8_t *s, int64_t n);
 /* 0: invalid UTF-8, 1: valid and ASCII only, 2: valid with multi-byte
  * characters. */
 int qvi_utf8_classify(const uint8_t *s, int64_t n);

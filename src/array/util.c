@@ -194,27 +194,3 @@ bool qvi_offsets_monotonic(const uint8_t *o, int w, int64_t from, int64_t to) {
   return !bad;
 }
 
-bool qvi_utf8_valid(const uint8_t *s, int64_t n) {
-  int64_t i = 0;
-  while (i < n) {
-    /* ASCII fast path: 32 bytes per step */
-    while (i + 32 <= n) {
-      uint64_t w = qvi_ld_u64(s + i) | qvi_ld_u64(s + i + 8) | qvi_ld_u64(s + i + 16) |
-                   qvi_ld_u64(s + i + 24);
-      if (w & 0x8080808080808080ull) break;
-      i += 32;
-    }
-    int64_t stop = i + 32 < n ? i + 32 : n;
-    while (i < stop) {
-      if (s[i] < 0x80) {
-        i++;
-        continue;
-      }
-      uint32_t cp;
-      size_t len = qvi_utf8_decode(s + i, (size_t)(n - i), &cp);
-      if (len == 0) return false;
-      i += (int64_t)len;
-    }
-  }
-  return true;
-}

@@ -8,6 +8,7 @@
 
 #include "quiver/advanced.h"
 #include "array/array_internal.h"
+#include "util/utf8.h"
 #include "util/half.h"
 
 /* ---- init / reset */

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "adapters/rb_reader_internal.h"
 #include "flight/flight_data.h"
 #include "flight/flight_internal.h"
 #include "flight/flight_pb.h"
@@ -401,7 +400,7 @@ QvStatus qv_flight_schema_decode(const void *data, size_t size, struct ArrowSche
     return qv_error_set(error, QV_EINVAL, "schema: the message is not a Schema");
   }
   struct ArrowArrayStream s;
-  st = qvi_rb_stream_reader_from_messages(&s, one_message, &msg, NULL, NULL, error);
+  st = qv_rb_stream_reader_from_messages(&s, one_message, &msg, NULL, NULL, error);
   qv_ipc_message_reset(&msg);
   if (st) return qv_error_prefix(error, "schema");
   st = qv_rb_stream_get_schema(&s, out, error);

@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters/rb_reader_internal.h"
-#include "adapters/tensor_message.h"
 #include "flight/flight_internal.h"
 #include "flight/flight_pb.h"
 #include "util/cpu.h"
@@ -179,7 +177,7 @@ QvStatus qvi_flight_stream_reader_new(struct ArrowArrayStream *out, const QviFli
     flight_in_release(in);
     return st;
   }
-  return qvi_rb_stream_reader_from_messages(out, flight_next_message, in, flight_in_release,
+  return qv_rb_stream_reader_from_messages(out, flight_next_message, in, flight_in_release,
                                             options, error);
 }
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "flight/flight_pb.h"
-#include "array/array_internal.h"
+#include "util/utf8.h"
 #include "quiver/buffer.h"
 
 /* ---- owned copies */

@@ -1,11 +1,12 @@
 /* The one strict UTF-8 decoder (RFC 3629), for every layer that checks or
- * reads text: the array validator and the extension metadata's JSON.
+ * reads text: the array validator, the extension metadata's JSON, Flight.
  * Inline: the array layer calls it once per multi-byte sequence of a
  * string column, and a caller that ignores the code point loses its
  * arithmetic. */
 #ifndef QUIVER_UTIL_UTF8_H
 #define QUIVER_UTIL_UTF8_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,5 +47,9 @@ static inline size_t qvi_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
   *cp = v;
   return len;
 }
+
+/* Whether s[0, n) is UTF-8 as qvi_utf8_decode defines it (ASCII runs 32
+ * bytes a step). */
+bool qvi_utf8_valid(const uint8_t *s, int64_t n);
 
 #endif

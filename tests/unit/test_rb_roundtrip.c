@@ -532,6 +532,94 @@ static void test_options_struct_size(void **state) {
   schema.release(&schema);
 }
 
+/* qv_rb_stream_reader_from_messages, fed by a message reader through a
+ * callback of the test's: the same cells as the source-based reader; a
+ * callback failing after the first batch (dictionaries may come before it)
+ * fails the second batch with its message; release is called once, on the stream's release, or at once
+ * when creation fails (NULL next). */
+typedef struct Feed {
+  QvIpcReader *ipc;
+  int batches, fail_after, released; /* fail_after: fail once that many batches went out */
+} Feed;
+
+static QvStatus feed_next(void *ctx, QvIpcMessage *out, QvError *error) {
+  Feed *f = ctx;
+  if (f->fail_after > 0 && f->batches == f->fail_after)
+    return qv_error_set(error, QV_EIO, "the transport dropped");
+  QvStatus st = qv_ipc_reader_next(f->ipc, out, error);
+  if (st == QV_OK && out->message.header_type == QV_HEADER_RECORD_BATCH) f->batches++;
+  return st;
+}
+
+static void feed_release(void *ctx) { ((Feed *)ctx)->released++; }
+
+static void test_reader_from_messages(void **state) {
+  (void)state;
+  struct ArrowSchema schema;
+  rbt_batch_schema(&schema, kSpecs, N_SPECS);
+  struct ArrowArray batches[3];
+  struct ArrowArray *ptrs[3];
+  RbtCells want[3];
+  for (int i = 0; i < 3; i++) {
+    rbt_build(&batches[i], &schema, 40 + i, i);
+    ptrs[i] = &batches[i];
+    want[i] = rbt_cells(&batches[i], &schema);
+  }
+  uint8_t *data;
+  size_t size;
+  QvRbWriteOptions wo = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_NONE, 0, 1);
+  rbt_write(&schema, ptrs, 3, &wo, &data, &size);
+  for (int fail_after = 0; fail_after <= 1; fail_after++) {
+    QvError e = {0};
+    QvSource *src;
+    rbt_check(qv_source_new_memory(&src, data, size, NULL, &e), &e, "source");
+    Feed f = {.fail_after = fail_after};
+    rbt_check(qv_ipc_reader_new(&f.ipc, src, NULL, &e), &e, "ipc reader");
+    qv_source_free(src);
+    struct ArrowArrayStream s;
+    const QvRbReadOptions full = {.struct_size = sizeof full, .validate = QV_VALIDATE_FULL};
+    rbt_check(qv_rb_stream_reader_from_messages(&s, feed_next, &f, feed_release, &full, &e), &e,
+              "from messages");
+    struct ArrowSchema got_schema;
+    assert_int_equal(s.get_schema(&s, &got_schema), 0);
+    assert_int_equal(got_schema.n_children, schema.n_children);
+    int n = 0;
+    for (;;) {
+      struct ArrowArray a;
+      int rc = s.get_next(&s, &a);
+      if (fail_after == 1 && n == 1) {
+        assert_int_not_equal(rc, 0);
+        assert_non_null(strstr(s.get_last_error(&s), "the transport dropped"));
+        break;
+      }
+      assert_int_equal(rc, 0);
+      if (a.release == NULL) break;
+      RbtCells got = rbt_cells(&a, &got_schema);
+      rbt_assert_same_cells(&want[n], &got, "from messages");
+      rbt_cells_free(&got);
+      a.release(&a);
+      n++;
+    }
+    assert_int_equal(n, fail_after == 1 ? 1 : 3);
+    got_schema.release(&got_schema);
+    assert_int_equal(f.released, 0);
+    s.release(&s);
+    assert_int_equal(f.released, 1);
+    qv_ipc_reader_free(f.ipc);
+  }
+  Feed f = {0};
+  struct ArrowArrayStream s;
+  QvError e = {0};
+  assert_int_equal(qv_rb_stream_reader_from_messages(&s, NULL, &f, feed_release, NULL, &e), QV_EARG);
+  assert_int_equal(f.released, 1);
+  for (int i = 0; i < 3; i++) {
+    rbt_cells_free(&want[i]);
+    batches[i].release(&batches[i]);
+  }
+  free(data);
+  schema.release(&schema);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_type_every_option),
@@ -539,6 +627,7 @@ int main(void) {
       cmocka_unit_test(test_batch_slices),
       cmocka_unit_test(test_column_offsets),
       cmocka_unit_test(test_empty_batches_and_streams),
+      cmocka_unit_test(test_reader_from_messages),
       cmocka_unit_test(test_many_batches_file_random_access),
       cmocka_unit_test(test_arrays_outlive_reader),
       cmocka_unit_test(test_schema_metadata_and_extensions),
