@@ -45,8 +45,8 @@ QV_API uint16_t qv_float_to_half(float f);
 
 /** The length of the UTF-8 sequence at s[0, n) with its code point in *cp,
  * or 0 when there is none (RFC 3629: no overlong forms, no surrogates
- * U+D800..DFFF, nothing past U+10FFFF, no sequence cut by n; 0 too for NULL
- * or n == 0). The decoder the validators use. */
+ * U+D800..DFFF, nothing past U+10FFFF, no sequence cut by n; 0 too for a
+ * NULL s or cp, or n == 0). The decoder the validators use. */
 QV_API size_t qv_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
 /** Whether code point cp changes how the text around it is shown without
  * being seen: C1 controls, bidirectional marks, embeddings, overrides and

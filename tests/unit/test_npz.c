@@ -1161,6 +1161,33 @@ static void test_sealed_write(void **state) {
   assert_int_equal(qv_sparse_init(&view, &vd, &err), QV_EARG);
   vd.threads = 0;
   vd.immutable = false;
+  /* COO vouched immutable is sealed too; CSF never is (validated each time) */
+  QvSparseTensor coo, csf;
+  assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_COO, NULL, &coo, &err), QV_OK);
+  QvSparseDesc cd = {.format = QV_SPARSE_COO, .value_type = coo.value_type,
+                     .index_type = coo.index_type, .ndim = 2, .shape = coo.shape,
+                     .nnz = coo.nnz, .values = coo.values, .coords = coo.coords,
+                     .coords_strides = coo.coords_strides, .is_canonical = coo.is_canonical,
+                     .immutable = true};
+  assert_int_equal(qv_sparse_init(&view, &cd, &err), QV_OK);
+  assert_true(qvi_sp_sealed(&view));
+  assert_int_equal(ipc_write(&view, &sealed), QV_OK);
+  assert_true(sealed);
+  qv_sparse_reset(&view);
+  assert_int_equal(qv_sparse_convert(&s, QV_SPARSE_CSF, NULL, &csf, &err), QV_OK);
+  QvSparseDesc fd = {.format = QV_SPARSE_CSF, .value_type = csf.value_type,
+                     .index_type = csf.index_type, .indptr_type = csf.indptr_type, .ndim = 2,
+                     .shape = csf.shape, .nnz = csf.nnz, .values = csf.values,
+                     .axis_order = csf.axis_order,
+                     .csf_indptr = (const void *const *)csf.csf_indptr,
+                     .csf_indptr_len = csf.csf_indptr_len,
+                     .csf_indices = (const void *const *)csf.csf_indices,
+                     .csf_indices_len = csf.csf_indices_len, .immutable = true};
+  assert_int_equal(qv_sparse_init(&view, &fd, &err), QV_OK);
+  assert_false(qvi_sp_sealed(&view));
+  qv_sparse_reset(&view);
+  qv_sparse_reset(&coo);
+  qv_sparse_reset(&csf);
   QvTestDir d;
   qv_test_dir_make(&d, "sealed.npz");
   assert_int_equal(npz_write_path(&s, &kStored, d.file, &err), QV_OK);
