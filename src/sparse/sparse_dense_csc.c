@@ -264,11 +264,30 @@ typedef struct AcrossJob {
   const int64_t *ptr;
   int64_t *oi;
   uint8_t *ov;
+  int64_t n;
+  int populated; /* parts that faulted in their pages (atomic) */
 } AcrossJob;
 
 static void across_pass1(void *ctx, size_t i) {
   AcrossJob *j = ctx;
   j->ok[i] = tr_pass1(&j->tr[i], j->vs);
+}
+
+/* Part i of the fresh output, faulted in before pass 2: the strips are
+ * handed out one at a time, so two threads first-write neighbouring
+ * strips, often in one huge page, and each losing fault zeroes 2 MiB in
+ * vain (see qvi_sp_populate). Parts own whole huge pages. */
+static void across_populate(void *ctx, size_t i) {
+  AcrossJob *j = ctx;
+  void *buf[2] = {j->oi, j->ov};
+  size_t bytes[2] = {(size_t)j->n * 8, (size_t)j->n * j->vs};
+  bool any = false;
+  for (int k = 0; k < 2; k++) {
+    size_t off, len;
+    qvi_sp_populate_part(buf[k], bytes[k], (int)i, j->np, &off, &len);
+    any |= qvi_sp_populate(buf[k], off, len);
+  }
+  if (any) __atomic_fetch_add(&j->populated, 1, __ATOMIC_RELAXED);
 }
 
 static void across_pass2(void *ctx, size_t b) {
@@ -306,7 +325,7 @@ QvStatus qvi_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvErr
   for (; inited < np && ok; inited++)
     ok = tr_init(&tr[inited], d, sm, nlines / np * inited + nlines % np * inited / np,
                  nlines / np * (inited + 1) + nlines % np * (inited + 1) / np);
-  AcrossJob j = {tr, np, vs, pok, NULL, NULL, NULL};
+  AcrossJob j = {tr, np, vs, pok, NULL, NULL, NULL, 0, 0};
   if (ok) {
     if (np > 1) {
       qvi_pool_run(pool, (size_t)np, across_pass1, &j);
@@ -332,7 +351,12 @@ QvStatus qvi_sp_csx_from_dense_across(const QvTensor *d, int sm, SpCsx *c, QvErr
     j.ptr = ptr;
     j.oi = oi;
     j.ov = ov;
+    j.n = n;
     int64_t nbk = tr[0].nbk;
+    if (np > 1) {
+      qvi_pool_run(pool, (size_t)np, across_populate, &j);
+      if (j.populated > 0) qvi_path_hit(QV_PATH_DENSE_POPULATED);
+    }
     qvi_pool_run(np > 1 ? pool : NULL, (size_t)nbk, across_pass2, &j);
     if (np > 1) qvi_path_hit(QV_PATH_DENSE_ACROSS_THREADS);
   }

@@ -89,6 +89,7 @@ typedef enum QvPath {
   QV_PATH_SINK_WRITEBACK,     /* path sink to be fsynced: writeback of what is written started early (sync_file_range) */
   QV_PATH_SPARSE_POPULATED,   /* sparse grouping on threads: output pages faulted in by disjoint parts first */
   QV_PATH_SINK_TMPFS_UNALLOCATED, /* path sink on tmpfs: a large write not preallocated (fallocate zeroes the pages first) */
+  QV_PATH_DENSE_POPULATED,    /* dense -> CSC on threads: the output's pages faulted in by disjoint parts before pass 2 */
   QV_PATH_COUNT
 } QvPath;
 

@@ -114,10 +114,65 @@ static void test_threaded_output_populated(void **state) {
 #endif
 }
 
+/* dense -> CSC of a row-major float64 matrix (the strip sort) on 2 and 3
+ * threads into fresh outputs of over 2 MiB: the threads fault in their
+ * parts of the output before pass 2 (counted), the bytes are the
+ * one-thread ones; one thread populates nothing, and outputs a workspace
+ * serves again are not populated again. */
+static void test_dense_csc_output_populated(void **state) {
+  (void)state;
+#if !defined(QV_PAGES)
+  skip();
+#else
+  if (!populate_supported()) skip();
+  enum { R = 1500, C = 1300 };
+  int64_t shape[2] = {R, C}, strides[2] = {C * 8, 8};
+  double *d = calloc((size_t)R * C, sizeof *d);
+  assert_non_null(d);
+  uint64_t x = 88172645463325252u;
+  for (size_t i = 0; i < (size_t)R * C; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    if (x % 5 == 0) d[i] = (double)(x >> 40) + 1.0; /* 20%: 390000 entries, 3.1 MB per buffer */
+  }
+  QvTensor dt = {.type = QV_ARROW_FLOAT64, .ndim = 2, .shape = shape, .strides = strides, .data = (uint8_t *)d,
+                 .data_size = (int64_t)((size_t)R * C * 8)};
+  QvError err;
+  QvSparseTensor ref, got;
+  QvSparseOptions o1 = {.struct_size = sizeof o1, .threads = 1};
+  uint64_t before = qvi_path_count(QV_PATH_DENSE_POPULATED);
+  assert_int_equal(qv_sparse_from_dense(&dt, QV_SPARSE_CSC, &o1, &ref, &err), QV_OK);
+  assert_int_equal(qvi_path_count(QV_PATH_DENSE_POPULATED), before);
+  assert_true(ref.nnz * 8 > (2 << 20));
+  for (int threads = 2; threads <= 3; threads++) {
+    QvSparseOptions o = {.struct_size = sizeof o, .threads = threads};
+    before = qvi_path_count(QV_PATH_DENSE_POPULATED);
+    assert_int_equal(qv_sparse_from_dense(&dt, QV_SPARSE_CSC, &o, &got, &err), QV_OK);
+    assert_true(qvi_path_count(QV_PATH_DENSE_POPULATED) > before);
+    assert_same_csx(&got, &ref);
+    qv_sparse_reset(&got);
+  }
+  QvSparseWorkspace *ws;
+  assert_int_equal(qv_sparse_workspace_new(&ws, &err), QV_OK);
+  QvSparseOptions o = {.struct_size = sizeof o, .threads = 2, .workspace = ws};
+  assert_int_equal(qv_sparse_from_dense(&dt, QV_SPARSE_CSC, &o, &got, &err), QV_OK);
+  assert_same_csx(&got, &ref);
+  qv_sparse_reset(&got);
+  before = qvi_path_count(QV_PATH_DENSE_POPULATED);
+  assert_int_equal(qv_sparse_from_dense(&dt, QV_SPARSE_CSC, &o, &got, &err), QV_OK);
+  assert_int_equal(qvi_path_count(QV_PATH_DENSE_POPULATED), before);
+  assert_same_csx(&got, &ref);
+  qv_sparse_reset(&got);
+  qv_sparse_workspace_free(ws);
+  qv_sparse_reset(&ref);
+  free(d);
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_large_results_huge_advised),
       cmocka_unit_test(test_threaded_output_populated),
+      cmocka_unit_test(test_dense_csc_output_populated),
   };
   return qv_test_run(tests, NULL, NULL);
 }
