@@ -228,17 +228,31 @@ static void assert_same_sparse(const QvSparseTensor *a, const QvSparseTensor *b)
 /* A rows x cols dense tensor (row-major, or column-major when `colmajor`),
  * lines padded by `pad` elements: about one element in `one_in` non-zero
  * (random bits), rows [rows / 8, rows / 4) and column 3 all zero, row 5
- * and column 1 full (a skewed line and a skewed major). */
+ * and column 1 full (a skewed line and a skewed major). Float types also
+ * get -0.0 in about one zero in 64 (a zero: never an entry, also inside
+ * the all-zero rows and column) and a NaN in about one non-zero in 32 (an
+ * entry, its bits kept). */
 typedef struct Dense {
   int64_t shape[2], strides[2];
   uint8_t *data;
   QvTensor t;
 } Dense;
 
+/* A float32/float64 element of the given bits, in host order. */
+static void put_float_bits(uint8_t *at, size_t vs, uint64_t bits) {
+  if (vs == 8) {
+    memcpy(at, &bits, 8);
+  } else {
+    uint32_t b = (uint32_t)bits;
+    memcpy(at, &b, 4);
+  }
+}
+
 static void make_dense(Dense *d, QvArrowType vt, int64_t rows, int64_t cols, bool colmajor, int64_t pad,
                        unsigned one_in, uint64_t seed) {
   rng_state = seed;
   size_t vs = qv_arrow_type_size(vt);
+  bool fl = vt == QV_ARROW_FLOAT64 || vt == QV_ARROW_FLOAT32;
   int64_t inner = colmajor ? rows : cols, outer = colmajor ? cols : rows, line = inner + pad;
   d->shape[0] = rows;
   d->shape[1] = cols;
@@ -250,9 +264,18 @@ static void make_dense(Dense *d, QvArrowType vt, int64_t rows, int64_t cols, boo
   for (int64_t r = 0; r < rows; r++) {
     for (int64_t c = 0; c < cols; c++) {
       bool on = r == 5 || c == 1 || rnd() % one_in == 0;
-      if (!on || (r >= rows / 8 && r < rows / 4) || c == 3) continue;
+      uint8_t *at = d->data + r * d->strides[0] + c * d->strides[1];
+      if (!on || (r >= rows / 8 && r < rows / 4) || c == 3) {
+        if (fl && rnd() % 64 == 0) put_float_bits(at, vs, (uint64_t)1 << (8 * vs - 1)); /* -0.0 */
+        continue;
+      }
       uint64_t bits = rnd() | 1; /* odd: never a zero of any type */
-      memcpy(d->data + r * d->strides[0] + c * d->strides[1], &bits, vs);
+      if (fl && rnd() % 32 == 0) {
+        /* exponent all ones, odd mantissa: a NaN */
+        put_float_bits(at, vs, vs == 8 ? bits | UINT64_C(0x7ff0000000000000) : (bits & 0xffffffffu) | 0x7f800000u);
+        continue;
+      }
+      memcpy(at, &bits, vs);
     }
   }
   d->t = (QvTensor){.type = vt, .ndim = 2, .shape = d->shape, .strides = d->strides, .data = d->data,
@@ -302,8 +325,10 @@ static void check_from_dense(const Dense *d, bool colmajor, bool split) {
         }
         qv_sparse_workspace_free(ws);
       }
-      /* and it is the dense tensor: back to dense, compared element-wise */
+      /* -0.0 is no entry (a kept one would count here), and it is the
+       * dense tensor: back to dense, compared by value, NaNs equal */
       if (it == 0) {
+        assert_int_equal(ref.nnz, qv_tensor_count_nonzero(&d->t));
         QvTensor back;
         assert_int_equal(qv_sparse_to_dense(&ref, NULL, &back, &err), QV_OK);
         assert_true(qv_tensor_equal(&back, &d->t, true));
