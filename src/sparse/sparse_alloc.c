@@ -312,7 +312,7 @@ void *qvi_sp_reserve(int64_t n, size_t size) {
  * or one served again from a workspace: no-op, false). Threads that first-write the same huge page each allocate and
  * zero 2 MiB and all but one throw theirs away, so threads filling one
  * fresh output populate disjoint ranges first (their ends on 2 MiB
- * boundaries, see qvi_sp_populate_part). The block stays "untouched" for
+ * boundaries, see qvi_sp_populate_parts). The block stays "untouched" for
  * the other parts; a workspace serving it again clears that. */
 bool qvi_sp_populate(void *p, size_t off, size_t len) {
 #if defined(SP_MAP)
@@ -341,7 +341,7 @@ bool qvi_sp_populate(void *p, size_t off, size_t len) {
 /* Part t of T of a block of `bytes` bytes: [*off, *off + *len), the inner
  * boundaries on 2 MiB (huge page) boundaries of the address, so that no
  * two parts share a huge page. */
-void qvi_sp_populate_part(const void *p, size_t bytes, int t, int T, size_t *off, size_t *len) {
+static void populate_part(const void *p, size_t bytes, int t, int T, size_t *off, size_t *len) {
   uintptr_t b = (uintptr_t)p, end = b + bytes, at[2];
   for (int k = 0; k < 2; k++) {
     size_t u = (size_t)(t + k), n = (size_t)T;
@@ -351,6 +351,16 @@ void qvi_sp_populate_part(const void *p, size_t bytes, int t, int T, size_t *off
   }
   *off = at[0] - b;
   *len = at[1] > at[0] ? at[1] - at[0] : 0;
+}
+
+bool qvi_sp_populate_parts(void *const *buf, const size_t *bytes, int n, int t, int T) {
+  bool any = false;
+  for (int k = 0; k < n; k++) {
+    size_t off, len;
+    populate_part(buf[k], bytes[k], t, T, &off, &len);
+    any |= qvi_sp_populate(buf[k], off, len);
+  }
+  return any;
 }
 
 void qvi_sp_free(void *p) {

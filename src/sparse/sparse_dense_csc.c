@@ -281,13 +281,8 @@ static void across_populate(void *ctx, size_t i) {
   AcrossJob *j = ctx;
   void *buf[2] = {j->oi, j->ov};
   size_t bytes[2] = {(size_t)j->n * 8, (size_t)j->n * j->vs};
-  bool any = false;
-  for (int k = 0; k < 2; k++) {
-    size_t off, len;
-    qvi_sp_populate_part(buf[k], bytes[k], (int)i, j->np, &off, &len);
-    any |= qvi_sp_populate(buf[k], off, len);
-  }
-  if (any) __atomic_fetch_add(&j->populated, 1, __ATOMIC_RELAXED);
+  if (qvi_sp_populate_parts(buf, bytes, 2, (int)i, j->np))
+    __atomic_fetch_add(&j->populated, 1, __ATOMIC_RELAXED);
 }
 
 static void across_pass2(void *ctx, size_t b) {

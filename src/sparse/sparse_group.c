@@ -529,13 +529,8 @@ static void par_populate(void *ctx, size_t t) {
   ParGroup *g = ctx;
   void *buf[3] = {g->idx, g->val, g->ptr};
   size_t bytes[3] = {(size_t)g->src->n * 8, (size_t)g->src->n * g->vs, (size_t)(g->nkeys + 1) * 8};
-  bool any = false;
-  for (int k = 0; k < 3; k++) {
-    size_t off, len;
-    qvi_sp_populate_part(buf[k], bytes[k], (int)t, g->T, &off, &len);
-    any |= qvi_sp_populate(buf[k], off, len);
-  }
-  if (any) __atomic_fetch_add(&g->populated, 1, __ATOMIC_RELAXED);
+  if (qvi_sp_populate_parts(buf, bytes, 3, (int)t, g->T))
+    __atomic_fetch_add(&g->populated, 1, __ATOMIC_RELAXED);
 }
 
 static void par_scatter(void *ctx, size_t t) {

@@ -57,9 +57,10 @@ void *qvi_sp_reserve(int64_t n, size_t size);
  * workspace served again (its pages are there) or an older kernel (pages
  * then fault on first write, as always). */
 bool qvi_sp_populate(void *p, size_t off, size_t len);
-/* Thread t's part of T of a buffer of `bytes` to populate: no huge page
- * shared between two parts. */
-void qvi_sp_populate_part(const void *p, size_t bytes, int t, int T, size_t *off, size_t *len);
+/* Thread t of T faults in its part of each of the n fresh buffers buf[k]
+ * of bytes[k] (qvi_sp_populate), parts owning whole huge pages so that no
+ * two threads first-write one: true when any part was populated. */
+bool qvi_sp_populate_parts(void *const *buf, const size_t *bytes, int n, int t, int T);
 /* Makes ws (may be NULL) the workspace of the buffers this thread obtains
  * until qvi_sp_ws_leave(returned value); freeing a buffer always follows its
  * own workspace, whatever the thread's. */
