@@ -95,6 +95,54 @@ QV_API QvStatus qv_table_stream_to_tensor(struct ArrowArrayStream *stream,
                                           const QvTableToTensorOptions *options, QvTensor *out,
                                           QvError *error);
 
+/** A caller's buffer that qv_table_to_tensor_into writes the tensor into
+ * (NumPy's `out=`): the caller states what it expects, and every field is
+ * checked against the tables before the first byte is written. */
+typedef struct QvTableTensorBuffer {
+  /** The first element, aligned to the element size; writable for data_size
+   * bytes. May be NULL only for an output without elements. */
+  void *data;
+  /** Bytes at `data`: exactly rows x columns x element size. */
+  int64_t data_size;
+  /** The value type the caller expects: the chosen columns' (as
+   * qv_table_tensor_type gives it). */
+  QvArrowType type;
+  /** The shape the caller expects: [total rows, chosen columns]. */
+  int64_t shape[2];
+} QvTableTensorBuffer;
+
+/** qv_table_to_tensor into the caller's buffer `into`, laid out as
+ * options->column_major says (contiguous either way): the same bytes as
+ * qv_table_to_tensor for every option. *out becomes a view of into->data
+ * (owner NULL: the caller keeps the buffer alive as long as the view).
+ * Nothing is allocated for the output, so max_output_size is not applied,
+ * and the buffer is neither populated nor advised: its pages fault in as
+ * the copy first writes them (a buffer written before costs no faults,
+ * which is the point of this call).
+ *
+ * Before any write, after the checks of qv_table_to_tensor (QV_EINVAL for a
+ * bad table: a null, a non-numeric column, ...), the buffer is checked,
+ * each mismatch QV_EARG naming both sides: `into` NULL; a type other than
+ * the columns'; a shape other than [rows, columns]; data_size other than
+ * the output's bytes; data NULL (with elements) or not aligned to the
+ * element size; a buffer that overlaps a chosen column's values or validity
+ * bits. Today every failure is found before the first write, but the
+ * contract is weaker: after a failure the buffer's contents are
+ * unspecified (it may be partly written). On failure *out is zeroed. */
+QV_API QvStatus qv_table_to_tensor_into(const struct ArrowSchema *schema,
+                                        const struct ArrowArray *const *batches,
+                                        int64_t n_batches, const QvTableToTensorOptions *options,
+                                        const QvTableTensorBuffer *into, QvTensor *out,
+                                        QvError *error);
+
+/** qv_table_to_tensor_into over every remaining batch of a stream (read to
+ * its end; the stream is not released). The batches are read before the
+ * buffer is checked, so a stream error leaves it untouched too. */
+QV_API QvStatus qv_table_stream_to_tensor_into(struct ArrowArrayStream *stream,
+                                               const QvTableToTensorOptions *options,
+                                               const QvTableTensorBuffer *into, QvTensor *out,
+                                               QvError *error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -370,6 +370,17 @@ static QvStatus alloc_output(QvArrowType type, const int64_t shape[2], bool colu
   return QV_OK;
 }
 
+/* The caller's buffer as the output tensor: a view, no owner. */
+static QvStatus view_output(QvArrowType type, const int64_t shape[2], bool column_major,
+                            const QvTableTensorBuffer *into, QvTensor *out, QvError *error) {
+  int64_t strides[2];
+  QvStatus st = qv_tensor_compute_strides(type, 2, shape, column_major, strides, error);
+  if (st != QV_OK) return st;
+  QvTensorDesc desc = {.type = type, .ndim = 2, .shape = shape, .strides = strides,
+                       .data = into->data, .data_size = into->data_size};
+  return qv_tensor_init(out, &desc, error);
+}
+
 /* The copy of the chosen columns into the output, by ranges of output
  * rows: one range on the caller, or several on a pool's threads, each
  * writing only its rows of every column (the same bytes either way). */
@@ -532,14 +543,71 @@ done:
   return st;
 }
 
-QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
-                            const struct ArrowArray *const *batches, int64_t n_batches,
-                            const QvTableToTensorOptions *options, QvTensor *out,
-                            QvError *error) {
-  if (out == NULL) return qv_error_set(error, QV_EARG, "qv_table_to_tensor: out is NULL");
+/* Whether [a, a + an) and [b, b + bn) share a byte (unsigned arithmetic:
+ * the caller's buffer and the columns are separate objects to C). */
+static bool overlaps(const void *a, int64_t an, const void *b, int64_t bn) {
+  if (an <= 0 || bn <= 0) return false;
+  uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+  return pa < pb + (uintptr_t)bn && pb < pa + (uintptr_t)an;
+}
+
+/* The caller's buffer against the output the tables make: type, shape,
+ * size, address, alignment, and no overlap with the bytes the copy reads
+ * (memcpy and the stores would read what they already wrote). */
+static QvStatus check_into(const QvTableTensorBuffer *into, QvArrowType type,
+                           const int64_t shape[2], int64_t total, const Views *w,
+                           const Chosen *c, const struct ArrowSchema *schema, QvError *error) {
+  if (into->type != type)
+    return qv_error_set(error, QV_EARG,
+                        "the buffer is for %s values but the columns give %s",
+                        qv_arrow_type_name(into->type), qv_arrow_type_name(type));
+  if (into->shape[0] != shape[0] || into->shape[1] != shape[1])
+    return qv_error_set(error, QV_EARG,
+                        "the buffer is for a [%lld, %lld] tensor but the tables give [%lld, %lld]",
+                        (long long)into->shape[0], (long long)into->shape[1],
+                        (long long)shape[0], (long long)shape[1]);
+  if (into->data_size != total)
+    return qv_error_set(error, QV_EARG,
+                        "the buffer holds %lld bytes but the [%lld, %lld] %s tensor takes %lld",
+                        (long long)into->data_size, (long long)shape[0], (long long)shape[1],
+                        qv_arrow_type_name(type), (long long)total);
+  if (total == 0) return QV_OK;
+  if (into->data == NULL)
+    return qv_error_set(error, QV_EARG, "the buffer's data is NULL (%lld bytes)",
+                        (long long)total);
+  size_t es = qv_arrow_type_size(type);
+  if ((uintptr_t)into->data % es != 0)
+    return qv_error_set(error, QV_EARG,
+                        "the buffer at %p is not aligned to the %zu-byte %s elements",
+                        into->data, es, qv_arrow_type_name(type));
+  for (int64_t b = 0; b < w->n; b++) {
+    const QvArrayView *bv = &w->v[b];
+    for (int64_t k = 0; k < c->n; k++) {
+      const QvArrayView *cv = &bv->children[c->index[k]];
+      int64_t off = cv->offset + bv->offset, n = bv->length;
+      int64_t ies = (int64_t)qv_arrow_type_size(cv->type.type);
+      bool hit = cv->buffer[1] && overlaps(into->data, total, cv->buffer[1] + off * ies, n * ies);
+      if (!hit && cv->buffer[0] && cv->null_count != 0)
+        hit = overlaps(into->data, total, cv->buffer[0] + off / 8, (off + n + 7) / 8 - off / 8);
+      if (hit)
+        return qv_error_set(error, QV_EARG,
+                            "the buffer (%lld bytes at %p) overlaps column '%s' of batch %lld",
+                            (long long)total, into->data, col_name(schema, c->index[k]),
+                            (long long)b);
+    }
+  }
+  return QV_OK;
+}
+
+/* qv_table_to_tensor (into NULL: a new buffer) and qv_table_to_tensor_into. */
+static QvStatus to_tensor(const char *fn, const struct ArrowSchema *schema,
+                          const struct ArrowArray *const *batches, int64_t n_batches,
+                          const QvTableToTensorOptions *options, const QvTableTensorBuffer *into,
+                          QvTensor *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "%s: out is NULL", fn);
   memset(out, 0, sizeof *out);
   if (schema == NULL || (batches == NULL && n_batches > 0) || n_batches < 0)
-    return qv_error_set(error, QV_EARG, "qv_table_to_tensor: no schema or batches");
+    return qv_error_set(error, QV_EARG, "%s: no schema or batches", fn);
   QvTableToTensorOptions o;
   QvStatus st = QV_OPTIONS_LOAD(&o, options, QvTableToTensorOptions, error);
   if (st) return st;
@@ -577,7 +645,8 @@ QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
   QvArrowType type;
   if ((st = result_type(schema, &c, o.null_to_nan, &type, error)) != QV_OK) goto done;
   int64_t es = (int64_t)qv_arrow_type_size(type), total, limit;
-  limit = o.max_output_size > 0 ? o.max_output_size : QV_DEFAULT_MAX_OUTPUT_SIZE;
+  /* nothing to allocate into a caller's buffer: its size is the bound */
+  limit = into ? INT64_MAX : o.max_output_size > 0 ? o.max_output_size : QV_DEFAULT_MAX_OUTPUT_SIZE;
   if (__builtin_mul_overflow(w.rows, c.n, &total) || __builtin_mul_overflow(total, es, &total) ||
       total > limit) {
     st = qv_error_set(error, QV_ELIMIT,
@@ -590,7 +659,14 @@ QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
   int64_t shape[2] = {w.rows, c.n};
   CopyJob j = {.w = &w, .c = &c, .type = type, .es = es, .column_major = o.column_major,
                .fn = convert_fn(type)};
-  if ((st = alloc_output(type, shape, o.column_major, out, &j.data, error)) != QV_OK) goto done;
+  if (into) {
+    if ((st = check_into(into, type, shape, total, &w, &c, schema, error)) != QV_OK ||
+        (st = view_output(type, shape, o.column_major, into, out, error)) != QV_OK)
+      goto done;
+    j.data = into->data;
+  } else if ((st = alloc_output(type, shape, o.column_major, out, &j.data, error)) != QV_OK) {
+    goto done;
+  }
   /* Row-major, the output is gathered a tile of rows at a time (every
    * column of TILE_BYTES of output rows), so that the tile stays in the
    * cache while each column writes its stride of it: column by column over
@@ -605,13 +681,32 @@ done:
   return st;
 }
 
-QvStatus qv_table_stream_to_tensor(struct ArrowArrayStream *stream,
-                                   const QvTableToTensorOptions *options, QvTensor *out,
-                                   QvError *error) {
-  if (out == NULL) return qv_error_set(error, QV_EARG, "qv_table_stream_to_tensor: out is NULL");
+QvStatus qv_table_to_tensor(const struct ArrowSchema *schema,
+                            const struct ArrowArray *const *batches, int64_t n_batches,
+                            const QvTableToTensorOptions *options, QvTensor *out,
+                            QvError *error) {
+  return to_tensor("qv_table_to_tensor", schema, batches, n_batches, options, NULL, out, error);
+}
+
+QvStatus qv_table_to_tensor_into(const struct ArrowSchema *schema,
+                                 const struct ArrowArray *const *batches, int64_t n_batches,
+                                 const QvTableToTensorOptions *options,
+                                 const QvTableTensorBuffer *into, QvTensor *out, QvError *error) {
+  if (into == NULL) {
+    if (out) memset(out, 0, sizeof *out);
+    return qv_error_set(error, QV_EARG, "qv_table_to_tensor_into: into is NULL");
+  }
+  return to_tensor("qv_table_to_tensor_into", schema, batches, n_batches, options, into, out,
+                   error);
+}
+
+static QvStatus stream_to_tensor(const char *fn, struct ArrowArrayStream *stream,
+                                 const QvTableToTensorOptions *options,
+                                 const QvTableTensorBuffer *into, QvTensor *out, QvError *error) {
+  if (out == NULL) return qv_error_set(error, QV_EARG, "%s: out is NULL", fn);
   memset(out, 0, sizeof *out);
   if (stream == NULL || stream->release == NULL)
-    return qv_error_set(error, QV_EARG, "qv_table_stream_to_tensor: no stream");
+    return qv_error_set(error, QV_EARG, "%s: no stream", fn);
   struct ArrowSchema schema;
   memset(&schema, 0, sizeof schema);
   int rc = stream->get_schema(stream, &schema);
@@ -655,11 +750,28 @@ QvStatus qv_table_stream_to_tensor(struct ArrowArrayStream *stream,
     if (ptrs == NULL) st = qv_error_set(error, QV_ENOMEM, "out of memory");
     for (int64_t b = 0; ptrs && b < n; b++) ptrs[b] = &arrays[b];
   }
-  if (st == QV_OK) st = qv_table_to_tensor(&schema, ptrs, n, options, out, error);
+  if (st == QV_OK) st = to_tensor(fn, &schema, ptrs, n, options, into, out, error);
   for (int64_t b = 0; b < n; b++)
     if (arrays[b].release) arrays[b].release(&arrays[b]);
   free(arrays);
   free(ptrs);
   schema.release(&schema);
   return st;
+}
+
+QvStatus qv_table_stream_to_tensor(struct ArrowArrayStream *stream,
+                                   const QvTableToTensorOptions *options, QvTensor *out,
+                                   QvError *error) {
+  return stream_to_tensor("qv_table_stream_to_tensor", stream, options, NULL, out, error);
+}
+
+QvStatus qv_table_stream_to_tensor_into(struct ArrowArrayStream *stream,
+                                        const QvTableToTensorOptions *options,
+                                        const QvTableTensorBuffer *into, QvTensor *out,
+                                        QvError *error) {
+  if (into == NULL) {
+    if (out) memset(out, 0, sizeof *out);
+    return qv_error_set(error, QV_EARG, "qv_table_stream_to_tensor_into: into is NULL");
+  }
+  return stream_to_tensor("qv_table_stream_to_tensor_into", stream, options, into, out, error);
 }

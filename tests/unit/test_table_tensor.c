@@ -2,7 +2,7 @@
  * type promotion, nulls and errors; both layouts; several and sliced
  * batches; column choice; the output limit; the memcpy fast path, the
  * row-major tiles and the copy split over threads (counted, the same bytes);
- * and the stream form over an IPC stream. */
+ * the stream form over an IPC stream; and both into a caller's buffer. */
 #include "test_rb_helpers.h"
 #include "test_util.h"
 
@@ -603,6 +603,23 @@ static void test_planes_row_major(void **state) {
           bool even = variant == 0 || variant == 3 || (variant == 1 && ord == 2);
           assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_PLANES), before + even);
           assert_int_equal(t.type, type);
+          /* into a caller's buffer: the same path (counted), the same bytes */
+          size_t bytes = (size_t)(rows * counts[ord] * es);
+          uint8_t *buf = malloc(bytes);
+          assert_non_null(buf);
+          memset(buf, 0xA5, bytes);
+          QvTableTensorBuffer into = {.data = buf, .data_size = (int64_t)bytes, .type = type,
+                                      .shape = {rows, counts[ord]}};
+          QvTensor v;
+          before = qvi_path_count(QV_PATH_TABLE_TENSOR_PLANES);
+          rbt_check(qv_table_to_tensor_into(&sch, batches, 2, &o, &into, &v, &e), &e, "into");
+          assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_PLANES), before + even);
+          assert_ptr_equal(v.data, buf);
+          if (memcmp(buf, t.data, bytes) != 0)
+            fail_msg("es %d variant %d order %d threads %d: into differs", es, variant, ord,
+                     threads);
+          qv_tensor_reset(&v);
+          free(buf);
           int nc = counts[ord];
           for (int k = 0; k < nc; k++) {
             int c = orders[ord][k][0] - 'a';
@@ -629,6 +646,197 @@ static void test_planes_row_major(void **state) {
   }
 }
 
+
+/* ---- into a caller's buffer */
+
+/* qv_table_to_tensor_into against qv_table_to_tensor over two batches of
+ * 4.8 MB: row-major (tiled), column-major, a column order with a repeat,
+ * the memcpy columns, with and without null_to_nan (a table without nulls in
+ * the chosen columns), 1..4 threads (the outputs of 4 MiB or more split): a view of the buffer (no owner), the
+ * same shape, strides and bytes, the same paths counted (threads, memcpy,
+ * tiles). The buffer starts filled with 0xA5, so a missed element shows. */
+static void test_into_same_bytes(void **state) {
+  (void)state;
+  QvError e = {0};
+  struct ArrowSchema s1, s2;
+  struct ArrowArray a1, a2;
+  const int64_t n1 = 120000, n2 = 80001;
+  make_long(&s1, &a1, n1, 0);
+  make_long(&s2, &a2, n2, n1);
+  const struct ArrowArray *batches[2] = {&a1, &a2};
+  const char *order[] = {"s", "d", "i", "s"};
+  const char *no_nulls[] = {"d", "s"};
+  const char *only_d[] = {"d", "d", "d"};
+  for (int layout = 0; layout < 10; layout++) {
+    QvTableToTensorOptions o = {.struct_size = sizeof o, .null_to_nan = true,
+                                .column_major = layout % 2 != 0};
+    switch (layout / 2) {
+      case 1: o.columns = order, o.n_columns = 4; break;
+      case 2: o.columns = only_d, o.n_columns = 3; break; /* memcpy column-major */
+      case 3: o.columns = no_nulls, o.n_columns = 2, o.null_to_nan = false; break; /* int16 */
+      case 4: o.columns = no_nulls, o.n_columns = 2; break; /* float64 */
+      default: break;
+    }
+    for (int threads = 1; threads <= 4; threads++) {
+      o.threads = threads;
+      QvTensor ref;
+      uint64_t paths[3] = {qvi_path_count(QV_PATH_TABLE_TENSOR_THREADS),
+                           qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY),
+                           qvi_path_count(QV_PATH_TABLE_TENSOR_TILED)};
+      rbt_check(qv_table_to_tensor(&s1, batches, 2, &o, &ref, &e), &e, "new buffer");
+      uint64_t hits[3] = {qvi_path_count(QV_PATH_TABLE_TENSOR_THREADS) - paths[0],
+                          qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY) - paths[1],
+                          qvi_path_count(QV_PATH_TABLE_TENSOR_TILED) - paths[2]};
+      size_t bytes = (size_t)(ref.shape[0] * ref.shape[1]) * qv_arrow_type_size(ref.type);
+      assert_int_equal(hits[0], threads > 1 && bytes >= ((size_t)4 << 20));
+      if (layout == 5) assert_int_equal(hits[1], 1);
+      if (layout == 0) assert_int_equal(hits[2], 1);
+      QvArrowType type;
+      rbt_check(qv_table_tensor_type(&s1, &o, &type, &e), &e, "type");
+      assert_int_equal(type, ref.type);
+      uint8_t *buf = malloc(bytes);
+      assert_non_null(buf);
+      memset(buf, 0xA5, bytes);
+      QvTableTensorBuffer into = {.data = buf, .data_size = (int64_t)bytes, .type = type,
+                                  .shape = {n1 + n2, o.n_columns ? o.n_columns : 3}};
+      QvTensor t;
+      paths[0] = qvi_path_count(QV_PATH_TABLE_TENSOR_THREADS);
+      paths[1] = qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY);
+      paths[2] = qvi_path_count(QV_PATH_TABLE_TENSOR_TILED);
+      rbt_check(qv_table_to_tensor_into(&s1, batches, 2, &o, &into, &t, &e), &e, "into");
+      assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_THREADS) - paths[0], hits[0]);
+      assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_MEMCPY) - paths[1], hits[1]);
+      assert_int_equal(qvi_path_count(QV_PATH_TABLE_TENSOR_TILED) - paths[2], hits[2]);
+      assert_ptr_equal(t.data, buf);
+      assert_null(t.owner);
+      assert_int_equal(t.data_size, (int64_t)bytes);
+      assert_int_equal(t.type, ref.type);
+      assert_memory_equal(t.shape, ref.shape, sizeof t.shape[0] * 2);
+      assert_memory_equal(t.strides, ref.strides, sizeof t.strides[0] * 2);
+      if (memcmp(buf, ref.data, bytes) != 0)
+        fail_msg("layout %d, %d threads: into differs from the new buffer", layout, threads);
+      qv_tensor_reset(&t);
+      qv_tensor_reset(&ref);
+      free(buf);
+    }
+  }
+  a1.release(&a1);
+  a2.release(&a2);
+  s1.release(&s1);
+  s2.release(&s2);
+}
+
+/* Every refusal before the first write (the buffer keeps its 0xA5 bytes,
+ * *out is zeroed): bad input first (QV_EINVAL, as qv_table_to_tensor),
+ * then the buffer (QV_EARG naming both sides): NULL, type, shape, size,
+ * data NULL, misaligned, overlapping a column's values or validity. No
+ * output limit (nothing is allocated); an empty output needs no data. The
+ * stream form: the same bytes, and the same refusals. */
+static void test_into_refusals(void **state) {
+  (void)state;
+  QvError e = {0};
+  Col c[3] = {{"a", "i", {1, 2, NUL_}}, {"b", "g", {4, 5, 6}}, {"c", "u", {0, 0, 0}}};
+  struct ArrowSchema s;
+  struct ArrowArray a;
+  make(&s, &a, c, 3, 3);
+  const struct ArrowArray *b[1] = {&a};
+  const char *ab[] = {"a", "b"};
+  QvTableToTensorOptions o = {.struct_size = sizeof o, .columns = ab, .n_columns = 2};
+  double buf[7]; /* one spare: a misaligned start still lies inside */
+  memset(buf, 0xA5, sizeof buf);
+  uint8_t fill[sizeof buf];
+  memset(fill, 0xA5, sizeof fill);
+  QvTableTensorBuffer into = {.data = buf, .data_size = 48, .type = QV_ARROW_FLOAT64,
+                              .shape = {3, 2}};
+  QvTensor t;
+#define REFUSED(call, code, text)                                     \
+  do {                                                                \
+    memset(&t, 0x5A, sizeof t);                                       \
+    expect_error((call), &e, (code), (text));                         \
+    assert_null(t.data);                                              \
+    assert_memory_equal(buf, fill, sizeof buf);                       \
+  } while (0)
+  /* the input first: a null, then a string column */
+  REFUSED(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), QV_EINVAL,
+          "column 'a' has a null at row 2");
+  o.null_to_nan = true;
+  QvTableToTensorOptions str = o;
+  str.columns = (const char *[]){"b", "c"};
+  REFUSED(qv_table_to_tensor_into(&s, b, 1, &str, &into, &t, &e), QV_EINVAL,
+          "column 'c': DataType is not supported: string");
+  REFUSED(qv_table_to_tensor_into(&s, b, 1, &o, NULL, &t, &e), QV_EARG, "into is NULL");
+  into.type = QV_ARROW_FLOAT32;
+  REFUSED(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), QV_EARG,
+          "the buffer is for float32 values but the columns give float64");
+  into.type = QV_ARROW_FLOAT64;
+  into.shape[0] = 2;
+  into.shape[1] = 3;
+  REFUSED(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), QV_EARG,
+          "the buffer is for a [2, 3] tensor but the tables give [3, 2]");
+  into.shape[0] = 3;
+  into.shape[1] = 2;
+  into.data_size = 56;
+  REFUSED(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), QV_EARG,
+          "the buffer holds 56 bytes but the [3, 2] float64 tensor takes 48");
+  into.data_size = 47;
+  REFUSED(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), QV_EARG, "holds 47 bytes");
+  into.data_size = 48;
+  into.data = NULL;
+  REFUSED(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), QV_EARG,
+          "the buffer's data is NULL (48 bytes)");
+  into.data = (uint8_t *)buf + 4;
+  REFUSED(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), QV_EARG,
+          "is not aligned to the 8-byte float64 elements");
+  /* over the columns the copy reads: values of 'b', validity of 'a' */
+  const struct ArrowArray *bcol = a.children[1], *acol = a.children[0];
+  into.data = (void *)(uintptr_t)bcol->buffers[1];
+  expect_error(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), &e, QV_EARG,
+               "overlaps column 'b' of batch 0");
+  into.data = (void *)((uintptr_t)acol->buffers[0] & ~(uintptr_t)7);
+  into.data_size = 48;
+  expect_error(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), &e, QV_EARG,
+               "overlaps column 'a' of batch 0");
+  assert_memory_equal(buf, fill, sizeof buf);
+  /* an output limit below the size does not apply: nothing is allocated */
+  into.data = buf;
+  o.max_output_size = 8;
+  rbt_check(qv_table_to_tensor_into(&s, b, 1, &o, &into, &t, &e), &e, "no limit");
+  assert_ptr_equal(t.data, (const uint8_t *)buf);
+  expect_values(&t, QV_ARROW_FLOAT64, 3, 2, false, (double[]){1, 2, NAN, 4, 5, 6});
+  qv_tensor_reset(&t);
+  /* no batches: [0, 2], no bytes, data may be NULL */
+  QvTableTensorBuffer none = {.type = QV_ARROW_FLOAT64, .shape = {0, 2}};
+  rbt_check(qv_table_to_tensor_into(&s, NULL, 0, &o, &none, &t, &e), &e, "empty");
+  assert_int_equal(t.shape[0], 0);
+  qv_tensor_reset(&t);
+  /* the stream form over an IPC stream of the same batch */
+  struct ArrowArray *wb[1] = {&a};
+  uint8_t *data;
+  size_t size;
+  QvRbWriteOptions wo = rbt_write_options(QV_IPC_FORMAT_STREAM, QV_COMPRESSION_NONE, 0, 1);
+  rbt_write(&s, wb, 1, &wo, &data, &size);
+  struct ArrowArrayStream st;
+  rbt_check(rbt_stream_open(&st, data, size, NULL, &e), &e, "open");
+  memset(buf, 0xA5, sizeof buf);
+  into.shape[0] = 2;
+  REFUSED(qv_table_stream_to_tensor_into(&st, &o, &into, &t, &e), QV_EARG,
+          "the buffer is for a [2, 2] tensor but the tables give [3, 2]");
+  st.release(&st);
+  REFUSED(qv_table_stream_to_tensor_into(NULL, &o, &into, &t, &e), QV_EARG, "no stream");
+  into.shape[0] = 3;
+  rbt_check(rbt_stream_open(&st, data, size, NULL, &e), &e, "open");
+  REFUSED(qv_table_stream_to_tensor_into(&st, &o, NULL, &t, &e), QV_EARG, "into is NULL");
+  rbt_check(qv_table_stream_to_tensor_into(&st, &o, &into, &t, &e), &e, "stream into");
+  assert_ptr_equal(t.data, (const uint8_t *)buf);
+  expect_values(&t, QV_ARROW_FLOAT64, 3, 2, false, (double[]){1, 2, NAN, 4, 5, 6});
+  qv_tensor_reset(&t);
+  st.release(&st);
+#undef REFUSED
+  free(data);
+  a.release(&a);
+  s.release(&s);
+}
+
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_promotion),
@@ -639,6 +847,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_tiled_row_major),
       cmocka_unit_test(test_threads),
       cmocka_unit_test(test_planes_row_major),
+      cmocka_unit_test(test_into_same_bytes),
+      cmocka_unit_test(test_into_refusals),
   };
   const QvTestGroup groups[] = {QV_TEST_GROUP("", tests, NULL, NULL)};
   return qv_test_run_groups(argc, argv, groups, sizeof groups / sizeof groups[0]);
