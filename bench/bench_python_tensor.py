@@ -17,8 +17,12 @@ DLPack), each a ratio against a same-run reference:
    array into another; targets for the default: at most 1.2x column-major,
    2x row-major), and against the same memcpy into a fresh buffer: the floor
    of any call that returns a new array, since the kernel faults in and
-   zeroes its pages first. Each also prints the user+sys CPU time of its
-   best run (all threads), which other work on the machine distorts less.
+   zeroes its pages first; and table_to_tensor(out=) into a pre-faulted
+   array of each order (written before, reused from run to run, as a caller
+   reusing a buffer does), against the same pre-faulted memcpy: the
+   comparison the targets make, with no page faults on either side. Each
+   also prints the user+sys CPU time of its best run (all threads), which
+   other work on the machine distorts less.
 4. torch.from_dlpack of a quiver tensor of 1 GiB against one of 1 MiB
    (constant time; skipped without python3-torch).
 Times are the best of several runs (files in the page cache); needs about
@@ -279,6 +283,11 @@ def main():
 
         t_fresh, c_fresh = best_cpu(copy_fresh, 5)
         del src
+        # out=: the caller's buffers, pre-faulted (written once before)
+        out_cm = np.empty((rows, ncols), order="F")
+        out_rm = np.empty((rows, ncols))
+        out_cm.fill(0.0)
+        out_rm.fill(0.0)
         # the default (threads=None: every CPU, the targets' case) and one thread
         for label, threads in (("default threads=None (%d CPUs)" % quiver._table_threads(None),
                                 None), ("threads=1", 1)):
@@ -293,6 +302,16 @@ def main():
                                                            t_cm / t_fresh, t_rm / t_fresh))
             print("    user+sys CPU of those runs: column-major %.3f s, row-major %.3f s, "
                   "pre-faulted memcpy %.3f s, fresh %.3f s" % (c_cm, c_rm, c_memcpy, c_fresh))
+            t_cmo, c_cmo = best_cpu(lambda: quiver.table_to_tensor(
+                table, row_major=False, threads=threads, out=out_cm), 5)
+            t_rmo, c_rmo = best_cpu(lambda: quiver.table_to_tensor(
+                table, threads=threads, out=out_rm), 5)
+            print("    table_to_tensor(out=pre-faulted array), %s: column-major %.3f s (%.2fx "
+                  "pre-faulted memcpy, target <= 1.2)  row-major %.3f s (%.2fx, target <= 2)"
+                  % (label, t_cmo, t_cmo / t_memcpy, t_rmo, t_rmo / t_memcpy))
+            print("    user+sys CPU of those runs: column-major %.3f s, row-major %.3f s" % (
+                c_cmo, c_rmo))
+        del out_cm, out_rm
         os.unlink(table)
 
         # 4. torch.from_dlpack of a quiver tensor: 1 MiB against 1 GiB

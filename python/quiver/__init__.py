@@ -562,8 +562,10 @@ def write_tensor_column(dest, data, name="tensor", dim_names=None, file=False, *
     _quiver._write_tensor_column(dest, data, name, dim_names, bool(file), fsync=bool(fsync))
 
 
-def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, threads=None):
-    """The numeric columns of a table as one new 2-D ndarray ``[rows, columns]``.
+def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, threads=None,
+                    out=None):
+    """The numeric columns of a table as one new 2-D ndarray ``[rows, columns]``
+    (or written into ``out``).
 
     As Arrow C++'s ``RecordBatch::ToTensor`` and pyarrow's
     ``RecordBatch.to_tensor`` make it, over every batch of ``source``: an
@@ -586,6 +588,18 @@ def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, thr
     CPU this process may run on, as the CLI's ``--threads``; 1 or 0: the
     calling thread alone); an output of 4 MiB or more is split by ranges of
     rows, with the same result for any count.
+
+    ``out``: a writable ndarray of the result's exact shape ``(rows,
+    columns)`` and dtype, C-contiguous for ``row_major=True`` and
+    F-contiguous for ``row_major=False``; the values are written into it and
+    ``out`` itself is returned (NumPy's ``out=``). Its memory is neither
+    allocated nor zeroed nor faulted in by the call, so an array written
+    before (a buffer reused from batch to batch) costs no page faults. A
+    non-ndarray or a dtype other than the columns' is a ``TypeError``; a
+    wrong shape, order, a read-only array, or one that overlaps the source's
+    columns a ``ValueError`` (an :class:`InvalidError` for those found after
+    reading the source); all before anything is written. After an error
+    ``out``'s contents are unspecified.
     """
     stream = _arrow_stream_capsule(source)
     if stream is not None:
@@ -593,7 +607,7 @@ def table_to_tensor(source, columns=None, row_major=True, null_to_nan=False, thr
     elif type(source).__name__ != "PyCapsule":
         source = _source(source)
     return _quiver._table_to_tensor(source, columns, bool(row_major), bool(null_to_nan),
-                                    _table_threads(threads))
+                                    _table_threads(threads), out)
 
 
 def _table_threads(threads):

@@ -204,6 +204,10 @@ def test_threads_give_the_same_bytes(tmp_path, cli):
                                          threads=threads)
             assert got.flags.f_contiguous != row_major
             assert got.tobytes("A") == ref.tobytes("A"), (row_major, threads)
+            out = np.full(ref.shape, 7.0, order="C" if row_major else "F")
+            assert quiver.table_to_tensor(table, row_major=row_major, null_to_nan=True,
+                                          threads=threads, out=out) is out
+            assert out.tobytes("A") == ref.tobytes("A"), (row_major, threads, "out")
     for bad in (-1, 257):
         with pytest.raises(ValueError, match="threads must be from 0 to 256"):
             quiver.table_to_tensor(table, null_to_nan=True, threads=bad)
@@ -240,7 +244,7 @@ def test_default_threads_are_every_usable_cpu(monkeypatch, mixed):
     real = quiver._quiver._table_to_tensor
 
     def spy(*args):
-        seen.append(args[-1])
+        seen.append(args[4])  # threads, before out
         return real(*args)
 
     monkeypatch.setattr(quiver._quiver, "_table_to_tensor", spy)
@@ -248,3 +252,99 @@ def test_default_threads_are_every_usable_cpu(monkeypatch, mixed):
     one_thread = quiver.table_to_tensor(mixed, threads=1)
     assert seen == [min(len(cpus), 256), 1]
     assert with_default.shape == one_thread.shape and with_default.tobytes() == one_thread.tobytes()
+
+
+def _same(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes("A") == b.tobytes("A")
+
+
+def test_out_same_values_same_address(tmp_path, cli, mixed):
+    """out=: the values table_to_tensor returns, written into the caller's
+    array, which is returned itself (same object, same address, flags
+    kept), for both orders, a column choice, null_to_nan, several batches."""
+    nulls = write_table(cli, tmp_path / "n.arrow", [("x", "i16"), ("y", "f64")],
+                        [[[1, None, 3], [0.5, 1.5, None]], [[4], [2.5]]])
+    cases = [(mixed, {}), (mixed, {"columns": ["c", "a", "c"]}), (mixed, {"columns": ["b"]}),
+             (nulls, {"null_to_nan": True}), (nulls, {"columns": ["x"], "null_to_nan": True})]
+    for src, kw in cases:
+        for row_major in (True, False):
+            ref = quiver.table_to_tensor(src, row_major=row_major, **kw)
+            out = np.empty(ref.shape, ref.dtype, order="C" if row_major else "F")
+            out.ravel(order="K").view(np.uint8).fill(0xA5)  # a missed element would show
+            address = out.ctypes.data
+            got = quiver.table_to_tensor(src, row_major=row_major, out=out, **kw)
+            assert got is out and out.ctypes.data == address
+            assert out.flags.writeable and out.flags.owndata
+            assert _same(out, ref), (src, kw, row_major)
+    # a view into a larger array (C-contiguous rows of it) is written in place
+    big = np.zeros((5, 3))
+    quiver.table_to_tensor(mixed, out=big[1:4])
+    assert np.array_equal(big[1:4], WANT) and not big[0].any() and not big[4].any()
+    # an Arrow PyCapsule producer and a bytes source take out= too
+    table = quiver.read_json(tmp_path / "n.arrow.json")
+    out = np.empty((4, 2))
+    assert quiver.table_to_tensor(table, null_to_nan=True, out=out) is out
+    assert _same(out, quiver.table_to_tensor(nulls, null_to_nan=True))
+    out = np.empty((3, 3), order="F")
+    assert quiver.table_to_tensor(open(mixed, "rb").read(), row_major=False, out=out) is out
+    assert np.array_equal(out, WANT)
+
+
+def test_out_refusals(mixed):
+    """out= refused before anything is written: not an ndarray, a dtype
+    other than the columns' (or none a tensor has) are TypeError; not 2-D,
+    read-only, the wrong order, the wrong shape, misaligned are ValueError,
+    each naming what is wrong; out keeps its bytes."""
+    def refused(exc, text, out, **kw):
+        before = out.tobytes("A") if isinstance(out, np.ndarray) else None
+        with pytest.raises(exc, match=text):
+            quiver.table_to_tensor(mixed, out=out, **kw)
+        if before is not None:
+            assert out.tobytes("A") == before
+
+    refused(TypeError, "out must be a numpy.ndarray, not list", [[0.0] * 3] * 3)
+    refused(TypeError, "out must be a numpy.ndarray, not memoryview", memoryview(bytearray(72)))
+    refused(TypeError, r"out has dtype float32 but the columns give float64",
+            np.zeros((3, 3), np.float32))
+    refused(TypeError, r"out has dtype int32 but the columns give uint16",
+            np.zeros((3, 1), np.int32), columns=["a"])
+    refused(TypeError, "out: dtype complex128 is not an Arrow tensor value type",
+            np.zeros((3, 3), np.complex128))
+    refused(TypeError, "out: dtype >f8 is not an Arrow tensor value type",
+            np.zeros((3, 3), ">f8"))
+    refused(ValueError, "out must be a 2-D array", np.zeros(9))
+    ro = np.zeros((3, 3))
+    ro.flags.writeable = False
+    refused(ValueError, "out is read-only", ro)
+    refused(ValueError, "out must be C-contiguous for row_major=True", np.zeros((3, 3), order="F"))
+    refused(ValueError, r"out must be F-contiguous \(Fortran order\) for row_major=False",
+            np.zeros((3, 3)), row_major=False)
+    refused(ValueError, "out must be C-contiguous", np.zeros((3, 6))[:, ::2])
+    refused(quiver.InvalidError, r"the buffer is for a \[3, 2\] tensor but the tables give "
+            r"\[3, 3\]", np.zeros((3, 2)))
+    refused(quiver.InvalidError, r"the buffer is for a \[9, 1\] tensor", np.zeros((9, 1)))
+    raw = np.zeros(73, np.uint8)
+    unaligned = raw[1:].view(np.float64).reshape(3, 3)
+    refused(quiver.InvalidError, "not aligned to the 8-byte float64 elements", unaligned)
+    assert issubclass(quiver.InvalidError, ValueError)
+    # the table's own errors come first, as without out=
+    with pytest.raises(quiver.InvalidError, match="no column named 'zz'"):
+        quiver.table_to_tensor(mixed, columns=["zz"], out=np.zeros((3, 1)))
+
+
+def test_out_overlapping_the_source_is_refused(tmp_path, cli):
+    """A writable array over the very bytes a column is read from (a
+    bytearray source, read in place) is refused, not copied onto itself."""
+    vals = [i + 0.5 for i in range(64)]
+    path = write_table(cli, tmp_path / "t.arrow", [("x", "f64"), ("y", "f64")],
+                       [[vals, vals[::-1]]])
+    src = bytearray(open(path, "rb").read())
+    at = src.find(np.array(vals).tobytes())
+    assert at > 0
+    over = np.frombuffer(src, np.float64, count=128, offset=at).reshape(64, 2)
+    if over.ctypes.data % 8:
+        pytest.skip("the bytearray's column is not 8-byte aligned")
+    before = bytes(src)
+    with pytest.raises(quiver.InvalidError, match="overlaps column 'x' of batch 0"):
+        quiver.table_to_tensor(src, out=over)
+    assert bytes(src) == before
