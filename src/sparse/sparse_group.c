@@ -185,6 +185,23 @@ typedef struct Src {
     }                                                                         \
   } while (0)
 
+/* Pass 0 of a CSX source counts the entries of each bucket. The rows the
+ * entries lie in do not matter there, so the keys [kbeg, kend) are read as
+ * one flat array: a loop per row would mispredict its exit at every row
+ * end (about one entry in ten in a typical matrix). True if a key is out of
+ * range (the entry is not counted). */
+static bool count_csx_keys(const int64_t *sidx, int64_t kbeg, int64_t kend, int64_t nkeys, int s, int64_t *bc) {
+  bool bad = false;
+  for (int64_t k = kbeg; k < kend; k++) {
+    uint64_t key = (uint64_t)sidx[k];
+    bool in = key < (uint64_t)nkeys;
+    bad |= !in;
+    bc[in ? key >> s : 0] += in;
+  }
+  qvi_path_hit(QV_PATH_SPARSE_FLAT_COUNT);
+  return bad;
+}
+
 /* Small inputs: one stable scatter with a cursor per key. */
 SP_INLINE bool group_direct(const Src *src, bool csx, int64_t nkeys, int64_t *ptr, int64_t *idx,
                             uint8_t *val, size_t vs) {
@@ -491,7 +508,11 @@ static void par_count(void *ctx, size_t t) {
   int64_t *bc = g->bcount + (int64_t)t * g->nb, nkeys = g->nkeys, nminor = g->nminor;
   int s = g->s;
   bool bad = false;
-  SP_FOR_EACH(c, g->csx, key, minor, i, {
+  if (g->csx) {
+    g->bad[t] = count_csx_keys(c->sidx, c->kbeg, c->kend, nkeys, s, bc);
+    return;
+  }
+  SP_FOR_EACH(c, false, key, minor, i, {
     (void)i;
     bool in = (uint64_t)key < (uint64_t)nkeys && (uint64_t)minor < (uint64_t)nminor;
     bad |= !in;
@@ -839,12 +860,15 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
   } else {
     int64_t bc[MAX_BUCKETS + 1] = {0};
     bool bad = false;
-    SP_FOR_EACH(src, csx, key, minor, i, {
-      (void)i;
-      bool in = (uint64_t)key < (uint64_t)nkeys && (uint64_t)minor < (uint64_t)nminor;
-      bad |= !in;
-      bc[in ? key >> s : 0] += in;
-    });
+    if (csx)
+      bad = count_csx_keys(src->sidx, src->kbeg, src->kend, nkeys, s, bc);
+    else
+      SP_FOR_EACH(src, false, key, minor, i, {
+        (void)i;
+        bool in = (uint64_t)key < (uint64_t)nkeys && (uint64_t)minor < (uint64_t)nminor;
+        bad |= !in;
+        bc[in ? key >> s : 0] += in;
+      });
     if (bad) {
       *wp = -2;
       return false;

@@ -32,7 +32,12 @@ static void check_case(QvArrowType vt, int64_t n, int64_t rows, int64_t cols, bo
     assert_int_equal(qvi_path_count(QV_PATH_SPARSE_THREADS), before);
     assert_true(ref.nnz < n); /* duplicates were summed */
     QvSparseFormat g = f == QV_SPARSE_CSR ? QV_SPARSE_CSC : QV_SPARSE_CSR;
+    /* a bucketed transpose counts its buckets over the keys as one flat
+     * array, on one thread as on several */
+    bool bucketed = ref.nnz >= (1 << 18) && c.shape[g == QV_SPARSE_CSR ? 0 : 1] > 4096;
+    uint64_t flat = qvi_path_count(QV_PATH_SPARSE_FLAT_COUNT);
     assert_int_equal(convert(&ref, g, 1, QV_ARROW_NONE, &flip_ref, &err), QV_OK);
+    assert_int_equal(qvi_path_count(QV_PATH_SPARSE_FLAT_COUNT) > flat, bucketed);
     for (int threads = 2; threads <= 4; threads++) {
       QvSparseTensor got, flip;
       before = qvi_path_count(QV_PATH_SPARSE_THREADS);
@@ -42,9 +47,11 @@ static void check_case(QvArrowType vt, int64_t n, int64_t rows, int64_t cols, bo
       assert_int_equal(qvi_path_count(QV_PATH_SPARSE_THREADS) > before, split);
       assert_same_csx(&got, &ref);
       before = qvi_path_count(QV_PATH_SPARSE_THREADS);
+      flat = qvi_path_count(QV_PATH_SPARSE_FLAT_COUNT);
       assert_int_equal(convert(&got, g, threads, QV_ARROW_NONE, &flip, &err), QV_OK);
       split = got.nnz >= (1 << 18) && c.shape[g == QV_SPARSE_CSR ? 0 : 1] > 4096;
       assert_int_equal(qvi_path_count(QV_PATH_SPARSE_THREADS) > before, split);
+      assert_int_equal(qvi_path_count(QV_PATH_SPARSE_FLAT_COUNT) > flat, bucketed);
       assert_same_csx(&flip, &flip_ref);
       qv_sparse_reset(&got);
       qv_sparse_reset(&flip);
