@@ -65,12 +65,15 @@ fi
 
 # The last lines: Python headers, pytest, setuptools and pip for the Python module
 # (python/), zlib and libdeflate; Arrow Flight's transport (nghttp2, OpenSSL) and
-# its test peers (grpcio, protoc, the openssl tool for test certificates).
+# its test peers (grpcio, protoc, the openssl tool for test certificates); the
+# tests' other peers and checkers: PyTorch and PyData Sparse (DLPack, sparse
+# tensors), mypy (the typed stubs), doxygen (the API reference, warning-free).
 packages=(build-essential cmake pkg-config clang-14 libclang-rt-14-dev
   libcmocka-dev flatbuffers-compiler liblz4-dev libzstd-dev libjansson-dev
   libzip-dev libdlpack-dev python3 python3-numpy python3-scipy nodejs npm
   python3-dev python3-pytest python3-setuptools python3-pip zlib1g-dev libdeflate-dev
-  libnghttp2-dev libssl-dev openssl python3-grpcio python3-protobuf protobuf-compiler)
+  libnghttp2-dev libssl-dev openssl python3-grpcio python3-protobuf protobuf-compiler
+  python3-torch python3-sparse python3-mypy doxygen)
 
 missing=()
 for p in "${packages[@]}"; do

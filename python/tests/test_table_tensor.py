@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+from typing import Any, Dict, List, Tuple
 
 import numpy as np
 import pytest
@@ -215,10 +216,10 @@ def test_threads_give_the_same_bytes(tmp_path, cli):
     quiver.write_file(arrow, table)
     outs = []
     for nthreads in ("1", "4"):
-        out = tmp_path / f"t{nthreads}.arrow"
-        subprocess.run([cli, "tensor", "from-table", str(arrow), str(out), "--null-to-nan",
+        written = tmp_path / f"t{nthreads}.arrow"
+        subprocess.run([cli, "tensor", "from-table", str(arrow), str(written), "--null-to-nan",
                         "--threads", nthreads], check=True, capture_output=True)
-        outs.append(out.read_bytes())
+        outs.append(written.read_bytes())
     assert outs[0] == outs[1]
     np.testing.assert_array_equal(quiver.read_tensor(tmp_path / "t4.arrow"),
                                   quiver.table_to_tensor(table, null_to_nan=True))
@@ -264,8 +265,9 @@ def test_out_same_values_same_address(tmp_path, cli, mixed):
     kept), for both orders, a column choice, null_to_nan, several batches."""
     nulls = write_table(cli, tmp_path / "n.arrow", [("x", "i16"), ("y", "f64")],
                         [[[1, None, 3], [0.5, 1.5, None]], [[4], [2.5]]])
-    cases = [(mixed, {}), (mixed, {"columns": ["c", "a", "c"]}), (mixed, {"columns": ["b"]}),
-             (nulls, {"null_to_nan": True}), (nulls, {"columns": ["x"], "null_to_nan": True})]
+    cases: List[Tuple[Any, Dict[str, Any]]] = [
+        (mixed, {}), (mixed, {"columns": ["c", "a", "c"]}), (mixed, {"columns": ["b"]}),
+        (nulls, {"null_to_nan": True}), (nulls, {"columns": ["x"], "null_to_nan": True})]
     for src, kw in cases:
         for row_major in (True, False):
             ref = quiver.table_to_tensor(src, row_major=row_major, **kw)
