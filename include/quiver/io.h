@@ -58,12 +58,19 @@ typedef struct QvSource QvSource;
 QV_API QvStatus qv_source_new_memory(QvSource **out, const void *data, size_t size, QvOwner *owner,
                                      QvError *error);
 /** A regular file is mapped read-only when a reader first needs its bytes;
- * a FIFO or character device (/dev/stdin) is read sequentially. A directory
+ * a FIFO or character device (/dev/stdin) is read sequentially. A FIFO (or
+ * /dev/stdin on a pipe) is enlarged as qv_source_new_fd does. A directory
  * or a missing file is QV_EIO naming the path. */
 QV_API QvStatus qv_source_new_path(QvSource **out, const char *path, QvError *error);
 /** Reads from the descriptor's current position (the input starts there);
  * the descriptor is not closed. Pipes are fine. On a seekable regular file
- * readers may also pread (an Arrow file's footer, for instance). */
+ * readers may also pread (an Arrow file's footer, for instance). A pipe or
+ * FIFO is enlarged (F_SETPIPE_SZ, Linux) to /proc/sys/fs/pipe-max-size,
+ * 1 MiB by default, so that its writer and this reader take turns less
+ * often; the pipe keeps that size after the source is freed. It is never
+ * shrunk, and a refusal (e.g. EPERM once the user's pipes hold more than
+ * /proc/sys/fs/pipe-user-pages-soft) keeps the old size quietly. Sockets
+ * and other descriptors are left as they are. */
 QV_API QvStatus qv_source_new_fd(QvSource **out, int fd, QvError *error);
 /** A callback source's read: up to `n` bytes at the current position into
  * `buf`, the count in *got (0 only at the end of the input; fewer than `n`

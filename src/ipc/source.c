@@ -1,5 +1,5 @@
 /* Sources: caller memory, a path (mapped when regular), a descriptor. */
-#define _DEFAULT_SOURCE /* madvise and its MADV_* values */
+#define _GNU_SOURCE /* madvise and its MADV_* values; F_GETPIPE_SZ, F_SETPIPE_SZ */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ipc/source_internal.h"
+#include "util/cpu.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22 /* Linux 5.14; older kernels answer EINVAL */
@@ -109,6 +110,48 @@ QvStatus qv_source_new_memory(QvSource **out, const void *data, size_t size, QvO
   return QV_OK;
 }
 
+/* The size a pipe is raised to: /proc/sys/fs/pipe-max-size (what an
+ * unprivileged process may ask for), read once; 0 until then. */
+static atomic_size_t g_pipe_target;
+static atomic_size_t g_pipe_target_test; /* qvi_source_test_pipe_target */
+
+void qvi_source_test_pipe_target(size_t bytes) { atomic_store(&g_pipe_target_test, bytes); }
+
+static size_t pipe_target(void) {
+  size_t t = atomic_load(&g_pipe_target_test);
+  if (t) return t;
+  t = atomic_load(&g_pipe_target);
+  if (t) return t;
+  t = (size_t)1 << 20; /* the kernel's default maximum */
+  FILE *f = fopen("/proc/sys/fs/pipe-max-size", "re");
+  if (f != NULL) {
+    unsigned long v;
+    if (fscanf(f, "%lu", &v) == 1 && v > 0) t = (size_t)v;
+    fclose(f);
+  }
+  atomic_store(&g_pipe_target, t);
+  return t;
+}
+
+/* A pipe holds 64 KiB by default, so a writer and this reader take turns
+ * every 64 KiB (a context switch each on a loaded machine; 16x the cost of
+ * a memcpy measured by bench_readahead): raise it to the most an
+ * unprivileged process may ask for. Never shrinks it; any refusal (EPERM
+ * over the user's pipe-user-pages limits, EBUSY, EINVAL) keeps the old
+ * size, as reading works either way. */
+static void enlarge_pipe(int fd) {
+#ifdef F_SETPIPE_SZ
+  struct stat sb;
+  if (fstat(fd, &sb) != 0 || !S_ISFIFO(sb.st_mode)) return;
+  int now = fcntl(fd, F_GETPIPE_SZ);
+  size_t want = pipe_target();
+  if (now < 0 || want > INT32_MAX || (size_t)now >= want) return;
+  if (fcntl(fd, F_SETPIPE_SZ, (int)want) >= 0) qvi_path_hit(QV_PATH_SOURCE_PIPE_ENLARGED);
+#else
+  (void)fd;
+#endif
+}
+
 /* A descriptor on a regular file whose position is known can be read with
  * pread relative to that position. */
 static void probe_seekable(QvSource *s) {
@@ -149,6 +192,8 @@ QvStatus qv_source_new_path(QvSource **out, const char *path, QvError *error) {
   if (s->kind == QV_SOURCE_FILE) {
     s->seekable = true;
     s->size = (int64_t)sb.st_size;
+  } else {
+    enlarge_pipe(fd); /* a FIFO; /dev/stdin on a pipe */
   }
   *out = s;
   return QV_OK;
@@ -165,6 +210,7 @@ QvStatus qv_source_new_fd(QvSource **out, int fd, QvError *error) {
   if (st) return st;
   s->fd = fd;
   probe_seekable(s);
+  if (!s->seekable) enlarge_pipe(fd);
   *out = s;
   return QV_OK;
 }

@@ -74,5 +74,8 @@ int64_t qvi_source_count_populates(void);
  * for at most `max` bytes, varying between 1 and max (0: no limit, as
  * usual), so tests see the short reads pipes and sockets give. Process-wide. */
 void qvi_source_test_short_reads(size_t max);
+/* Test hook: the size pipe and FIFO sources raise their pipe to (0: the
+ * default, /proc/sys/fs/pipe-max-size). Process-wide. */
+void qvi_source_test_pipe_target(size_t bytes);
 
 #endif

@@ -91,6 +91,7 @@ typedef enum QvPath {
   QV_PATH_SINK_TMPFS_UNALLOCATED, /* path sink on tmpfs: a large write not preallocated (fallocate zeroes the pages first) */
   QV_PATH_DENSE_POPULATED,    /* dense -> CSC on threads: the output's pages faulted in by disjoint parts before pass 2 */
   QV_PATH_SPARSE_FLAT_COUNT,  /* CSX transpose, bucketed: pass 0 counts the keys as one flat array, not row by row */
+  QV_PATH_SOURCE_PIPE_ENLARGED, /* fd/path source on a pipe or FIFO: its buffer raised to pipe-max-size */
   QV_PATH_COUNT
 } QvPath;
 
