@@ -1,25 +1,38 @@
 /* Read-ahead on fd sources (issue 26): does reading message k+1 while the
  * caller works on batch k pay on this machine, and which way? The 10-batch
  * benchmark stream (bench_rb_data.h, about 300 MB) is read through
- * qv_source_new_fd from a regular file and from a pipe fed by a writer
- * process, and each batch goes to a consumer that does a fixed amount of
- * work (sums the float64 column `passes` times). Every figure is related
- * to the reference "memcpy of the stream + the same consumer work" measured
- * in the same run. The ways compared:
- *   - nothing (the reader as it is; a pipe already buffers 64 KiB);
+ * qv_source_new_fd from a regular file, from a pipe and from a socket pair
+ * fed by a writer process, and each batch goes to a consumer that does a
+ * fixed amount of work (sums the float64 column `passes` times). Every
+ * figure is related to the reference "memcpy of the stream + the same
+ * consumer work" measured in the same run. The ways compared:
+ *   - nothing: the fd source as it is (on a pipe it raises the pipe to
+ *     /proc/sys/fs/pipe-max-size, 1 MiB by default);
+ *   - pipe, 64 KiB: the pipe as pipe(2) makes it, read by a callback source
+ *     whose read is read(2) on the descriptor (the fd source before it
+ *     enlarged pipes; the same reads, no extra copy);
  *   - posix_fadvise(SEQUENTIAL + WILLNEED) on the regular file;
+ *   - SO_RCVBUF 4 MiB on the socket's read end (capped by
+ *     net.core.rmem_max for a process without CAP_NET_ADMIN);
  *   - a reader thread: a bench-side thread reads the descriptor into a
  *     bounded ring (at most `ring` bytes ahead) and a callback source hands
  *     the bytes to the reader. This costs one extra copy (ring -> the
  *     reader's buffer) that a thread inside the source would not pay, so it
- *     is an upper bound on what such a thread costs; the column "bound"
- *     gives the best any read-ahead could do: max(read, work);
- *   - for the pipe, also a 1 MiB pipe buffer (F_SETPIPE_SZ on the read end).
+ *     is an upper bound on what such a thread costs. The time of that copy,
+ *     measured on the caller's thread, is also taken out to estimate such a
+ *     thread (an estimate: it also drops the copy's cache effects). The
+ *     column "bound" gives the best any read-ahead could do: max(read,
+ *     work). On a pipe
+ *     the thread reads the pipe enlarged as the fd source does.
  *
  *   bench_readahead [passes] [dir]   (QV_BENCH_COLD=1: also the file
  *   evicted from the page cache before each read)
  *
- * Each figure is the best of REPEAT runs. */
+ * Each figure is the best of REPEAT runs; "switches" (this process and the
+ * writer), "CPU ms" (this process: the reader, its threads and the
+ * consumer's work) and "writer" (the writer process's CPU), the fewest of
+ * the runs with work, count what the machine's load changes less than wall
+ * time. */
 #define _GNU_SOURCE /* F_SETPIPE_SZ */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +42,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,10 +104,11 @@ static double drain(QvSource *src, bool work, int64_t *rows) {
   return sum;
 }
 
-/* A writer process that writes the stream into a pipe; returns the read end. */
-static int pipe_from_writer(const uint8_t *data, size_t size, pid_t *pid) {
+/* A writer process that writes the stream into a pipe (or a socket pair);
+ * returns the read end. */
+static int pipe_from_writer(const uint8_t *data, size_t size, bool socket, pid_t *pid) {
   int p[2];
-  if (pipe(p) != 0) exit(1);
+  if (socket ? socketpair(AF_UNIX, SOCK_STREAM, 0, p) != 0 : pipe(p) != 0) exit(1);
   *pid = fork();
   if (*pid < 0) exit(1);
   if (*pid == 0) {
@@ -159,6 +175,10 @@ static void *ring_main(void *arg) {
   }
 }
 
+/* Time the caller's thread spent in the ring's copy during the last run:
+ * taken out, it estimates a thread that reads into the reader's buffer. */
+static double ring_copy_time;
+
 static QvStatus ring_read(void *ctx, void *buf, size_t n, size_t *got, QvError *e) {
   Ring *r = ctx;
   pthread_mutex_lock(&r->mu);
@@ -173,7 +193,9 @@ static QvStatus ring_read(void *ctx, void *buf, size_t n, size_t *got, QvError *
   }
   size_t k = n < have ? n : have;
   if (k > r->cap - pos) k = r->cap - pos;
+  double t0 = now();
   memcpy(buf, r->buf + pos, k);
+  ring_copy_time += now() - t0;
   pthread_mutex_lock(&r->mu);
   r->head += k;
   pthread_cond_broadcast(&r->cv);
@@ -204,36 +226,84 @@ static void ring_stop(Ring *r) {
   free(r);
 }
 
-enum Way { WAY_NONE, WAY_FADVISE, WAY_THREAD, WAY_PIPE_SIZE };
+/* The callback source of WAY_PIPE_64K: read(2), as the fd source does. */
+static QvStatus fd_read(void *ctx, void *buf, size_t n, size_t *got, QvError *e) {
+  int fd = *(int *)ctx;
+  for (;;) {
+    ssize_t k = read(fd, buf, n);
+    if (k < 0 && errno == EINTR) continue;
+    if (k < 0) {
+      e->code = QV_EIO;
+      snprintf(e->message, sizeof e->message, "read: %s", strerror(errno));
+      return QV_EIO;
+    }
+    *got = (size_t)k;
+    return QV_OK;
+  }
+}
+
+enum Way { WAY_NONE, WAY_FADVISE, WAY_THREAD, WAY_PIPE_64K, WAY_RCVBUF };
 static const char *way_names[] = {"nothing", "posix_fadvise SEQUENTIAL+WILLNEED", "reader thread (ring)",
-                                  "F_SETPIPE_SZ 1 MiB"};
+                                  "64 KiB pipe (callback read(2))", "SO_RCVBUF 4 MiB"};
+enum Via { VIA_FILE, VIA_PIPE, VIA_SOCKET };
+static const char *via_names[] = {"file fd", "pipe", "socketpair"};
 static size_t ring_cap;
 
-/* One read of the stream from `path` (or from a pipe fed with data/size when
- * path is NULL) the given way; the time from open to the last batch. */
-static double run(const char *path, const uint8_t *data, size_t size, enum Way way, bool work,
-                  bool cold) {
+/* Context switches and CPU seconds of this process and its reaped children
+ * (the writer): counts the load of the shared machine changes less than
+ * wall time. */
+typedef struct Usage {
+  double switches, cpu[2]; /* cpu: this process (the reader), the writer */
+} Usage;
+
+static Usage usage_now(void) {
+  Usage u = {0, {0, 0}};
+  int who[2] = {RUSAGE_SELF, RUSAGE_CHILDREN};
+  for (int i = 0; i < 2; i++) {
+    struct rusage ru;
+    getrusage(who[i], &ru);
+    u.switches += (double)(ru.ru_nvcsw + ru.ru_nivcsw);
+    u.cpu[i] = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+               (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+  }
+  return u;
+}
+
+static Usage last_usage; /* of the last run */
+
+/* One read of the stream from `path` (or from a pipe or socket pair fed with
+ * data/size) the given way; the time from open to the last batch. */
+static double run(enum Via via, const char *path, const uint8_t *data, size_t size, enum Way way,
+                  bool work, bool cold) {
   pid_t pid = 0;
-  int fd;
-  if (path) {
+  int fd = -1;
+  Usage u0 = usage_now();
+  if (via == VIA_FILE) {
     fd = open(path, O_RDONLY);
     if (fd < 0) exit(1);
     if (cold) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
   }
   double t0 = now();
-  if (path == NULL) fd = pipe_from_writer(data, size, &pid);
-  /* a larger pipe buffer (the reader's end; unprivileged up to
-   * /proc/sys/fs/pipe-max-size): fewer switches between writer and reader */
-  if (way == WAY_PIPE_SIZE && fcntl(fd, F_SETPIPE_SZ, 1 << 20) < 0) perror("F_SETPIPE_SZ");
-  if (way == WAY_FADVISE && path) {
+  if (via != VIA_FILE) fd = pipe_from_writer(data, size, via == VIA_SOCKET, &pid);
+  /* the ring's thread reads the pipe as large as the fd source makes it */
+  if (way == WAY_THREAD && via == VIA_PIPE && fcntl(fd, F_SETPIPE_SZ, 1 << 20) < 0)
+    perror("F_SETPIPE_SZ");
+  if (way == WAY_RCVBUF) {
+    int v = 4 << 20;
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v) != 0) perror("SO_RCVBUF");
+  }
+  if (way == WAY_FADVISE) {
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     posix_fadvise(fd, 0, 0, POSIX_FADV_WILLNEED);
   }
   QvSource *src;
   Ring *r = NULL;
+  ring_copy_time = 0;
   if (way == WAY_THREAD) {
     r = ring_start(fd, ring_cap);
     TRY("callback source", qv_source_new_callback(&src, ring_read, NULL, NULL, r, "<ring>", &error));
+  } else if (way == WAY_PIPE_64K) {
+    TRY("callback source", qv_source_new_callback(&src, fd_read, NULL, NULL, &fd, "<pipe>", &error));
   } else {
     TRY("fd source", qv_source_new_fd(&src, fd, &error));
   }
@@ -243,6 +313,8 @@ static double run(const char *path, const uint8_t *data, size_t size, enum Way w
   double t = now() - t0;
   close(fd);
   if (pid) reap(pid);
+  Usage u1 = usage_now();
+  last_usage = (Usage){u1.switches - u0.switches, {u1.cpu[0] - u0.cpu[0], u1.cpu[1] - u0.cpu[1]}};
   if (rows != ROWS) {
     fprintf(stderr, "bench_readahead: %" PRId64 " rows, expected %d\n", rows, ROWS);
     exit(1);
@@ -319,37 +391,48 @@ int main(int argc, char **argv) {
   printf("%-58s %8.2f ms  (the reference)\n", "memcpy + consumer work", ref * 1e3);
 
   static const struct {
-    bool pipe;
+    enum Via via;
     enum Way way;
-  } cases[] = {{false, WAY_NONE}, {false, WAY_FADVISE}, {false, WAY_THREAD},
-               {true, WAY_NONE},  {true, WAY_THREAD}, {true, WAY_PIPE_SIZE}};
+    int base; /* the case whose "read only" bounds a thread's overlap */
+  } cases[] = {{VIA_FILE, WAY_NONE, 0},    {VIA_FILE, WAY_FADVISE, 1},   {VIA_FILE, WAY_THREAD, 0},
+               {VIA_PIPE, WAY_PIPE_64K, 3}, {VIA_PIPE, WAY_NONE, 4},     {VIA_PIPE, WAY_THREAD, 4},
+               {VIA_SOCKET, WAY_NONE, 6},   {VIA_SOCKET, WAY_RCVBUF, 7}, {VIA_SOCKET, WAY_THREAD, 6}};
   enum { NC = sizeof cases / sizeof cases[0] };
-  double tw[NC], tr[NC];
-  for (int c = 0; c < NC; c++) tw[c] = tr[c] = 1e9;
+  double tw[NC], tr[NC], tx[NC], sw[NC], cpu[NC], wcpu[NC];
+  for (int c = 0; c < NC; c++) tw[c] = tr[c] = tx[c] = sw[c] = cpu[c] = wcpu[c] = 1e9;
   /* round-robin, so a burst of load on the shared machine hits every way */
   for (int r = 0; r < REPEAT; r++)
     for (int c = 0; c < NC; c++) {
-      const char *p = cases[c].pipe ? NULL : path;
-      tr[c] = best(tr[c], run(p, data, size, cases[c].way, false, false));
-      tw[c] = best(tw[c], run(p, data, size, cases[c].way, true, false));
+      tr[c] = best(tr[c], run(cases[c].via, path, data, size, cases[c].way, false, false));
+      double t = run(cases[c].via, path, data, size, cases[c].way, true, false);
+      tw[c] = best(tw[c], t);
+      tx[c] = best(tx[c], t - ring_copy_time);
+      sw[c] = best(sw[c], last_usage.switches);
+      cpu[c] = best(cpu[c], last_usage.cpu[0]);
+      wcpu[c] = best(wcpu[c], last_usage.cpu[1]);
     }
-  printf("%-40s %10s %10s %9s %9s\n", "source, read-ahead", "read only", "+ work", "x ref", "bound");
+  printf("%-48s %10s %10s %9s %9s %9s %8s %8s\n", "source, way", "read only", "+ work", "x ref", "bound",
+         "switches", "CPU ms", "writer");
   for (int c = 0; c < NC; c++) {
     /* the best any overlap could do: the slower of reading and working */
-    double bound = cases[c].way == WAY_FADVISE || cases[c].way == WAY_PIPE_SIZE ? tr[c] : tr[cases[c].pipe ? 3 : 0];
-    bound = bound > t_work ? bound : t_work;
-    char name[80];
-    snprintf(name, sizeof name, "%s, %s", cases[c].pipe ? "pipe" : "file fd", way_names[cases[c].way]);
-    printf("%-40s %7.2f ms %7.2f ms %8.3fx %8.3fx\n", name, tr[c] * 1e3, tw[c] * 1e3, tw[c] / ref,
-           bound / ref);
+    double bound = tr[cases[c].base] > t_work ? tr[cases[c].base] : t_work;
+    char name[96];
+    snprintf(name, sizeof name, "%s, %s", via_names[cases[c].via], way_names[cases[c].way]);
+    printf("%-48s %7.2f ms %7.2f ms %8.3fx %8.3fx %9.0f %8.1f %8.1f\n", name, tr[c] * 1e3, tw[c] * 1e3,
+           tw[c] / ref, bound / ref, sw[c], cpu[c] * 1e3, wcpu[c] * 1e3);
+    if (cases[c].way == WAY_THREAD)
+      printf("%-48s %10s %7.2f ms %8.3fx\n", "  the same, the ring's extra copy taken out", "", tx[c] * 1e3,
+             tx[c] / ref);
   }
-  printf("read-ahead gain with work (nothing / way): file fadvise %.3fx, file thread %.3fx, "
-         "pipe thread %.3fx, pipe F_SETPIPE_SZ %.3fx\n", tw[0] / tw[1], tw[0] / tw[2], tw[3] / tw[4],
-         tw[3] / tw[5]);
+  printf("gain with work (a / b): pipe enlarged (64 KiB / nothing) %.3fx; read-ahead thread: file "
+         "%.3fx, pipe %.3fx, socket %.3fx (its copy taken out: %.3fx, %.3fx, %.3fx); file fadvise "
+         "%.3fx; socket SO_RCVBUF %.3fx\n",
+         tw[3] / tw[4], tw[0] / tw[2], tw[4] / tw[5], tw[6] / tw[8], tw[0] / tx[2], tw[4] / tx[5],
+         tw[6] / tx[8], tw[0] / tw[1], tw[6] / tw[7]);
   if (getenv("QV_BENCH_COLD") != NULL) {
     double tc[3] = {1e9, 1e9, 1e9};
     for (int r = 0; r < 3; r++)
-      for (int c = 0; c < 3; c++) tc[c] = best(tc[c], run(path, data, size, cases[c].way, true, true));
+      for (int c = 0; c < 3; c++) tc[c] = best(tc[c], run(VIA_FILE, path, data, size, cases[c].way, true, true));
     printf("file evicted from the page cache before each read, + work (best of 3):\n");
     for (int c = 0; c < 3; c++)
       printf("  %-38s %7.2f ms %8.3fx ref\n", way_names[c], tc[c] * 1e3, tc[c] / ref);
