@@ -68,8 +68,10 @@ QV_API QvStatus qv_source_new_path(QvSource **out, const char *path, QvError *er
  * FIFO is enlarged (F_SETPIPE_SZ, Linux) to /proc/sys/fs/pipe-max-size,
  * 1 MiB by default, so that its writer and this reader take turns less
  * often; the pipe keeps that size after the source is freed. It is never
- * shrunk, and a refusal (e.g. EPERM once the user's pipes hold more than
- * /proc/sys/fs/pipe-user-pages-soft) keeps the old size quietly. Sockets
+ * shrunk, and a refusal keeps the old size quietly. Each enlarged pipe
+ * counts against the user's /proc/sys/fs/pipe-user-pages-soft (64 MiB by
+ * default, so about 64 such pipes open at once), past which the kernel
+ * refuses enlargements (EPERM) and gives new pipes a page or two. Sockets
  * and other descriptors are left as they are. */
 QV_API QvStatus qv_source_new_fd(QvSource **out, int fd, QvError *error);
 /** A callback source's read: up to `n` bytes at the current position into
