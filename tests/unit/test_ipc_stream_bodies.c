@@ -6,7 +6,6 @@
  * The bodies equal those read from memory; a message still held is never
  * written over; a stream cut inside a body is QV_ETRUNCATED. */
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,32 +47,12 @@ static void make_stream(Stream *s) {
   }
 }
 
-typedef struct Writer {
-  int fd;
-  const uint8_t *data;
-  size_t size;
-} Writer;
-
-static void *write_all(void *arg) {
-  Writer *w = arg;
-  size_t done = 0;
-  while (done < w->size) {
-    size_t n = w->size - done < 100000 ? w->size - done : 100000;
-    ssize_t k = write(w->fd, w->data + done, n);
-    if (k <= 0) break;
-    done += (size_t)k;
-  }
-  close(w->fd);
-  return NULL;
-}
-
 typedef enum { VIA_PIPE, VIA_SOCKET, VIA_FILE } Via;
 
 typedef struct Feed {
   int fd;
-  pthread_t writer;
   bool threaded;
-  Writer w;
+  QvTestWriter w;
   char path[64];
 } Feed;
 
@@ -96,8 +75,7 @@ static int feed_open(Feed *f, Via via, const uint8_t *data, size_t size) {
     assert_int_equal(pipe(p), 0);
   else
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, p), 0);
-  f->w = (Writer){p[1], data, size};
-  assert_int_equal(pthread_create(&f->writer, NULL, write_all, &f->w), 0);
+  qv_test_writer_start(&f->w, p[1], data, size, 100000);
   f->threaded = true;
   f->fd = p[0];
   return f->fd;
@@ -105,7 +83,7 @@ static int feed_open(Feed *f, Via via, const uint8_t *data, size_t size) {
 
 static void feed_close(Feed *f) {
   close(f->fd); /* a writer blocked on a full pipe then fails and ends */
-  if (f->threaded) pthread_join(f->writer, NULL);
+  if (f->threaded) qv_test_writer_join(&f->w);
 }
 
 static QvIpcReader *reader_on(int fd) {

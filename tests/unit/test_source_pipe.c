@@ -9,7 +9,6 @@
  * reads injected, are those written. */
 #define _GNU_SOURCE /* F_GETPIPE_SZ, F_SETPIPE_SZ */
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -141,24 +140,6 @@ static void test_fifo_path(void **state) {
   qv_test_dir_remove(&d);
 }
 
-typedef struct Writer {
-  int fd;
-  const uint8_t *data;
-  size_t size;
-} Writer;
-
-static void *write_all(void *arg) {
-  Writer *w = arg;
-  size_t done = 0;
-  while (done < w->size) {
-    ssize_t k = write(w->fd, w->data + done, w->size - done);
-    if (k <= 0) break;
-    done += (size_t)k;
-  }
-  close(w->fd);
-  return NULL;
-}
-
 enum { N_BATCHES = 4 };
 
 /* Batches of several MiB through the enlarged pipe, short reads injected,
@@ -182,14 +163,13 @@ static void test_batches_through_pipe(void **state) {
     qvi_source_test_short_reads(short_reads ? 65521 : 0);
     int p[2];
     assert_int_equal(pipe(p), 0);
-    Writer wr = {p[1], data, size};
-    pthread_t t;
+    QvTestWriter wr;
     uint64_t before = qvi_path_count(QV_PATH_SOURCE_PIPE_ENLARGED);
     QvSource *src;
     QvError err;
     assert_int_equal(qv_source_new_fd(&src, p[0], &err), QV_OK);
     assert_int_equal(qvi_path_count(QV_PATH_SOURCE_PIPE_ENLARGED) - before, 1);
-    assert_int_equal(pthread_create(&t, NULL, write_all, &wr), 0);
+    qv_test_writer_start(&wr, p[1], data, size, 0);
     QvRbReadOptions o;
     memset(&o, 0, sizeof o);
     o.validate = QV_VALIDATE_FULL;
@@ -208,7 +188,7 @@ static void test_batches_through_pipe(void **state) {
     struct ArrowArray end;
     assert_true(rbt_next(&s, &end));
     s.release(&s);
-    pthread_join(t, NULL);
+    qv_test_writer_join(&wr);
     close(p[0]);
   }
   qvi_source_test_short_reads(0);

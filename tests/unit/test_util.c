@@ -388,3 +388,24 @@ QvStatus qv_test_json_write_text(const QvJsonData *data, const QvJsonWriteOption
   qv_free(bytes);
   return QV_OK;
 }
+
+static void *test_writer_run(void *arg) {
+  QvTestWriter *w = arg;
+  size_t done = 0;
+  while (done < w->size) {
+    size_t n = w->size - done;
+    if (w->chunk > 0 && n > w->chunk) n = w->chunk;
+    ssize_t k = write(w->fd, w->data + done, n);
+    if (k <= 0) break;
+    done += (size_t)k;
+  }
+  close(w->fd);
+  return NULL;
+}
+
+void qv_test_writer_start(QvTestWriter *w, int fd, const void *data, size_t size, size_t chunk) {
+  *w = (QvTestWriter){.fd = fd, .data = data, .size = size, .chunk = chunk};
+  assert_int_equal(pthread_create(&w->thread, NULL, test_writer_run, w), 0);
+}
+
+void qv_test_writer_join(QvTestWriter *w) { pthread_join(w->thread, NULL); }

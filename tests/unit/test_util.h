@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <cmocka.h>
 
 #include "quiver/integration_json.h"
@@ -73,6 +74,19 @@ void qv_test_dir_make(QvTestDir *d, const char *name);
 int qv_test_dir_count(const QvTestDir *d);
 /* Removes the file, asserts nothing else is there, removes the directory. */
 void qv_test_dir_remove(QvTestDir *d);
+
+/* A thread feeding the write end of a pipe or socket, as another process
+ * would: `size` bytes of `data` in writes of at most `chunk` bytes (0: as
+ * many as write(2) takes), then fd closed (also when a write fails: a
+ * reader that closed its end stops the writer). */
+typedef struct QvTestWriter {
+  int fd;
+  const uint8_t *data;
+  size_t size, chunk;
+  pthread_t thread;
+} QvTestWriter;
+void qv_test_writer_start(QvTestWriter *w, int fd, const void *data, size_t size, size_t chunk);
+void qv_test_writer_join(QvTestWriter *w);
 /* Whole file, asserted readable; free() it. */
 uint8_t *qv_test_slurp(const char *path, size_t *size);
 /* Integration JSON from and to text in memory (qv_json_read / _write over
