@@ -185,20 +185,29 @@ typedef struct Src {
     }                                                                         \
   } while (0)
 
-/* Pass 0 of a CSX source counts the entries of each bucket. The rows the
- * entries lie in do not matter there, so the keys [kbeg, kend) are read as
- * one flat array: a loop per row would mispredict its exit at every row
- * end (about one entry in ten in a typical matrix). True if a key is out of
- * range (the entry is not counted). */
-static bool count_csx_keys(const int64_t *sidx, int64_t kbeg, int64_t kend, int64_t nkeys, int s, int64_t *bc) {
+/* Pass 0: the entries of each bucket (2^s keys) into bc. True if an entry
+ * is out of range (it is not counted). The rows of a CSX source do not
+ * matter here, so its keys [kbeg, kend) are read as one flat array: a loop
+ * per row would mispredict its exit at every row end (about one entry in
+ * ten in a typical matrix). */
+static bool count_buckets(const Src *src, bool csx, int64_t nkeys, int64_t nminor, int s, int64_t *bc) {
   bool bad = false;
-  for (int64_t k = kbeg; k < kend; k++) {
-    uint64_t key = (uint64_t)sidx[k];
-    bool in = key < (uint64_t)nkeys;
+  if (csx) {
+    for (int64_t k = src->kbeg; k < src->kend; k++) {
+      uint64_t key = (uint64_t)src->sidx[k];
+      bool in = key < (uint64_t)nkeys;
+      bad |= !in;
+      bc[in ? key >> s : 0] += in;
+    }
+    qvi_path_hit(QV_PATH_SPARSE_FLAT_COUNT);
+    return bad;
+  }
+  SP_FOR_EACH(src, false, key, minor, i, {
+    (void)i;
+    bool in = (uint64_t)key < (uint64_t)nkeys && (uint64_t)minor < (uint64_t)nminor;
     bad |= !in;
     bc[in ? key >> s : 0] += in;
-  }
-  qvi_path_hit(QV_PATH_SPARSE_FLAT_COUNT);
+  });
   return bad;
 }
 
@@ -506,19 +515,7 @@ static void par_count(void *ctx, size_t t) {
   ParGroup *g = ctx;
   const Src *c = &g->chunks[t];
   int64_t *bc = g->bcount + (int64_t)t * g->nb, nkeys = g->nkeys, nminor = g->nminor;
-  int s = g->s;
-  bool bad = false;
-  if (g->csx) {
-    g->bad[t] = count_csx_keys(c->sidx, c->kbeg, c->kend, nkeys, s, bc);
-    return;
-  }
-  SP_FOR_EACH(c, false, key, minor, i, {
-    (void)i;
-    bool in = (uint64_t)key < (uint64_t)nkeys && (uint64_t)minor < (uint64_t)nminor;
-    bad |= !in;
-    bc[in ? key >> s : 0] += in;
-  });
-  g->bad[t] = bad;
+  g->bad[t] = count_buckets(c, g->csx, nkeys, nminor, g->s, bc);
 }
 
 SP_INLINE void par_scatter_vs(ParGroup *g, size_t t, size_t vs) {
@@ -859,17 +856,7 @@ SP_INLINE bool group_bucketed(const Src *src, bool csx, bool counted, bool packe
     for (int64_t b = 0; b < nb; b++) start[b] = ptr[b << s];
   } else {
     int64_t bc[MAX_BUCKETS + 1] = {0};
-    bool bad = false;
-    if (csx)
-      bad = count_csx_keys(src->sidx, src->kbeg, src->kend, nkeys, s, bc);
-    else
-      SP_FOR_EACH(src, false, key, minor, i, {
-        (void)i;
-        bool in = (uint64_t)key < (uint64_t)nkeys && (uint64_t)minor < (uint64_t)nminor;
-        bad |= !in;
-        bc[in ? key >> s : 0] += in;
-      });
-    if (bad) {
+    if (count_buckets(src, csx, nkeys, nminor, s, bc)) {
       *wp = -2;
       return false;
     }
